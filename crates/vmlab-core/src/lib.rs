@@ -1,0 +1,3 @@
+//! vmlab core: the Linux memory manager as a deterministic, per-page, cost-modelled simulated machine.
+pub mod stats;
+pub mod workload;

@@ -1,0 +1,187 @@
+//! The scenario file (TOML): machine, disks, swap, files and processes. Deserialised with
+//! `deny_unknown_fields` so a misspelt key is an error (with the nearest valid name, see `error.rs`).
+//! Sizes and durations are strings with units ("2GiB", "24MB/s", "8ms") parsed by `units.rs`.
+
+use serde::{Deserialize, Serialize};
+
+use super::ast::{Span, Stmt};
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioFile {
+    /// Short name used in reports; defaults to the file stem.
+    pub name: Option<String>,
+    #[serde(default)]
+    pub description: String,
+    /// Kernel profile, e.g. "linux-6.8" (see `vmlab profiles`).
+    pub profile: Option<String>,
+    /// PRNG seed.
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    /// Stop the simulation at this simulated time even if processes still run ("600s").
+    pub duration: Option<String>,
+    /// After every process has exited or sleeps forever, keep simulating this long (kswapd may
+    /// still be busy: seed 000 measures exactly that). Default "0s".
+    pub linger: Option<String>,
+    /// Timeline sampling interval ("1s").
+    pub interval: Option<String>,
+    pub machine: MachineSpec,
+    #[serde(default, rename = "disk")]
+    pub disks: Vec<DiskSpec>,
+    pub swap: Option<SwapSpec>,
+    #[serde(default, rename = "file")]
+    pub files: Vec<FileSpec>,
+    #[serde(default, rename = "filetree")]
+    pub filetrees: Vec<FileTreeSpec>,
+    #[serde(default, rename = "process")]
+    pub processes: Vec<ProcessSpec>,
+    /// Tunables and mechanism switches overriding the profile: `[vm] swappiness = 100`.
+    #[serde(default)]
+    pub vm: toml::Table,
+    /// Mechanism choices overriding the profile: `[reclaim] unevictable_lru = true`.
+    #[serde(default)]
+    pub reclaim: toml::Table,
+    /// Atomic high-order allocation sources (network receive into SLUB), seed 001.
+    #[serde(default, rename = "netrx")]
+    pub netrx: Vec<NetRxSpec>,
+}
+
+fn default_seed() -> u64 {
+    1
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct MachineSpec {
+    /// Physical memory ("2GiB").
+    pub memory: String,
+    /// Total CPUs (spread evenly over nodes).
+    #[serde(default = "one")]
+    pub cpus: u32,
+    #[serde(default = "one")]
+    pub nodes: u32,
+    /// "x86_64" (DMA 16 MiB, DMA32 to 4 GiB, Normal above) or "i386" (DMA, Normal to 896 MiB, HighMem).
+    #[serde(default = "default_arch")]
+    pub arch: String,
+    /// CPU clock in MHz: kernel work costs scale with 3000/cpu_mhz.
+    #[serde(default = "default_mhz")]
+    pub cpu_mhz: u32,
+    /// Memory the firmware and kernel image keep (never on the free lists), default "0".
+    pub reserved: Option<String>,
+    /// Explicit zone sizes overriding the arch layout, e.g. { DMA = "16MiB", DMA32 = "3GiB", Normal = "1GiB" }.
+    pub zones: Option<toml::Table>,
+}
+
+fn one() -> u32 {
+    1
+}
+fn default_arch() -> String {
+    "x86_64".into()
+}
+fn default_mhz() -> u32 {
+    3000
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct DiskSpec {
+    pub name: String,
+    /// "hdd", "ssd", "nvme", "raid10", "san" (presets for the fields below).
+    #[serde(default = "default_disk_model")]
+    pub model: String,
+    /// Sequential bandwidth of one spindle ("24MB/s").
+    pub bandwidth: Option<String>,
+    /// Average positioning time for a non-sequential request ("8ms").
+    pub seek: Option<String>,
+    /// Fixed per-request overhead ("100us").
+    pub latency: Option<String>,
+    /// Requests the device can have in flight (NCQ/TCQ depth).
+    pub queue_depth: Option<u32>,
+    /// Independent spindles (RAID members). Reads can be served by any mirror.
+    pub spindles: Option<u32>,
+    /// RAID chunk size ("64KiB").
+    pub chunk: Option<String>,
+}
+
+fn default_disk_model() -> String {
+    "hdd".into()
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct SwapSpec {
+    pub size: String,
+    /// Disk holding the swap area (default: the first disk).
+    pub disk: Option<String>,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileSpec {
+    /// Name or pattern: "chunk{i}" with `count` gives chunk0..chunkN-1.
+    pub name: String,
+    #[serde(default = "one")]
+    pub count: u32,
+    /// Size in bytes ("427683520" or "408MiB"); an integer is accepted too.
+    pub size: toml::Value,
+    /// Disk holding the file (default: the first disk).
+    pub disk: Option<String>,
+}
+
+/// A generated directory tree: `count` files named `name{i}` whose sizes follow a log-normal
+/// spread with the given total and mean (seed 004's /usr/bin).
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileTreeSpec {
+    pub name: String,
+    pub total: String,
+    pub mean: String,
+    /// Log-normal sigma (spread), default 1.2.
+    pub sigma: Option<f64>,
+    pub disk: Option<String>,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProcessSpec {
+    pub name: String,
+    /// Start this many identical processes (names get a ".N" suffix when > 1).
+    #[serde(default = "one")]
+    pub count: u32,
+    /// Start time ("0s").
+    pub start: Option<String>,
+    /// CPU to bind to at start (default: any).
+    pub cpu: Option<u32>,
+    /// Program text (see docs/SCENARIOS.md).
+    pub program: toml::Spanned<String>,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct NetRxSpec {
+    /// Allocations per simulated second ("2000/s" or an integer).
+    pub rate: toml::Value,
+    /// Buddy order of each allocation (SLUB slab of order 3 = 32 KiB).
+    #[serde(default = "three")]
+    pub order: u32,
+    /// How long each allocation lives before it is freed ("50ms").
+    pub lifetime: String,
+    /// Node whose CPUs take the interrupts (default 0).
+    #[serde(default)]
+    pub node: u32,
+}
+
+fn three() -> u32 {
+    3
+}
+
+/// A parsed process: the spec plus its program.
+#[derive(Clone, Debug)]
+pub struct ProcessDef {
+    pub name: String,
+    pub count: u32,
+    pub start_ns: u64,
+    pub cpu: Option<u32>,
+    pub program: Vec<Stmt>,
+    pub span: Span,
+}
