@@ -1,0 +1,319 @@
+//! Files and the page cache (`mm/filemap.c`, `mm/readahead.c`, shmem): each file has its own
+//! page index; reads go through readahead, writes dirty pages for the flusher.
+
+use crate::kernel::{Ctx, IoDone, Kernel};
+use crate::mm_types::{pg, Pfn, NIL};
+use crate::page_alloc::{AllocFail, Gfp};
+use crate::stats::kfunc::KFunc;
+use crate::stats::vmstat::Vm;
+
+/// One mapping of a file into an mm (the i_mmap tree, as a list).
+#[derive(Clone, Copy, Debug)]
+pub struct IMmap {
+    pub mm: u32,
+    pub start: u64,
+    pub end: u64,
+    pub pgoff: u64,
+}
+
+pub struct File {
+    pub name: String,
+    pub size: u64,
+    /// Page index → pfn (NIL when not cached).
+    pub pages: Vec<Pfn>,
+    /// Workingset shadows of evicted pages (allocated on first eviction).
+    pub shadow: Vec<u32>,
+    /// shm: page index → swap slot + 1 of a swapped-out page (allocated on first swap-out).
+    pub swapped: Vec<u32>,
+    pub disk: usize,
+    pub disk_offset: u64,
+    pub i_mmap: Vec<IMmap>,
+    pub nrpages: u64,
+    pub nr_dirty: u64,
+    /// shmfs/tmpfs: swap-backed, never read from a disk.
+    pub shmem: bool,
+    pub dirtied_when: Option<u64>,
+    pub writeback_index: u64,
+    pub unlinked: bool,
+    /// Readahead state (`file_ra_state`): next expected index and current window.
+    pub ra_next: u64,
+    pub ra_size: u64,
+}
+
+impl File {
+    pub fn new(name: &str, size: u64, disk: usize, disk_offset: u64, shmem: bool) -> File {
+        let np = size.div_ceil(4096);
+        File {
+            name: name.to_string(),
+            size,
+            pages: vec![NIL; np as usize],
+            shadow: Vec::new(),
+            swapped: Vec::new(),
+            disk,
+            disk_offset,
+            i_mmap: Vec::new(),
+            nrpages: 0,
+            nr_dirty: 0,
+            shmem,
+            dirtied_when: None,
+            writeback_index: 0,
+            unlinked: false,
+            ra_next: u64::MAX,
+            ra_size: 0,
+        }
+    }
+    pub fn npages(&self) -> u64 {
+        self.pages.len() as u64
+    }
+    #[inline]
+    pub fn find(&self, idx: u64) -> Option<Pfn> {
+        match self.pages.get(idx as usize) {
+            Some(&p) if p != NIL => Some(p),
+            _ => None,
+        }
+    }
+    pub fn i_mmap_add(&mut self, mm: u32, start: u64, end: u64, pgoff: u64) {
+        self.i_mmap.push(IMmap { mm, start, end, pgoff });
+    }
+    pub fn i_mmap_remove(&mut self, mm: u32, start: u64) {
+        // A VMA split keeps one entry per original mapping; drop the one covering `start`.
+        if let Some(i) = self.i_mmap.iter().position(|m| m.mm == mm && m.start <= start && start < m.end) {
+            let m = self.i_mmap[i];
+            self.i_mmap.swap_remove(i);
+            // Keep the parts outside the removed VMA's start as their own entries.
+            if m.start < start {
+                self.i_mmap.push(IMmap { mm, start: m.start, end: start, pgoff: m.pgoff });
+            }
+        }
+    }
+    pub fn take_shadow(&mut self, idx: u64) -> u32 {
+        match self.shadow.get_mut(idx as usize) {
+            Some(s) => std::mem::take(s),
+            None => 0,
+        }
+    }
+    /// Grow the page index when a write extends the file.
+    pub fn extend(&mut self, size: u64) {
+        if size > self.size {
+            self.size = size;
+            let np = size.div_ceil(4096) as usize;
+            if np > self.pages.len() {
+                self.pages.resize(np, NIL);
+            }
+        }
+    }
+}
+
+/// What a page-cache access found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PageRes {
+    Ready(Pfn),
+    /// Wait for I/O until this time, then look again.
+    Wait(u64),
+    Oom,
+}
+
+impl Kernel {
+    pub fn file_create(&mut self, name: &str, size: u64, disk: usize, shmem: bool) -> u32 {
+        let off = if shmem { 0 } else { self.disks[disk].allocate_extent(size) };
+        let id = self.files.len() as u32;
+        self.files.push(File::new(name, size, disk, off, shmem));
+        self.file_ids.insert(name.to_string(), id);
+        id
+    }
+
+    /// `add_to_page_cache_lru`.
+    pub fn add_to_page_cache(&mut self, ctx: &mut Ctx, file: u32, idx: u64, p: Pfn) {
+        self.charge(ctx, KFunc::PageCacheRaReadahead, self.cost.pagecache_add);
+        let f = &mut self.files[file as usize];
+        f.pages[idx as usize] = p;
+        f.nrpages += 1;
+        let shmem = f.shmem;
+        self.fr.mapping[p as usize] = file;
+        self.fr.index[p as usize] = idx as u32;
+        if shmem {
+            self.fr.set(p, pg::SWAPBACKED | pg::UPTODATE);
+            self.g.shmem += 1;
+        }
+        self.g.file += 1;
+        if !shmem {
+            crate::workingset::refault_file(self, p, file, idx);
+        }
+        crate::vmscan::lru_add(self, p);
+    }
+
+    /// `__filemap_remove_folio`: drop a clean, unmapped page from its file, leaving a shadow.
+    pub fn remove_from_page_cache(&mut self, p: Pfn, shadow: u32) {
+        let file = self.fr.mapping[p as usize] as usize;
+        let idx = self.fr.index[p as usize] as usize;
+        let f = &mut self.files[file];
+        if f.pages.get(idx) == Some(&p) {
+            f.pages[idx] = NIL;
+            f.nrpages -= 1;
+            if shadow != 0 && !f.shmem {
+                if f.shadow.len() < f.pages.len() {
+                    f.shadow.resize(f.pages.len(), 0);
+                }
+                f.shadow[idx] = shadow;
+            }
+        }
+        if f.shmem {
+            self.g.shmem -= 1;
+        }
+        self.g.file -= 1;
+    }
+
+    /// Readahead: bring [start, start+n) into the page cache, one disk request per run of
+    /// missing pages. Marks the page at `mark` (if any) PG_readahead for the next async window.
+    /// Returns the completion time of the last request, if any I/O was started.
+    pub fn page_cache_ra(&mut self, ctx: &mut Ctx, file: u32, start: u64, n: u64, mark: Option<u64>) -> Result<Option<u64>, AllocFail> {
+        let fsize = self.files[file as usize].npages();
+        let end = (start + n).min(fsize);
+        let mut last = None;
+        let mut run: Vec<Pfn> = Vec::new();
+        let mut run_start = 0;
+        let mut i = start;
+        let mut fail = None;
+        while i < end {
+            if self.files[file as usize].find(i).is_some() {
+                if !run.is_empty() {
+                    last = Some(self.submit_read(ctx, file, run_start, std::mem::take(&mut run)));
+                }
+                i += 1;
+                continue;
+            }
+            let p = match self.alloc_pages(ctx, Gfp::highuser_movable(), 0) {
+                Ok(p) => p,
+                Err(e) => {
+                    fail = Some(e);
+                    break;
+                }
+            };
+            self.fr.set(p, pg::LOCKED);
+            if Some(i) == mark {
+                self.fr.set(p, pg::READAHEAD);
+            }
+            self.add_to_page_cache(ctx, file, i, p);
+            if run.is_empty() {
+                run_start = i;
+            }
+            run.push(p);
+            i += 1;
+        }
+        if !run.is_empty() {
+            last = Some(self.submit_read(ctx, file, run_start, run));
+        }
+        match (last, fail) {
+            (None, Some(e)) => Err(e),
+            _ => Ok(last),
+        }
+    }
+
+    fn submit_read(&mut self, ctx: &mut Ctx, file: u32, first: u64, pages: Vec<Pfn>) -> u64 {
+        let f = &self.files[file as usize];
+        let (disk, off) = (f.disk, f.disk_offset + first * 4096);
+        let bytes = pages.len() as u64 * 4096;
+        let t = self.disks[disk].submit(ctx.clock(), off, bytes, false);
+        self.charge(ctx, KFunc::PageCacheRaReadahead, self.cost.io_submit);
+        self.ev.add(Vm::Pgpgin, bytes / 1024);
+        self.events += pages.len() as u64;
+        for &p in &pages {
+            self.inflight.insert(p, t);
+        }
+        self.io_queue.push((t, IoDone::Read(pages)));
+        t
+    }
+
+    /// Find page `idx` of `file` for a read or a fault, starting readahead as the kernel does:
+    /// a miss reads a window (doubling while the access stays sequential), a hit on a
+    /// PG_readahead page starts the next window asynchronously.
+    pub fn filemap_get_page(&mut self, ctx: &mut Ctx, file: u32, idx: u64, around: bool) -> PageRes {
+        if idx >= self.files[file as usize].npages() {
+            return PageRes::Oom;
+        }
+        let ra_max = (self.profile.tunables.read_ahead_kb / 4).max(1);
+        if let Some(p) = self.files[file as usize].find(idx) {
+            if self.fr.has(p, pg::LOCKED) {
+                return PageRes::Wait(self.inflight.get(&p).copied().unwrap_or(ctx.clock()));
+            }
+            if self.fr.test_clear(p, pg::READAHEAD) {
+                // Async readahead: the next window, doubled.
+                let f = &mut self.files[file as usize];
+                let size = (f.ra_size * 2).clamp(4, ra_max);
+                let start = f.ra_next.min(f.npages());
+                f.ra_size = size;
+                f.ra_next = start + size;
+                let _ = self.page_cache_ra(ctx, file, start, size, Some(start + size / 2));
+            }
+            return PageRes::Ready(p);
+        }
+        let f = &mut self.files[file as usize];
+        let (start, size) = if idx == f.ra_next || (f.ra_next != u64::MAX && idx + 1 == f.ra_next) {
+            (idx, (f.ra_size * 2).clamp(4, ra_max))
+        } else if around {
+            // mmap read-around: a window centred on the fault.
+            (idx.saturating_sub(ra_max / 2), ra_max)
+        } else {
+            (idx, (ra_max / 4).max(4).min(ra_max))
+        };
+        f.ra_size = size;
+        f.ra_next = start + size;
+        match self.page_cache_ra(ctx, file, start, size, Some(start + size / 2)) {
+            Ok(Some(t)) => PageRes::Wait(t),
+            Ok(None) => match self.files[file as usize].find(idx) {
+                Some(p) if !self.fr.has(p, pg::LOCKED) => PageRes::Ready(p),
+                Some(p) => PageRes::Wait(self.inflight.get(&p).copied().unwrap_or(ctx.clock())),
+                None => PageRes::Oom,
+            },
+            Err(_) => PageRes::Oom,
+        }
+    }
+
+    /// `echo N > /proc/sys/vm/drop_caches`: free clean, unmapped, idle page-cache pages.
+    pub fn drop_caches(&mut self, ctx: &mut Ctx) {
+        let mut n = 0u64;
+        for f in 0..self.files.len() {
+            if self.files[f].shmem {
+                continue;
+            }
+            for idx in 0..self.files[f].pages.len() {
+                let p = self.files[f].pages[idx];
+                if p == NIL {
+                    continue;
+                }
+                let fl = self.fr.flags[p as usize];
+                if fl & (pg::DIRTY | pg::WRITEBACK | pg::LOCKED) != 0 || self.fr.mapcount[p as usize] != 0 {
+                    continue;
+                }
+                crate::vmscan::del_page_from_lru(self, p);
+                self.remove_from_page_cache(p, 0);
+                self.free_pages(ctx, p, 0);
+                n += 1;
+            }
+        }
+        self.ev.add(Vm::DropPagecache, 1);
+        self.charge(ctx, KFunc::FreePages, n * self.cost.page_free);
+    }
+
+    /// Unlink a file: its clean cached pages go now; pages under I/O go when the I/O ends.
+    pub fn file_unlink(&mut self, ctx: &mut Ctx, file: u32) {
+        self.files[file as usize].unlinked = true;
+        let name = self.files[file as usize].name.clone();
+        self.file_ids.remove(&name);
+        for idx in 0..self.files[file as usize].pages.len() {
+            let p = self.files[file as usize].pages[idx];
+            if p == NIL || self.fr.mapcount[p as usize] != 0 {
+                continue;
+            }
+            if self.fr.flags[p as usize] & (pg::WRITEBACK | pg::LOCKED) != 0 {
+                continue;
+            }
+            if self.fr.test_clear(p, pg::DIRTY) {
+                crate::page_writeback::account_clean(self, file);
+            }
+            crate::vmscan::del_page_from_lru(self, p);
+            self.remove_from_page_cache(p, 0);
+            self.free_pages(ctx, p, 0);
+        }
+    }
+}

@@ -1,0 +1,339 @@
+//! The simulated kernel's memory-manager state: frames, zones, nodes, address spaces, files,
+//! swap, disks, counters. Mechanism code lives in the modules named after `mm/` files and acts on
+//! this struct; the scheduler (`sched.rs`) owns tasks and time and calls in with a `Ctx`.
+
+use rustc_hash::FxHashMap;
+
+use crate::disk::Disk;
+use crate::filemap::File;
+use crate::machine::{CostTable, MachineConfig};
+use crate::mm_types::{pg, Frames, List, Pfn};
+use crate::mmap::{AnonVma, Mm, PteStore};
+use crate::mmzone::{KswapdState, Lruvec, Node, Pcp, Zone, MAX_ORDER, MIGRATE_TYPES, PAGEBLOCK_ORDER};
+use crate::profiles::Profile;
+use crate::stats::kfunc::{KFunc, KernelProfile};
+use crate::stats::vmstat::VmEvents;
+use crate::swap_state::SwapInfo;
+
+/// The context kernel code runs in: which CPU and task, and what the work has cost so far.
+/// Costs accumulate here; the scheduler turns them into busy CPU time.
+#[derive(Clone, Debug, Default)]
+pub struct Ctx {
+    pub cpu: u32,
+    pub node: usize,
+    pub task: usize,
+    /// Simulated time at the start of this piece of work.
+    pub now: u64,
+    pub sys_ns: u64,
+    pub user_ns: u64,
+    /// Time the task must sleep after this piece of work (throttling, congestion_wait).
+    pub sleep_ns: u64,
+    pub is_kswapd: bool,
+    /// PF_MEMALLOC: inside reclaim; no recursion into reclaim.
+    pub in_reclaim: bool,
+    /// Set when the OOM killer chose this context's process.
+    pub oom_victim: bool,
+}
+
+impl Ctx {
+    /// The simulated time reached by the work done so far.
+    #[inline]
+    pub fn clock(&self) -> u64 {
+        self.now + self.sys_ns + self.user_ns
+    }
+}
+
+/// Page counts kept per state (the `nr_*` gauges of /proc/vmstat and the meminfo fields).
+#[derive(Clone, Debug, Default)]
+pub struct Gauges {
+    pub anon: u64,
+    pub file: u64,
+    pub shmem: u64,
+    pub mapped: u64,
+    pub dirty: u64,
+    pub writeback: u64,
+    pub pagetable: u64,
+    pub quicklist: u64,
+    pub slab: u64,
+    pub reserved: u64,
+    pub swapcache: u64,
+    pub mlock: u64,
+    pub isolated: u64,
+    pub kernel_stack: u64,
+}
+
+/// A completed block I/O, delivered by the scheduler at its completion time.
+#[derive(Clone, Debug)]
+pub enum IoDone {
+    /// Pages read into the page/swap cache: unlock them.
+    Read(Vec<Pfn>),
+    /// Pages written back: end writeback (and rotate PG_reclaim pages).
+    Write(Vec<Pfn>),
+}
+
+pub struct Kernel {
+    pub profile: Profile,
+    pub cfg: MachineConfig,
+    pub cost: CostTable,
+    pub fr: Frames,
+    pub zones: Vec<Zone>,
+    pub nodes: Vec<Node>,
+    /// The 2.4 engines' global lists.
+    pub global_lru: Lruvec,
+    pub pageblock_mt: Vec<u8>,
+    pub ev: VmEvents,
+    pub prof: KernelProfile,
+    pub g: Gauges,
+    pub min_free_kbytes: u64,
+    pub mms: Vec<Option<Mm>>,
+    pub anon_vmas: Vec<AnonVma>,
+    pub pt: PteStore,
+    pub files: Vec<File>,
+    pub file_ids: FxHashMap<String, u32>,
+    pub swap: Option<SwapInfo>,
+    pub disks: Vec<Disk>,
+    /// Pages with read I/O in flight → completion time (waiters sleep until then).
+    pub inflight: FxHashMap<Pfn, u64>,
+    /// I/O completions the scheduler must deliver: (time, what).
+    pub io_queue: Vec<(u64, IoDone)>,
+    /// Tasks to make runnable (kswapd wakeups, lock grants); drained by the scheduler.
+    pub wakeups: Vec<usize>,
+    /// Per-CPU page-table quicklists (profiles with quicklists).
+    pub quicklists: Vec<List>,
+    /// The flusher should run (dirty pages over the background threshold).
+    pub flusher_wanted: bool,
+    pub flusher_task: usize,
+    pub now: u64,
+    pub rng: rand_pcg::Pcg64,
+    /// Simulated page events processed (faults, scans, I/O pages): the benchmark's unit.
+    pub events: u64,
+    /// Processes killed by the OOM killer (by mm id) — the scheduler terminates their tasks.
+    pub oom_killed: Vec<u32>,
+}
+
+impl Kernel {
+    pub fn new(profile: Profile, cfg: MachineConfig, seed: u64) -> Result<Kernel, String> {
+        use rand::SeedableRng;
+        let total = cfg.total_pages();
+        if total >= (1u64 << 28) + 1 {
+            return Err(format!("machine.memory is {} GiB; vmlab supports up to 1 TiB", total >> 18));
+        }
+        let cost = CostTable::for_mhz(cfg.cpu_mhz);
+        let mut k = Kernel {
+            profile,
+            cost,
+            fr: Frames::new(total as usize),
+            zones: Vec::new(),
+            nodes: Vec::new(),
+            global_lru: Lruvec::default(),
+            pageblock_mt: vec![crate::mmzone::Mt::Movable as u8; ((total >> PAGEBLOCK_ORDER) + 1) as usize],
+            ev: VmEvents::default(),
+            prof: KernelProfile::default(),
+            g: Gauges::default(),
+            min_free_kbytes: 0,
+            mms: Vec::new(),
+            anon_vmas: Vec::new(),
+            pt: PteStore::default(),
+            files: Vec::new(),
+            file_ids: FxHashMap::default(),
+            swap: None,
+            disks: Vec::new(),
+            inflight: FxHashMap::default(),
+            io_queue: Vec::new(),
+            wakeups: Vec::new(),
+            quicklists: vec![List::default(); cfg.cpus as usize],
+            flusher_wanted: false,
+            flusher_task: usize::MAX,
+            now: 0,
+            rng: rand_pcg::Pcg64::seed_from_u64(seed),
+            events: 0,
+            oom_killed: Vec::new(),
+            cfg,
+        };
+        k.build_zones();
+        Ok(k)
+    }
+
+    fn build_zones(&mut self) {
+        let ncpu = self.cfg.cpus as usize;
+        let mut pfn = 0u32;
+        for n in 0..self.cfg.nodes as usize {
+            self.nodes.push(Node {
+                id: n,
+                zones: Vec::new(),
+                cpus: self.cfg.cpus_of_node(n as u32),
+                lruvec: Lruvec::default(),
+                kswapd: KswapdState::default(),
+                start_pfn: 0,
+                end_pfn: 0,
+            });
+        }
+        let layout = self.cfg.zones.clone();
+        for zl in &layout {
+            let id = self.zones.len();
+            let start = pfn;
+            let end = pfn + zl.pages as u32;
+            pfn = end;
+            // Per-CPU lists: batch ~ zone/1024/4 rounded as zone_batchsize does, at most 63.
+            let mut batch = (zl.pages / 1024 / 4).clamp(1, 63);
+            batch = (batch + batch / 2).next_power_of_two() / 2;
+            let batch = batch.saturating_sub(1).max(1);
+            let pcp = vec![Pcp { list: List::default(), high: 6 * batch, batch }; ncpu];
+            self.zones.push(Zone {
+                id,
+                kind: zl.kind,
+                node: zl.node,
+                start_pfn: start,
+                end_pfn: end,
+                present: zl.pages,
+                managed: zl.pages,
+                free_area: [[List::default(); MIGRATE_TYPES]; MAX_ORDER],
+                nr_free: [0; MAX_ORDER],
+                free_pages: 0,
+                wmark: [0; 3],
+                watermark_boost: 0,
+                lowmem_reserve: vec![0; 5],
+                pcp,
+                lruvec: Lruvec::default(),
+                all_unreclaimable: false,
+                pages_scanned: 0,
+                need_balance: false,
+            });
+            let node = &mut self.nodes[zl.node];
+            if node.zones.is_empty() {
+                node.start_pfn = start;
+            }
+            node.end_pfn = end;
+            node.zones.push(id);
+        }
+        for p in 0..self.fr.len() {
+            self.fr.set_lru_list(p as Pfn, crate::mmzone::LRU_NONE);
+        }
+        // Firmware/kernel-image reservation comes off the bottom of node 0 (after DMA).
+        let reserved = (self.cfg.reserved_bytes / 4096) as u32;
+        for zid in 0..self.zones.len() {
+            let (s, e) = (self.zones[zid].start_pfn, self.zones[zid].end_pfn);
+            let mut p = s;
+            while p < e {
+                if p < reserved && self.zones[zid].kind != crate::mmzone::ZoneType::Dma {
+                    self.fr.set(p, pg::RESERVED);
+                    self.g.reserved += 1;
+                    self.zones[zid].managed -= 1;
+                    p += 1;
+                    continue;
+                }
+                // Largest aligned block that fits.
+                let mut o = (MAX_ORDER - 1) as u32;
+                while o > 0 && ((p - s) % (1 << o) != 0 || p + (1 << o) > e) {
+                    o -= 1;
+                }
+                self.free_one_page(zid, p, o);
+                p += 1 << o;
+            }
+        }
+        self.setup_watermarks();
+    }
+
+    #[inline(always)]
+    pub fn charge(&mut self, ctx: &mut Ctx, f: KFunc, ns: u64) {
+        ctx.sys_ns += ns;
+        self.prof.add(f, ns);
+    }
+
+    /// Zone of a pfn: zones are contiguous pfn ranges in id order.
+    #[inline]
+    pub fn zone_of(&self, pfn: Pfn) -> usize {
+        let mut i = 0;
+        while i + 1 < self.zones.len() && pfn >= self.zones[i].end_pfn {
+            i += 1;
+        }
+        i
+    }
+
+    #[inline]
+    pub fn node_of(&self, pfn: Pfn) -> usize {
+        self.zones[self.zone_of(pfn)].node
+    }
+
+    pub fn total_pages(&self) -> u64 {
+        self.fr.len() as u64
+    }
+
+    pub fn nr_free_pages(&self) -> u64 {
+        (0..self.zones.len()).map(|z| self.zone_free(z)).sum()
+    }
+
+    pub fn nr_buddy_free(&self) -> u64 {
+        self.zones.iter().map(|z| z.free_pages).sum()
+    }
+
+    pub fn nr_lru_pages(&self) -> u64 {
+        let mut n: u64 = self.global_lru.lists.iter().map(|l| l.len).sum();
+        n += self.nodes.iter().map(|nd| nd.lruvec.lists.iter().map(|l| l.len).sum::<u64>()).sum::<u64>();
+        n += self.zones.iter().map(|z| z.lruvec.lists.iter().map(|l| l.len).sum::<u64>()).sum::<u64>();
+        n
+    }
+
+    /// Pages conserved: free (buddy + pcp) + on an LRU + every other use = total. Checked by the
+    /// scheduler after each step in debug builds.
+    pub fn check_conservation(&self) -> Result<(), String> {
+        let free = self.nr_free_pages();
+        let lru = self.nr_lru_pages();
+        let other = self.g.pagetable + self.g.quicklist + self.g.slab + self.g.reserved + self.g.isolated + self.g.kernel_stack;
+        let sum = free + lru + other;
+        if sum != self.total_pages() {
+            return Err(format!(
+                "pages not conserved: free {free} + lru {lru} + pagetables {} + quicklists {} + slab {} + reserved {} + isolated {} + stacks {} = {sum} != total {}",
+                self.g.pagetable, self.g.quicklist, self.g.slab, self.g.reserved, self.g.isolated, self.g.kernel_stack, self.total_pages()
+            ));
+        }
+        Ok(())
+    }
+
+    /// Full check against per-frame truth (slow; tests and proptests): every free block is
+    /// flagged and on the list its flags say, list lengths match walks, LRU flags match lists.
+    pub fn check_frames(&self) -> Result<(), String> {
+        let mut free = 0u64;
+        for z in &self.zones {
+            let mut zfree = 0;
+            for o in 0..MAX_ORDER {
+                let mut blocks = 0;
+                for mt in 0..MIGRATE_TYPES {
+                    let l = &z.free_area[o][mt];
+                    let v = l.collect(&self.fr);
+                    if v.len() as u64 != l.len {
+                        return Err(format!("zone {} order {o} list length {} but {} linked", z.kind.name(), l.len, v.len()));
+                    }
+                    for p in v {
+                        if !self.fr.has(p, pg::BUDDY) || (self.fr.aux[p as usize] & 0xf) as usize != o {
+                            return Err(format!("pfn {p} on order-{o} free list without PG_buddy/order"));
+                        }
+                        if !z.spans(p) {
+                            return Err(format!("pfn {p} on a free list of zone {} it does not belong to", z.kind.name()));
+                        }
+                    }
+                    blocks += l.len;
+                }
+                if blocks != z.nr_free[o] {
+                    return Err(format!("zone {} nr_free[{o}] = {} but {blocks} blocks listed", z.kind.name(), z.nr_free[o]));
+                }
+                zfree += blocks << o;
+            }
+            if zfree != z.free_pages {
+                return Err(format!("zone {} free_pages {} but free lists hold {zfree}", z.kind.name(), z.free_pages));
+            }
+            free += zfree;
+        }
+        let mut on_lru = 0u64;
+        for p in 0..self.fr.len() as Pfn {
+            if self.fr.has(p, pg::LRU) {
+                on_lru += 1;
+            }
+        }
+        if on_lru != self.nr_lru_pages() {
+            return Err(format!("{on_lru} frames have PG_lru but the lists hold {}", self.nr_lru_pages()));
+        }
+        let _ = free;
+        self.check_conservation()
+    }
+}

@@ -1,0 +1,223 @@
+//! Per-frame state as structure-of-arrays indexed by pfn (24 bytes a frame), and the intrusive
+//! doubly-linked lists (LRU lists, buddy free lists, pcp lists) threaded through it — the
+//! simulated `struct page`. Lists carry no allocation: the links live in the frame arrays.
+
+pub type Pfn = u32;
+pub const NIL: u32 = u32::MAX;
+
+/// Page flags, the kernel's `PG_*` bits. Bits 24..31 hold the LRU list the page is on.
+pub mod pg {
+    pub const LOCKED: u32 = 1 << 0; // I/O in flight (read): waiters sleep in lock_page
+    pub const REFERENCED: u32 = 1 << 1;
+    pub const UPTODATE: u32 = 1 << 2;
+    pub const DIRTY: u32 = 1 << 3;
+    pub const LRU: u32 = 1 << 4;
+    pub const ACTIVE: u32 = 1 << 5;
+    pub const WORKINGSET: u32 = 1 << 6;
+    pub const SLAB: u32 = 1 << 7;
+    pub const RESERVED: u32 = 1 << 8;
+    pub const WRITEBACK: u32 = 1 << 9;
+    pub const RECLAIM: u32 = 1 << 10;
+    pub const SWAPBACKED: u32 = 1 << 11;
+    pub const UNEVICTABLE: u32 = 1 << 12;
+    pub const MLOCKED: u32 = 1 << 13;
+    pub const SWAPCACHE: u32 = 1 << 14;
+    pub const ANON: u32 = 1 << 15;
+    pub const BUDDY: u32 = 1 << 16;
+    pub const PGTABLE: u32 = 1 << 17;
+    pub const PCP: u32 = 1 << 18;
+    pub const QUICKLIST: u32 = 1 << 19;
+    pub const READAHEAD: u32 = 1 << 20;
+    pub const EXEC: u32 = 1 << 21;
+    pub const BUDDY_TAIL: u32 = 1 << 22; // free, inside a higher-order buddy block
+    pub const LRU_SHIFT: u32 = 24;
+    pub const LRU_MASK: u32 = 0xff << 24;
+}
+
+/// The simulated `mem_map`.
+pub struct Frames {
+    pub flags: Vec<u32>,
+    pub next: Vec<u32>,
+    pub prev: Vec<u32>,
+    /// anon_vma id (PG_ANON), file id (page cache), or owner id (page tables, slab).
+    pub mapping: Vec<u32>,
+    /// Page offset in the file, or the virtual page number for anon pages.
+    pub index: Vec<u32>,
+    pub mapcount: Vec<u16>,
+    /// Buddy order while free; page age in the 2.4 engines; generation in MGLRU.
+    pub aux: Vec<u8>,
+    /// Extra references (2.4 `page_count` beyond cache + mappings: buffers, pins).
+    pub extra: Vec<u8>,
+}
+
+impl Frames {
+    pub fn new(n: usize) -> Frames {
+        Frames {
+            flags: vec![0; n],
+            next: vec![NIL; n],
+            prev: vec![NIL; n],
+            mapping: vec![0; n],
+            index: vec![0; n],
+            mapcount: vec![0; n],
+            aux: vec![0; n],
+            extra: vec![0; n],
+        }
+    }
+    pub fn len(&self) -> usize {
+        self.flags.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.flags.is_empty()
+    }
+    /// Bytes of per-frame state: the design's budget is 24.
+    pub const BYTES_PER_FRAME: usize = 4 + 4 + 4 + 4 + 4 + 2 + 1 + 1;
+
+    #[inline(always)]
+    pub fn has(&self, pfn: Pfn, f: u32) -> bool {
+        self.flags[pfn as usize] & f != 0
+    }
+    #[inline(always)]
+    pub fn set(&mut self, pfn: Pfn, f: u32) {
+        self.flags[pfn as usize] |= f;
+    }
+    #[inline(always)]
+    pub fn clear(&mut self, pfn: Pfn, f: u32) {
+        self.flags[pfn as usize] &= !f;
+    }
+    /// Test-and-clear, as `TestClearPageReferenced`.
+    #[inline(always)]
+    pub fn test_clear(&mut self, pfn: Pfn, f: u32) -> bool {
+        let old = self.flags[pfn as usize];
+        self.flags[pfn as usize] = old & !f;
+        old & f != 0
+    }
+    #[inline(always)]
+    pub fn lru_list(&self, pfn: Pfn) -> u8 {
+        (self.flags[pfn as usize] >> pg::LRU_SHIFT) as u8
+    }
+    #[inline(always)]
+    pub fn set_lru_list(&mut self, pfn: Pfn, l: u8) {
+        let f = &mut self.flags[pfn as usize];
+        *f = (*f & !pg::LRU_MASK) | ((l as u32) << pg::LRU_SHIFT);
+    }
+}
+
+/// An intrusive list head. `head` is the most recently added end (the kernel's `list_add`),
+/// `tail` the oldest, where reclaim scans from.
+#[derive(Clone, Copy, Debug)]
+pub struct List {
+    pub head: u32,
+    pub tail: u32,
+    pub len: u64,
+}
+
+impl Default for List {
+    fn default() -> Self {
+        List { head: NIL, tail: NIL, len: 0 }
+    }
+}
+
+impl List {
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    #[inline]
+    pub fn push_head(&mut self, fr: &mut Frames, p: Pfn) {
+        let i = p as usize;
+        fr.prev[i] = NIL;
+        fr.next[i] = self.head;
+        if self.head != NIL {
+            fr.prev[self.head as usize] = p;
+        } else {
+            self.tail = p;
+        }
+        self.head = p;
+        self.len += 1;
+    }
+    #[inline]
+    pub fn push_tail(&mut self, fr: &mut Frames, p: Pfn) {
+        let i = p as usize;
+        fr.next[i] = NIL;
+        fr.prev[i] = self.tail;
+        if self.tail != NIL {
+            fr.next[self.tail as usize] = p;
+        } else {
+            self.head = p;
+        }
+        self.tail = p;
+        self.len += 1;
+    }
+    #[inline]
+    pub fn remove(&mut self, fr: &mut Frames, p: Pfn) {
+        let i = p as usize;
+        let (pr, nx) = (fr.prev[i], fr.next[i]);
+        if pr != NIL {
+            fr.next[pr as usize] = nx;
+        } else {
+            debug_assert_eq!(self.head, p);
+            self.head = nx;
+        }
+        if nx != NIL {
+            fr.prev[nx as usize] = pr;
+        } else {
+            debug_assert_eq!(self.tail, p);
+            self.tail = pr;
+        }
+        fr.prev[i] = NIL;
+        fr.next[i] = NIL;
+        self.len -= 1;
+    }
+    #[inline]
+    pub fn pop_tail(&mut self, fr: &mut Frames) -> Option<Pfn> {
+        let t = self.tail;
+        if t == NIL {
+            return None;
+        }
+        self.remove(fr, t);
+        Some(t)
+    }
+    #[inline]
+    pub fn pop_head(&mut self, fr: &mut Frames) -> Option<Pfn> {
+        let h = self.head;
+        if h == NIL {
+            return None;
+        }
+        self.remove(fr, h);
+        Some(h)
+    }
+    /// Walk from head to tail (debug checks and tests only).
+    pub fn collect(&self, fr: &Frames) -> Vec<Pfn> {
+        let mut v = Vec::with_capacity(self.len as usize);
+        let mut p = self.head;
+        while p != NIL {
+            v.push(p);
+            p = fr.next[p as usize];
+        }
+        v
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn frame_state_fits_the_budget() {
+        assert!(Frames::BYTES_PER_FRAME <= 24);
+    }
+    #[test]
+    fn list_ops_keep_order_and_length() {
+        let mut fr = Frames::new(8);
+        let mut l = List::default();
+        for p in 0..5 {
+            l.push_head(&mut fr, p);
+        }
+        assert_eq!(l.collect(&fr), vec![4, 3, 2, 1, 0]);
+        l.remove(&mut fr, 2);
+        assert_eq!(l.pop_tail(&mut fr), Some(0));
+        l.push_tail(&mut fr, 7);
+        assert_eq!(l.collect(&fr), vec![4, 3, 1, 7]);
+        assert_eq!(l.len, 4);
+        assert_eq!(l.pop_head(&mut fr), Some(4));
+    }
+}

@@ -1,0 +1,504 @@
+//! Address spaces (`mm_struct`), VMAs, anon_vmas and page tables. Page-table pages are frames
+//! from the allocator (or a quicklist), so `PageTables:` and quicklists are real memory. The PTE
+//! contents live in a compact store: one u32 per entry.
+
+use std::collections::BTreeMap;
+
+use crate::kernel::{Ctx, Kernel};
+use crate::mm_types::{pg, Pfn};
+use crate::sched_lock::RwSem;
+use crate::stats::kfunc::KFunc;
+
+/// PTE bits. A present PTE holds a pfn (28 bits: 1 TiB of frames); a non-present, non-zero PTE
+/// is a swap entry (slot + 1).
+pub mod pte {
+    pub const PRESENT: u32 = 1 << 31;
+    pub const YOUNG: u32 = 1 << 30;
+    pub const DIRTY: u32 = 1 << 29;
+    pub const WRITE: u32 = 1 << 28;
+    pub const PFN_MASK: u32 = (1 << 28) - 1;
+    #[inline]
+    pub fn pfn(e: u32) -> u32 {
+        e & PFN_MASK
+    }
+    #[inline]
+    pub fn present(e: u32) -> bool {
+        e & PRESENT != 0
+    }
+    #[inline]
+    pub fn swap_slot(e: u32) -> Option<u32> {
+        if e != 0 && e & PRESENT == 0 {
+            Some(e - 1)
+        } else {
+            None
+        }
+    }
+}
+
+pub const PTRS_PER_TABLE: u64 = 512;
+
+pub mod vm {
+    pub const READ: u32 = 1;
+    pub const WRITE: u32 = 2;
+    pub const EXEC: u32 = 4;
+    pub const SHARED: u32 = 8;
+    pub const LOCKED: u32 = 0x2000;
+    /// SysV shared memory (shmfs-backed, swap-backed).
+    pub const SHM: u32 = 0x10000;
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VmaKind {
+    Anon,
+    /// A file (or shm segment) mapped from page `pgoff`.
+    File { file: u32, pgoff: u64 },
+}
+
+#[derive(Clone, Debug)]
+pub struct Vma {
+    pub start: u64,
+    pub end: u64,
+    pub flags: u32,
+    pub kind: VmaKind,
+    /// Per-VMA lock: write-locked by an mmap/munmap writer in progress.
+    pub write_locked: bool,
+}
+
+impl Vma {
+    pub fn pages(&self) -> u64 {
+        self.end - self.start
+    }
+    /// File page index backing virtual page `vpn`.
+    pub fn pgoff_of(&self, vpn: u64) -> u64 {
+        match self.kind {
+            VmaKind::File { pgoff, .. } => pgoff + (vpn - self.start),
+            VmaKind::Anon => vpn,
+        }
+    }
+}
+
+/// The processes that may map pages of one anon_vma (fork shares pages at the same address).
+#[derive(Clone, Debug, Default)]
+pub struct AnonVma {
+    pub mms: Vec<u32>,
+}
+
+#[derive(Default)]
+pub struct PteStore {
+    pub entries: Vec<u32>,
+    /// Frame backing each table.
+    pub pfn: Vec<Pfn>,
+    /// Non-zero entries per table.
+    pub used: Vec<u16>,
+    pub free_ids: Vec<u32>,
+}
+
+pub struct Mm {
+    pub id: u32,
+    pub vmas: Vec<Vma>,
+    /// Last level: (vpn >> 9) → table id.
+    pub ptes: BTreeMap<u64, u32>,
+    /// Upper levels (PMD pages per 1 GiB, PUD pages per 512 GiB), keyed by level and index.
+    pub upper: BTreeMap<(u8, u64), Pfn>,
+    pub pgd: Option<Pfn>,
+    pub anon_vma: u32,
+    /// anon_vmas this mm appears in (its own and its ancestors').
+    pub member_of: Vec<u32>,
+    pub rss_anon: u64,
+    pub rss_file: u64,
+    pub rss_shmem: u64,
+    pub locked_vm: u64,
+    pub mmap_sem: RwSem,
+    pub users: u32,
+    pub next_vpn: u64,
+    /// Named regions of the program (name → start vpn, pages), kept after munmap so a later
+    /// `mmap NAME ... fixed` lands at the same address.
+    pub regions: BTreeMap<String, (u64, u64)>,
+    pub name: String,
+    /// RLIMIT_MEMLOCK in pages (u64::MAX = unlimited).
+    pub memlock_limit: u64,
+    last_tbl: (u64, u32),
+}
+
+pub const NO_TBL: u32 = u32::MAX;
+
+impl Kernel {
+    pub fn mm(&self, id: u32) -> &Mm {
+        self.mms[id as usize].as_ref().expect("live mm")
+    }
+    pub fn mm_mut(&mut self, id: u32) -> &mut Mm {
+        self.mms[id as usize].as_mut().expect("live mm")
+    }
+
+    pub fn mm_create(&mut self, ctx: &mut Ctx, name: &str) -> u32 {
+        let id = self.mms.len() as u32;
+        let av = self.anon_vmas.len() as u32;
+        self.anon_vmas.push(AnonVma { mms: vec![id] });
+        self.mms.push(Some(Mm {
+            id,
+            vmas: Vec::new(),
+            ptes: BTreeMap::new(),
+            upper: BTreeMap::new(),
+            pgd: None,
+            anon_vma: av,
+            member_of: vec![av],
+            rss_anon: 0,
+            rss_file: 0,
+            rss_shmem: 0,
+            locked_vm: 0,
+            mmap_sem: RwSem::default(),
+            users: 1,
+            next_vpn: 0x400, // 4 MiB: leave the low pages unmapped as real processes do
+            regions: BTreeMap::new(),
+            name: name.to_string(),
+            memlock_limit: u64::MAX,
+            last_tbl: (u64::MAX, NO_TBL),
+        }));
+        if let Ok(p) = self.pgtable_alloc(ctx) {
+            self.mm_mut(id).pgd = Some(p);
+        }
+        id
+    }
+
+    pub fn find_vma(&self, mm: u32, vpn: u64) -> Option<usize> {
+        let v = &self.mm(mm).vmas;
+        let i = v.partition_point(|x| x.end <= vpn);
+        if i < v.len() && v[i].start <= vpn {
+            Some(i)
+        } else {
+            None
+        }
+    }
+
+    /// Table id and slot of `vpn`'s PTE, if its table exists.
+    #[inline]
+    pub fn pte_slot(&mut self, mm: u32, vpn: u64) -> Option<usize> {
+        let key = vpn >> 9;
+        let m = self.mms[mm as usize].as_mut()?;
+        let tbl = if m.last_tbl.0 == key {
+            m.last_tbl.1
+        } else {
+            let t = *m.ptes.get(&key)?;
+            m.last_tbl = (key, t);
+            t
+        };
+        Some(tbl as usize * PTRS_PER_TABLE as usize + (vpn & 511) as usize)
+    }
+
+    #[inline]
+    pub fn pte_get(&mut self, mm: u32, vpn: u64) -> u32 {
+        match self.pte_slot(mm, vpn) {
+            Some(s) => self.pt.entries[s],
+            None => 0,
+        }
+    }
+
+    /// Set a PTE, keeping the table's use count.
+    #[inline]
+    pub fn pte_set_slot(&mut self, slot: usize, e: u32) {
+        let old = self.pt.entries[slot];
+        let t = slot / PTRS_PER_TABLE as usize;
+        if old == 0 && e != 0 {
+            self.pt.used[t] += 1;
+        } else if old != 0 && e == 0 {
+            self.pt.used[t] -= 1;
+        }
+        self.pt.entries[slot] = e;
+    }
+
+    /// `__pte_alloc` (and the upper levels): make sure `vpn` has a PTE slot.
+    pub fn pte_alloc(&mut self, ctx: &mut Ctx, mm: u32, vpn: u64) -> Result<usize, crate::page_alloc::AllocFail> {
+        if let Some(s) = self.pte_slot(mm, vpn) {
+            return Ok(s);
+        }
+        for (level, shift) in [(2u8, 27u32), (1u8, 18u32)] {
+            let key = (level, vpn >> shift);
+            if !self.mm(mm).upper.contains_key(&key) {
+                let p = self.pgtable_alloc(ctx)?;
+                self.mm_mut(mm).upper.insert(key, p);
+            }
+        }
+        let p = self.pgtable_alloc(ctx)?;
+        let id = match self.pt.free_ids.pop() {
+            Some(id) => {
+                let s = id as usize * PTRS_PER_TABLE as usize;
+                self.pt.entries[s..s + PTRS_PER_TABLE as usize].fill(0);
+                self.pt.pfn[id as usize] = p;
+                self.pt.used[id as usize] = 0;
+                id
+            }
+            None => {
+                let id = self.pt.pfn.len() as u32;
+                self.pt.entries.resize(self.pt.entries.len() + PTRS_PER_TABLE as usize, 0);
+                self.pt.pfn.push(p);
+                self.pt.used.push(0);
+                id
+            }
+        };
+        let m = self.mm_mut(mm);
+        m.ptes.insert(vpn >> 9, id);
+        m.last_tbl = (vpn >> 9, id);
+        Ok(id as usize * PTRS_PER_TABLE as usize + (vpn & 511) as usize)
+    }
+
+    /// A page-table page: from this CPU's quicklist when the profile has them, else the buddy
+    /// allocator (GFP_KERNEL, zeroed).
+    pub fn pgtable_alloc(&mut self, ctx: &mut Ctx) -> Result<Pfn, crate::page_alloc::AllocFail> {
+        if let Some(p) = crate::quicklist::quicklist_alloc(self, ctx) {
+            return Ok(p);
+        }
+        let p = self.alloc_pages(ctx, crate::page_alloc::Gfp::kernel(), 0)?;
+        self.charge(ctx, KFunc::ClearPage, self.cost.clear_page);
+        self.fr.set(p, pg::PGTABLE);
+        self.g.pagetable += 1;
+        Ok(p)
+    }
+
+    pub fn pgtable_free(&mut self, ctx: &mut Ctx, p: Pfn) {
+        if crate::quicklist::quicklist_free(self, ctx, p) {
+            return;
+        }
+        self.fr.clear(p, pg::PGTABLE);
+        self.g.pagetable -= 1;
+        self.free_pages(ctx, p, 0);
+    }
+
+    /// Pick a free virtual range of `pages` (first fit above mmap_base, like a bottom-up layout).
+    pub fn get_unmapped_area(&self, mm: u32, pages: u64) -> u64 {
+        let m = self.mm(mm);
+        let mut cand = 0x400u64;
+        for v in &m.vmas {
+            if v.start >= cand + pages {
+                break;
+            }
+            cand = cand.max(v.end + 1);
+        }
+        // Align to a table boundary when large, so big mappings get their own page tables.
+        cand
+    }
+
+    /// Insert a VMA (the range must be free).
+    pub fn vma_insert(&mut self, mm: u32, vma: Vma) {
+        let m = self.mm_mut(mm);
+        let i = m.vmas.partition_point(|x| x.start < vma.start);
+        m.vmas.insert(i, vma);
+    }
+
+    /// Split VMAs so that `vpn` is a boundary.
+    pub fn vma_split_at(&mut self, mm: u32, vpn: u64) {
+        if let Some(i) = self.find_vma(mm, vpn) {
+            let m = self.mm_mut(mm);
+            if m.vmas[i].start < vpn {
+                let mut hi = m.vmas[i].clone();
+                if let VmaKind::File { file, pgoff } = hi.kind {
+                    hi.kind = VmaKind::File { file, pgoff: pgoff + (vpn - hi.start) };
+                }
+                hi.start = vpn;
+                m.vmas[i].end = vpn;
+                m.vmas.insert(i + 1, hi);
+            }
+        }
+    }
+
+    /// Indices of the VMAs inside [start, end) after splitting at both ends.
+    pub fn vmas_in(&mut self, mm: u32, start: u64, end: u64) -> std::ops::Range<usize> {
+        self.vma_split_at(mm, start);
+        self.vma_split_at(mm, end);
+        let v = &self.mm(mm).vmas;
+        let a = v.partition_point(|x| x.end <= start);
+        let b = v.partition_point(|x| x.start < end);
+        a..b
+    }
+
+    /// `do_munmap`: unmap [start, start+pages): zap the PTEs, drop the VMAs, free empty tables.
+    pub fn do_munmap(&mut self, ctx: &mut Ctx, mm: u32, start: u64, pages: u64) {
+        self.charge(ctx, KFunc::DoMunmap, self.cost.mmap);
+        let end = start + pages;
+        let r = self.vmas_in(mm, start, end);
+        let removed: Vec<Vma> = self.mm_mut(mm).vmas.drain(r).collect();
+        for v in &removed {
+            if v.flags & vm::LOCKED != 0 {
+                crate::mlock::munlock_range(self, ctx, mm, v, v.start, v.end);
+                self.mm_mut(mm).locked_vm -= v.pages();
+            }
+            self.zap_range(ctx, mm, v, v.start, v.end);
+            if let VmaKind::File { file, .. } = v.kind {
+                self.files[file as usize].i_mmap_remove(mm, v.start);
+            }
+        }
+        self.free_pgtables(ctx, mm, start, end);
+    }
+
+    /// `zap_pte_range` over one VMA's part [start, end).
+    pub fn zap_range(&mut self, ctx: &mut Ctx, mm: u32, v: &Vma, start: u64, end: u64) {
+        let mut vpn = start;
+        let mut walked = 0u64;
+        while vpn < end {
+            let Some(slot) = self.pte_slot(mm, vpn) else {
+                vpn = ((vpn >> 9) + 1) << 9;
+                continue;
+            };
+            let tbl_end = (((vpn >> 9) + 1) << 9).min(end);
+            if self.pt.used[slot / PTRS_PER_TABLE as usize] == 0 {
+                vpn = tbl_end;
+                continue;
+            }
+            let mut s = slot;
+            while vpn < tbl_end {
+                let e = self.pt.entries[s];
+                walked += 1;
+                if e != 0 {
+                    self.pte_set_slot(s, 0);
+                    if pte::present(e) {
+                        self.zap_page(ctx, mm, v, pte::pfn(e), e);
+                    } else if let Some(slot) = pte::swap_slot(e) {
+                        crate::swap_state::swap_free(self, ctx, slot);
+                    }
+                }
+                vpn += 1;
+                s += 1;
+            }
+        }
+        self.charge(ctx, KFunc::UnmapVmas, walked * self.cost.pte_walk);
+    }
+
+    /// Drop one mapping of a page (`page_remove_rmap` + the unmap's reference).
+    fn zap_page(&mut self, ctx: &mut Ctx, mm: u32, v: &Vma, p: Pfn, e: u32) {
+        let anon = self.fr.has(p, pg::ANON);
+        if e & pte::DIRTY != 0 && !anon {
+            crate::page_writeback::set_page_dirty(self, p);
+        }
+        self.page_remove_rmap(p);
+        let m = self.mm_mut(mm);
+        if anon {
+            m.rss_anon -= 1;
+        } else if v.flags & vm::SHM != 0 {
+            m.rss_shmem -= 1;
+        } else {
+            m.rss_file -= 1;
+        }
+        if anon && self.fr.mapcount[p as usize] == 0 {
+            // Last mapping of an anonymous page: it goes (unless I/O still holds it).
+            crate::swap_state::free_anon_page(self, ctx, p);
+        }
+        self.charge(ctx, KFunc::UnmapVmas, self.cost.page_free);
+    }
+
+    /// `free_pgtables`: free page tables wholly inside [start, end) that no VMA still uses.
+    pub fn free_pgtables(&mut self, ctx: &mut Ctx, mm: u32, start: u64, end: u64) {
+        let keys: Vec<(u64, u32)> = self.mm(mm).ptes.range((start >> 9)..=((end.max(1) - 1) >> 9)).map(|(k, v)| (*k, *v)).collect();
+        for (key, id) in keys {
+            let (ts, te) = (key << 9, (key + 1) << 9);
+            let still_used = self.mm(mm).vmas.iter().any(|v| v.start < te && v.end > ts);
+            if still_used || self.pt.used[id as usize] != 0 {
+                continue;
+            }
+            let m = self.mm_mut(mm);
+            m.ptes.remove(&key);
+            m.last_tbl = (u64::MAX, NO_TBL);
+            let p = self.pt.pfn[id as usize];
+            self.pt.free_ids.push(id);
+            self.pgtable_free(ctx, p);
+        }
+        // Upper levels whose whole span has no tables left.
+        let uppers: Vec<((u8, u64), Pfn)> = self.mm(mm).upper.iter().map(|(k, v)| (*k, *v)).collect();
+        for ((level, idx), p) in uppers {
+            let shift = if level == 1 { 18 } else { 27 };
+            let (ts, te) = ((idx << shift) >> 9, ((idx + 1) << shift) >> 9);
+            if self.mm(mm).ptes.range(ts..te).next().is_none() && !self.mm(mm).vmas.iter().any(|v| v.start < (te << 9) && v.end > (ts << 9)) {
+                self.mm_mut(mm).upper.remove(&(level, idx));
+                self.pgtable_free(ctx, p);
+            }
+        }
+    }
+
+    /// `exit_mmap`: unmap everything and free every page table, the pgd last.
+    pub fn exit_mmap(&mut self, ctx: &mut Ctx, mm: u32) {
+        self.charge(ctx, KFunc::ExitMmap, self.cost.mmap);
+        let vmas: Vec<Vma> = std::mem::take(&mut self.mm_mut(mm).vmas);
+        for v in &vmas {
+            if v.flags & vm::LOCKED != 0 {
+                crate::mlock::munlock_range(self, ctx, mm, v, v.start, v.end);
+            }
+            self.zap_range(ctx, mm, v, v.start, v.end);
+            if let VmaKind::File { file, .. } = v.kind {
+                self.files[file as usize].i_mmap_remove(mm, v.start);
+            }
+        }
+        self.mm_mut(mm).locked_vm = 0;
+        self.free_pgtables(ctx, mm, 0, u64::MAX >> 13);
+        if let Some(p) = self.mm_mut(mm).pgd.take() {
+            self.pgtable_free(ctx, p);
+        }
+        let members = std::mem::take(&mut self.mm_mut(mm).member_of);
+        for av in members {
+            self.anon_vmas[av as usize].mms.retain(|&x| x != mm);
+        }
+        crate::quicklist::check_pgt_cache(self, ctx);
+        self.mms[mm as usize] = None;
+    }
+
+    /// `dup_mmap` + `copy_page_range`: the child shares every page; private writable pages
+    /// become copy-on-write in both.
+    pub fn dup_mm(&mut self, ctx: &mut Ctx, parent: u32, name: &str) -> Result<u32, crate::page_alloc::AllocFail> {
+        let child = self.mm_create(ctx, name);
+        let vmas = self.mm(parent).vmas.clone();
+        let members = self.mm(parent).member_of.clone();
+        for &av in &members {
+            self.anon_vmas[av as usize].mms.push(child);
+        }
+        {
+            let regions = self.mm(parent).regions.clone();
+            let limit = self.mm(parent).memlock_limit;
+            let c = self.mm_mut(child);
+            c.member_of.extend(members);
+            c.regions = regions;
+            c.memlock_limit = limit;
+        }
+        let mut walked = 0u64;
+        for mut v in vmas {
+            // mlock is not inherited across fork.
+            v.flags &= !vm::LOCKED;
+            let cow = v.flags & vm::SHARED == 0;
+            for vpn in v.start..v.end {
+                let e = self.pte_get(parent, vpn);
+                walked += 1;
+                if e == 0 {
+                    continue;
+                }
+                let ce = if pte::present(e) {
+                    let p = pte::pfn(e);
+                    self.fr.mapcount[p as usize] += 1;
+                    let m = self.mm_mut(child);
+                    if self.fr.flags[p as usize] & pg::ANON != 0 {
+                        m.rss_anon += 1;
+                    } else if v.flags & vm::SHM != 0 {
+                        m.rss_shmem += 1;
+                    } else {
+                        m.rss_file += 1;
+                    }
+                    if cow && e & pte::WRITE != 0 {
+                        let ps = self.pte_slot(parent, vpn).unwrap_or(0);
+                        self.pt.entries[ps] &= !pte::WRITE;
+                        e & !pte::WRITE
+                    } else {
+                        e
+                    }
+                } else {
+                    if let Some(slot) = pte::swap_slot(e) {
+                        crate::swap_state::swap_duplicate(self, slot);
+                    }
+                    e
+                };
+                let s = self.pte_alloc(ctx, child, vpn)?;
+                self.pte_set_slot(s, ce & !pte::YOUNG | (e & pte::YOUNG));
+            }
+            if let VmaKind::File { file, pgoff } = v.kind {
+                self.files[file as usize].i_mmap_add(child, v.start, v.end, pgoff);
+            }
+            self.vma_insert(child, v);
+        }
+        self.charge(ctx, KFunc::CopyPageRange, walked * self.cost.pte_walk);
+        Ok(child)
+    }
+}

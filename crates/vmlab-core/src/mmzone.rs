@@ -1,0 +1,148 @@
+//! Nodes (`pg_data_t`), zones and lruvecs: the `include/linux/mmzone.h` of vmlab.
+
+use crate::mm_types::List;
+use serde::Serialize;
+
+pub const MAX_ORDER: usize = 11; // orders 0..=10
+pub const PAGEBLOCK_ORDER: u32 = 9;
+pub const MIGRATE_TYPES: usize = 3;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub enum ZoneType {
+    Dma = 0,
+    Dma32 = 1,
+    Normal = 2,
+    HighMem = 3,
+    Movable = 4,
+}
+
+impl ZoneType {
+    pub fn name(self) -> &'static str {
+        match self {
+            ZoneType::Dma => "DMA",
+            ZoneType::Dma32 => "DMA32",
+            ZoneType::Normal => "Normal",
+            ZoneType::HighMem => "HighMem",
+            ZoneType::Movable => "Movable",
+        }
+    }
+}
+
+/// Migrate types of the free lists (grouping pages by mobility).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mt {
+    Unmovable = 0,
+    Movable = 1,
+    Reclaimable = 2,
+}
+
+/// LRU list indices. The split-LRU engines use the first five as the kernel does; the 2.4
+/// engines give the slots their own meaning (see their modules).
+pub const LRU_INACTIVE_ANON: usize = 0;
+pub const LRU_ACTIVE_ANON: usize = 1;
+pub const LRU_INACTIVE_FILE: usize = 2;
+pub const LRU_ACTIVE_FILE: usize = 3;
+pub const LRU_UNEVICTABLE: usize = 4;
+pub const NR_LRU_LISTS: usize = 5;
+/// Flag value for "on no LRU list".
+pub const LRU_NONE: u8 = 0xff;
+
+#[derive(Clone, Debug, Default)]
+pub struct Lruvec {
+    pub lists: [List; NR_LRU_LISTS],
+    /// get_scan_count cost model (6.8): anon/file reclaim cost, decayed.
+    pub anon_cost: u64,
+    pub file_cost: u64,
+    /// 2.6.36: recent_scanned / recent_rotated per type (0 anon, 1 file).
+    pub recent_scanned: [u64; 2],
+    pub recent_rotated: [u64; 2],
+    /// Workingset: evictions counter (nonresident_age) and refaults at the last reclaim cycle.
+    pub nonresident_age: u64,
+    pub refaults: [u64; 2],
+    pub last_refaults: [u64; 2],
+}
+
+impl Lruvec {
+    pub fn size(&self, l: usize) -> u64 {
+        self.lists[l].len
+    }
+}
+
+/// Per-CPU page list of one zone (`struct per_cpu_pages`).
+#[derive(Clone, Debug, Default)]
+pub struct Pcp {
+    pub list: List,
+    pub high: u64,
+    pub batch: u64,
+}
+
+pub struct Zone {
+    pub id: usize,
+    pub kind: ZoneType,
+    pub node: usize,
+    pub start_pfn: u32,
+    pub end_pfn: u32,
+    pub present: u64,
+    pub managed: u64,
+    pub free_area: [[List; MIGRATE_TYPES]; MAX_ORDER],
+    /// Free blocks per order (all migrate types).
+    pub nr_free: [u64; MAX_ORDER],
+    /// NR_FREE_PAGES: pages in the buddy free lists (not on pcp lists).
+    pub free_pages: u64,
+    /// WMARK_MIN, WMARK_LOW, WMARK_HIGH.
+    pub wmark: [u64; 3],
+    pub watermark_boost: u64,
+    /// lowmem_reserve[classzone]: pages to keep when the allocation could have used a higher zone.
+    pub lowmem_reserve: Vec<u64>,
+    pub pcp: Vec<Pcp>,
+    /// Per-zone lruvec (used by the engines whose LRU is per zone; 2.4.9 keeps inactive_clean here).
+    pub lruvec: Lruvec,
+    pub all_unreclaimable: bool,
+    pub pages_scanned: u64,
+    /// 2.4 `need_balance` / zone pressure flags, used by the 2.4 engines.
+    pub need_balance: bool,
+}
+
+impl Zone {
+    pub fn spans(&self, pfn: u32) -> bool {
+        pfn >= self.start_pfn && pfn < self.end_pfn
+    }
+    pub fn min_wmark(&self) -> u64 {
+        self.wmark[0] + self.watermark_boost
+    }
+    pub fn low_wmark(&self) -> u64 {
+        self.wmark[1] + self.watermark_boost
+    }
+    pub fn high_wmark(&self) -> u64 {
+        self.wmark[2] + self.watermark_boost
+    }
+    pub fn pcp_pages(&self) -> u64 {
+        self.pcp.iter().map(|p| p.list.len).sum()
+    }
+}
+
+/// kswapd's view of a node.
+#[derive(Clone, Debug, Default)]
+pub struct KswapdState {
+    pub task: usize,
+    /// Order and highest zone requested by wakeups since kswapd last read them.
+    pub max_order: u32,
+    pub classzone_idx: usize,
+    pub failures: u32,
+    /// kswapd is sleeping on its waitqueue (a wakeup makes it runnable).
+    pub sleeping: bool,
+    /// It is in the short HZ/10 nap of kswapd_try_to_sleep.
+    pub napping: bool,
+    pub woken_during_nap: bool,
+}
+
+pub struct Node {
+    pub id: usize,
+    /// Zone ids, lowest first.
+    pub zones: Vec<usize>,
+    pub cpus: Vec<u32>,
+    pub lruvec: Lruvec,
+    pub kswapd: KswapdState,
+    pub start_pfn: u32,
+    pub end_pfn: u32,
+}

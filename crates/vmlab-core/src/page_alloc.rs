@@ -1,0 +1,436 @@
+//! The zoned buddy allocator (`mm/page_alloc.c`): free lists per order and migrate type, per-CPU
+//! page lists, watermarks and `lowmem_reserve`, `zone_watermark_ok`, and the allocation slow path
+//! (wake kswapd, direct reclaim, retries, OOM).
+
+use crate::kernel::{Ctx, Kernel};
+use crate::mm_types::{pg, Pfn};
+use crate::mmzone::{Mt, ZoneType, MAX_ORDER, PAGEBLOCK_ORDER};
+use crate::profiles::{HighOrderCheck, WmarkRule};
+use crate::stats::kfunc::KFunc;
+use crate::stats::vmstat::Vm;
+
+/// What the caller may do to get memory (`gfp_t`, reduced to what vmlab models).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Gfp {
+    /// Highest zone usable.
+    pub highest: ZoneType,
+    /// May sleep and reclaim directly (__GFP_DIRECT_RECLAIM / __GFP_WAIT).
+    pub direct_reclaim: bool,
+    /// Atomic context: ALLOC_HARDER / ALLOC_HIGH, never reclaims.
+    pub atomic: bool,
+    /// __GFP_NORETRY: give up after one reclaim attempt.
+    pub noretry: bool,
+    pub mt: Mt,
+}
+
+impl Gfp {
+    /// GFP_HIGHUSER_MOVABLE: anon and page-cache pages.
+    pub fn highuser_movable() -> Gfp {
+        Gfp { highest: ZoneType::Movable, direct_reclaim: true, atomic: false, noretry: false, mt: Mt::Movable }
+    }
+    /// GFP_KERNEL: page tables and kernel objects.
+    pub fn kernel() -> Gfp {
+        Gfp { highest: ZoneType::Normal, direct_reclaim: true, atomic: false, noretry: false, mt: Mt::Unmovable }
+    }
+    /// GFP_ATOMIC: interrupt context (network receive).
+    pub fn atomic() -> Gfp {
+        Gfp { highest: ZoneType::Normal, direct_reclaim: false, atomic: true, noretry: true, mt: Mt::Unmovable }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AllocFail {
+    /// No page and no way to get one (atomic, or OOM killer found nothing to kill).
+    NoMemory,
+    /// The OOM killer killed a process; the caller's task may be the victim.
+    OomKilled,
+}
+
+/// Watermark index.
+pub const WMARK_MIN: usize = 0;
+pub const WMARK_LOW: usize = 1;
+pub const WMARK_HIGH: usize = 2;
+
+impl Kernel {
+    pub fn int_sqrt(x: u64) -> u64 {
+        (x as f64).sqrt() as u64
+    }
+
+    /// `init_per_zone_wmark_min` + `setup_per_zone_wmarks` + `setup_per_zone_lowmem_reserve`
+    /// for the profile's watermark rule.
+    pub fn setup_watermarks(&mut self) {
+        let t = &self.profile.tunables;
+        let lowmem_pages: u64 =
+            self.zones.iter().filter(|z| z.kind != ZoneType::HighMem && z.kind != ZoneType::Movable).map(|z| z.managed).sum();
+        let min_free_kbytes = if t.min_free_kbytes > 0 {
+            t.min_free_kbytes
+        } else {
+            Kernel::int_sqrt(lowmem_pages * 4 * 16).clamp(128, t.min_free_kbytes_max)
+        };
+        self.min_free_kbytes = min_free_kbytes;
+        let pages_min = min_free_kbytes / 4;
+        let wsf = t.watermark_scale_factor;
+        for z in self.zones.iter_mut() {
+            match self.profile.wmark {
+                WmarkRule::Linux24 => {
+                    let mask = (z.present / 128).clamp(20, 255);
+                    z.wmark = [mask, 2 * mask, 3 * mask];
+                }
+                WmarkRule::Linux2636 | WmarkRule::Linux68 => {
+                    let tmp = if lowmem_pages == 0 { 0 } else { pages_min * z.managed / lowmem_pages };
+                    let min = if z.kind == ZoneType::HighMem {
+                        (z.managed / 1024).clamp(32, 128)
+                    } else {
+                        tmp
+                    };
+                    if self.profile.wmark == WmarkRule::Linux2636 {
+                        z.wmark = [min, min + tmp / 4, min + tmp / 2];
+                    } else {
+                        let delta = (tmp / 4).max(z.managed * wsf / 10000);
+                        z.wmark = [min, min + delta, min + 2 * delta];
+                    }
+                }
+            }
+        }
+        // lowmem_reserve[j] for zone i: pages of zones i+1..=j divided by ratio[i].
+        let nz = self.zones.len();
+        for i in 0..nz {
+            let mut res = vec![0u64; 5];
+            let node = self.zones[i].node;
+            let kind_i = self.zones[i].kind as usize;
+            let ratio = self.profile.tunables.lowmem_reserve_ratio[kind_i.min(3)];
+            let mut sum = 0;
+            for j in (kind_i + 1)..5 {
+                if let Some(zj) = self.zones.iter().find(|z| z.node == node && z.kind as usize == j) {
+                    sum += zj.managed;
+                }
+                res[j] = if ratio == 0 { 0 } else { sum / ratio };
+            }
+            self.zones[i].lowmem_reserve = res;
+        }
+    }
+
+    /// `__zone_watermark_ok`: may an allocation of `order` proceed from zone `zid` leaving `mark`
+    /// pages, for an allocation whose highest usable zone is `classzone`?
+    pub fn zone_watermark_ok(&self, zid: usize, order: u32, mark: u64, classzone: usize, harder: bool, high: bool) -> bool {
+        let z = &self.zones[zid];
+        let mut min = mark as i64;
+        if high {
+            min -= min / 2;
+        }
+        if harder {
+            min -= min / 4;
+        }
+        let free_pages = z.free_pages as i64;
+        let reserve = z.lowmem_reserve.get(classzone).copied().unwrap_or(0) as i64;
+        match self.profile.high_order_check {
+            HighOrderCheck::SubtractLowerOrders => {
+                // 2.6.36: free_pages -= (1 << order) - 1
+                let mut free = free_pages - (1i64 << order) + 1;
+                if free <= min + reserve {
+                    return false;
+                }
+                for o in 0..order as usize {
+                    free -= (z.nr_free[o] << o) as i64;
+                    min >>= 1;
+                    if free <= min {
+                        return false;
+                    }
+                }
+                true
+            }
+            HighOrderCheck::AnyBlock => {
+                let free = free_pages - ((1i64 << order) - 1);
+                if free <= min + reserve {
+                    return false;
+                }
+                if order == 0 {
+                    return true;
+                }
+                (order as usize..MAX_ORDER).any(|o| z.nr_free[o] > 0)
+            }
+        }
+    }
+
+    /// Zones an allocation may use, preferred first: the local node's zones from the highest
+    /// allowed down, then the other nodes' (the zonelist).
+    pub fn zonelist(&self, node: usize, gfp: Gfp) -> ([usize; 32], usize) {
+        let mut out = [0usize; 32];
+        let mut n = 0;
+        let nn = self.nodes.len();
+        for k in 0..nn {
+            let nid = (node + k) % nn;
+            for &zid in self.nodes[nid].zones.iter().rev() {
+                if self.zones[zid].kind <= gfp.highest && self.zones[zid].managed > 0 && n < 32 {
+                    out[n] = zid;
+                    n += 1;
+                }
+            }
+        }
+        (out, n)
+    }
+
+    fn pageblock_of(&self, pfn: Pfn) -> usize {
+        (pfn >> PAGEBLOCK_ORDER) as usize
+    }
+
+    /// Take a block of `order` from zone `zid`'s free lists, splitting larger blocks
+    /// (`__rmqueue_smallest`), falling back to another migrate type's list (`__rmqueue_fallback`,
+    /// which steals the whole pageblock when it takes a large enough piece).
+    pub(crate) fn rmqueue(&mut self, zid: usize, order: u32, mt: Mt) -> Option<Pfn> {
+        let pref = mt as usize;
+        let mut found = None;
+        for o in order as usize..MAX_ORDER {
+            if !self.zones[zid].free_area[o][pref].is_empty() {
+                found = Some((o, pref));
+                break;
+            }
+        }
+        if found.is_none() {
+            // Fallback: largest block of another type first, to limit fragmentation mixing.
+            'outer: for o in (order as usize..MAX_ORDER).rev() {
+                for alt in 0..3 {
+                    if alt != pref && !self.zones[zid].free_area[o][alt].is_empty() {
+                        found = Some((o, alt));
+                        break 'outer;
+                    }
+                }
+            }
+        }
+        let (o, from_mt) = found?;
+        let z = &mut self.zones[zid];
+        let pfn = z.free_area[o][from_mt].pop_head(&mut self.fr)?;
+        z.nr_free[o] -= 1;
+        self.fr.clear(pfn, pg::BUDDY);
+        let mut use_mt = from_mt;
+        if from_mt != pref && (o as u32 >= PAGEBLOCK_ORDER - 1 || pref == Mt::Movable as usize && o as u32 >= 3) {
+            // Steal the pageblock(s): future frees there go to the new type's list.
+            let first = self.pageblock_of(pfn);
+            let blocks = ((1usize << o) >> PAGEBLOCK_ORDER).max(1);
+            for b in first..first + blocks {
+                if b < self.pageblock_mt.len() {
+                    self.pageblock_mt[b] = pref as u8;
+                }
+            }
+            use_mt = pref;
+        }
+        // Split: give back the upper halves.
+        let mut cur = o;
+        while cur > order as usize {
+            cur -= 1;
+            let buddy = pfn + (1 << cur);
+            self.fr.set(buddy, pg::BUDDY);
+            self.fr.aux[buddy as usize] = cur as u8 | ((use_mt as u8) << 4);
+            let z = &mut self.zones[zid];
+            z.free_area[cur][use_mt].push_head(&mut self.fr, buddy);
+            z.nr_free[cur] += 1;
+        }
+        self.zones[zid].free_pages -= 1 << order;
+        Some(pfn)
+    }
+
+    /// `__free_one_page`: return a block to the buddy lists, merging with free buddies.
+    pub(crate) fn free_one_page(&mut self, zid: usize, pfn: Pfn, order: u32) {
+        let mut pfn = pfn;
+        let mut order = order as usize;
+        let mt = self.pageblock_mt[self.pageblock_of(pfn)] as usize;
+        let (zstart, zend) = (self.zones[zid].start_pfn, self.zones[zid].end_pfn);
+        self.zones[zid].free_pages += 1 << order;
+        while order < MAX_ORDER - 1 {
+            let rel = pfn - zstart;
+            let buddy = zstart + (rel ^ (1 << order));
+            if buddy >= zend || buddy + (1 << order) > zend {
+                break;
+            }
+            if !self.fr.has(buddy, pg::BUDDY) || (self.fr.aux[buddy as usize] & 0xf) as usize != order {
+                break;
+            }
+            // The free block remembers which migrate list it is on (aux bits 4..7).
+            let bmt = (self.fr.aux[buddy as usize] >> 4) as usize;
+            let z = &mut self.zones[zid];
+            z.free_area[order][bmt].remove(&mut self.fr, buddy);
+            z.nr_free[order] -= 1;
+            self.fr.clear(buddy, pg::BUDDY);
+            pfn = pfn.min(buddy);
+            order += 1;
+        }
+        self.fr.set(pfn, pg::BUDDY);
+        self.fr.aux[pfn as usize] = order as u8 | ((mt as u8) << 4);
+        let z = &mut self.zones[zid];
+        z.free_area[order][mt].push_head(&mut self.fr, pfn);
+        z.nr_free[order] += 1;
+    }
+
+    /// Allocate one order-0 page from the CPU's pcp list, refilling it in batches (`rmqueue_pcplist`).
+    fn rmqueue_pcp(&mut self, zid: usize, cpu: usize, mt: Mt) -> Option<Pfn> {
+        if self.zones[zid].pcp[cpu].list.is_empty() {
+            let batch = self.zones[zid].pcp[cpu].batch.max(1);
+            for _ in 0..batch {
+                match self.rmqueue(zid, 0, mt) {
+                    Some(p) => {
+                        self.fr.set(p, pg::PCP);
+                        let l = &mut self.zones[zid].pcp[cpu].list;
+                        l.push_tail(&mut self.fr, p);
+                    }
+                    None => break,
+                }
+            }
+        }
+        let p = self.zones[zid].pcp[cpu].list.pop_head(&mut self.fr)?;
+        self.fr.clear(p, pg::PCP);
+        Some(p)
+    }
+
+    /// Try each zone of the zonelist against watermark `wm` (`get_page_from_freelist`).
+    fn get_page_from_freelist(&mut self, ctx: &mut Ctx, gfp: Gfp, order: u32, wm: Option<usize>, harder: bool) -> Option<Pfn> {
+        let (zl, n) = self.zonelist(ctx.node, gfp);
+        let classzone = zl[..n].iter().map(|&z| self.zones[z].kind as usize).max().unwrap_or(0);
+        for &zid in &zl[..n] {
+            if let Some(w) = wm {
+                let mark = match w {
+                    WMARK_MIN => self.zones[zid].min_wmark(),
+                    WMARK_LOW => self.zones[zid].low_wmark(),
+                    _ => self.zones[zid].high_wmark(),
+                };
+                if !self.zone_watermark_ok(zid, order, mark, classzone, harder, gfp.atomic) {
+                    continue;
+                }
+            }
+            let got = if order == 0 && (ctx.cpu as usize) < self.zones[zid].pcp.len() {
+                self.rmqueue_pcp(zid, ctx.cpu as usize, gfp.mt)
+            } else {
+                self.rmqueue(zid, order, gfp.mt)
+            };
+            if let Some(p) = got {
+                let c = match self.zones[zid].kind {
+                    ZoneType::Dma => Vm::PgallocDma,
+                    ZoneType::Dma32 => Vm::PgallocDma32,
+                    ZoneType::Normal => Vm::PgallocNormal,
+                    ZoneType::HighMem => Vm::PgallocHigh,
+                    ZoneType::Movable => Vm::PgallocMovable,
+                };
+                self.ev.add(c, 1 << order);
+                return Some(p);
+            }
+        }
+        None
+    }
+
+    /// `__alloc_pages`: the fast path at the LOW watermark, then the slow path.
+    pub fn alloc_pages(&mut self, ctx: &mut Ctx, gfp: Gfp, order: u32) -> Result<Pfn, AllocFail> {
+        self.charge(ctx, KFunc::AllocPages, self.cost.page_alloc);
+        if let Some(p) = self.get_page_from_freelist(ctx, gfp, order, Some(WMARK_LOW), false) {
+            return Ok(p);
+        }
+        self.alloc_pages_slowpath(ctx, gfp, order)
+    }
+
+    fn alloc_pages_slowpath(&mut self, ctx: &mut Ctx, gfp: Gfp, order: u32) -> Result<Pfn, AllocFail> {
+        let (zl, n) = self.zonelist(ctx.node, gfp);
+        let classzone = zl[..n].iter().map(|&z| self.zones[z].kind as usize).max().unwrap_or(0);
+        let mut no_progress = 0;
+        let max_tries = 16;
+        loop {
+            if !ctx.is_kswapd {
+                let mut woken = [false; 64];
+                for &zid in &zl[..n] {
+                    let node = self.zones[zid].node;
+                    if !woken[node.min(63)] {
+                        woken[node.min(63)] = true;
+                        crate::vmscan::wakeup_kswapd(self, zid, order, classzone);
+                    }
+                }
+            }
+            if let Some(p) = self.get_page_from_freelist(ctx, gfp, order, Some(WMARK_MIN), gfp.atomic) {
+                return Ok(p);
+            }
+            if ctx.in_reclaim {
+                // PF_MEMALLOC: reclaim itself may dip into the reserves.
+                if let Some(p) = self.get_page_from_freelist(ctx, gfp, order, None, true) {
+                    return Ok(p);
+                }
+            }
+            if !gfp.direct_reclaim || ctx.in_reclaim {
+                return Err(AllocFail::NoMemory);
+            }
+            let reclaimed = crate::vmscan::try_to_free_pages(self, ctx, gfp, order, classzone);
+            if let Some(p) = self.get_page_from_freelist(ctx, gfp, order, Some(WMARK_MIN), false) {
+                return Ok(p);
+            }
+            if reclaimed == 0 {
+                no_progress += 1;
+            } else {
+                no_progress = 0;
+            }
+            if gfp.noretry {
+                return Err(AllocFail::NoMemory);
+            }
+            if no_progress >= max_tries || (order > 3 && no_progress > 0) {
+                // __alloc_pages_may_oom: one last try at HIGH, then the OOM killer.
+                if let Some(p) = self.get_page_from_freelist(ctx, gfp, order, Some(WMARK_HIGH), false) {
+                    return Ok(p);
+                }
+                if order > 3 {
+                    return Err(AllocFail::NoMemory);
+                }
+                if crate::oom_kill::out_of_memory(self, ctx) {
+                    no_progress = 0;
+                    if ctx.oom_victim {
+                        return Err(AllocFail::OomKilled);
+                    }
+                    continue;
+                }
+                return Err(AllocFail::NoMemory);
+            }
+            // congestion_wait(HZ/50) / reclaim throttling between attempts.
+            ctx.sleep_ns += 2_000_000;
+        }
+    }
+
+    /// Free a block (`__free_pages`): order-0 pages go to the CPU's pcp list, drained in batches.
+    pub fn free_pages(&mut self, ctx: &mut Ctx, pfn: Pfn, order: u32) {
+        self.charge(ctx, KFunc::FreePages, self.cost.page_free);
+        self.ev.add(Vm::Pgfree, 1 << order);
+        let zid = self.zone_of(pfn);
+        debug_assert!(self.fr.flags[pfn as usize] & (pg::LRU | pg::BUDDY | pg::PCP) == 0, "freeing page {pfn} in use: {:#x}", self.fr.flags[pfn as usize]);
+        self.fr.flags[pfn as usize] = self.fr.flags[pfn as usize] & pg::RESERVED;
+        self.fr.set_lru_list(pfn, crate::mmzone::LRU_NONE);
+        self.fr.mapping[pfn as usize] = 0;
+        self.fr.mapcount[pfn as usize] = 0;
+        self.fr.extra[pfn as usize] = 0;
+        let cpu = ctx.cpu as usize;
+        if order == 0 && cpu < self.zones[zid].pcp.len() {
+            self.fr.set(pfn, pg::PCP);
+            let z = &mut self.zones[zid];
+            z.pcp[cpu].list.push_head(&mut self.fr, pfn);
+            if z.pcp[cpu].list.len > z.pcp[cpu].high {
+                let batch = z.pcp[cpu].batch;
+                self.charge(ctx, KFunc::FreePagesBulk, self.cost.page_free * batch);
+                for _ in 0..batch {
+                    let Some(p) = self.zones[zid].pcp[cpu].list.pop_tail(&mut self.fr) else { break };
+                    self.fr.clear(p, pg::PCP);
+                    self.free_one_page(zid, p, 0);
+                }
+            }
+        } else {
+            self.free_one_page(zid, pfn, order);
+        }
+    }
+
+    /// `drain_all_pages`: give every pcp page back to the buddy lists.
+    pub fn drain_all_pages(&mut self) {
+        for zid in 0..self.zones.len() {
+            for cpu in 0..self.zones[zid].pcp.len() {
+                while let Some(p) = self.zones[zid].pcp[cpu].list.pop_tail(&mut self.fr) {
+                    self.fr.clear(p, pg::PCP);
+                    self.free_one_page(zid, p, 0);
+                }
+            }
+        }
+    }
+
+    /// Free pages of a zone as MemFree counts them (buddy + pcp).
+    pub fn zone_free(&self, zid: usize) -> u64 {
+        self.zones[zid].free_pages + self.zones[zid].pcp_pages()
+    }
+}

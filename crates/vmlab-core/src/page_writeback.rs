@@ -1,0 +1,195 @@
+//! Dirty-page accounting and the flusher (`mm/page-writeback.c`, `fs/fs-writeback.c`):
+//! dirty thresholds from `dirty_ratio`/`dirty_background_ratio`, writers throttled in
+//! `balance_dirty_pages`, a flusher writing inodes oldest-dirtied first.
+
+use crate::kernel::{Ctx, IoDone, Kernel};
+use crate::mm_types::{pg, Pfn, NIL};
+use crate::stats::kfunc::KFunc;
+use crate::stats::vmstat::Vm;
+
+/// `set_page_dirty` (file pages are accounted; anon pages only carry the flag).
+pub fn set_page_dirty(k: &mut Kernel, p: Pfn) {
+    if k.fr.has(p, pg::DIRTY) {
+        return;
+    }
+    k.fr.set(p, pg::DIRTY);
+    if k.fr.has(p, pg::ANON) || k.fr.has(p, pg::SWAPBACKED) {
+        return;
+    }
+    k.g.dirty += 1;
+    let f = &mut k.files[k.fr.mapping[p as usize] as usize];
+    f.nr_dirty += 1;
+    if f.dirtied_when.is_none() {
+        f.dirtied_when = Some(k.now);
+    }
+}
+
+/// A file page stopped being dirty (written, or truncated).
+pub fn account_clean(k: &mut Kernel, file: u32) {
+    k.g.dirty -= 1;
+    let f = &mut k.files[file as usize];
+    f.nr_dirty -= 1;
+    if f.nr_dirty == 0 {
+        f.dirtied_when = None;
+    }
+}
+
+/// Pages that may be dirtied (`global_dirtyable_memory`): free + file LRU pages.
+pub fn dirtyable(k: &Kernel) -> u64 {
+    (k.nr_free_pages() + k.g.file - k.g.shmem).max(1)
+}
+
+pub fn thresholds(k: &Kernel) -> (u64, u64) {
+    let d = dirtyable(k);
+    let t = &k.profile.tunables;
+    (d * t.dirty_background_ratio / 100, d * t.dirty_ratio / 100)
+}
+
+/// `balance_dirty_pages`: over the background threshold wake the flusher; over the hard
+/// threshold the writer pauses for about the time the disk needs to write its excess.
+pub fn balance_dirty_pages(k: &mut Kernel, ctx: &mut Ctx, file: u32) {
+    let (bg, hard) = thresholds(k);
+    let dirty = k.g.dirty + k.g.writeback;
+    if dirty > bg {
+        k.flusher_wanted = true;
+        if k.flusher_task != usize::MAX {
+            k.wakeups.push(k.flusher_task);
+        }
+    }
+    if dirty > hard {
+        let disk = k.files[file as usize].disk;
+        let bw = k.disks[disk].bandwidth_bps().max(1);
+        // Pause proportional to 32 pages' writeout (MIN_PAUSE..MAX_PAUSE = 200 ms).
+        let pause = (32 * 4096 * 1_000_000_000 / bw).clamp(1_000_000, 200_000_000);
+        ctx.sleep_ns += pause;
+    }
+}
+
+/// Start writeback of one dirty file page (part of a run submitted by the caller).
+fn start_writeback(k: &mut Kernel, p: Pfn) {
+    let file = k.fr.mapping[p as usize];
+    k.fr.clear(p, pg::DIRTY);
+    account_clean(k, file);
+    k.fr.set(p, pg::WRITEBACK);
+    k.g.writeback += 1;
+}
+
+/// Write `pages` (consecutive indices of `file` starting at `first`) as one request.
+pub fn submit_write(k: &mut Kernel, ctx: &mut Ctx, file: u32, first: u64, pages: Vec<Pfn>) {
+    for &p in &pages {
+        start_writeback(k, p);
+    }
+    let f = &k.files[file as usize];
+    let bytes = pages.len() as u64 * 4096;
+    let t = k.disks[f.disk].submit(ctx.clock(), f.disk_offset + first * 4096, bytes, true);
+    k.charge(ctx, KFunc::WritebackSbInodes, k.cost.io_submit + pages.len() as u64 * k.cost.lru_scan);
+    k.ev.add(Vm::Pgpgout, bytes / 1024);
+    k.events += pages.len() as u64;
+    k.io_queue.push((t, IoDone::Write(pages)));
+}
+
+/// `pageout` of one dirty file page from reclaim.
+pub fn writepage(k: &mut Kernel, ctx: &mut Ctx, p: Pfn) {
+    let file = k.fr.mapping[p as usize];
+    let idx = k.fr.index[p as usize] as u64;
+    submit_write(k, ctx, file, idx, vec![p]);
+    k.ev.inc(Vm::NrVmscanWrite);
+}
+
+/// `end_page_writeback`.
+pub fn end_page_writeback(k: &mut Kernel, ctx: &mut Ctx, p: Pfn) {
+    if !k.fr.test_clear(p, pg::WRITEBACK) {
+        return;
+    }
+    k.g.writeback -= 1;
+    let anon = k.fr.has(p, pg::ANON);
+    if !anon && !k.fr.has(p, pg::SWAPBACKED) && k.files[k.fr.mapping[p as usize] as usize].unlinked && k.fr.mapcount[p as usize] == 0 {
+        crate::vmscan::del_page_from_lru(k, p);
+        k.remove_from_page_cache(p, 0);
+        k.free_pages(ctx, p, 0);
+        return;
+    }
+    if anon && k.fr.mapcount[p as usize] == 0 && crate::swap_state::page_swap_slot(k, p).map(|s| k.swap.as_ref().map(|sw| sw.count[s as usize]).unwrap_or(0)) == Some(0) {
+        // Its process went away during the write: nothing references the page any more.
+        crate::swap_state::free_anon_page(k, ctx, p);
+        return;
+    }
+    if k.fr.test_clear(p, pg::RECLAIM) {
+        crate::vmscan::rotate_reclaimable_page(k, p);
+    }
+}
+
+/// What the flusher does next.
+pub enum FlushAction {
+    /// Wrote something; run again.
+    More,
+    /// Nothing over the thresholds: sleep until woken or this long.
+    Sleep(u64),
+}
+
+/// One pass of `wb_writeback`: pick the oldest-dirtied inode that is expired or needed for the
+/// background threshold, write up to 1024 of its dirty pages in index order.
+pub fn flusher_pass(k: &mut Kernel, ctx: &mut Ctx) -> FlushAction {
+    let (bg, _) = thresholds(k);
+    let expire = k.profile.tunables.dirty_expire_centisecs * 10_000_000;
+    let interval = k.profile.tunables.dirty_writeback_centisecs * 10_000_000;
+    let over_bg = k.g.dirty > bg;
+    let now = ctx.clock();
+    let mut pick: Option<(u64, usize)> = None;
+    for (i, f) in k.files.iter().enumerate() {
+        if let Some(w) = f.dirtied_when {
+            if f.nr_dirty > 0 && (over_bg || now.saturating_sub(w) >= expire) && pick.map(|(pw, _)| w < pw).unwrap_or(true) {
+                pick = Some((w, i));
+            }
+        }
+    }
+    let Some((_, fi)) = pick else {
+        k.flusher_wanted = false;
+        return FlushAction::Sleep(interval.max(1_000_000));
+    };
+    let file = fi as u32;
+    let mut budget = 1024u64;
+    let n = k.files[fi].pages.len() as u64;
+    let mut idx = k.files[fi].writeback_index.min(n);
+    let mut scanned = 0u64;
+    let mut run: Vec<Pfn> = Vec::new();
+    let mut run_start = 0u64;
+    while budget > 0 && scanned < n {
+        if idx >= n {
+            idx = 0;
+        }
+        let p = k.files[fi].pages[idx as usize];
+        let dirty = p != NIL && k.fr.flags[p as usize] & (pg::DIRTY | pg::WRITEBACK | pg::LOCKED) == pg::DIRTY;
+        if dirty {
+            if run.is_empty() {
+                run_start = idx;
+            }
+            run.push(p);
+            budget -= 1;
+        } else if !run.is_empty() {
+            submit_write(k, ctx, file, run_start, std::mem::take(&mut run));
+        }
+        if !run.is_empty() && (idx + 1 == n || run.len() >= 256) {
+            submit_write(k, ctx, file, run_start, std::mem::take(&mut run));
+        }
+        idx += 1;
+        scanned += 1;
+    }
+    if !run.is_empty() {
+        submit_write(k, ctx, file, run_start, run);
+    }
+    k.files[fi].writeback_index = idx;
+    k.charge(ctx, KFunc::WritebackSbInodes, scanned * k.cost.pte_walk);
+    if budget == 1024 {
+        // Everything dirty is already under writeback: wait for the disk.
+        return FlushAction::Sleep(10_000_000);
+    }
+    // The request queue is finite: a flusher that has filled ~0.25 s of disk work waits
+    // (get_request_wait) instead of queueing without bound.
+    let d = k.files[fi].disk;
+    let backlog = k.disks[d].queued_until().saturating_sub(now);
+    if backlog > 250_000_000 {
+        return FlushAction::Sleep(backlog - 250_000_000);
+    }
+    FlushAction::More
+}

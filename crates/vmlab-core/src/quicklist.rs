@@ -1,0 +1,84 @@
+//! Page-table quicklists (`mm/quicklist.c`, 2.6.22–5.3): freed page-table pages are cached per
+//! CPU instead of going back to the buddy allocator; `check_pgt_cache` trims each CPU's list to
+//! a bound computed from the node's free memory — per CPU (2.6.26) or divided by the node's
+//! CPUs (2.6.27).
+
+use crate::kernel::{Ctx, Kernel};
+use crate::mm_types::{pg, Pfn};
+use crate::mmzone::ZoneType;
+use crate::profiles::QuicklistRule;
+use crate::stats::kfunc::KFunc;
+use crate::stats::vmstat::Vm;
+
+const FRACTION_OF_NODE_MEM: u64 = 16;
+/// `check_pgt_cache` → `quicklist_trim(0, NULL, 25, 16)`.
+pub const MIN_PAGES: u64 = 25;
+pub const MAX_FREE: u64 = 16;
+
+pub fn quicklist_alloc(k: &mut Kernel, ctx: &mut Ctx) -> Option<Pfn> {
+    if k.profile.quicklist == QuicklistRule::None {
+        return None;
+    }
+    let cpu = ctx.cpu as usize;
+    let p = k.quicklists.get_mut(cpu)?.pop_head(&mut k.fr)?;
+    k.fr.clear(p, pg::QUICKLIST);
+    k.fr.set(p, pg::PGTABLE);
+    k.g.quicklist -= 1;
+    k.g.pagetable += 1;
+    k.ev.inc(Vm::PgtableQuicklistHit);
+    Some(p)
+}
+
+/// `quicklist_free`: a page-table page of this CPU's node goes on the CPU's list; a page from
+/// another node is freed to the buddy allocator.
+pub fn quicklist_free(k: &mut Kernel, ctx: &mut Ctx, p: Pfn) -> bool {
+    if k.profile.quicklist == QuicklistRule::None {
+        return false;
+    }
+    let cpu = ctx.cpu as usize;
+    if k.node_of(p) != k.cfg.node_of_cpu(ctx.cpu) || cpu >= k.quicklists.len() {
+        return false;
+    }
+    k.fr.clear(p, pg::PGTABLE);
+    k.fr.set(p, pg::QUICKLIST);
+    k.g.pagetable -= 1;
+    k.g.quicklist += 1;
+    k.quicklists[cpu].push_head(&mut k.fr, p);
+    true
+}
+
+/// `max_pages(min_pages)`.
+pub fn max_pages(k: &Kernel, cpu: u32, min_pages: u64) -> u64 {
+    let node = k.cfg.node_of_cpu(cpu);
+    let node_free: u64 = k.nodes[node]
+        .zones
+        .iter()
+        .filter(|&&z| matches!(k.zones[z].kind, ZoneType::Dma | ZoneType::Dma32 | ZoneType::Normal))
+        .map(|&z| k.zones[z].free_pages)
+        .sum();
+    let mut max = node_free / FRACTION_OF_NODE_MEM;
+    if k.profile.quicklist == QuicklistRule::NodeFree16PerCpu {
+        max /= k.nodes[node].cpus.len().max(1) as u64;
+    }
+    max.max(min_pages)
+}
+
+/// `check_pgt_cache` on the context's CPU.
+pub fn check_pgt_cache(k: &mut Kernel, ctx: &mut Ctx) {
+    if k.profile.quicklist == QuicklistRule::None {
+        return;
+    }
+    let cpu = ctx.cpu as usize;
+    if cpu >= k.quicklists.len() || k.quicklists[cpu].len <= MIN_PAGES {
+        return;
+    }
+    let max = max_pages(k, ctx.cpu, MIN_PAGES);
+    let to_free = k.quicklists[cpu].len.saturating_sub(max).min(MAX_FREE);
+    for _ in 0..to_free {
+        let Some(p) = k.quicklists[cpu].pop_head(&mut k.fr) else { break };
+        k.fr.clear(p, pg::QUICKLIST);
+        k.g.quicklist -= 1;
+        k.free_pages(ctx, p, 0);
+    }
+    k.charge(ctx, KFunc::QuicklistTrim, to_free * k.cost.page_free);
+}

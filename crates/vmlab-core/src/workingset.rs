@@ -1,0 +1,54 @@
+//! Refault detection (`mm/workingset.c`): an evicted page leaves a shadow holding the lruvec's
+//! eviction clock; on refault, the distance tells whether the page would have stayed resident
+//! had the active list been smaller — if so it is activated at once.
+
+use crate::kernel::Kernel;
+use crate::mm_types::{pg, Pfn};
+use crate::mmzone::{LRU_ACTIVE_ANON, LRU_ACTIVE_FILE, LRU_INACTIVE_ANON};
+use crate::stats::vmstat::Vm;
+
+/// Shadow value for an evicted page (never 0, which means "no shadow").
+pub fn eviction(k: &mut Kernel, node: usize) -> u32 {
+    let lv = &mut k.nodes[node].lruvec;
+    lv.nonresident_age += 1;
+    (lv.nonresident_age as u32).max(1)
+}
+
+fn refault(k: &mut Kernel, p: Pfn, shadow: u32, file: bool) {
+    if !k.profile.workingset || shadow == 0 {
+        return;
+    }
+    let node = k.node_of(p);
+    let lv = &k.nodes[node].lruvec;
+    let distance = (lv.nonresident_age as u32).wrapping_sub(shadow) as u64;
+    // workingset_refault: compare against the active lists (+ anon when swap is available).
+    let mut ws = lv.size(LRU_ACTIVE_FILE);
+    if crate::swap_state::free_swap_pages(k) > 0 {
+        ws += lv.size(LRU_ACTIVE_ANON) + lv.size(LRU_INACTIVE_ANON);
+    }
+    k.ev.inc(if file { Vm::WorkingsetRefaultFile } else { Vm::WorkingsetRefaultAnon });
+    k.nodes[node].lruvec.refaults[file as usize] += 1;
+    if distance <= ws {
+        k.fr.set(p, pg::ACTIVE | pg::WORKINGSET);
+        k.ev.inc(if file { Vm::WorkingsetActivateFile } else { Vm::WorkingsetActivateAnon });
+        let lv = &mut k.nodes[node].lruvec;
+        if file {
+            lv.file_cost += 1;
+        } else {
+            lv.anon_cost += 1;
+        }
+    }
+}
+
+pub fn refault_file(k: &mut Kernel, p: Pfn, file: u32, idx: u64) {
+    let sh = k.files[file as usize].take_shadow(idx);
+    refault(k, p, sh, true);
+}
+
+pub fn refault_anon(k: &mut Kernel, p: Pfn, slot: u32) {
+    let sh = match k.swap.as_mut() {
+        Some(sw) => std::mem::take(&mut sw.shadow[slot as usize]),
+        None => 0,
+    };
+    refault(k, p, sh, false);
+}
