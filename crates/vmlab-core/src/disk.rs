@@ -218,9 +218,23 @@ pub struct Disk {
     bytes_written: u64,
     reads: u64,
     writes: u64,
+    /// Next free byte for a new file's extent (files are laid out contiguously).
+    next_extent: u64,
 }
 
 impl Disk {
+    /// Reserve a contiguous extent of `bytes` (aligned to 1 MiB) and return its offset.
+    pub fn allocate_extent(&mut self, bytes: u64) -> u64 {
+        let off = self.next_extent;
+        self.next_extent += bytes.div_ceil(1 << 20).max(1) << 20;
+        off
+    }
+
+    /// Sequential bandwidth of the whole device (all stripes), bytes/s.
+    pub fn bandwidth_bps(&self) -> u64 {
+        self.params.bandwidth_bps * self.params.stripes() as u64
+    }
+
     pub fn new(params: DiskParams) -> Result<Disk, DiskParamsError> {
         params.validate()?;
         Ok(Disk {
@@ -234,6 +248,7 @@ impl Disk {
             bytes_written: 0,
             reads: 0,
             writes: 0,
+            next_extent: 0,
         })
     }
 
@@ -249,10 +264,9 @@ impl Disk {
     /// Submits a request of `bytes` at device byte `offset` at time `now`; returns its completion
     /// time. A request spanning several stripes completes when its last piece does.
     pub fn submit(&mut self, now: u64, offset: u64, bytes: u64, write: bool) -> u64 {
-        debug_assert!(
-            now >= self.last_now,
-            "disk requests must be submitted in time order"
-        );
+        // Tasks on different CPUs run in quanta, so submissions can arrive slightly out of
+        // order; the device sees them at the latest time it has seen.
+        let now = now.max(self.last_now);
         self.last_now = now;
         while self.inflight.peek().is_some_and(|&Reverse(c)| c <= now) {
             self.inflight.pop();

@@ -33,6 +33,8 @@ pub struct Ctx {
     pub in_reclaim: bool,
     /// Set when the OOM killer chose this context's process.
     pub oom_victim: bool,
+    /// The mm of the process this context works for.
+    pub mm: Option<u32>,
 }
 
 impl Ctx {
@@ -107,6 +109,12 @@ pub struct Kernel {
     pub rng: rand_pcg::Pcg64,
     /// Simulated page events processed (faults, scans, I/O pages): the benchmark's unit.
     pub events: u64,
+    /// Scratch buffer for rmap walks (reused: no allocation per walk).
+    pub rmap_buf: Vec<crate::rmap::Mapping>,
+    /// Scratch buffer for isolated pages.
+    pub isolate_buf: Vec<Pfn>,
+    /// The shared zero page (read faults on anonymous memory map it).
+    pub zero_pfn: Pfn,
     /// Processes killed by the OOM killer (by mm id) — the scheduler terminates their tasks.
     pub oom_killed: Vec<u32>,
 }
@@ -148,6 +156,9 @@ impl Kernel {
             rng: rand_pcg::Pcg64::seed_from_u64(seed),
             events: 0,
             oom_killed: Vec::new(),
+            rmap_buf: Vec::new(),
+            isolate_buf: Vec::new(),
+            zero_pfn: 0,
             cfg,
         };
         k.build_zones();
@@ -195,6 +206,7 @@ impl Kernel {
                 lowmem_reserve: vec![0; 5],
                 pcp,
                 lruvec: Lruvec::default(),
+                lru_pages: [0; crate::mmzone::NR_LRU_LISTS],
                 all_unreclaimable: false,
                 pages_scanned: 0,
                 need_balance: false,
@@ -215,7 +227,7 @@ impl Kernel {
             let (s, e) = (self.zones[zid].start_pfn, self.zones[zid].end_pfn);
             let mut p = s;
             while p < e {
-                if p < reserved && self.zones[zid].kind != crate::mmzone::ZoneType::Dma {
+                if p == 0 || (p < reserved && self.zones[zid].kind != crate::mmzone::ZoneType::Dma) {
                     self.fr.set(p, pg::RESERVED);
                     self.g.reserved += 1;
                     self.zones[zid].managed -= 1;
@@ -232,6 +244,25 @@ impl Kernel {
             }
         }
         self.setup_watermarks();
+    }
+
+    /// Deliver a completed block I/O.
+    pub fn io_complete(&mut self, ctx: &mut Ctx, d: IoDone) {
+        match d {
+            IoDone::Read(pages) => {
+                for p in pages {
+                    self.inflight.remove(&p);
+                    if self.fr.test_clear(p, pg::LOCKED) {
+                        self.fr.set(p, pg::UPTODATE);
+                    }
+                }
+            }
+            IoDone::Write(pages) => {
+                for p in pages {
+                    crate::page_writeback::end_page_writeback(self, ctx, p);
+                }
+            }
+        }
     }
 
     #[inline(always)]

@@ -1,5 +1,26 @@
 //! vmlab core: the Linux memory manager as a deterministic, per-page, cost-modelled simulated machine.
+//!
+//! Data flows one way: scenario → workload programs → system calls into the mm → machine state
+//! → counters → reports. Modules carry the names of the kernel's `mm/` files.
 pub mod disk;
 pub mod dist;
+pub mod filemap;
+pub mod kernel;
+pub mod machine;
+pub mod memory;
+pub mod mlock;
+pub mod mm_types;
+pub mod mmap;
+pub mod mmzone;
+pub mod oom_kill;
+pub mod page_alloc;
+pub mod page_writeback;
+pub mod profiles;
+pub mod quicklist;
+pub mod rmap;
+pub mod sched_lock;
 pub mod stats;
+pub mod swap_state;
+pub mod vmscan;
+pub mod workingset;
 pub mod workload;

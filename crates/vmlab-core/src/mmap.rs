@@ -350,7 +350,9 @@ impl Kernel {
                 if e != 0 {
                     self.pte_set_slot(s, 0);
                     if pte::present(e) {
-                        self.zap_page(ctx, mm, v, pte::pfn(e), e);
+                        if pte::pfn(e) != self.zero_pfn {
+                            self.zap_page(ctx, mm, v, pte::pfn(e), e);
+                        }
                     } else if let Some(slot) = pte::swap_slot(e) {
                         crate::swap_state::swap_free(self, ctx, slot);
                     }
@@ -466,11 +468,14 @@ impl Kernel {
                 if e == 0 {
                     continue;
                 }
-                let ce = if pte::present(e) {
+                let ce = if pte::present(e) && pte::pfn(e) == self.zero_pfn {
+                    e
+                } else if pte::present(e) {
                     let p = pte::pfn(e);
                     self.fr.mapcount[p as usize] += 1;
+                    let is_anon = self.fr.flags[p as usize] & pg::ANON != 0;
                     let m = self.mm_mut(child);
-                    if self.fr.flags[p as usize] & pg::ANON != 0 {
+                    if is_anon {
                         m.rss_anon += 1;
                     } else if v.flags & vm::SHM != 0 {
                         m.rss_shmem += 1;

@@ -97,6 +97,8 @@ pub struct Zone {
     pub pcp: Vec<Pcp>,
     /// Per-zone lruvec (used by the engines whose LRU is per zone; 2.4.9 keeps inactive_clean here).
     pub lruvec: Lruvec,
+    /// Pages of this zone on each LRU list (NR_ZONE_*_LRU), whatever lruvec holds them.
+    pub lru_pages: [u64; NR_LRU_LISTS],
     pub all_unreclaimable: bool,
     pub pages_scanned: u64,
     /// 2.4 `need_balance` / zone pressure flags, used by the 2.4 engines.
@@ -121,10 +123,31 @@ impl Zone {
     }
 }
 
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum KswapdPhase {
+    /// Asleep on its waitqueue until `wakeup_kswapd`.
+    #[default]
+    Sleeping,
+    /// The HZ/10 nap of kswapd_try_to_sleep.
+    Napping,
+    /// Inside balance_pgdat.
+    Balancing,
+    /// Between balances: about to try to sleep.
+    TrySleep,
+}
+
 /// kswapd's view of a node.
 #[derive(Clone, Debug, Default)]
 pub struct KswapdState {
     pub task: usize,
+    pub phase: KswapdPhase,
+    /// Balance in progress: order being reclaimed for, highest zone, priority, pages reclaimed.
+    pub bal_order: u32,
+    pub bal_classzone: usize,
+    pub bal_priority: i32,
+    pub bal_reclaimed: u64,
+    /// Order the last balance ended at (the sleep checks use it).
+    pub reclaim_order: u32,
     /// Order and highest zone requested by wakeups since kswapd last read them.
     pub max_order: u32,
     pub classzone_idx: usize,

@@ -1,0 +1,339 @@
+//! Page faults (`mm/memory.c`, `filemap_fault`, `shmem_fault`): anonymous (zero page on read),
+//! copy-on-write, file and shm faults, swap-in. Locking (mmap_sem / per-VMA) is the caller's —
+//! see `workload::interp` — because what a fault does with its lock while it waits for I/O is
+//! exactly what differs between eras.
+
+use crate::filemap::PageRes;
+use crate::kernel::{Ctx, Kernel};
+use crate::mm_types::{pg, Pfn, NIL};
+use crate::mmap::{pte, vm, VmaKind};
+use crate::page_alloc::{AllocFail, Gfp};
+use crate::stats::kfunc::KFunc;
+use crate::stats::vmstat::Vm;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fault {
+    /// The PTE is now present.
+    Done,
+    /// The page is under I/O until this time; retry the fault then. `major` when this fault
+    /// started the I/O.
+    Wait { until: u64, major: bool },
+    /// No memory (the OOM killer may have been invoked).
+    Oom,
+    /// SIGSEGV/SIGBUS: no VMA, or an access the VMA does not allow.
+    Segv,
+}
+
+impl Kernel {
+    /// A user access to `vpn`: a TLB-hit access sets the young (and dirty) bits; anything else
+    /// is a page fault.
+    #[inline]
+    pub fn access(&mut self, ctx: &mut Ctx, mm: u32, vpn: u64, write: bool) -> Fault {
+        if let Some(slot) = self.pte_slot(mm, vpn) {
+            let e = self.pt.entries[slot];
+            if pte::present(e) && (!write || e & pte::WRITE != 0) {
+                self.pt.entries[slot] = e | pte::YOUNG | if write { pte::DIRTY } else { 0 };
+                ctx.user_ns += 2;
+                return Fault::Done;
+            }
+        }
+        self.handle_mm_fault(ctx, mm, vpn, write)
+    }
+
+    /// `handle_mm_fault`.
+    pub fn handle_mm_fault(&mut self, ctx: &mut Ctx, mm: u32, vpn: u64, write: bool) -> Fault {
+        self.ev.inc(Vm::Pgfault);
+        self.events += 1;
+        self.charge(ctx, KFunc::HandleMmFault, self.cost.fault);
+        let Some(vi) = self.find_vma(mm, vpn) else { return Fault::Segv };
+        let (flags, kind) = {
+            let v = &self.mm(mm).vmas[vi];
+            (v.flags, v.kind)
+        };
+        if write && flags & vm::WRITE == 0 {
+            return Fault::Segv;
+        }
+        let slot = match self.pte_alloc(ctx, mm, vpn) {
+            Ok(s) => s,
+            Err(_) => return Fault::Oom,
+        };
+        let e = self.pt.entries[slot];
+        if pte::present(e) {
+            if write && e & pte::WRITE == 0 {
+                return self.do_wp_page(ctx, mm, vpn, slot, flags);
+            }
+            self.pt.entries[slot] = e | pte::YOUNG | if write { pte::DIRTY } else { 0 };
+            return Fault::Done;
+        }
+        if let Some(s) = pte::swap_slot(e) {
+            return self.do_swap_page(ctx, mm, vpn, slot, s, write, flags);
+        }
+        match kind {
+            VmaKind::Anon => self.do_anonymous_page(ctx, mm, vpn, slot, write, flags),
+            VmaKind::File { file, pgoff } => {
+                let idx = pgoff + (vpn - self.mm(mm).vmas[vi].start);
+                if self.files[file as usize].shmem {
+                    self.shmem_fault(ctx, mm, vpn, slot, file, idx, write, flags)
+                } else {
+                    self.filemap_fault(ctx, mm, vpn, slot, file, idx, write, flags)
+                }
+            }
+        }
+    }
+
+    /// A fresh anonymous page: zeroed, on the LRU, mapped.
+    fn new_anon_page(&mut self, ctx: &mut Ctx, mm: u32, vpn: u64) -> Result<Pfn, AllocFail> {
+        let p = self.alloc_pages(ctx, Gfp::highuser_movable(), 0)?;
+        self.charge(ctx, KFunc::ClearPage, self.cost.clear_page);
+        self.fr.flags[p as usize] |= pg::ANON | pg::SWAPBACKED | pg::UPTODATE;
+        self.fr.mapping[p as usize] = self.mm(mm).anon_vma;
+        self.fr.index[p as usize] = vpn as u32;
+        self.g.anon += 1;
+        crate::vmscan::lru_add(self, p);
+        Ok(p)
+    }
+
+    fn map_new(&mut self, ctx: &mut Ctx, mm: u32, slot: usize, p: Pfn, flags: u32, e: u32) {
+        self.page_add_rmap(p);
+        self.pte_set_slot(slot, p | pte::PRESENT | pte::YOUNG | e);
+        if flags & vm::LOCKED != 0 {
+            crate::mlock::mlock_vma_page(self, ctx, p);
+        }
+        let m = self.mm_mut(mm);
+        if flags & vm::SHM != 0 {
+            m.rss_shmem += 1;
+        } else {
+            m.rss_file += 1;
+        }
+    }
+
+    fn do_anonymous_page(&mut self, ctx: &mut Ctx, mm: u32, vpn: u64, slot: usize, write: bool, flags: u32) -> Fault {
+        self.charge(ctx, KFunc::DoAnonymousPage, 0);
+        if !write {
+            // The shared zero page: no memory until the first write.
+            self.pte_set_slot(slot, self.zero_pfn | pte::PRESENT | pte::YOUNG);
+            return Fault::Done;
+        }
+        match self.new_anon_page(ctx, mm, vpn) {
+            Ok(p) => {
+                self.map_anon(ctx, mm, slot, p, flags, true);
+                Fault::Done
+            }
+            Err(_) => Fault::Oom,
+        }
+    }
+
+    fn map_anon(&mut self, ctx: &mut Ctx, mm: u32, slot: usize, p: Pfn, flags: u32, write: bool) {
+        self.page_add_rmap(p);
+        let w = if write { pte::WRITE | pte::DIRTY } else { 0 };
+        self.pte_set_slot(slot, p | pte::PRESENT | pte::YOUNG | w);
+        self.mm_mut(mm).rss_anon += 1;
+        if flags & vm::LOCKED != 0 {
+            crate::mlock::mlock_vma_page(self, ctx, p);
+        }
+    }
+
+    /// `do_wp_page`: write to a write-protected PTE (zero page, COW after fork, private file).
+    fn do_wp_page(&mut self, ctx: &mut Ctx, mm: u32, vpn: u64, slot: usize, flags: u32) -> Fault {
+        self.charge(ctx, KFunc::DoWpPage, 0);
+        let e = self.pt.entries[slot];
+        let old = pte::pfn(e);
+        if old == self.zero_pfn {
+            return match self.new_anon_page(ctx, mm, vpn) {
+                Ok(p) => {
+                    self.pte_set_slot(slot, 0);
+                    self.map_anon(ctx, mm, slot, p, flags, true);
+                    Fault::Done
+                }
+                Err(_) => Fault::Oom,
+            };
+        }
+        let anon = self.fr.has(old, pg::ANON);
+        if flags & vm::SHARED != 0 {
+            // Shared writable mapping: just make it writable and dirty.
+            self.pt.entries[slot] = e | pte::WRITE | pte::DIRTY | pte::YOUNG;
+            if !anon {
+                crate::page_writeback::set_page_dirty(self, old);
+            }
+            return Fault::Done;
+        }
+        if anon && self.fr.mapcount[old as usize] == 1 {
+            // Reuse: we are the only user.
+            if self.fr.has(old, pg::SWAPCACHE) && !self.fr.has(old, pg::WRITEBACK) {
+                crate::swap_state::delete_from_swap_cache(self, old);
+            }
+            self.pt.entries[slot] = e | pte::WRITE | pte::DIRTY | pte::YOUNG;
+            self.ev.inc(Vm::Pgreuse);
+            return Fault::Done;
+        }
+        let p = match self.new_anon_page(ctx, mm, vpn) {
+            Ok(p) => p,
+            Err(_) => return Fault::Oom,
+        };
+        self.charge(ctx, KFunc::CopyPage, self.cost.copy_page.saturating_sub(self.cost.clear_page));
+        self.page_remove_rmap(old);
+        {
+            let m = self.mm_mut(mm);
+            if anon {
+                m.rss_anon -= 1;
+            } else if flags & vm::SHM != 0 {
+                m.rss_shmem -= 1;
+            } else {
+                m.rss_file -= 1;
+            }
+        }
+        if anon && self.fr.mapcount[old as usize] == 0 {
+            crate::swap_state::free_anon_page(self, ctx, old);
+        }
+        self.pte_set_slot(slot, 0);
+        self.map_anon(ctx, mm, slot, p, flags, true);
+        Fault::Done
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn do_swap_page(&mut self, ctx: &mut Ctx, mm: u32, vpn: u64, slot: usize, s: u32, write: bool, flags: u32) -> Fault {
+        self.charge(ctx, KFunc::DoSwapPage, 0);
+        let cached = self.swap.as_ref().map(|sw| sw.cache[s as usize]).unwrap_or(NIL);
+        if cached == NIL {
+            let av = self.mm(mm).anon_vma;
+            return match crate::swap_state::swapin(self, ctx, s, av, vpn) {
+                Ok((_, t)) => {
+                    self.ev.inc(Vm::Pgmajfault);
+                    Fault::Wait { until: t, major: true }
+                }
+                Err(_) => Fault::Oom,
+            };
+        }
+        let p = cached;
+        if self.fr.has(p, pg::LOCKED) {
+            return Fault::Wait { until: self.inflight.get(&p).copied().unwrap_or(ctx.clock()), major: false };
+        }
+        if !self.fr.has(p, pg::ANON) {
+            // A swap-cache page that no longer belongs to anyone we know: treat as fresh.
+            self.fr.set(p, pg::ANON);
+            self.g.anon += 1;
+        }
+        self.fr.mapping[p as usize] = self.mm(mm).anon_vma;
+        self.fr.index[p as usize] = vpn as u32;
+        crate::swap_state::swap_free(self, ctx, s);
+        let exclusive = self.fr.mapcount[p as usize] == 0;
+        let make_writable = write && exclusive;
+        if make_writable && !self.fr.has(p, pg::WRITEBACK) {
+            crate::swap_state::delete_from_swap_cache(self, p);
+        }
+        self.pte_set_slot(slot, 0);
+        self.map_anon(ctx, mm, slot, p, flags, make_writable);
+        if write && !make_writable {
+            return self.do_wp_page(ctx, mm, vpn, slot, flags);
+        }
+        Fault::Done
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn filemap_fault(&mut self, ctx: &mut Ctx, mm: u32, vpn: u64, slot: usize, file: u32, idx: u64, write: bool, flags: u32) -> Fault {
+        self.charge(ctx, KFunc::FilemapFault, 0);
+        if idx >= self.files[file as usize].npages() {
+            return Fault::Segv;
+        }
+        let missing = self.files[file as usize].find(idx).is_none();
+        match self.filemap_get_page(ctx, file, idx, true) {
+            PageRes::Ready(p) => {
+                if write && flags & vm::SHARED == 0 {
+                    // Private write: copy into an anonymous page.
+                    return match self.new_anon_page(ctx, mm, vpn) {
+                        Ok(np) => {
+                            self.charge(ctx, KFunc::CopyPage, self.cost.copy_page);
+                            self.map_anon(ctx, mm, slot, np, flags, true);
+                            Fault::Done
+                        }
+                        Err(_) => Fault::Oom,
+                    };
+                }
+                let w = if write { pte::WRITE | pte::DIRTY } else { 0 };
+                if write {
+                    crate::page_writeback::set_page_dirty(self, p);
+                }
+                self.map_new(ctx, mm, slot, p, flags, w);
+                Fault::Done
+            }
+            PageRes::Wait(t) => {
+                if missing {
+                    self.ev.inc(Vm::Pgmajfault);
+                }
+                Fault::Wait { until: t, major: missing }
+            }
+            PageRes::Oom => Fault::Oom,
+        }
+    }
+
+    /// `shmem_fault`: from the segment's page cache, from the swap cache, from swap, or a new page.
+    #[allow(clippy::too_many_arguments)]
+    fn shmem_fault(&mut self, ctx: &mut Ctx, mm: u32, vpn: u64, slot: usize, file: u32, idx: u64, write: bool, flags: u32) -> Fault {
+        let _ = vpn;
+        if idx >= self.files[file as usize].npages() {
+            return Fault::Segv;
+        }
+        let w = if write || flags & vm::WRITE != 0 { pte::WRITE | if write { pte::DIRTY } else { 0 } } else { 0 };
+        if let Some(p) = self.files[file as usize].find(idx) {
+            if self.fr.has(p, pg::LOCKED) {
+                return Fault::Wait { until: self.inflight.get(&p).copied().unwrap_or(ctx.clock()), major: false };
+            }
+            self.map_new(ctx, mm, slot, p, flags | vm::SHM, w);
+            return Fault::Done;
+        }
+        let swapped = self.files[file as usize].swapped.get(idx as usize).copied().unwrap_or(0);
+        if swapped != 0 {
+            let s = swapped - 1;
+            let cached = self.swap.as_ref().map(|sw| sw.cache[s as usize]).unwrap_or(NIL);
+            if cached != NIL {
+                let p = cached;
+                if self.fr.has(p, pg::LOCKED) || self.fr.has(p, pg::WRITEBACK) {
+                    let t = self.inflight.get(&p).copied().unwrap_or(ctx.clock() + 1_000_000);
+                    return Fault::Wait { until: t, major: false };
+                }
+                // Back from the swap cache into the segment.
+                crate::swap_state::delete_from_swap_cache(self, p);
+                self.files[file as usize].swapped[idx as usize] = 0;
+                crate::swap_state::swap_free(self, ctx, s);
+                let f = &mut self.files[file as usize];
+                f.pages[idx as usize] = p;
+                f.nrpages += 1;
+                self.g.file += 1;
+                self.g.shmem += 1;
+                self.map_new(ctx, mm, slot, p, flags | vm::SHM, w);
+                return Fault::Done;
+            }
+            // Read it from swap into the swap cache; the retry moves it into the segment.
+            let p = match self.alloc_pages(ctx, Gfp::highuser_movable(), 0) {
+                Ok(p) => p,
+                Err(_) => return Fault::Oom,
+            };
+            self.fr.flags[p as usize] |= pg::SWAPBACKED | pg::LOCKED | pg::SWAPCACHE;
+            self.fr.mapping[p as usize] = file;
+            self.fr.index[p as usize] = idx as u32;
+            let (disk, base) = {
+                let sw = self.swap.as_mut().expect("swap");
+                sw.cache[s as usize] = p;
+                sw.pfn_slot.insert(p, s);
+                (sw.disk, sw.base)
+            };
+            self.g.swapcache += 1;
+            crate::vmscan::lru_add(self, p);
+            let t = self.disks[disk].submit(ctx.clock(), base + s as u64 * 4096, 4096, false);
+            self.inflight.insert(p, t);
+            self.io_queue.push((t, crate::kernel::IoDone::Read(vec![p])));
+            self.ev.inc(Vm::Pswpin);
+            self.ev.inc(Vm::Pgmajfault);
+            self.ev.add(Vm::Pgpgin, 4);
+            return Fault::Wait { until: t, major: true };
+        }
+        let p = match self.alloc_pages(ctx, Gfp::highuser_movable(), 0) {
+            Ok(p) => p,
+            Err(_) => return Fault::Oom,
+        };
+        self.charge(ctx, KFunc::ClearPage, self.cost.clear_page);
+        self.add_to_page_cache(ctx, file, idx, p);
+        self.map_new(ctx, mm, slot, p, flags | vm::SHM, w);
+        Fault::Done
+    }
+}

@@ -1,0 +1,240 @@
+//! Page reclaim (`mm/vmscan.c`). What is shared by every era lives here: the LRU list
+//! operations, `pageout`, `__remove_mapping`; each era's engine (list layout, scan policy,
+//! kswapd) is a submodule chosen by the profile's `engine` field.
+
+pub mod modern;
+
+use crate::kernel::{Ctx, Kernel};
+use crate::mm_types::{pg, List, Pfn};
+use crate::mmzone::{LRU_ACTIVE_ANON, LRU_INACTIVE_ANON, LRU_INACTIVE_FILE, LRU_NONE, LRU_UNEVICTABLE};
+use crate::page_alloc::Gfp;
+use crate::profiles::Engine;
+use crate::stats::vmstat::Vm;
+
+pub const SWAP_CLUSTER_MAX: u64 = 32;
+pub const DEF_PRIORITY: i32 = 12;
+
+/// Which lruvec holds a page's lists: the node's (6.8), the zone's (2.6.36), or the global one (2.4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LruScope {
+    Node(usize),
+    Zone(usize),
+    Global,
+}
+
+pub fn scope_of(k: &Kernel, p: Pfn) -> LruScope {
+    match k.profile.engine {
+        Engine::Modern => LruScope::Node(k.node_of(p)),
+        Engine::Split2636 => LruScope::Zone(k.zone_of(p)),
+        Engine::Riel24 | Engine::Aa24 => LruScope::Global,
+    }
+}
+
+/// The list `l` of a scope, with the frame array (split borrow).
+#[inline]
+pub fn list_mut(k: &mut Kernel, s: LruScope, l: usize) -> (&mut List, &mut crate::mm_types::Frames) {
+    match s {
+        LruScope::Node(n) => (&mut k.nodes[n].lruvec.lists[l], &mut k.fr),
+        LruScope::Zone(z) => (&mut k.zones[z].lruvec.lists[l], &mut k.fr),
+        LruScope::Global => (&mut k.global_lru.lists[l], &mut k.fr),
+    }
+}
+
+/// Put a page on list `l` of its lruvec, at the head (newest) or the tail (next to be scanned).
+#[inline]
+pub fn add_to_list(k: &mut Kernel, p: Pfn, l: usize, at_tail: bool) {
+    debug_assert!(!k.fr.has(p, pg::LRU), "pfn {p} already on an LRU");
+    let s = scope_of(k, p);
+    let zid = k.zone_of(p);
+    let (list, fr) = list_mut(k, s, l);
+    if at_tail {
+        list.push_tail(fr, p);
+    } else {
+        list.push_head(fr, p);
+    }
+    k.fr.set(p, pg::LRU);
+    k.fr.set_lru_list(p, l as u8);
+    k.zones[zid].lru_pages[l] += 1;
+}
+
+/// Take a page off whatever LRU list holds it.
+#[inline]
+pub fn del_page_from_lru(k: &mut Kernel, p: Pfn) {
+    if !k.fr.has(p, pg::LRU) {
+        return;
+    }
+    let l = k.fr.lru_list(p) as usize;
+    let s = scope_of(k, p);
+    let zid = k.zone_of(p);
+    let (list, fr) = list_mut(k, s, l);
+    list.remove(fr, p);
+    k.fr.clear(p, pg::LRU);
+    k.fr.set_lru_list(p, LRU_NONE);
+    k.zones[zid].lru_pages[l] -= 1;
+}
+
+/// Is the page anon-like for LRU purposes (anon or shm: swap-backed)?
+#[inline]
+pub fn is_swapbacked(k: &Kernel, p: Pfn) -> bool {
+    k.fr.flags[p as usize] & (pg::ANON | pg::SWAPBACKED) != 0
+}
+
+/// A new page enters the LRU (`folio_add_lru`).
+pub fn lru_add(k: &mut Kernel, p: Pfn) {
+    match k.profile.engine {
+        Engine::Modern | Engine::Split2636 | Engine::Riel24 | Engine::Aa24 => modern::lru_add(k, p),
+    }
+}
+
+/// `mark_page_accessed` from read()/write() (mapped accesses only set the PTE young bit).
+pub fn mark_page_accessed(k: &mut Kernel, p: Pfn) {
+    match k.profile.engine {
+        Engine::Modern | Engine::Split2636 | Engine::Riel24 | Engine::Aa24 => modern::mark_page_accessed(k, p),
+    }
+}
+
+pub fn move_to_unevictable(k: &mut Kernel, p: Pfn) {
+    del_page_from_lru(k, p);
+    k.fr.clear(p, pg::ACTIVE);
+    k.fr.set(p, pg::UNEVICTABLE);
+    add_to_list(k, p, LRU_UNEVICTABLE, false);
+}
+
+pub fn move_to_evictable(k: &mut Kernel, p: Pfn) {
+    del_page_from_lru(k, p);
+    k.fr.clear(p, pg::UNEVICTABLE);
+    k.ev.inc(Vm::UnevictablePgsRescued);
+    let l = if is_swapbacked(k, p) { LRU_INACTIVE_ANON } else { LRU_INACTIVE_FILE };
+    add_to_list(k, p, l, false);
+}
+
+/// `folio_rotate_reclaimable`: writeback done on a page reclaim wanted: move it to the tail
+/// of its inactive list so the next scan frees it.
+pub fn rotate_reclaimable_page(k: &mut Kernel, p: Pfn) {
+    if !k.fr.has(p, pg::LRU) || k.fr.has(p, pg::ACTIVE) || k.fr.has(p, pg::UNEVICTABLE) {
+        return;
+    }
+    let l = k.fr.lru_list(p) as usize;
+    del_page_from_lru(k, p);
+    add_to_list(k, p, l, true);
+    k.ev.inc(Vm::Pgrotated);
+}
+
+/// `wakeup_kswapd` for an allocation that failed the LOW watermark in zone `zid`.
+pub fn wakeup_kswapd(k: &mut Kernel, zid: usize, order: u32, classzone: usize) {
+    match k.profile.engine {
+        Engine::Modern | Engine::Split2636 | Engine::Riel24 | Engine::Aa24 => modern::wakeup_kswapd(k, zid, order, classzone),
+    }
+}
+
+/// Direct reclaim (`try_to_free_pages`); returns pages reclaimed.
+pub fn try_to_free_pages(k: &mut Kernel, ctx: &mut Ctx, gfp: Gfp, order: u32, classzone: usize) -> u64 {
+    let was = ctx.in_reclaim;
+    ctx.in_reclaim = true;
+    let r = match k.profile.engine {
+        Engine::Modern | Engine::Split2636 | Engine::Riel24 | Engine::Aa24 => modern::try_to_free_pages(k, ctx, gfp, order, classzone),
+    };
+    ctx.in_reclaim = was;
+    r
+}
+
+/// What kswapd does after one step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KswapdAction {
+    /// More work: stay runnable.
+    Continue,
+    /// Sleep this long unless woken (the HZ/10 nap, congestion_wait).
+    Nap(u64),
+    /// Sleep until woken.
+    Sleep,
+}
+
+/// One step of node `node`'s kswapd.
+pub fn kswapd_step(k: &mut Kernel, ctx: &mut Ctx, node: usize) -> KswapdAction {
+    ctx.is_kswapd = true;
+    ctx.in_reclaim = true;
+    match k.profile.engine {
+        Engine::Modern | Engine::Split2636 | Engine::Riel24 | Engine::Aa24 => modern::kswapd_step(k, ctx, node),
+    }
+}
+
+/// The nap timer of a napping kswapd fired (not woken early).
+pub fn kswapd_nap_expired(k: &mut Kernel, node: usize) {
+    let ks = &mut k.nodes[node].kswapd;
+    if ks.phase == crate::mmzone::KswapdPhase::Napping {
+        ks.napping = false;
+    }
+}
+
+/// Free an isolated, unmapped, clean page that reclaim decided to drop (`__remove_mapping` +
+/// free). Leaves a workingset shadow.
+pub fn remove_mapping_and_free(k: &mut Kernel, ctx: &mut Ctx, p: Pfn) {
+    let node = k.node_of(p);
+    let shadow = if k.profile.workingset { crate::workingset::eviction(k, node) } else { 0 };
+    if k.fr.has(p, pg::SWAPCACHE) {
+        if let Some(s) = crate::swap_state::page_swap_slot(k, p) {
+            if let Some(sw) = k.swap.as_mut() {
+                sw.shadow[s as usize] = shadow;
+            }
+        }
+        crate::swap_state::delete_from_swap_cache(k, p);
+        if k.fr.has(p, pg::ANON) {
+            crate::swap_state::release_anon_accounting(k, p);
+        }
+    } else if k.fr.has(p, pg::ANON) {
+        crate::swap_state::release_anon_accounting(k, p);
+    } else {
+        k.remove_from_page_cache(p, shadow);
+    }
+    k.free_pages(ctx, p, 0);
+}
+
+/// `pageout`: start writing a dirty page. Anon pages are already in the swap cache; shm pages
+/// move from their file into the swap cache first (`shmem_writepage`).
+pub fn pageout(k: &mut Kernel, ctx: &mut Ctx, p: Pfn) -> bool {
+    if k.fr.has(p, pg::ANON) || k.fr.has(p, pg::SWAPCACHE) {
+        return crate::swap_state::swap_writepage(k, ctx, p);
+    }
+    if k.fr.has(p, pg::SWAPBACKED) {
+        if !shmem_move_to_swapcache(k, ctx, p) {
+            return false;
+        }
+        if !k.profile.shm_writepage_io {
+            // Stock 2.4 shm_writepage: the page is now dirty swap cache; the I/O waits for a
+            // later pass over it.
+            return true;
+        }
+        return crate::swap_state::swap_writepage(k, ctx, p);
+    }
+    crate::page_writeback::writepage(k, ctx, p);
+    true
+}
+
+/// `shmem_writepage`'s first half: give the shm page a swap slot, record it in the segment's
+/// index, and turn the page into a dirty swap-cache page.
+pub fn shmem_move_to_swapcache(k: &mut Kernel, ctx: &mut Ctx, p: Pfn) -> bool {
+    if !crate::swap_state::add_to_swap(k, ctx, p) {
+        return false;
+    }
+    let s = crate::swap_state::page_swap_slot(k, p).expect("just added");
+    crate::swap_state::swap_duplicate(k, s);
+    let file = k.fr.mapping[p as usize] as usize;
+    let idx = k.fr.index[p as usize] as usize;
+    k.remove_from_page_cache(p, 0);
+    let f = &mut k.files[file];
+    if f.swapped.len() < f.pages.len() {
+        f.swapped.resize(f.pages.len(), 0);
+    }
+    f.swapped[idx] = s + 1;
+    // Still counted as the segment's memory until freed: keep it swap-backed, not anon.
+    k.charge(ctx, crate::stats::kfunc::KFunc::ShmWritepage, k.cost.pagecache_add);
+    true
+}
+
+/// Helper for engines: LRU index for a page type and activity.
+#[inline]
+pub fn lru_index(anon: bool, active: bool) -> usize {
+    (if anon { LRU_INACTIVE_ANON } else { LRU_INACTIVE_FILE }) + active as usize
+}
+
+pub const _ACTIVE_ANON: usize = LRU_ACTIVE_ANON;
