@@ -1,0 +1,276 @@
+//! Tasks, CPUs and simulated time: a discrete-event loop in nanoseconds. A CPU runs one task
+//! for a quantum; the kernel work the task does in it is charged as CPU time, so `us/sy/id/wa`,
+//! "kswapd at 100 %" and run times are measured, not assumed. State changes take effect at the
+//! start of the quantum; quanta are short (≤ 1 ms of CPU) so interleavings stay faithful.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+
+use crate::kernel::{Ctx, IoDone, Kernel};
+use crate::page_writeback::FlushAction;
+use crate::vmscan::KswapdAction;
+use crate::workload::interp::ProgState;
+
+/// Longest stretch of CPU a task runs before others get a turn.
+pub const QUANTUM_NS: u64 = 1_000_000;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TaskKind {
+    User,
+    Kswapd(usize),
+    Flusher,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TState {
+    Runnable,
+    Running(u32),
+    Blocked,
+    Exited,
+}
+
+/// What a task does after its quantum.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    Continue,
+    /// Sleep until `until` (None: until explicitly woken). `io`: counts as iowait (D state).
+    Block { until: Option<u64>, io: bool },
+    /// Sleeps for good (`sleep forever`): the workload counts it as finished.
+    SleepForever,
+    Exit,
+}
+
+pub struct Task {
+    pub pid: u32,
+    pub name: String,
+    pub kind: TaskKind,
+    pub state: TState,
+    pub mm: Option<u32>,
+    /// sched_setaffinity to a single CPU.
+    pub cpu_allowed: Option<u32>,
+    pub last_cpu: u32,
+    pub utime_ns: u64,
+    pub stime_ns: u64,
+    /// Timer generation: a stale timer wakeup is ignored.
+    pub gen: u64,
+    pub wake_pending: bool,
+    pub iowait: bool,
+    pub forever: bool,
+    pub prog: Option<Box<ProgState>>,
+    pub parent: Option<usize>,
+    /// Children (forked processes or threads) still alive, and whether we wait for them.
+    pub children: u32,
+    pub waiting_children: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Event {
+    /// The CPU finished its quantum.
+    CpuDone(u32),
+    /// Timer wakeup of a task (generation).
+    Wake(usize, u64),
+    /// A block I/O completed (index into `io_slab`).
+    Io(usize),
+    /// Take a timeline sample.
+    Sample,
+    /// Start a process.
+    Start(usize),
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Cpu {
+    pub running: Option<usize>,
+    pub outcome: Option<Outcome>,
+    pub sleep_after: u64,
+    pub busy_until: u64,
+    pub us_ns: u64,
+    pub sy_ns: u64,
+}
+
+/// The scheduler's state.
+pub struct Sched {
+    pub now: u64,
+    pub tasks: Vec<Task>,
+    pub cpus: Vec<Cpu>,
+    pub runq: VecDeque<usize>,
+    heap: BinaryHeap<Reverse<(u64, u64, Event)>>,
+    seq: u64,
+    pub io_slab: Vec<Option<IoDone>>,
+    io_free: Vec<usize>,
+    /// Iowait integration for `wa`: Σ min(nr_iowait, cpus) dt.
+    pub nr_iowait: u32,
+    pub iowait_ns: u64,
+    last_iowait_change: u64,
+    next_pid: u32,
+}
+
+impl Sched {
+    pub fn new(ncpu: usize) -> Sched {
+        Sched {
+            now: 0,
+            tasks: Vec::new(),
+            cpus: vec![Cpu::default(); ncpu],
+            runq: VecDeque::new(),
+            heap: BinaryHeap::new(),
+            seq: 0,
+            io_slab: Vec::new(),
+            io_free: Vec::new(),
+            nr_iowait: 0,
+            iowait_ns: 0,
+            last_iowait_change: 0,
+            next_pid: 1,
+        }
+    }
+
+    pub fn push(&mut self, t: u64, e: Event) {
+        self.seq += 1;
+        self.heap.push(Reverse((t, self.seq, e)));
+    }
+
+    pub fn pop(&mut self) -> Option<(u64, Event)> {
+        self.heap.pop().map(|Reverse((t, _, e))| (t, e))
+    }
+
+    pub fn peek_time(&self) -> Option<u64> {
+        self.heap.peek().map(|Reverse((t, _, _))| *t)
+    }
+
+    pub fn new_task(&mut self, name: &str, kind: TaskKind, mm: Option<u32>) -> usize {
+        let id = self.tasks.len();
+        let pid = self.next_pid;
+        self.next_pid += 1;
+        self.tasks.push(Task {
+            pid,
+            name: name.to_string(),
+            kind,
+            state: TState::Blocked,
+            mm,
+            cpu_allowed: None,
+            last_cpu: 0,
+            utime_ns: 0,
+            stime_ns: 0,
+            gen: 0,
+            wake_pending: false,
+            iowait: false,
+            forever: false,
+            prog: None,
+            parent: None,
+            children: 0,
+            waiting_children: false,
+        });
+        id
+    }
+
+    pub fn add_io(&mut self, t: u64, d: IoDone) {
+        let i = match self.io_free.pop() {
+            Some(i) => {
+                self.io_slab[i] = Some(d);
+                i
+            }
+            None => {
+                self.io_slab.push(Some(d));
+                self.io_slab.len() - 1
+            }
+        };
+        self.push(t, Event::Io(i));
+    }
+
+    pub fn take_io(&mut self, i: usize) -> Option<IoDone> {
+        let d = self.io_slab[i].take();
+        self.io_free.push(i);
+        d
+    }
+
+    fn iowait_tick(&mut self) {
+        let dt = self.now.saturating_sub(self.last_iowait_change);
+        self.iowait_ns += (self.nr_iowait as u64).min(self.cpus.len() as u64) * dt;
+        self.last_iowait_change = self.now;
+    }
+
+    /// Make a task runnable (explicit wakeup: lock grant, kswapd wakeup, child exit).
+    pub fn wake(&mut self, t: usize) {
+        match self.tasks[t].state {
+            TState::Blocked => {
+                self.set_runnable(t);
+            }
+            TState::Running(_) => self.tasks[t].wake_pending = true,
+            _ => {}
+        }
+    }
+
+    pub fn set_runnable(&mut self, t: usize) {
+        if self.tasks[t].iowait {
+            self.iowait_tick();
+            self.nr_iowait -= 1;
+            self.tasks[t].iowait = false;
+        }
+        self.tasks[t].gen += 1;
+        self.tasks[t].state = TState::Runnable;
+        self.runq.push_back(t);
+    }
+
+    pub fn block(&mut self, t: usize, until: Option<u64>, io: bool) {
+        self.tasks[t].state = TState::Blocked;
+        self.tasks[t].gen += 1;
+        if io {
+            self.iowait_tick();
+            self.nr_iowait += 1;
+            self.tasks[t].iowait = true;
+        }
+        if let Some(u) = until {
+            let g = self.tasks[t].gen;
+            self.push(u.max(self.now), Event::Wake(t, g));
+        }
+    }
+
+    /// The first runnable task allowed on `cpu`.
+    pub fn pick(&mut self, cpu: u32) -> Option<usize> {
+        let i = self.runq.iter().position(|&t| self.tasks[t].cpu_allowed.map(|c| c == cpu).unwrap_or(true))?;
+        self.runq.remove(i)
+    }
+}
+
+/// Per-interval counters for the timeline.
+#[derive(Clone, Debug, Default)]
+pub struct SampleState {
+    pub last_us: u64,
+    pub last_sy: u64,
+    pub last_iowait: u64,
+    pub last_t: u64,
+    pub last_ev: Vec<u64>,
+    pub last_kswapd_ns: u64,
+}
+
+/// Run one quantum of a kernel thread.
+pub fn run_kthread(k: &mut Kernel, ctx: &mut Ctx, kind: TaskKind) -> Outcome {
+    match kind {
+        TaskKind::Kswapd(node) => {
+            // Several balance steps per quantum, until it has used its slice or wants to sleep.
+            loop {
+                match crate::vmscan::kswapd_step(k, ctx, node) {
+                    KswapdAction::Continue => {
+                        if ctx.sys_ns >= QUANTUM_NS {
+                            return Outcome::Continue;
+                        }
+                        if ctx.sys_ns == 0 {
+                            ctx.sys_ns = 1;
+                        }
+                    }
+                    KswapdAction::Nap(ns) => return Outcome::Block { until: Some(ctx.clock() + ns), io: false },
+                    KswapdAction::Sleep => return Outcome::Block { until: None, io: false },
+                }
+            }
+        }
+        TaskKind::Flusher => loop {
+            match crate::page_writeback::flusher_pass(k, ctx) {
+                FlushAction::More => {
+                    if ctx.sys_ns >= QUANTUM_NS {
+                        return Outcome::Continue;
+                    }
+                }
+                FlushAction::Sleep(ns) => return Outcome::Block { until: Some(ctx.clock() + ns), io: false },
+            }
+        },
+        TaskKind::User => Outcome::Exit,
+    }
+}
