@@ -2,6 +2,7 @@
 //! runs of a seed reproduction. Maps are `OrderedMap`s, so the same run always gives the same bytes
 //! (except `wall_s`, the one wall-clock field; see `with_wall_s_zeroed`).
 
+use super::kfunc::KernelProfile;
 use super::meminfo::{to_map, Meminfo};
 use super::ordered::OrderedMap;
 use super::timeline::Sample;
@@ -115,6 +116,17 @@ pub fn vmstat_map(gauges: &[(&str, u64)], events: &VmEvents) -> OrderedMap<u64> 
         m.insert(c.name(), v);
     }
     m
+}
+
+/// `kernel_profile` entries from a `KernelProfile`, most expensive first (ties by name).
+pub fn kernel_profile_entries(p: &KernelProfile) -> Vec<ProfileEntry> {
+    p.sorted()
+        .into_iter()
+        .map(|(f, ns)| ProfileEntry {
+            function: f.name().to_string(),
+            cpu_s: ns as f64 / 1e9,
+        })
+        .collect()
 }
 
 /// `meminfo` map in /proc/meminfo order.
@@ -352,6 +364,47 @@ mod tests {
         let runs = parse_reports("r.json", &s).unwrap();
         assert_eq!(runs.len(), 2);
         assert_eq!(runs[1], RunReport::default());
+    }
+
+    #[test]
+    fn load_files_and_name_columns() {
+        let dir = std::env::temp_dir().join(format!("vmlab-stats-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let a = dir.join("before.json");
+        let b = dir.join("seed.json");
+        let c = dir.join("broken.json");
+        std::fs::write(&a, sample_report().to_json_string()).unwrap();
+        let mut after = sample_report();
+        after.profile = "linux-2.6.38".into();
+        std::fs::write(
+            &b,
+            ReproduceReport::new("001", vec![sample_report(), after]).to_json_string(),
+        )
+        .unwrap();
+        std::fs::write(&c, "{\"schema\": \"vmlab.run/1\", \"scenario\": 3}").unwrap();
+        let named = load_reports_named(&[&a, &b]).unwrap();
+        let cols: Vec<&str> = named.iter().map(|x| x.0.as_str()).collect();
+        assert_eq!(cols, ["before", "linux-2.6.36", "linux-2.6.38"]);
+        assert_eq!(load_reports(&[&b]).unwrap().len(), 2);
+        let e = load_reports(&[&a, &c]).unwrap_err();
+        assert!(
+            e.contains("broken.json: invalid vmlab.run/1 report: invalid type"),
+            "{e}"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn profile_entries() {
+        let mut p = KernelProfile::default();
+        p.add(crate::stats::kfunc::KFunc::PageLaunder, 1_500_000_000);
+        assert_eq!(
+            kernel_profile_entries(&p),
+            vec![ProfileEntry {
+                function: "page_launder".into(),
+                cpu_s: 1.5
+            }]
+        );
     }
 
     #[test]
