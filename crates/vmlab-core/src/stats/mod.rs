@@ -1,3 +1,10 @@
 //! Counters and reports: /proc/vmstat, /proc/meminfo, the vmstat timeline, the kernel profile, JSON.
+pub mod compare;
 pub mod kfunc;
+pub mod meminfo;
+pub mod ordered;
+pub mod procvmstat;
+pub mod profile_fmt;
+pub mod report;
+pub mod timeline;
 pub mod vmstat;
