@@ -61,6 +61,8 @@ pub struct Task {
     /// Children (forked processes or threads) still alive, and whether we wait for them.
     pub children: u32,
     pub waiting_children: bool,
+    /// RLIMIT_MEMLOCK of the process, in pages (u64::MAX: unlimited).
+    pub memlock_limit: u64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -157,6 +159,7 @@ impl Sched {
             parent: None,
             children: 0,
             waiting_children: false,
+            memlock_limit: u64::MAX,
         });
         id
     }
@@ -179,6 +182,10 @@ impl Sched {
         let d = self.io_slab[i].take();
         self.io_free.push(i);
         d
+    }
+
+    pub fn iowait_tick_pub(&mut self) {
+        self.iowait_tick();
     }
 
     fn iowait_tick(&mut self) {

@@ -1,0 +1,665 @@
+//! A simulation run: build the machine and kernel from a scenario and a profile, start the
+//! processes and kernel threads, run the event loop, and report in the kernel's formats.
+
+use std::collections::BTreeMap;
+
+use rustc_hash::FxHashMap;
+
+use crate::disk::{Disk, DiskParams};
+use crate::kernel::{Ctx, Kernel};
+use crate::machine::{MachineConfig, ZoneLayout};
+use crate::mmzone::{ZoneType, LRU_ACTIVE_ANON, LRU_ACTIVE_FILE, LRU_INACTIVE_ANON, LRU_INACTIVE_FILE, LRU_UNEVICTABLE};
+use crate::profiles::{self, Profile, QuicklistRule};
+use crate::sched::{Event, Outcome, SampleState, Sched, TState, TaskKind, QUANTUM_NS};
+use crate::stats::meminfo::{HighMem, Meminfo};
+use crate::stats::report::{self, Machine, RunReport, TaskCpu};
+use crate::stats::timeline::Sample;
+use crate::stats::vmstat::Vm;
+use crate::workload::ast::Span;
+use crate::workload::interp::{self, ProgState, Program};
+use crate::workload::load::Scenario;
+use crate::workload::units;
+
+/// A run failed because of the scenario (a runtime error in a program, a bad machine).
+#[derive(Debug, Clone)]
+pub struct SimError {
+    pub span: Option<Span>,
+    pub message: String,
+}
+
+impl SimError {
+    pub fn msg(m: impl Into<String>) -> SimError {
+        SimError { span: None, message: m.into() }
+    }
+}
+
+pub struct Sim {
+    pub k: Kernel,
+    pub s: Sched,
+    pub programs: Vec<Program>,
+    pub queues: FxHashMap<(u32, String), i64>,
+    pub metrics: Vec<(String, f64)>,
+    pub error: Option<SimError>,
+    pub user_alive: u32,
+    pub user_forever: u32,
+    pub workload_end: Option<u64>,
+    pub end_limit: u64,
+    pub linger: u64,
+    pub interval: u64,
+    pub samples: Vec<Sample>,
+    pub sstate: SampleState,
+    pub scenario_name: String,
+    pub seed: u64,
+    pub params: Vec<(String, serde_json::Value)>,
+    /// Called with the simulated time now and then (progress reporting).
+    pub progress: Option<Box<dyn FnMut(u64)>>,
+    cpu_idle: Vec<bool>,
+}
+
+fn size(s: &str, what: &str) -> Result<u64, SimError> {
+    units::parse_size(s).map_err(|e| SimError::msg(format!("{what}: {e}")))
+}
+fn dur(s: &str, what: &str) -> Result<u64, SimError> {
+    units::parse_duration(s).map_err(|e| SimError::msg(format!("{what}: {e}")))
+}
+
+/// Resolve the profile: the scenario's (or the override), then `[vm]`/`[reclaim]` tables.
+pub fn resolve_profile(sc: &Scenario, override_name: Option<&str>) -> Result<Profile, SimError> {
+    let name = override_name.or(sc.file.profile.as_deref()).unwrap_or("linux-6.8");
+    let mut p = profiles::find(name).ok_or_else(|| {
+        SimError::msg(format!("unknown profile `{name}`; known profiles: {}", profiles::names().join(", ")))
+    })?;
+    for (k, v) in &sc.file.vm {
+        p.set("vm", k, v).map_err(SimError::msg)?;
+    }
+    for (k, v) in &sc.file.reclaim {
+        p.set("reclaim", k, v).map_err(SimError::msg)?;
+    }
+    Ok(p)
+}
+
+impl Sim {
+    pub fn new(sc: &Scenario, profile: Profile) -> Result<Sim, SimError> {
+        let f = &sc.file;
+        let m = &f.machine;
+        let memory = size(&m.memory, "machine.memory")?;
+        if m.cpus == 0 || m.cpus > 4096 {
+            return Err(SimError::msg("machine.cpus must be between 1 and 4096"));
+        }
+        let zones = match &m.zones {
+            Some(t) => {
+                let mut v = Vec::new();
+                for (name, val) in t {
+                    let kind = match name.as_str() {
+                        "DMA" => ZoneType::Dma,
+                        "DMA32" => ZoneType::Dma32,
+                        "Normal" => ZoneType::Normal,
+                        "HighMem" => ZoneType::HighMem,
+                        other => return Err(SimError::msg(format!("machine.zones: unknown zone `{other}`; expected DMA, DMA32, Normal or HighMem"))),
+                    };
+                    let bytes = units::size_from_value(val).map_err(|e| SimError::msg(format!("machine.zones.{name}: {e}")))?;
+                    v.push(ZoneLayout { kind, node: 0, pages: bytes / 4096 });
+                }
+                v.sort_by_key(|z| z.kind);
+                v
+            }
+            None => MachineConfig::layout(memory, m.nodes, &m.arch).map_err(SimError::msg)?,
+        };
+        let reserved = match &m.reserved {
+            Some(r) => size(r, "machine.reserved")?,
+            None => 0,
+        };
+        let cfg = MachineConfig {
+            memory_bytes: zones.iter().map(|z| z.pages).sum::<u64>() * 4096,
+            cpus: m.cpus,
+            nodes: m.nodes.max(1),
+            arch: m.arch.clone(),
+            cpu_mhz: m.cpu_mhz,
+            reserved_bytes: reserved,
+            zones,
+        };
+        let ncpu = cfg.cpus as usize;
+        let mut k = Kernel::new(profile, cfg, f.seed).map_err(SimError::msg)?;
+        // Disks.
+        let mut disk_ids: BTreeMap<String, usize> = BTreeMap::new();
+        for d in &f.disks {
+            let mut p = DiskParams::preset(&d.model).ok_or_else(|| {
+                SimError::msg(format!("disk `{}`: unknown model `{}`; expected one of hdd, ssd, nvme, raid10, san", d.name, d.model))
+            })?;
+            if let Some(b) = &d.bandwidth {
+                p.bandwidth_bps = units::parse_bandwidth(b).map_err(|e| SimError::msg(format!("disk `{}` bandwidth: {e}", d.name)))?;
+            }
+            if let Some(s) = &d.seek {
+                p.seek_ns = dur(s, "disk seek")?;
+            }
+            if let Some(s) = &d.latency {
+                p.latency_ns = dur(s, "disk latency")?;
+            }
+            if let Some(q) = d.queue_depth {
+                p.queue_depth = q;
+            }
+            if let Some(n) = d.spindles {
+                p.spindles = n;
+            }
+            if let Some(c) = &d.chunk {
+                p.chunk_bytes = size(c, "disk chunk")?;
+            }
+            let disk = Disk::new(p).map_err(|e| SimError::msg(format!("disk `{}`: {e}", d.name)))?;
+            disk_ids.insert(d.name.clone(), k.disks.len());
+            k.disks.push(disk);
+        }
+        if k.disks.is_empty() {
+            k.disks.push(Disk::preset("hdd").expect("preset"));
+            disk_ids.insert("sda".into(), 0);
+        }
+        let disk_of = |name: &Option<String>| -> Result<usize, SimError> {
+            match name {
+                None => Ok(0),
+                Some(n) => disk_ids.get(n).copied().ok_or_else(|| SimError::msg(format!("unknown disk `{n}`"))),
+            }
+        };
+        if let Some(sw) = &f.swap {
+            let bytes = size(&sw.size, "swap.size")?;
+            let d = disk_of(&sw.disk)?;
+            let base = k.disks[d].allocate_extent(bytes);
+            k.swap = Some(crate::swap_state::SwapInfo::new(d, base, bytes));
+        }
+        for fs in &f.files {
+            let bytes = units::size_from_value(&fs.size).map_err(|e| SimError::msg(format!("file `{}` size: {e}", fs.name)))?;
+            let d = disk_of(&fs.disk)?;
+            for i in 0..fs.count {
+                let name = fs.name.replace("{i}", &i.to_string());
+                k.file_create(&name, bytes, d, false);
+            }
+        }
+        for t in &f.filetrees {
+            let total = size(&t.total, "filetree.total")?;
+            let mean = size(&t.mean, "filetree.mean")?;
+            let d = disk_of(&t.disk)?;
+            let sizes = crate::dist::file_tree_sizes(&mut k.rng, total, mean.max(1), t.sigma.unwrap_or(1.2));
+            for (i, s) in sizes.iter().enumerate() {
+                let name = if t.name.contains("{i}") { t.name.replace("{i}", &i.to_string()) } else { format!("{}{i}", t.name) };
+                k.file_create(&name, *s, d, false);
+            }
+        }
+        let mut s = Sched::new(ncpu);
+        // Kernel threads.
+        for n in 0..k.nodes.len() {
+            let t = s.new_task(&format!("kswapd{n}"), TaskKind::Kswapd(n), None);
+            k.nodes[n].kswapd.task = t;
+            k.nodes[n].kswapd.sleeping = true;
+        }
+        let fl = s.new_task("flush", TaskKind::Flusher, None);
+        k.flusher_task = fl;
+        let fl_interval = k.profile.tunables.dirty_writeback_centisecs * 10_000_000;
+        s.block(fl, Some(fl_interval.max(1_000_000)), false);
+        let mut programs = Vec::new();
+        let mut sim_user = 0;
+        for (pi, pd) in sc.processes.iter().enumerate() {
+            let prog = interp::compile(&pd.program).map_err(|e| SimError { span: Some(e.span), message: e.message })?;
+            let nvars = prog.nvars;
+            programs.push(prog);
+            for c in 0..pd.count {
+                let name = if pd.count > 1 { format!("{}.{c}", pd.name) } else { pd.name.clone() };
+                let t = s.new_task(&name, TaskKind::User, None);
+                let mut ps = ProgState::new(pi, nvars);
+                ps.vars[interp::TID] = c as i64;
+                s.tasks[t].prog = Some(Box::new(ps));
+                s.tasks[t].cpu_allowed = pd.cpu.map(|c| c % m.cpus);
+                s.tasks[t].memlock_limit = pd.memlock_limit;
+                s.push(pd.start_ns, Event::Start(t));
+                sim_user += 1;
+            }
+        }
+        let interval = match &f.interval {
+            Some(i) => dur(i, "interval")?.max(1_000_000),
+            None => 1_000_000_000,
+        };
+        let end_limit = match &f.duration {
+            Some(d) => dur(d, "duration")?,
+            None => 24 * 3600 * 1_000_000_000,
+        };
+        let linger = match &f.linger {
+            Some(d) => dur(d, "linger")?,
+            None => 0,
+        };
+        s.push(interval, Event::Sample);
+        let sstate = SampleState { last_ev: vec![0; Vm::COUNT], ..Default::default() };
+        Ok(Sim {
+            k,
+            s,
+            programs,
+            queues: FxHashMap::default(),
+            metrics: Vec::new(),
+            error: None,
+            user_alive: sim_user,
+            user_forever: 0,
+            workload_end: None,
+            end_limit,
+            linger,
+            interval,
+            samples: Vec::new(),
+            sstate,
+            scenario_name: f.name.clone().unwrap_or_else(|| sc.path.clone()),
+            seed: f.seed,
+            params: Vec::new(),
+            progress: None,
+            cpu_idle: vec![true; ncpu],
+        })
+    }
+
+    fn ctx_for(&self, cpu: u32, t: usize) -> Ctx {
+        Ctx {
+            cpu,
+            node: self.k.cfg.node_of_cpu(cpu),
+            task: t,
+            now: self.s.now,
+            mm: self.s.tasks[t].mm,
+            ..Default::default()
+        }
+    }
+
+    /// Run until the workload ends (plus linger) or the duration limit.
+    pub fn run(&mut self) -> Result<(), SimError> {
+        let mut last_progress = 0u64;
+        loop {
+            self.drain_kernel_requests();
+            self.dispatch();
+            if let Some(e) = self.error.take() {
+                return Err(e);
+            }
+            let Some(t) = self.s.peek_time() else { break };
+            if t > self.end_limit {
+                self.s.now = self.end_limit;
+                break;
+            }
+            if let Some(we) = self.workload_end {
+                if t > we + self.linger {
+                    self.s.now = we + self.linger;
+                    break;
+                }
+            }
+            let (t, ev) = self.s.pop().expect("peeked");
+            self.s.now = t;
+            self.k.now = t;
+            self.handle(ev);
+            if t - last_progress > 1_000_000_000 {
+                last_progress = t;
+                if let Some(p) = self.progress.as_mut() {
+                    p(t);
+                }
+            }
+        }
+        if self.workload_end.is_none() {
+            self.workload_end = Some(self.s.now);
+        }
+        Ok(())
+    }
+
+    fn drain_kernel_requests(&mut self) {
+        for (t, d) in std::mem::take(&mut self.k.io_queue) {
+            self.s.add_io(t, d);
+        }
+        for t in std::mem::take(&mut self.k.wakeups) {
+            self.s.wake(t);
+        }
+        if !self.k.oom_killed.is_empty() {
+            self.reap_oom_victims();
+        }
+    }
+
+    fn dispatch(&mut self) {
+        for cpu in 0..self.s.cpus.len() as u32 {
+            if self.s.cpus[cpu as usize].running.is_some() || self.s.cpus[cpu as usize].busy_until > self.s.now {
+                continue;
+            }
+            match self.s.pick(cpu) {
+                Some(t) => {
+                    self.cpu_idle[cpu as usize] = false;
+                    self.run_task(cpu, t);
+                }
+                None => {
+                    if !self.cpu_idle[cpu as usize] {
+                        self.cpu_idle[cpu as usize] = true;
+                        if self.k.profile.quicklist != QuicklistRule::None {
+                            // The idle loop calls check_pgt_cache.
+                            let mut ctx = Ctx { cpu, node: self.k.cfg.node_of_cpu(cpu), now: self.s.now, ..Default::default() };
+                            crate::quicklist::check_pgt_cache(&mut self.k, &mut ctx);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn run_task(&mut self, cpu: u32, t: usize) {
+        let mut ctx = self.ctx_for(cpu, t);
+        self.s.tasks[t].state = TState::Running(cpu);
+        self.s.tasks[t].wake_pending = false;
+        if self.s.tasks[t].last_cpu != cpu {
+            ctx.sys_ns += self.k.cost.context_switch;
+        }
+        self.s.tasks[t].last_cpu = cpu;
+        let kind = self.s.tasks[t].kind;
+        let outcome = match kind {
+            TaskKind::User => crate::workload::exec::step(self, t, &mut ctx),
+            _ => crate::sched::run_kthread(&mut self.k, &mut ctx, kind),
+        };
+        let used = (ctx.sys_ns + ctx.user_ns).max(100);
+        let task = &mut self.s.tasks[t];
+        task.utime_ns += ctx.user_ns;
+        task.stime_ns += used - ctx.user_ns;
+        let c = &mut self.s.cpus[cpu as usize];
+        c.us_ns += ctx.user_ns;
+        c.sy_ns += used - ctx.user_ns;
+        c.running = Some(t);
+        c.outcome = Some(outcome);
+        c.sleep_after = ctx.sleep_ns;
+        c.busy_until = self.s.now + used;
+        self.s.push(self.s.now + used, Event::CpuDone(cpu));
+        #[cfg(debug_assertions)]
+        if let Err(e) = self.k.check_conservation() {
+            panic!("after a quantum of {}: {e}", self.s.tasks[t].name);
+        }
+    }
+
+    fn handle(&mut self, ev: Event) {
+        match ev {
+            Event::CpuDone(cpu) => {
+                let c = &mut self.s.cpus[cpu as usize];
+                let Some(t) = c.running.take() else { return };
+                let outcome = c.outcome.take().unwrap_or(Outcome::Continue);
+                let sleep_after = std::mem::take(&mut c.sleep_after);
+                self.finish(t, outcome, sleep_after);
+            }
+            Event::Wake(t, gen) => {
+                if self.s.tasks[t].gen == gen && self.s.tasks[t].state == TState::Blocked {
+                    self.s.set_runnable(t);
+                }
+            }
+            Event::Io(i) => {
+                if let Some(d) = self.s.take_io(i) {
+                    let mut ctx = Ctx { now: self.s.now, ..Default::default() };
+                    self.k.io_complete(&mut ctx, d);
+                }
+            }
+            Event::Sample => {
+                self.sample();
+                if self.workload_end.map(|w| self.s.now <= w + self.linger).unwrap_or(true) {
+                    self.s.push(self.s.now + self.interval, Event::Sample);
+                }
+            }
+            Event::Start(t) => {
+                let mm = {
+                    let mut ctx = Ctx { now: self.s.now, ..Default::default() };
+                    let name = self.s.tasks[t].name.clone();
+                    self.k.mm_create(&mut ctx, &name)
+                };
+                self.k.mm_mut(mm).memlock_limit = self.s.tasks[t].memlock_limit;
+                self.s.tasks[t].mm = Some(mm);
+                self.s.set_runnable(t);
+            }
+        }
+    }
+
+    fn finish(&mut self, t: usize, outcome: Outcome, sleep_after: u64) {
+        let now = self.s.now;
+        let pending = self.s.tasks[t].wake_pending;
+        self.s.tasks[t].wake_pending = false;
+        match outcome {
+            Outcome::Continue if sleep_after > 0 => self.s.block(t, Some(now + sleep_after), false),
+            Outcome::Continue => self.s.set_runnable(t),
+            Outcome::Block { until, io } => {
+                if pending && until.is_none() {
+                    self.s.set_runnable(t);
+                } else if pending && self.s.tasks[t].kind != TaskKind::User {
+                    self.s.set_runnable(t);
+                } else {
+                    let until = until.map(|u| u.max(now) + sleep_after);
+                    self.s.block(t, until, io);
+                }
+            }
+            Outcome::SleepForever => {
+                self.s.block(t, None, false);
+                if !self.s.tasks[t].forever {
+                    self.s.tasks[t].forever = true;
+                    self.user_forever += 1;
+                    self.check_workload_end();
+                }
+            }
+            Outcome::Exit => {
+                self.s.tasks[t].state = TState::Exited;
+                self.user_alive -= 1;
+                self.check_workload_end();
+            }
+        }
+    }
+
+    pub fn check_workload_end(&mut self) {
+        if self.workload_end.is_none() && self.user_alive == self.user_forever {
+            self.workload_end = Some(self.s.now);
+        }
+    }
+
+    /// End the tasks of processes the OOM killer chose and free their memory.
+    fn reap_oom_victims(&mut self) {
+        let victims = std::mem::take(&mut self.k.oom_killed);
+        for mm in victims {
+            let tasks: Vec<usize> = (0..self.s.tasks.len()).filter(|&t| self.s.tasks[t].mm == Some(mm) && self.s.tasks[t].state != TState::Exited).collect();
+            for &t in &tasks {
+                if let TState::Running(_) = self.s.tasks[t].state {
+                    // It finishes its quantum first; mark it so its next step exits.
+                    if let Some(p) = self.s.tasks[t].prog.as_mut() {
+                        p.pc = usize::MAX;
+                    }
+                    continue;
+                }
+                crate::workload::exec::kill_task(self, t);
+            }
+        }
+    }
+
+    fn sample(&mut self) {
+        let now = self.s.now;
+        let dt = now.saturating_sub(self.sstate.last_t).max(1);
+        let ncpu = self.s.cpus.len() as u64;
+        let us: u64 = self.s.cpus.iter().map(|c| c.us_ns).sum();
+        let sy: u64 = self.s.cpus.iter().map(|c| c.sy_ns).sum();
+        let (dus, dsy) = (us - self.sstate.last_us, sy - self.sstate.last_sy);
+        self.s.iowait_tick_pub();
+        let dio = self.s.iowait_ns - self.sstate.last_iowait;
+        let total = dt * ncpu;
+        let idle = total.saturating_sub(dus + dsy);
+        let wa = dio.min(idle);
+        let pct = |x: u64| ((x as f64 * 100.0 / total as f64).round() as u32).min(100);
+        let ev = |c: Vm, st: &SampleState, k: &Kernel| k.ev.get(c) - st.last_ev[c as usize];
+        let per_s = |n: u64| n * 1_000_000_000 / dt;
+        let ksw: u64 = self.s.tasks.iter().filter(|t| matches!(t.kind, TaskKind::Kswapd(_))).map(|t| t.stime_ns).sum();
+        let r = self.s.tasks.iter().filter(|t| matches!(t.state, TState::Running(_) | TState::Runnable)).count() as u32;
+        let b = self.s.tasks.iter().filter(|t| t.state == TState::Blocked && t.iowait).count() as u32;
+        let mi = self.meminfo();
+        let sample = Sample {
+            t_s: now as f64 / 1e9,
+            r,
+            b,
+            swpd_kb: mi.swap_total - mi.swap_free,
+            free_kb: mi.mem_free,
+            buff_kb: mi.buffers,
+            cache_kb: mi.cached,
+            si: per_s(ev(Vm::Pswpin, &self.sstate, &self.k) * 4),
+            so: per_s(ev(Vm::Pswpout, &self.sstate, &self.k) * 4),
+            bi: per_s(ev(Vm::Pgpgin, &self.sstate, &self.k)),
+            bo: per_s(ev(Vm::Pgpgout, &self.sstate, &self.k)),
+            in_: 0,
+            cs: 0,
+            us: pct(dus),
+            sy: pct(dsy),
+            id: pct(idle - wa),
+            wa: pct(wa),
+            swap_used_kb: mi.swap_total - mi.swap_free,
+            cached_kb: mi.cached,
+            dirty_kb: mi.dirty,
+            kswapd_cpu_pct: (ksw - self.sstate.last_kswapd_ns) as f64 * 100.0 / dt as f64,
+            pgscank_s: per_s(ev(Vm::PgscanKswapd, &self.sstate, &self.k)) as f64,
+            pgscand_s: per_s(ev(Vm::PgscanDirect, &self.sstate, &self.k)) as f64,
+            pgsteal_s: per_s(ev(Vm::PgstealKswapd, &self.sstate, &self.k) + ev(Vm::PgstealDirect, &self.sstate, &self.k)) as f64,
+            majflt_s: per_s(ev(Vm::Pgmajfault, &self.sstate, &self.k)) as f64,
+        };
+        self.samples.push(sample);
+        self.sstate.last_us = us;
+        self.sstate.last_sy = sy;
+        self.sstate.last_iowait = self.s.iowait_ns;
+        self.sstate.last_t = now;
+        self.sstate.last_kswapd_ns = ksw;
+        for &c in Vm::ALL {
+            self.sstate.last_ev[c as usize] = self.k.ev.get(c);
+        }
+    }
+
+    fn lru_total(&self, l: usize) -> u64 {
+        self.k.zones.iter().map(|z| z.lru_pages[l]).sum()
+    }
+
+    pub fn meminfo(&self) -> Meminfo {
+        let k = &self.k;
+        let kb = |p: u64| p * 4;
+        let free = k.nr_free_pages();
+        let managed: u64 = k.zones.iter().map(|z| z.managed).sum();
+        let ia = self.lru_total(LRU_INACTIVE_ANON);
+        let aa = self.lru_total(LRU_ACTIVE_ANON);
+        let ifl = self.lru_total(LRU_INACTIVE_FILE);
+        let af = self.lru_total(LRU_ACTIVE_FILE);
+        let unev = self.lru_total(LRU_UNEVICTABLE);
+        let low: u64 = k.zones.iter().map(|z| z.low_wmark()).sum();
+        let reserve: u64 = k.zones.iter().map(|z| z.high_wmark()).sum();
+        let pagecache = ifl + af;
+        let avail = free.saturating_sub(reserve) + pagecache - (pagecache / 2).min(low);
+        let swap_total = crate::swap_state::total_swap_pages(k);
+        let swap_free = crate::swap_state::free_swap_pages(k);
+        let high: Vec<&crate::mmzone::Zone> = k.zones.iter().filter(|z| z.kind == ZoneType::HighMem).collect();
+        let highmem = if high.is_empty() {
+            None
+        } else {
+            let ht: u64 = high.iter().map(|z| z.managed).sum();
+            let hf: u64 = k.zones.iter().enumerate().filter(|(_, z)| z.kind == ZoneType::HighMem).map(|(i, _)| k.zone_free(i)).sum();
+            Some(HighMem { high_total: kb(ht), high_free: kb(hf), low_total: kb(managed - ht), low_free: kb(free - hf) })
+        };
+        let committed: u64 = k
+            .mms
+            .iter()
+            .flatten()
+            .map(|m| m.vmas.iter().filter(|v| v.flags & crate::mmap::vm::WRITE != 0 && v.flags & crate::mmap::vm::SHARED == 0).map(|v| v.pages()).sum::<u64>())
+            .sum();
+        Meminfo {
+            mem_total: kb(managed),
+            mem_free: kb(free),
+            mem_available: kb(avail),
+            buffers: 0,
+            cached: kb(k.g.file),
+            swap_cached: kb(k.g.swapcache),
+            active: kb(aa + af),
+            inactive: kb(ia + ifl),
+            active_anon: kb(aa),
+            inactive_anon: kb(ia),
+            active_file: kb(af),
+            inactive_file: kb(ifl),
+            unevictable: kb(unev),
+            mlocked: kb(k.g.mlock),
+            highmem,
+            swap_total: kb(swap_total),
+            swap_free: kb(swap_free),
+            dirty: kb(k.g.dirty),
+            writeback: kb(k.g.writeback),
+            anon_pages: kb(k.g.anon),
+            mapped: kb(k.g.mapped),
+            shmem: kb(k.g.shmem),
+            slab: kb(k.g.slab),
+            s_reclaimable: 0,
+            s_unreclaim: kb(k.g.slab),
+            kernel_stack: kb(k.g.kernel_stack),
+            page_tables: kb(k.g.pagetable),
+            quicklists: if k.profile.quicklist != QuicklistRule::None { Some(kb(k.g.quicklist)) } else { None },
+            commit_limit: kb(swap_total + managed / 2),
+            committed_as: kb(committed + k.g.shmem),
+        }
+    }
+
+    /// The `nr_*` gauges of /proc/vmstat.
+    pub fn gauges(&self) -> Vec<(&'static str, u64)> {
+        let k = &self.k;
+        vec![
+            ("nr_free_pages", k.nr_free_pages()),
+            ("nr_inactive_anon", self.lru_total(LRU_INACTIVE_ANON)),
+            ("nr_active_anon", self.lru_total(LRU_ACTIVE_ANON)),
+            ("nr_inactive_file", self.lru_total(LRU_INACTIVE_FILE)),
+            ("nr_active_file", self.lru_total(LRU_ACTIVE_FILE)),
+            ("nr_unevictable", self.lru_total(LRU_UNEVICTABLE)),
+            ("nr_mlock", k.g.mlock),
+            ("nr_anon_pages", k.g.anon),
+            ("nr_mapped", k.g.mapped),
+            ("nr_file_pages", k.g.file + k.g.swapcache),
+            ("nr_dirty", k.g.dirty),
+            ("nr_writeback", k.g.writeback),
+            ("nr_shmem", k.g.shmem),
+            ("nr_page_table_pages", k.g.pagetable),
+            ("nr_swapcached", k.g.swapcache),
+            ("nr_isolated_anon", 0),
+            ("nr_slab_unreclaimable", k.g.slab),
+        ]
+    }
+
+    pub fn elapsed_ns(&self) -> u64 {
+        self.workload_end.unwrap_or(self.s.now)
+    }
+
+    pub fn metric(&mut self, name: &str, v: f64) {
+        match self.metrics.iter_mut().find(|(n, _)| n == name) {
+            Some(x) => x.1 = v,
+            None => self.metrics.push((name.to_string(), v)),
+        }
+    }
+
+    pub fn report(&self, wall_s: f64) -> RunReport {
+        let total = self.s.now.max(1) as f64;
+        let tasks = self
+            .s
+            .tasks
+            .iter()
+            .map(|t| TaskCpu {
+                pid: t.pid,
+                name: t.name.clone(),
+                cpu_s: (t.utime_ns + t.stime_ns) as f64 / 1e9,
+                cpu_pct: (t.utime_ns + t.stime_ns) as f64 * 100.0 / total,
+                kthread: t.kind != TaskKind::User,
+            })
+            .collect();
+        let mut params = crate::stats::ordered::OrderedMap::new();
+        for (k, v) in &self.params {
+            params.insert(k.clone(), v.clone());
+        }
+        let mut metrics = crate::stats::ordered::OrderedMap::new();
+        for (k, v) in &self.metrics {
+            metrics.insert(k.clone(), *v);
+        }
+        RunReport {
+            schema: report::RUN_SCHEMA.to_string(),
+            scenario: self.scenario_name.clone(),
+            profile: self.k.profile.name.to_string(),
+            seed: self.seed,
+            params,
+            machine: Machine { memory_bytes: self.k.total_pages() * 4096, cpus: self.k.cfg.cpus, nodes: self.k.cfg.nodes },
+            elapsed_s: self.elapsed_ns() as f64 / 1e9,
+            vmstat: report::vmstat_map(&self.gauges(), &self.k.ev),
+            meminfo: report::meminfo_map(&self.meminfo()),
+            timeline: self.samples.clone(),
+            tasks,
+            kernel_profile: report::kernel_profile_entries(&self.k.prof),
+            metrics,
+            events: self.k.events,
+            wall_s,
+        }
+    }
+}
+
+/// Keep the quantum constant visible to users of this module.
+pub const _QUANTUM: u64 = QUANTUM_NS;

@@ -1,0 +1,379 @@
+//! The process-program interpreter. A program is compiled to a flat instruction list with
+//! jumps, so a task can stop anywhere (waiting for disk I/O, for mmap_sem, for a timer) and
+//! resume: the state is just `pc`, the variables and the progress of the current operation.
+
+use rustc_hash::FxHashMap;
+
+use super::ast::{BinOp, Expr, OpKind, Span, Stmt, Template, TplPart, UnOp};
+
+#[derive(Clone, Debug)]
+pub enum Insn {
+    Set(usize, Expr),
+    JumpIfZero(Expr, usize),
+    Jump(usize),
+    Op(Box<OpKind>, Span),
+    /// Fork: the child starts at `start`; the parent continues after the body (a Jump follows).
+    Fork { start: usize },
+    Threads { count: Expr, start: usize },
+    /// Take the next item of a shared queue into `var`, or jump to `exit` when it is empty.
+    Take { var: usize, queue: Template, count: Expr, exit: usize },
+    /// End of a program or of a fork/thread body: the task exits.
+    End,
+}
+
+#[derive(Clone, Debug)]
+pub struct Program {
+    pub code: Vec<Insn>,
+    pub slots: FxHashMap<String, usize>,
+    pub nvars: usize,
+}
+
+pub const ERRNO: usize = 0;
+pub const TID: usize = 1;
+
+#[derive(Debug, Clone)]
+pub struct CompileError {
+    pub span: Span,
+    pub message: String,
+}
+
+struct Compiler {
+    code: Vec<Insn>,
+    slots: FxHashMap<String, usize>,
+    breaks: Vec<Vec<usize>>,
+}
+
+impl Compiler {
+    fn slot(&mut self, name: &str) -> usize {
+        let n = self.slots.len();
+        *self.slots.entry(name.to_string()).or_insert(n)
+    }
+    fn check_expr(&self, e: &Expr) -> Result<(), CompileError> {
+        match e {
+            Expr::Int(..) => Ok(()),
+            Expr::Var(n, sp) => {
+                if self.slots.contains_key(n) {
+                    Ok(())
+                } else {
+                    let cands: Vec<&str> = self.slots.keys().map(|s| s.as_str()).collect();
+                    let hint = super::error::suggest(n, cands).map(|s| format!("; did you mean `{s}`?")).unwrap_or_default();
+                    Err(CompileError { span: *sp, message: format!("undefined variable `{n}`{hint}") })
+                }
+            }
+            Expr::Bin(_, a, b, _) => {
+                self.check_expr(a)?;
+                self.check_expr(b)
+            }
+            Expr::Un(_, a, _) => self.check_expr(a),
+        }
+    }
+    fn check_tpl(&self, t: &Template) -> Result<(), CompileError> {
+        for p in &t.parts {
+            if let TplPart::Hole(e) = p {
+                self.check_expr(e)?;
+            }
+        }
+        Ok(())
+    }
+    fn check_op(&self, op: &OpKind) -> Result<(), CompileError> {
+        let mut exprs: Vec<&Expr> = Vec::new();
+        let mut tpls: Vec<&Template> = Vec::new();
+        match op {
+            OpKind::Mmap { name, backing, len, offset, .. } => {
+                tpls.push(name);
+                if let super::ast::Backing::File(t) | super::ast::Backing::Shm(t) = backing {
+                    tpls.push(t);
+                }
+                exprs.push(len);
+                exprs.extend(offset.iter());
+            }
+            OpKind::Munmap { name, offset, len } | OpKind::Munlock { name, offset, len } | OpKind::MadviseDontneed { name, offset, len } => {
+                tpls.push(name);
+                exprs.extend(offset.iter().chain(len.iter()));
+            }
+            OpKind::Mlock { name, offset, len, chunk } => {
+                tpls.push(name);
+                exprs.extend(offset.iter().chain(len.iter()).chain(chunk.iter()));
+            }
+            OpKind::Touch { name, offset, len, stride, count, rate, pattern, .. } => {
+                tpls.push(name);
+                exprs.extend(offset.iter().chain(len.iter()).chain(stride.iter()).chain(count.iter()).chain(rate.iter()));
+                if let super::ast::Pattern::Zipf { theta_milli } = pattern {
+                    exprs.push(theta_milli);
+                }
+            }
+            OpKind::Read { file, offset, len, bs } | OpKind::Write { file, offset, len, bs } => {
+                tpls.push(file);
+                exprs.extend(offset.iter().chain(len.iter()).chain(bs.iter()));
+            }
+            OpKind::Create { file, size, disk } => {
+                tpls.push(file);
+                exprs.extend(size.iter());
+                tpls.extend(disk.iter());
+            }
+            OpKind::Unlink { file } | OpKind::Fsync { file } => tpls.push(file),
+            OpKind::Migrate { cpu } => exprs.push(cpu),
+            OpKind::Sleep { dur } => exprs.extend(dur.iter()),
+            OpKind::Compute { dur } => exprs.push(dur),
+            OpKind::DropCaches { what } => exprs.extend(what.iter()),
+            OpKind::Mark { name } => tpls.push(name),
+            OpKind::Wait | OpKind::Exit => {}
+            OpKind::Fork { .. } | OpKind::Threads { .. } | OpKind::ForeachQueue { .. } => {}
+        }
+        for e in exprs {
+            self.check_expr(e)?;
+        }
+        for t in tpls {
+            self.check_tpl(t)?;
+        }
+        Ok(())
+    }
+    fn block(&mut self, body: &[Stmt]) -> Result<(), CompileError> {
+        for s in body {
+            self.stmt(s)?;
+        }
+        Ok(())
+    }
+    fn stmt(&mut self, s: &Stmt) -> Result<(), CompileError> {
+        match s {
+            Stmt::Let { name, value, .. } => {
+                self.check_expr(value)?;
+                let v = self.slot(name);
+                self.code.push(Insn::Set(v, value.clone()));
+            }
+            Stmt::Assign { name, value, span } => {
+                if !self.slots.contains_key(name) {
+                    return Err(CompileError { span: *span, message: format!("assignment to `{name}` before `let {name} = ...`") });
+                }
+                self.check_expr(value)?;
+                let v = self.slot(name);
+                self.code.push(Insn::Set(v, value.clone()));
+            }
+            Stmt::For { var, from, to, body, span } => {
+                self.check_expr(from)?;
+                self.check_expr(to)?;
+                let v = self.slot(var);
+                let end = self.slot(&format!("#end{}", span.offset));
+                self.code.push(Insn::Set(v, from.clone()));
+                self.code.push(Insn::Set(end, to.clone()));
+                let top = self.code.len();
+                let cond = Expr::Bin(BinOp::Lt, Box::new(Expr::Var(var.clone(), *span)), Box::new(Expr::Var(format!("#end{}", span.offset), *span)), *span);
+                self.code.push(Insn::JumpIfZero(cond, usize::MAX));
+                self.breaks.push(Vec::new());
+                self.block(body)?;
+                let inc = Expr::Bin(BinOp::Add, Box::new(Expr::Var(var.clone(), *span)), Box::new(Expr::Int(1, *span)), *span);
+                self.code.push(Insn::Set(v, inc));
+                self.code.push(Insn::Jump(top));
+                self.close_loop(top);
+            }
+            Stmt::Repeat { count, body, span } => {
+                let top;
+                if let Some(c) = count {
+                    self.check_expr(c)?;
+                    let name = format!("#rep{}", span.offset);
+                    let v = self.slot(&name);
+                    self.code.push(Insn::Set(v, c.clone()));
+                    top = self.code.len();
+                    let cond = Expr::Bin(BinOp::Gt, Box::new(Expr::Var(name.clone(), *span)), Box::new(Expr::Int(0, *span)), *span);
+                    self.code.push(Insn::JumpIfZero(cond, usize::MAX));
+                    self.breaks.push(Vec::new());
+                    let dec = Expr::Bin(BinOp::Sub, Box::new(Expr::Var(name, *span)), Box::new(Expr::Int(1, *span)), *span);
+                    self.code.push(Insn::Set(v, dec));
+                } else {
+                    top = self.code.len();
+                    self.breaks.push(Vec::new());
+                }
+                self.block(body)?;
+                self.code.push(Insn::Jump(top));
+                self.close_loop(top);
+            }
+            Stmt::If { cond, then, els, .. } => {
+                self.check_expr(cond)?;
+                let j = self.code.len();
+                self.code.push(Insn::JumpIfZero(cond.clone(), usize::MAX));
+                self.block(then)?;
+                if els.is_empty() {
+                    let here = self.code.len();
+                    self.code[j] = Insn::JumpIfZero(cond.clone(), here);
+                } else {
+                    let jend = self.code.len();
+                    self.code.push(Insn::Jump(usize::MAX));
+                    let here = self.code.len();
+                    self.code[j] = Insn::JumpIfZero(cond.clone(), here);
+                    self.block(els)?;
+                    let end = self.code.len();
+                    self.code[jend] = Insn::Jump(end);
+                }
+            }
+            Stmt::Break { span } => {
+                let at = self.code.len();
+                match self.breaks.last_mut() {
+                    Some(b) => b.push(at),
+                    None => return Err(CompileError { span: *span, message: "`break` outside a loop".into() }),
+                }
+                self.code.push(Insn::Jump(usize::MAX));
+            }
+            Stmt::Op(op) => match &op.kind {
+                OpKind::Fork { body } => {
+                    let at = self.code.len();
+                    self.code.push(Insn::Fork { start: at + 2 });
+                    self.code.push(Insn::Jump(usize::MAX));
+                    let saved = std::mem::take(&mut self.breaks);
+                    self.block(body)?;
+                    self.breaks = saved;
+                    self.code.push(Insn::End);
+                    let end = self.code.len();
+                    self.code[at + 1] = Insn::Jump(end);
+                }
+                OpKind::Threads { count, body } => {
+                    self.check_expr(count)?;
+                    let at = self.code.len();
+                    self.code.push(Insn::Threads { count: count.clone(), start: at + 2 });
+                    self.code.push(Insn::Jump(usize::MAX));
+                    let saved = std::mem::take(&mut self.breaks);
+                    self.block(body)?;
+                    self.breaks = saved;
+                    self.code.push(Insn::End);
+                    let end = self.code.len();
+                    self.code[at + 1] = Insn::Jump(end);
+                }
+                OpKind::ForeachQueue { var, queue, count, body } => {
+                    self.check_expr(count)?;
+                    self.check_tpl(queue)?;
+                    let v = self.slot(var);
+                    let top = self.code.len();
+                    self.code.push(Insn::Take { var: v, queue: queue.clone(), count: count.clone(), exit: usize::MAX });
+                    self.breaks.push(Vec::new());
+                    self.block(body)?;
+                    self.code.push(Insn::Jump(top));
+                    let end = self.code.len();
+                    if let Insn::Take { exit, .. } = &mut self.code[top] {
+                        *exit = end;
+                    }
+                    for b in self.breaks.pop().unwrap_or_default() {
+                        self.code[b] = Insn::Jump(end);
+                    }
+                }
+                other => {
+                    self.check_op(other)?;
+                    self.code.push(Insn::Op(Box::new(other.clone()), op.span));
+                }
+            },
+        }
+        Ok(())
+    }
+    /// Patch the loop head's exit jump and the breaks to the instruction after the loop.
+    fn close_loop(&mut self, top: usize) {
+        let end = self.code.len();
+        if let Insn::JumpIfZero(c, usize::MAX) = &self.code[top] {
+            let c = c.clone();
+            self.code[top] = Insn::JumpIfZero(c, end);
+        }
+        for b in self.breaks.pop().unwrap_or_default() {
+            self.code[b] = Insn::Jump(end);
+        }
+    }
+}
+
+pub fn compile(stmts: &[Stmt]) -> Result<Program, CompileError> {
+    let mut c = Compiler { code: Vec::new(), slots: FxHashMap::default(), breaks: Vec::new() };
+    c.slot("errno");
+    c.slot("tid");
+    c.block(stmts)?;
+    c.code.push(Insn::End);
+    let nvars = c.slots.len();
+    Ok(Program { code: c.code, slots: c.slots, nvars })
+}
+
+pub fn eval(p: &Program, vars: &[i64], e: &Expr) -> Result<i64, (Span, String)> {
+    Ok(match e {
+        Expr::Int(v, _) => *v,
+        Expr::Var(n, sp) => match p.slots.get(n) {
+            Some(&s) => vars[s],
+            None => return Err((*sp, format!("undefined variable `{n}`"))),
+        },
+        Expr::Un(UnOp::Neg, a, _) => eval(p, vars, a)?.wrapping_neg(),
+        Expr::Un(UnOp::Not, a, _) => (eval(p, vars, a)? == 0) as i64,
+        Expr::Bin(op, a, b, sp) => {
+            let (x, y) = (eval(p, vars, a)?, eval(p, vars, b)?);
+            match op {
+                BinOp::Add => x.wrapping_add(y),
+                BinOp::Sub => x.wrapping_sub(y),
+                BinOp::Mul => x.wrapping_mul(y),
+                BinOp::Div | BinOp::Rem if y == 0 => return Err((*sp, "division by zero".into())),
+                BinOp::Div => x.wrapping_div(y),
+                BinOp::Rem => x.wrapping_rem(y),
+                BinOp::Eq => (x == y) as i64,
+                BinOp::Ne => (x != y) as i64,
+                BinOp::Lt => (x < y) as i64,
+                BinOp::Le => (x <= y) as i64,
+                BinOp::Gt => (x > y) as i64,
+                BinOp::Ge => (x >= y) as i64,
+                BinOp::And => (x != 0 && y != 0) as i64,
+                BinOp::Or => (x != 0 || y != 0) as i64,
+                BinOp::Min => x.min(y),
+                BinOp::Max => x.max(y),
+            }
+        }
+    })
+}
+
+pub fn render(p: &Program, vars: &[i64], t: &Template) -> Result<String, (Span, String)> {
+    let mut s = String::new();
+    for part in &t.parts {
+        match part {
+            TplPart::Lit(l) => s.push_str(l),
+            TplPart::Hole(e) => s.push_str(&eval(p, vars, e)?.to_string()),
+        }
+    }
+    Ok(s)
+}
+
+/// Progress of an operation that spans several quanta.
+#[derive(Clone, Debug)]
+pub enum OpState {
+    Touch(Box<TouchState>),
+    /// Fault in [vpn, end) (mlock / MAP_POPULATE), then continue with the rest of an mlock.
+    Populate { vpn: u64, end: u64, write: bool, mlock_rest: Option<(u64, u64, u64)> },
+    Read { file: u32, idx: u64, end: u64 },
+    Write { file: u32, idx: u64, end: u64 },
+    Compute { left: u64 },
+    /// Sleep done by blocking; the op completes when the task runs again.
+    Slept,
+    /// fsync: wait until this time.
+    Fsync,
+}
+
+#[derive(Clone, Debug)]
+pub struct TouchState {
+    pub start: u64,
+    pub npages: u64,
+    pub stride: u64,
+    pub i: u64,
+    pub count: u64,
+    pub write: bool,
+    pub kind: u8,
+    pub zipf: Option<crate::dist::Zipf>,
+    pub gap_ns: u64,
+    pub next_at: u64,
+    /// The page of the access in progress (kept while a fault waits).
+    pub cur: Option<u64>,
+}
+
+/// A task's interpreter state.
+#[derive(Clone, Debug)]
+pub struct ProgState {
+    pub prog: usize,
+    pub pc: usize,
+    pub vars: Vec<i64>,
+    pub op: Option<OpState>,
+    /// mmap_sem held for read across a fault's I/O wait (hold_across_io), or granted while queued.
+    pub holds_read: bool,
+    pub holds_write: bool,
+}
+
+impl ProgState {
+    pub fn new(prog: usize, nvars: usize) -> ProgState {
+        ProgState { prog, pc: 0, vars: vec![0; nvars], op: None, holds_read: false, holds_write: false }
+    }
+}
