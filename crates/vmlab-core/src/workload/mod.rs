@@ -7,5 +7,5 @@ pub mod scenario;
 pub mod units;
 
 pub use error::ScenarioError;
-// pub use load::{load_scenario, load_scenario_str, Scenario};
+pub use load::{load_scenario, load_scenario_str, Scenario};
 pub use program::parse_program;

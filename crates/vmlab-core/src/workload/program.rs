@@ -18,8 +18,7 @@ use super::units::parse_quantity;
 /// (the whole scenario file, used for line/column). Errors name the file `<program>`; the
 /// loader renames them with `ScenarioError::in_file`.
 pub fn parse_program(text: &str, base_offset: usize, file_text: &str) -> Result<Vec<Stmt>, ScenarioError> {
-    let mut p = Parser::new(text, base_offset, file_text);
-    p.stmts(None)
+    Parser::new(text, base_offset, file_text).parse()
 }
 
 /// Where the content of a TOML string value starts, given the byte range of the value
@@ -210,7 +209,7 @@ impl Args {
     }
 }
 
-struct Parser<'a> {
+pub(crate) struct Parser<'a> {
     src: &'a str,
     pos: usize,
     /// End of the last token consumed (spans stop there, not after trailing blanks).
@@ -222,6 +221,10 @@ struct Parser<'a> {
     depth: usize,
     /// Where the arguments of the last operation ended (before its block, if any).
     header_end: usize,
+    /// Added to every span offset (not to line/col): programs given with `--set` are parsed
+    /// against the argument text but their spans live past the end of the file, see
+    /// `Scenario::error_at`.
+    shift: usize,
 }
 
 type R<T> = Result<T, ScenarioError>;
@@ -249,9 +252,18 @@ fn expr_span(e: &Expr) -> Span {
 }
 
 impl<'a> Parser<'a> {
-    fn new(src: &'a str, base: usize, file: &'a str) -> Self {
+    pub(crate) fn new(src: &'a str, base: usize, file: &'a str) -> Self {
         let line_starts = std::iter::once(0).chain(file.match_indices('\n').map(|(i, _)| i + 1)).collect();
-        Parser { src, pos: 0, last_end: 0, base, file, line_starts, depth: 0, header_end: 0 }
+        Parser { src, pos: 0, last_end: 0, base, file, line_starts, depth: 0, header_end: 0, shift: 0 }
+    }
+
+    pub(crate) fn with_shift(mut self, shift: usize) -> Self {
+        self.shift = shift;
+        self
+    }
+
+    pub(crate) fn parse(mut self) -> R<Vec<Stmt>> {
+        self.stmts(None)
     }
 
     // ---- positions and errors -------------------------------------------------------------
@@ -263,7 +275,7 @@ impl<'a> Parser<'a> {
         let line_start = self.line_starts.get(line_idx).copied().unwrap_or(0);
         let col = self.file.get(line_start..off.min(self.file.len())).map_or(1, |s| s.chars().count() + 1);
         Span {
-            offset: off as u32,
+            offset: off.saturating_add(self.shift) as u32,
             len: end.saturating_sub(start) as u32,
             line: line_idx as u32 + 1,
             col: col as u32,
@@ -276,6 +288,7 @@ impl<'a> Parser<'a> {
     }
 
     fn err_span(&self, span: Span, msg: impl Into<String>) -> ScenarioError {
+        let span = Span { offset: (span.offset as usize).saturating_sub(self.shift) as u32, ..span };
         ScenarioError::at_span("<program>", self.file, span, msg)
     }
 
