@@ -594,8 +594,13 @@ fn parse_process_program(ctx: &Ctx<'_>, i: &str, program: &str) -> Result<Vec<St
     let Some(node) = ctx.tree.get(&path) else {
         return Parser::new(program, 0, program).parse().map_err(|e| e.in_file(ctx.name));
     };
-    let (base, _exact) = string_content_offset(ctx.text, node.span.start);
-    Parser::new(program, base, ctx.text).parse().map_err(|e| e.in_file(ctx.name))
+    let (base, exact) = string_content_offset(ctx.text, node.span.start);
+    // For a literal string the file's own bytes *are* the program (TOML may have turned CRLF
+    // into LF in `program`, which would shift every later span), so parse those bytes.
+    // Basic strings keep the decoded text: their spans are approximate (see the docs).
+    let delim = if ctx.text.get(node.span.start..).is_some_and(|t| t.starts_with("'''")) { 3 } else { 1 };
+    let raw = ctx.text.get(base..node.span.end.saturating_sub(delim)).filter(|_| exact);
+    Parser::new(raw.unwrap_or(program), base, ctx.text).parse().map_err(|e| e.in_file(ctx.name))
 }
 
 /// The first `create ... disk=NAME` (with a literal name) naming a disk that doesn't exist.

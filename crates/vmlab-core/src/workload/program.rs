@@ -225,6 +225,8 @@ pub(crate) struct Parser<'a> {
     /// against the argument text but their spans live past the end of the file, see
     /// `Scenario::error_at`.
     shift: usize,
+    /// Variables defined so far in the text (plus the built-ins), for `check_defined`.
+    defined: Vec<String>,
 }
 
 type R<T> = Result<T, ScenarioError>;
@@ -254,7 +256,7 @@ fn expr_span(e: &Expr) -> Span {
 impl<'a> Parser<'a> {
     pub(crate) fn new(src: &'a str, base: usize, file: &'a str) -> Self {
         let line_starts = std::iter::once(0).chain(file.match_indices('\n').map(|(i, _)| i + 1)).collect();
-        Parser { src, pos: 0, last_end: 0, base, file, line_starts, depth: 0, header_end: 0, shift: 0 }
+        Parser { src, pos: 0, last_end: 0, base, file, line_starts, depth: 0, header_end: 0, shift: 0, defined: vec!["errno".into(), "tid".into()] }
     }
 
     pub(crate) fn with_shift(mut self, shift: usize) -> Self {
@@ -475,12 +477,14 @@ impl<'a> Parser<'a> {
                 }
                 self.bump();
                 let value = self.expr()?;
+                self.define(&name);
                 Ok(Stmt::Let { name, value, span: self.span(start, self.last_end) })
             }
             "for" => {
                 self.eat(word);
                 let (var, _) = self.ident("a loop variable")?;
                 self.keyword("in")?;
+                self.define(&var);
                 let from = self.expr()?;
                 self.skip_ws();
                 if !self.eat("..") {
@@ -535,7 +539,13 @@ impl<'a> Parser<'a> {
                             Some(_) => "-=",
                             None => "=",
                         });
+                        if op.is_some() {
+                            self.check_defined(word, name_span)?;
+                        }
                         let rhs = self.expr()?;
+                        // A plain `x = e` also declares `x` (the interpreter decides whether
+                        // that is allowed without `let`); only reads are checked here.
+                        self.define(word);
                         let span = self.span(start, self.last_end);
                         let value = match op {
                             None => rhs,
@@ -553,6 +563,26 @@ impl<'a> Parser<'a> {
                 }
             }
         }
+    }
+
+    fn define(&mut self, name: &str) {
+        if !self.defined.iter().any(|d| d == name) {
+            self.defined.push(name.to_string());
+        }
+    }
+
+    /// A variable read must follow (in the text) a `let`, `for` or `foreach` defining it, or be
+    /// a built-in. Textual order is a safe approximation: a read before any definition fails
+    /// at run time anyway, so this only moves the error earlier (and adds a suggestion).
+    fn check_defined(&self, name: &str, span: Span) -> R<()> {
+        if self.defined.iter().any(|d| d == name) {
+            return Ok(());
+        }
+        let msg = match suggest(name, self.defined.iter().map(String::as_str)) {
+            Some(s) => format!("unknown variable `{name}`; did you mean `{s}`?"),
+            None => format!("unknown variable `{name}`"),
+        };
+        Err(self.err_span(span, msg).with_help(format!("define it first with `let {name} = ...`")))
     }
 
     /// `errno` and `tid` are set by the machine; assigning them is surely a mistake.
@@ -622,6 +652,7 @@ impl<'a> Parser<'a> {
                 let (var, _) = self.ident("a loop variable")?;
                 self.keyword("in")?;
                 self.keyword("queue")?;
+                self.define(&var);
                 self.skip_ws();
                 let queue = self.template("a queue name")?;
                 let mut a = self.args(spec, start)?;
@@ -985,6 +1016,7 @@ impl<'a> Parser<'a> {
             Some(c) if is_ident_start(c) => {
                 let (name, span) = self.ident("a variable")?;
                 if self.peek() != Some('(') {
+                    self.check_defined(&name, span)?;
                     return Ok(Expr::Var(name, span));
                 }
                 let op = match name.as_str() {
@@ -1100,16 +1132,16 @@ sleep forever
         let Expr::Bin(BinOp::Sub, m, n, _) = &**r else { panic!() };
         assert!(matches!(**m, Expr::Bin(BinOp::Min, _, _, _)));
         assert!(matches!(**n, Expr::Un(UnOp::Neg, _, _)));
-        let p = parse("x -= (1 + 2) * 3; y += 1.5s");
-        assert_eq!(p.len(), 2);
-        let Stmt::Assign { value: Expr::Bin(BinOp::Add, _, r, _), .. } = &p[1] else { panic!() };
+        let p = parse("let x = 0; let y = 0; x -= (1 + 2) * 3; y += 1.5s");
+        assert_eq!(p.len(), 4);
+        let Stmt::Assign { value: Expr::Bin(BinOp::Add, _, r, _), .. } = &p[3] else { panic!() };
         assert!(matches!(**r, Expr::Int(1_500_000_000, _)));
     }
 
     #[test]
     fn templates() {
-        let p = parse("read data/file{i+1}.x-y\nmark a.b-c");
-        let Stmt::Op(Op { kind: OpKind::Read { file, .. }, .. }) = &p[0] else { panic!() };
+        let p = parse("let i = 0\nread data/file{i+1}.x-y\nmark a.b-c");
+        let Stmt::Op(Op { kind: OpKind::Read { file, .. }, .. }) = &p[1] else { panic!() };
         assert_eq!(file.parts.len(), 3);
         assert!(matches!(&file.parts[2], TplPart::Lit(s) if s == ".x-y"));
         assert_eq!(file.span.len as usize, "data/file{i+1}.x-y".len());
@@ -1155,9 +1187,9 @@ sleep forever
 
     #[test]
     fn else_on_next_line() {
-        let p = parse("if x {\n wait\n}\nelse {\n exit\n}\nmark m");
-        assert_eq!(p.len(), 2);
-        let Stmt::If { els, .. } = &p[0] else { panic!() };
+        let p = parse("let x = 1\nif x {\n wait\n}\nelse {\n exit\n}\nmark m");
+        assert_eq!(p.len(), 3);
+        let Stmt::If { els, .. } = &p[1] else { panic!() };
         assert_eq!(els.len(), 1);
     }
 
@@ -1182,6 +1214,8 @@ sleep forever
         assert_eq!(err("let errno = 1"), "<program>:1:1: `errno` is a built-in variable and cannot be assigned");
         assert_eq!(err("mark x{1"), "<program>:1:9: expected `}` to close the `{` of a name hole, found end of program");
         assert_eq!(err("let x = foo(1)"), "<program>:1:9: unknown function `foo`");
+        assert_eq!(err("let slots = 1\nsleep slot"), "<program>:2:7: unknown variable `slot`; did you mean `slots`?");
+        assert_eq!(err("x += 1"), "<program>:1:1: unknown variable `x`");
         assert!(err(&"(".repeat(1000)).contains("nesting too deep") || err(&"(".repeat(1000)).contains("expected"));
     }
 
