@@ -193,3 +193,16 @@ proptest! {
         let _ = load_scenario_str("p.toml", &text, &[set]);
     }
 }
+
+#[test]
+fn miette_renders_snippet_label_and_help() {
+    let e = load_scenario_str("bad.toml", &GOOD.replace("memory = ", "memroy = "), &[]).unwrap_err();
+    let mut out = String::new();
+    miette::GraphicalReportHandler::new_themed(miette::GraphicalTheme::unicode_nocolor())
+        .render_report(&mut out, &e)
+        .unwrap();
+    assert!(out.contains("bad.toml:5:1: unknown key `memroy` in [machine]; did you mean `memory`?"), "{out}");
+    assert!(out.contains("memroy = \"2GiB\""), "{out}");
+    assert!(out.contains("unknown key"), "{out}");
+    assert!(out.contains("help: expected one of `memory`"), "{out}");
+}
