@@ -23,8 +23,12 @@ enum Origin {
 }
 
 /// An error in a scenario. See the module docs for how it prints.
+/// Boxed so `Result<T, ScenarioError>` stays one pointer wide on the happy path.
 #[derive(Clone)]
-pub struct ScenarioError {
+pub struct ScenarioError(Box<Inner>);
+
+#[derive(Clone)]
+struct Inner {
     origin: Origin,
     message: String,
     label: String,
@@ -37,30 +41,42 @@ pub struct ScenarioError {
 impl ScenarioError {
     /// An error about a whole file (or a program string) without a position.
     pub fn new(name: &str, message: impl Into<String>) -> Self {
-        ScenarioError {
-            origin: Origin::Whole { name: name.to_string() },
+        ScenarioError(Box::new(Inner {
+            origin: Origin::Whole {
+                name: name.to_string(),
+            },
             message: message.into(),
             label: "here".into(),
             help: None,
             span: None,
             source: None,
-        }
+        }))
     }
 
     /// An error at byte range `offset..offset+len` of `text` (the file called `name`).
     /// Out-of-range offsets are clamped, never a panic.
-    pub fn at(name: &str, text: &str, offset: usize, len: usize, message: impl Into<String>) -> Self {
+    pub fn at(
+        name: &str,
+        text: &str,
+        offset: usize,
+        len: usize,
+        message: impl Into<String>,
+    ) -> Self {
         let offset = offset.min(text.len());
         let len = len.min(text.len() - offset);
         let (line, col) = line_col(text, offset);
-        ScenarioError {
-            origin: Origin::File { name: name.to_string(), line, col },
+        ScenarioError(Box::new(Inner {
+            origin: Origin::File {
+                name: name.to_string(),
+                line,
+                col,
+            },
             message: message.into(),
             label: "here".into(),
             help: None,
             span: Some(SourceSpan::new(offset.into(), len)),
             source: Some(NamedSource::new(name, text.to_string())),
-        }
+        }))
     }
 
     /// An error at an AST span (for the interpreter's runtime errors: "no region named `x`").
@@ -74,34 +90,36 @@ impl ScenarioError {
     pub fn for_set(arg: &str, offset: usize, len: usize, message: impl Into<String>) -> Self {
         let offset = offset.min(arg.len());
         let len = len.min(arg.len() - offset);
-        ScenarioError {
-            origin: Origin::Set { arg: arg.to_string() },
+        ScenarioError(Box::new(Inner {
+            origin: Origin::Set {
+                arg: arg.to_string(),
+            },
             message: message.into(),
             label: "here".into(),
             help: None,
             span: Some(SourceSpan::new(offset.into(), len)),
             source: Some(NamedSource::new("--set", arg.to_string())),
-        }
+        }))
     }
 
     pub fn with_help(mut self, help: impl Into<String>) -> Self {
-        self.help = Some(help.into());
+        self.0.help = Some(help.into());
         self
     }
 
     pub fn with_label(mut self, label: impl Into<String>) -> Self {
-        self.label = label.into();
+        self.0.label = label.into();
         self
     }
 
     /// Rename the file (errors from `parse_program` don't know the file's name).
     pub fn in_file(mut self, name: &str) -> Self {
-        match &mut self.origin {
+        match &mut self.0.origin {
             Origin::File { name: n, .. } | Origin::Whole { name: n } => *n = name.to_string(),
             Origin::Set { .. } => return self,
         }
-        if let Some(src) = self.source.take() {
-            self.source = Some(NamedSource::new(name, src.inner().clone()));
+        if let Some(src) = self.0.source.take() {
+            self.0.source = Some(NamedSource::new(name, src.inner().clone()));
         }
         self
     }
@@ -109,26 +127,28 @@ impl ScenarioError {
     /// Re-home an error found while parsing a `--set` value (e.g. a program given with
     /// `--set process.0.program=...`, parsed against the argument text): it now names the set.
     pub fn into_set(mut self, arg: &str) -> Self {
-        self.origin = Origin::Set { arg: arg.to_string() };
-        if let Some(src) = self.source.take() {
-            self.source = Some(NamedSource::new("--set", src.inner().clone()));
+        self.0.origin = Origin::Set {
+            arg: arg.to_string(),
+        };
+        if let Some(src) = self.0.source.take() {
+            self.0.source = Some(NamedSource::new("--set", src.inner().clone()));
         }
         self
     }
 
     /// The message without the location prefix.
     pub fn message(&self) -> &str {
-        &self.message
+        &self.0.message
     }
 
     /// The help text, if any ("did you mean ...", "expected one of ...").
     pub fn help_text(&self) -> Option<&str> {
-        self.help.as_deref()
+        self.0.help.as_deref()
     }
 
     /// `(line, col)` when the error points into a file.
     pub fn line_col(&self) -> Option<(u32, u32)> {
-        match self.origin {
+        match self.0.origin {
             Origin::File { line, col, .. } => Some((line, col)),
             _ => None,
         }
@@ -136,21 +156,21 @@ impl ScenarioError {
 
     /// Whether the error was caused by a `--set` argument.
     pub fn is_from_set(&self) -> bool {
-        matches!(self.origin, Origin::Set { .. })
+        matches!(self.0.origin, Origin::Set { .. })
     }
 
     /// Byte range in the source (the file or the `--set` argument).
     pub fn byte_range(&self) -> Option<std::ops::Range<usize>> {
-        self.span.map(|s| s.offset()..s.offset() + s.len())
+        self.0.span.map(|s| s.offset()..s.offset() + s.len())
     }
 }
 
 impl fmt::Display for ScenarioError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.origin {
-            Origin::File { name, line, col } => write!(f, "{name}:{line}:{col}: {}", self.message),
-            Origin::Set { arg } => write!(f, "--set {arg}: {}", self.message),
-            Origin::Whole { name } => write!(f, "{name}: {}", self.message),
+        match &self.0.origin {
+            Origin::File { name, line, col } => write!(f, "{name}:{line}:{col}: {}", self.0.message),
+            Origin::Set { arg } => write!(f, "--set {arg}: {}", self.0.message),
+            Origin::Whole { name } => write!(f, "{name}: {}", self.0.message),
         }
     }
 }
@@ -160,7 +180,7 @@ impl fmt::Display for ScenarioError {
 impl fmt::Debug for ScenarioError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{self}")?;
-        if let Some(h) = &self.help {
+        if let Some(h) = &self.0.help {
             write!(f, " (help: {h})")?;
         }
         Ok(())
@@ -175,16 +195,21 @@ impl Diagnostic for ScenarioError {
     }
 
     fn help<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
-        self.help.as_ref().map(|h| Box::new(h) as Box<dyn fmt::Display>)
+        self.0.help
+            .as_ref()
+            .map(|h| Box::new(h) as Box<dyn fmt::Display>)
     }
 
     fn source_code(&self) -> Option<&dyn miette::SourceCode> {
-        self.source.as_ref().map(|s| s as &dyn miette::SourceCode)
+        self.0.source.as_ref().map(|s| s as &dyn miette::SourceCode)
     }
 
     fn labels(&self) -> Option<Box<dyn Iterator<Item = LabeledSpan> + '_>> {
-        let span = self.span?;
-        Some(Box::new(std::iter::once(LabeledSpan::new_with_span(Some(self.label.clone()), span))))
+        let span = self.0.span?;
+        Some(Box::new(std::iter::once(LabeledSpan::new_with_span(
+            Some(self.0.label.clone()),
+            span,
+        ))))
     }
 }
 
@@ -209,7 +234,7 @@ pub fn suggest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) ->
         let score = strsim::jaro_winkler(word, c);
         // Transpositions and one-letter slips of short words score >= 0.8; unrelated words don't.
         let close = score >= 0.8 || strsim::damerau_levenshtein(word, c) <= 1;
-        if close && best.map_or(true, |(_, s)| score > s) {
+        if close && best.is_none_or(|(_, s)| score > s) {
             best = Some((c, score));
         }
     }
@@ -237,7 +262,11 @@ pub(crate) fn unknown_key_message(serde_msg: &str, table: &str) -> Option<(Strin
     } else {
         format!(
             "expected one of {}",
-            expected.iter().map(|e| format!("`{e}`")).collect::<Vec<_>>().join(", ")
+            expected
+                .iter()
+                .map(|e| format!("`{e}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
         )
     };
     Some((msg, help))
@@ -267,7 +296,10 @@ mod tests {
 
     #[test]
     fn suggestions() {
-        assert_eq!(suggest("memroy", ["memory", "cpus", "nodes"]), Some("memory"));
+        assert_eq!(
+            suggest("memroy", ["memory", "cpus", "nodes"]),
+            Some("memory")
+        );
         assert_eq!(suggest("mmpa", ["mmap", "munmap", "mlock"]), Some("mmap"));
         assert_eq!(suggest("zzzz", ["memory", "cpus"]), None);
         let (m, h) = unknown_key_message(
@@ -275,13 +307,18 @@ mod tests {
             "in [machine]",
         )
         .unwrap();
-        assert_eq!(m, "unknown key `memroy` in [machine]; did you mean `memory`?");
+        assert_eq!(
+            m,
+            "unknown key `memroy` in [machine]; did you mean `memory`?"
+        );
         assert_eq!(h, "expected one of `memory`, `cpus`");
     }
 
     #[test]
     fn diagnostic_has_label_and_source() {
-        let e = ScenarioError::at("s.toml", "abc", 1, 1, "m").with_help("h").with_label("l");
+        let e = ScenarioError::at("s.toml", "abc", 1, 1, "m")
+            .with_help("h")
+            .with_label("l");
         assert!(e.source_code().is_some());
         assert_eq!(e.labels().map(|l| l.count()), Some(1));
         assert_eq!(e.help().map(|h| h.to_string()), Some("h".into()));

@@ -17,7 +17,11 @@ use super::units::parse_quantity;
 /// Parse a program. `text` is the program string, found at byte `base_offset` of `file_text`
 /// (the whole scenario file, used for line/column). Errors name the file `<program>`; the
 /// loader renames them with `ScenarioError::in_file`.
-pub fn parse_program(text: &str, base_offset: usize, file_text: &str) -> Result<Vec<Stmt>, ScenarioError> {
+pub fn parse_program(
+    text: &str,
+    base_offset: usize,
+    file_text: &str,
+) -> Result<Vec<Stmt>, ScenarioError> {
     Parser::new(text, base_offset, file_text).parse()
 }
 
@@ -75,7 +79,11 @@ struct OpSpec {
 }
 
 const RANGE_KEYS: &[(&str, Kind)] = &[("offset", Kind::Expr), ("len", Kind::Expr)];
-const IO_KEYS: &[(&str, Kind)] = &[("offset", Kind::Expr), ("len", Kind::Expr), ("bs", Kind::Expr)];
+const IO_KEYS: &[(&str, Kind)] = &[
+    ("offset", Kind::Expr),
+    ("len", Kind::Expr),
+    ("bs", Kind::Expr),
+];
 const REGION: &[(&str, Kind)] = &[("a region name", Kind::Tpl)];
 const FILE: &[(&str, Kind)] = &[("a file name", Kind::Tpl)];
 
@@ -86,7 +94,14 @@ const fn spec(
     keys: &'static [(&'static str, Kind)],
     flags: &'static [&'static str],
 ) -> OpSpec {
-    OpSpec { name, positional, required, keys, flags, block: false }
+    OpSpec {
+        name,
+        positional,
+        required,
+        keys,
+        flags,
+        block: false,
+    }
 }
 
 const OPS: &[OpSpec] = &[
@@ -103,9 +118,28 @@ const OPS: &[OpSpec] = &[
         &["anon", "fixed", "shared", "private", "locked", "populate"],
     ),
     spec("munmap", REGION, 1, RANGE_KEYS, &[]),
-    spec("mlock", REGION, 1, &[("offset", Kind::Expr), ("len", Kind::Expr), ("chunk", Kind::Expr)], &[]),
+    spec(
+        "mlock",
+        REGION,
+        1,
+        &[
+            ("offset", Kind::Expr),
+            ("len", Kind::Expr),
+            ("chunk", Kind::Expr),
+        ],
+        &[],
+    ),
     spec("munlock", REGION, 1, RANGE_KEYS, &[]),
-    spec("madvise", &[("a region name", Kind::Tpl), ("an advice", Kind::Word(&["dontneed"]))], 2, RANGE_KEYS, &[]),
+    spec(
+        "madvise",
+        &[
+            ("a region name", Kind::Tpl),
+            ("an advice", Kind::Word(&["dontneed"])),
+        ],
+        2,
+        RANGE_KEYS,
+        &[],
+    ),
     spec(
         "touch",
         REGION,
@@ -123,10 +157,23 @@ const OPS: &[OpSpec] = &[
     ),
     spec("read", FILE, 1, IO_KEYS, &[]),
     spec("write", FILE, 1, IO_KEYS, &[]),
-    spec("create", FILE, 1, &[("size", Kind::Expr), ("disk", Kind::Tpl)], &[]),
+    spec(
+        "create",
+        FILE,
+        1,
+        &[("size", Kind::Expr), ("disk", Kind::Tpl)],
+        &[],
+    ),
     spec("unlink", FILE, 1, &[], &[]),
     spec("fsync", FILE, 1, &[], &[]),
-    OpSpec { name: "fork", positional: &[], required: 0, keys: &[], flags: &[], block: true },
+    OpSpec {
+        name: "fork",
+        positional: &[],
+        required: 0,
+        keys: &[],
+        flags: &[],
+        block: true,
+    },
     spec("wait", &[], 0, &[], &[]),
     OpSpec {
         name: "threads",
@@ -139,11 +186,24 @@ const OPS: &[OpSpec] = &[
     spec("exit", &[], 0, &[], &[]),
     spec("migrate", &[("a CPU number", Kind::Expr)], 1, &[], &[]),
     // `sleep forever` is recognised before the generic argument reader.
-    spec("sleep", &[("a duration (or `forever`)", Kind::Expr)], 1, &[], &[]),
+    spec(
+        "sleep",
+        &[("a duration (or `forever`)", Kind::Expr)],
+        1,
+        &[],
+        &[],
+    ),
     spec("compute", &[("a duration", Kind::Expr)], 1, &[], &[]),
     spec("drop_caches", &[("a value", Kind::Expr)], 0, &[], &[]),
     // `foreach VAR in queue NAME` is read by hand; this spec covers what follows NAME.
-    OpSpec { name: "foreach", positional: &[], required: 0, keys: &[("count", Kind::Expr)], flags: &[], block: true },
+    OpSpec {
+        name: "foreach",
+        positional: &[],
+        required: 0,
+        keys: &[("count", Kind::Expr)],
+        flags: &[],
+        block: true,
+    },
     spec("mark", &[("a metric name", Kind::Tpl)], 1, &[], &[]),
 ];
 
@@ -196,13 +256,21 @@ impl Args {
     }
     /// Positional argument `i` (the spec guarantees its kind).
     fn pos_expr(&mut self, i: usize) -> Option<Expr> {
-        match self.positional.get_mut(i).map(|v| std::mem::replace(v, Val::W(""))) {
+        match self
+            .positional
+            .get_mut(i)
+            .map(|v| std::mem::replace(v, Val::W("")))
+        {
             Some(Val::E(e)) => Some(e),
             _ => None,
         }
     }
     fn pos_tpl(&mut self, i: usize) -> Option<Template> {
-        match self.positional.get_mut(i).map(|v| std::mem::replace(v, Val::W(""))) {
+        match self
+            .positional
+            .get_mut(i)
+            .map(|v| std::mem::replace(v, Val::W("")))
+        {
             Some(Val::T(t)) => Some(t),
             _ => None,
         }
@@ -244,7 +312,10 @@ fn is_tpl_char(c: char) -> bool {
 /// The span covering `a` through `b`.
 fn join(a: Span, b: Span) -> Span {
     let end = (b.offset + b.len).max(a.offset + a.len);
-    Span { len: end.saturating_sub(a.offset), ..a }
+    Span {
+        len: end.saturating_sub(a.offset),
+        ..a
+    }
 }
 
 fn expr_span(e: &Expr) -> Span {
@@ -255,8 +326,21 @@ fn expr_span(e: &Expr) -> Span {
 
 impl<'a> Parser<'a> {
     pub(crate) fn new(src: &'a str, base: usize, file: &'a str) -> Self {
-        let line_starts = std::iter::once(0).chain(file.match_indices('\n').map(|(i, _)| i + 1)).collect();
-        Parser { src, pos: 0, last_end: 0, base, file, line_starts, depth: 0, header_end: 0, shift: 0, defined: vec!["errno".into(), "tid".into()] }
+        let line_starts = std::iter::once(0)
+            .chain(file.match_indices('\n').map(|(i, _)| i + 1))
+            .collect();
+        Parser {
+            src,
+            pos: 0,
+            last_end: 0,
+            base,
+            file,
+            line_starts,
+            depth: 0,
+            header_end: 0,
+            shift: 0,
+            defined: vec!["errno".into(), "tid".into()],
+        }
     }
 
     pub(crate) fn with_shift(mut self, shift: usize) -> Self {
@@ -273,9 +357,15 @@ impl<'a> Parser<'a> {
     /// The file span of local byte range `start..end`.
     fn span(&self, start: usize, end: usize) -> Span {
         let off = self.base.saturating_add(start);
-        let line_idx = self.line_starts.partition_point(|&s| s <= off).saturating_sub(1);
+        let line_idx = self
+            .line_starts
+            .partition_point(|&s| s <= off)
+            .saturating_sub(1);
         let line_start = self.line_starts.get(line_idx).copied().unwrap_or(0);
-        let col = self.file.get(line_start..off.min(self.file.len())).map_or(1, |s| s.chars().count() + 1);
+        let col = self
+            .file
+            .get(line_start..off.min(self.file.len()))
+            .map_or(1, |s| s.chars().count() + 1);
         Span {
             offset: off.saturating_add(self.shift) as u32,
             len: end.saturating_sub(start) as u32,
@@ -285,12 +375,23 @@ impl<'a> Parser<'a> {
     }
 
     fn err_at(&self, start: usize, end: usize, msg: impl Into<String>) -> ScenarioError {
-        let len = end.saturating_sub(start).max(if start < self.src.len() { 1 } else { 0 });
-        ScenarioError::at("<program>", self.file, self.base.saturating_add(start), len, msg)
+        let len = end
+            .saturating_sub(start)
+            .max(if start < self.src.len() { 1 } else { 0 });
+        ScenarioError::at(
+            "<program>",
+            self.file,
+            self.base.saturating_add(start),
+            len,
+            msg,
+        )
     }
 
     fn err_span(&self, span: Span, msg: impl Into<String>) -> ScenarioError {
-        let span = Span { offset: (span.offset as usize).saturating_sub(self.shift) as u32, ..span };
+        let span = Span {
+            offset: (span.offset as usize).saturating_sub(self.shift) as u32,
+            ..span
+        };
         ScenarioError::at_span("<program>", self.file, span, msg)
     }
 
@@ -301,7 +402,10 @@ impl<'a> Parser<'a> {
             None => "end of program".into(),
             Some('\n') | Some('\r') => "end of line".into(),
             Some(c) if is_ident_char(c) => {
-                let w: String = rest.chars().take_while(|&c| is_ident_char(c) || c == '.').collect();
+                let w: String = rest
+                    .chars()
+                    .take_while(|&c| is_ident_char(c) || c == '.')
+                    .collect();
                 format!("`{w}`")
             }
             Some(c) => format!("`{c}`"),
@@ -309,9 +413,17 @@ impl<'a> Parser<'a> {
     }
 
     fn expected(&self, what: &str) -> ScenarioError {
-        let end = self.pos + self.src[self.pos..].chars().next().map_or(0, char::len_utf8);
-        self.err_at(self.pos, end, format!("expected {what}, found {}", self.found()))
-            .with_label(format!("expected {what}"))
+        let end = self.pos
+            + self.src[self.pos..]
+                .chars()
+                .next()
+                .map_or(0, char::len_utf8);
+        self.err_at(
+            self.pos,
+            end,
+            format!("expected {what}, found {}", self.found()),
+        )
+        .with_label(format!("expected {what}"))
     }
 
     fn enter(&mut self) -> R<()> {
@@ -352,7 +464,9 @@ impl<'a> Parser<'a> {
             match c {
                 ' ' | '\t' | '\r' => self.pos += 1,
                 '#' => {
-                    self.pos = self.src[self.pos..].find('\n').map_or(self.src.len(), |i| self.pos + i);
+                    self.pos = self.src[self.pos..]
+                        .find('\n')
+                        .map_or(self.src.len(), |i| self.pos + i);
                 }
                 _ => break,
             }
@@ -423,12 +537,14 @@ impl<'a> Parser<'a> {
             self.skip_lines(true);
             match (self.peek(), open) {
                 (None, None) => return Ok(out),
-                (None, Some(o)) => {
-                    return Err(self
-                        .err_at(o, o + 1, "unterminated block: expected `}` to close this `{`, found end of program")
-                        .with_label("this block is never closed")
-                        .with_help("add a `}` on its own line at the end of the block"))
-                }
+                (None, Some(o)) => return Err(self
+                    .err_at(
+                        o,
+                        o + 1,
+                        "unterminated block: expected `}` to close this `{`, found end of program",
+                    )
+                    .with_label("this block is never closed")
+                    .with_help("add a `}` on its own line at the end of the block")),
                 (Some('}'), Some(_)) => {
                     self.bump();
                     return Ok(out);
@@ -478,7 +594,11 @@ impl<'a> Parser<'a> {
                 self.bump();
                 let value = self.expr()?;
                 self.define(&name);
-                Ok(Stmt::Let { name, value, span: self.span(start, self.last_end) })
+                Ok(Stmt::Let {
+                    name,
+                    value,
+                    span: self.span(start, self.last_end),
+                })
             }
             "for" => {
                 self.eat(word);
@@ -493,27 +613,44 @@ impl<'a> Parser<'a> {
                 let to = self.expr()?;
                 let span = self.span(start, self.last_end);
                 let body = self.block()?;
-                Ok(Stmt::For { var, from, to, body, span })
+                Ok(Stmt::For {
+                    var,
+                    from,
+                    to,
+                    body,
+                    span,
+                })
             }
             "repeat" => {
                 self.eat(word);
                 let count = self.expr()?;
                 let span = self.span(start, self.last_end);
                 let body = self.block()?;
-                Ok(Stmt::Repeat { count: Some(count), body, span })
+                Ok(Stmt::Repeat {
+                    count: Some(count),
+                    body,
+                    span,
+                })
             }
             "loop" => {
                 self.eat(word);
                 let span = self.span(start, self.last_end);
                 let body = self.block()?;
-                Ok(Stmt::Repeat { count: None, body, span })
+                Ok(Stmt::Repeat {
+                    count: None,
+                    body,
+                    span,
+                })
             }
             "if" => self.if_stmt(),
             "break" => {
                 self.eat(word);
-                Ok(Stmt::Break { span: self.span(start, self.last_end) })
+                Ok(Stmt::Break {
+                    span: self.span(start, self.last_end),
+                })
             }
-            "else" => Err(self.err_at(start, start + 4, "`else` without `if`")
+            "else" => Err(self
+                .err_at(start, start + 4, "`else` without `if`")
                 .with_help("`else` must follow the `}` of an `if` block")),
             _ => {
                 // `NAME = EXPR`, `NAME += EXPR`, `NAME -= EXPR`?
@@ -551,10 +688,19 @@ impl<'a> Parser<'a> {
                             None => rhs,
                             Some(op) => {
                                 let s = join(name_span, expr_span(&rhs));
-                                Expr::Bin(op, Box::new(Expr::Var(word.to_string(), name_span)), Box::new(rhs), s)
+                                Expr::Bin(
+                                    op,
+                                    Box::new(Expr::Var(word.to_string(), name_span)),
+                                    Box::new(rhs),
+                                    s,
+                                )
                             }
                         };
-                        Ok(Stmt::Assign { name: word.to_string(), value, span })
+                        Ok(Stmt::Assign {
+                            name: word.to_string(),
+                            value,
+                            span,
+                        })
                     }
                     None => {
                         self.pos = save;
@@ -582,13 +728,19 @@ impl<'a> Parser<'a> {
             Some(s) => format!("unknown variable `{name}`; did you mean `{s}`?"),
             None => format!("unknown variable `{name}`"),
         };
-        Err(self.err_span(span, msg).with_help(format!("define it first with `let {name} = ...`")))
+        Err(self
+            .err_span(span, msg)
+            .with_help(format!("define it first with `let {name} = ...`")))
     }
 
     /// `errno` and `tid` are set by the machine; assigning them is surely a mistake.
     fn check_assignable(&self, name: &str, start: usize) -> R<()> {
         if name == "errno" || name == "tid" {
-            return Err(self.err_at(start, self.pos, format!("`{name}` is a built-in variable and cannot be assigned")));
+            return Err(self.err_at(
+                start,
+                self.pos,
+                format!("`{name}` is a built-in variable and cannot be assigned"),
+            ));
         }
         Ok(())
     }
@@ -617,7 +769,12 @@ impl<'a> Parser<'a> {
             (self.pos, self.last_end) = save;
             Vec::new()
         };
-        Ok(Stmt::If { cond, then, els, span })
+        Ok(Stmt::If {
+            cond,
+            then,
+            els,
+            span,
+        })
     }
 
     // ---- operations -----------------------------------------------------------------------
@@ -657,9 +814,18 @@ impl<'a> Parser<'a> {
                 let queue = self.template("a queue name")?;
                 let mut a = self.args(spec, start)?;
                 let Some(count) = a.expr("count") else {
-                    return Err(self.err_at(start, self.last_end, "foreach needs `count=N` (the number of items in the queue)"));
+                    return Err(self.err_at(
+                        start,
+                        self.last_end,
+                        "foreach needs `count=N` (the number of items in the queue)",
+                    ));
                 };
-                OpKind::ForeachQueue { var, queue, count, body: a.body }
+                OpKind::ForeachQueue {
+                    var,
+                    queue,
+                    count,
+                    body: a.body,
+                }
             }
             _ => {
                 let a = self.args(spec, start)?;
@@ -667,8 +833,15 @@ impl<'a> Parser<'a> {
             }
         };
         // A block's span stops at its `{`: runtime errors point at the header, not the body.
-        let end = if spec.block { self.header_end } else { self.last_end };
-        Ok(Stmt::Op(Op { kind, span: self.span(start, end) }))
+        let end = if spec.block {
+            self.header_end
+        } else {
+            self.last_end
+        };
+        Ok(Stmt::Op(Op {
+            kind,
+            span: self.span(start, end),
+        }))
     }
 
     /// Read an operation's arguments (and its block, if it has one).
@@ -678,7 +851,8 @@ impl<'a> Parser<'a> {
         // called like a flag (`mmap fixed anon 4096` maps a region named `fixed`).
         if let Some((_, Kind::Tpl)) = spec.positional.first() {
             if !self.at_stmt_end() && self.peek() != Some('{') {
-                a.positional.push(Val::T(self.template(spec.positional[0].0)?));
+                a.positional
+                    .push(Val::T(self.template(spec.positional[0].0)?));
             }
         }
         loop {
@@ -693,7 +867,11 @@ impl<'a> Parser<'a> {
                         return Err(self.unknown_arg(spec, w, arg_start, true));
                     };
                     if a.keys.iter().any(|(k, _, _)| *k == key) {
-                        return Err(self.err_at(arg_start, arg_start + w.len(), format!("`{key}` given twice")));
+                        return Err(self.err_at(
+                            arg_start,
+                            arg_start + w.len(),
+                            format!("`{key}` given twice"),
+                        ));
                     }
                     self.eat(w);
                     self.eat("=");
@@ -745,12 +923,20 @@ impl<'a> Parser<'a> {
                         Val::W(x)
                     }
                     None => {
-                        let list = words.iter().map(|x| format!("`{x}`")).collect::<Vec<_>>().join(", ");
+                        let list = words
+                            .iter()
+                            .map(|x| format!("`{x}`"))
+                            .collect::<Vec<_>>()
+                            .join(", ");
                         let msg = match suggest(w, words.iter().copied()) {
-                            Some(s) if !w.is_empty() => format!("unknown {what} `{w}`; did you mean `{s}`?"),
+                            Some(s) if !w.is_empty() => {
+                                format!("unknown {what} `{w}`; did you mean `{s}`?")
+                            }
                             _ => format!("expected {what}: one of {list}, found {}", self.found()),
                         };
-                        return Err(self.err_at(start, start + w.len(), msg).with_help(format!("{what} is one of {list}")));
+                        return Err(self
+                            .err_at(start, start + w.len(), msg)
+                            .with_help(format!("{what} is one of {list}")));
                     }
                 }
             }
@@ -765,7 +951,11 @@ impl<'a> Parser<'a> {
         } else {
             format!("`{}` accepts: {}", spec.name, valid.join(" "))
         };
-        let names = spec.keys.iter().map(|(k, _)| *k).chain(spec.flags.iter().copied());
+        let names = spec
+            .keys
+            .iter()
+            .map(|(k, _)| *k)
+            .chain(spec.flags.iter().copied());
         let msg = if w.is_empty() {
             format!("unexpected argument {} for `{}`", self.found(), spec.name)
         } else if is_key && spec.flags.contains(&w) {
@@ -773,7 +963,10 @@ impl<'a> Parser<'a> {
         } else {
             let what = if is_key { "key" } else { "argument" };
             match suggest(w, names) {
-                Some(s) => format!("unknown {what} `{w}` for `{}`; did you mean `{s}`?", spec.name),
+                Some(s) => format!(
+                    "unknown {what} `{w}` for `{}`; did you mean `{s}`?",
+                    spec.name
+                ),
                 None => format!("unknown {what} `{w}` for `{}`", spec.name),
             }
         };
@@ -783,12 +976,19 @@ impl<'a> Parser<'a> {
     /// Turn read arguments into the operation's AST node, checking combinations.
     fn build(&mut self, name: &str, mut a: Args, start: usize) -> R<OpKind> {
         let whole = |p: &Self| p.span(start, p.last_end);
-        let name_of = |a: &mut Args| a.pos_tpl(0).unwrap_or(Template { parts: Vec::new(), span: Span::default() });
+        let name_of = |a: &mut Args| {
+            a.pos_tpl(0).unwrap_or(Template {
+                parts: Vec::new(),
+                span: Span::default(),
+            })
+        };
         Ok(match name {
             "mmap" => {
                 let file = a.tpl("file");
                 let shm = a.tpl("shm");
-                let backings = usize::from(a.flag("anon")) + usize::from(file.is_some()) + usize::from(shm.is_some());
+                let backings = usize::from(a.flag("anon"))
+                    + usize::from(file.is_some())
+                    + usize::from(shm.is_some());
                 if backings != 1 {
                     let msg = if backings == 0 {
                         "mmap needs a backing: `anon`, `file=NAME` or `shm=NAME`"
@@ -798,7 +998,9 @@ impl<'a> Parser<'a> {
                     return Err(self.err_span(whole(self), msg));
                 }
                 if a.flag("shared") && a.flag("private") {
-                    return Err(self.err_span(whole(self), "mmap cannot be both `shared` and `private`"));
+                    return Err(
+                        self.err_span(whole(self), "mmap cannot be both `shared` and `private`")
+                    );
                 }
                 let backing = match (file, shm) {
                     (Some(f), _) => Backing::File(f),
@@ -811,7 +1013,8 @@ impl<'a> Parser<'a> {
                     None => !matches!(backing, Backing::File(_)),
                 };
                 // SysV shm is always shared memory; `private` is the only way to opt out.
-                let shared = a.flag("shared") || (matches!(backing, Backing::Shm(_)) && !a.flag("private"));
+                let shared =
+                    a.flag("shared") || (matches!(backing, Backing::Shm(_)) && !a.flag("private"));
                 OpKind::Mmap {
                     name: name_of(&mut a),
                     len: a.pos_expr(1).unwrap_or(Expr::Int(0, Span::default())),
@@ -824,20 +1027,38 @@ impl<'a> Parser<'a> {
                     backing,
                 }
             }
-            "munmap" => OpKind::Munmap { name: name_of(&mut a), offset: a.expr("offset"), len: a.expr("len") },
+            "munmap" => OpKind::Munmap {
+                name: name_of(&mut a),
+                offset: a.expr("offset"),
+                len: a.expr("len"),
+            },
             "mlock" => OpKind::Mlock {
                 name: name_of(&mut a),
                 offset: a.expr("offset"),
                 len: a.expr("len"),
                 chunk: a.expr("chunk"),
             },
-            "munlock" => OpKind::Munlock { name: name_of(&mut a), offset: a.expr("offset"), len: a.expr("len") },
-            "madvise" => OpKind::MadviseDontneed { name: name_of(&mut a), offset: a.expr("offset"), len: a.expr("len") },
+            "munlock" => OpKind::Munlock {
+                name: name_of(&mut a),
+                offset: a.expr("offset"),
+                len: a.expr("len"),
+            },
+            "madvise" => OpKind::MadviseDontneed {
+                name: name_of(&mut a),
+                offset: a.expr("offset"),
+                len: a.expr("len"),
+            },
             "touch" => {
                 if a.flag("read") && a.flag("write") {
-                    return Err(self.err_span(whole(self), "touch takes `read` or `write`, not both"));
+                    return Err(
+                        self.err_span(whole(self), "touch takes `read` or `write`, not both")
+                    );
                 }
-                let access = if a.flag("write") { Access::Write } else { Access::Read };
+                let access = if a.flag("write") {
+                    Access::Write
+                } else {
+                    Access::Read
+                };
                 let theta = a.take_key("theta");
                 let pattern = match a.word("pattern") {
                     Some(("zipf", _)) => Pattern::Zipf {
@@ -869,11 +1090,29 @@ impl<'a> Parser<'a> {
                     rate: a.expr("rate"),
                 }
             }
-            "read" => OpKind::Read { file: name_of(&mut a), offset: a.expr("offset"), len: a.expr("len"), bs: a.expr("bs") },
-            "write" => OpKind::Write { file: name_of(&mut a), offset: a.expr("offset"), len: a.expr("len"), bs: a.expr("bs") },
-            "create" => OpKind::Create { file: name_of(&mut a), size: a.expr("size"), disk: a.tpl("disk") },
-            "unlink" => OpKind::Unlink { file: name_of(&mut a) },
-            "fsync" => OpKind::Fsync { file: name_of(&mut a) },
+            "read" => OpKind::Read {
+                file: name_of(&mut a),
+                offset: a.expr("offset"),
+                len: a.expr("len"),
+                bs: a.expr("bs"),
+            },
+            "write" => OpKind::Write {
+                file: name_of(&mut a),
+                offset: a.expr("offset"),
+                len: a.expr("len"),
+                bs: a.expr("bs"),
+            },
+            "create" => OpKind::Create {
+                file: name_of(&mut a),
+                size: a.expr("size"),
+                disk: a.tpl("disk"),
+            },
+            "unlink" => OpKind::Unlink {
+                file: name_of(&mut a),
+            },
+            "fsync" => OpKind::Fsync {
+                file: name_of(&mut a),
+            },
             "fork" => OpKind::Fork { body: a.body },
             "wait" => OpKind::Wait,
             "threads" => OpKind::Threads {
@@ -881,11 +1120,23 @@ impl<'a> Parser<'a> {
                 body: std::mem::take(&mut a.body),
             },
             "exit" => OpKind::Exit,
-            "migrate" => OpKind::Migrate { cpu: a.pos_expr(0).unwrap_or(Expr::Int(0, Span::default())) },
-            "compute" => OpKind::Compute { dur: a.pos_expr(0).unwrap_or(Expr::Int(0, Span::default())) },
-            "drop_caches" => OpKind::DropCaches { what: a.pos_expr(0) },
-            "mark" => OpKind::Mark { name: name_of(&mut a) },
-            other => return Err(self.err_span(whole(self), format!("internal: no builder for `{other}`"))),
+            "migrate" => OpKind::Migrate {
+                cpu: a.pos_expr(0).unwrap_or(Expr::Int(0, Span::default())),
+            },
+            "compute" => OpKind::Compute {
+                dur: a.pos_expr(0).unwrap_or(Expr::Int(0, Span::default())),
+            },
+            "drop_caches" => OpKind::DropCaches {
+                what: a.pos_expr(0),
+            },
+            "mark" => OpKind::Mark {
+                name: name_of(&mut a),
+            },
+            other => {
+                return Err(
+                    self.err_span(whole(self), format!("internal: no builder for `{other}`"))
+                )
+            }
         })
     }
 
@@ -916,7 +1167,10 @@ impl<'a> Parser<'a> {
                     if self.peek() != Some('}') {
                         return Err(self
                             .expected("`}` to close the `{` of a name hole")
-                            .with_help(format!("the hole opened at byte {} of the name: write `name{{expr}}`", open - start)));
+                            .with_help(format!(
+                                "the hole opened at byte {} of the name: write `name{{expr}}`",
+                                open - start
+                            )));
                     }
                     self.bump();
                     parts.push(TplPart::Hole(e));
@@ -928,9 +1182,14 @@ impl<'a> Parser<'a> {
             parts.push(TplPart::Lit(lit));
         }
         if parts.is_empty() {
-            return Err(self.expected(what).with_help("names use letters, digits, `_ . / -` and `{expr}` holes"));
+            return Err(self
+                .expected(what)
+                .with_help("names use letters, digits, `_ . / -` and `{expr}` holes"));
         }
-        Ok(Template { parts, span: self.span(start, self.last_end) })
+        Ok(Template {
+            parts,
+            span: self.span(start, self.last_end),
+        })
     }
 
     // ---- expressions ----------------------------------------------------------------------
@@ -947,7 +1206,9 @@ impl<'a> Parser<'a> {
         let mut lhs = self.binary(level + 1)?;
         loop {
             self.skip_ws();
-            let Some(op) = self.peek_binop(level) else { return Ok(lhs) };
+            let Some(op) = self.peek_binop(level) else {
+                return Ok(lhs);
+            };
             let rhs = self.binary(level + 1)?;
             let span = join(expr_span(&lhs), expr_span(&rhs));
             lhs = Expr::Bin(op, Box::new(lhs), Box::new(rhs), span);
@@ -1035,7 +1296,12 @@ impl<'a> Parser<'a> {
                 let b = self.expr()?;
                 self.expect_char(')', "`)`")?;
                 self.depth -= 1;
-                Ok(Expr::Bin(op, Box::new(a), Box::new(b), self.span(start, self.last_end)))
+                Ok(Expr::Bin(
+                    op,
+                    Box::new(a),
+                    Box::new(b),
+                    self.span(start, self.last_end),
+                ))
             }
             _ => Err(self.expected("an expression")),
         }
@@ -1059,7 +1325,8 @@ impl<'a> Parser<'a> {
         let text = &self.src[start..self.pos];
         let span = self.span(start, self.pos);
         let (v, _) = parse_quantity(text).map_err(|e| self.err_span(span, e))?;
-        let v = i64::try_from(v).map_err(|_| self.err_span(span, format!("`{text}` is too large")))?;
+        let v =
+            i64::try_from(v).map_err(|_| self.err_span(span, format!("`{text}` is too large")))?;
         Ok(Expr::Int(v, span))
     }
 }
@@ -1106,42 +1373,108 @@ sleep forever
     fn seed000_parses() {
         let p = parse(SEED000);
         assert_eq!(p.len(), 5);
-        let Stmt::For { body, .. } = &p[1] else { panic!() };
-        let Stmt::Op(Op { kind: OpKind::Mmap { backing, len, write, .. }, span }) = &body[0] else { panic!() };
+        let Stmt::For { body, .. } = &p[1] else {
+            panic!()
+        };
+        let Stmt::Op(Op {
+            kind:
+                OpKind::Mmap {
+                    backing,
+                    len,
+                    write,
+                    ..
+                },
+            span,
+        }) = &body[0]
+        else {
+            panic!()
+        };
         assert_eq!(*backing, Backing::Anon);
         assert!(matches!(len, Expr::Int(427683520, _)));
         assert!(!write);
         assert_eq!((span.line, span.col), (3, 5));
-        assert_eq!(span.len as usize, "mmap slot{s} anon 427683520 prot=read".len());
-        let Stmt::For { body, .. } = &p[2] else { panic!() };
-        let Stmt::Op(Op { kind: OpKind::Mmap { backing: Backing::File(f), fixed, .. }, .. }) = &body[3] else {
+        assert_eq!(
+            span.len as usize,
+            "mmap slot{s} anon 427683520 prot=read".len()
+        );
+        let Stmt::For { body, .. } = &p[2] else {
+            panic!()
+        };
+        let Stmt::Op(Op {
+            kind:
+                OpKind::Mmap {
+                    backing: Backing::File(f),
+                    fixed,
+                    ..
+                },
+            ..
+        }) = &body[3]
+        else {
             panic!()
         };
         assert!(fixed);
-        assert!(matches!(&f.parts[..], [TplPart::Lit(l), TplPart::Hole(Expr::Var(v, _))] if l == "chunk" && v == "j"));
-        let Stmt::Op(Op { kind: OpKind::Mlock { chunk: Some(Expr::Int(c, _)), .. }, .. }) = &body[4] else { panic!() };
+        assert!(
+            matches!(&f.parts[..], [TplPart::Lit(l), TplPart::Hole(Expr::Var(v, _))] if l == "chunk" && v == "j")
+        );
+        let Stmt::Op(Op {
+            kind:
+                OpKind::Mlock {
+                    chunk: Some(Expr::Int(c, _)),
+                    ..
+                },
+            ..
+        }) = &body[4]
+        else {
+            panic!()
+        };
         assert_eq!(*c, 1 << 20);
-        assert!(matches!(p[4], Stmt::Op(Op { kind: OpKind::Sleep { dur: None }, .. })));
+        assert!(matches!(
+            p[4],
+            Stmt::Op(Op {
+                kind: OpKind::Sleep { dur: None },
+                ..
+            })
+        ));
     }
 
     #[test]
     fn expressions_precedence_and_units() {
         let p = parse("let x = 1 + 2 * 3 == 7 && !0 || min(4K, 10ms) - -1");
-        let Stmt::Let { value: Expr::Bin(BinOp::Or, l, r, _), .. } = &p[0] else { panic!("{p:?}") };
+        let Stmt::Let {
+            value: Expr::Bin(BinOp::Or, l, r, _),
+            ..
+        } = &p[0]
+        else {
+            panic!("{p:?}")
+        };
         assert!(matches!(**l, Expr::Bin(BinOp::And, _, _, _)));
-        let Expr::Bin(BinOp::Sub, m, n, _) = &**r else { panic!() };
+        let Expr::Bin(BinOp::Sub, m, n, _) = &**r else {
+            panic!()
+        };
         assert!(matches!(**m, Expr::Bin(BinOp::Min, _, _, _)));
         assert!(matches!(**n, Expr::Un(UnOp::Neg, _, _)));
         let p = parse("let x = 0; let y = 0; x -= (1 + 2) * 3; y += 1.5s");
         assert_eq!(p.len(), 4);
-        let Stmt::Assign { value: Expr::Bin(BinOp::Add, _, r, _), .. } = &p[3] else { panic!() };
+        let Stmt::Assign {
+            value: Expr::Bin(BinOp::Add, _, r, _),
+            ..
+        } = &p[3]
+        else {
+            panic!()
+        };
         assert!(matches!(**r, Expr::Int(1_500_000_000, _)));
     }
 
     #[test]
     fn templates() {
         let p = parse("let i = 0\nread data/file{i+1}.x-y\nmark a.b-c");
-        let Stmt::Op(Op { kind: OpKind::Read { file, .. }, .. }) = &p[1] else { panic!() };
+        let Stmt::Op(Op {
+            kind: OpKind::Read { file, .. },
+            ..
+        }) = &p[1]
+        else {
+            panic!()
+        };
         assert_eq!(file.parts.len(), 3);
         assert!(matches!(&file.parts[2], TplPart::Lit(s) if s == ".x-y"));
         assert_eq!(file.span.len as usize, "data/file{i+1}.x-y".len());
@@ -1171,13 +1504,37 @@ sleep forever
              repeat 3 { if 1 { } else if 0 { } else { } }",
         );
         assert_eq!(p.len(), 23);
-        let Stmt::Op(Op { kind: OpKind::Mmap { shared, write, backing: Backing::Shm(_), .. }, .. }) = &p[0] else {
+        let Stmt::Op(Op {
+            kind:
+                OpKind::Mmap {
+                    shared,
+                    write,
+                    backing: Backing::Shm(_),
+                    ..
+                },
+            ..
+        }) = &p[0]
+        else {
             panic!()
         };
         assert!(*shared && *write);
-        let Stmt::Op(Op { kind: OpKind::Mmap { shared, write, .. }, .. }) = &p[1] else { panic!() };
+        let Stmt::Op(Op {
+            kind: OpKind::Mmap { shared, write, .. },
+            ..
+        }) = &p[1]
+        else {
+            panic!()
+        };
         assert!(!*shared && !*write);
-        let Stmt::Op(Op { kind: OpKind::Touch { pattern: Pattern::Zipf { theta_milli }, access, .. }, .. }) = &p[6]
+        let Stmt::Op(Op {
+            kind:
+                OpKind::Touch {
+                    pattern: Pattern::Zipf { theta_milli },
+                    access,
+                    ..
+                },
+            ..
+        }) = &p[6]
         else {
             panic!()
         };
@@ -1189,34 +1546,81 @@ sleep forever
     fn else_on_next_line() {
         let p = parse("let x = 1\nif x {\n wait\n}\nelse {\n exit\n}\nmark m");
         assert_eq!(p.len(), 3);
-        let Stmt::If { els, .. } = &p[1] else { panic!() };
+        let Stmt::If { els, .. } = &p[1] else {
+            panic!()
+        };
         assert_eq!(els.len(), 1);
     }
 
     #[test]
     fn errors() {
-        assert_eq!(err("mmpa x anon 4K"), "<program>:1:1: unknown operation `mmpa`; did you mean `mmap`?");
-        assert_eq!(err("wait\nmmap x anon"), "<program>:2:1: mmap needs a length");
-        assert_eq!(err("mmap x 4K"), "<program>:1:1: mmap needs a backing: `anon`, `file=NAME` or `shm=NAME`");
+        assert_eq!(
+            err("mmpa x anon 4K"),
+            "<program>:1:1: unknown operation `mmpa`; did you mean `mmap`?"
+        );
+        assert_eq!(
+            err("wait\nmmap x anon"),
+            "<program>:2:1: mmap needs a length"
+        );
+        assert_eq!(
+            err("mmap x 4K"),
+            "<program>:1:1: mmap needs a backing: `anon`, `file=NAME` or `shm=NAME`"
+        );
         assert_eq!(
             err("for i in 0..3 {\n  wait\n"),
             "<program>:1:15: unterminated block: expected `}` to close this `{`, found end of program"
         );
-        assert_eq!(err("touch a strid=4K"), "<program>:1:9: unknown key `strid` for `touch`; did you mean `stride`?");
-        assert_eq!(err("mmap a anon 4K prot=rx"), "<program>:1:21: unknown prot `rx`; did you mean `rw`?");
-        assert_eq!(err("let x = 1 +"), "<program>:1:12: expected an expression, found end of program");
-        assert_eq!(err("sleep 10 20"), "<program>:1:10: unexpected argument `20` for `sleep`");
-        assert_eq!(err("let x = 3 4"), "<program>:1:11: expected end of statement (a new line or `;`), found `4`");
+        assert_eq!(
+            err("touch a strid=4K"),
+            "<program>:1:9: unknown key `strid` for `touch`; did you mean `stride`?"
+        );
+        assert_eq!(
+            err("mmap a anon 4K prot=rx"),
+            "<program>:1:21: unknown prot `rx`; did you mean `rw`?"
+        );
+        assert_eq!(
+            err("let x = 1 +"),
+            "<program>:1:12: expected an expression, found end of program"
+        );
+        assert_eq!(
+            err("sleep 10 20"),
+            "<program>:1:10: unexpected argument `20` for `sleep`"
+        );
+        assert_eq!(
+            err("let x = 3 4"),
+            "<program>:1:11: expected end of statement (a new line or `;`), found `4`"
+        );
         assert_eq!(err("sleep 10q"), "<program>:1:7: unknown unit `q` in `10q`: expected a size unit (B K KiB M MiB G GiB T TiB KB MB GB TB) or a duration unit (ns us µs ms s min h)");
         assert_eq!(err("}"), "<program>:1:1: expected a statement, found `}`");
-        assert_eq!(err("mmap a anon=1 4K"), "<program>:1:8: `anon` is a flag of `mmap`: write it without `=`");
-        assert_eq!(err("touch a theta=5"), "<program>:1:9: `theta=` only applies to `pattern=zipf`");
-        assert_eq!(err("let errno = 1"), "<program>:1:1: `errno` is a built-in variable and cannot be assigned");
-        assert_eq!(err("mark x{1"), "<program>:1:9: expected `}` to close the `{` of a name hole, found end of program");
-        assert_eq!(err("let x = foo(1)"), "<program>:1:9: unknown function `foo`");
-        assert_eq!(err("let slots = 1\nsleep slot"), "<program>:2:7: unknown variable `slot`; did you mean `slots`?");
+        assert_eq!(
+            err("mmap a anon=1 4K"),
+            "<program>:1:8: `anon` is a flag of `mmap`: write it without `=`"
+        );
+        assert_eq!(
+            err("touch a theta=5"),
+            "<program>:1:9: `theta=` only applies to `pattern=zipf`"
+        );
+        assert_eq!(
+            err("let errno = 1"),
+            "<program>:1:1: `errno` is a built-in variable and cannot be assigned"
+        );
+        assert_eq!(
+            err("mark x{1"),
+            "<program>:1:9: expected `}` to close the `{` of a name hole, found end of program"
+        );
+        assert_eq!(
+            err("let x = foo(1)"),
+            "<program>:1:9: unknown function `foo`"
+        );
+        assert_eq!(
+            err("let slots = 1\nsleep slot"),
+            "<program>:2:7: unknown variable `slot`; did you mean `slots`?"
+        );
         assert_eq!(err("x += 1"), "<program>:1:1: unknown variable `x`");
-        assert!(err(&"(".repeat(1000)).contains("nesting too deep") || err(&"(".repeat(1000)).contains("expected"));
+        assert!(
+            err(&"(".repeat(1000)).contains("nesting too deep")
+                || err(&"(".repeat(1000)).contains("expected")
+        );
     }
 
     #[test]
@@ -1229,6 +1633,9 @@ sleep forever
         assert_eq!(e.line_col(), Some((4, 3)));
         let p = parse_program("  wait\n", base, file).unwrap();
         let Stmt::Op(op) = &p[0] else { panic!() };
-        assert_eq!((op.span.line, op.span.col, op.span.offset as usize), (3, 3, base + 2));
+        assert_eq!(
+            (op.span.line, op.span.col, op.span.offset as usize),
+            (3, 3, base + 2)
+        );
     }
 }

@@ -68,7 +68,11 @@ fn split_number(s: &str) -> Result<Number<'_>, String> {
     } else {
         ("", int_end)
     };
-    Ok(Number { int, frac, unit: s[rest_start..].trim_start() })
+    Ok(Number {
+        int,
+        frac,
+        unit: s[rest_start..].trim_start(),
+    })
 }
 
 /// `int.frac * mult`, rounded down, checked to fit a u64.
@@ -78,7 +82,8 @@ fn scale(n: &Number<'_>, mult: u128, whole: &str) -> Result<u64, String> {
         d.chars()
             .filter(|&c| c != '_')
             .try_fold(0u128, |acc, c| {
-                acc.checked_mul(10)?.checked_add(u128::from(c.to_digit(10)?))
+                acc.checked_mul(10)?
+                    .checked_add(u128::from(c.to_digit(10)?))
             })
             .ok_or_else(too_big)
     };
@@ -94,7 +99,12 @@ fn scale(n: &Number<'_>, mult: u128, whole: &str) -> Result<u64, String> {
 }
 
 fn unit_list(units: &[(&str, u128)]) -> String {
-    units.iter().filter(|(u, _)| !u.is_empty()).map(|(u, _)| *u).collect::<Vec<_>>().join(" ")
+    units
+        .iter()
+        .filter(|(u, _)| !u.is_empty())
+        .map(|(u, _)| *u)
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// A size in bytes: "4096", "4K", "1.5GiB", "24MB" (decimal), "512B". Fractions round down.
@@ -114,9 +124,7 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
 /// A size given either as a TOML integer (bytes) or a string with units.
 pub fn size_from_value(v: &toml::Value) -> Result<u64, String> {
     match v {
-        toml::Value::Integer(i) => {
-            u64::try_from(*i).map_err(|_| format!("size {i} is negative"))
-        }
+        toml::Value::Integer(i) => u64::try_from(*i).map_err(|_| format!("size {i} is negative")),
         toml::Value::String(s) => parse_size(s),
         other => Err(format!(
             "expected a size (an integer or a string like \"2GiB\"), found a {}",
@@ -168,7 +176,10 @@ fn strip_per_second(s: &str) -> (&str, bool) {
 pub fn parse_bandwidth(s: &str) -> Result<u64, String> {
     let (head, per_s) = strip_per_second(s);
     if !per_s && !head.chars().all(|c| c.is_ascii_digit() || c == '_') {
-        return Err(format!("bandwidth `{}` must end in `/s` (e.g. `24MB/s`)", s.trim()));
+        return Err(format!(
+            "bandwidth `{}` must end in `/s` (e.g. `24MB/s`)",
+            s.trim()
+        ));
     }
     parse_size(head).map_err(|e| format!("bad bandwidth `{}`: {e}", s.trim()))
 }
@@ -178,7 +189,10 @@ pub fn parse_rate(s: &str) -> Result<u64, String> {
     let (head, _) = strip_per_second(s);
     let n = split_number(head)?;
     if !n.unit.is_empty() {
-        return Err(format!("rate `{}`: expected a number of events per second like `2000/s`", s.trim()));
+        return Err(format!(
+            "rate `{}`: expected a number of events per second like `2000/s`",
+            s.trim()
+        ));
     }
     scale(&n, 1, s.trim())
 }
@@ -188,7 +202,10 @@ pub fn rate_from_value(v: &toml::Value) -> Result<u64, String> {
     match v {
         toml::Value::Integer(i) => u64::try_from(*i).map_err(|_| format!("rate {i} is negative")),
         toml::Value::String(s) => parse_rate(s),
-        other => Err(format!("expected a rate like \"2000/s\", found a {}", other.type_str())),
+        other => Err(format!(
+            "expected a rate like \"2000/s\", found a {}",
+            other.type_str()
+        )),
     }
 }
 
@@ -206,7 +223,10 @@ pub fn parse_quantity(s: &str) -> Result<(u64, QuantityKind), String> {
     let n = split_number(s)?;
     if n.unit.is_empty() {
         if !n.frac.is_empty() {
-            return Err(format!("`{}`: fractional numbers need a unit (expressions are integers)", s.trim()));
+            return Err(format!(
+                "`{}`: fractional numbers need a unit (expressions are integers)",
+                s.trim()
+            ));
         }
         return Ok((scale(&n, 1, s.trim())?, QuantityKind::Plain));
     }
@@ -241,11 +261,15 @@ mod tests {
         assert_eq!(parse_size("1TB"), Ok(1_000_000_000_000));
         assert_eq!(parse_size("512B"), Ok(512));
         assert_eq!(parse_size(" 16 MiB "), Ok(16 << 20));
-        assert!(parse_size("3Gx").unwrap_err().contains("unknown size unit `Gx`"));
+        assert!(parse_size("3Gx")
+            .unwrap_err()
+            .contains("unknown size unit `Gx`"));
         assert!(parse_size("").is_err());
         assert!(parse_size("MiB").is_err());
         assert!(parse_size("1.MiB").is_err());
-        assert!(parse_size("99999999999TiB").unwrap_err().contains("too large"));
+        assert!(parse_size("99999999999TiB")
+            .unwrap_err()
+            .contains("too large"));
     }
 
     #[test]
@@ -266,7 +290,9 @@ mod tests {
         assert_eq!(parse_duration("1h"), Ok(3_600_000_000_000));
         assert_eq!(parse_duration("0"), Ok(0));
         assert!(parse_duration("600").unwrap_err().contains("needs a unit"));
-        assert!(parse_duration("3d").unwrap_err().contains("unknown duration unit"));
+        assert!(parse_duration("3d")
+            .unwrap_err()
+            .contains("unknown duration unit"));
     }
 
     #[test]
@@ -286,8 +312,14 @@ mod tests {
     fn quantities() {
         assert_eq!(parse_quantity("4096"), Ok((4096, QuantityKind::Plain)));
         assert_eq!(parse_quantity("1MiB"), Ok((1 << 20, QuantityKind::Size)));
-        assert_eq!(parse_quantity("10ms"), Ok((10_000_000, QuantityKind::Duration)));
-        assert_eq!(parse_quantity("1.5s"), Ok((1_500_000_000, QuantityKind::Duration)));
+        assert_eq!(
+            parse_quantity("10ms"),
+            Ok((10_000_000, QuantityKind::Duration))
+        );
+        assert_eq!(
+            parse_quantity("1.5s"),
+            Ok((1_500_000_000, QuantityKind::Duration))
+        );
         assert!(parse_quantity("1.5").is_err());
         assert!(parse_quantity("5x").is_err());
     }
