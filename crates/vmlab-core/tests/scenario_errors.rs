@@ -262,3 +262,9 @@ fn docs_example_loads() {
     let s = load_scenario_str("demo.toml", &doc[start..start + len], &[]).unwrap();
     assert_eq!(s.processes.len(), 1);
 }
+
+#[test]
+fn missing_required_key() {
+    let e = load(&GOOD.replace("memory = \"2GiB\"\n", ""), &[]).unwrap_err().to_string();
+    assert_eq!(e, "bad.toml:4:1: missing required key `memory`");
+}
