@@ -19,11 +19,14 @@ pub struct ScenarioFile {
     #[serde(default = "default_seed")]
     pub seed: u64,
     /// Stop the simulation at this simulated time even if processes still run ("600s").
+    #[serde(default, deserialize_with = "opt_string_or_int")]
     pub duration: Option<String>,
     /// After every process has exited or sleeps forever, keep simulating this long (kswapd may
     /// still be busy: seed 000 measures exactly that). Default "0s".
+    #[serde(default, deserialize_with = "opt_string_or_int")]
     pub linger: Option<String>,
     /// Timeline sampling interval ("1s").
+    #[serde(default, deserialize_with = "opt_string_or_int")]
     pub interval: Option<String>,
     pub machine: MachineSpec,
     #[serde(default, rename = "disk")]
@@ -46,6 +49,29 @@ pub struct ScenarioFile {
     pub netrx: Vec<NetRxSpec>,
 }
 
+/// Quantities are strings with units, but a bare TOML integer (`memory = 2147483648`, or
+/// `--set machine.memory=4096`, which parses as an integer) is accepted and kept as its decimal
+/// text, so `units.rs` sees one form.
+fn string_or_int<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum StrOrInt {
+        S(String),
+        I(i64),
+    }
+    match StrOrInt::deserialize(d) {
+        Ok(StrOrInt::S(s)) => Ok(s),
+        Ok(StrOrInt::I(i)) => Ok(i.to_string()),
+        Err(_) => Err(serde::de::Error::custom(
+            "expected a string with units (like \"2GiB\" or \"10ms\") or an integer",
+        )),
+    }
+}
+
+fn opt_string_or_int<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    string_or_int(d).map(Some)
+}
+
 fn default_seed() -> u64 {
     1
 }
@@ -54,6 +80,7 @@ fn default_seed() -> u64 {
 #[serde(deny_unknown_fields)]
 pub struct MachineSpec {
     /// Physical memory ("2GiB").
+    #[serde(deserialize_with = "string_or_int")]
     pub memory: String,
     /// Total CPUs (spread evenly over nodes).
     #[serde(default = "one")]
@@ -67,6 +94,7 @@ pub struct MachineSpec {
     #[serde(default = "default_mhz")]
     pub cpu_mhz: u32,
     /// Memory the firmware and kernel image keep (never on the free lists), default "0".
+    #[serde(default, deserialize_with = "opt_string_or_int")]
     pub reserved: Option<String>,
     /// Explicit zone sizes overriding the arch layout, e.g. { DMA = "16MiB", DMA32 = "3GiB", Normal = "1GiB" }.
     pub zones: Option<toml::Table>,
@@ -90,16 +118,20 @@ pub struct DiskSpec {
     #[serde(default = "default_disk_model")]
     pub model: String,
     /// Sequential bandwidth of one spindle ("24MB/s").
+    #[serde(default, deserialize_with = "opt_string_or_int")]
     pub bandwidth: Option<String>,
     /// Average positioning time for a non-sequential request ("8ms").
+    #[serde(default, deserialize_with = "opt_string_or_int")]
     pub seek: Option<String>,
     /// Fixed per-request overhead ("100us").
+    #[serde(default, deserialize_with = "opt_string_or_int")]
     pub latency: Option<String>,
     /// Requests the device can have in flight (NCQ/TCQ depth).
     pub queue_depth: Option<u32>,
     /// Independent spindles (RAID members). Reads can be served by any mirror.
     pub spindles: Option<u32>,
     /// RAID chunk size ("64KiB").
+    #[serde(default, deserialize_with = "opt_string_or_int")]
     pub chunk: Option<String>,
 }
 
@@ -110,6 +142,7 @@ fn default_disk_model() -> String {
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct SwapSpec {
+    #[serde(deserialize_with = "string_or_int")]
     pub size: String,
     /// Disk holding the swap area (default: the first disk).
     pub disk: Option<String>,
@@ -134,7 +167,9 @@ pub struct FileSpec {
 #[serde(deny_unknown_fields)]
 pub struct FileTreeSpec {
     pub name: String,
+    #[serde(deserialize_with = "string_or_int")]
     pub total: String,
+    #[serde(deserialize_with = "string_or_int")]
     pub mean: String,
     /// Log-normal sigma (spread), default 1.2.
     pub sigma: Option<f64>,
@@ -149,11 +184,14 @@ pub struct ProcessSpec {
     #[serde(default = "one")]
     pub count: u32,
     /// Start time ("0s").
+    #[serde(default, deserialize_with = "opt_string_or_int")]
     pub start: Option<String>,
     /// CPU to bind to at start (default: any).
     pub cpu: Option<u32>,
-    /// Program text (see docs/SCENARIOS.md).
-    pub program: toml::Spanned<String>,
+    /// Program text (see docs/SCENARIOS.md). A plain `String`, not `Spanned`: `--set` edits
+    /// the parsed table before deserialisation, and spans can't survive that; `load.rs` finds
+    /// the program's position in the file itself (`ProcessDef::program` holds the parsed AST).
+    pub program: String,
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize)]
@@ -165,6 +203,7 @@ pub struct NetRxSpec {
     #[serde(default = "three")]
     pub order: u32,
     /// How long each allocation lives before it is freed ("50ms").
+    #[serde(deserialize_with = "string_or_int")]
     pub lifetime: String,
     /// Node whose CPUs take the interrupts (default 0).
     #[serde(default)]

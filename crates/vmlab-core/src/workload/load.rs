@@ -1,0 +1,995 @@
+//! Loading a scenario: TOML text + `--set` overrides → checked `Scenario` with parsed programs.
+//!
+//! The pipeline, and why it is shaped like this:
+//! 1. Parse the text into a `toml::Table` (syntax errors carry a span).
+//! 2. Apply each `--set KEY=VALUE` to the table. Editing the table (not the text) makes sets
+//!    work for keys the file doesn't have (`vm.swappiness`), but the table has no positions.
+//! 3. Deserialise `ScenarioFile` from the edited table. Positions come from a separate index of
+//!    the *original* text (`SpanTree`); every error is attributed either to a file position or
+//!    to the `--set` that caused it.
+//! 4. Check what can be checked statically (units, unique names, disk references) and parse
+//!    each process program with spans into the file (or into the `--set` argument that
+//!    replaced it).
+
+use std::ops::Range;
+use std::path::Path;
+
+use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+
+use super::ast::{OpKind, Span, Stmt, TplPart};
+use super::error::{backquoted, suggest, unknown_key_message, ScenarioError};
+use super::program::{string_content_offset, Parser};
+use super::scenario::{ProcessDef, ScenarioFile};
+use super::units;
+
+/// A loaded, checked scenario.
+#[derive(Clone, Debug)]
+pub struct Scenario {
+    /// The file name as given (used in error messages).
+    pub path: String,
+    /// The file's text, as read: every `Span` in `processes` points into it (or past its end
+    /// for programs given with `--set`: see `error_at`).
+    pub text: String,
+    /// The deserialised file, with the `--set`s applied.
+    pub file: ScenarioFile,
+    /// Processes in file order, programs parsed.
+    pub processes: Vec<ProcessDef>,
+    /// The `--set` arguments applied, as (KEY, VALUE) split at the first `=`.
+    pub sets: Vec<(String, String)>,
+}
+
+impl Scenario {
+    /// An error at a program span, for the interpreter ("no region named `x`"). Programs given
+    /// with `--set` have spans past the end of `text` (set k's argument is laid out after the
+    /// file and the arguments before it, one separator byte apart); this resolves both.
+    pub fn error_at(&self, span: Span, message: impl Into<String>) -> ScenarioError {
+        let off = span.offset as usize;
+        if off <= self.text.len() {
+            return ScenarioError::at_span(&self.path, &self.text, span, message);
+        }
+        let mut start = self.text.len() + 1;
+        for (k, v) in &self.sets {
+            let arg = format!("{k}={v}");
+            if off < start + arg.len() + 1 {
+                return ScenarioError::for_set(&arg, off - start, span.len as usize, message);
+            }
+            start += arg.len() + 1;
+        }
+        ScenarioError::new(&self.path, message)
+    }
+}
+
+/// Load a scenario file and apply `--set KEY=VALUE` overrides.
+pub fn load_scenario(path: &Path, sets: &[String]) -> Result<Scenario, ScenarioError> {
+    let name = path.display().to_string();
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| ScenarioError::new(&name, format!("cannot read the scenario: {e}")))?;
+    load_scenario_str(&name, &text, sets)
+}
+
+/// Load a scenario from text; `name` is used in error messages.
+pub fn load_scenario_str(
+    name: &str,
+    text: &str,
+    sets: &[String],
+) -> Result<Scenario, ScenarioError> {
+    let table: toml::Table =
+        toml::from_str(text).map_err(|e| toml_error(name, text, &e, &SpanTree::default()))?;
+    let tree = SpanTree::build(text);
+    let mut sets: Vec<SetArg> = sets
+        .iter()
+        .map(|s| SetArg::parse(s))
+        .collect::<Result<_, _>>()?;
+    let mut edited = table.clone();
+    for s in sets.iter_mut() {
+        s.resolved = apply_set(&mut edited, s)?;
+    }
+    let file: ScenarioFile = match edited.try_into() {
+        Ok(f) => f,
+        Err(e) => return Err(deser_error(name, text, &tree, &table, &sets, &e)),
+    };
+    let ctx = Ctx {
+        name,
+        text,
+        tree: &tree,
+        sets: &sets,
+    };
+    let processes = check(&ctx, &file)?;
+    Ok(Scenario {
+        path: name.to_string(),
+        text: text.to_string(),
+        file,
+        processes,
+        sets: sets
+            .iter()
+            .map(|s| (s.arg[..s.eq].to_string(), s.arg[s.eq + 1..].to_string()))
+            .collect(),
+    })
+}
+
+// ---- where things are in the original text -----------------------------------------------
+
+/// Byte ranges of every key and value of the original file, by path (array elements are
+/// addressed by their index written as a decimal string).
+#[derive(Default, Debug)]
+struct SpanTree {
+    span: Range<usize>,
+    node: Node,
+}
+
+#[derive(Default, Debug)]
+enum Node {
+    #[default]
+    Leaf,
+    Table(Vec<(String, Range<usize>, SpanTree)>),
+    Array(Vec<SpanTree>),
+}
+
+impl SpanTree {
+    /// Index `text`; a file the index can't handle (it can always parse what `toml` parses,
+    /// except perhaps exotic datetimes) just yields no positions rather than an error.
+    fn build(text: &str) -> SpanTree {
+        toml::from_str::<RawNode>(text).map_or_else(
+            |_| SpanTree::default(),
+            |n| SpanTree {
+                span: 0..text.len(),
+                node: n.0,
+            },
+        )
+    }
+
+    fn get(&self, path: &[&str]) -> Option<&SpanTree> {
+        let Some((first, rest)) = path.split_first() else {
+            return Some(self);
+        };
+        let child = match &self.node {
+            Node::Table(kv) => kv.iter().find(|(k, _, _)| k == first).map(|(_, _, v)| v),
+            Node::Array(items) => first.parse::<usize>().ok().and_then(|i| items.get(i)),
+            Node::Leaf => None,
+        }?;
+        child.get(rest)
+    }
+
+    /// The path of the table holding the key whose span starts at `offset`.
+    fn table_of_key_at(&self, offset: usize) -> Option<Vec<String>> {
+        match &self.node {
+            Node::Table(kv) => {
+                for (k, r, v) in kv {
+                    if r.start == offset {
+                        return Some(Vec::new());
+                    }
+                    if let Some(mut p) = v.table_of_key_at(offset) {
+                        p.insert(0, k.clone());
+                        return Some(p);
+                    }
+                }
+                None
+            }
+            Node::Array(items) => items.iter().enumerate().find_map(|(i, v)| {
+                let mut p = v.table_of_key_at(offset)?;
+                p.insert(0, i.to_string());
+                Some(p)
+            }),
+            Node::Leaf => None,
+        }
+    }
+}
+
+/// Deserialisation target that records spans (keys and values as `toml::Spanned`).
+struct RawNode(Node);
+
+impl<'de> Deserialize<'de> for RawNode {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = RawNode;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("any TOML value")
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<RawNode, E> {
+                Ok(RawNode(Node::Leaf))
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<RawNode, E> {
+                Ok(RawNode(Node::Leaf))
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<RawNode, E> {
+                Ok(RawNode(Node::Leaf))
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<RawNode, E> {
+                Ok(RawNode(Node::Leaf))
+            }
+            fn visit_str<E>(self, _: &str) -> Result<RawNode, E> {
+                Ok(RawNode(Node::Leaf))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<RawNode, A::Error> {
+                let mut items = Vec::new();
+                while let Some(v) = seq.next_element::<toml::Spanned<RawNode>>()? {
+                    let span = v.span();
+                    items.push(SpanTree {
+                        span,
+                        node: v.into_inner().0,
+                    });
+                }
+                Ok(RawNode(Node::Array(items)))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RawNode, A::Error> {
+                let mut kv = Vec::new();
+                while let Some(k) = map.next_key::<toml::Spanned<String>>()? {
+                    let v = map.next_value::<toml::Spanned<RawNode>>()?;
+                    let (kspan, vspan) = (k.span(), v.span());
+                    kv.push((
+                        k.into_inner(),
+                        kspan,
+                        SpanTree {
+                            span: vspan,
+                            node: v.into_inner().0,
+                        },
+                    ));
+                }
+                Ok(RawNode(Node::Table(kv)))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// "in [machine]", "in [[process]]", "at the top level".
+fn describe_table(path: &[String]) -> String {
+    if path.is_empty() {
+        return "at the top level".into();
+    }
+    let named: Vec<&str> = path
+        .iter()
+        .filter(|s| s.parse::<usize>().is_err())
+        .map(String::as_str)
+        .collect();
+    if path.last().is_some_and(|s| s.parse::<usize>().is_ok()) {
+        format!("in [[{}]]", named.join("."))
+    } else {
+        format!("in [{}]", named.join("."))
+    }
+}
+
+/// serde says "invalid type: integer `5`, expected a string"; we say it the other way round,
+/// like every other message here ("expected …, found …").
+fn reword(msg: &str) -> String {
+    if let Some(rest) = msg.strip_prefix("invalid type: ") {
+        if let Some((found, expected)) = rest.split_once(", expected ") {
+            return format!("expected {expected}, found {found}");
+        }
+    }
+    if let Some(rest) = msg.strip_prefix("missing field ") {
+        return format!("missing required key {rest}");
+    }
+    msg.trim_end().to_string()
+}
+
+/// A `toml` error (syntax, or deserialisation from text) as a `ScenarioError`.
+fn toml_error(name: &str, text: &str, e: &toml::de::Error, tree: &SpanTree) -> ScenarioError {
+    let msg = e.message().trim_end();
+    let Some(span) = e.span() else {
+        return ScenarioError::new(name, reword(msg));
+    };
+    if let Some(table) = tree.table_of_key_at(span.start) {
+        if let Some((m, help)) = unknown_key_message(msg, &describe_table(&table)) {
+            return ScenarioError::at(name, text, span.start, span.len(), m)
+                .with_label("unknown key")
+                .with_help(help);
+        }
+    }
+    ScenarioError::at(name, text, span.start, span.len(), reword(msg))
+}
+
+// ---- --set ----------------------------------------------------------------------------------
+
+/// One `--set KEY=VALUE` argument.
+#[derive(Debug)]
+struct SetArg {
+    arg: String,
+    /// Byte index of the first `=`.
+    eq: usize,
+    /// Dotted key components with their byte offsets in `arg`.
+    segs: Vec<(String, usize)>,
+    value: toml::Value,
+    /// Byte offset of the (trimmed) value text in `arg`.
+    value_at: usize,
+    /// The path it set, array elements resolved to indices (filled in by `apply_set`).
+    resolved: Vec<String>,
+}
+
+impl SetArg {
+    fn parse(arg: &str) -> Result<SetArg, ScenarioError> {
+        let bad = |at: usize, len: usize, msg: String| {
+            ScenarioError::for_set(arg, at, len, msg).with_help("write `--set KEY=VALUE`, e.g. `--set machine.memory=4GiB` or `--set process.0.count=2`")
+        };
+        let Some(eq) = arg.find('=') else {
+            return Err(bad(
+                0,
+                arg.len(),
+                "malformed --set: expected KEY=VALUE, found no `=`".into(),
+            ));
+        };
+        let mut segs = Vec::new();
+        let mut at = 0;
+        for seg in arg[..eq].split('.') {
+            let t = seg.trim();
+            if t.is_empty() {
+                return Err(bad(
+                    at,
+                    seg.len().max(1),
+                    format!("malformed --set: empty key component in `{}`", &arg[..eq]),
+                ));
+            }
+            segs.push((t.to_string(), at + (seg.len() - seg.trim_start().len())));
+            at += seg.len() + 1;
+        }
+        let raw = &arg[eq + 1..];
+        let value_at = eq + 1 + (raw.len() - raw.trim_start().len());
+        let text = raw.trim();
+        // A value is TOML when it parses as TOML (`100`, `true`, `"x"`, `[1, 2]`), else a string
+        // (`3584MiB`, `50MB/s`, a program).
+        let value = format!("v = {text}")
+            .parse::<toml::Table>()
+            .ok()
+            .and_then(|mut t| t.remove("v"))
+            .unwrap_or_else(|| toml::Value::String(text.to_string()));
+        Ok(SetArg {
+            arg: arg.to_string(),
+            eq,
+            segs,
+            value,
+            value_at,
+            resolved: Vec::new(),
+        })
+    }
+
+    fn key(&self) -> &str {
+        &self.arg[..self.eq]
+    }
+
+    fn err_seg(&self, i: usize, msg: impl Into<String>) -> ScenarioError {
+        let (seg, at) = self.segs.get(i).map_or(("", 0), |(s, a)| (s.as_str(), *a));
+        ScenarioError::for_set(&self.arg, at, seg.len(), msg)
+    }
+
+    fn err_value(&self, msg: impl Into<String>) -> ScenarioError {
+        let len = self.arg.len().saturating_sub(self.value_at);
+        ScenarioError::for_set(&self.arg, self.value_at, len, msg)
+    }
+}
+
+/// Arrays of tables in a scenario: their elements are addressed by index or by `name`.
+const ARRAYS: &[&str] = &["process", "disk", "file", "filetree", "netrx"];
+
+/// Apply one set to the table; returns the path it resolved to.
+fn apply_set(root: &mut toml::Table, s: &SetArg) -> Result<Vec<String>, ScenarioError> {
+    let mut resolved = Vec::new();
+    let mut table = root;
+    let last = s.segs.len().saturating_sub(1);
+    let mut i = 0;
+    loop {
+        let seg = s.segs.get(i).map(|(k, _)| k.clone()).unwrap_or_default();
+        resolved.push(seg.clone());
+        if i == last {
+            table.insert(seg, s.value.clone());
+            return Ok(resolved);
+        }
+        if !table.contains_key(&seg) && ARRAYS.contains(&seg.as_str()) && i == 0 {
+            return Err(s.err_seg(
+                i,
+                format!("the scenario has no [[{seg}]]: cannot set `{}`", s.key()),
+            ));
+        }
+        // Missing intermediate tables are created (`vm.swappiness` with no [vm] yet).
+        let entry = table
+            .entry(seg.clone())
+            .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+        table = match entry {
+            toml::Value::Table(t) => t,
+            toml::Value::Array(items) => {
+                i += 1;
+                let (sel, _) = s.segs.get(i).cloned().unwrap_or_default();
+                let idx = match sel.parse::<usize>() {
+                    Ok(n) if n < items.len() => n,
+                    Ok(n) => return Err(s.err_seg(
+                        i,
+                        format!(
+                            "there is no `{seg}` number {n}: the scenario has {} (counting from 0)",
+                            items.len()
+                        ),
+                    )),
+                    Err(_) => {
+                        let names: Vec<&str> = items
+                            .iter()
+                            .filter_map(|v| v.get("name")?.as_str())
+                            .collect();
+                        match names.iter().position(|n| *n == sel) {
+                            Some(n) => n,
+                            None => {
+                                let hint = suggest(&sel, names.iter().copied())
+                                    .map(|x| format!("; did you mean `{x}`?"))
+                                    .unwrap_or_default();
+                                return Err(s
+                                    .err_seg(i, format!("there is no `{seg}` named `{sel}`{hint}"))
+                                    .with_help(format!(
+                                        "index `{seg}` by position (0..{}) or by name: {}",
+                                        items.len(),
+                                        names.join(", ")
+                                    )));
+                            }
+                        }
+                    }
+                };
+                resolved.push(idx.to_string());
+                if i == last {
+                    if let Some(slot) = items.get_mut(idx) {
+                        *slot = s.value.clone();
+                    }
+                    return Ok(resolved);
+                }
+                match items.get_mut(idx) {
+                    Some(toml::Value::Table(t)) => t,
+                    _ => return Err(s.err_seg(i, format!("`{seg}` element {idx} is not a table"))),
+                }
+            }
+            _ => {
+                let path: Vec<&str> = s.segs[..=i].iter().map(|(k, _)| k.as_str()).collect();
+                return Err(s.err_seg(
+                    i + 1,
+                    format!(
+                        "`{}` is a value, not a table: cannot set `{}`",
+                        path.join("."),
+                        s.key()
+                    ),
+                ));
+            }
+        };
+        i += 1;
+    }
+}
+
+/// A deserialisation error of the edited table, attributed to the file or to a set.
+fn deser_error(
+    name: &str,
+    text: &str,
+    tree: &SpanTree,
+    original: &toml::Table,
+    sets: &[SetArg],
+    e: &toml::de::Error,
+) -> ScenarioError {
+    let msg = e.message().trim_end();
+    // An unknown key that a set wrote: blame that set, pointing at the key.
+    if let Some(key) = msg
+        .strip_prefix("unknown field ")
+        .and_then(|r| backquoted(r).first().copied())
+    {
+        if let Some(s) = sets
+            .iter()
+            .rev()
+            .find(|s| s.segs.last().is_some_and(|(k, _)| k == key))
+        {
+            let table: Vec<String> = s
+                .resolved
+                .iter()
+                .take(s.resolved.len().saturating_sub(1))
+                .cloned()
+                .collect();
+            if let Some((m, help)) = unknown_key_message(msg, &describe_table(&table)) {
+                return s.err_seg(s.segs.len() - 1, m).with_help(help);
+            }
+        }
+    }
+    // The same error in the file alone: point at it in the file.
+    let text_err = toml::from_str::<ScenarioFile>(text).err();
+    if let Some(te) = &text_err {
+        if te.message().trim_end() == msg {
+            return toml_error(name, text, te, tree);
+        }
+    }
+    // Otherwise, the set after which this error first appeared.
+    let deser = |t: &toml::Table| {
+        t.clone()
+            .try_into::<ScenarioFile>()
+            .err()
+            .map(|e| e.message().trim_end().to_string())
+    };
+    let mut t = original.clone();
+    let mut prev = deser(&t);
+    let mut culprit = None;
+    for s in sets {
+        if apply_set(&mut t, s).is_err() {
+            break;
+        }
+        let cur = deser(&t);
+        if cur.as_deref() == Some(msg) && prev.as_deref() != Some(msg) {
+            culprit = Some(s);
+        }
+        prev = cur;
+    }
+    match (culprit, &text_err) {
+        (Some(s), _) => s.err_value(reword(msg)),
+        (None, Some(te)) => toml_error(name, text, te, tree),
+        (None, None) => ScenarioError::new(name, reword(msg)),
+    }
+}
+
+// ---- static checks ----------------------------------------------------------------------------
+
+struct Ctx<'a> {
+    name: &'a str,
+    text: &'a str,
+    tree: &'a SpanTree,
+    sets: &'a [SetArg],
+}
+
+impl Ctx<'_> {
+    /// The set that last wrote `path` (or a table containing it).
+    fn set_for(&self, path: &[&str]) -> Option<&SetArg> {
+        self.sets.iter().rev().find(|s| {
+            s.resolved.len() <= path.len() && s.resolved.iter().zip(path).all(|(a, b)| a == b)
+        })
+    }
+
+    /// An error about the value at `path` (e.g. ["machine", "memory"]).
+    fn err(&self, path: &[&str], msg: impl Into<String>) -> ScenarioError {
+        let msg = msg.into();
+        if let Some(s) = self.set_for(path) {
+            return s.err_value(msg);
+        }
+        match self.tree.get(path) {
+            Some(t) if !path.is_empty() => {
+                ScenarioError::at(self.name, self.text, t.span.start, t.span.len(), msg)
+            }
+            _ => ScenarioError::new(self.name, format!("{msg} (at `{}`)", path.join("."))),
+        }
+    }
+
+    /// `Ok(())` or an error at `path` wrapping a units error.
+    fn unit<T>(&self, path: &[&str], r: Result<T, String>) -> Result<T, ScenarioError> {
+        r.map_err(|e| self.err(path, e))
+    }
+
+    fn span_of(&self, path: &[&str]) -> Span {
+        match self.tree.get(path) {
+            Some(t) if self.set_for(path).is_none() => {
+                let (line, col) = super::error::line_col(self.text, t.span.start);
+                Span {
+                    offset: t.span.start as u32,
+                    len: t.span.len() as u32,
+                    line,
+                    col,
+                }
+            }
+            _ => Span::default(),
+        }
+    }
+}
+
+fn check(ctx: &Ctx<'_>, f: &ScenarioFile) -> Result<Vec<ProcessDef>, ScenarioError> {
+    for (key, v) in [
+        ("duration", &f.duration),
+        ("linger", &f.linger),
+        ("interval", &f.interval),
+    ] {
+        if let Some(v) = v {
+            ctx.unit(&[key], units::parse_duration(v))?;
+        }
+    }
+    let m = &f.machine;
+    ctx.unit(&["machine", "memory"], units::parse_size(&m.memory))?;
+    if let Some(r) = &m.reserved {
+        ctx.unit(&["machine", "reserved"], units::parse_size(r))?;
+    }
+    if let Some(zones) = &m.zones {
+        for (z, v) in zones {
+            ctx.unit(&["machine", "zones", z], units::size_from_value(v))?;
+        }
+    }
+    if !["x86_64", "i386"].contains(&m.arch.as_str()) {
+        let hint = suggest(&m.arch, ["x86_64", "i386"])
+            .map(|s| format!("; did you mean `{s}`?"))
+            .unwrap_or_default();
+        return Err(ctx
+            .err(
+                &["machine", "arch"],
+                format!("unknown arch `{}`{hint}", m.arch),
+            )
+            .with_help("arch is `x86_64` or `i386`"));
+    }
+    for (key, v) in [("cpus", m.cpus), ("nodes", m.nodes), ("cpu_mhz", m.cpu_mhz)] {
+        if v == 0 {
+            return Err(ctx.err(&["machine", key], format!("`{key}` must be at least 1")));
+        }
+    }
+
+    let mut disk_names: Vec<&str> = Vec::new();
+    for (i, d) in f.disks.iter().enumerate() {
+        let i = i.to_string();
+        if disk_names.contains(&d.name.as_str()) {
+            return Err(ctx.err(
+                &["disk", &i, "name"],
+                format!("duplicate disk name `{}`", d.name),
+            ));
+        }
+        disk_names.push(&d.name);
+        const MODELS: &[&str] = &["hdd", "ssd", "nvme", "raid10", "san"];
+        if !MODELS.contains(&d.model.as_str()) {
+            let hint = suggest(&d.model, MODELS.iter().copied())
+                .map(|s| format!("; did you mean `{s}`?"))
+                .unwrap_or_default();
+            return Err(ctx
+                .err(
+                    &["disk", &i, "model"],
+                    format!("unknown disk model `{}`{hint}", d.model),
+                )
+                .with_help(format!("models: {}", MODELS.join(", "))));
+        }
+        if let Some(b) = &d.bandwidth {
+            ctx.unit(&["disk", &i, "bandwidth"], units::parse_bandwidth(b))?;
+        }
+        for (key, v) in [("seek", &d.seek), ("latency", &d.latency)] {
+            if let Some(v) = v {
+                ctx.unit(&["disk", &i, key], units::parse_duration(v))?;
+            }
+        }
+        if let Some(c) = &d.chunk {
+            ctx.unit(&["disk", &i, "chunk"], units::parse_size(c))?;
+        }
+    }
+    let check_disk = |path: &[&str], disk: &Option<String>| -> Result<(), ScenarioError> {
+        match disk {
+            Some(d) if !disk_names.contains(&d.as_str()) => {
+                let hint = suggest(d, disk_names.iter().copied())
+                    .map(|s| format!("; did you mean `{s}`?"))
+                    .unwrap_or_default();
+                let known = if disk_names.is_empty() {
+                    "the scenario defines no [[disk]]".to_string()
+                } else {
+                    format!("disks: {}", disk_names.join(", "))
+                };
+                Err(ctx
+                    .err(path, format!("no disk named `{d}`{hint}"))
+                    .with_help(known))
+            }
+            _ => Ok(()),
+        }
+    };
+    if let Some(s) = &f.swap {
+        ctx.unit(&["swap", "size"], units::parse_size(&s.size))?;
+        check_disk(&["swap", "disk"], &s.disk)?;
+    }
+    for (i, file) in f.files.iter().enumerate() {
+        let i = i.to_string();
+        ctx.unit(&["file", &i, "size"], units::size_from_value(&file.size))?;
+        check_disk(&["file", &i, "disk"], &file.disk)?;
+        if file.count > 1 && !file.name.contains("{i}") {
+            return Err(ctx
+                .err(
+                    &["file", &i, "name"],
+                    format!(
+                        "`count = {}` needs `{{i}}` in the name, or every file is called `{}`",
+                        file.count, file.name
+                    ),
+                )
+                .with_help(format!(
+                    "e.g. name = \"{}{{i}}\" gives {0}0, {0}1, ...",
+                    file.name
+                )));
+        }
+    }
+    for (i, t) in f.filetrees.iter().enumerate() {
+        let i = i.to_string();
+        ctx.unit(&["filetree", &i, "total"], units::parse_size(&t.total))?;
+        ctx.unit(&["filetree", &i, "mean"], units::parse_size(&t.mean))?;
+        check_disk(&["filetree", &i, "disk"], &t.disk)?;
+    }
+    for (i, n) in f.netrx.iter().enumerate() {
+        let i = i.to_string();
+        ctx.unit(&["netrx", &i, "rate"], units::rate_from_value(&n.rate))?;
+        ctx.unit(
+            &["netrx", &i, "lifetime"],
+            units::parse_duration(&n.lifetime),
+        )?;
+    }
+
+    let mut procs: Vec<ProcessDef> = Vec::new();
+    for (i, p) in f.processes.iter().enumerate() {
+        let i = i.to_string();
+        if let Some(first) = procs.iter().find(|q| q.name == p.name) {
+            let at = if first.span.line > 0 {
+                format!(" (first defined on line {})", first.span.line)
+            } else {
+                String::new()
+            };
+            return Err(ctx.err(
+                &["process", &i, "name"],
+                format!("duplicate process name `{}`{at}", p.name),
+            ));
+        }
+        let start_ns = match &p.start {
+            Some(s) => ctx.unit(&["process", &i, "start"], units::parse_duration(s))?,
+            None => 0,
+        };
+        let program = parse_process_program(ctx, &i, &p.program)?;
+        check_program_disks(&program, &disk_names).map_err(|(span, d)| {
+            ScenarioError::at_span(ctx.name, ctx.text, span, format!("no disk named `{d}`"))
+                .with_help(format!("disks: {}", disk_names.join(", ")))
+        })?;
+        procs.push(ProcessDef {
+            name: p.name.clone(),
+            count: p.count,
+            start_ns,
+            cpu: p.cpu,
+            program,
+            span: ctx.span_of(&["process", &i, "name"]),
+        });
+    }
+    Ok(procs)
+}
+
+/// Parse process `i`'s program, with spans into the file, or into the `--set` that gave it.
+fn parse_process_program(
+    ctx: &Ctx<'_>,
+    i: &str,
+    program: &str,
+) -> Result<Vec<Stmt>, ScenarioError> {
+    let path = ["process", i, "program"];
+    if let Some(s) = ctx.set_for(&path) {
+        let (base, _) = if matches!(s.value, toml::Value::String(_))
+            && s.arg[s.value_at..].starts_with(['\'', '"'])
+        {
+            string_content_offset(&s.arg, s.value_at)
+        } else {
+            (s.value_at, true)
+        };
+        // Spans go past the end of the file, into a virtual layout `Scenario::error_at` undoes.
+        let mut shift = ctx.text.len() + 1;
+        for prev in ctx.sets.iter().take_while(|p| !std::ptr::eq(*p, s)) {
+            shift += prev.arg.len() + 1;
+        }
+        return Parser::new(program, base, &s.arg)
+            .with_shift(shift)
+            .parse()
+            .map_err(|e| e.into_set(&s.arg));
+    }
+    let Some(node) = ctx.tree.get(&path) else {
+        return Parser::new(program, 0, program)
+            .parse()
+            .map_err(|e| e.in_file(ctx.name));
+    };
+    let (base, exact) = string_content_offset(ctx.text, node.span.start);
+    // For a literal string the file's own bytes *are* the program (TOML may have turned CRLF
+    // into LF in `program`, which would shift every later span), so parse those bytes.
+    // Basic strings keep the decoded text: their spans are approximate (see the docs).
+    let delim = if ctx
+        .text
+        .get(node.span.start..)
+        .is_some_and(|t| t.starts_with("'''"))
+    {
+        3
+    } else {
+        1
+    };
+    let raw = ctx
+        .text
+        .get(base..node.span.end.saturating_sub(delim))
+        .filter(|_| exact);
+    Parser::new(raw.unwrap_or(program), base, ctx.text)
+        .parse()
+        .map_err(|e| e.in_file(ctx.name))
+}
+
+/// The first `create ... disk=NAME` (with a literal name) naming a disk that doesn't exist.
+fn check_program_disks(stmts: &[Stmt], disks: &[&str]) -> Result<(), (Span, String)> {
+    for s in stmts {
+        match s {
+            Stmt::For { body, .. } | Stmt::Repeat { body, .. } => check_program_disks(body, disks)?,
+            Stmt::If { then, els, .. } => {
+                check_program_disks(then, disks)?;
+                check_program_disks(els, disks)?;
+            }
+            Stmt::Op(op) => match &op.kind {
+                OpKind::Create { disk: Some(t), .. } => {
+                    if let [TplPart::Lit(d)] = &t.parts[..] {
+                        if !disks.contains(&d.as_str()) {
+                            return Err((t.span, d.clone()));
+                        }
+                    }
+                }
+                OpKind::Fork { body }
+                | OpKind::Threads { body, .. }
+                | OpKind::ForeachQueue { body, .. } => check_program_disks(body, disks)?,
+                _ => {}
+            },
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SMALL: &str = r#"name = "t"
+seed = 3
+
+[machine]
+memory = "2GiB"
+cpus = 2
+
+[[disk]]
+name = "sda"
+bandwidth = "24MB/s"
+
+[[file]]
+name = "chunk{i}"
+count = 4
+size = "1MiB"
+
+[[process]]
+name = "loader"
+program = '''
+let n = 0
+mmap a anon 4K
+'''
+
+[[process]]
+name = "other"
+program = "wait"
+"#;
+
+    fn load(text: &str, sets: &[&str]) -> Result<Scenario, ScenarioError> {
+        let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+        load_scenario_str("t.toml", text, &sets)
+    }
+
+    fn err(text: &str, sets: &[&str]) -> String {
+        match load(text, sets) {
+            Ok(_) => panic!("loaded"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    #[test]
+    fn loads_and_spans_point_into_file() {
+        let s = load(SMALL, &[]).unwrap();
+        assert_eq!(s.processes.len(), 2);
+        let Stmt::Op(op) = &s.processes[0].program[1] else {
+            panic!()
+        };
+        assert_eq!((op.span.line, op.span.col), (21, 1));
+        assert_eq!(
+            &SMALL[op.span.offset as usize..][..op.span.len as usize],
+            "mmap a anon 4K"
+        );
+        assert_eq!(s.processes[0].span.line, 18);
+        let e = s.error_at(op.span, "no region");
+        assert_eq!(e.to_string(), "t.toml:21:1: no region");
+    }
+
+    #[test]
+    fn sets_apply() {
+        let s = load(
+            SMALL,
+            &[
+                "machine.memory=3584MiB",
+                "vm.swappiness=100",
+                "seed=7",
+                "process.loader.count=2",
+                "process.1.cpu=1",
+                "disk.sda.bandwidth=50MB/s",
+                "machine.reserved=4096",
+            ],
+        )
+        .unwrap();
+        assert_eq!(s.file.machine.memory, "3584MiB");
+        assert_eq!(
+            s.file.vm.get("swappiness").and_then(|v| v.as_integer()),
+            Some(100)
+        );
+        assert_eq!(s.file.seed, 7);
+        assert_eq!(s.processes[0].count, 2);
+        assert_eq!(s.processes[1].cpu, Some(1));
+        assert_eq!(s.file.disks[0].bandwidth.as_deref(), Some("50MB/s"));
+        assert_eq!(s.file.machine.reserved.as_deref(), Some("4096"));
+        assert_eq!(
+            s.sets[0],
+            ("machine.memory".to_string(), "3584MiB".to_string())
+        );
+    }
+
+    #[test]
+    fn set_program_spans_point_into_the_set() {
+        let s = load(
+            SMALL,
+            &["seed=1", "process.other.program=wait; mmap b anon 8K"],
+        )
+        .unwrap();
+        let Stmt::Op(op) = &s.processes[1].program[1] else {
+            panic!()
+        };
+        assert_eq!(
+            s.error_at(op.span, "boom").to_string(),
+            "--set process.other.program=wait; mmap b anon 8K: boom"
+        );
+        assert_eq!(
+            op.span.col as usize,
+            "process.other.program=wait; ".len() + 1
+        );
+        let e = err(SMALL, &["process.other.program=wiat"]);
+        assert_eq!(
+            e,
+            "--set process.other.program=wiat: unknown operation `wiat`; did you mean `wait`?"
+        );
+        let e = load(SMALL, &["process.other.program=wiat"]).unwrap_err();
+        assert_eq!(e.byte_range(), Some(22..26));
+    }
+
+    #[test]
+    fn file_errors() {
+        let bad = SMALL.replace("memory = \"2GiB\"", "memroy = \"2GiB\"");
+        assert_eq!(
+            err(&bad, &[]),
+            "t.toml:5:1: unknown key `memroy` in [machine]; did you mean `memory`?"
+        );
+        let bad = SMALL.replace("\"2GiB\"", "\"2Gib\"");
+        assert!(err(&bad, &[]).starts_with("t.toml:5:10: unknown size unit `Gib`"));
+        let bad = SMALL.replace("mmap a anon 4K", "mmap a anon");
+        assert_eq!(err(&bad, &[]), "t.toml:21:1: mmap needs a length");
+        let bad = SMALL.replace("program = \"wait\"", "program = \"wait\"\nname = \"x\"");
+        assert!(
+            err(&bad, &[]).starts_with("t.toml:27:1: duplicate key"),
+            "{}",
+            err(&bad, &[])
+        );
+        let bad = SMALL.replace("name = \"other\"", "name = \"loader\"");
+        assert_eq!(
+            err(&bad, &[]),
+            "t.toml:25:8: duplicate process name `loader` (first defined on line 18)"
+        );
+        let bad = SMALL.replace("chunk{i}", "chunk");
+        assert!(err(&bad, &[]).starts_with("t.toml:13:8: `count = 4` needs `{i}`"));
+        let bad = SMALL.replace("size = \"1MiB\"", "size = \"1MiB\"\ndisk = \"sdb\"");
+        assert_eq!(
+            err(&bad, &[]),
+            "t.toml:16:8: no disk named `sdb`; did you mean `sda`?"
+        );
+        let bad = SMALL.replace("cpus = 2", "cpus = \"two\"");
+        assert_eq!(
+            err(&bad, &[]),
+            "t.toml:6:8: expected u32, found string \"two\""
+        );
+    }
+
+    #[test]
+    fn set_errors() {
+        assert_eq!(
+            err(SMALL, &["machine.memory"]),
+            "--set machine.memory: malformed --set: expected KEY=VALUE, found no `=`"
+        );
+        assert_eq!(err(SMALL, &["process.5.count=2"]), "--set process.5.count=2: there is no `process` number 5: the scenario has 2 (counting from 0)");
+        assert_eq!(err(SMALL, &["process.lodaer.count=2"]), "--set process.lodaer.count=2: there is no `process` named `lodaer`; did you mean `loader`?");
+        assert_eq!(
+            err(SMALL, &["machine.memroy=1G"]),
+            "--set machine.memroy=1G: unknown key `memroy` in [machine]; did you mean `memory`?"
+        );
+        assert_eq!(err(SMALL, &["machine.memory=3Gx"]), "--set machine.memory=3Gx: unknown size unit `Gx` in `3Gx`: expected one of B K KiB M MiB G GiB T TiB KB MB GB TB");
+        assert_eq!(
+            err(SMALL, &["machine.cpus=many"]),
+            "--set machine.cpus=many: expected u32, found string \"many\""
+        );
+        assert_eq!(
+            err(SMALL, &["seed.x=1"]),
+            "--set seed.x=1: `seed` is a value, not a table: cannot set `seed.x`"
+        );
+        assert_eq!(
+            err(SMALL, &["netrx.0.rate=1"]),
+            "--set netrx.0.rate=1: the scenario has no [[netrx]]: cannot set `netrx.0.rate`"
+        );
+        assert_eq!(
+            err(SMALL, &["a..b=1"]),
+            "--set a..b=1: malformed --set: empty key component in `a..b`"
+        );
+    }
+}
