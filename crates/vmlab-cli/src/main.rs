@@ -1,1 +1,257 @@
-fn main(){}
+//! `vmlab`: run scenarios on the simulated Linux memory manager and report in the kernel's
+//! formats. Bad input exits with status 2 and a diagnostic naming file, line and column.
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use clap::{Parser, Subcommand};
+use vmlab_core::api::{self, RunOpts};
+use vmlab_core::stats::{compare, meminfo, profile_fmt, report::RunReport, timeline};
+
+#[derive(Parser)]
+#[command(name = "vmlab", version, about = "A laboratory for the Linux memory manager: the kernel's VM as a deterministic simulated machine")]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Run a scenario and print its vmstat timeline, CPU use, kernel profile and counters.
+    Run {
+        /// The scenario file (TOML; see docs/SCENARIOS.md).
+        scenario: PathBuf,
+        /// Kernel profile overriding the scenario's (see `vmlab profiles`).
+        #[arg(long)]
+        profile: Option<String>,
+        /// Override a scenario field or tunable: `--set machine.memory=3584MiB`, `--set vm.swappiness=100`.
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        sets: Vec<String>,
+        /// Write the run as JSON (schema vmlab.run/1) to FILE, or `-` for standard output.
+        #[arg(long, value_name = "FILE")]
+        json: Option<String>,
+        /// Write the timeline as CSV to FILE.
+        #[arg(long, value_name = "FILE")]
+        csv: Option<PathBuf>,
+        /// Timeline sampling interval in simulated seconds.
+        #[arg(long, value_name = "SECONDS")]
+        interval: Option<f64>,
+    },
+    /// Reproduce a historical VM failure (seed), before and after its fix, in the seed's own form.
+    Reproduce {
+        /// Seed name (run `vmlab reproduce --list`).
+        seed: Option<String>,
+        /// List the seeds.
+        #[arg(long)]
+        list: bool,
+        /// Override a field of every run's scenario (as on `run`).
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        sets: Vec<String>,
+        /// Write the result as JSON (schema vmlab.reproduce/1) to FILE, or `-` for standard output.
+        #[arg(long, value_name = "FILE")]
+        json: Option<String>,
+    },
+    /// List the kernel profiles and their mechanism tables.
+    Profiles {
+        /// Print the table as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Compare runs side by side, MMTests style, with deltas against the first.
+    Compare {
+        /// vmlab.run/1 or vmlab.reproduce/1 JSON files.
+        #[arg(required = true)]
+        runs: Vec<PathBuf>,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.cmd {
+        Cmd::Run { scenario, profile, sets, json, csv, interval } => run(scenario, profile, sets, json, csv, interval),
+        Cmd::Profiles { json } => profiles(json),
+        Cmd::Reproduce { seed, list, sets, json } => reproduce(seed, list, sets, json),
+        Cmd::Compare { runs } => match compare::load_reports_named(&runs) {
+            Ok(r) => {
+                print!("{}", compare::compare(&r));
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("vmlab compare: {e}");
+                ExitCode::from(2)
+            }
+        },
+    }
+}
+
+fn fail(e: vmlab_core::workload::ScenarioError) -> ExitCode {
+    eprintln!("{:?}", miette::Report::new(e));
+    ExitCode::from(2)
+}
+
+fn progress() -> Option<Box<dyn FnMut(u64)>> {
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let start = Instant::now();
+    let mut shown = false;
+    Some(Box::new(move |t_ns: u64| {
+        let w = start.elapsed().as_secs_f64();
+        if w > 1.0 {
+            eprint!("\r  simulated {:8.1} s  (wall {:5.1} s)", t_ns as f64 / 1e9, w);
+            shown = true;
+            let _ = std::io::stderr().flush();
+        }
+        let _ = shown;
+    }))
+}
+
+fn run(path: PathBuf, profile: Option<String>, sets: Vec<String>, json: Option<String>, csv: Option<PathBuf>, interval: Option<f64>) -> ExitCode {
+    let sc = match vmlab_core::workload::load_scenario(&path, &sets) {
+        Ok(s) => s,
+        Err(e) => return fail(e),
+    };
+    let opts = RunOpts { profile: profile.as_deref(), interval_s: interval, progress: progress() };
+    let (rep, sim) = match api::run(&sc, opts) {
+        Ok(r) => r,
+        Err(e) => return fail(e),
+    };
+    if std::io::stderr().is_terminal() {
+        eprint!("\r{:60}\r", "");
+    }
+    if let Some(c) = csv {
+        if let Err(e) = std::fs::write(&c, timeline::to_csv(&rep.timeline)) {
+            eprintln!("vmlab: cannot write {}: {e}", c.display());
+            return ExitCode::from(1);
+        }
+    }
+    match json.as_deref() {
+        Some("-") => {
+            print!("{}", rep.to_json_string());
+            return ExitCode::SUCCESS;
+        }
+        Some(f) => {
+            if let Err(e) = std::fs::write(f, rep.to_json_string()) {
+                eprintln!("vmlab: cannot write {f}: {e}");
+                return ExitCode::from(1);
+            }
+        }
+        None => {}
+    }
+    print_text(&rep, &sim);
+    ExitCode::SUCCESS
+}
+
+fn print_text(rep: &RunReport, sim: &vmlab_core::sim::Sim) {
+    println!(
+        "vmlab run: {}  profile {}  seed {}  {} MiB, {} CPUs, {} node(s)",
+        rep.scenario,
+        rep.profile,
+        rep.seed,
+        rep.machine.memory_bytes >> 20,
+        rep.machine.cpus,
+        rep.machine.nodes
+    );
+    println!("workload ended after {:.2} s simulated ({} page events, {:.2} s wall)\n", rep.elapsed_s, rep.events, rep.wall_s);
+    print!("{}", timeline::format_vmstat_with(&rep.timeline, timeline::VmstatOpts { time: true }));
+    println!();
+    print!("{}", profile_fmt::format_tasks(&rep.tasks));
+    println!();
+    let rows = profile_fmt::kernel_profile_rows(&sim.k.prof);
+    let total: f64 = rows.iter().map(|r| r.1).sum();
+    println!("Flat kernel profile (simulated CPU time):");
+    let top: Vec<(&str, f64)> = rows.into_iter().take(15).collect();
+    print!("{}", profile_fmt::format_flat_profile(&top, total));
+    println!();
+    if !rep.metrics.is_empty() {
+        println!("Metrics:");
+        for (k, v) in rep.metrics.iter() {
+            println!("  {k:32} {v:.3}");
+        }
+        println!();
+    }
+    println!("/proc/meminfo:");
+    print!("{}", meminfo::format_meminfo(&sim.meminfo()));
+    println!();
+    println!("/proc/vmstat (non-zero):");
+    for (k, v) in rep.vmstat.iter() {
+        if *v != 0 {
+            println!("{k} {v}");
+        }
+    }
+}
+
+fn profiles(json: bool) -> ExitCode {
+    let all = vmlab_core::profiles::all();
+    if json {
+        println!("{}", serde_json::to_string_pretty(&all).unwrap_or_default());
+        return ExitCode::SUCCESS;
+    }
+    for p in &all {
+        println!("{}", p.name);
+        println!("    {}", p.summary);
+        println!(
+            "    engine={:?} unevictable_lru={} wmark={:?} high_order_check={:?} fault_locking={:?} rwsem={:?} quicklist={:?}",
+            p.engine, p.unevictable_lru, p.wmark, p.high_order_check, p.fault_locking, p.rwsem, p.quicklist
+        );
+        println!(
+            "    mlock_half_physmem={} kswapd_failures={} pgdat_balanced_quarter={} kswapd_ignore_failure={} objrmap_walk={} shm_writepage_io={} clean_cache_pass={} workingset={}",
+            p.mlock_half_physmem, p.kswapd_failures, p.pgdat_balanced_quarter, p.kswapd_ignore_failure, p.objrmap_walk, p.shm_writepage_io, p.clean_cache_pass, p.workingset
+        );
+        let t = &p.tunables;
+        println!(
+            "    vm.swappiness={} vm.watermark_scale_factor={} vm.dirty_ratio={} vm.dirty_background_ratio={} vm.min_free_kbytes={}",
+            t.swappiness,
+            t.watermark_scale_factor,
+            t.dirty_ratio,
+            t.dirty_background_ratio,
+            if t.min_free_kbytes == 0 { "auto".to_string() } else { t.min_free_kbytes.to_string() }
+        );
+        println!();
+    }
+    ExitCode::SUCCESS
+}
+
+fn reproduce(seed: Option<String>, list: bool, sets: Vec<String>, json: Option<String>) -> ExitCode {
+    use vmlab_core::reproduce;
+    let all = reproduce::seeds();
+    let names: Vec<&str> = all.iter().map(|s| s.name).collect();
+    if list || seed.is_none() {
+        for s in &all {
+            println!("{:20} {}", s.name, s.summary);
+        }
+        if seed.is_none() && !list {
+            eprintln!("vmlab reproduce: name a seed ({})", names.join(", "));
+            return ExitCode::from(2);
+        }
+        return ExitCode::SUCCESS;
+    }
+    let name = seed.unwrap_or_default();
+    let Some(def) = reproduce::find(&name) else {
+        eprintln!("vmlab reproduce: unknown seed `{name}`; known seeds: {}", names.join(", "));
+        return ExitCode::from(2);
+    };
+    let opts = reproduce::ReproduceOpts { sets, root: reproduce::find_root() };
+    match (def.run)(&opts) {
+        Ok((rep, text)) => {
+            match json.as_deref() {
+                Some("-") => print!("{}", rep.to_json_string()),
+                Some(f) => {
+                    if let Err(e) = std::fs::write(f, rep.to_json_string()) {
+                        eprintln!("vmlab: cannot write {f}: {e}");
+                        return ExitCode::from(1);
+                    }
+                    print!("{text}");
+                }
+                None => print!("{text}"),
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("{e}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -35,6 +35,8 @@ pub struct Ctx {
     pub oom_victim: bool,
     /// The mm of the process this context works for.
     pub mm: Option<u32>,
+    /// Set when an allocation throttled: sleep until then (or a writeback wakeup).
+    pub throttle_until: u64,
 }
 
 impl Ctx {
@@ -109,6 +111,10 @@ pub struct Kernel {
     pub rng: rand_pcg::Pcg64,
     /// Simulated page events processed (faults, scans, I/O pages): the benchmark's unit.
     pub events: u64,
+    /// Tasks sleeping in reclaim_throttle(VMSCAN_THROTTLE_WRITEBACK), woken after
+    /// SWAP_CLUSTER_MAX pages finish writeback (or HZ/10).
+    pub throttled: Vec<usize>,
+    pub wb_done_since_wake: u64,
     /// Scratch buffer for rmap walks (reused: no allocation per walk).
     pub rmap_buf: Vec<crate::rmap::Mapping>,
     /// Scratch buffer for isolated pages.
@@ -157,6 +163,8 @@ impl Kernel {
             events: 0,
             oom_killed: Vec::new(),
             rmap_buf: Vec::new(),
+            throttled: Vec::new(),
+            wb_done_since_wake: 0,
             isolate_buf: Vec::new(),
             zero_pfn: 0,
             cfg,
@@ -246,6 +254,14 @@ impl Kernel {
         self.setup_watermarks();
     }
 
+    /// Sleep in reclaim_throttle: returns the timeout; the caller blocks until then or woken.
+    pub fn reclaim_throttle(&mut self, ctx: &Ctx) -> u64 {
+        if !self.throttled.contains(&ctx.task) {
+            self.throttled.push(ctx.task);
+        }
+        ctx.clock() + crate::vmscan::THROTTLE_NS
+    }
+
     /// Deliver a completed block I/O.
     pub fn io_complete(&mut self, ctx: &mut Ctx, d: IoDone) {
         match d {
@@ -258,8 +274,14 @@ impl Kernel {
                 }
             }
             IoDone::Write(pages) => {
+                self.wb_done_since_wake += pages.len() as u64;
                 for p in pages {
                     crate::page_writeback::end_page_writeback(self, ctx, p);
+                }
+                if self.wb_done_since_wake >= crate::vmscan::SWAP_CLUSTER_MAX && !self.throttled.is_empty() {
+                    self.wb_done_since_wake = 0;
+                    let w = std::mem::take(&mut self.throttled);
+                    self.wakeups.extend(w);
                 }
             }
         }

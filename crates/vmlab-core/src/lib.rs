@@ -2,6 +2,7 @@
 //!
 //! Data flows one way: scenario → workload programs → system calls into the mm → machine state
 //! → counters → reports. Modules carry the names of the kernel's `mm/` files.
+pub mod api;
 pub mod disk;
 pub mod dist;
 pub mod filemap;
@@ -17,8 +18,11 @@ pub mod page_alloc;
 pub mod page_writeback;
 pub mod profiles;
 pub mod quicklist;
+pub mod reproduce;
 pub mod rmap;
+pub mod sched;
 pub mod sched_lock;
+pub mod sim;
 pub mod stats;
 pub mod swap_state;
 pub mod vmscan;

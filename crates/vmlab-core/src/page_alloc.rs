@@ -44,6 +44,8 @@ pub enum AllocFail {
     NoMemory,
     /// The OOM killer killed a process; the caller's task may be the victim.
     OomKilled,
+    /// Reclaim must wait for writeback: back off and retry.
+    Throttled,
 }
 
 /// Watermark index.
@@ -364,6 +366,14 @@ impl Kernel {
             }
             if gfp.noretry {
                 return Err(AllocFail::NoMemory);
+            }
+            if reclaimed == 0 && self.g.writeback > 0 {
+                // reclaim_throttle(VMSCAN_THROTTLE_WRITEBACK): reclaim is waiting for pages under
+                // writeback. Time must pass for that: the caller sleeps (woken as writeback
+                // completes) and retries.
+                let until = self.reclaim_throttle(ctx);
+                ctx.throttle_until = until;
+                return Err(AllocFail::Throttled);
             }
             if no_progress >= max_tries || (order > 3 && no_progress > 0) {
                 // __alloc_pages_may_oom: one last try at HIGH, then the OOM killer.

@@ -265,6 +265,10 @@ pub fn run_kthread(k: &mut Kernel, ctx: &mut Ctx, kind: TaskKind) -> Outcome {
                     }
                     KswapdAction::Nap(ns) => return Outcome::Block { until: Some(ctx.clock() + ns), io: false },
                     KswapdAction::Sleep => return Outcome::Block { until: None, io: false },
+                    KswapdAction::Throttle(ns) => {
+                        k.reclaim_throttle(ctx);
+                        return Outcome::Block { until: Some(ctx.clock() + ns), io: false };
+                    }
                 }
             }
         }

@@ -36,7 +36,7 @@ impl SimError {
 pub struct Sim {
     pub k: Kernel,
     pub s: Sched,
-    pub programs: Vec<Program>,
+    pub programs: Vec<std::sync::Arc<Program>>,
     pub queues: FxHashMap<(u32, String), i64>,
     pub metrics: Vec<(String, f64)>,
     pub error: Option<SimError>,
@@ -198,7 +198,7 @@ impl Sim {
         for (pi, pd) in sc.processes.iter().enumerate() {
             let prog = interp::compile(&pd.program).map_err(|e| SimError { span: Some(e.span), message: e.message })?;
             let nvars = prog.nvars;
-            programs.push(prog);
+            programs.push(std::sync::Arc::new(prog));
             for c in 0..pd.count {
                 let name = if pd.count > 1 { format!("{}.{c}", pd.name) } else { pd.name.clone() };
                 let t = s.new_task(&name, TaskKind::User, None);
@@ -223,7 +223,6 @@ impl Sim {
             Some(d) => dur(d, "linger")?,
             None => 0,
         };
-        s.push(interval, Event::Sample);
         let sstate = SampleState { last_ev: vec![0; Vm::COUNT], ..Default::default() };
         Ok(Sim {
             k,
@@ -262,6 +261,7 @@ impl Sim {
     /// Run until the workload ends (plus linger) or the duration limit.
     pub fn run(&mut self) -> Result<(), SimError> {
         let mut last_progress = 0u64;
+        self.s.push(self.interval, Event::Sample);
         loop {
             self.drain_kernel_requests();
             self.dispatch();

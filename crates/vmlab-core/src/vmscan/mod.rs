@@ -13,6 +13,8 @@ use crate::stats::vmstat::Vm;
 
 pub const SWAP_CLUSTER_MAX: u64 = 32;
 pub const DEF_PRIORITY: i32 = 12;
+/// reclaim_throttle's timeout for writeback: HZ/10.
+pub const THROTTLE_NS: u64 = 100_000_000;
 
 /// Which lruvec holds a page's lists: the node's (6.8), the zone's (2.6.36), or the global one (2.4).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -147,6 +149,8 @@ pub enum KswapdAction {
     Nap(u64),
     /// Sleep until woken.
     Sleep,
+    /// reclaim_throttle: wait for writeback progress (woken by completions, or this long).
+    Throttle(u64),
 }
 
 /// One step of node `node`'s kswapd.

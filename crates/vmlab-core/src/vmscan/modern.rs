@@ -6,7 +6,6 @@
 use super::{add_to_list, del_page_from_lru, is_swapbacked, lru_index, pageout, remove_mapping_and_free, KswapdAction, DEF_PRIORITY, SWAP_CLUSTER_MAX};
 use crate::kernel::{Ctx, Kernel};
 use crate::mm_types::{pg, Pfn};
-use crate::mmap::vm;
 use crate::mmzone::{KswapdPhase, ZoneType, LRU_ACTIVE_ANON, LRU_ACTIVE_FILE, LRU_INACTIVE_ANON, LRU_INACTIVE_FILE, LRU_UNEVICTABLE};
 use crate::page_alloc::Gfp;
 use crate::stats::kfunc::KFunc;
@@ -30,6 +29,8 @@ pub struct ScanControl {
     pub may_swap: bool,
     pub may_unmap: bool,
     pub is_kswapd: bool,
+    /// Pages met under writeback that reclaim had already marked (PG_reclaim): nr.immediate.
+    pub nr_immediate: u64,
     may_deactivate_anon: bool,
     may_deactivate_file: bool,
     file_is_tiny: bool,
@@ -262,7 +263,7 @@ fn check_references(k: &mut Kernel, ctx: &mut Ctx, p: Pfn, locked_vma: &mut bool
 
 /// `shrink_folio_list` over isolated pages; frees what it can, puts the rest back.
 /// Returns (reclaimed, written).
-fn shrink_folio_list(k: &mut Kernel, ctx: &mut Ctx, pages: &[Pfn], sc: &ScanControl) -> (u64, u64) {
+fn shrink_folio_list(k: &mut Kernel, ctx: &mut Ctx, pages: &[Pfn], sc: &mut ScanControl) -> (u64, u64) {
     let mut reclaimed = 0;
     let mut written = 0;
     let mut activated = 0;
@@ -279,8 +280,9 @@ fn shrink_folio_list(k: &mut Kernel, ctx: &mut Ctx, pages: &[Pfn], sc: &ScanCont
             continue;
         }
         if f & pg::WRITEBACK != 0 {
-            if sc.is_kswapd && f & pg::RECLAIM != 0 {
+            if f & pg::RECLAIM != 0 {
                 k.ev.inc(Vm::NrVmscanImmediateReclaim);
+                sc.nr_immediate += 1;
             }
             k.fr.set(p, pg::RECLAIM);
             putback(k, p);
@@ -374,6 +376,7 @@ fn shrink_inactive_list(k: &mut Kernel, ctx: &mut Ctx, node: usize, l: usize, nr
     k.ev.add(if sc.is_kswapd { Vm::PgscanKswapd } else { Vm::PgscanDirect }, n);
     k.ev.add(if file { Vm::PgscanFile } else { Vm::PgscanAnon }, n);
     let (reclaimed, written) = shrink_folio_list(k, ctx, &buf, sc);
+    let _ = &buf;
     k.ev.add(if sc.is_kswapd { Vm::PgstealKswapd } else { Vm::PgstealDirect }, reclaimed);
     k.ev.add(if file { Vm::PgstealFile } else { Vm::PgstealAnon }, reclaimed);
     lru_note_cost(k, node, file, written + n - reclaimed);
@@ -498,6 +501,10 @@ pub fn try_to_free_pages(k: &mut Kernel, ctx: &mut Ctx, gfp: Gfp, order: u32, cl
         if sc.nr_reclaimed >= sc.nr_to_reclaim || sc.priority == 0 {
             break;
         }
+        if sc.nr_immediate > 0 && sc.nr_reclaimed == 0 {
+            // The tail is full of pages under writeback: throttle rather than scan harder.
+            break;
+        }
         sc.priority -= 1;
     }
     for node in 0..nn {
@@ -581,7 +588,10 @@ pub fn kswapd_step(k: &mut Kernel, ctx: &mut Ctx, node: usize) -> KswapdAction {
     match k.nodes[node].kswapd.phase {
         KswapdPhase::Sleeping => KswapdAction::Sleep,
         KswapdPhase::Balancing => {
-            balance_step(k, ctx, node);
+            if balance_step(k, ctx, node) {
+                // Reclaim is running into pages still under writeback: wait for the disk.
+                return KswapdAction::Throttle(super::THROTTLE_NS);
+            }
             KswapdAction::Continue
         }
         KswapdPhase::TrySleep => {
@@ -616,14 +626,14 @@ pub fn kswapd_step(k: &mut Kernel, ctx: &mut Ctx, node: usize) -> KswapdAction {
     }
 }
 
-/// One priority iteration of `balance_pgdat`.
-fn balance_step(k: &mut Kernel, ctx: &mut Ctx, node: usize) {
+/// One priority iteration of `balance_pgdat`. Returns true when kswapd should throttle.
+fn balance_step(k: &mut Kernel, ctx: &mut Ctx, node: usize) -> bool {
     k.charge(ctx, KFunc::BalancePgdat, k.cost.syscall);
     let ks = &k.nodes[node].kswapd;
     let (order, highest, priority) = (ks.bal_order, ks.bal_classzone, ks.bal_priority);
     if pgdat_balanced(k, node, order, highest) || priority < 1 {
         finish_balance(k, node, order);
-        return;
+        return false;
     }
     let mut nr_to_reclaim = 0;
     for &z in &k.nodes[node].zones {
@@ -656,7 +666,8 @@ fn balance_step(k: &mut Kernel, ctx: &mut Ctx, node: usize) {
     if !raise || sc.nr_reclaimed == 0 {
         ks.bal_priority -= 1;
     }
-    let _ = (LRU_ACTIVE_ANON, vm::LOCKED);
+    // shrink_node: "if (sc->nr.immediate) reclaim_throttle(pgdat, VMSCAN_THROTTLE_WRITEBACK)".
+    sc.nr_immediate > 0 && sc.nr_reclaimed < sc.nr_to_reclaim
 }
 
 fn finish_balance(k: &mut Kernel, node: usize, order: u32) {

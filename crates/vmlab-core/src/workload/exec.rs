@@ -21,6 +21,17 @@ const EINVAL: i64 = 22;
 /// Back-off when an allocation failed and the OOM killer is at work.
 const OOM_BACKOFF_NS: u64 = 10_000_000;
 
+/// How long a task whose allocation failed waits before retrying: until writeback wakes it
+/// when reclaim throttled, else a short back-off while the OOM killer's victim exits.
+fn backoff(ctx: &mut Ctx) -> u64 {
+    let t = std::mem::take(&mut ctx.throttle_until);
+    if t > ctx.clock() {
+        t
+    } else {
+        ctx.clock() + OOM_BACKOFF_NS
+    }
+}
+
 enum Step {
     Done,
     Ongoing(OpState),
@@ -59,6 +70,7 @@ pub fn step(sim: &mut Sim, t: usize, ctx: &mut Ctx) -> Outcome {
             Outcome::Exit
         }
     };
+
     sim.s.tasks[t].prog = Some(ps);
     if out == Outcome::Exit {
         do_exit(sim, t, ctx);
@@ -647,7 +659,7 @@ fn cont(sim: &mut Sim, t: usize, ctx: &mut Ctx, ps: &mut ProgState, _prog: &Prog
                     FStep::Segv => return Err(SimError::msg(format!("{}: SIGSEGV touching a page outside its mapping or without permission", sim.s.tasks[t].name))),
                     FStep::Oom => {
                         ps.op = Some(OpState::Touch(st));
-                        return Ok(Step::Block(Outcome::Block { until: Some(ctx.clock() + OOM_BACKOFF_NS), io: false }));
+                        return Ok(Step::Block(Outcome::Block { until: Some(backoff(ctx)), io: false }));
                     }
                 }
             }
@@ -678,7 +690,7 @@ fn cont(sim: &mut Sim, t: usize, ctx: &mut Ctx, ps: &mut ProgState, _prog: &Prog
                     FStep::Segv => vpn += 1,
                     FStep::Oom => {
                         ps.op = Some(OpState::Populate { vpn, end, write, mlock_rest });
-                        return Ok(Step::Block(Outcome::Block { until: Some(ctx.clock() + OOM_BACKOFF_NS), io: false }));
+                        return Ok(Step::Block(Outcome::Block { until: Some(backoff(ctx)), io: false }));
                     }
                 }
             }
@@ -725,7 +737,7 @@ fn cont(sim: &mut Sim, t: usize, ctx: &mut Ctx, ps: &mut ProgState, _prog: &Prog
                     }
                     crate::filemap::PageRes::Oom => {
                         ps.op = Some(OpState::Read { file, idx, end });
-                        return Ok(Step::Block(Outcome::Block { until: Some(ctx.clock() + OOM_BACKOFF_NS), io: false }));
+                        return Ok(Step::Block(Outcome::Block { until: Some(backoff(ctx)), io: false }));
                     }
                 }
             }
@@ -754,7 +766,7 @@ fn cont(sim: &mut Sim, t: usize, ctx: &mut Ctx, ps: &mut ProgState, _prog: &Prog
                         }
                         Err(_) => {
                             ps.op = Some(OpState::Write { file, idx, end });
-                            return Ok(Step::Block(Outcome::Block { until: Some(ctx.clock() + OOM_BACKOFF_NS), io: false }));
+                            return Ok(Step::Block(Outcome::Block { until: Some(backoff(ctx)), io: false }));
                         }
                     },
                 };

@@ -715,11 +715,16 @@ fn check(ctx: &Ctx<'_>, f: &ScenarioFile) -> Result<Vec<ProcessDef>, ScenarioErr
             ScenarioError::at_span(ctx.name, ctx.text, span, format!("no disk named `{d}`"))
                 .with_help(format!("disks: {}", disk_names.join(", ")))
         })?;
+        let memlock_limit = match &p.memlock {
+            Some(m) => ctx.unit(&["process", &i, "memlock"], units::parse_size(m))? / 4096,
+            None => u64::MAX,
+        };
         procs.push(ProcessDef {
             name: p.name.clone(),
             count: p.count,
             start_ns,
             cpu: p.cpu,
+            memlock_limit,
             program,
             span: ctx.span_of(&["process", &i, "name"]),
         });

@@ -1,6 +1,8 @@
 //! Scenarios (TOML) and the process-program language.
 pub mod ast;
 pub mod error;
+pub mod exec;
+pub mod interp;
 pub mod load;
 pub mod program;
 pub mod scenario;

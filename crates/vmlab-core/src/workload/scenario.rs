@@ -188,6 +188,9 @@ pub struct ProcessSpec {
     pub start: Option<String>,
     /// CPU to bind to at start (default: any).
     pub cpu: Option<u32>,
+    /// RLIMIT_MEMLOCK ("1GiB"); default unlimited (a root process).
+    #[serde(default, deserialize_with = "opt_string_or_int")]
+    pub memlock: Option<String>,
     /// Program text (see docs/SCENARIOS.md). A plain `String`, not `Spanned`: `--set` edits
     /// the parsed table before deserialisation, and spans can't survive that; `load.rs` finds
     /// the program's position in the file itself (`ProcessDef::program` holds the parsed AST).
@@ -221,6 +224,8 @@ pub struct ProcessDef {
     pub count: u32,
     pub start_ns: u64,
     pub cpu: Option<u32>,
+    /// RLIMIT_MEMLOCK in pages (u64::MAX: unlimited).
+    pub memlock_limit: u64,
     pub program: Vec<Stmt>,
     pub span: Span,
 }

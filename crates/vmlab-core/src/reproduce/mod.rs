@@ -1,0 +1,60 @@
+//! `vmlab reproduce SEED`: run a seed's scenario under the profile that had the problem and the
+//! one that fixed it, and print the result in the seed's own form. Each seed is one module;
+//! none of them changes what the mechanisms do — they choose scenarios, profiles and what to
+//! print, and measure.
+
+use std::path::{Path, PathBuf};
+
+use crate::stats::report::{ReproduceReport, RunReport};
+
+/// One seed reproduction.
+pub struct SeedDef {
+    pub name: &'static str,
+    pub summary: &'static str,
+    /// Run everything; return the JSON report and the text to print.
+    pub run: fn(&ReproduceOpts) -> Result<(ReproduceReport, String), String>,
+}
+
+/// Options common to every reproduction.
+pub struct ReproduceOpts {
+    /// `--set` overrides applied to every run's scenario.
+    pub sets: Vec<String>,
+    /// Where `scenarios/` lives.
+    pub root: PathBuf,
+}
+
+pub fn seeds() -> Vec<SeedDef> {
+    vec![]
+}
+
+pub fn find(name: &str) -> Option<SeedDef> {
+    seeds().into_iter().find(|s| s.name == name)
+}
+
+/// Load `scenarios/seeds/NAME.toml` with the user's sets plus extra ones, run it under a
+/// profile, and return the report.
+pub fn run_seed_scenario(opts: &ReproduceOpts, file: &str, profile: &str, extra_sets: &[String]) -> Result<(RunReport, crate::sim::Sim), String> {
+    let path = opts.root.join("scenarios").join("seeds").join(file);
+    let mut sets: Vec<String> = extra_sets.to_vec();
+    sets.extend(opts.sets.iter().cloned());
+    let sc = crate::workload::load_scenario(Path::new(&path), &sets).map_err(|e| format!("{:?}", miette::Report::new(e)))?;
+    let o = crate::api::RunOpts { profile: Some(profile), ..Default::default() };
+    crate::api::run(&sc, o).map_err(|e| format!("{:?}", miette::Report::new(e)))
+}
+
+/// Find the repository root (the directory holding `scenarios/`) from the current directory or
+/// the executable's location.
+pub fn find_root() -> PathBuf {
+    let mut cands: Vec<PathBuf> = Vec::new();
+    if let Ok(d) = std::env::var("VMLAB_ROOT") {
+        cands.push(PathBuf::from(d));
+    }
+    if let Ok(d) = std::env::current_dir() {
+        cands.extend(d.ancestors().map(|p| p.to_path_buf()));
+    }
+    if let Ok(e) = std::env::current_exe() {
+        cands.extend(e.ancestors().map(|p| p.to_path_buf()));
+    }
+    cands.push(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../.."));
+    cands.into_iter().find(|p| p.join("scenarios").join("seeds").is_dir()).unwrap_or_else(|| PathBuf::from("."))
+}
