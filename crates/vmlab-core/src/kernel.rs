@@ -123,6 +123,8 @@ pub struct Kernel {
     pub zero_pfn: Pfn,
     /// Processes killed by the OOM killer (by mm id) — the scheduler terminates their tasks.
     pub oom_killed: Vec<u32>,
+    /// State of the 2.4-aa reclaim engine (swap_out cursor, reclaim continuations).
+    pub aa24: crate::vmscan::aa24::Aa24State,
 }
 
 impl Kernel {
@@ -167,6 +169,7 @@ impl Kernel {
             wb_done_since_wake: 0,
             isolate_buf: Vec::new(),
             zero_pfn: 0,
+            aa24: Default::default(),
             cfg,
         };
         k.build_zones();

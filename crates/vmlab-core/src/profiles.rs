@@ -89,6 +89,9 @@ pub struct Tunables {
     pub vm_mapped_ratio: u64,
     pub vm_passes: u64,
     pub vm_lru_balance_ratio: u64,
+    /// 2.4-aa `vm_anon_lru`: 0 keeps new anonymous pages off the LRU until swap_out puts them in
+    /// the swap cache.
+    pub vm_anon_lru: u64,
     /// Upper clamp of computed min_free_kbytes.
     pub min_free_kbytes_max: u64,
 }
@@ -140,6 +143,7 @@ const BASE_TUNABLES: Tunables = Tunables {
     vm_mapped_ratio: 100,
     vm_passes: 60,
     vm_lru_balance_ratio: 2,
+    vm_anon_lru: 1,
     min_free_kbytes_max: 262144,
 };
 
@@ -164,10 +168,42 @@ const MODERN: Profile = Profile {
     tunables: BASE_TUNABLES,
 };
 
+/// Andrea Arcangeli's VM as in 2.4.23aa1 (mm/vmscan.c of 2.4.23 with the -aa sysctls).
+const AA1: Profile = Profile {
+    name: "linux-2.4.23aa1",
+    summary: "Andrea 2.4 VM: active/inactive with classzones, shrink_cache + page-table-walk swap_out; shm_writepage defers I/O",
+    engine: Engine::Aa24,
+    unevictable_lru: false,
+    wmark: WmarkRule::Linux24,
+    high_order_check: HighOrderCheck::SubtractLowerOrders,
+    fault_locking: FaultLocking::HoldAcrossIo,
+    rwsem: RwsemKind::Fifo,
+    quicklist: QuicklistRule::None,
+    mlock_half_physmem: true,
+    kswapd_failures: false,
+    pgdat_balanced_quarter: false,
+    kswapd_ignore_failure: false,
+    objrmap_walk: false,
+    shm_writepage_io: false,
+    clean_cache_pass: false,
+    workingset: false,
+    tunables: Tunables { read_ahead_kb: 124, vm_anon_lru: 0, ..BASE_TUNABLES },
+};
+
+/// 2.4.23aa2: aa1 plus `05_vm_28-shmem-big-iron-1`.
+const AA2: Profile = Profile {
+    name: "linux-2.4.23aa2",
+    summary: "2.4.23aa1 + shmem-big-iron: objrmap unmap in the walk, immediate shm swap I/O, clean-cache pass",
+    objrmap_walk: true,
+    shm_writepage_io: true,
+    clean_cache_pass: true,
+    ..AA1
+};
+
 /// The profile table. Adding an era means adding a row here (and, if it needs a new
 /// mechanism, the mechanism behind one of the enums above).
 pub fn all() -> Vec<Profile> {
-    vec![MODERN]
+    vec![MODERN, AA1, AA2]
 }
 
 pub fn find(name: &str) -> Option<Profile> {
@@ -217,6 +253,7 @@ impl Profile {
             ("vm", "vm_mapped_ratio") => t.vm_mapped_ratio = int()?.max(1),
             ("vm", "vm_passes") => t.vm_passes = int()?.max(1),
             ("vm", "vm_lru_balance_ratio") => t.vm_lru_balance_ratio = int()?.max(1),
+            ("vm", "vm_anon_lru") => t.vm_anon_lru = int()?.min(1),
             ("reclaim", "unevictable_lru") => self.unevictable_lru = boolean()?,
             ("reclaim", "mlock_half_physmem") => self.mlock_half_physmem = boolean()?,
             ("reclaim", "kswapd_failures") => self.kswapd_failures = boolean()?,
@@ -259,7 +296,7 @@ impl Profile {
 const VM_KEYS: &[&str] = &[
     "swappiness", "min_free_kbytes", "watermark_scale_factor", "dirty_ratio", "dirty_background_ratio",
     "dirty_expire_centisecs", "dirty_writeback_centisecs", "read_ahead_kb", "page_cluster",
-    "vm_cache_scan_ratio", "vm_mapped_ratio", "vm_passes", "vm_lru_balance_ratio",
+    "vm_cache_scan_ratio", "vm_mapped_ratio", "vm_passes", "vm_lru_balance_ratio", "vm_anon_lru",
 ];
 const RECLAIM_KEYS: &[&str] = &[
     "unevictable_lru", "mlock_half_physmem", "kswapd_failures", "pgdat_balanced_quarter",

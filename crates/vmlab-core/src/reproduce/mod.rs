@@ -3,6 +3,8 @@
 //! none of them changes what the mechanisms do — they choose scenarios, profiles and what to
 //! print, and measure.
 
+pub mod shm_big_iron;
+
 use std::path::{Path, PathBuf};
 
 use crate::stats::report::{ReproduceReport, RunReport};
@@ -24,7 +26,11 @@ pub struct ReproduceOpts {
 }
 
 pub fn seeds() -> Vec<SeedDef> {
-    vec![]
+    vec![SeedDef {
+        name: "shm-big-iron",
+        summary: "seed 002: swapping SysV shm on a 32 GB box, 2.4.23aa1 vs aa2",
+        run: shm_big_iron::run,
+    }]
 }
 
 pub fn find(name: &str) -> Option<SeedDef> {

@@ -2,6 +2,7 @@
 //! operations, `pageout`, `__remove_mapping`; each era's engine (list layout, scan policy,
 //! kswapd) is a submodule chosen by the profile's `engine` field.
 
+pub mod aa24;
 pub mod modern;
 
 use crate::kernel::{Ctx, Kernel};
@@ -84,14 +85,32 @@ pub fn is_swapbacked(k: &Kernel, p: Pfn) -> bool {
 /// A new page enters the LRU (`folio_add_lru`).
 pub fn lru_add(k: &mut Kernel, p: Pfn) {
     match k.profile.engine {
-        Engine::Modern | Engine::Split2636 | Engine::Riel24 | Engine::Aa24 => modern::lru_add(k, p),
+        Engine::Aa24 => aa24::lru_add(k, p),
+        Engine::Modern | Engine::Split2636 | Engine::Riel24 => modern::lru_add(k, p),
     }
 }
 
 /// `mark_page_accessed` from read()/write() (mapped accesses only set the PTE young bit).
 pub fn mark_page_accessed(k: &mut Kernel, p: Pfn) {
     match k.profile.engine {
-        Engine::Modern | Engine::Split2636 | Engine::Riel24 | Engine::Aa24 => modern::mark_page_accessed(k, p),
+        Engine::Aa24 => aa24::mark_page_accessed(k, p),
+        Engine::Modern | Engine::Split2636 | Engine::Riel24 => modern::mark_page_accessed(k, p),
+    }
+}
+
+/// A page fault found page `p` in the page cache (`filemap_nopage` / `shmem_nopage`): the 2.4
+/// engines count that as an access (`mark_page_accessed`); later kernels only set the young bit.
+pub fn nopage_accessed(k: &mut Kernel, p: Pfn) {
+    if k.profile.engine == Engine::Aa24 {
+        aa24::mark_page_accessed(k, p);
+    }
+}
+
+/// A page fault takes its mm's page_table_lock: with the 2.4 page-table walk it may have to
+/// spin while `swap_out` holds it.
+pub fn fault_page_table_lock(k: &mut Kernel, ctx: &mut Ctx, mm: u32) {
+    if k.profile.engine == Engine::Aa24 {
+        aa24::page_table_lock(k, ctx, mm);
     }
 }
 
@@ -125,7 +144,8 @@ pub fn rotate_reclaimable_page(k: &mut Kernel, p: Pfn) {
 /// `wakeup_kswapd` for an allocation that failed the LOW watermark in zone `zid`.
 pub fn wakeup_kswapd(k: &mut Kernel, zid: usize, order: u32, classzone: usize) {
     match k.profile.engine {
-        Engine::Modern | Engine::Split2636 | Engine::Riel24 | Engine::Aa24 => modern::wakeup_kswapd(k, zid, order, classzone),
+        Engine::Aa24 => aa24::wakeup_kswapd(k, zid, order, classzone),
+        Engine::Modern | Engine::Split2636 | Engine::Riel24 => modern::wakeup_kswapd(k, zid, order, classzone),
     }
 }
 
@@ -134,7 +154,8 @@ pub fn try_to_free_pages(k: &mut Kernel, ctx: &mut Ctx, gfp: Gfp, order: u32, cl
     let was = ctx.in_reclaim;
     ctx.in_reclaim = true;
     let r = match k.profile.engine {
-        Engine::Modern | Engine::Split2636 | Engine::Riel24 | Engine::Aa24 => modern::try_to_free_pages(k, ctx, gfp, order, classzone),
+        Engine::Aa24 => aa24::try_to_free_pages(k, ctx, gfp, order, classzone),
+        Engine::Modern | Engine::Split2636 | Engine::Riel24 => modern::try_to_free_pages(k, ctx, gfp, order, classzone),
     };
     ctx.in_reclaim = was;
     r
@@ -158,7 +179,8 @@ pub fn kswapd_step(k: &mut Kernel, ctx: &mut Ctx, node: usize) -> KswapdAction {
     ctx.is_kswapd = true;
     ctx.in_reclaim = true;
     match k.profile.engine {
-        Engine::Modern | Engine::Split2636 | Engine::Riel24 | Engine::Aa24 => modern::kswapd_step(k, ctx, node),
+        Engine::Aa24 => aa24::kswapd_step(k, ctx, node),
+        Engine::Modern | Engine::Split2636 | Engine::Riel24 => modern::kswapd_step(k, ctx, node),
     }
 }
 
