@@ -117,6 +117,9 @@ pub struct Profile {
     pub pgdat_balanced_quarter: bool,
     /// 2.4.9-phillips bandaid: kswapd sleeps even when do_try_to_free_pages failed.
     pub kswapd_ignore_failure: bool,
+    /// 2.4 `try_to_swap_out` leaves PTEs of active pages alone (mainline); the -aa VM dropped
+    /// that test (`aa-200-active_page_swapout`), so its walk unmaps active pages too.
+    pub walk_skips_active: bool,
     /// 2.4.23aa2: objrmap unmapping of shared pages during the page-table walk.
     pub objrmap_walk: bool,
     /// 2.4.23aa2: shm_writepage starts the swap I/O immediately.
@@ -161,6 +164,7 @@ const MODERN: Profile = Profile {
     kswapd_failures: true,
     pgdat_balanced_quarter: false,
     kswapd_ignore_failure: false,
+    walk_skips_active: true,
     objrmap_walk: false,
     shm_writepage_io: true,
     clean_cache_pass: false,
@@ -183,6 +187,7 @@ const AA1: Profile = Profile {
     kswapd_failures: false,
     pgdat_balanced_quarter: false,
     kswapd_ignore_failure: false,
+    walk_skips_active: false,
     objrmap_walk: false,
     shm_writepage_io: false,
     clean_cache_pass: false,
@@ -259,6 +264,7 @@ impl Profile {
             ("reclaim", "kswapd_failures") => self.kswapd_failures = boolean()?,
             ("reclaim", "pgdat_balanced_quarter") => self.pgdat_balanced_quarter = boolean()?,
             ("reclaim", "kswapd_ignore_failure") => self.kswapd_ignore_failure = boolean()?,
+            ("reclaim", "walk_skips_active") => self.walk_skips_active = boolean()?,
             ("reclaim", "objrmap_walk") => self.objrmap_walk = boolean()?,
             ("reclaim", "shm_writepage_io") => self.shm_writepage_io = boolean()?,
             ("reclaim", "clean_cache_pass") => self.clean_cache_pass = boolean()?,
@@ -300,7 +306,7 @@ const VM_KEYS: &[&str] = &[
 ];
 const RECLAIM_KEYS: &[&str] = &[
     "unevictable_lru", "mlock_half_physmem", "kswapd_failures", "pgdat_balanced_quarter",
-    "kswapd_ignore_failure", "objrmap_walk", "shm_writepage_io", "clean_cache_pass", "workingset",
+    "kswapd_ignore_failure", "walk_skips_active", "objrmap_walk", "shm_writepage_io", "clean_cache_pass", "workingset",
     "fault_locking", "quicklist",
 ];
 

@@ -148,8 +148,8 @@ fn costs(k: &Kernel) -> Costs {
         lru: k.cost.lru_scan,
         pte: k.cost.pte_walk * 2,
         present: k.cost.lru_scan,
-        unmap: k.cost.lock_handoff * 2,
-        objrmap_vma: k.cost.rmap_one * 3,
+        unmap: k.cost.lock_handoff,
+        objrmap_vma: k.cost.rmap_one * 2,
     }
 }
 
@@ -371,7 +371,37 @@ fn new_swap_out(k: &mut Kernel) -> SwapOut {
 
 /// The body of `try_to_free_pages_zone`: `vm_passes` rounds of `shrink_caches` (+ one failing
 /// `swap_out` at most per call), until SWAP_CLUSTER_MAX pages are freed.
+fn debug_dump(k: &mut Kernel, ctx: &Ctx) {
+    static mut LAST: u64 = 0;
+    let now = ctx.clock();
+    unsafe {
+        if std::env::var("AA24_DEBUG").is_err() || now < LAST + 1_000_000_000 {
+            return;
+        }
+        LAST = now;
+    }
+    let mut act = 0; let mut inact = 0; let mut unmapped = 0; let mut sc = 0; let mut refd = 0;
+    let mut hist = [0u64; 5];
+    for f in k.files.iter() {
+        if !f.shmem { continue; }
+        for &p in f.pages.iter() {
+            if p == NIL { continue; }
+            let fl = k.fr.flags[p as usize];
+            if fl & pg::ACTIVE != 0 { act += 1 } else { inact += 1 }
+            if fl & pg::REFERENCED != 0 { refd += 1 }
+            let mc = k.fr.mapcount[p as usize];
+            if mc == 0 { unmapped += 1 }
+            hist[match mc { 0 => 0, 1..=10 => 1, 11..=50 => 2, 51..=99 => 3, _ => 4 }] += 1;
+        }
+    }
+    sc = k.g.swapcache;
+    let st = &k.aa24.stats;
+    eprintln!("t={:.1} shm active {act} inactive {inact} refd {refd} unmapped {unmapped} mc-hist {hist:?} swapcache {sc} | lru act {} inact {} | walk unmapped {} young {} active {} freeable a{}/c{} mms {} so {}/{} swap_mm {:?}",
+        now as f64/1e9, k.global_lru.lists[ACTIVE].len, k.global_lru.lists[INACTIVE].len, st.walk_unmapped, st.walk_young, st.walk_active, st.walk_freeable_anon, st.walk_freeable_cache, st.mms_walked, st.swap_out_success, st.swap_out_calls, k.aa24.swap_mm);
+}
+
 fn run(k: &mut Kernel, ctx: &mut Ctx, st: &mut Tfp, budget: u64) -> Run {
+    debug_dump(k, ctx);
     loop {
         match st.step {
             Step::PassStart => {
@@ -781,7 +811,9 @@ fn try_to_swap_out(k: &mut Kernel, ctx: &mut Ctx, mm: u32, vma_flags: u32, s: us
     let f = k.fr.flags[p as usize];
     if f & pg::ACTIVE != 0 {
         k.aa24.stats.walk_active += 1;
-        return false;
+        if k.profile.walk_skips_active {
+            return false;
+        }
     }
     if !memclass(k, p, cz) || f & (pg::LOCKED | pg::WRITEBACK) != 0 {
         return false;
