@@ -117,8 +117,9 @@ pub struct Profile {
     pub pgdat_balanced_quarter: bool,
     /// 2.4.9-phillips bandaid: kswapd sleeps even when do_try_to_free_pages failed.
     pub kswapd_ignore_failure: bool,
-    /// 2.4 `try_to_swap_out` leaves PTEs of active pages alone (mainline); the -aa VM dropped
-    /// that test (`aa-200-active_page_swapout`), so its walk unmaps active pages too.
+    /// 2.4 `try_to_swap_out` leaves PTEs of active pages alone (2.4.23's mm/vmscan.c). Andrea's
+    /// 2.4.19-pre `aa-200-active_page_swapout` dropped the test; off, the walk unmaps active
+    /// pages too.
     pub walk_skips_active: bool,
     /// 2.4.23aa2: objrmap unmapping of shared pages during the page-table walk.
     pub objrmap_walk: bool,

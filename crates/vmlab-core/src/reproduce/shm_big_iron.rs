@@ -28,9 +28,12 @@ pub struct Figures {
     pub swpd_max_kb: u64,
 }
 
-/// Samples "while swapping": swap space in use changed, or pages moved to or from swap.
-fn swapping(prev: &Sample, s: &Sample) -> bool {
-    s.swpd_kb != prev.swpd_kb || s.so > 0 || s.si > 0
+/// Samples "while swapping": the kernel's swap-out path ran (`swap_out` walked page tables), swap
+/// space in use changed, or pages moved to or from swap.
+fn swapping(prev: &Sample, s: &Sample, walk_per_s: &[u64]) -> bool {
+    let (a, b) = (prev.t_s.round() as usize, s.t_s.round() as usize);
+    let walked = (a..b.min(walk_per_s.len())).any(|i| walk_per_s[i] > 0);
+    walked || s.swpd_kb != prev.swpd_kb || s.so > 0 || s.si > 0
 }
 
 /// `cp` throughput from its progress marks (`cp_start`, `cp_mibN` after N MiB, `cp_done`):
@@ -64,7 +67,7 @@ pub fn figures(r: &RunReport, sim: &Sim) -> Figures {
     f.cp_mib_done = mib;
     let mut sum = 0.0;
     for w in r.timeline.windows(2) {
-        if swapping(&w[0], &w[1]) {
+        if swapping(&w[0], &w[1], &st.walk_ptes_per_s) {
             sum += w[1].sy as f64;
             f.swapping_samples += 1;
         }
@@ -101,6 +104,7 @@ fn record(r: &mut RunReport, sim: &Sim, f: &Figures) {
         ("walk_freeable_cache", st.walk_freeable_cache),
         ("objrmap_ptes_unmapped", st.objrmap_unmapped),
         ("objrmap_trylock_failed", st.objrmap_trylock_failed),
+        ("objrmap_stopped_young", st.objrmap_young),
         ("swap_out_calls", st.swap_out_calls),
         ("swap_out_success", st.swap_out_success),
         ("mms_walked_to_end", st.mms_walked),
@@ -114,8 +118,9 @@ fn record(r: &mut RunReport, sim: &Sim, f: &Figures) {
 }
 
 /// The timeline from a few seconds before swapping starts.
-fn storm_window(r: &RunReport) -> &[Sample] {
-    let first = r.timeline.windows(2).position(|w| swapping(&w[0], &w[1])).unwrap_or(0);
+fn storm_window<'a>(r: &'a RunReport, sim: &Sim) -> &'a [Sample] {
+    let walk = &sim.k.aa24.stats.walk_ptes_per_s;
+    let first = r.timeline.windows(2).position(|w| swapping(&w[0], &w[1], walk)).unwrap_or(0);
     &r.timeline[first.saturating_sub(2)..]
 }
 
@@ -132,7 +137,7 @@ pub fn run(opts: &ReproduceOpts) -> Result<(ReproduceReport, String), String> {
         let f = figures(&r, &sim);
         record(&mut r, &sim, &f);
         let _ = writeln!(out, "== {prof}: {} MiB, {} CPUs ==", r.machine.memory_bytes >> 20, r.machine.cpus);
-        let _ = write!(out, "{}", format_vmstat(storm_window(&r)));
+        let _ = write!(out, "{}", format_vmstat(storm_window(&r, &sim)));
         let _ = writeln!(out);
         runs.push(r);
         figs.push(f);
@@ -161,6 +166,7 @@ pub fn run(opts: &ReproduceOpts) -> Result<(ReproduceReport, String), String> {
         "walk_freeable_cache",
         "objrmap_ptes_unmapped",
         "objrmap_trylock_failed",
+        "objrmap_stopped_young",
         "mms_walked_to_end",
         "swap_out_calls",
         "swap_out_success",

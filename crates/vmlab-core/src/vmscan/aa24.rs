@@ -78,17 +78,24 @@ pub struct Aa24Stats {
     pub objrmap_unmapped: u64,
     /// Trylocks objrmap lost (i_shared_lock, another mm's page_table_lock).
     pub objrmap_trylock_failed: u64,
+    /// objrmap passes stopped by a young PTE (the page is in use elsewhere).
+    pub objrmap_young: u64,
     /// `swap_out` calls, and the ones that found SWAP_CLUSTER_MAX freeable pages.
     pub swap_out_calls: u64,
     pub swap_out_success: u64,
-    /// Whole address spaces walked to their end.
+    /// Whole address spaces walked to their end, and `swap_out_mm` calls.
     pub mms_walked: u64,
+    pub mm_visits: u64,
+    /// `swap_out_mm` calls made before the walk first made a page-cache (shm) page freeable.
+    pub mm_visits_at_first_freeable_cache: Option<u64>,
     /// Pages `shrink_cache` handed to writepage / freed; pages the clean pass freed.
     pub writepages: u64,
     pub freed: u64,
     pub clean_pass_freed: u64,
     /// Reclaimers that slept on a page under their own writeback.
     pub launder_waits: u64,
+    /// PTEs `swap_out` looked at, per simulated second: when the kernel was swapping out.
+    pub walk_ptes_per_s: Vec<u64>,
 }
 
 /// One `try_to_free_pages_zone` call.
@@ -148,7 +155,7 @@ fn costs(k: &Kernel) -> Costs {
         lru: k.cost.lru_scan,
         pte: k.cost.pte_walk * 2,
         present: k.cost.lru_scan,
-        unmap: k.cost.lock_handoff,
+        unmap: k.cost.lock_handoff / 2,
         objrmap_vma: k.cost.rmap_one * 2,
     }
 }
@@ -371,37 +378,7 @@ fn new_swap_out(k: &mut Kernel) -> SwapOut {
 
 /// The body of `try_to_free_pages_zone`: `vm_passes` rounds of `shrink_caches` (+ one failing
 /// `swap_out` at most per call), until SWAP_CLUSTER_MAX pages are freed.
-fn debug_dump(k: &mut Kernel, ctx: &Ctx) {
-    static mut LAST: u64 = 0;
-    let now = ctx.clock();
-    unsafe {
-        if std::env::var("AA24_DEBUG").is_err() || now < LAST + 1_000_000_000 {
-            return;
-        }
-        LAST = now;
-    }
-    let mut act = 0; let mut inact = 0; let mut unmapped = 0; let mut sc = 0; let mut refd = 0;
-    let mut hist = [0u64; 5];
-    for f in k.files.iter() {
-        if !f.shmem { continue; }
-        for &p in f.pages.iter() {
-            if p == NIL { continue; }
-            let fl = k.fr.flags[p as usize];
-            if fl & pg::ACTIVE != 0 { act += 1 } else { inact += 1 }
-            if fl & pg::REFERENCED != 0 { refd += 1 }
-            let mc = k.fr.mapcount[p as usize];
-            if mc == 0 { unmapped += 1 }
-            hist[match mc { 0 => 0, 1..=10 => 1, 11..=50 => 2, 51..=99 => 3, _ => 4 }] += 1;
-        }
-    }
-    sc = k.g.swapcache;
-    let st = &k.aa24.stats;
-    eprintln!("t={:.1} shm active {act} inactive {inact} refd {refd} unmapped {unmapped} mc-hist {hist:?} swapcache {sc} | lru act {} inact {} | walk unmapped {} young {} active {} freeable a{}/c{} mms {} so {}/{} swap_mm {:?}",
-        now as f64/1e9, k.global_lru.lists[ACTIVE].len, k.global_lru.lists[INACTIVE].len, st.walk_unmapped, st.walk_young, st.walk_active, st.walk_freeable_anon, st.walk_freeable_cache, st.mms_walked, st.swap_out_success, st.swap_out_calls, k.aa24.swap_mm);
-}
-
 fn run(k: &mut Kernel, ctx: &mut Ctx, st: &mut Tfp, budget: u64) -> Run {
-    debug_dump(k, ctx);
     loop {
         match st.step {
             Step::PassStart => {
@@ -721,6 +698,7 @@ fn swap_out(k: &mut Kernel, ctx: &mut Ctx, so: &mut SwapOut, cz: usize, budget: 
 /// `swap_out_mm`: under the mm's page_table_lock, walk its VMAs from `swap_address` until `count`
 /// pages became freeable; remember where it stopped.
 fn swap_out_mm(k: &mut Kernel, ctx: &mut Ctx, mm: u32, mut count: u64, cz: usize) -> u64 {
+    k.aa24.stats.mm_visits += 1;
     let mut addr = k.aa24.swap_address(mm);
     let nv = k.mm(mm).vmas.len();
     let first = k.mm(mm).vmas.partition_point(|v| v.end <= addr);
@@ -791,6 +769,9 @@ fn swap_out_vma(k: &mut Kernel, ctx: &mut Ctx, mm: u32, from: u64, end: u64, fla
         }
     }
     k.aa24.scratch = tables;
+    let sec = (ctx.clock() / 1_000_000_000) as usize;
+    grow(&mut k.aa24.stats.walk_ptes_per_s, sec, 0);
+    k.aa24.stats.walk_ptes_per_s[sec] += present;
     k.charge(ctx, KFunc::SwapOut, slots * c.pte + present * c.present);
     k.events += slots / 8 + present;
     (count, next)
@@ -860,6 +841,9 @@ fn try_to_swap_out(k: &mut Kernel, ctx: &mut Ctx, mm: u32, vma_flags: u32, s: us
             k.aa24.stats.walk_freeable_anon += 1;
         } else {
             k.aa24.stats.walk_freeable_cache += 1;
+            if k.aa24.stats.mm_visits_at_first_freeable_cache.is_none() {
+                k.aa24.stats.mm_visits_at_first_freeable_cache = Some(k.aa24.stats.mm_visits);
+            }
         }
     }
     freeable
@@ -882,7 +866,8 @@ fn drop_rmap(k: &mut Kernel, mm: u32, p: Pfn, vma_flags: u32) {
 
 /// aa2's objrmap in the walk: with the mapping's `i_shared_lock` (trylock), visit every VMA of
 /// the file and, where that mm's `page_table_lock` can be taken (trylock), clear the PTE mapping
-/// `p` (`try_to_unmap_shared_vma`). Best effort: a lost trylock leaves the page mapped there.
+/// `p` (`try_to_unmap_shared_vma`). Best effort: a lost trylock leaves the page mapped there, and
+/// a young PTE means the page is in use: it stays mapped from there on.
 fn objrmap_unmap(k: &mut Kernel, ctx: &mut Ctx, cur_mm: u32, p: Pfn) {
     let file = k.fr.mapping[p as usize] as usize;
     let idx = k.fr.index[p as usize] as u64;
@@ -908,6 +893,14 @@ fn objrmap_unmap(k: &mut Kernel, ctx: &mut Ctx, cur_mm: u32, p: Pfn) {
         let e = k.pt.entries[slot];
         if !pte::present(e) || pte::pfn(e) != p {
             continue;
+        }
+        if e & pte::YOUNG != 0 {
+            // Another process used the page since the walk last looked: like the walk itself
+            // (and 2.6's try_to_unmap_one), leave it mapped and age the PTE.
+            k.pt.entries[slot] = e & !pte::YOUNG;
+            mark_page_accessed(k, p);
+            k.aa24.stats.objrmap_young += 1;
+            break;
         }
         let Some(vi) = k.find_vma(m.mm, vpn) else { continue };
         let flags = k.mm(m.mm).vmas[vi].flags;
