@@ -7,6 +7,7 @@
 //! - aa1's `shm_writepage` only moves pages to the swap cache (I/O comes when the scan meets them
 //!   again), aa2's starts the I/O at once;
 //! - aa2 frees clean cache in its clean pass before any writepage work.
+//!
 //! The full reproduction (`vmlab reproduce shm-big-iron`, 32 GiB) is the ignored test at the end.
 
 use vmlab_core::api::{run, RunOpts};

@@ -241,7 +241,7 @@ fn cz_count(k: &Kernel, cz: usize, l: usize) -> u64 {
 /// `__alloc_pages` found the classzone under its low watermark: mark it and wake kswapd.
 pub fn wakeup_kswapd(k: &mut Kernel, zid: usize, _order: u32, classzone: usize) {
     let node = k.zones[zid].node;
-    let target = k.nodes[node].zones.iter().copied().filter(|&z| k.zones[z].kind as usize <= classzone && k.zones[z].managed > 0).last();
+    let target = k.nodes[node].zones.iter().copied().rfind(|&z| k.zones[z].kind as usize <= classzone && k.zones[z].managed > 0);
     let Some(z) = target else { return };
     k.zones[z].need_balance = true;
     let ks = &mut k.nodes[node].kswapd;
