@@ -38,6 +38,9 @@ pub struct File {
     /// Readahead state (`file_ra_state`): next expected index and current window.
     pub ra_next: u64,
     pub ra_size: u64,
+    /// `file_ra_state.mmap_miss`: mmap faults that missed the cache, less hits. Past
+    /// MMAP_LOTSAMISS the fault reads just its own page (random access defeats read-around).
+    pub mmap_miss: u32,
 }
 
 impl File {
@@ -60,6 +63,7 @@ impl File {
             unlinked: false,
             ra_next: u64::MAX,
             ra_size: 0,
+            mmap_miss: 0,
         }
     }
     pub fn npages(&self) -> u64 {
@@ -103,6 +107,9 @@ impl File {
         }
     }
 }
+
+/// `MMAP_LOTSAMISS`: mmap misses after which read-around stops.
+pub const MMAP_LOTSAMISS: u32 = 100;
 
 /// What a page-cache access found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -236,6 +243,10 @@ impl Kernel {
             if self.fr.has(p, pg::LOCKED) {
                 return PageRes::Wait(self.inflight.get(&p).copied().unwrap_or(ctx.clock()));
             }
+            if around && !ctx.fault_tried {
+                let f = &mut self.files[file as usize];
+                f.mmap_miss = f.mmap_miss.saturating_sub(1);
+            }
             if self.fr.test_clear(p, pg::READAHEAD) {
                 // Async readahead: the next window, doubled.
                 let f = &mut self.files[file as usize];
@@ -251,14 +262,20 @@ impl Kernel {
         let (start, size) = if idx == f.ra_next || (f.ra_next != u64::MAX && idx + 1 == f.ra_next) {
             (idx, (f.ra_size * 2).clamp(4, ra_max))
         } else if around {
-            // mmap read-around: a window centred on the fault.
-            (idx.saturating_sub(ra_max / 2), ra_max)
+            f.mmap_miss = (f.mmap_miss + 1).min(MMAP_LOTSAMISS * 10);
+            if f.mmap_miss > MMAP_LOTSAMISS {
+                (idx, 1)
+            } else {
+                // mmap read-around: a window centred on the fault.
+                (idx.saturating_sub(ra_max / 2), ra_max)
+            }
         } else {
             (idx, (ra_max / 4).max(4).min(ra_max))
         };
         f.ra_size = size;
         f.ra_next = start + size;
-        match self.page_cache_ra(ctx, file, start, size, Some(start + size / 2)) {
+        let mark = if size > 1 { Some(start + size / 2) } else { None };
+        match self.page_cache_ra(ctx, file, start, size, mark) {
             Ok(Some(t)) => PageRes::Wait(t),
             Ok(None) => match self.files[file as usize].find(idx) {
                 Some(p) if !self.fr.has(p, pg::LOCKED) => PageRes::Ready(p),

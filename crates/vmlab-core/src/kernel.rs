@@ -35,6 +35,8 @@ pub struct Ctx {
     pub oom_victim: bool,
     /// The mm of the process this context works for.
     pub mm: Option<u32>,
+    /// FAULT_FLAG_TRIED: this fault is the retry of one that waited for I/O.
+    pub fault_tried: bool,
     /// Set when an allocation throttled: sleep until then (or a writeback wakeup).
     pub throttle_until: u64,
 }

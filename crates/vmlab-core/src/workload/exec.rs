@@ -631,6 +631,7 @@ fn cont(sim: &mut Sim, t: usize, ctx: &mut Ctx, ps: &mut ProgState, _prog: &Prog
                     ps.op = Some(OpState::Touch(st));
                     return Ok(Step::Block(Outcome::Block { until: Some(until), io: false }));
                 }
+                let retry = st.cur.is_some();
                 let idx = match st.cur {
                     Some(c) => c,
                     None => {
@@ -643,7 +644,10 @@ fn cont(sim: &mut Sim, t: usize, ctx: &mut Ctx, ps: &mut ProgState, _prog: &Prog
                         i
                     }
                 };
-                match fault(sim, t, ctx, ps, mm, st.start + idx, st.write) {
+                ctx.fault_tried = retry;
+                let r = fault(sim, t, ctx, ps, mm, st.start + idx, st.write);
+                ctx.fault_tried = false;
+                match r {
                     FStep::Done => {
                         st.cur = None;
                         st.i += 1;
