@@ -43,7 +43,6 @@ impl Kernel {
     /// `handle_mm_fault`.
     pub fn handle_mm_fault(&mut self, ctx: &mut Ctx, mm: u32, vpn: u64, write: bool) -> Fault {
         self.ev.inc(Vm::Pgfault);
-        self.events += 1;
         self.charge(ctx, KFunc::HandleMmFault, self.cost.fault);
         let Some(vi) = self.find_vma(mm, vpn) else { return Fault::Segv };
         let (flags, kind) = {

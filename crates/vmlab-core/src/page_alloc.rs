@@ -285,9 +285,14 @@ impl Kernel {
 
     /// Try each zone of the zonelist against watermark `wm` (`get_page_from_freelist`).
     fn get_page_from_freelist(&mut self, ctx: &mut Ctx, gfp: Gfp, order: u32, wm: Option<usize>, harder: bool) -> Option<Pfn> {
-        let (zl, n) = self.zonelist(ctx.node, gfp);
-        let classzone = zl[..n].iter().map(|&z| self.zones[z].kind as usize).max().unwrap_or(0);
-        for &zid in &zl[..n] {
+        let node = ctx.node.min(self.zonelists.len() - 1);
+        let nz = self.zonelists[node][(gfp.highest as usize).min(4)].len();
+        let classzone = self.zonelists[node][(gfp.highest as usize).min(4)].first().map(|&z| self.zones[z].kind as usize).unwrap_or(0);
+        for i in 0..nz {
+            let zid = self.zonelists[node][(gfp.highest as usize).min(4)][i];
+            if self.zones[zid].managed == 0 {
+                continue;
+            }
             if let Some(w) = wm {
                 let mark = match w {
                     WMARK_MIN => self.zones[zid].min_wmark(),

@@ -676,6 +676,7 @@ fn cont(sim: &mut Sim, t: usize, ctx: &mut Ctx, ps: &mut ProgState, _prog: &Prog
                 }
                 match fault(sim, t, ctx, ps, mm, vpn, write) {
                     FStep::Done => {
+                        sim.k.events += 1;
                         // Pages that were already mapped become mlocked now.
                         let e = sim.k.pte_get(mm, vpn);
                         if pte::present(e) && pte::pfn(e) != sim.k.zero_pfn {
