@@ -35,6 +35,8 @@ pub struct Ctx {
     pub oom_victim: bool,
     /// The mm of the process this context works for.
     pub mm: Option<u32>,
+    /// The flusher (it paces itself against the queue instead of sleeping per write).
+    pub is_flusher: bool,
     /// FAULT_FLAG_TRIED: this fault is the retry of one that waited for I/O.
     pub fault_tried: bool,
     /// Set when an allocation throttled: sleep until then (or a writeback wakeup).

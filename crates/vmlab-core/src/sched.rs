@@ -82,6 +82,8 @@ pub enum Event {
 #[derive(Clone, Debug, Default)]
 pub struct Cpu {
     pub running: Option<usize>,
+    /// The task this CPU ran last (a switch to another one counts in `cs`).
+    pub last: Option<usize>,
     pub outcome: Option<Outcome>,
     pub sleep_after: u64,
     pub busy_until: u64,
@@ -104,6 +106,10 @@ pub struct Sched {
     pub iowait_ns: u64,
     last_iowait_change: u64,
     next_pid: u32,
+    /// Context switches (a CPU starting a different task than it ran last) and device
+    /// interrupts (block I/O completions), for vmstat's `cs` and `in`.
+    pub nr_switches: u64,
+    pub nr_irqs: u64,
 }
 
 impl Sched {
@@ -121,6 +127,8 @@ impl Sched {
             iowait_ns: 0,
             last_iowait_change: 0,
             next_pid: 1,
+            nr_switches: 0,
+            nr_irqs: 0,
         }
     }
 
@@ -246,6 +254,8 @@ pub struct SampleState {
     pub last_t: u64,
     pub last_ev: Vec<u64>,
     pub last_kswapd_ns: u64,
+    pub last_switches: u64,
+    pub last_irqs: u64,
 }
 
 /// Run one quantum of a kernel thread.
@@ -273,6 +283,7 @@ pub fn run_kthread(k: &mut Kernel, ctx: &mut Ctx, kind: TaskKind) -> Outcome {
             }
         }
         TaskKind::Flusher => loop {
+            ctx.is_flusher = true;
             match crate::page_writeback::flusher_pass(k, ctx) {
                 FlushAction::More => {
                     if ctx.sys_ns >= QUANTUM_NS {

@@ -349,6 +349,10 @@ impl Sim {
         let task = &mut self.s.tasks[t];
         task.utime_ns += ctx.user_ns;
         task.stime_ns += used - ctx.user_ns;
+        if self.s.cpus[cpu as usize].last != Some(t) {
+            self.s.nr_switches += 1;
+            self.s.cpus[cpu as usize].last = Some(t);
+        }
         let c = &mut self.s.cpus[cpu as usize];
         c.us_ns += ctx.user_ns;
         c.sy_ns += used - ctx.user_ns;
@@ -378,6 +382,7 @@ impl Sim {
                 }
             }
             Event::Io(i) => {
+                self.s.nr_irqs += 1;
                 if let Some(d) = self.s.take_io(i) {
                     let mut ctx = Ctx { now: self.s.now, ..Default::default() };
                     self.k.io_complete(&mut ctx, d);
@@ -490,8 +495,8 @@ impl Sim {
             so: per_s(ev(Vm::Pswpout, &self.sstate, &self.k) * 4),
             bi: per_s(ev(Vm::Pgpgin, &self.sstate, &self.k)),
             bo: per_s(ev(Vm::Pgpgout, &self.sstate, &self.k)),
-            in_: 0,
-            cs: 0,
+            in_: per_s(self.s.nr_irqs - self.sstate.last_irqs),
+            cs: per_s(self.s.nr_switches - self.sstate.last_switches),
             us: pct(dus),
             sy: pct(dsy),
             id: pct(idle - wa),
@@ -511,6 +516,8 @@ impl Sim {
         self.sstate.last_iowait = self.s.iowait_ns;
         self.sstate.last_t = now;
         self.sstate.last_kswapd_ns = ksw;
+        self.sstate.last_switches = self.s.nr_switches;
+        self.sstate.last_irqs = self.s.nr_irqs;
         for &c in Vm::ALL {
             self.sstate.last_ev[c as usize] = self.k.ev.get(c);
         }

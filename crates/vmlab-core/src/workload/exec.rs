@@ -453,11 +453,9 @@ fn start(sim: &mut Sim, t: usize, ctx: &mut Ctx, ps: &mut ProgState, prog: &Prog
             let f = file_id(sim, &fname, span)?;
             let until = fsync(sim, ctx, f);
             if until > ctx.clock() {
-                return Ok(Step::Block(Outcome::Block { until: Some(until), io: true })).map(|b| {
-                    ps.op = Some(OpState::Fsync);
-                    ps.pc = ps.pc.wrapping_sub(0);
-                    b
-                });
+                // Resumes in `cont` (OpState::Fsync), which completes the op.
+                ps.op = Some(OpState::Fsync);
+                return Ok(Step::Block(Outcome::Block { until: Some(until), io: true }));
             }
             Ok(Step::Done)
         }
