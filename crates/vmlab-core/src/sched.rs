@@ -48,6 +48,8 @@ pub struct Task {
     pub mm: Option<u32>,
     /// sched_setaffinity to a single CPU.
     pub cpu_allowed: Option<u32>,
+    /// Bound to the CPUs of one node (kswapd: `set_cpus_allowed_ptr(cpumask_of_node)`).
+    pub node_allowed: Option<usize>,
     pub last_cpu: u32,
     pub utime_ns: u64,
     pub stime_ns: u64,
@@ -156,6 +158,7 @@ impl Sched {
             state: TState::Blocked,
             mm,
             cpu_allowed: None,
+            node_allowed: None,
             last_cpu: 0,
             utime_ns: 0,
             stime_ns: 0,
@@ -238,9 +241,12 @@ impl Sched {
         }
     }
 
-    /// The first runnable task allowed on `cpu`.
-    pub fn pick(&mut self, cpu: u32) -> Option<usize> {
-        let i = self.runq.iter().position(|&t| self.tasks[t].cpu_allowed.map(|c| c == cpu).unwrap_or(true))?;
+    /// The first runnable task allowed on `cpu` (of node `node`).
+    pub fn pick(&mut self, cpu: u32, node: usize) -> Option<usize> {
+        let i = self.runq.iter().position(|&t| {
+            let task = &self.tasks[t];
+            task.cpu_allowed.map(|c| c == cpu).unwrap_or(true) && task.node_allowed.map(|n| n == node).unwrap_or(true)
+        })?;
         self.runq.remove(i)
     }
 }

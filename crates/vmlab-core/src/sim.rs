@@ -186,6 +186,7 @@ impl Sim {
         // Kernel threads.
         for n in 0..k.nodes.len() {
             let t = s.new_task(&format!("kswapd{n}"), TaskKind::Kswapd(n), None);
+            s.tasks[t].node_allowed = Some(n);
             k.nodes[n].kswapd.task = t;
             k.nodes[n].kswapd.sleeping = true;
         }
@@ -313,7 +314,8 @@ impl Sim {
             if self.s.cpus[cpu as usize].running.is_some() || self.s.cpus[cpu as usize].busy_until > self.s.now {
                 continue;
             }
-            match self.s.pick(cpu) {
+            let node = self.k.cfg.node_of_cpu(cpu);
+            match self.s.pick(cpu, node) {
                 Some(t) => {
                     self.cpu_idle[cpu as usize] = false;
                     self.run_task(cpu, t);
