@@ -7,8 +7,8 @@ import pytest
 import vmlab
 
 
-def test_overcommit_swaps_and_has_a_timeline(overcommit):
-    r = vmlab.run(overcommit)
+def test_overcommit_swaps_and_has_a_timeline(overcommit_runs):
+    r = overcommit_runs[0]
     assert r.profile == "linux-6.8"
     assert r.elapsed_s > 0
     for col in ("free_kb", "cached_kb", "swpd_kb", "si", "so", "us", "sy", "kswapd_cpu_pct"):
@@ -30,9 +30,9 @@ def test_overcommit_swaps_and_has_a_timeline(overcommit):
     assert isinstance(r.metrics, dict)
 
 
-def test_overrides_change_the_machine(overcommit):
-    big = vmlab.run(overcommit)
-    small = vmlab.run(overcommit, sets=["machine.memory=768MiB"])
+def test_overrides_change_the_machine(overcommit_runs):
+    big, small = overcommit_runs
+    assert big.params == {}
     assert small.data["machine"]["memory_bytes"] == 768 << 20
     assert small.params == {"machine.memory": "768MiB"}
     # The same 1536 MiB on less RAM: more of it must be pushed out.
@@ -47,10 +47,10 @@ def test_deterministic(small):
     assert a.vmstat["pswpout"] > 0  # the small scenario does overcommit
 
 
-def test_text_and_path_give_the_same_run(overcommit):
+def test_text_and_path_give_the_same_run(overcommit, overcommit_runs):
     with open(overcommit) as f:
         text = f.read()
-    a = vmlab.run(overcommit).data
+    a = dict(overcommit_runs[0].data)
     b = vmlab.run(text).data
     for d in (a, b):
         d["wall_s"] = 0
@@ -107,9 +107,8 @@ def test_unknown_seed():
     assert isinstance(vmlab.seeds(), list)
 
 
-def test_compare(overcommit):
-    a = vmlab.run(overcommit)
-    b = vmlab.run(overcommit, sets=["machine.memory=768MiB"])
+def test_compare(overcommit_runs):
+    a, b = overcommit_runs
     t = vmlab.compare([a, b], names=["1g", "768m"])
     assert list(t.columns) == ["1g", "768m", "768m %"]
     row = t.loc["vmstat:pswpout"]
