@@ -125,3 +125,11 @@ def test_run_roundtrips_json(small):
     assert again.vmstat.equals(r.vmstat)
     with pytest.raises(ValueError, match="vmlab.run/1"):
         vmlab.Run({"schema": "vmlab.run/9"})
+
+
+def test_low_level_module_checks_its_arguments():
+    from vmlab import _vmlab
+
+    with pytest.raises(TypeError, match="exactly one"):
+        _vmlab.run_json()
+    assert _vmlab.version() == vmlab.__version__

@@ -6,7 +6,7 @@ parameter sweeps.
 
 >>> import vmlab
 >>> r = vmlab.run("scenarios/examples/anon-overcommit.toml", sets=["vm.swappiness=100"])
->>> r.vmstat["pswpout"] > 0
+>>> int(r.vmstat["pswpout"]) > 0
 True
 >>> r.timeline[["free_kb", "so"]].head()            # doctest: +SKIP
 """

@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use pyo3::create_exception;
-use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 
 use vmlab_core::api::{self, RunOpts};
@@ -60,11 +60,13 @@ fn run_json(
     interval: Option<f64>,
     name: Option<String>,
 ) -> PyResult<String> {
+    if scenario_path.is_some() == scenario_text.is_some() {
+        return Err(PyTypeError::new_err("give exactly one of scenario_path and scenario_text"));
+    }
     let r = py.detach(move || -> Result<String, Failure> {
         let sc = match (&scenario_path, &scenario_text) {
-            (Some(p), None) => load_scenario(Path::new(p), &sets),
-            (None, Some(t)) => load_scenario_str(name.as_deref().unwrap_or("<string>"), t, &sets),
-            _ => return Err(Failure::Other("give exactly one of scenario_path and scenario_text".into())),
+            (Some(p), _) => load_scenario(Path::new(p), &sets),
+            (None, t) => load_scenario_str(name.as_deref().unwrap_or("<string>"), t.as_deref().unwrap_or(""), &sets),
         }
         .map_err(scenario_failure)?;
         let opts = RunOpts { profile: profile.as_deref(), interval_s: interval, progress: None };
