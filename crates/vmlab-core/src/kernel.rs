@@ -123,6 +123,8 @@ pub struct Kernel {
     pub zero_pfn: Pfn,
     /// Processes killed by the OOM killer (by mm id) — the scheduler terminates their tasks.
     pub oom_killed: Vec<u32>,
+    /// mmap_sem contention of address spaces that have exited (live ones keep their own).
+    pub mmap_sem_retired: crate::sched_lock::RwSemStats,
 }
 
 impl Kernel {
@@ -168,6 +170,7 @@ impl Kernel {
             isolate_buf: Vec::new(),
             zero_pfn: 0,
             cfg,
+            mmap_sem_retired: Default::default(),
         };
         k.build_zones();
         Ok(k)
@@ -285,6 +288,15 @@ impl Kernel {
                 }
             }
         }
+    }
+
+    /// mmap_sem contention summed over every address space, live or exited.
+    pub fn mmap_sem_stats(&self) -> crate::sched_lock::RwSemStats {
+        let mut t = self.mmap_sem_retired;
+        for m in self.mms.iter().flatten() {
+            t.add(&m.mmap_sem.stats);
+        }
+        t
     }
 
     #[inline(always)]
