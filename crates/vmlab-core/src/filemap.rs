@@ -208,19 +208,30 @@ impl Kernel {
         }
     }
 
+    /// Read `pages` (file pages from `first` on) from disk, one bio per stripe chunk they
+    /// cover. Returns when the last piece completes.
     fn submit_read(&mut self, ctx: &mut Ctx, file: u32, first: u64, pages: Vec<Pfn>) -> u64 {
         let f = &self.files[file as usize];
-        let (disk, off) = (f.disk, f.disk_offset + first * 4096);
-        let bytes = pages.len() as u64 * 4096;
-        let t = self.disks[disk].submit(ctx.clock(), off, bytes, false);
-        self.charge(ctx, KFunc::PageCacheRaReadahead, self.cost.io_submit);
-        self.ev.add(Vm::Pgpgin, bytes / 1024);
+        let (disk, base) = (f.disk, f.disk_offset + first * 4096);
+        self.ev.add(Vm::Pgpgin, pages.len() as u64 * 4);
         self.events += pages.len() as u64;
-        for &p in &pages {
-            self.inflight.insert(p, t);
+        let mut last = 0;
+        let mut i = 0;
+        while i < pages.len() {
+            let off = base + i as u64 * 4096;
+            let room = (self.disks[disk].bio_max_bytes(off) / 4096).max(1);
+            let n = (room.min((pages.len() - i) as u64)) as usize;
+            let t = self.disks[disk].submit(ctx.clock(), off, n as u64 * 4096, false);
+            self.charge(ctx, KFunc::PageCacheRaReadahead, self.cost.io_submit);
+            let piece = pages[i..i + n].to_vec();
+            for &p in &piece {
+                self.inflight.insert(p, t);
+            }
+            self.io_queue.push((t, IoDone::Read(piece)));
+            last = last.max(t);
+            i += n;
         }
-        self.io_queue.push((t, IoDone::Read(pages)));
-        t
+        last
     }
 
     /// Page `idx` of `file` as a reader finds it once readahead has run: ready, under I/O
