@@ -761,7 +761,10 @@ fn cont(sim: &mut Sim, t: usize, ctx: &mut Ctx, ps: &mut ProgState, _prog: &Prog
                 if ctx.sys_ns + ctx.user_ns >= QUANTUM_NS {
                     return Ok(Step::Ongoing(OpState::Read { file, idx, end, base, bs }));
                 }
-                let call_end = if bs == 0 { end } else { (base + ((idx - base) / bs + 1) * bs).min(end) };
+                let call_end = match (idx - base).checked_div(bs) {
+                    Some(calls) => (base + (calls + 1) * bs).min(end),
+                    None => end,
+                };
                 if bs != 0 && (idx - base) % bs == 0 {
                     sim.k.charge(ctx, KFunc::Syscall, sim.k.cost.syscall);
                 }

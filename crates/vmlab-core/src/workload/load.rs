@@ -1045,4 +1045,47 @@ program = "wait"
             "--set a..b=1: malformed --set: empty key component in `a..b`"
         );
     }
+
+    #[test]
+    fn vars_define_program_variables() {
+        let text = SMALL.replace("let n = 0\nmmap a anon 4K", "mmap a anon len\ntouch a count=reps") + "\n[vars]\nlen = \"8KiB\"\nreps = 3\n";
+        let s = load(&text, &["vars.reps=5"]).unwrap();
+        let p = &s.processes[0].program;
+        let lets: Vec<(String, i64)> = p
+            .iter()
+            .filter_map(|st| match st {
+                Stmt::Let { name, value: Expr::Int(v, _), .. } => Some((name.clone(), *v)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(lets, vec![("len".to_string(), 8192), ("reps".to_string(), 5)]);
+        // Without [vars] the same program names unknown variables.
+        let bare = SMALL.replace("let n = 0\nmmap a anon 4K", "mmap a anon len");
+        assert!(err(&bare, &[]).contains("unknown variable `len`"), "{}", err(&bare, &[]));
+        let bad = SMALL.to_string() + "\n[vars]\ntid = 1\n";
+        assert!(err(&bad, &[]).contains("`tid` cannot be a variable"), "{}", err(&bad, &[]));
+        let bad = SMALL.to_string() + "\n[vars]\nx = \"3furlongs\"\n";
+        assert!(err(&bad, &[]).contains("unknown unit"), "{}", err(&bad, &[]));
+        let bad = SMALL.to_string() + "\n[vars]\nx = [1]\n";
+        assert!(err(&bad, &[]).starts_with("t.toml:"), "{}", err(&bad, &[]));
+    }
+
+    #[test]
+    fn mmap_of_a_file_may_omit_the_length() {
+        let text = SMALL.replace("mmap a anon 4K", "mmap a file=chunk0\nmmap b file=chunk1 offset=4K");
+        let s = load(&text, &[]).unwrap();
+        let lens: Vec<bool> = s.processes[0]
+            .program
+            .iter()
+            .filter_map(|st| match st {
+                Stmt::Op(op) => match &op.kind {
+                    OpKind::Mmap { len, .. } => Some(len.is_none()),
+                    _ => None,
+                },
+                _ => None,
+            })
+            .collect();
+        assert_eq!(lens, vec![true, true]);
+        assert_eq!(err(&SMALL.replace("mmap a anon 4K", "mmap a shm=seg"), &[]), "t.toml:21:1: mmap needs a length");
+    }
 }
