@@ -192,9 +192,10 @@ impl Kernel {
         }
     }
 
-    /// A fault mapped page `idx`: 2.6.31–2.6.39 remember it for sequential detection.
+    /// A fault mapped page `idx`: until 3.0 `filemap_fault` records it as the stream's last
+    /// position (2.6.31–2.6.39 use it to detect sequential faults).
     pub fn filemap_fault_done(&mut self, file: u32, idx: u64) {
-        if self.profile.mmap_readahead == MmapReadahead::SequentialOrReadAround {
+        if self.profile.mmap_readahead != MmapReadahead::ReadAroundAsync {
             self.files[file as usize].ra.prev_index = idx;
         }
     }

@@ -233,3 +233,13 @@ fn text_has_the_seed_table() {
         "{text}"
     );
 }
+
+/// The disk is calibrated to the seed's `hdparm -t` (98.57 MB/s buffered): one 372 MiB file
+/// read sequentially in 2 MiB calls.
+#[test]
+fn buffered_sequential_read_is_about_the_seeds() {
+    let o = opts(&["filetree.0.mean=372MiB", "vars.files=1", "vars.readbuf=2MiB"]);
+    let (r, _) = mmap_sem::run_table(&o, &["linux-2.6.26"], &[1]).expect("runs");
+    let mb_s = 372.0 * 1048576.0 / 1e6 / secs(&r, "linux-2.6.26", "read", 1);
+    assert!((85.0..=125.0).contains(&mb_s), "{mb_s:.1} MB/s");
+}
