@@ -201,8 +201,8 @@ fn profiles(json: bool) -> ExitCode {
         println!("{}", p.name);
         println!("    {}", p.summary);
         println!(
-            "    engine={:?} unevictable_lru={} wmark={:?} high_order_check={:?} fault_locking={:?} rwsem={:?} quicklist={:?}",
-            p.engine, p.unevictable_lru, p.wmark, p.high_order_check, p.fault_locking, p.rwsem, p.quicklist
+            "    engine={:?} unevictable_lru={} wmark={:?} high_order_check={:?} fault_locking={:?} mmap_readahead={:?} rwsem={:?} quicklist={:?}",
+            p.engine, p.unevictable_lru, p.wmark, p.high_order_check, p.fault_locking, p.mmap_readahead, p.rwsem, p.quicklist
         );
         println!(
             "    mlock_half_physmem={} kswapd_failures={} pgdat_balanced_quarter={} kswapd_ignore_failure={} objrmap_walk={} shm_writepage_io={} clean_cache_pass={} workingset={}",

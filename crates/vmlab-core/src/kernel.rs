@@ -37,8 +37,6 @@ pub struct Ctx {
     pub mm: Option<u32>,
     /// The flusher (it paces itself against the queue instead of sleeping per write).
     pub is_flusher: bool,
-    /// FAULT_FLAG_TRIED: this fault is the retry of one that waited for I/O.
-    pub fault_tried: bool,
     /// Set when an allocation throttled: sleep until then (or a writeback wakeup).
     pub throttle_until: u64,
 }
@@ -131,6 +129,8 @@ pub struct Kernel {
     pub zero_pfn: Pfn,
     /// Processes killed by the OOM killer (by mm id) — the scheduler terminates their tasks.
     pub oom_killed: Vec<u32>,
+    /// mmap_sem contention of address spaces that have exited (live ones keep their own).
+    pub mmap_sem_retired: crate::sched_lock::RwSemStats,
 }
 
 impl Kernel {
@@ -178,6 +178,7 @@ impl Kernel {
             isolate_buf: Vec::new(),
             zero_pfn: 0,
             cfg,
+            mmap_sem_retired: Default::default(),
         };
         k.build_zones();
         Ok(k)
@@ -318,6 +319,15 @@ impl Kernel {
                 }
             }
         }
+    }
+
+    /// mmap_sem contention summed over every address space, live or exited.
+    pub fn mmap_sem_stats(&self) -> crate::sched_lock::RwSemStats {
+        let mut t = self.mmap_sem_retired;
+        for m in self.mms.iter().flatten() {
+            t.add(&m.mmap_sem.stats);
+        }
+        t
     }
 
     #[inline(always)]

@@ -234,9 +234,10 @@ impl Kernel {
         if idx >= self.files[file as usize].npages() {
             return Fault::Segv;
         }
-        let missing = self.files[file as usize].find(idx).is_none();
-        match self.filemap_get_page(ctx, file, idx, true) {
+        let missing = self.filemap_fault_readahead(ctx, file, idx);
+        match self.find_page_wait(ctx, file, idx) {
             PageRes::Ready(p) => {
+                self.filemap_fault_done(file, idx);
                 if write && flags & vm::SHARED == 0 {
                     // Private write: copy into an anonymous page.
                     return match self.new_anon_page(ctx, mm, vpn) {

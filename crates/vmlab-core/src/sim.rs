@@ -347,6 +347,11 @@ impl Sim {
             TaskKind::User => crate::workload::exec::step(self, t, &mut ctx),
             _ => crate::sched::run_kthread(&mut self.k, &mut ctx, kind),
         };
+        // Queue the I/O this quantum started now, ahead of the task's own wake-up at its
+        // completion time, so a task waiting for it finds the page unlocked when it wakes.
+        for (when, d) in std::mem::take(&mut self.k.io_queue) {
+            self.s.add_io(when, d);
+        }
         let used = (ctx.sys_ns + ctx.user_ns).max(100);
         let task = &mut self.s.tasks[t];
         task.utime_ns += ctx.user_ns;

@@ -23,8 +23,10 @@ pub struct ReproduceOpts {
     pub root: PathBuf,
 }
 
+pub mod mmap_sem;
+
 pub fn seeds() -> Vec<SeedDef> {
-    vec![]
+    vec![mmap_sem::def()]
 }
 
 pub fn find(name: &str) -> Option<SeedDef> {
