@@ -37,6 +37,8 @@ pub struct Ctx {
     pub mm: Option<u32>,
     /// The flusher (it paces itself against the queue instead of sleeping per write).
     pub is_flusher: bool,
+    /// FAULT_FLAG_TRIED: this fault re-enters one that waited for this page's I/O.
+    pub fault_tried: bool,
     /// Set when an allocation throttled: sleep until then (or a writeback wakeup).
     pub throttle_until: u64,
 }

@@ -182,7 +182,11 @@ impl Kernel {
     pub fn filemap_fault_readahead(&mut self, ctx: &mut Ctx, file: u32, idx: u64) -> bool {
         match self.files[file as usize].find(idx) {
             Some(p) => {
-                self.async_mmap_readahead(ctx, file, idx, p);
+                // filemap_fault: `if (!(vmf->flags & FAULT_FLAG_TRIED)) do_async_mmap_readahead()`
+                // — coming back after waiting for this very page is not a cache hit.
+                if !ctx.fault_tried {
+                    self.async_mmap_readahead(ctx, file, idx, p);
+                }
                 false
             }
             None => {

@@ -242,6 +242,18 @@ enum FStep {
 /// (FAULT_FLAG_ALLOW_RETRY; the retry itself may not drop it again); `PerVma` first tries under
 /// the VMA's own lock, which it drops for the wait, and retries under mmap_sem.
 fn fault(sim: &mut Sim, t: usize, ctx: &mut Ctx, ps: &mut ProgState, mm: u32, vpn: u64, write: bool) -> FStep {
+    ctx.fault_tried = ps.waited_vpn == Some(vpn);
+    let r = fault_inner(sim, t, ctx, ps, mm, vpn, write);
+    ctx.fault_tried = false;
+    ps.waited_vpn = match r {
+        FStep::Block(Outcome::Block { io: true, .. }) => Some(vpn),
+        FStep::Block(_) => ps.waited_vpn,
+        _ => None,
+    };
+    r
+}
+
+fn fault_inner(sim: &mut Sim, t: usize, ctx: &mut Ctx, ps: &mut ProgState, mm: u32, vpn: u64, write: bool) -> FStep {
     if !ps.holds_read {
         if let Some(slot) = sim.k.pte_slot(mm, vpn) {
             let e = sim.k.pt.entries[slot];
