@@ -344,7 +344,15 @@ impl Kernel {
                 continue;
             }
             let mut s = slot;
+            let tbl = slot / PTRS_PER_TABLE as usize;
             while vpn < tbl_end {
+                if self.pt.used[tbl] == 0 {
+                    // The rest of the table is empty: the walk still costs, but there is
+                    // nothing to look at (speed only; same result and charge).
+                    walked += tbl_end - vpn;
+                    vpn = tbl_end;
+                    break;
+                }
                 let e = self.pt.entries[s];
                 walked += 1;
                 if e != 0 {

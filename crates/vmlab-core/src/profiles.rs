@@ -164,10 +164,42 @@ const MODERN: Profile = Profile {
     tunables: BASE_TUNABLES,
 };
 
+/// 2.6.26 (July 2008): one active/inactive pair per zone (split LRU and the unevictable list came
+/// in 2.6.28), page-table quicklists of node_free/16 per CPU, mmap_sem held across fault I/O.
+const LINUX_2_6_26: Profile = Profile {
+    name: "linux-2.6.26",
+    summary: "no split LRU yet, quicklists node_free/16 per CPU, mmap_sem held across fault I/O, FIFO rwsem",
+    engine: Engine::Modern,
+    unevictable_lru: false,
+    wmark: WmarkRule::Linux2636,
+    high_order_check: HighOrderCheck::SubtractLowerOrders,
+    fault_locking: FaultLocking::HoldAcrossIo,
+    rwsem: RwsemKind::Fifo,
+    quicklist: QuicklistRule::NodeFree16,
+    mlock_half_physmem: false,
+    kswapd_failures: false,
+    pgdat_balanced_quarter: false,
+    kswapd_ignore_failure: false,
+    objrmap_walk: false,
+    shm_writepage_io: true,
+    clean_cache_pass: false,
+    workingset: false,
+    tunables: Tunables { min_free_kbytes_max: 65536, ..BASE_TUNABLES },
+};
+
+/// 2.6.27 (October 2008): as 2.6.26, with each CPU's quicklist bound divided by the CPUs on its
+/// node (seed 003's fix).
+const LINUX_2_6_27: Profile = Profile {
+    name: "linux-2.6.27",
+    summary: "as linux-2.6.26, quicklists node_free/16/cpus_on_node",
+    quicklist: QuicklistRule::NodeFree16PerCpu,
+    ..LINUX_2_6_26
+};
+
 /// The profile table. Adding an era means adding a row here (and, if it needs a new
 /// mechanism, the mechanism behind one of the enums above).
 pub fn all() -> Vec<Profile> {
-    vec![MODERN]
+    vec![LINUX_2_6_26, LINUX_2_6_27, MODERN]
 }
 
 pub fn find(name: &str) -> Option<Profile> {

@@ -77,6 +77,8 @@ pub enum Event {
     Sample,
     /// Start a process.
     Start(usize),
+    /// A timer interrupt on an idle CPU: the idle loop goes round once more.
+    IdleTick(u32),
 }
 
 #[derive(Clone, Debug, Default)]

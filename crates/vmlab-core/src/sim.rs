@@ -53,7 +53,12 @@ pub struct Sim {
     pub params: Vec<(String, serde_json::Value)>,
     /// Called with the simulated time now and then (progress reporting).
     pub progress: Option<Box<dyn FnMut(u64)>>,
+    /// Called after each timeline sample, to follow state the timeline does not show (and, by
+    /// lowering `end_limit`, to stop a run once what it measures has settled).
+    pub on_sample: Option<Box<dyn FnMut(&mut Sim)>>,
     cpu_idle: Vec<bool>,
+    /// An IdleTick is pending for this CPU.
+    idle_tick_armed: Vec<bool>,
 }
 
 fn size(s: &str, what: &str) -> Result<u64, SimError> {
@@ -204,6 +209,8 @@ impl Sim {
                 let t = s.new_task(&name, TaskKind::User, None);
                 let mut ps = ProgState::new(pi, nvars);
                 ps.vars[interp::TID] = c as i64;
+                ps.vars[interp::NR_CPUS] = m.cpus as i64;
+                ps.vars[interp::NR_NODES] = m.nodes.max(1) as i64;
                 s.tasks[t].prog = Some(Box::new(ps));
                 s.tasks[t].cpu_allowed = pd.cpu.map(|c| c % m.cpus);
                 s.tasks[t].memlock_limit = pd.memlock_limit;
@@ -243,7 +250,9 @@ impl Sim {
             seed: f.seed,
             params: Vec::new(),
             progress: None,
+            on_sample: None,
             cpu_idle: vec![true; ncpu],
+            idle_tick_armed: vec![false; ncpu],
         })
     }
 
@@ -321,14 +330,31 @@ impl Sim {
                 None => {
                     if !self.cpu_idle[cpu as usize] {
                         self.cpu_idle[cpu as usize] = true;
-                        if self.k.profile.quicklist != QuicklistRule::None {
-                            // The idle loop calls check_pgt_cache.
-                            let mut ctx = Ctx { cpu, node: self.k.cfg.node_of_cpu(cpu), now: self.s.now, ..Default::default() };
-                            crate::quicklist::check_pgt_cache(&mut self.k, &mut ctx);
-                        }
+                        self.idle_loop(cpu);
                     }
                 }
             }
+        }
+    }
+
+    /// One pass of the idle loop (`cpu_idle`): `check_pgt_cache` trims at most 16 pages, so while
+    /// the CPU's quicklist stays above its bound the loop runs again at the next timer tick.
+    /// Once nothing is left to trim the pass repeats only every `IDLE_RECHECK_NS`, to follow a
+    /// bound that shrinks as the node's free memory falls (the kernel checks at every tick;
+    /// simulating every tick of every idle CPU would cost more than it tells).
+    fn idle_loop(&mut self, cpu: u32) {
+        if self.k.profile.quicklist == QuicklistRule::None {
+            return;
+        }
+        let c = cpu as usize;
+        let before = self.k.quicklists[c].len;
+        let mut ctx = Ctx { cpu, node: self.k.cfg.node_of_cpu(cpu), now: self.s.now, ..Default::default() };
+        crate::quicklist::check_pgt_cache(&mut self.k, &mut ctx);
+        let after = self.k.quicklists[c].len;
+        if after > crate::quicklist::MIN_PAGES && !self.idle_tick_armed[c] {
+            self.idle_tick_armed[c] = true;
+            let dt = if after < before { IDLE_TICK_NS } else { IDLE_RECHECK_NS };
+            self.s.push(self.s.now + dt, Event::IdleTick(cpu));
         }
     }
 
@@ -385,8 +411,19 @@ impl Sim {
             }
             Event::Sample => {
                 self.sample();
+                if let Some(mut f) = self.on_sample.take() {
+                    f(self);
+                    self.on_sample = Some(f);
+                }
                 if self.workload_end.map(|w| self.s.now <= w + self.linger).unwrap_or(true) {
                     self.s.push(self.s.now + self.interval, Event::Sample);
+                }
+            }
+            Event::IdleTick(cpu) => {
+                let c = cpu as usize;
+                self.idle_tick_armed[c] = false;
+                if self.cpu_idle[c] && self.s.cpus[c].running.is_none() {
+                    self.idle_loop(cpu);
                 }
             }
             Event::Start(t) => {
@@ -660,6 +697,11 @@ impl Sim {
         }
     }
 }
+
+/// Timer tick of an idle CPU (HZ = 250).
+const IDLE_TICK_NS: u64 = 4_000_000;
+/// How often an idle CPU with a full quicklist re-checks its bound.
+const IDLE_RECHECK_NS: u64 = 1_000_000_000;
 
 /// Keep the quantum constant visible to users of this module.
 pub const _QUANTUM: u64 = QUANTUM_NS;
