@@ -327,6 +327,8 @@ impl Kernel {
             }
         }
         self.free_pgtables(ctx, mm, start, end);
+        // unmap_region ends with tlb_finish_mmu, which keeps the page-table cache in bounds.
+        crate::quicklist::check_pgt_cache(self, ctx);
     }
 
     /// `zap_pte_range` over one VMA's part [start, end).

@@ -77,7 +77,7 @@ pub enum Event {
     Sample,
     /// Start a process.
     Start(usize),
-    /// A timer interrupt on an idle CPU: the idle loop goes round once more.
+    /// A kernel thread ran briefly on an idle CPU: the idle loop goes round once more.
     IdleTick(u32),
 }
 

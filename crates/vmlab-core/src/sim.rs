@@ -337,24 +337,22 @@ impl Sim {
         }
     }
 
-    /// One pass of the idle loop (`cpu_idle`): `check_pgt_cache` trims at most 16 pages, so while
-    /// the CPU's quicklist stays above its bound the loop runs again at the next timer tick.
-    /// Once nothing is left to trim the pass repeats only every `IDLE_RECHECK_NS`, to follow a
-    /// bound that shrinks as the node's free memory falls (the kernel checks at every tick;
-    /// simulating every tick of every idle CPU would cost more than it tells).
+    /// The idle task coming back to the CPU (ia64 `cpu_idle`: `schedule(); check_pgt_cache();`),
+    /// which trims at most 16 pages. Timer ticks do not bring it back — the CPU halts until a
+    /// task is woken there — but every second each CPU's `events/N` thread runs `vmstat_update`,
+    /// so an idle CPU returns to its idle loop once a second: that pass is modelled as an
+    /// `IdleTick`, armed only while the CPU's quicklist is long enough to be trimmed.
     fn idle_loop(&mut self, cpu: u32) {
         if self.k.profile.quicklist == QuicklistRule::None {
             return;
         }
         let c = cpu as usize;
-        let before = self.k.quicklists[c].len;
         let mut ctx = Ctx { cpu, node: self.k.cfg.node_of_cpu(cpu), now: self.s.now, ..Default::default() };
         crate::quicklist::check_pgt_cache(&mut self.k, &mut ctx);
-        let after = self.k.quicklists[c].len;
-        if after > crate::quicklist::MIN_PAGES && !self.idle_tick_armed[c] {
+        if self.k.quicklists[c].len > crate::quicklist::MIN_PAGES && !self.idle_tick_armed[c] {
             self.idle_tick_armed[c] = true;
-            let dt = if after < before { IDLE_TICK_NS } else { IDLE_RECHECK_NS };
-            self.s.push(self.s.now + dt, Event::IdleTick(cpu));
+            let next = (self.s.now / VMSTAT_INTERVAL_NS + 1) * VMSTAT_INTERVAL_NS;
+            self.s.push(next, Event::IdleTick(cpu));
         }
     }
 
@@ -698,10 +696,9 @@ impl Sim {
     }
 }
 
-/// Timer tick of an idle CPU (HZ = 250).
-const IDLE_TICK_NS: u64 = 4_000_000;
-/// How often an idle CPU with a full quicklist re-checks its bound.
-const IDLE_RECHECK_NS: u64 = 1_000_000_000;
+/// `sysctl_stat_interval` (HZ): `vmstat_update` runs on every CPU once a second, on a
+/// rounded jiffy (`round_jiffies_relative`).
+const VMSTAT_INTERVAL_NS: u64 = 1_000_000_000;
 
 /// Keep the quantum constant visible to users of this module.
 pub const _QUANTUM: u64 = QUANTUM_NS;
