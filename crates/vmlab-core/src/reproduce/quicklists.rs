@@ -176,17 +176,80 @@ fn explain_two_nodes(c: u32) -> f64 {
     100.0 * (2.0 * c - 1.0) / (2.0 * (15.0 + c))
 }
 
+/// One run to make: scenario file, profile, extra sets, whether to walk the quicklists.
+struct Job {
+    file: &'static str,
+    profile: &'static str,
+    sets: Vec<String>,
+    detail: bool,
+}
+
+fn job(file: &'static str, profile: &'static str, sets: Vec<String>, detail: bool) -> Job {
+    Job { file, profile, sets, detail }
+}
+
+/// Run independent jobs on up to `threads` worker threads; results come back in job order and
+/// do not depend on the number of threads (each run has its own machine and RNG).
+fn run_jobs(opts: &ReproduceOpts, jobs: &[Job], threads: usize) -> Result<Vec<Measured>, String> {
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let results: Vec<std::sync::Mutex<Option<Result<Measured, String>>>> = jobs.iter().map(|_| std::sync::Mutex::new(None)).collect();
+    std::thread::scope(|sc| {
+        for _ in 0..threads.clamp(1, jobs.len().max(1)) {
+            sc.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                let Some(j) = jobs.get(i) else { break };
+                let r = measure(opts, j.file, j.profile, &j.sets, j.detail);
+                if let (Ok(m), true) = (&r, std::io::IsTerminal::is_terminal(&std::io::stderr())) {
+                    eprintln!("  {} {} {:?}: {:.1} s", j.file, j.profile, j.sets, m.wall_s);
+                }
+                *results[i].lock().expect("no panics while holding it") = Some(r);
+            });
+        }
+    });
+    results.into_iter().map(|m| m.into_inner().expect("no poisoning").unwrap_or_else(|| Err("a run did not finish".into()))).collect()
+}
+
+/// Worker threads for the 8 GiB runs: the machine's CPUs, at most 8 (`VMLAB_JOBS` overrides).
+fn threads() -> usize {
+    if let Some(n) = std::env::var("VMLAB_JOBS").ok().and_then(|v| v.parse::<usize>().ok()) {
+        return n.max(1);
+    }
+    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).min(8)
+}
+
 pub fn run(opts: &ReproduceOpts) -> Result<(ReproduceReport, String), String> {
     let mut out = String::new();
-    let mut runs = Vec::new();
     let _ = writeln!(out, "Seed 003 — quicklists: page-table caches that grow with the number of CPUs (2.6.26 → 2.6.27)");
     let _ = writeln!(out, "The seed's program: a parent on CPU 0 forks a child every second; the child maps 10 MiB, touches");
-    let _ = writeln!(out, "every page, moves to the next CPU (round robin over CPUs 1..N-1) and exits there.\n");
+    let _ = writeln!(out, "every page, moves to the next CPU (round robin over CPUs 1..N-1) and exits there. Every run goes on");
+    let _ = writeln!(out, "until Quicklists: has stayed within 0.5% for an hour of simulated time.\n");
 
-    // 1. The seed's box.
+    // The 8 GiB runs: the seed's box before and after, then the table's cells.
+    let q = "quicklists.toml";
+    let mut jobs = vec![job(q, BEFORE, vec![], true), job(q, AFTER, vec![], true)];
+    for &c in &TABLE_CPUS {
+        jobs.push(job(q, BEFORE, table_sets(1, c), false));
+        jobs.push(job(q, AFTER, table_sets(1, c), false));
+        // Two nodes x 4 CPUs is the seed's box, measured above.
+        if c != 4 {
+            jobs.push(job(q, BEFORE, table_sets(2, c), false));
+        }
+    }
+    let wall = Instant::now();
+    let mut res = run_jobs(opts, &jobs, threads())?.into_iter();
+    let wall_8g = wall.elapsed().as_secs_f64();
+    let before = res.next().ok_or("missing run")?;
+    let after = res.next().ok_or("missing run")?;
+    let mut one_node: Vec<Measured> = Vec::new();
+    let mut one_node_after: Vec<Measured> = Vec::new();
+    let mut two_nodes: Vec<Option<Measured>> = Vec::new();
+    for &c in &TABLE_CPUS {
+        one_node.push(res.next().ok_or("missing run")?);
+        one_node_after.push(res.next().ok_or("missing run")?);
+        two_nodes.push(if c == 4 { None } else { Some(res.next().ok_or("missing run")?) });
+    }
+
     let _ = writeln!(out, "8 GiB, 2 nodes x 4 CPUs, ~5 GiB free (scenarios/seeds/quicklists.toml)");
-    let before = measure(opts, "quicklists.toml", BEFORE, &[], true)?;
-    let after = measure(opts, "quicklists.toml", AFTER, &[], true)?;
     for m in [&before, &after] {
         let _ = writeln!(out, "  {}  ({})", m.report.profile, steady(m));
         meminfo_excerpt(&mut out, m);
@@ -201,16 +264,6 @@ pub fn run(opts: &ReproduceOpts) -> Result<(ReproduceReport, String), String> {
         after.quicklists_kb as f64 / before.quicklists_kb.max(1) as f64
     );
 
-    // 2. The table.
-    let mut one_node: Vec<Measured> = Vec::new();
-    let mut one_node_after: Vec<Measured> = Vec::new();
-    let mut two_nodes: Vec<Option<Measured>> = Vec::new();
-    for &c in &TABLE_CPUS {
-        one_node.push(measure(opts, "quicklists.toml", BEFORE, &table_sets(1, c), false)?);
-        one_node_after.push(measure(opts, "quicklists.toml", AFTER, &table_sets(1, c), false)?);
-        // Two nodes x 4 CPUs is the seed's box, measured above.
-        two_nodes.push(if c == 4 { None } else { Some(measure(opts, "quicklists.toml", BEFORE, &table_sets(2, c), false)?) });
-    }
     let two = |i: usize| -> &Measured { two_nodes[i].as_ref().unwrap_or(&before) };
     let _ = writeln!(out, "QList_max / (Free + QList_max), each cell a run to steady state (8 GiB, ~5 GiB free):\n");
     let _ = writeln!(out, " Number of CPUs per node                      2       4       8      16");
@@ -231,7 +284,7 @@ pub fn run(opts: &ReproduceOpts) -> Result<(ReproduceReport, String), String> {
     let _ = writeln!(out, " The seed's formula describes one node: its forking CPU caches nothing, its c-1 other CPUs each");
     let _ = writeln!(out, " hold node_free/16 of that node's pages. On two nodes the children also exit on the second node's");
     let _ = writeln!(out, " c CPUs: quicklist_free() keeps a page of any node, and their bound follows node 1's free memory,");
-    let _ = writeln!(out, " which the node-0 pages they hoard never reduce — hence more than the formula.\n");
+    let _ = writeln!(out, " which the node-0 pages they hoard never reduce — hence more than the formula.");
     for (i, &c) in TABLE_CPUS.iter().enumerate() {
         for m in [&one_node[i], &one_node_after[i]] {
             if m.steady_s.is_none() {
@@ -242,28 +295,34 @@ pub fn run(opts: &ReproduceOpts) -> Result<(ReproduceReport, String), String> {
             let _ = writeln!(out, " warning: 2 nodes x {c} CPUs did not reach steady state");
         }
     }
+    let _ = writeln!(out, " ({} runs of 8 GiB on {} threads: {:.1} s wall)\n", jobs.len(), threads(), wall_8g);
 
-    // 3. 1 TiB.
-    let big = measure(opts, "quicklists-1tib.toml", BEFORE, &[], false)?;
-    let rss = peak_rss_kb();
-    let _ = writeln!(out, "1 TiB, 8 nodes x 8 CPUs x 128 GiB, child touches one page per 2 MiB of 64 GiB (quicklists-1tib.toml)");
-    let _ = writeln!(out, "  {}  ({})", big.report.profile, steady(&big));
-    meminfo_excerpt(&mut out, &big);
-    let _ = writeln!(
-        out,
-        "    Quicklists = {:.0} GB = {:.1}% of MemFree + Quicklists (the seed predicted ~300 GB)",
-        big.quicklists_kb as f64 * 1024.0 / 1e9,
-        big.ratio_pct
-    );
-    let _ = writeln!(
-        out,
-        "  wall time of this run {:.1} s; peak RSS of this process {}",
-        big.wall_s,
-        rss.map(|k| format!("{:.2} GiB", k as f64 / 1048576.0)).unwrap_or_else(|| "unknown".into())
-    );
+    // 1 TiB, one run at a time (each holds a 1 TiB machine's frames).
+    let _ = writeln!(out, "1 TiB, 8 nodes x 8 CPUs x 128 GiB; the child touches one page per 2 MiB of 1 GiB (quicklists-1tib.toml)");
+    let mut big = Vec::new();
+    for profile in [BEFORE, AFTER] {
+        reset_peak_rss();
+        let m = measure(opts, "quicklists-1tib.toml", profile, &[], false)?;
+        let rss = peak_rss_kb();
+        let _ = writeln!(out, "  {}  ({})", m.report.profile, steady(&m));
+        meminfo_excerpt(&mut out, &m);
+        let _ = writeln!(
+            out,
+            "    Quicklists = {:.0} GB = {:.1}% of MemFree + Quicklists{}",
+            m.quicklists_kb as f64 * 1024.0 / 1e9,
+            m.ratio_pct,
+            if profile == BEFORE { " (the seed predicted ~300 GB)" } else { "" }
+        );
+        let _ = writeln!(
+            out,
+            "    wall time {:.1} s, peak RSS {}",
+            m.wall_s,
+            rss.map(|k| format!("{:.2} GiB", k as f64 / 1048576.0)).unwrap_or_else(|| "unknown".into())
+        );
+        big.push(m);
+    }
 
-    runs.push(before.report);
-    runs.push(after.report);
+    let mut runs = vec![before.report, after.report];
     for (i, m) in one_node.into_iter().enumerate() {
         runs.push(m.report);
         runs.push(one_node_after.remove(0).report);
@@ -271,8 +330,13 @@ pub fn run(opts: &ReproduceOpts) -> Result<(ReproduceReport, String), String> {
             runs.push(t.report);
         }
     }
-    runs.push(big.report);
+    runs.extend(big.into_iter().map(|m| m.report));
     Ok((ReproduceReport::new(SEED, runs), out))
+}
+
+/// Reset VmHWM (Linux: `echo 5 > /proc/self/clear_refs`) so the next reading is one run's peak.
+fn reset_peak_rss() {
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
 }
 
 /// VmHWM of this process (Linux), kB.
