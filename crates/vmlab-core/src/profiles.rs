@@ -180,8 +180,8 @@ const MODERN: Profile = Profile {
     tunables: BASE_TUNABLES,
 };
 
-/// 2.6.26 (seeds 003 and 004 "before"): quicklists sized node_free/16 per CPU, mmap_sem held
-/// across fault I/O, the 2.6 FIFO rwsem.
+/// 2.6.26 (July 2008): one active/inactive pair per zone (split LRU and the unevictable list came
+/// in 2.6.28), page-table quicklists of node_free/16 per CPU, mmap_sem held across fault I/O.
 const LINUX_2_6_26: Profile = Profile {
     name: "linux-2.6.26",
     summary: "no split LRU yet, quicklists node_free/16 per CPU, mmap_sem held across fault I/O, FIFO rwsem",
@@ -201,8 +201,18 @@ const LINUX_2_6_26: Profile = Profile {
     shm_writepage_io: true,
     clean_cache_pass: false,
     workingset: false,
-    tunables: BASE_TUNABLES,
+    tunables: Tunables { min_free_kbytes_max: 65536, ..BASE_TUNABLES },
 };
+
+/// 2.6.27 (October 2008): as 2.6.26, with each CPU's quicklist bound divided by the CPUs on its
+/// node (seed 003's fix).
+const LINUX_2_6_27: Profile = Profile {
+    name: "linux-2.6.27",
+    summary: "as linux-2.6.26, quicklists node_free/16/cpus_on_node",
+    quicklist: QuicklistRule::NodeFree16PerCpu,
+    ..LINUX_2_6_26
+};
+
 
 /// 2.6.38 (seed 004 "after"): FAULT_FLAG_ALLOW_RETRY drops mmap_sem while a fault waits for
 /// the page. Its reclaim side (seed 001) is refined separately.
@@ -231,7 +241,7 @@ const LINUX_2_6_38: Profile = Profile {
 /// The profile table. Adding an era means adding a row here (and, if it needs a new
 /// mechanism, the mechanism behind one of the enums above).
 pub fn all() -> Vec<Profile> {
-    vec![LINUX_2_6_26, LINUX_2_6_38, MODERN]
+    vec![LINUX_2_6_26, LINUX_2_6_27, LINUX_2_6_38, MODERN]
 }
 
 pub fn find(name: &str) -> Option<Profile> {

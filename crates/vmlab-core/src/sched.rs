@@ -79,6 +79,8 @@ pub enum Event {
     Sample,
     /// Start a process.
     Start(usize),
+    /// A kernel thread ran briefly on an idle CPU: the idle loop goes round once more.
+    IdleTick(u32),
 }
 
 #[derive(Clone, Debug, Default)]

@@ -53,7 +53,12 @@ pub struct Sim {
     pub params: Vec<(String, serde_json::Value)>,
     /// Called with the simulated time now and then (progress reporting).
     pub progress: Option<Box<dyn FnMut(u64)>>,
+    /// Called after each timeline sample, to follow state the timeline does not show (and, by
+    /// lowering `end_limit`, to stop a run once what it measures has settled).
+    pub on_sample: Option<Box<dyn FnMut(&mut Sim)>>,
     cpu_idle: Vec<bool>,
+    /// An IdleTick is pending for this CPU.
+    idle_tick_armed: Vec<bool>,
 }
 
 fn size(s: &str, what: &str) -> Result<u64, SimError> {
@@ -205,6 +210,8 @@ impl Sim {
                 let t = s.new_task(&name, TaskKind::User, None);
                 let mut ps = ProgState::new(pi, nvars);
                 ps.vars[interp::TID] = c as i64;
+                ps.vars[interp::NR_CPUS] = m.cpus as i64;
+                ps.vars[interp::NR_NODES] = m.nodes.max(1) as i64;
                 s.tasks[t].prog = Some(Box::new(ps));
                 s.tasks[t].cpu_allowed = pd.cpu.map(|c| c % m.cpus);
                 s.tasks[t].memlock_limit = pd.memlock_limit;
@@ -244,7 +251,9 @@ impl Sim {
             seed: f.seed,
             params: Vec::new(),
             progress: None,
+            on_sample: None,
             cpu_idle: vec![true; ncpu],
+            idle_tick_armed: vec![false; ncpu],
         })
     }
 
@@ -323,14 +332,29 @@ impl Sim {
                 None => {
                     if !self.cpu_idle[cpu as usize] {
                         self.cpu_idle[cpu as usize] = true;
-                        if self.k.profile.quicklist != QuicklistRule::None {
-                            // The idle loop calls check_pgt_cache.
-                            let mut ctx = Ctx { cpu, node: self.k.cfg.node_of_cpu(cpu), now: self.s.now, ..Default::default() };
-                            crate::quicklist::check_pgt_cache(&mut self.k, &mut ctx);
-                        }
+                        self.idle_loop(cpu);
                     }
                 }
             }
+        }
+    }
+
+    /// The idle task coming back to the CPU (ia64 `cpu_idle`: `schedule(); check_pgt_cache();`),
+    /// which trims at most 16 pages. Timer ticks do not bring it back — the CPU halts until a
+    /// task is woken there — but every second each CPU's `events/N` thread runs `vmstat_update`,
+    /// so an idle CPU returns to its idle loop once a second: that pass is modelled as an
+    /// `IdleTick`, armed only while the CPU's quicklist is long enough to be trimmed.
+    fn idle_loop(&mut self, cpu: u32) {
+        if self.k.profile.quicklist == QuicklistRule::None {
+            return;
+        }
+        let c = cpu as usize;
+        let mut ctx = Ctx { cpu, node: self.k.cfg.node_of_cpu(cpu), now: self.s.now, ..Default::default() };
+        crate::quicklist::check_pgt_cache(&mut self.k, &mut ctx);
+        if self.k.quicklists[c].len > crate::quicklist::MIN_PAGES && !self.idle_tick_armed[c] {
+            self.idle_tick_armed[c] = true;
+            let next = (self.s.now / VMSTAT_INTERVAL_NS + 1) * VMSTAT_INTERVAL_NS;
+            self.s.push(next, Event::IdleTick(cpu));
         }
     }
 
@@ -397,8 +421,19 @@ impl Sim {
             }
             Event::Sample => {
                 self.sample();
+                if let Some(mut f) = self.on_sample.take() {
+                    f(self);
+                    self.on_sample = Some(f);
+                }
                 if self.workload_end.map(|w| self.s.now <= w + self.linger).unwrap_or(true) {
                     self.s.push(self.s.now + self.interval, Event::Sample);
+                }
+            }
+            Event::IdleTick(cpu) => {
+                let c = cpu as usize;
+                self.idle_tick_armed[c] = false;
+                if self.cpu_idle[c] && self.s.cpus[c].running.is_none() {
+                    self.idle_loop(cpu);
                 }
             }
             Event::Start(t) => {
@@ -674,6 +709,10 @@ impl Sim {
         }
     }
 }
+
+/// `sysctl_stat_interval` (HZ): `vmstat_update` runs on every CPU once a second, on a
+/// rounded jiffy (`round_jiffies_relative`).
+const VMSTAT_INTERVAL_NS: u64 = 1_000_000_000;
 
 /// Keep the quantum constant visible to users of this module.
 pub const _QUANTUM: u64 = QUANTUM_NS;

@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 
 use crate::stats::report::{ReproduceReport, RunReport};
 
+pub mod quicklists;
+
 /// One seed reproduction.
 pub struct SeedDef {
     pub name: &'static str,
@@ -26,7 +28,14 @@ pub struct ReproduceOpts {
 pub mod mmap_sem;
 
 pub fn seeds() -> Vec<SeedDef> {
-    vec![mmap_sem::def()]
+    vec![
+        mmap_sem::def(),
+        SeedDef {
+            name: quicklists::SEED,
+            summary: "003: per-CPU page-table quicklists grow with the CPU count (linux-2.6.26 -> 2.6.27)",
+            run: quicklists::run,
+        },
+    ]
 }
 
 pub fn find(name: &str) -> Option<SeedDef> {

@@ -30,6 +30,9 @@ pub struct Program {
 
 pub const ERRNO: usize = 0;
 pub const TID: usize = 1;
+/// The machine's CPUs and NUMA nodes (what a program reads from /proc/cpuinfo or sysfs).
+pub const NR_CPUS: usize = 2;
+pub const NR_NODES: usize = 3;
 
 #[derive(Debug, Clone)]
 pub struct CompileError {
@@ -278,6 +281,8 @@ pub fn compile(stmts: &[Stmt]) -> Result<Program, CompileError> {
     let mut c = Compiler { code: Vec::new(), slots: FxHashMap::default(), breaks: Vec::new() };
     c.slot("errno");
     c.slot("tid");
+    c.slot("nr_cpus");
+    c.slot("nr_nodes");
     c.block(stmts)?;
     c.code.push(Insn::End);
     let nvars = c.slots.len();

@@ -127,7 +127,7 @@ impl<'a> Parser<'a> {
             depth: 0,
             header_end: 0,
             shift: 0,
-            defined: vec!["errno".into(), "tid".into()],
+            defined: vec!["errno".into(), "tid".into(), "nr_cpus".into(), "nr_nodes".into()],
         }
     }
 
@@ -529,9 +529,10 @@ impl<'a> Parser<'a> {
             .with_help(format!("define it first with `let {name} = ...`")))
     }
 
-    /// `errno` and `tid` are set by the machine; assigning them is surely a mistake.
+    /// `errno`, `tid`, `nr_cpus` and `nr_nodes` are set by the machine; assigning them is surely
+    /// a mistake.
     fn check_assignable(&self, name: &str, start: usize) -> R<()> {
-        if name == "errno" || name == "tid" {
+        if matches!(name, "errno" | "tid" | "nr_cpus" | "nr_nodes") {
             return Err(self.err_at(
                 start,
                 self.pos,
