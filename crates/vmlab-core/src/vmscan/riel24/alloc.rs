@@ -63,6 +63,14 @@ fn alloc_limit(k: &mut Kernel, ctx: &mut Ctx, zl: &[usize], order: u32, wm: usiz
 
 pub fn alloc_pages(k: &mut Kernel, ctx: &mut Ctx, gfp: Gfp, order: u32) -> Result<Pfn, AllocFail> {
     super::ensure(k);
+    if std::env::var_os("VMLAB_RIEL_DEBUG").is_some() && ctx.clock() / 1_000_000_000 != k.riel.dbg_sec {
+        k.riel.dbg_sec = ctx.clock() / 1_000_000_000;
+        let zs: Vec<String> = (0..k.zones.len())
+            .map(|z| format!("{} f{} c{} d{} a{}", k.zones[z].kind.name(), zone_free(k, z), zone_clean(k, z), super::zone_dirty(k, z), k.zones[z].lru_pages[super::SLOT_ACTIVE]))
+            .collect();
+        let st = &k.riel.stats;
+        eprintln!("t={} {} | passes {} failed {} direct {} kreclaimd {} dma_alloc {} steal_direct {}", k.riel.dbg_sec, zs.join(" | "), st.kswapd_passes, st.kswapd_failed_passes, st.direct_passes, st.kreclaimd_runs, k.ev.get(Vm::PgallocDma), k.ev.get(Vm::PgstealDirect));
+    }
     k.charge(ctx, KFunc::AllocPages, k.cost.page_alloc);
     k.riel.memory_pressure += 1;
     let (zla, n) = k.zonelist(ctx.node, gfp);
