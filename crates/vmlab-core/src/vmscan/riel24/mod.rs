@@ -117,6 +117,8 @@ pub struct Riel24 {
     swap_address: Vec<u64>,
     scratch: Vec<bool>,
     pub dbg_sec: u64,
+    pub dbg_dma_cleaned: u64,
+    pub dbg_dma_reclaimed: u64,
     pub stats: Stats,
     ready: bool,
 }
