@@ -47,7 +47,6 @@ fn alloc_limit(k: &mut Kernel, ctx: &mut Ctx, zl: &[usize], order: u32, wm: usiz
         let mut p = None;
         if direct && zone_free(k, z) < k.zones[z].wmark[PAGES_MIN] + 8 {
             p = super::scan::reclaim_page(k, ctx, z);
-            if p.is_some() && z == 0 { k.riel.dbg_dma_reclaimed += 1; }
             if p.is_some() {
                 k.ev.inc(Vm::PgstealDirect);
             }
@@ -64,40 +63,6 @@ fn alloc_limit(k: &mut Kernel, ctx: &mut Ctx, zl: &[usize], order: u32, wm: usiz
 
 pub fn alloc_pages(k: &mut Kernel, ctx: &mut Ctx, gfp: Gfp, order: u32) -> Result<Pfn, AllocFail> {
     super::ensure(k);
-    if std::env::var_os("VMLAB_RIEL_DEBUG").is_some() && ctx.clock() / 1_000_000_000 != k.riel.dbg_sec {
-        k.riel.dbg_sec = ctx.clock() / 1_000_000_000;
-        let zs: Vec<String> = (0..k.zones.len())
-            .map(|z| format!("{} f{} c{} d{} a{}", k.zones[z].kind.name(), zone_free(k, z), zone_clean(k, z), super::zone_dirty(k, z), k.zones[z].lru_pages[super::SLOT_ACTIVE]))
-            .collect();
-        let st = &k.riel.stats;
-        if k.riel.dbg_sec % 20 == 0 {
-            let mut pinned = vec![0u64; k.zones.len()];
-            for p in 0..k.fr.len() as u32 { if k.fr.mapcount[p as usize] > 0 { pinned[k.zone_of(p)] += 1; } }
-            eprintln!("mapped per zone at {}: {:?}", k.riel.dbg_sec, pinned);
-        }
-        if k.riel.dbg_sec % 10 == 0 {
-            let w = k.riel.dirty.walk();
-            let pos: Vec<usize> = w.iter().enumerate().filter(|(_, &p)| k.zone_of(p) == 0).map(|(i, _)| i).collect();
-            eprintln!("dirty ring len {} walk {} check {:?} DMA positions: n={} first {:?} last {:?}", k.riel.dirty.len(), w.len(), k.riel.dirty.check(&k.fr), pos.len(), pos.first(), pos.last());
-        }
-        if k.riel.dbg_sec % 50 == 0 {
-            let mut hist = std::collections::BTreeMap::new();
-            for p in k.riel.dirty.walk() {
-                if k.zone_of(p) != 0 { continue; }
-                let key = (k.fr.flags[p as usize] & 0xfff, k.fr.mapcount[p as usize], k.fr.extra[p as usize], k.riel.dirty.hot(&k.fr, p));
-                *hist.entry(key).or_insert(0u32) += 1;
-            }
-            eprintln!("DMA dirty states (flags,mapcount,extra,hot)->n: {:?}", hist);
-            let mut hist = std::collections::BTreeMap::new();
-            for p in k.riel.active.walk() {
-                if k.zone_of(p) != 0 { continue; }
-                let key = (k.fr.flags[p as usize] & 0xfff, k.fr.mapcount[p as usize], k.fr.extra[p as usize], k.riel.active.hot(&k.fr, p));
-                *hist.entry(key).or_insert(0u32) += 1;
-            }
-            eprintln!("DMA active states: {:?}", hist);
-        }
-        eprintln!("t={} dmacl {} dmarecl {} {} | launder {} refill {} iters {} passes {} failed {} direct {} kreclaimd {} dma_alloc {} steal_direct {}", k.riel.dbg_sec, k.riel.dbg_dma_cleaned, k.riel.dbg_dma_reclaimed, zs.join(" | "), st.page_launder, st.refill_inactive_scan, st.do_try_iterations, st.kswapd_passes, st.kswapd_failed_passes, st.direct_passes, st.kreclaimd_runs, k.ev.get(Vm::PgallocDma), k.ev.get(Vm::PgstealDirect));
-    }
     k.charge(ctx, KFunc::AllocPages, k.cost.page_alloc);
     k.riel.memory_pressure += 1;
     let (zla, n) = k.zonelist(ctx.node, gfp);

@@ -116,9 +116,6 @@ pub struct Riel24 {
     swap_mm: usize,
     swap_address: Vec<u64>,
     scratch: Vec<bool>,
-    pub dbg_sec: u64,
-    pub dbg_dma_cleaned: u64,
-    pub dbg_dma_reclaimed: u64,
     pub stats: Stats,
     ready: bool,
 }
@@ -605,12 +602,6 @@ pub fn kswapd_step(k: &mut Kernel, ctx: &mut Ctx, node: usize) -> KswapdAction {
                 return KswapdAction::Continue;
             }
             k.riel.ks.phase = Phase::Top;
-            if std::env::var_os("VMLAB_RIEL_DEBUG").is_some() {
-                let zs: Vec<String> = (0..k.zones.len())
-                    .map(|z| format!("{}: free {} clean {} dirty {} active {}", k.zones[z].kind.name(), zone_free(k, z), zone_clean(k, z), zone_dirty(k, z), k.zones[z].lru_pages[SLOT_ACTIVE]))
-                    .collect();
-                eprintln!("{:.1} pass end shortage {shortage} inact {:?} free {:?} mp {} | {}", ctx.clock() as f64 / 1e9, inactive_shortage(k), free_shortage(k), k.riel.memory_pressure, zs.join(" | "));
-            }
             if shortage != 0 {
                 note_failure(k);
                 k.riel.stats.kswapd_failed_passes += 1;

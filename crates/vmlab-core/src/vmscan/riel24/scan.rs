@@ -154,7 +154,6 @@ pub fn page_launder(k: &mut Kernel, ctx: &mut Ctx, can_fs: bool) -> u64 {
             } else {
                 add_clean(k, p);
                 cleaned += 1;
-                if z == 0 { k.riel.dbg_dma_cleaned += 1; }
             }
             free_plenty[z] = zone_free_plenty(k, z);
             continue;
