@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 
 use crate::stats::report::{ReproduceReport, RunReport};
 
+pub mod google_mlock;
+
 /// One seed reproduction.
 pub struct SeedDef {
     pub name: &'static str,
@@ -24,7 +26,7 @@ pub struct ReproduceOpts {
 }
 
 pub fn seeds() -> Vec<SeedDef> {
-    vec![]
+    vec![google_mlock::def()]
 }
 
 pub fn find(name: &str) -> Option<SeedDef> {
