@@ -110,6 +110,6 @@ fn same_scenario_same_bytes() {
 #[test]
 fn bad_sets_are_errors_not_panics() {
     let def = reproduce::find(google_mlock::NAME).unwrap();
-    let e = (def.run)(&opts(vec!["machine.memroy=1GiB".into()])).err().expect("an error");
+    let e = (def.run)(&opts(vec!["machine.memroy=1GiB".into()])).expect_err("an error");
     assert!(e.contains("memroy"), "{e}");
 }

@@ -374,8 +374,8 @@ pub fn zone_free_plenty(k: &Kernel, z: usize) -> bool {
 pub fn freepages(k: &Kernel) -> [u64; 3] {
     let mut f = [0; 3];
     for z in k.zones.iter().filter(|z| z.present > 0) {
-        for i in 0..3 {
-            f[i] += z.wmark[i];
+        for (acc, w) in f.iter_mut().zip(z.wmark) {
+            *acc += w;
         }
     }
     f
