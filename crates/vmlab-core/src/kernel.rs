@@ -92,6 +92,8 @@ pub struct Kernel {
     pub zonelists: Vec<Vec<Vec<usize>>>,
     /// The 2.4 engines' global lists.
     pub global_lru: Lruvec,
+    /// State of the 2.4.0–2.4.9 reclaim engine (its rings, memory_pressure, kswapd's loop).
+    pub riel: crate::vmscan::riel24::Riel24,
     pub pageblock_mt: Vec<u8>,
     pub ev: VmEvents,
     pub prof: KernelProfile,
@@ -152,6 +154,7 @@ impl Kernel {
             global_lru: Lruvec::default(),
             pageblock_zone: Vec::new(),
             zonelists: Vec::new(),
+            riel: Default::default(),
             pageblock_mt: vec![crate::mmzone::Mt::Movable as u8; ((total >> PAGEBLOCK_ORDER) + 1) as usize],
             ev: VmEvents::default(),
             prof: KernelProfile::default(),
@@ -210,7 +213,9 @@ impl Kernel {
             let mut batch = (zl.pages / 1024 / 4).clamp(1, 63);
             batch = (batch + batch / 2).next_power_of_two() / 2;
             let batch = batch.saturating_sub(1).max(1);
-            let pcp = vec![Pcp { list: List::default(), high: 6 * batch, batch }; ncpu];
+            // 2.4 has no per-CPU page lists (they came with 2.5's hot/cold pages).
+            let pcp_cpus = if self.profile.engine == crate::profiles::Engine::Riel24 { 0 } else { ncpu };
+            let pcp = vec![Pcp { list: List::default(), high: 6 * batch, batch }; pcp_cpus];
             self.zones.push(Zone {
                 id,
                 kind: zl.kind,

@@ -325,6 +325,9 @@ impl Kernel {
 
     /// `__alloc_pages`: the fast path at the LOW watermark, then the slow path.
     pub fn alloc_pages(&mut self, ctx: &mut Ctx, gfp: Gfp, order: u32) -> Result<Pfn, AllocFail> {
+        if let Some(r) = crate::vmscan::engine_alloc_pages(self, ctx, gfp, order) {
+            return r;
+        }
         self.charge(ctx, KFunc::AllocPages, self.cost.page_alloc);
         if let Some(p) = self.get_page_from_freelist(ctx, gfp, order, Some(WMARK_LOW), false) {
             return Ok(p);

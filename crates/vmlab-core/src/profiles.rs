@@ -238,10 +238,42 @@ const LINUX_2_6_38: Profile = Profile {
     tunables: BASE_TUNABLES,
 };
 
+/// Linus' 2.4.9 (Aug 2001): Rik van Riel's VM as it stood before the 2.4.10 switch.
+const LINUX_249: Profile = Profile {
+    name: "linux-2.4.9",
+    summary: "Rik van Riel VM: active/inactive_dirty/inactive_clean with page age, refill_inactive_scan, page_launder, swap_out page-table walk; kswapd loops while any shortage remains; no unevictable list",
+    engine: Engine::Riel24,
+    unevictable_lru: false,
+    wmark: WmarkRule::Linux24,
+    high_order_check: HighOrderCheck::SubtractLowerOrders,
+    fault_locking: FaultLocking::HoldAcrossIo,
+    mmap_readahead: MmapReadahead::ReadAround,
+    rwsem: RwsemKind::Fifo,
+    quicklist: QuicklistRule::None,
+    mlock_half_physmem: true,
+    kswapd_failures: false,
+    pgdat_balanced_quarter: false,
+    kswapd_ignore_failure: false,
+    objrmap_walk: false,
+    shm_writepage_io: false,
+    clean_cache_pass: false,
+    workingset: false,
+    // page_cluster 4 (swap_setup with >= 32 MB): mmap read-around of 16 pages.
+    tunables: Tunables { page_cluster: 4, read_ahead_kb: 64, ..BASE_TUNABLES },
+};
+
+/// 2.4.9 with Daniel Phillips' seed-000 bandaid: kswapd sleeps after every pass.
+const LINUX_249_PHILLIPS: Profile = Profile {
+    name: "linux-2.4.9-phillips",
+    summary: "linux-2.4.9 with the Oct 2001 bandaid: kswapd ignores do_try_to_free_pages failing and sleeps (up to HZ) after every pass",
+    kswapd_ignore_failure: true,
+    ..LINUX_249
+};
+
 /// The profile table. Adding an era means adding a row here (and, if it needs a new
 /// mechanism, the mechanism behind one of the enums above).
 pub fn all() -> Vec<Profile> {
-    vec![LINUX_2_6_26, LINUX_2_6_27, LINUX_2_6_38, MODERN]
+    vec![LINUX_249, LINUX_249_PHILLIPS, LINUX_2_6_26, LINUX_2_6_27, LINUX_2_6_38, MODERN]
 }
 
 pub fn find(name: &str) -> Option<Profile> {

@@ -19,6 +19,8 @@ pub enum TaskKind {
     User,
     Kswapd(usize),
     Flusher,
+    /// 2.4's kreclaimd: refills zones' free lists from their inactive_clean lists.
+    Kreclaimd,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -299,6 +301,20 @@ pub fn run_kthread(k: &mut Kernel, ctx: &mut Ctx, kind: TaskKind) -> Outcome {
                     }
                 }
                 FlushAction::Sleep(ns) => return Outcome::Block { until: Some(ctx.clock() + ns), io: false },
+            }
+        },
+        TaskKind::Kreclaimd => loop {
+            match crate::vmscan::kreclaimd_step(k, ctx) {
+                KswapdAction::Continue => {
+                    if ctx.sys_ns >= QUANTUM_NS {
+                        return Outcome::Continue;
+                    }
+                    if ctx.sys_ns == 0 {
+                        ctx.sys_ns = 1;
+                    }
+                }
+                KswapdAction::Nap(ns) | KswapdAction::Throttle(ns) => return Outcome::Block { until: Some(ctx.clock() + ns), io: false },
+                KswapdAction::Sleep => return Outcome::Block { until: None, io: false },
             }
         },
         TaskKind::User => Outcome::Exit,

@@ -195,6 +195,10 @@ impl Sim {
             k.nodes[n].kswapd.task = t;
             k.nodes[n].kswapd.sleeping = true;
         }
+        if crate::vmscan::has_kreclaimd(&k.profile) {
+            let t = s.new_task("kreclaimd", TaskKind::Kreclaimd, None);
+            crate::vmscan::set_kreclaimd_task(&mut k, t);
+        }
         let fl = s.new_task("flush", TaskKind::Flusher, None);
         k.flusher_task = fl;
         let fl_interval = k.profile.tunables.dirty_writeback_centisecs * 10_000_000;

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use crate::stats::report::{ReproduceReport, RunReport};
 
 pub mod quicklists;
+pub mod google_mlock;
 
 /// One seed reproduction.
 pub struct SeedDef {
@@ -29,6 +30,7 @@ pub mod mmap_sem;
 
 pub fn seeds() -> Vec<SeedDef> {
     vec![
+        google_mlock::def(),
         mmap_sem::def(),
         SeedDef {
             name: quicklists::SEED,
