@@ -193,10 +193,12 @@ impl Kernel {
             let start = pfn;
             let end = pfn + zl.pages as u32;
             pfn = end;
-            // Per-CPU lists: batch ~ zone/1024/4 rounded as zone_batchsize does, at most 63.
-            let mut batch = (zl.pages / 1024 / 4).clamp(1, 63);
-            batch = (batch + batch / 2).next_power_of_two() / 2;
-            let batch = batch.saturating_sub(1).max(1);
+            // Per-CPU lists: `zone_batchsize`: a 1/1024 of the zone capped by the era's limit,
+            // quartered, then rounddown_pow_of_two(batch * 1.5) - 1 (31 in 2.6.36, 63 in 6.8).
+            let cap = (self.profile.pcp_batch_bytes / 4096).max(4);
+            let b = ((zl.pages / 1024).min(cap) / 4).max(1);
+            let x = b + b / 2;
+            let batch = ((1u64 << (63 - x.leading_zeros())) - 1).max(1);
             let pcp = vec![Pcp { list: List::default(), high: 6 * batch, batch }; ncpu];
             self.zones.push(Zone {
                 id,

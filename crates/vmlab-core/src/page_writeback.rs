@@ -148,6 +148,13 @@ pub fn flusher_pass(k: &mut Kernel, ctx: &mut Ctx) -> FlushAction {
         return FlushAction::Sleep(interval.max(1_000_000));
     };
     let file = fi as u32;
+    // The request queue is finite (get_request_wait): a flusher woken early by a dirtier while
+    // the disk still has over ~0.25 s of work queued waits instead of queueing without bound.
+    let d = k.files[fi].disk;
+    let backlog = k.disks[d].queued_until().saturating_sub(now);
+    if backlog > 250_000_000 {
+        return FlushAction::Sleep(backlog - 250_000_000);
+    }
     let mut budget = 1024u64;
     let n = k.files[fi].pages.len() as u64;
     let mut idx = k.files[fi].writeback_index.min(n);

@@ -77,6 +77,8 @@ pub enum Event {
     Sample,
     /// Start a process.
     Start(usize),
+    /// A network-receive softirq of `[[netrx]]` source i (atomic slab allocation).
+    NetRx(usize),
 }
 
 #[derive(Clone, Debug, Default)]

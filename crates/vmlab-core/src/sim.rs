@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 
+use rand::RngCore;
 use rustc_hash::FxHashMap;
 
 use crate::disk::{Disk, DiskParams};
@@ -53,6 +54,8 @@ pub struct Sim {
     pub params: Vec<(String, serde_json::Value)>,
     /// Called with the simulated time now and then (progress reporting).
     pub progress: Option<Box<dyn FnMut(u64)>>,
+    /// `[[netrx]]` sources: atomic slab allocations from network receive.
+    pub netrx: Vec<crate::slub::NetRx>,
     cpu_idle: Vec<bool>,
 }
 
@@ -223,6 +226,24 @@ impl Sim {
             Some(d) => dur(d, "linger")?,
             None => 0,
         };
+        let mut netrx = Vec::new();
+        for (i, n) in f.netrx.iter().enumerate() {
+            let rate = units::rate_from_value(&n.rate).map_err(|e| SimError::msg(format!("netrx.{i}.rate: {e}")))?;
+            let lifetime = dur(&n.lifetime, "netrx lifetime")?;
+            if n.order as usize >= crate::mmzone::MAX_ORDER {
+                return Err(SimError::msg(format!("netrx.{i}.order is {}; the buddy allocator's orders are 0..={}", n.order, crate::mmzone::MAX_ORDER - 1)));
+            }
+            if n.node as usize >= k.nodes.len() {
+                return Err(SimError::msg(format!("netrx.{i}.node is {}; the machine has {} node(s)", n.node, k.nodes.len())));
+            }
+            if rate == 0 {
+                continue;
+            }
+            let src = crate::slub::NetRx::new(rate, n.order, lifetime, n.node as usize);
+            let first = src.next_gap(&mut k);
+            s.push(first, Event::NetRx(netrx.len()));
+            netrx.push(src);
+        }
         let sstate = SampleState { last_ev: vec![0; Vm::COUNT], ..Default::default() };
         Ok(Sim {
             k,
@@ -243,6 +264,7 @@ impl Sim {
             seed: f.seed,
             params: Vec::new(),
             progress: None,
+            netrx,
             cpu_idle: vec![true; ncpu],
         })
     }
@@ -389,6 +411,19 @@ impl Sim {
                     self.s.push(self.s.now + self.interval, Event::Sample);
                 }
             }
+            Event::NetRx(i) => {
+                // The softirq runs on one of the node's CPUs, in atomic context: it never sleeps
+                // and never reclaims.
+                let node = self.netrx[i].node;
+                let cpus = self.k.cfg.cpus_of_node(node as u32);
+                let cpu = cpus.get((self.k.rng.next_u32() as usize) % cpus.len().max(1)).copied().unwrap_or(0);
+                let mut ctx = Ctx { cpu, node, now: self.s.now, ..Default::default() };
+                let mut src = std::mem::replace(&mut self.netrx[i], crate::slub::NetRx::new(0, 0, 0, 0));
+                src.interrupt(&mut self.k, &mut ctx);
+                let gap = src.next_gap(&mut self.k);
+                self.netrx[i] = src;
+                self.s.push(self.s.now + gap, Event::NetRx(i));
+            }
             Event::Start(t) => {
                 let mm = {
                     let mut ctx = Ctx { now: self.s.now, ..Default::default() };
@@ -461,6 +496,18 @@ impl Sim {
 
     fn sample(&mut self) {
         let now = self.s.now;
+        if std::env::var("VMLAB_DBG").is_ok() {
+            let k = &self.k;
+            let mut line = format!("DBG t={:.0}", now as f64 / 1e9);
+            for z in &k.zones {
+                let o3: u64 = (3..crate::mmzone::MAX_ORDER).map(|o| z.nr_free[o] << o).sum();
+                line += &format!(" | {} free {} o>=3 {} lru {:?} wm {:?} unrecl {}", z.kind.name(), z.free_pages, o3, z.lru_pages, z.wmark, z.all_unreclaimable);
+            }
+            let ks = &k.nodes[0].kswapd;
+            line += &format!(" | ks {:?} maxo {} scan {:?} steal {:?} sleeps/runs/hp/hw {:?} | netrx {:?}", ks.phase, ks.max_order, ks.split26.zone_scan_kswapd, ks.split26.zone_steal_kswapd, (ks.split26.full_sleeps, ks.split26.balance_runs, ks.split26.high_order_passes, ks.split26.high_order_wakeups),
+                self.netrx.iter().map(|n| (n.allocated, n.fallback, n.failed)).collect::<Vec<_>>());
+            eprintln!("{line}");
+        }
         let dt = now.saturating_sub(self.sstate.last_t).max(1);
         let ncpu = self.s.cpus.len() as u64;
         let us: u64 = self.s.cpus.iter().map(|c| c.us_ns).sum();

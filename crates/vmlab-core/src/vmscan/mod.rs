@@ -3,6 +3,7 @@
 //! kswapd) is a submodule chosen by the profile's `engine` field.
 
 pub mod modern;
+pub mod split2636;
 
 use crate::kernel::{Ctx, Kernel};
 use crate::mm_types::{pg, List, Pfn};
@@ -84,14 +85,16 @@ pub fn is_swapbacked(k: &Kernel, p: Pfn) -> bool {
 /// A new page enters the LRU (`folio_add_lru`).
 pub fn lru_add(k: &mut Kernel, p: Pfn) {
     match k.profile.engine {
-        Engine::Modern | Engine::Split2636 | Engine::Riel24 | Engine::Aa24 => modern::lru_add(k, p),
+        Engine::Split2636 => split2636::lru_add(k, p),
+        Engine::Modern | Engine::Riel24 | Engine::Aa24 => modern::lru_add(k, p),
     }
 }
 
 /// `mark_page_accessed` from read()/write() (mapped accesses only set the PTE young bit).
 pub fn mark_page_accessed(k: &mut Kernel, p: Pfn) {
     match k.profile.engine {
-        Engine::Modern | Engine::Split2636 | Engine::Riel24 | Engine::Aa24 => modern::mark_page_accessed(k, p),
+        Engine::Split2636 => split2636::mark_page_accessed(k, p),
+        Engine::Modern | Engine::Riel24 | Engine::Aa24 => modern::mark_page_accessed(k, p),
     }
 }
 
@@ -125,7 +128,30 @@ pub fn rotate_reclaimable_page(k: &mut Kernel, p: Pfn) {
 /// `wakeup_kswapd` for an allocation that failed the LOW watermark in zone `zid`.
 pub fn wakeup_kswapd(k: &mut Kernel, zid: usize, order: u32, classzone: usize) {
     match k.profile.engine {
-        Engine::Modern | Engine::Split2636 | Engine::Riel24 | Engine::Aa24 => modern::wakeup_kswapd(k, zid, order, classzone),
+        Engine::Split2636 => split2636::wakeup_kswapd(k, zid, order, classzone),
+        Engine::Modern | Engine::Riel24 | Engine::Aa24 => modern::wakeup_kswapd(k, zid, order, classzone),
+    }
+}
+
+/// `wake_all_kswapd` from the allocation slow path: 2.6.x calls `wakeup_kswapd` for every zone
+/// of the zonelist (each checks its own watermark); 6.8 wakes each node's kswapd once.
+pub fn wake_all_kswapd(k: &mut Kernel, zonelist: &[usize], order: u32, classzone: usize) {
+    match k.profile.engine {
+        Engine::Split2636 => {
+            for &zid in zonelist {
+                split2636::wakeup_kswapd(k, zid, order, classzone);
+            }
+        }
+        Engine::Modern | Engine::Riel24 | Engine::Aa24 => {
+            let mut woken = [false; 64];
+            for &zid in zonelist {
+                let node = k.zones[zid].node.min(63);
+                if !woken[node] {
+                    woken[node] = true;
+                    wakeup_kswapd(k, zid, order, classzone);
+                }
+            }
+        }
     }
 }
 
@@ -134,7 +160,8 @@ pub fn try_to_free_pages(k: &mut Kernel, ctx: &mut Ctx, gfp: Gfp, order: u32, cl
     let was = ctx.in_reclaim;
     ctx.in_reclaim = true;
     let r = match k.profile.engine {
-        Engine::Modern | Engine::Split2636 | Engine::Riel24 | Engine::Aa24 => modern::try_to_free_pages(k, ctx, gfp, order, classzone),
+        Engine::Split2636 => split2636::try_to_free_pages(k, ctx, gfp, order, classzone),
+        Engine::Modern | Engine::Riel24 | Engine::Aa24 => modern::try_to_free_pages(k, ctx, gfp, order, classzone),
     };
     ctx.in_reclaim = was;
     r
@@ -158,7 +185,8 @@ pub fn kswapd_step(k: &mut Kernel, ctx: &mut Ctx, node: usize) -> KswapdAction {
     ctx.is_kswapd = true;
     ctx.in_reclaim = true;
     match k.profile.engine {
-        Engine::Modern | Engine::Split2636 | Engine::Riel24 | Engine::Aa24 => modern::kswapd_step(k, ctx, node),
+        Engine::Split2636 => split2636::kswapd_step(k, ctx, node),
+        Engine::Modern | Engine::Riel24 | Engine::Aa24 => modern::kswapd_step(k, ctx, node),
     }
 }
 

@@ -407,8 +407,11 @@ fn start(sim: &mut Sim, t: usize, ctx: &mut Ctx, ps: &mut ProgState, prog: &Prog
             let is_write = matches!(kind, OpKind::Write { .. });
             let fname = name(prog, ps, file)?;
             let f = file_id(sim, &fname, span)?;
-            let off = ev_opt(prog, ps, offset, 0)?.max(0) as u64;
             let fsize = sim.k.files[f as usize].size;
+            let off = match kind {
+                OpKind::Write { append: true, .. } => fsize,
+                _ => ev_opt(prog, ps, offset, 0)?.max(0) as u64,
+            };
             let l = match len {
                 Some(l) => ev(prog, ps, l)?.max(0) as u64,
                 None => fsize.saturating_sub(off),
