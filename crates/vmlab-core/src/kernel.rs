@@ -106,6 +106,9 @@ pub struct Kernel {
     pub quicklists: Vec<List>,
     /// The flusher should run (dirty pages over the background threshold).
     pub flusher_wanted: bool,
+    /// Dirty inodes in the order they were dirtied (`b_dirty`): (dirtied_when, file). Entries
+    /// whose file was cleaned or re-dirtied since are stale and skipped by the flusher.
+    pub dirty_inodes: std::collections::VecDeque<(u64, u32)>,
     pub flusher_task: usize,
     pub now: u64,
     pub rng: rand_pcg::Pcg64,
@@ -157,6 +160,7 @@ impl Kernel {
             wakeups: Vec::new(),
             quicklists: vec![List::default(); cfg.cpus as usize],
             flusher_wanted: false,
+            dirty_inodes: std::collections::VecDeque::new(),
             flusher_task: usize::MAX,
             now: 0,
             rng: rand_pcg::Pcg64::seed_from_u64(seed),

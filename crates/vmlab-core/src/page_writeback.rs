@@ -17,10 +17,12 @@ pub fn set_page_dirty(k: &mut Kernel, p: Pfn) {
         return;
     }
     k.g.dirty += 1;
-    let f = &mut k.files[k.fr.mapping[p as usize] as usize];
+    let file = k.fr.mapping[p as usize];
+    let f = &mut k.files[file as usize];
     f.nr_dirty += 1;
     if f.dirtied_when.is_none() {
         f.dirtied_when = Some(k.now);
+        k.dirty_inodes.push_back((k.now, file));
     }
 }
 
@@ -135,13 +137,18 @@ pub fn flusher_pass(k: &mut Kernel, ctx: &mut Ctx) -> FlushAction {
     let interval = k.profile.tunables.dirty_writeback_centisecs * 10_000_000;
     let over_bg = k.g.dirty > bg;
     let now = ctx.clock();
+    // The oldest-dirtied inode is at the front of b_dirty (stale entries dropped on the way).
     let mut pick: Option<(u64, usize)> = None;
-    for (i, f) in k.files.iter().enumerate() {
-        if let Some(w) = f.dirtied_when {
-            if f.nr_dirty > 0 && (over_bg || now.saturating_sub(w) >= expire) && pick.map(|(pw, _)| w < pw).unwrap_or(true) {
-                pick = Some((w, i));
-            }
+    while let Some(&(w, fi)) = k.dirty_inodes.front() {
+        let f = &k.files[fi as usize];
+        if f.dirtied_when != Some(w) || f.nr_dirty == 0 {
+            k.dirty_inodes.pop_front();
+            continue;
         }
+        if over_bg || now.saturating_sub(w) >= expire {
+            pick = Some((w, fi as usize));
+        }
+        break;
     }
     let Some((_, fi)) = pick else {
         k.flusher_wanted = false;

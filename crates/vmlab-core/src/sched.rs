@@ -265,6 +265,7 @@ pub fn run_kthread(k: &mut Kernel, ctx: &mut Ctx, kind: TaskKind) -> Outcome {
                             ctx.sys_ns = 1;
                         }
                     }
+                    KswapdAction::Yield => return Outcome::Continue,
                     KswapdAction::Nap(ns) => return Outcome::Block { until: Some(ctx.clock() + ns), io: false },
                     KswapdAction::Sleep => return Outcome::Block { until: None, io: false },
                     KswapdAction::Throttle(ns) => {

@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 
 use crate::stats::report::{ReproduceReport, RunReport};
 
+pub mod kswapd_high_order;
+
 /// One seed reproduction.
 pub struct SeedDef {
     pub name: &'static str,
@@ -24,7 +26,7 @@ pub struct ReproduceOpts {
 }
 
 pub fn seeds() -> Vec<SeedDef> {
-    vec![]
+    vec![kswapd_high_order::def()]
 }
 
 pub fn find(name: &str) -> Option<SeedDef> {

@@ -178,6 +178,9 @@ pub enum KswapdAction {
     Sleep,
     /// reclaim_throttle: wait for writeback progress (woken by completions, or this long).
     Throttle(u64),
+    /// `cond_resched()`: end this quantum so the work done so far becomes visible to the tasks
+    /// running on other CPUs before kswapd goes on (it stays runnable).
+    Yield,
 }
 
 /// One step of node `node`'s kswapd.

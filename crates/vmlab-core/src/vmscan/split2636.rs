@@ -55,6 +55,8 @@ pub struct KswapdLocals {
     pub high_order_passes: u64,
     /// wakeup_kswapd calls for order > 0 that raised or kept kswapd_max_order > 0.
     pub high_order_wakeups: u64,
+    /// How order > 0 balance_pgdat runs ended: balanced at the order, fell back to order 0.
+    pub high_order_ends: [u64; 2],
 }
 
 /// `struct scan_control`.
@@ -1012,18 +1014,28 @@ fn balance_priority(k: &mut Kernel, ctx: &mut Ctx, node: usize) -> KswapdAction 
     }
     if action == KswapdAction::Continue && std::mem::take(&mut l.pending_out) {
         balance_out(k, node);
+        // `out:` ... cond_resched(): allocators on the other CPUs run meanwhile.
+        return KswapdAction::Yield;
     }
     action
 }
 
 /// balance_pgdat's `out:`.
 fn balance_out(k: &mut Kernel, node: usize) {
+    if std::env::var("VMLAB_DBG2").is_ok() && k.now > 60_000_000_000 && k.now < 61_000_000_000 {
+        let l = &k.nodes[node].kswapd.split26;
+        eprintln!("OUT t={} order={} sc_order={} prio={} reclaimed={} scanned={} all_ok={} end_zone={} free={:?}", k.now, l.order, l.sc_order, l.priority, l.nr_reclaimed, l.total_scanned, l.all_ok, l.end_zone,
+            k.zones.iter().map(|z| (z.free_pages, (3..11).map(|o| z.nr_free[o] << o).sum::<u64>())).collect::<Vec<_>>());
+    }
     let s = k.profile.split26;
     let l = &mut k.nodes[node].kswapd.split26;
     if !l.all_ok {
         // Fragmentation may keep a high order unreachable: a whole pass that got less than
         // SWAP_CLUSTER_MAX falls back to order 0.
         if l.nr_reclaimed < SWAP_CLUSTER_MAX {
+            if l.sc_order > 0 {
+                l.high_order_ends[1] += 1;
+            }
             l.sc_order = 0;
             if s.kswapd_return_order {
                 l.order = 0;
@@ -1062,6 +1074,9 @@ fn balance_out(k: &mut Kernel, node: usize) {
         l.cz = ez_idx;
     }
     let ks = &mut k.nodes[node].kswapd;
+    if ks.split26.sc_order > 0 {
+        ks.split26.high_order_ends[0] += 1;
+    }
     ks.reclaim_order = ks.split26.order;
     ks.phase = KswapdPhase::TrySleep;
 }

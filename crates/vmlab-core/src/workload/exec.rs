@@ -440,7 +440,7 @@ fn start(sim: &mut Sim, t: usize, ctx: &mut Ctx, ps: &mut ProgState, prog: &Prog
             if let Some(&old) = sim.k.file_ids.get(&fname) {
                 sim.k.file_unlink(ctx, old);
             }
-            sim.k.file_create(&fname, bytes, d, false);
+            sim.k.file_create_packed(&fname, bytes, d);
             Ok(Step::Done)
         }
         OpKind::Unlink { file } => {
