@@ -496,18 +496,6 @@ impl Sim {
 
     fn sample(&mut self) {
         let now = self.s.now;
-        if std::env::var("VMLAB_DBG").is_ok() {
-            let k = &self.k;
-            let mut line = format!("DBG t={:.0}", now as f64 / 1e9);
-            for z in &k.zones {
-                let o3: u64 = (3..crate::mmzone::MAX_ORDER).map(|o| z.nr_free[o] << o).sum();
-                line += &format!(" | {} free {} o>=3 {} nr_free {:?} lru {:?} wm {:?} unrecl {}", z.kind.name(), z.free_pages, o3, z.nr_free, z.lru_pages, z.wmark, z.all_unreclaimable);
-            }
-            let ks = &k.nodes[0].kswapd;
-            line += &format!(" | ks {:?} maxo {} scan {:?} steal {:?} sleeps/runs/hp/hw {:?} | netrx {:?}", ks.phase, ks.max_order, ks.split26.zone_scan_kswapd, ks.split26.zone_steal_kswapd, (ks.split26.full_sleeps, ks.split26.balance_runs, ks.split26.high_order_passes, ks.split26.high_order_wakeups, ks.split26.high_order_ends),
-                self.netrx.iter().map(|n| (n.allocated, n.fallback, n.failed)).collect::<Vec<_>>());
-            eprintln!("{line}");
-        }
         let dt = now.saturating_sub(self.sstate.last_t).max(1);
         let ncpu = self.s.cpus.len() as u64;
         let us: u64 = self.s.cpus.iter().map(|c| c.us_ns).sum();

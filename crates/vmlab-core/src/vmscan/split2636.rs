@@ -1012,21 +1012,15 @@ fn balance_priority(k: &mut Kernel, ctx: &mut Ctx, node: usize) -> KswapdAction 
     } else {
         l.priority -= 1;
     }
-    if action == KswapdAction::Continue && std::mem::take(&mut l.pending_out) {
-        balance_out(k, node);
-        // `out:` ... cond_resched(): allocators on the other CPUs run meanwhile.
+    if action == KswapdAction::Continue && std::mem::take(&mut l.pending_out) && balance_out(k, node) {
+        // `out:` ... cond_resched(); goto loop_again: allocators on the other CPUs run meanwhile.
         return KswapdAction::Yield;
     }
     action
 }
 
-/// balance_pgdat's `out:`.
-fn balance_out(k: &mut Kernel, node: usize) {
-    if std::env::var("VMLAB_DBG2").is_ok() && k.now > 60_000_000_000 && k.now < 61_000_000_000 {
-        let l = &k.nodes[node].kswapd.split26;
-        eprintln!("OUT t={} order={} sc_order={} prio={} reclaimed={} scanned={} all_ok={} end_zone={} free={:?}", k.now, l.order, l.sc_order, l.priority, l.nr_reclaimed, l.total_scanned, l.all_ok, l.end_zone,
-            k.zones.iter().map(|z| (z.free_pages, (3..11).map(|o| z.nr_free[o] << o).sum::<u64>())).collect::<Vec<_>>());
-    }
+/// balance_pgdat's `out:`. Returns true when it went back to `loop_again`.
+fn balance_out(k: &mut Kernel, node: usize) -> bool {
     let s = k.profile.split26;
     let l = &mut k.nodes[node].kswapd.split26;
     if !l.all_ok {
@@ -1042,7 +1036,7 @@ fn balance_out(k: &mut Kernel, node: usize) {
             }
         }
         loop_again(k, node);
-        return;
+        return true;
     }
     if s.kswapd_return_order {
         let order = l.sc_order;
@@ -1063,7 +1057,7 @@ fn balance_out(k: &mut Kernel, node: usize) {
                     l.sc_order = 0;
                     l.order = 0;
                     loop_again(k, node);
-                    return;
+                    return true;
                 }
             }
         }
@@ -1079,4 +1073,5 @@ fn balance_out(k: &mut Kernel, node: usize) {
     }
     ks.reclaim_order = ks.split26.order;
     ks.phase = KswapdPhase::TrySleep;
+    false
 }
