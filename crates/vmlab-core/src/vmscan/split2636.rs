@@ -1075,3 +1075,97 @@ fn balance_out(k: &mut Kernel, node: usize) -> bool {
     ks.phase = KswapdPhase::TrySleep;
     false
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::machine::{MachineConfig, ZoneLayout};
+    use crate::mmzone::Mt;
+
+    /// 16 MiB DMA, 96 MiB DMA32, 32 MiB Normal: the seed's shape, small.
+    fn kernel(profile: &str) -> Kernel {
+        let zones = vec![
+            ZoneLayout { kind: ZoneType::Dma, node: 0, pages: 4096 },
+            ZoneLayout { kind: ZoneType::Dma32, node: 0, pages: 24576 },
+            ZoneLayout { kind: ZoneType::Normal, node: 0, pages: 8192 },
+        ];
+        let cfg = MachineConfig { memory_bytes: (4096 + 24576 + 8192) * 4096, cpus: 1, nodes: 1, arch: "x86_64".into(), cpu_mhz: 3000, reserved_bytes: 0, zones };
+        Kernel::new(crate::profiles::find(profile).expect("profile"), cfg, 1).expect("kernel")
+    }
+
+    /// Allocate every page of zone `zid` (pfn order), then free every other one: order-0 holes only.
+    fn shred(k: &mut Kernel, zid: usize) {
+        let mut ctx = Ctx::default();
+        let mut got = Vec::new();
+        while let Some(p) = k.rmqueue(zid, 0, Mt::Movable) {
+            got.push(p);
+        }
+        got.sort_unstable();
+        for p in got.into_iter().step_by(2) {
+            k.free_one_page(zid, p, 0);
+        }
+        let _ = &mut ctx;
+    }
+
+    #[test]
+    fn watermark_check_is_off_by_two_from_2637() {
+        // A zone with exactly min + reserve + 1 free pages passes order 0 in 2.6.36 and fails in
+        // 2.6.38, which subtracts (1 << order) + 1.
+        for (profile, ok) in [("linux-2.6.36", true), ("linux-2.6.38", false)] {
+            let k = kernel(profile);
+            let z = 1;
+            let free = k.zones[z].free_pages;
+            assert!(k.zone_watermark_ok(z, 0, free - 1, 0, false, false) == ok, "{profile}");
+        }
+    }
+
+    #[test]
+    fn sleep_checks_2636_any_zone_2638_quarter_of_node_and_backwards() {
+        let cz = ZoneType::Normal as usize;
+        // 2.6.36: premature exactly while some zone fails the order at HIGH.
+        let mut k = kernel("linux-2.6.36");
+        assert!(!sleeping_prematurely(&k, 0, 3, false, cz), "fresh memory: 2.6.36 sleeps");
+        shred(&mut k, 2);
+        assert!(!wmark_ok(&k, 2, 3, k.zones[2].high_wmark(), 0));
+        assert!(sleeping_prematurely(&k, 0, 3, false, cz), "Normal fails order 3: 2.6.36 stays awake");
+        assert!(!sleeping_prematurely(&k, 0, 0, false, cz), "order 0 is fine everywhere");
+        // 2.6.38: the node is balanced while DMA32 (75 %) is, and for order > 0 the check
+        // returns pgdat_balanced() itself — a balanced node is "premature" (fixed in 3.0).
+        let mut k = kernel("linux-2.6.38");
+        assert!(sleeping_prematurely(&k, 0, 3, false, cz), "balanced node reads as premature");
+        shred(&mut k, 2);
+        assert!(sleeping_prematurely(&k, 0, 3, false, cz), "still balanced without Normal");
+        shred(&mut k, 1);
+        assert!(!pgdat_balanced(&k, 0, k.zones[0].present, cz));
+        assert!(!sleeping_prematurely(&k, 0, 3, false, cz), "unbalanced node: 2.6.38 goes to sleep");
+    }
+
+    #[test]
+    fn unmovable_fallback_steals_the_largest_block_and_claims_its_pageblock() {
+        let mut k = kernel("linux-2.6.36");
+        let z = 1;
+        let p = k.rmqueue(z, 3, Mt::Unmovable).expect("a block");
+        let b = (p >> crate::mmzone::PAGEBLOCK_ORDER) as usize;
+        assert_eq!(k.pageblock_mt[b], Mt::Unmovable as u8, "the stolen pageblock is claimed");
+        // The rest of that pageblock now serves unmovable requests without another steal.
+        let q = k.rmqueue(z, 3, Mt::Unmovable).expect("another block");
+        assert_eq!((q >> crate::mmzone::PAGEBLOCK_ORDER) as usize, b);
+        k.free_one_page(z, p, 3);
+        k.free_one_page(z, q, 3);
+        k.check_frames().expect("consistent free lists");
+    }
+
+    #[test]
+    fn wakeup_2636_does_not_raise_the_order_for_a_zone_fine_at_low() {
+        let mut k = kernel("linux-2.6.36");
+        wakeup_kswapd(&mut k, 1, 3, ZoneType::Normal as usize);
+        assert_eq!(k.nodes[0].kswapd.max_order, 0);
+        shred(&mut k, 2);
+        wakeup_kswapd(&mut k, 2, 3, ZoneType::Normal as usize);
+        assert_eq!(k.nodes[0].kswapd.max_order, 3);
+        // 2.6.38 records the order even for a zone that is fine (the LOW check only gates the wake).
+        let mut k = kernel("linux-2.6.38");
+        wakeup_kswapd(&mut k, 1, 3, ZoneType::Normal as usize);
+        assert_eq!(k.nodes[0].kswapd.max_order, 3);
+    }
+}
