@@ -95,7 +95,8 @@ pub struct Split26 {
     /// 2.6.37+: lumpy neighbour isolation stops at the first page of the block it cannot take.
     pub lumpy_stop_on_fail: bool,
     /// Smallest order direct compaction runs for: 4 in 2.6.36 (> PAGE_ALLOC_COSTLY_ORDER), 1 in
-    /// 2.6.38; 0 = no compaction.
+    /// 2.6.38; 0 = no compaction. Recorded for the era; direct compaction itself is not modelled
+    /// yet (no seed-001 workload makes sleeping order > 0 allocations).
     pub compaction_min_order: u32,
 }
 
