@@ -116,6 +116,9 @@ pub struct Kernel {
     pub quicklists: Vec<List>,
     /// The flusher should run (dirty pages over the background threshold).
     pub flusher_wanted: bool,
+    /// Dirty inodes in the order they were dirtied (`b_dirty`): (dirtied_when, file). Entries
+    /// whose file was cleaned or re-dirtied since are stale and skipped by the flusher.
+    pub dirty_inodes: std::collections::VecDeque<(u64, u32)>,
     pub flusher_task: usize,
     pub now: u64,
     pub rng: rand_pcg::Pcg64,
@@ -172,6 +175,7 @@ impl Kernel {
             wakeups: Vec::new(),
             quicklists: vec![List::default(); cfg.cpus as usize],
             flusher_wanted: false,
+            dirty_inodes: std::collections::VecDeque::new(),
             flusher_task: usize::MAX,
             now: 0,
             rng: rand_pcg::Pcg64::seed_from_u64(seed),
@@ -209,10 +213,12 @@ impl Kernel {
             let start = pfn;
             let end = pfn + zl.pages as u32;
             pfn = end;
-            // Per-CPU lists: batch ~ zone/1024/4 rounded as zone_batchsize does, at most 63.
-            let mut batch = (zl.pages / 1024 / 4).clamp(1, 63);
-            batch = (batch + batch / 2).next_power_of_two() / 2;
-            let batch = batch.saturating_sub(1).max(1);
+            // Per-CPU lists: `zone_batchsize`: a 1/1024 of the zone capped by the era's limit,
+            // quartered, then rounddown_pow_of_two(batch * 1.5) - 1 (31 in 2.6.36, 63 in 6.8).
+            let cap = (self.profile.pcp_batch_bytes / 4096).max(4);
+            let b = ((zl.pages / 1024).min(cap) / 4).max(1);
+            let x = b + b / 2;
+            let batch = ((1u64 << (63 - x.leading_zeros())) - 1).max(1);
             // 2.4 has no per-CPU page lists (they came with 2.5's hot/cold pages).
             let pcp_cpus = if self.profile.engine == crate::profiles::Engine::Riel24 { 0 } else { ncpu };
             let pcp = vec![Pcp { list: List::default(), high: 6 * batch, batch }; pcp_cpus];

@@ -84,6 +84,49 @@ pub enum QuicklistRule {
     NodeFree16PerCpu,
 }
 
+/// The 2.6.36 → 2.6.38 reclaim choices of the `Split2636` engine: Mel Gorman's kswapd series
+/// (Dec 2010, "Prevent kswapd dumping excessive amounts of memory in response to high-order
+/// allocations") and the 2.6.37 reclaim-mode rework. All false/4 is vanilla 2.6.36.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct Split26 {
+    /// (1/6) `wakeup_kswapd` records `classzone_idx`; `balance_pgdat` and the sleep checks use it.
+    pub kswapd_classzone: bool,
+    /// (3/6) `balance_pgdat` returns the order it balanced at, after an order-0 recheck of every
+    /// zone up to end_zone; kswapd's sleep checks use that order.
+    pub kswapd_return_order: bool,
+    /// (4/6) kswapd resets `kswapd_max_order`/`classzone_idx` after reading them behind a sleep.
+    pub kswapd_reset_after_sleep: bool,
+    /// (5/6) `all_unreclaimable` zones count as balanced in `sleeping_prematurely`.
+    pub unreclaimable_balanced: bool,
+    /// 2.6.38–2.6.39: for order > 0 `sleeping_prematurely` returns `pgdat_balanced()` instead of
+    /// its negation (fixed in 3.0 by afc7e326), so a balanced node is "premature".
+    pub sleep_check_inverted: bool,
+    /// 2.6.37+: `__zone_watermark_ok` subtracts `(1 << order) + 1` instead of `(1 << order) - 1`.
+    pub wmark_off_by_two: bool,
+    /// CONFIG_COMPACTION reclaim mode (2.6.37+): no lumpy ISOLATE_BOTH, references honoured, and
+    /// `should_continue_reclaim` for order > 0 under pressure.
+    pub reclaim_compaction: bool,
+    /// 2.6.37+: lumpy neighbour isolation stops at the first page of the block it cannot take.
+    pub lumpy_stop_on_fail: bool,
+    /// Smallest order direct compaction runs for: 4 in 2.6.36 (> PAGE_ALLOC_COSTLY_ORDER), 1 in
+    /// 2.6.38; 0 = no compaction. Recorded for the era; direct compaction itself is not modelled
+    /// yet (no seed-001 workload makes sleeping order > 0 allocations).
+    pub compaction_min_order: u32,
+}
+
+/// Vanilla 2.6.36.
+pub const SPLIT26_2636: Split26 = Split26 {
+    kswapd_classzone: false,
+    kswapd_return_order: false,
+    kswapd_reset_after_sleep: false,
+    unreclaimable_balanced: false,
+    sleep_check_inverted: false,
+    wmark_off_by_two: false,
+    reclaim_compaction: false,
+    lumpy_stop_on_fail: false,
+    compaction_min_order: 4,
+};
+
 /// Tunables (sysctls) — the names follow /proc/sys/vm.
 #[derive(Clone, Debug, Serialize)]
 pub struct Tunables {
@@ -137,6 +180,11 @@ pub struct Profile {
     pub clean_cache_pass: bool,
     /// Refault (workingset) detection (3.15+).
     pub workingset: bool,
+    /// `zone_batchsize` caps a pcp batch at this many bytes of zone per 1/1024 (before the /4):
+    /// 512 KiB until 2.6.3x (batch 31), 1 MiB later (batch 63).
+    pub pcp_batch_bytes: u64,
+    /// The split-LRU engine's 2.6.36/2.6.38 choices (only `Engine::Split2636` reads them).
+    pub split26: Split26,
     pub tunables: Tunables,
 }
 
@@ -177,6 +225,8 @@ const MODERN: Profile = Profile {
     shm_writepage_io: true,
     clean_cache_pass: false,
     workingset: true,
+    pcp_batch_bytes: 1 << 20,
+    split26: SPLIT26_2636,
     tunables: BASE_TUNABLES,
 };
 
@@ -201,6 +251,8 @@ const LINUX_2_6_26: Profile = Profile {
     shm_writepage_io: true,
     clean_cache_pass: false,
     workingset: false,
+    pcp_batch_bytes: 512 << 10,
+    split26: SPLIT26_2636,
     tunables: Tunables { min_free_kbytes_max: 65536, ..BASE_TUNABLES },
 };
 
@@ -214,16 +266,15 @@ const LINUX_2_6_27: Profile = Profile {
 };
 
 
-/// 2.6.38 (seed 004 "after"): FAULT_FLAG_ALLOW_RETRY drops mmap_sem while a fault waits for
-/// the page. Its reclaim side (seed 001) is refined separately.
-const LINUX_2_6_38: Profile = Profile {
-    name: "linux-2.6.38",
-    summary: "split LRU + unevictable list, FAULT_FLAG_ALLOW_RETRY (fault drops mmap_sem for I/O), FIFO rwsem",
-    engine: Engine::Modern,
+/// 2.6.36: per-zone split LRU, lumpy reclaim, the 2.6.36 kswapd.
+const LINUX_2636: Profile = Profile {
+    name: "linux-2.6.36",
+    summary: "per-zone split anon/file LRU, lumpy reclaim, 2.6.36 kswapd (balances every zone at the woken order)",
+    engine: Engine::Split2636,
     unevictable_lru: true,
     wmark: WmarkRule::Linux2636,
     high_order_check: HighOrderCheck::SubtractLowerOrders,
-    fault_locking: FaultLocking::Retry,
+    fault_locking: FaultLocking::HoldAcrossIo,
     mmap_readahead: MmapReadahead::SequentialOrReadAround,
     rwsem: RwsemKind::Fifo,
     quicklist: QuicklistRule::None,
@@ -235,7 +286,29 @@ const LINUX_2_6_38: Profile = Profile {
     shm_writepage_io: true,
     clean_cache_pass: false,
     workingset: false,
-    tunables: BASE_TUNABLES,
+    pcp_batch_bytes: 512 << 10,
+    split26: SPLIT26_2636,
+    tunables: Tunables { min_free_kbytes_max: 65536, lowmem_reserve_ratio: [256, 256, 32, 32], ..BASE_TUNABLES },
+};
+
+/// 2.6.38: Mel Gorman's kswapd series, reclaim/compaction, FAULT_FLAG_ALLOW_RETRY.
+const LINUX_2638: Profile = Profile {
+    name: "linux-2.6.38",
+    summary: "2.6.36 + Mel Gorman's kswapd series (classzone, 25 % pgdat_balanced, order-0 recheck), reclaim/compaction",
+    fault_locking: FaultLocking::Retry,
+    pgdat_balanced_quarter: true,
+    split26: Split26 {
+        kswapd_classzone: true,
+        kswapd_return_order: true,
+        kswapd_reset_after_sleep: true,
+        unreclaimable_balanced: true,
+        sleep_check_inverted: true,
+        wmark_off_by_two: true,
+        reclaim_compaction: true,
+        lumpy_stop_on_fail: true,
+        compaction_min_order: 1,
+    },
+    ..LINUX_2636
 };
 
 /// Linus' 2.4.9 (Aug 2001): Rik van Riel's VM as it stood before the 2.4.10 switch.
@@ -258,6 +331,8 @@ const LINUX_249: Profile = Profile {
     shm_writepage_io: false,
     clean_cache_pass: false,
     workingset: false,
+    pcp_batch_bytes: 512 << 10,
+    split26: SPLIT26_2636,
     // page_cluster 4 (swap_setup with >= 32 MB): mmap read-around of 16 pages.
     tunables: Tunables { page_cluster: 4, read_ahead_kb: 64, ..BASE_TUNABLES },
 };
@@ -273,7 +348,7 @@ const LINUX_249_PHILLIPS: Profile = Profile {
 /// The profile table. Adding an era means adding a row here (and, if it needs a new
 /// mechanism, the mechanism behind one of the enums above).
 pub fn all() -> Vec<Profile> {
-    vec![LINUX_249, LINUX_249_PHILLIPS, LINUX_2_6_26, LINUX_2_6_27, LINUX_2_6_38, MODERN]
+    vec![LINUX_249, LINUX_249_PHILLIPS, LINUX_2_6_26, LINUX_2_6_27, LINUX_2636, LINUX_2638, MODERN]
 }
 
 pub fn find(name: &str) -> Option<Profile> {
@@ -332,6 +407,15 @@ impl Profile {
             ("reclaim", "shm_writepage_io") => self.shm_writepage_io = boolean()?,
             ("reclaim", "clean_cache_pass") => self.clean_cache_pass = boolean()?,
             ("reclaim", "workingset") => self.workingset = boolean()?,
+            ("reclaim", "kswapd_classzone") => self.split26.kswapd_classzone = boolean()?,
+            ("reclaim", "kswapd_return_order") => self.split26.kswapd_return_order = boolean()?,
+            ("reclaim", "kswapd_reset_after_sleep") => self.split26.kswapd_reset_after_sleep = boolean()?,
+            ("reclaim", "unreclaimable_balanced") => self.split26.unreclaimable_balanced = boolean()?,
+            ("reclaim", "sleep_check_inverted") => self.split26.sleep_check_inverted = boolean()?,
+            ("reclaim", "wmark_off_by_two") => self.split26.wmark_off_by_two = boolean()?,
+            ("reclaim", "reclaim_compaction") => self.split26.reclaim_compaction = boolean()?,
+            ("reclaim", "lumpy_stop_on_fail") => self.split26.lumpy_stop_on_fail = boolean()?,
+            ("reclaim", "compaction_min_order") => self.split26.compaction_min_order = int()?.min(11) as u32,
             ("reclaim", "fault_locking") => {
                 self.fault_locking = match word()?.as_str() {
                     "hold_across_io" => FaultLocking::HoldAcrossIo,
@@ -385,7 +469,9 @@ const VM_KEYS: &[&str] = &[
 const RECLAIM_KEYS: &[&str] = &[
     "unevictable_lru", "mlock_half_physmem", "kswapd_failures", "pgdat_balanced_quarter",
     "kswapd_ignore_failure", "objrmap_walk", "shm_writepage_io", "clean_cache_pass", "workingset",
-    "fault_locking", "mmap_readahead", "rwsem", "quicklist",
+    "fault_locking", "mmap_readahead", "rwsem", "quicklist", "kswapd_classzone", "kswapd_return_order", "kswapd_reset_after_sleep",
+    "unreclaimable_balanced", "sleep_check_inverted", "wmark_off_by_two", "reclaim_compaction",
+    "lumpy_stop_on_fail", "compaction_min_order",
 ];
 
 #[cfg(test)]

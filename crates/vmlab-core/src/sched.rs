@@ -83,6 +83,8 @@ pub enum Event {
     Start(usize),
     /// A kernel thread ran briefly on an idle CPU: the idle loop goes round once more.
     IdleTick(u32),
+    /// A network-receive softirq of `[[netrx]]` source i (atomic slab allocation).
+    NetRx(usize),
 }
 
 #[derive(Clone, Debug, Default)]
@@ -283,6 +285,7 @@ pub fn run_kthread(k: &mut Kernel, ctx: &mut Ctx, kind: TaskKind) -> Outcome {
                             ctx.sys_ns = 1;
                         }
                     }
+                    KswapdAction::Yield => return Outcome::Continue,
                     KswapdAction::Nap(ns) => return Outcome::Block { until: Some(ctx.clock() + ns), io: false },
                     KswapdAction::Sleep => return Outcome::Block { until: None, io: false },
                     KswapdAction::Throttle(ns) => {
@@ -315,6 +318,7 @@ pub fn run_kthread(k: &mut Kernel, ctx: &mut Ctx, kind: TaskKind) -> Outcome {
                 }
                 KswapdAction::Nap(ns) | KswapdAction::Throttle(ns) => return Outcome::Block { until: Some(ctx.clock() + ns), io: false },
                 KswapdAction::Sleep => return Outcome::Block { until: None, io: false },
+                KswapdAction::Yield => return Outcome::Continue,
             }
         },
         TaskKind::User => Outcome::Exit,

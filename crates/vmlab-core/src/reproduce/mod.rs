@@ -9,6 +9,7 @@ use crate::stats::report::{ReproduceReport, RunReport};
 
 pub mod quicklists;
 pub mod google_mlock;
+pub mod kswapd_high_order;
 
 /// One seed reproduction.
 pub struct SeedDef {
@@ -31,6 +32,7 @@ pub mod mmap_sem;
 pub fn seeds() -> Vec<SeedDef> {
     vec![
         google_mlock::def(),
+        kswapd_high_order::def(),
         mmap_sem::def(),
         SeedDef {
             name: quicklists::SEED,

@@ -4,6 +4,7 @@
 
 pub mod modern;
 pub mod riel24;
+pub mod split2636;
 
 use crate::kernel::{Ctx, Kernel};
 use crate::mm_types::{pg, List, Pfn};
@@ -93,7 +94,8 @@ pub fn is_swapbacked(k: &Kernel, p: Pfn) -> bool {
 pub fn lru_add(k: &mut Kernel, p: Pfn) {
     match k.profile.engine {
         Engine::Riel24 => riel24::lru_cache_add(k, p),
-        Engine::Modern | Engine::Split2636 | Engine::Aa24 => modern::lru_add(k, p),
+        Engine::Split2636 => split2636::lru_add(k, p),
+        Engine::Modern | Engine::Aa24 => modern::lru_add(k, p),
     }
 }
 
@@ -101,7 +103,8 @@ pub fn lru_add(k: &mut Kernel, p: Pfn) {
 pub fn mark_page_accessed(k: &mut Kernel, p: Pfn) {
     match k.profile.engine {
         Engine::Riel24 => riel24::mark_page_accessed(k, p),
-        Engine::Modern | Engine::Split2636 | Engine::Aa24 => modern::mark_page_accessed(k, p),
+        Engine::Split2636 => split2636::mark_page_accessed(k, p),
+        Engine::Modern | Engine::Aa24 => modern::mark_page_accessed(k, p),
     }
 }
 
@@ -136,7 +139,30 @@ pub fn rotate_reclaimable_page(k: &mut Kernel, p: Pfn) {
 pub fn wakeup_kswapd(k: &mut Kernel, zid: usize, order: u32, classzone: usize) {
     match k.profile.engine {
         Engine::Riel24 => riel24::wakeup_kswapd(k),
-        Engine::Modern | Engine::Split2636 | Engine::Aa24 => modern::wakeup_kswapd(k, zid, order, classzone),
+        Engine::Split2636 => split2636::wakeup_kswapd(k, zid, order, classzone),
+        Engine::Modern | Engine::Aa24 => modern::wakeup_kswapd(k, zid, order, classzone),
+    }
+}
+
+/// `wake_all_kswapd` from the allocation slow path: 2.6.x calls `wakeup_kswapd` for every zone
+/// of the zonelist (each checks its own watermark); 6.8 wakes each node's kswapd once.
+pub fn wake_all_kswapd(k: &mut Kernel, zonelist: &[usize], order: u32, classzone: usize) {
+    match k.profile.engine {
+        Engine::Split2636 => {
+            for &zid in zonelist {
+                split2636::wakeup_kswapd(k, zid, order, classzone);
+            }
+        }
+        Engine::Modern | Engine::Riel24 | Engine::Aa24 => {
+            let mut woken = [false; 64];
+            for &zid in zonelist {
+                let node = k.zones[zid].node.min(63);
+                if !woken[node] {
+                    woken[node] = true;
+                    wakeup_kswapd(k, zid, order, classzone);
+                }
+            }
+        }
     }
 }
 
@@ -146,7 +172,8 @@ pub fn try_to_free_pages(k: &mut Kernel, ctx: &mut Ctx, gfp: Gfp, order: u32, cl
     ctx.in_reclaim = true;
     let r = match k.profile.engine {
         Engine::Riel24 => riel24::try_to_free_pages(k, ctx) as u64,
-        Engine::Modern | Engine::Split2636 | Engine::Aa24 => modern::try_to_free_pages(k, ctx, gfp, order, classzone),
+        Engine::Split2636 => split2636::try_to_free_pages(k, ctx, gfp, order, classzone),
+        Engine::Modern | Engine::Aa24 => modern::try_to_free_pages(k, ctx, gfp, order, classzone),
     };
     ctx.in_reclaim = was;
     r
@@ -163,6 +190,9 @@ pub enum KswapdAction {
     Sleep,
     /// reclaim_throttle: wait for writeback progress (woken by completions, or this long).
     Throttle(u64),
+    /// `cond_resched()`: end this quantum so the work done so far becomes visible to the tasks
+    /// running on other CPUs before kswapd goes on (it stays runnable).
+    Yield,
 }
 
 /// One step of node `node`'s kswapd.
@@ -171,7 +201,8 @@ pub fn kswapd_step(k: &mut Kernel, ctx: &mut Ctx, node: usize) -> KswapdAction {
     ctx.in_reclaim = true;
     match k.profile.engine {
         Engine::Riel24 => riel24::kswapd_step(k, ctx, node),
-        Engine::Modern | Engine::Split2636 | Engine::Aa24 => modern::kswapd_step(k, ctx, node),
+        Engine::Split2636 => split2636::kswapd_step(k, ctx, node),
+        Engine::Modern | Engine::Aa24 => modern::kswapd_step(k, ctx, node),
     }
 }
 
