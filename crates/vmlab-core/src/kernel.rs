@@ -138,6 +138,8 @@ pub struct Kernel {
     pub oom_killed: Vec<u32>,
     /// mmap_sem contention of address spaces that have exited (live ones keep their own).
     pub mmap_sem_retired: crate::sched_lock::RwSemStats,
+    /// State of the 2.4-aa reclaim engine (swap_out cursor, reclaim continuations).
+    pub aa24: crate::vmscan::aa24::Aa24State,
 }
 
 impl Kernel {
@@ -186,6 +188,7 @@ impl Kernel {
             wb_done_since_wake: 0,
             isolate_buf: Vec::new(),
             zero_pfn: 0,
+            aa24: Default::default(),
             cfg,
             mmap_sem_retired: Default::default(),
         };

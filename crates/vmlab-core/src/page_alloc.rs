@@ -413,6 +413,11 @@ impl Kernel {
             if let Some(p) = self.get_page_from_freelist(ctx, gfp, order, Some(WMARK_MIN), false, false) {
                 return Ok(p);
             }
+            if reclaimed == 0 && ctx.throttle_until > ctx.clock() {
+                // The reclaim engine stopped in the middle of its work to reschedule or to wait
+                // on a page under I/O (2.4 need_resched / wait_on_page); it resumes then.
+                return Err(AllocFail::Throttled);
+            }
             if reclaimed == 0 {
                 no_progress += 1;
             } else {

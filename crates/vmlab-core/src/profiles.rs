@@ -146,6 +146,9 @@ pub struct Tunables {
     pub vm_mapped_ratio: u64,
     pub vm_passes: u64,
     pub vm_lru_balance_ratio: u64,
+    /// 2.4-aa `vm_anon_lru`: 0 keeps new anonymous pages off the LRU until swap_out puts them in
+    /// the swap cache.
+    pub vm_anon_lru: u64,
     /// Upper clamp of computed min_free_kbytes.
     pub min_free_kbytes_max: u64,
 }
@@ -172,6 +175,10 @@ pub struct Profile {
     pub pgdat_balanced_quarter: bool,
     /// 2.4.9-phillips bandaid: kswapd sleeps even when do_try_to_free_pages failed.
     pub kswapd_ignore_failure: bool,
+    /// 2.4 `try_to_swap_out` leaves PTEs of active pages alone (2.4.23's mm/vmscan.c). Andrea's
+    /// 2.4.19-pre `aa-200-active_page_swapout` dropped the test; off, the walk unmaps active
+    /// pages too.
+    pub walk_skips_active: bool,
     /// 2.4.23aa2: objrmap unmapping of shared pages during the page-table walk.
     pub objrmap_walk: bool,
     /// 2.4.23aa2: shm_writepage starts the swap I/O immediately.
@@ -203,6 +210,7 @@ const BASE_TUNABLES: Tunables = Tunables {
     vm_mapped_ratio: 100,
     vm_passes: 60,
     vm_lru_balance_ratio: 2,
+    vm_anon_lru: 1,
     min_free_kbytes_max: 262144,
 };
 
@@ -221,6 +229,7 @@ const MODERN: Profile = Profile {
     kswapd_failures: true,
     pgdat_balanced_quarter: false,
     kswapd_ignore_failure: false,
+    walk_skips_active: true,
     objrmap_walk: false,
     shm_writepage_io: true,
     clean_cache_pass: false,
@@ -247,6 +256,7 @@ const LINUX_2_6_26: Profile = Profile {
     kswapd_failures: false,
     pgdat_balanced_quarter: false,
     kswapd_ignore_failure: false,
+    walk_skips_active: false,
     objrmap_walk: false,
     shm_writepage_io: true,
     clean_cache_pass: false,
@@ -282,6 +292,7 @@ const LINUX_2636: Profile = Profile {
     kswapd_failures: false,
     pgdat_balanced_quarter: false,
     kswapd_ignore_failure: false,
+    walk_skips_active: false,
     objrmap_walk: false,
     shm_writepage_io: true,
     clean_cache_pass: false,
@@ -327,6 +338,7 @@ const LINUX_249: Profile = Profile {
     kswapd_failures: false,
     pgdat_balanced_quarter: false,
     kswapd_ignore_failure: false,
+    walk_skips_active: false,
     objrmap_walk: false,
     shm_writepage_io: false,
     clean_cache_pass: false,
@@ -345,10 +357,46 @@ const LINUX_249_PHILLIPS: Profile = Profile {
     ..LINUX_249
 };
 
+/// Andrea Arcangeli's VM as in 2.4.23aa1 (mm/vmscan.c of 2.4.23 with the -aa sysctls).
+const AA1: Profile = Profile {
+    name: "linux-2.4.23aa1",
+    summary: "Andrea 2.4 VM: active/inactive with classzones, shrink_cache + page-table-walk swap_out; shm_writepage defers I/O",
+    engine: Engine::Aa24,
+    unevictable_lru: false,
+    wmark: WmarkRule::Linux24,
+    high_order_check: HighOrderCheck::SubtractLowerOrders,
+    fault_locking: FaultLocking::HoldAcrossIo,
+    mmap_readahead: MmapReadahead::ReadAround,
+    rwsem: RwsemKind::Fifo,
+    quicklist: QuicklistRule::None,
+    mlock_half_physmem: true,
+    kswapd_failures: false,
+    pgdat_balanced_quarter: false,
+    kswapd_ignore_failure: false,
+    walk_skips_active: false,
+    objrmap_walk: false,
+    shm_writepage_io: false,
+    clean_cache_pass: false,
+    workingset: false,
+    pcp_batch_bytes: 512 << 10,
+    split26: SPLIT26_2636,
+    tunables: Tunables { read_ahead_kb: 124, vm_anon_lru: 0, ..BASE_TUNABLES },
+};
+
+/// 2.4.23aa2: aa1 plus `05_vm_28-shmem-big-iron-1`.
+const AA2: Profile = Profile {
+    name: "linux-2.4.23aa2",
+    summary: "2.4.23aa1 + shmem-big-iron: objrmap unmap in the walk, immediate shm swap I/O, clean-cache pass",
+    objrmap_walk: true,
+    shm_writepage_io: true,
+    clean_cache_pass: true,
+    ..AA1
+};
+
 /// The profile table. Adding an era means adding a row here (and, if it needs a new
 /// mechanism, the mechanism behind one of the enums above).
 pub fn all() -> Vec<Profile> {
-    vec![LINUX_249, LINUX_249_PHILLIPS, LINUX_2_6_26, LINUX_2_6_27, LINUX_2636, LINUX_2638, MODERN]
+    vec![LINUX_249, LINUX_249_PHILLIPS, AA1, AA2, LINUX_2_6_26, LINUX_2_6_27, LINUX_2636, LINUX_2638, MODERN]
 }
 
 pub fn find(name: &str) -> Option<Profile> {
@@ -398,11 +446,13 @@ impl Profile {
             ("vm", "vm_mapped_ratio") => t.vm_mapped_ratio = int()?.max(1),
             ("vm", "vm_passes") => t.vm_passes = int()?.max(1),
             ("vm", "vm_lru_balance_ratio") => t.vm_lru_balance_ratio = int()?.max(1),
+            ("vm", "vm_anon_lru") => t.vm_anon_lru = int()?.min(1),
             ("reclaim", "unevictable_lru") => self.unevictable_lru = boolean()?,
             ("reclaim", "mlock_half_physmem") => self.mlock_half_physmem = boolean()?,
             ("reclaim", "kswapd_failures") => self.kswapd_failures = boolean()?,
             ("reclaim", "pgdat_balanced_quarter") => self.pgdat_balanced_quarter = boolean()?,
             ("reclaim", "kswapd_ignore_failure") => self.kswapd_ignore_failure = boolean()?,
+            ("reclaim", "walk_skips_active") => self.walk_skips_active = boolean()?,
             ("reclaim", "objrmap_walk") => self.objrmap_walk = boolean()?,
             ("reclaim", "shm_writepage_io") => self.shm_writepage_io = boolean()?,
             ("reclaim", "clean_cache_pass") => self.clean_cache_pass = boolean()?,
@@ -464,11 +514,11 @@ impl Profile {
 const VM_KEYS: &[&str] = &[
     "swappiness", "min_free_kbytes", "watermark_scale_factor", "dirty_ratio", "dirty_background_ratio",
     "dirty_expire_centisecs", "dirty_writeback_centisecs", "read_ahead_kb", "page_cluster",
-    "vm_cache_scan_ratio", "vm_mapped_ratio", "vm_passes", "vm_lru_balance_ratio",
+    "vm_cache_scan_ratio", "vm_mapped_ratio", "vm_passes", "vm_lru_balance_ratio", "vm_anon_lru",
 ];
 const RECLAIM_KEYS: &[&str] = &[
     "unevictable_lru", "mlock_half_physmem", "kswapd_failures", "pgdat_balanced_quarter",
-    "kswapd_ignore_failure", "objrmap_walk", "shm_writepage_io", "clean_cache_pass", "workingset",
+    "kswapd_ignore_failure", "walk_skips_active", "objrmap_walk", "shm_writepage_io", "clean_cache_pass", "workingset",
     "fault_locking", "mmap_readahead", "rwsem", "quicklist", "kswapd_classzone", "kswapd_return_order", "kswapd_reset_after_sleep",
     "unreclaimable_balanced", "sleep_check_inverted", "wmark_off_by_two", "reclaim_compaction",
     "lumpy_stop_on_fail", "compaction_min_order",

@@ -58,6 +58,8 @@ kfuncs! {
     ShrinkCache => "shrink_cache",
     RefillInactive => "refill_inactive",
     TryToUnmapSharedVma => "try_to_unmap_shared_vma",
+    TryToSwapOut => "try_to_swap_out",
+    PageTableLockSpin => "spin_lock(page_table_lock)",
     ShmWritepage => "shm_writepage",
     LruLockSpin => "spin_lock(lru_lock)",
     ZoneLockSpin => "spin_lock(zone->lock)",

@@ -2,6 +2,7 @@
 //! operations, `pageout`, `__remove_mapping`; each era's engine (list layout, scan policy,
 //! kswapd) is a submodule chosen by the profile's `engine` field.
 
+pub mod aa24;
 pub mod modern;
 pub mod riel24;
 pub mod split2636;
@@ -95,7 +96,8 @@ pub fn lru_add(k: &mut Kernel, p: Pfn) {
     match k.profile.engine {
         Engine::Riel24 => riel24::lru_cache_add(k, p),
         Engine::Split2636 => split2636::lru_add(k, p),
-        Engine::Modern | Engine::Aa24 => modern::lru_add(k, p),
+        Engine::Aa24 => aa24::lru_add(k, p),
+        Engine::Modern => modern::lru_add(k, p),
     }
 }
 
@@ -104,7 +106,24 @@ pub fn mark_page_accessed(k: &mut Kernel, p: Pfn) {
     match k.profile.engine {
         Engine::Riel24 => riel24::mark_page_accessed(k, p),
         Engine::Split2636 => split2636::mark_page_accessed(k, p),
-        Engine::Modern | Engine::Aa24 => modern::mark_page_accessed(k, p),
+        Engine::Aa24 => aa24::mark_page_accessed(k, p),
+        Engine::Modern => modern::mark_page_accessed(k, p),
+    }
+}
+
+/// A page fault found page `p` in the page cache (`filemap_nopage` / `shmem_nopage`): the 2.4
+/// engines count that as an access (`mark_page_accessed`); later kernels only set the young bit.
+pub fn nopage_accessed(k: &mut Kernel, p: Pfn) {
+    if k.profile.engine == Engine::Aa24 {
+        aa24::mark_page_accessed(k, p);
+    }
+}
+
+/// A page fault takes its mm's page_table_lock: with the 2.4 page-table walk it may have to
+/// spin while `swap_out` holds it.
+pub fn fault_page_table_lock(k: &mut Kernel, ctx: &mut Ctx, mm: u32) {
+    if k.profile.engine == Engine::Aa24 {
+        aa24::page_table_lock(k, ctx, mm);
     }
 }
 
@@ -140,7 +159,8 @@ pub fn wakeup_kswapd(k: &mut Kernel, zid: usize, order: u32, classzone: usize) {
     match k.profile.engine {
         Engine::Riel24 => riel24::wakeup_kswapd(k),
         Engine::Split2636 => split2636::wakeup_kswapd(k, zid, order, classzone),
-        Engine::Modern | Engine::Aa24 => modern::wakeup_kswapd(k, zid, order, classzone),
+        Engine::Aa24 => aa24::wakeup_kswapd(k, zid, order, classzone),
+        Engine::Modern => modern::wakeup_kswapd(k, zid, order, classzone),
     }
 }
 
@@ -173,7 +193,8 @@ pub fn try_to_free_pages(k: &mut Kernel, ctx: &mut Ctx, gfp: Gfp, order: u32, cl
     let r = match k.profile.engine {
         Engine::Riel24 => riel24::try_to_free_pages(k, ctx) as u64,
         Engine::Split2636 => split2636::try_to_free_pages(k, ctx, gfp, order, classzone),
-        Engine::Modern | Engine::Aa24 => modern::try_to_free_pages(k, ctx, gfp, order, classzone),
+        Engine::Aa24 => aa24::try_to_free_pages(k, ctx, gfp, order, classzone),
+        Engine::Modern => modern::try_to_free_pages(k, ctx, gfp, order, classzone),
     };
     ctx.in_reclaim = was;
     r
@@ -202,7 +223,8 @@ pub fn kswapd_step(k: &mut Kernel, ctx: &mut Ctx, node: usize) -> KswapdAction {
     match k.profile.engine {
         Engine::Riel24 => riel24::kswapd_step(k, ctx, node),
         Engine::Split2636 => split2636::kswapd_step(k, ctx, node),
-        Engine::Modern | Engine::Aa24 => modern::kswapd_step(k, ctx, node),
+        Engine::Aa24 => aa24::kswapd_step(k, ctx, node),
+        Engine::Modern => modern::kswapd_step(k, ctx, node),
     }
 }
 
