@@ -230,6 +230,15 @@ impl Disk {
         off
     }
 
+    /// Reserve `bytes` rounded up to whole 4 KiB blocks right after the previous allocation: how
+    /// a filesystem places files created one after another (small files end up adjacent, so
+    /// writing them out in creation order is sequential).
+    pub fn allocate_blocks(&mut self, bytes: u64) -> u64 {
+        let off = self.next_extent;
+        self.next_extent += bytes.div_ceil(4096).max(1) * 4096;
+        off
+    }
+
     /// Sequential bandwidth of the whole device (all stripes), bytes/s.
     pub fn bandwidth_bps(&self) -> u64 {
         self.params.bandwidth_bps * self.params.stripes() as u64
@@ -349,6 +358,17 @@ impl Disk {
         let qb = self.spindles[b].quote(&p, now, local, bytes).0;
         let pick = if qb < qa { b } else { a };
         self.spindles[pick].schedule(&p, now, local, bytes)
+    }
+
+    /// Longest request starting at `offset` that stays on one stripe: md's `merge_bvec_fn`
+    /// keeps a bio from crossing a chunk boundary of a striped array, so the pages of each chunk
+    /// complete on their own. Unlimited for a single-stripe device.
+    pub fn bio_max_bytes(&self, offset: u64) -> u64 {
+        if self.params.stripes() <= 1 {
+            u64::MAX
+        } else {
+            self.params.chunk_bytes - offset % self.params.chunk_bytes
+        }
     }
 
     /// Logical requests submitted and not complete at `now`.

@@ -35,6 +35,10 @@ pub struct Ctx {
     pub oom_victim: bool,
     /// The mm of the process this context works for.
     pub mm: Option<u32>,
+    /// The flusher (it paces itself against the queue instead of sleeping per write).
+    pub is_flusher: bool,
+    /// FAULT_FLAG_TRIED: this fault re-enters one that waited for this page's I/O.
+    pub fault_tried: bool,
     /// Set when an allocation throttled: sleep until then (or a writeback wakeup).
     pub throttle_until: u64,
 }
@@ -82,8 +86,14 @@ pub struct Kernel {
     pub fr: Frames,
     pub zones: Vec<Zone>,
     pub nodes: Vec<Node>,
+    /// Zone id of every pageblock (zones are pageblock-aligned here): O(1) `zone_of`.
+    pub pageblock_zone: Vec<u8>,
+    /// Zonelists: [node][highest zone type] → zone ids in fallback order.
+    pub zonelists: Vec<Vec<Vec<usize>>>,
     /// The 2.4 engines' global lists.
     pub global_lru: Lruvec,
+    /// State of the 2.4.0–2.4.9 reclaim engine (its rings, memory_pressure, kswapd's loop).
+    pub riel: crate::vmscan::riel24::Riel24,
     pub pageblock_mt: Vec<u8>,
     pub ev: VmEvents,
     pub prof: KernelProfile,
@@ -106,6 +116,9 @@ pub struct Kernel {
     pub quicklists: Vec<List>,
     /// The flusher should run (dirty pages over the background threshold).
     pub flusher_wanted: bool,
+    /// Dirty inodes in the order they were dirtied (`b_dirty`): (dirtied_when, file). Entries
+    /// whose file was cleaned or re-dirtied since are stale and skipped by the flusher.
+    pub dirty_inodes: std::collections::VecDeque<(u64, u32)>,
     pub flusher_task: usize,
     pub now: u64,
     pub rng: rand_pcg::Pcg64,
@@ -123,6 +136,8 @@ pub struct Kernel {
     pub zero_pfn: Pfn,
     /// Processes killed by the OOM killer (by mm id) — the scheduler terminates their tasks.
     pub oom_killed: Vec<u32>,
+    /// mmap_sem contention of address spaces that have exited (live ones keep their own).
+    pub mmap_sem_retired: crate::sched_lock::RwSemStats,
     /// State of the 2.4-aa reclaim engine (swap_out cursor, reclaim continuations).
     pub aa24: crate::vmscan::aa24::Aa24State,
 }
@@ -142,6 +157,9 @@ impl Kernel {
             zones: Vec::new(),
             nodes: Vec::new(),
             global_lru: Lruvec::default(),
+            pageblock_zone: Vec::new(),
+            zonelists: Vec::new(),
+            riel: Default::default(),
             pageblock_mt: vec![crate::mmzone::Mt::Movable as u8; ((total >> PAGEBLOCK_ORDER) + 1) as usize],
             ev: VmEvents::default(),
             prof: KernelProfile::default(),
@@ -159,6 +177,7 @@ impl Kernel {
             wakeups: Vec::new(),
             quicklists: vec![List::default(); cfg.cpus as usize],
             flusher_wanted: false,
+            dirty_inodes: std::collections::VecDeque::new(),
             flusher_task: usize::MAX,
             now: 0,
             rng: rand_pcg::Pcg64::seed_from_u64(seed),
@@ -171,6 +190,7 @@ impl Kernel {
             zero_pfn: 0,
             aa24: Default::default(),
             cfg,
+            mmap_sem_retired: Default::default(),
         };
         k.build_zones();
         Ok(k)
@@ -196,11 +216,15 @@ impl Kernel {
             let start = pfn;
             let end = pfn + zl.pages as u32;
             pfn = end;
-            // Per-CPU lists: batch ~ zone/1024/4 rounded as zone_batchsize does, at most 63.
-            let mut batch = (zl.pages / 1024 / 4).clamp(1, 63);
-            batch = (batch + batch / 2).next_power_of_two() / 2;
-            let batch = batch.saturating_sub(1).max(1);
-            let pcp = vec![Pcp { list: List::default(), high: 6 * batch, batch }; ncpu];
+            // Per-CPU lists: `zone_batchsize`: a 1/1024 of the zone capped by the era's limit,
+            // quartered, then rounddown_pow_of_two(batch * 1.5) - 1 (31 in 2.6.36, 63 in 6.8).
+            let cap = (self.profile.pcp_batch_bytes / 4096).max(4);
+            let b = ((zl.pages / 1024).min(cap) / 4).max(1);
+            let x = b + b / 2;
+            let batch = ((1u64 << (63 - x.leading_zeros())) - 1).max(1);
+            // 2.4 has no per-CPU page lists (they came with 2.5's hot/cold pages).
+            let pcp_cpus = if self.profile.engine == crate::profiles::Engine::Riel24 { 0 } else { ncpu };
+            let pcp = vec![Pcp { list: List::default(), high: 6 * batch, batch }; pcp_cpus];
             self.zones.push(Zone {
                 id,
                 kind: zl.kind,
@@ -231,6 +255,29 @@ impl Kernel {
         }
         for p in 0..self.fr.len() {
             self.fr.set_lru_list(p as Pfn, crate::mmzone::LRU_NONE);
+        }
+        let nblocks = (self.fr.len() >> PAGEBLOCK_ORDER) + 1;
+        self.pageblock_zone = vec![0; nblocks];
+        for z in &self.zones {
+            for b in (z.start_pfn >> PAGEBLOCK_ORDER)..=((z.end_pfn.max(1) - 1) >> PAGEBLOCK_ORDER) {
+                self.pageblock_zone[b as usize] = z.id as u8;
+            }
+        }
+        for n in 0..self.nodes.len() {
+            let mut per = Vec::new();
+            for highest in 0..5usize {
+                let mut v = Vec::new();
+                for k in 0..self.nodes.len() {
+                    let nid = (n + k) % self.nodes.len();
+                    for &zid in self.nodes[nid].zones.iter().rev() {
+                        if self.zones[zid].kind as usize <= highest && self.zones[zid].present > 0 {
+                            v.push(zid);
+                        }
+                    }
+                }
+                per.push(v);
+            }
+            self.zonelists.push(per);
         }
         // Firmware/kernel-image reservation comes off the bottom of node 0 (after DMA).
         let reserved = (self.cfg.reserved_bytes / 4096) as u32;
@@ -290,6 +337,15 @@ impl Kernel {
         }
     }
 
+    /// mmap_sem contention summed over every address space, live or exited.
+    pub fn mmap_sem_stats(&self) -> crate::sched_lock::RwSemStats {
+        let mut t = self.mmap_sem_retired;
+        for m in self.mms.iter().flatten() {
+            t.add(&m.mmap_sem.stats);
+        }
+        t
+    }
+
     #[inline(always)]
     pub fn charge(&mut self, ctx: &mut Ctx, f: KFunc, ns: u64) {
         ctx.sys_ns += ns;
@@ -299,11 +355,15 @@ impl Kernel {
     /// Zone of a pfn: zones are contiguous pfn ranges in id order.
     #[inline]
     pub fn zone_of(&self, pfn: Pfn) -> usize {
-        let mut i = 0;
-        while i + 1 < self.zones.len() && pfn >= self.zones[i].end_pfn {
-            i += 1;
+        let z = self.pageblock_zone[(pfn >> PAGEBLOCK_ORDER) as usize] as usize;
+        // A zone boundary inside a pageblock (odd explicit layouts): step to the right zone.
+        if pfn < self.zones[z].start_pfn {
+            z - 1
+        } else if pfn >= self.zones[z].end_pfn {
+            z + 1
+        } else {
+            z
         }
-        i
     }
 
     #[inline]

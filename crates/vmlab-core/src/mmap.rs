@@ -146,7 +146,7 @@ impl Kernel {
             rss_file: 0,
             rss_shmem: 0,
             locked_vm: 0,
-            mmap_sem: RwSem::default(),
+            mmap_sem: RwSem::new(self.profile.rwsem),
             users: 1,
             next_vpn: 0x400, // 4 MiB: leave the low pages unmapped as real processes do
             regions: BTreeMap::new(),
@@ -327,6 +327,8 @@ impl Kernel {
             }
         }
         self.free_pgtables(ctx, mm, start, end);
+        // unmap_region ends with tlb_finish_mmu, which keeps the page-table cache in bounds.
+        crate::quicklist::check_pgt_cache(self, ctx);
     }
 
     /// `zap_pte_range` over one VMA's part [start, end).
@@ -344,7 +346,15 @@ impl Kernel {
                 continue;
             }
             let mut s = slot;
+            let tbl = slot / PTRS_PER_TABLE as usize;
             while vpn < tbl_end {
+                if self.pt.used[tbl] == 0 {
+                    // The rest of the table is empty: the walk still costs, but there is
+                    // nothing to look at (speed only; same result and charge).
+                    walked += tbl_end - vpn;
+                    vpn = tbl_end;
+                    break;
+                }
                 let e = self.pt.entries[s];
                 walked += 1;
                 if e != 0 {
@@ -437,6 +447,8 @@ impl Kernel {
             self.anon_vmas[av as usize].mms.retain(|&x| x != mm);
         }
         crate::quicklist::check_pgt_cache(self, ctx);
+        let st = self.mm(mm).mmap_sem.stats;
+        self.mmap_sem_retired.add(&st);
         self.mms[mm as usize] = None;
     }
 

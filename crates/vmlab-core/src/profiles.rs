@@ -51,6 +51,20 @@ pub enum FaultLocking {
     PerVma,
 }
 
+/// How a fault on a file mapping reads ahead (`filemap_fault`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MmapReadahead {
+    /// 2.6.23–2.6.30: read-around, `ra_pages` centred on the fault, nothing read asynchronously:
+    /// every window is a fault that waits.
+    ReadAround,
+    /// 2.6.31–2.6.39: a fault on the page after the previous one runs sequential (on-demand)
+    /// readahead, which keeps the next window in flight; others read around.
+    SequentialOrReadAround,
+    /// 3.0+: read-around marks its last quarter PG_readahead, so the next window starts early.
+    ReadAroundAsync,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RwsemKind {
@@ -69,6 +83,49 @@ pub enum QuicklistRule {
     /// 2.6.27+: node_free/16/cpus_on_node.
     NodeFree16PerCpu,
 }
+
+/// The 2.6.36 → 2.6.38 reclaim choices of the `Split2636` engine: Mel Gorman's kswapd series
+/// (Dec 2010, "Prevent kswapd dumping excessive amounts of memory in response to high-order
+/// allocations") and the 2.6.37 reclaim-mode rework. All false/4 is vanilla 2.6.36.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct Split26 {
+    /// (1/6) `wakeup_kswapd` records `classzone_idx`; `balance_pgdat` and the sleep checks use it.
+    pub kswapd_classzone: bool,
+    /// (3/6) `balance_pgdat` returns the order it balanced at, after an order-0 recheck of every
+    /// zone up to end_zone; kswapd's sleep checks use that order.
+    pub kswapd_return_order: bool,
+    /// (4/6) kswapd resets `kswapd_max_order`/`classzone_idx` after reading them behind a sleep.
+    pub kswapd_reset_after_sleep: bool,
+    /// (5/6) `all_unreclaimable` zones count as balanced in `sleeping_prematurely`.
+    pub unreclaimable_balanced: bool,
+    /// 2.6.38–2.6.39: for order > 0 `sleeping_prematurely` returns `pgdat_balanced()` instead of
+    /// its negation (fixed in 3.0 by afc7e326), so a balanced node is "premature".
+    pub sleep_check_inverted: bool,
+    /// 2.6.37+: `__zone_watermark_ok` subtracts `(1 << order) + 1` instead of `(1 << order) - 1`.
+    pub wmark_off_by_two: bool,
+    /// CONFIG_COMPACTION reclaim mode (2.6.37+): no lumpy ISOLATE_BOTH, references honoured, and
+    /// `should_continue_reclaim` for order > 0 under pressure.
+    pub reclaim_compaction: bool,
+    /// 2.6.37+: lumpy neighbour isolation stops at the first page of the block it cannot take.
+    pub lumpy_stop_on_fail: bool,
+    /// Smallest order direct compaction runs for: 4 in 2.6.36 (> PAGE_ALLOC_COSTLY_ORDER), 1 in
+    /// 2.6.38; 0 = no compaction. Recorded for the era; direct compaction itself is not modelled
+    /// yet (no seed-001 workload makes sleeping order > 0 allocations).
+    pub compaction_min_order: u32,
+}
+
+/// Vanilla 2.6.36.
+pub const SPLIT26_2636: Split26 = Split26 {
+    kswapd_classzone: false,
+    kswapd_return_order: false,
+    kswapd_reset_after_sleep: false,
+    unreclaimable_balanced: false,
+    sleep_check_inverted: false,
+    wmark_off_by_two: false,
+    reclaim_compaction: false,
+    lumpy_stop_on_fail: false,
+    compaction_min_order: 4,
+};
 
 /// Tunables (sysctls) — the names follow /proc/sys/vm.
 #[derive(Clone, Debug, Serialize)]
@@ -107,6 +164,7 @@ pub struct Profile {
     pub wmark: WmarkRule,
     pub high_order_check: HighOrderCheck,
     pub fault_locking: FaultLocking,
+    pub mmap_readahead: MmapReadahead,
     pub rwsem: RwsemKind,
     pub quicklist: QuicklistRule,
     /// 2.4: mlock may lock at most half of physical memory.
@@ -129,6 +187,11 @@ pub struct Profile {
     pub clean_cache_pass: bool,
     /// Refault (workingset) detection (3.15+).
     pub workingset: bool,
+    /// `zone_batchsize` caps a pcp batch at this many bytes of zone per 1/1024 (before the /4):
+    /// 512 KiB until 2.6.3x (batch 31), 1 MiB later (batch 63).
+    pub pcp_batch_bytes: u64,
+    /// The split-LRU engine's 2.6.36/2.6.38 choices (only `Engine::Split2636` reads them).
+    pub split26: Split26,
     pub tunables: Tunables,
 }
 
@@ -159,6 +222,7 @@ const MODERN: Profile = Profile {
     wmark: WmarkRule::Linux68,
     high_order_check: HighOrderCheck::AnyBlock,
     fault_locking: FaultLocking::PerVma,
+    mmap_readahead: MmapReadahead::ReadAroundAsync,
     rwsem: RwsemKind::Handoff,
     quicklist: QuicklistRule::None,
     mlock_half_physmem: false,
@@ -170,18 +234,104 @@ const MODERN: Profile = Profile {
     shm_writepage_io: true,
     clean_cache_pass: false,
     workingset: true,
+    pcp_batch_bytes: 1 << 20,
+    split26: SPLIT26_2636,
     tunables: BASE_TUNABLES,
 };
 
-/// Andrea Arcangeli's VM as in 2.4.23aa1 (mm/vmscan.c of 2.4.23 with the -aa sysctls).
-const AA1: Profile = Profile {
-    name: "linux-2.4.23aa1",
-    summary: "Andrea 2.4 VM: active/inactive with classzones, shrink_cache + page-table-walk swap_out; shm_writepage defers I/O",
-    engine: Engine::Aa24,
+/// 2.6.26 (July 2008): one active/inactive pair per zone (split LRU and the unevictable list came
+/// in 2.6.28), page-table quicklists of node_free/16 per CPU, mmap_sem held across fault I/O.
+const LINUX_2_6_26: Profile = Profile {
+    name: "linux-2.6.26",
+    summary: "no split LRU yet, quicklists node_free/16 per CPU, mmap_sem held across fault I/O, FIFO rwsem",
+    engine: Engine::Modern,
+    unevictable_lru: false,
+    wmark: WmarkRule::Linux2636,
+    high_order_check: HighOrderCheck::SubtractLowerOrders,
+    fault_locking: FaultLocking::HoldAcrossIo,
+    mmap_readahead: MmapReadahead::ReadAround,
+    rwsem: RwsemKind::Fifo,
+    quicklist: QuicklistRule::NodeFree16,
+    mlock_half_physmem: false,
+    kswapd_failures: false,
+    pgdat_balanced_quarter: false,
+    kswapd_ignore_failure: false,
+    walk_skips_active: false,
+    objrmap_walk: false,
+    shm_writepage_io: true,
+    clean_cache_pass: false,
+    workingset: false,
+    pcp_batch_bytes: 512 << 10,
+    split26: SPLIT26_2636,
+    tunables: Tunables { min_free_kbytes_max: 65536, ..BASE_TUNABLES },
+};
+
+/// 2.6.27 (October 2008): as 2.6.26, with each CPU's quicklist bound divided by the CPUs on its
+/// node (seed 003's fix).
+const LINUX_2_6_27: Profile = Profile {
+    name: "linux-2.6.27",
+    summary: "as linux-2.6.26, quicklists node_free/16/cpus_on_node",
+    quicklist: QuicklistRule::NodeFree16PerCpu,
+    ..LINUX_2_6_26
+};
+
+
+/// 2.6.36: per-zone split LRU, lumpy reclaim, the 2.6.36 kswapd.
+const LINUX_2636: Profile = Profile {
+    name: "linux-2.6.36",
+    summary: "per-zone split anon/file LRU, lumpy reclaim, 2.6.36 kswapd (balances every zone at the woken order)",
+    engine: Engine::Split2636,
+    unevictable_lru: true,
+    wmark: WmarkRule::Linux2636,
+    high_order_check: HighOrderCheck::SubtractLowerOrders,
+    fault_locking: FaultLocking::HoldAcrossIo,
+    mmap_readahead: MmapReadahead::SequentialOrReadAround,
+    rwsem: RwsemKind::Fifo,
+    quicklist: QuicklistRule::None,
+    mlock_half_physmem: false,
+    kswapd_failures: false,
+    pgdat_balanced_quarter: false,
+    kswapd_ignore_failure: false,
+    walk_skips_active: false,
+    objrmap_walk: false,
+    shm_writepage_io: true,
+    clean_cache_pass: false,
+    workingset: false,
+    pcp_batch_bytes: 512 << 10,
+    split26: SPLIT26_2636,
+    tunables: Tunables { min_free_kbytes_max: 65536, lowmem_reserve_ratio: [256, 256, 32, 32], ..BASE_TUNABLES },
+};
+
+/// 2.6.38: Mel Gorman's kswapd series, reclaim/compaction, FAULT_FLAG_ALLOW_RETRY.
+const LINUX_2638: Profile = Profile {
+    name: "linux-2.6.38",
+    summary: "2.6.36 + Mel Gorman's kswapd series (classzone, 25 % pgdat_balanced, order-0 recheck), reclaim/compaction",
+    fault_locking: FaultLocking::Retry,
+    pgdat_balanced_quarter: true,
+    split26: Split26 {
+        kswapd_classzone: true,
+        kswapd_return_order: true,
+        kswapd_reset_after_sleep: true,
+        unreclaimable_balanced: true,
+        sleep_check_inverted: true,
+        wmark_off_by_two: true,
+        reclaim_compaction: true,
+        lumpy_stop_on_fail: true,
+        compaction_min_order: 1,
+    },
+    ..LINUX_2636
+};
+
+/// Linus' 2.4.9 (Aug 2001): Rik van Riel's VM as it stood before the 2.4.10 switch.
+const LINUX_249: Profile = Profile {
+    name: "linux-2.4.9",
+    summary: "Rik van Riel VM: active/inactive_dirty/inactive_clean with page age, refill_inactive_scan, page_launder, swap_out page-table walk; kswapd loops while any shortage remains; no unevictable list",
+    engine: Engine::Riel24,
     unevictable_lru: false,
     wmark: WmarkRule::Linux24,
     high_order_check: HighOrderCheck::SubtractLowerOrders,
     fault_locking: FaultLocking::HoldAcrossIo,
+    mmap_readahead: MmapReadahead::ReadAround,
     rwsem: RwsemKind::Fifo,
     quicklist: QuicklistRule::None,
     mlock_half_physmem: true,
@@ -193,6 +343,43 @@ const AA1: Profile = Profile {
     shm_writepage_io: false,
     clean_cache_pass: false,
     workingset: false,
+    pcp_batch_bytes: 512 << 10,
+    split26: SPLIT26_2636,
+    // page_cluster 4 (swap_setup with >= 32 MB): mmap read-around of 16 pages.
+    tunables: Tunables { page_cluster: 4, read_ahead_kb: 64, ..BASE_TUNABLES },
+};
+
+/// 2.4.9 with Daniel Phillips' seed-000 bandaid: kswapd sleeps after every pass.
+const LINUX_249_PHILLIPS: Profile = Profile {
+    name: "linux-2.4.9-phillips",
+    summary: "linux-2.4.9 with the Oct 2001 bandaid: kswapd ignores do_try_to_free_pages failing and sleeps (up to HZ) after every pass",
+    kswapd_ignore_failure: true,
+    ..LINUX_249
+};
+
+/// Andrea Arcangeli's VM as in 2.4.23aa1 (mm/vmscan.c of 2.4.23 with the -aa sysctls).
+const AA1: Profile = Profile {
+    name: "linux-2.4.23aa1",
+    summary: "Andrea 2.4 VM: active/inactive with classzones, shrink_cache + page-table-walk swap_out; shm_writepage defers I/O",
+    engine: Engine::Aa24,
+    unevictable_lru: false,
+    wmark: WmarkRule::Linux24,
+    high_order_check: HighOrderCheck::SubtractLowerOrders,
+    fault_locking: FaultLocking::HoldAcrossIo,
+    mmap_readahead: MmapReadahead::ReadAround,
+    rwsem: RwsemKind::Fifo,
+    quicklist: QuicklistRule::None,
+    mlock_half_physmem: true,
+    kswapd_failures: false,
+    pgdat_balanced_quarter: false,
+    kswapd_ignore_failure: false,
+    walk_skips_active: false,
+    objrmap_walk: false,
+    shm_writepage_io: false,
+    clean_cache_pass: false,
+    workingset: false,
+    pcp_batch_bytes: 512 << 10,
+    split26: SPLIT26_2636,
     tunables: Tunables { read_ahead_kb: 124, vm_anon_lru: 0, ..BASE_TUNABLES },
 };
 
@@ -209,7 +396,7 @@ const AA2: Profile = Profile {
 /// The profile table. Adding an era means adding a row here (and, if it needs a new
 /// mechanism, the mechanism behind one of the enums above).
 pub fn all() -> Vec<Profile> {
-    vec![MODERN, AA1, AA2]
+    vec![LINUX_249, LINUX_249_PHILLIPS, AA1, AA2, LINUX_2_6_26, LINUX_2_6_27, LINUX_2636, LINUX_2638, MODERN]
 }
 
 pub fn find(name: &str) -> Option<Profile> {
@@ -270,12 +457,36 @@ impl Profile {
             ("reclaim", "shm_writepage_io") => self.shm_writepage_io = boolean()?,
             ("reclaim", "clean_cache_pass") => self.clean_cache_pass = boolean()?,
             ("reclaim", "workingset") => self.workingset = boolean()?,
+            ("reclaim", "kswapd_classzone") => self.split26.kswapd_classzone = boolean()?,
+            ("reclaim", "kswapd_return_order") => self.split26.kswapd_return_order = boolean()?,
+            ("reclaim", "kswapd_reset_after_sleep") => self.split26.kswapd_reset_after_sleep = boolean()?,
+            ("reclaim", "unreclaimable_balanced") => self.split26.unreclaimable_balanced = boolean()?,
+            ("reclaim", "sleep_check_inverted") => self.split26.sleep_check_inverted = boolean()?,
+            ("reclaim", "wmark_off_by_two") => self.split26.wmark_off_by_two = boolean()?,
+            ("reclaim", "reclaim_compaction") => self.split26.reclaim_compaction = boolean()?,
+            ("reclaim", "lumpy_stop_on_fail") => self.split26.lumpy_stop_on_fail = boolean()?,
+            ("reclaim", "compaction_min_order") => self.split26.compaction_min_order = int()?.min(11) as u32,
             ("reclaim", "fault_locking") => {
                 self.fault_locking = match word()?.as_str() {
                     "hold_across_io" => FaultLocking::HoldAcrossIo,
                     "retry" => FaultLocking::Retry,
                     "per_vma" => FaultLocking::PerVma,
                     w => return Err(format!("`reclaim.fault_locking` is one of hold_across_io, retry, per_vma; found `{w}`")),
+                }
+            }
+            ("reclaim", "mmap_readahead") => {
+                self.mmap_readahead = match word()?.as_str() {
+                    "read_around" => MmapReadahead::ReadAround,
+                    "sequential_or_read_around" => MmapReadahead::SequentialOrReadAround,
+                    "read_around_async" => MmapReadahead::ReadAroundAsync,
+                    w => return Err(format!("`reclaim.mmap_readahead` is one of read_around, sequential_or_read_around, read_around_async; found `{w}`")),
+                }
+            }
+            ("reclaim", "rwsem") => {
+                self.rwsem = match word()?.as_str() {
+                    "fifo" => RwsemKind::Fifo,
+                    "handoff" => RwsemKind::Handoff,
+                    w => return Err(format!("`reclaim.rwsem` is one of fifo, handoff; found `{w}`")),
                 }
             }
             ("reclaim", "quicklist") => {
@@ -308,7 +519,9 @@ const VM_KEYS: &[&str] = &[
 const RECLAIM_KEYS: &[&str] = &[
     "unevictable_lru", "mlock_half_physmem", "kswapd_failures", "pgdat_balanced_quarter",
     "kswapd_ignore_failure", "walk_skips_active", "objrmap_walk", "shm_writepage_io", "clean_cache_pass", "workingset",
-    "fault_locking", "quicklist",
+    "fault_locking", "mmap_readahead", "rwsem", "quicklist", "kswapd_classzone", "kswapd_return_order", "kswapd_reset_after_sleep",
+    "unreclaimable_balanced", "sleep_check_inverted", "wmark_off_by_two", "reclaim_compaction",
+    "lumpy_stop_on_fail", "compaction_min_order",
 ];
 
 #[cfg(test)]

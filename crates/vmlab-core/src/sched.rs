@@ -19,6 +19,8 @@ pub enum TaskKind {
     User,
     Kswapd(usize),
     Flusher,
+    /// 2.4's kreclaimd: refills zones' free lists from their inactive_clean lists.
+    Kreclaimd,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -48,6 +50,8 @@ pub struct Task {
     pub mm: Option<u32>,
     /// sched_setaffinity to a single CPU.
     pub cpu_allowed: Option<u32>,
+    /// Bound to the CPUs of one node (kswapd: `set_cpus_allowed_ptr(cpumask_of_node)`).
+    pub node_allowed: Option<usize>,
     pub last_cpu: u32,
     pub utime_ns: u64,
     pub stime_ns: u64,
@@ -77,11 +81,17 @@ pub enum Event {
     Sample,
     /// Start a process.
     Start(usize),
+    /// A kernel thread ran briefly on an idle CPU: the idle loop goes round once more.
+    IdleTick(u32),
+    /// A network-receive softirq of `[[netrx]]` source i (atomic slab allocation).
+    NetRx(usize),
 }
 
 #[derive(Clone, Debug, Default)]
 pub struct Cpu {
     pub running: Option<usize>,
+    /// The task this CPU ran last (a switch to another one counts in `cs`).
+    pub last: Option<usize>,
     pub outcome: Option<Outcome>,
     pub sleep_after: u64,
     pub busy_until: u64,
@@ -104,6 +114,10 @@ pub struct Sched {
     pub iowait_ns: u64,
     last_iowait_change: u64,
     next_pid: u32,
+    /// Context switches (a CPU starting a different task than it ran last) and device
+    /// interrupts (block I/O completions), for vmstat's `cs` and `in`.
+    pub nr_switches: u64,
+    pub nr_irqs: u64,
 }
 
 impl Sched {
@@ -121,6 +135,8 @@ impl Sched {
             iowait_ns: 0,
             last_iowait_change: 0,
             next_pid: 1,
+            nr_switches: 0,
+            nr_irqs: 0,
         }
     }
 
@@ -148,6 +164,7 @@ impl Sched {
             state: TState::Blocked,
             mm,
             cpu_allowed: None,
+            node_allowed: None,
             last_cpu: 0,
             utime_ns: 0,
             stime_ns: 0,
@@ -230,9 +247,12 @@ impl Sched {
         }
     }
 
-    /// The first runnable task allowed on `cpu`.
-    pub fn pick(&mut self, cpu: u32) -> Option<usize> {
-        let i = self.runq.iter().position(|&t| self.tasks[t].cpu_allowed.map(|c| c == cpu).unwrap_or(true))?;
+    /// The first runnable task allowed on `cpu` (of node `node`).
+    pub fn pick(&mut self, cpu: u32, node: usize) -> Option<usize> {
+        let i = self.runq.iter().position(|&t| {
+            let task = &self.tasks[t];
+            task.cpu_allowed.map(|c| c == cpu).unwrap_or(true) && task.node_allowed.map(|n| n == node).unwrap_or(true)
+        })?;
         self.runq.remove(i)
     }
 }
@@ -246,6 +266,8 @@ pub struct SampleState {
     pub last_t: u64,
     pub last_ev: Vec<u64>,
     pub last_kswapd_ns: u64,
+    pub last_switches: u64,
+    pub last_irqs: u64,
 }
 
 /// Run one quantum of a kernel thread.
@@ -263,6 +285,7 @@ pub fn run_kthread(k: &mut Kernel, ctx: &mut Ctx, kind: TaskKind) -> Outcome {
                             ctx.sys_ns = 1;
                         }
                     }
+                    KswapdAction::Yield => return Outcome::Continue,
                     KswapdAction::Nap(ns) => return Outcome::Block { until: Some(ctx.clock() + ns), io: false },
                     KswapdAction::Sleep => return Outcome::Block { until: None, io: false },
                     KswapdAction::Throttle(ns) => {
@@ -273,6 +296,7 @@ pub fn run_kthread(k: &mut Kernel, ctx: &mut Ctx, kind: TaskKind) -> Outcome {
             }
         }
         TaskKind::Flusher => loop {
+            ctx.is_flusher = true;
             match crate::page_writeback::flusher_pass(k, ctx) {
                 FlushAction::More => {
                     if ctx.sys_ns >= QUANTUM_NS {
@@ -280,6 +304,21 @@ pub fn run_kthread(k: &mut Kernel, ctx: &mut Ctx, kind: TaskKind) -> Outcome {
                     }
                 }
                 FlushAction::Sleep(ns) => return Outcome::Block { until: Some(ctx.clock() + ns), io: false },
+            }
+        },
+        TaskKind::Kreclaimd => loop {
+            match crate::vmscan::kreclaimd_step(k, ctx) {
+                KswapdAction::Continue => {
+                    if ctx.sys_ns >= QUANTUM_NS {
+                        return Outcome::Continue;
+                    }
+                    if ctx.sys_ns == 0 {
+                        ctx.sys_ns = 1;
+                    }
+                }
+                KswapdAction::Nap(ns) | KswapdAction::Throttle(ns) => return Outcome::Block { until: Some(ctx.clock() + ns), io: false },
+                KswapdAction::Sleep => return Outcome::Block { until: None, io: false },
+                KswapdAction::Yield => return Outcome::Continue,
             }
         },
         TaskKind::User => Outcome::Exit,

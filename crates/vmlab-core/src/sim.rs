@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 
+use rand::RngCore;
 use rustc_hash::FxHashMap;
 
 use crate::disk::{Disk, DiskParams};
@@ -53,7 +54,14 @@ pub struct Sim {
     pub params: Vec<(String, serde_json::Value)>,
     /// Called with the simulated time now and then (progress reporting).
     pub progress: Option<Box<dyn FnMut(u64)>>,
+    /// Called after each timeline sample, to follow state the timeline does not show (and, by
+    /// lowering `end_limit`, to stop a run once what it measures has settled).
+    pub on_sample: Option<Box<dyn FnMut(&mut Sim)>>,
+    /// `[[netrx]]` sources: atomic slab allocations from network receive.
+    pub netrx: Vec<crate::slub::NetRx>,
     cpu_idle: Vec<bool>,
+    /// An IdleTick is pending for this CPU.
+    idle_tick_armed: Vec<bool>,
 }
 
 fn size(s: &str, what: &str) -> Result<u64, SimError> {
@@ -186,8 +194,13 @@ impl Sim {
         // Kernel threads.
         for n in 0..k.nodes.len() {
             let t = s.new_task(&format!("kswapd{n}"), TaskKind::Kswapd(n), None);
+            s.tasks[t].node_allowed = Some(n);
             k.nodes[n].kswapd.task = t;
             k.nodes[n].kswapd.sleeping = true;
+        }
+        if crate::vmscan::has_kreclaimd(&k.profile) {
+            let t = s.new_task("kreclaimd", TaskKind::Kreclaimd, None);
+            crate::vmscan::set_kreclaimd_task(&mut k, t);
         }
         let fl = s.new_task("flush", TaskKind::Flusher, None);
         k.flusher_task = fl;
@@ -204,6 +217,8 @@ impl Sim {
                 let t = s.new_task(&name, TaskKind::User, None);
                 let mut ps = ProgState::new(pi, nvars);
                 ps.vars[interp::TID] = c as i64;
+                ps.vars[interp::NR_CPUS] = m.cpus as i64;
+                ps.vars[interp::NR_NODES] = m.nodes.max(1) as i64;
                 s.tasks[t].prog = Some(Box::new(ps));
                 s.tasks[t].cpu_allowed = pd.cpu.map(|c| c % m.cpus);
                 s.tasks[t].memlock_limit = pd.memlock_limit;
@@ -223,6 +238,24 @@ impl Sim {
             Some(d) => dur(d, "linger")?,
             None => 0,
         };
+        let mut netrx = Vec::new();
+        for (i, n) in f.netrx.iter().enumerate() {
+            let rate = units::rate_from_value(&n.rate).map_err(|e| SimError::msg(format!("netrx.{i}.rate: {e}")))?;
+            let lifetime = dur(&n.lifetime, "netrx lifetime")?;
+            if n.order as usize >= crate::mmzone::MAX_ORDER {
+                return Err(SimError::msg(format!("netrx.{i}.order is {}; the buddy allocator's orders are 0..={}", n.order, crate::mmzone::MAX_ORDER - 1)));
+            }
+            if n.node as usize >= k.nodes.len() {
+                return Err(SimError::msg(format!("netrx.{i}.node is {}; the machine has {} node(s)", n.node, k.nodes.len())));
+            }
+            if rate == 0 {
+                continue;
+            }
+            let src = crate::slub::NetRx::new(rate, n.order, lifetime, n.node as usize);
+            let first = src.next_gap(&mut k);
+            s.push(first, Event::NetRx(netrx.len()));
+            netrx.push(src);
+        }
         let sstate = SampleState { last_ev: vec![0; Vm::COUNT], ..Default::default() };
         Ok(Sim {
             k,
@@ -243,7 +276,10 @@ impl Sim {
             seed: f.seed,
             params: Vec::new(),
             progress: None,
+            on_sample: None,
+            netrx,
             cpu_idle: vec![true; ncpu],
+            idle_tick_armed: vec![false; ncpu],
         })
     }
 
@@ -313,7 +349,8 @@ impl Sim {
             if self.s.cpus[cpu as usize].running.is_some() || self.s.cpus[cpu as usize].busy_until > self.s.now {
                 continue;
             }
-            match self.s.pick(cpu) {
+            let node = self.k.cfg.node_of_cpu(cpu);
+            match self.s.pick(cpu, node) {
                 Some(t) => {
                     self.cpu_idle[cpu as usize] = false;
                     self.run_task(cpu, t);
@@ -321,14 +358,29 @@ impl Sim {
                 None => {
                     if !self.cpu_idle[cpu as usize] {
                         self.cpu_idle[cpu as usize] = true;
-                        if self.k.profile.quicklist != QuicklistRule::None {
-                            // The idle loop calls check_pgt_cache.
-                            let mut ctx = Ctx { cpu, node: self.k.cfg.node_of_cpu(cpu), now: self.s.now, ..Default::default() };
-                            crate::quicklist::check_pgt_cache(&mut self.k, &mut ctx);
-                        }
+                        self.idle_loop(cpu);
                     }
                 }
             }
+        }
+    }
+
+    /// The idle task coming back to the CPU (ia64 `cpu_idle`: `schedule(); check_pgt_cache();`),
+    /// which trims at most 16 pages. Timer ticks do not bring it back — the CPU halts until a
+    /// task is woken there — but every second each CPU's `events/N` thread runs `vmstat_update`,
+    /// so an idle CPU returns to its idle loop once a second: that pass is modelled as an
+    /// `IdleTick`, armed only while the CPU's quicklist is long enough to be trimmed.
+    fn idle_loop(&mut self, cpu: u32) {
+        if self.k.profile.quicklist == QuicklistRule::None {
+            return;
+        }
+        let c = cpu as usize;
+        let mut ctx = Ctx { cpu, node: self.k.cfg.node_of_cpu(cpu), now: self.s.now, ..Default::default() };
+        crate::quicklist::check_pgt_cache(&mut self.k, &mut ctx);
+        if self.k.quicklists[c].len > crate::quicklist::MIN_PAGES && !self.idle_tick_armed[c] {
+            self.idle_tick_armed[c] = true;
+            let next = (self.s.now / VMSTAT_INTERVAL_NS + 1) * VMSTAT_INTERVAL_NS;
+            self.s.push(next, Event::IdleTick(cpu));
         }
     }
 
@@ -345,10 +397,19 @@ impl Sim {
             TaskKind::User => crate::workload::exec::step(self, t, &mut ctx),
             _ => crate::sched::run_kthread(&mut self.k, &mut ctx, kind),
         };
+        // Queue the I/O this quantum started now, ahead of the task's own wake-up at its
+        // completion time, so a task waiting for it finds the page unlocked when it wakes.
+        for (when, d) in std::mem::take(&mut self.k.io_queue) {
+            self.s.add_io(when, d);
+        }
         let used = (ctx.sys_ns + ctx.user_ns).max(100);
         let task = &mut self.s.tasks[t];
         task.utime_ns += ctx.user_ns;
         task.stime_ns += used - ctx.user_ns;
+        if self.s.cpus[cpu as usize].last != Some(t) {
+            self.s.nr_switches += 1;
+            self.s.cpus[cpu as usize].last = Some(t);
+        }
         let c = &mut self.s.cpus[cpu as usize];
         c.us_ns += ctx.user_ns;
         c.sy_ns += used - ctx.user_ns;
@@ -378,6 +439,7 @@ impl Sim {
                 }
             }
             Event::Io(i) => {
+                self.s.nr_irqs += 1;
                 if let Some(d) = self.s.take_io(i) {
                     let mut ctx = Ctx { now: self.s.now, ..Default::default() };
                     self.k.io_complete(&mut ctx, d);
@@ -385,9 +447,33 @@ impl Sim {
             }
             Event::Sample => {
                 self.sample();
+                if let Some(mut f) = self.on_sample.take() {
+                    f(self);
+                    self.on_sample = Some(f);
+                }
                 if self.workload_end.map(|w| self.s.now <= w + self.linger).unwrap_or(true) {
                     self.s.push(self.s.now + self.interval, Event::Sample);
                 }
+            }
+            Event::IdleTick(cpu) => {
+                let c = cpu as usize;
+                self.idle_tick_armed[c] = false;
+                if self.cpu_idle[c] && self.s.cpus[c].running.is_none() {
+                    self.idle_loop(cpu);
+                }
+            }
+            Event::NetRx(i) => {
+                // The softirq runs on one of the node's CPUs, in atomic context: it never sleeps
+                // and never reclaims.
+                let node = self.netrx[i].node;
+                let cpus = self.k.cfg.cpus_of_node(node as u32);
+                let cpu = cpus.get((self.k.rng.next_u32() as usize) % cpus.len().max(1)).copied().unwrap_or(0);
+                let mut ctx = Ctx { cpu, node, now: self.s.now, ..Default::default() };
+                let mut src = std::mem::replace(&mut self.netrx[i], crate::slub::NetRx::new(0, 0, 0, 0));
+                src.interrupt(&mut self.k, &mut ctx);
+                let gap = src.next_gap(&mut self.k);
+                self.netrx[i] = src;
+                self.s.push(self.s.now + gap, Event::NetRx(i));
             }
             Event::Start(t) => {
                 let mm = {
@@ -490,8 +576,8 @@ impl Sim {
             so: per_s(ev(Vm::Pswpout, &self.sstate, &self.k) * 4),
             bi: per_s(ev(Vm::Pgpgin, &self.sstate, &self.k)),
             bo: per_s(ev(Vm::Pgpgout, &self.sstate, &self.k)),
-            in_: 0,
-            cs: 0,
+            in_: per_s(self.s.nr_irqs - self.sstate.last_irqs),
+            cs: per_s(self.s.nr_switches - self.sstate.last_switches),
             us: pct(dus),
             sy: pct(dsy),
             id: pct(idle - wa),
@@ -511,6 +597,8 @@ impl Sim {
         self.sstate.last_iowait = self.s.iowait_ns;
         self.sstate.last_t = now;
         self.sstate.last_kswapd_ns = ksw;
+        self.sstate.last_switches = self.s.nr_switches;
+        self.sstate.last_irqs = self.s.nr_irqs;
         for &c in Vm::ALL {
             self.sstate.last_ev[c as usize] = self.k.ev.get(c);
         }
@@ -660,6 +748,10 @@ impl Sim {
         }
     }
 }
+
+/// `sysctl_stat_interval` (HZ): `vmstat_update` runs on every CPU once a second, on a
+/// rounded jiffy (`round_jiffies_relative`).
+const VMSTAT_INTERVAL_NS: u64 = 1_000_000_000;
 
 /// Keep the quantum constant visible to users of this module.
 pub const _QUANTUM: u64 = QUANTUM_NS;

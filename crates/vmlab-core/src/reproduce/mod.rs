@@ -9,6 +9,10 @@ use std::path::{Path, PathBuf};
 
 use crate::stats::report::{ReproduceReport, RunReport};
 
+pub mod quicklists;
+pub mod google_mlock;
+pub mod kswapd_high_order;
+
 /// One seed reproduction.
 pub struct SeedDef {
     pub name: &'static str,
@@ -25,12 +29,24 @@ pub struct ReproduceOpts {
     pub root: PathBuf,
 }
 
+pub mod mmap_sem;
+
 pub fn seeds() -> Vec<SeedDef> {
-    vec![SeedDef {
-        name: "shm-big-iron",
-        summary: "seed 002: swapping SysV shm on a 32 GB box, 2.4.23aa1 vs aa2",
-        run: shm_big_iron::run,
-    }]
+    vec![
+        google_mlock::def(),
+        kswapd_high_order::def(),
+        mmap_sem::def(),
+        SeedDef {
+            name: "shm-big-iron",
+            summary: "002: swapping SysV shm on a 32 GB box, 2.4.23aa1 vs aa2",
+            run: shm_big_iron::run,
+        },
+        SeedDef {
+            name: quicklists::SEED,
+            summary: "003: per-CPU page-table quicklists grow with the CPU count (linux-2.6.26 -> 2.6.27)",
+            run: quicklists::run,
+        },
+    ]
 }
 
 pub fn find(name: &str) -> Option<SeedDef> {

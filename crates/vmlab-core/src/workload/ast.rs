@@ -92,10 +92,11 @@ pub enum Pattern {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub enum OpKind {
     /// `mmap NAME anon|file=F|shm=S LEN [offset=N] [fixed] [shared] [prot=read|write|rw] [locked] [populate]`
+    /// LEN may be left out for a file: the mapping then covers the file from `offset` to its end.
     Mmap {
         name: Template,
         backing: Backing,
-        len: Expr,
+        len: Option<Expr>,
         offset: Option<Expr>,
         fixed: bool,
         shared: bool,
@@ -125,8 +126,9 @@ pub enum OpKind {
     },
     /// `read FILE [offset=N] [len=N] [bs=N]` — buffered read(2) through the page cache.
     Read { file: Template, offset: Option<Expr>, len: Option<Expr>, bs: Option<Expr> },
-    /// `write FILE [offset=N] [len=N] [bs=N]` — buffered write(2); extends the file if needed.
-    Write { file: Template, offset: Option<Expr>, len: Option<Expr>, bs: Option<Expr> },
+    /// `write FILE [offset=N] [len=N] [bs=N] [append]` — buffered write(2); extends the file if
+    /// needed. `append` (O_APPEND) writes at the end of the file, ignoring `offset`.
+    Write { file: Template, offset: Option<Expr>, len: Option<Expr>, bs: Option<Expr>, append: bool },
     /// `create FILE [size=N] [disk=NAME]` — a new (empty or sized) file.
     Create { file: Template, size: Option<Expr>, disk: Option<Template> },
     /// `unlink FILE`

@@ -30,6 +30,9 @@ pub struct Program {
 
 pub const ERRNO: usize = 0;
 pub const TID: usize = 1;
+/// The machine's CPUs and NUMA nodes (what a program reads from /proc/cpuinfo or sysfs).
+pub const NR_CPUS: usize = 2;
+pub const NR_NODES: usize = 3;
 
 #[derive(Debug, Clone)]
 pub struct CompileError {
@@ -84,8 +87,7 @@ impl Compiler {
                 if let super::ast::Backing::File(t) | super::ast::Backing::Shm(t) = backing {
                     tpls.push(t);
                 }
-                exprs.push(len);
-                exprs.extend(offset.iter());
+                exprs.extend(len.iter().chain(offset.iter()));
             }
             OpKind::Munmap { name, offset, len } | OpKind::Munlock { name, offset, len } | OpKind::MadviseDontneed { name, offset, len } => {
                 tpls.push(name);
@@ -102,7 +104,7 @@ impl Compiler {
                     exprs.push(theta_milli);
                 }
             }
-            OpKind::Read { file, offset, len, bs } | OpKind::Write { file, offset, len, bs } => {
+            OpKind::Read { file, offset, len, bs } | OpKind::Write { file, offset, len, bs, .. } => {
                 tpls.push(file);
                 exprs.extend(offset.iter().chain(len.iter()).chain(bs.iter()));
             }
@@ -279,6 +281,8 @@ pub fn compile(stmts: &[Stmt]) -> Result<Program, CompileError> {
     let mut c = Compiler { code: Vec::new(), slots: FxHashMap::default(), breaks: Vec::new() };
     c.slot("errno");
     c.slot("tid");
+    c.slot("nr_cpus");
+    c.slot("nr_nodes");
     c.block(stmts)?;
     c.code.push(Insn::End);
     let nvars = c.slots.len();
@@ -335,7 +339,9 @@ pub enum OpState {
     Touch(Box<TouchState>),
     /// Fault in [vpn, end) (mlock / MAP_POPULATE), then continue with the rest of an mlock.
     Populate { vpn: u64, end: u64, write: bool, mlock_rest: Option<(u64, u64, u64)> },
-    Read { file: u32, idx: u64, end: u64 },
+    /// Buffered read of pages [idx, end) in `read()` calls of `bs` pages counted from `base`
+    /// (bs = 0: one call for everything); the call size is readahead's request size.
+    Read { file: u32, idx: u64, end: u64, base: u64, bs: u64 },
     Write { file: u32, idx: u64, end: u64 },
     Compute { left: u64 },
     /// Sleep done by blocking; the op completes when the task runs again.
@@ -370,10 +376,14 @@ pub struct ProgState {
     /// mmap_sem held for read across a fault's I/O wait (hold_across_io), or granted while queued.
     pub holds_read: bool,
     pub holds_write: bool,
+    /// The fault in progress already dropped its lock once to wait for I/O (FAULT_FLAG_TRIED).
+    pub fault_tried: bool,
+    /// The page whose fault last blocked on I/O (its next fault is a retry).
+    pub waited_vpn: Option<u64>,
 }
 
 impl ProgState {
     pub fn new(prog: usize, nvars: usize) -> ProgState {
-        ProgState { prog, pc: 0, vars: vec![0; nvars], op: None, holds_read: false, holds_write: false }
+        ProgState { prog, pc: 0, vars: vec![0; nvars], op: None, holds_read: false, holds_write: false, fault_tried: false, waited_vpn: None }
     }
 }

@@ -127,8 +127,16 @@ impl<'a> Parser<'a> {
             depth: 0,
             header_end: 0,
             shift: 0,
-            defined: vec!["errno".into(), "tid".into()],
+            defined: vec!["errno".into(), "tid".into(), "nr_cpus".into(), "nr_nodes".into()],
         }
+    }
+
+    /// Variables the program may read without defining them (the scenario's `[vars]`).
+    pub(crate) fn with_defined<'n>(mut self, names: impl IntoIterator<Item = &'n str>) -> Self {
+        for n in names {
+            self.define(n);
+        }
+        self
     }
 
     pub(crate) fn with_shift(mut self, shift: usize) -> Self {
@@ -521,9 +529,10 @@ impl<'a> Parser<'a> {
             .with_help(format!("define it first with `let {name} = ...`")))
     }
 
-    /// `errno` and `tid` are set by the machine; assigning them is surely a mistake.
+    /// `errno`, `tid`, `nr_cpus` and `nr_nodes` are set by the machine; assigning them is surely
+    /// a mistake.
     fn check_assignable(&self, name: &str, start: usize) -> R<()> {
-        if name == "errno" || name == "tid" {
+        if matches!(name, "errno" | "tid" | "nr_cpus" | "nr_nodes") {
             return Err(self.err_at(
                 start,
                 self.pos,
@@ -815,7 +824,7 @@ sleep forever
             panic!()
         };
         assert_eq!(*backing, Backing::Anon);
-        assert!(matches!(len, Expr::Int(427683520, _)));
+        assert!(matches!(len, Some(Expr::Int(427683520, _))));
         assert!(!write);
         assert_eq!((span.line, span.col), (3, 5));
         assert_eq!(
