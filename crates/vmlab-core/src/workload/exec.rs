@@ -117,7 +117,7 @@ fn run(sim: &mut Sim, t: usize, ctx: &mut Ctx, ps: &mut ProgState, prog: &Progra
             }
             Insn::Threads { count, start } => {
                 let n = ev(prog, ps, count)?.max(0) as u32;
-                let mm = sim.s.tasks[t].mm.expect("user task has an mm");
+                let Some(mm) = sim.s.tasks[t].mm else { return Ok(Outcome::Exit) };
                 for i in 0..n {
                     let name = format!("{}:{i}", sim.s.tasks[t].name);
                     let c = sim.s.new_task(&name, crate::sched::TaskKind::User, Some(mm));
@@ -318,7 +318,7 @@ fn fault_inner(sim: &mut Sim, t: usize, ctx: &mut Ctx, ps: &mut ProgState, mm: u
 }
 
 fn start(sim: &mut Sim, t: usize, ctx: &mut Ctx, ps: &mut ProgState, prog: &Program, kind: &OpKind, span: Span) -> R<Step> {
-    let mm = sim.s.tasks[t].mm.expect("user task has an mm");
+    let Some(mm) = sim.s.tasks[t].mm else { return Ok(Step::Block(Outcome::Exit)) };
     sim.k.charge(ctx, KFunc::Syscall, sim.k.cost.syscall);
     ps.vars[ERRNO] = 0;
     match kind {
@@ -653,7 +653,7 @@ fn fsync(sim: &mut Sim, ctx: &mut Ctx, f: u32) -> u64 {
 }
 
 fn cont(sim: &mut Sim, t: usize, ctx: &mut Ctx, ps: &mut ProgState, _prog: &Program, op: OpState) -> R<Step> {
-    let mm = sim.s.tasks[t].mm.expect("user task has an mm");
+    let Some(mm) = sim.s.tasks[t].mm else { return Ok(Step::Block(Outcome::Exit)) };
     match op {
         OpState::Slept | OpState::Fsync => {
             if sim.s.tasks[t].waiting_children && sim.s.tasks[t].children > 0 {
@@ -846,7 +846,7 @@ fn cont(sim: &mut Sim, t: usize, ctx: &mut Ctx, ps: &mut ProgState, _prog: &Prog
 }
 
 fn do_fork(sim: &mut Sim, t: usize, ctx: &mut Ctx, ps: &ProgState, start: usize) -> R<()> {
-    let mm = sim.s.tasks[t].mm.expect("user task has an mm");
+    let Some(mm) = sim.s.tasks[t].mm else { return Ok(()) };
     let name = sim.s.tasks[t].name.clone();
     let child_mm = match sim.k.dup_mm(ctx, mm, &name) {
         Ok(m) => m,
