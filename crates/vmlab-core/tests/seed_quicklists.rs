@@ -91,3 +91,10 @@ fn seed_child_leaves_its_page_tables_on_the_cpu_it_exits_on() {
     assert_eq!(m.per_cpu[0].0, 0);
     assert!(m.per_cpu[1..].iter().all(|(l, _)| *l >= 8 * (forks / 7)));
 }
+
+#[test]
+fn same_run_same_json() {
+    let a = run("linux-2.6.26", &["machine.nodes=1", "machine.cpus=2"]);
+    let b = run("linux-2.6.26", &["machine.nodes=1", "machine.cpus=2"]);
+    assert_eq!(a.report.with_wall_s_zeroed().to_json_string(), b.report.with_wall_s_zeroed().to_json_string());
+}

@@ -162,7 +162,8 @@ fn per_cpu_lines(out: &mut String, m: &Measured, cpus_per_node: usize) {
     let _ = writeln!(out, "    per-CPU quicklists (MiB; the node its pages came from):");
     for (c, (len, by_node)) in m.per_cpu.iter().enumerate() {
         let from: Vec<String> = by_node.iter().enumerate().filter(|(_, &n)| n > 0).map(|(n, &v)| format!("node{n} {:.0}%", v as f64 * 100.0 / (*len).max(1) as f64)).collect();
-        let _ = writeln!(out, "      cpu{c:<2} (node {}) {:>8.1}   {}", c / cpus_per_node.max(1), *len as f64 * 4.0 / 1024.0, from.join(", "));
+        let from = if from.is_empty() { "-".to_string() } else { from.join(", ") };
+        let _ = writeln!(out, "      cpu{c:<2} (node {}) {:>8.1}   {from}", c / cpus_per_node.max(1), *len as f64 * 4.0 / 1024.0);
     }
 }
 
