@@ -75,7 +75,7 @@ fn main() -> ExitCode {
         Cmd::Reproduce { seed, list, sets, json } => reproduce(seed, list, sets, json),
         Cmd::Compare { runs } => match compare::load_reports_named(&runs) {
             Ok(r) => {
-                print!("{}", compare::compare(&r));
+                emit(&compare::compare(&r));
                 ExitCode::SUCCESS
             }
             Err(e) => {
@@ -84,6 +84,12 @@ fn main() -> ExitCode {
             }
         },
     }
+}
+
+/// Write to stdout; a reader that went away (`| head`) is not an error.
+fn emit(s: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(s.as_bytes()).and_then(|_| out.flush());
 }
 
 fn fail(e: vmlab_core::workload::ScenarioError) -> ExitCode {
@@ -129,7 +135,7 @@ fn run(path: PathBuf, profile: Option<String>, sets: Vec<String>, json: Option<S
     }
     match json.as_deref() {
         Some("-") => {
-            print!("{}", rep.to_json_string());
+            emit(&rep.to_json_string());
             return ExitCode::SUCCESS;
         }
         Some(f) => {
@@ -145,8 +151,9 @@ fn run(path: PathBuf, profile: Option<String>, sets: Vec<String>, json: Option<S
 }
 
 fn print_text(rep: &RunReport, sim: &vmlab_core::sim::Sim) {
-    println!(
-        "vmlab run: {}  profile {}  seed {}  {} MiB, {} CPUs, {} node(s)",
+    use std::fmt::Write as _;
+    let mut o = String::new();
+    let _ = writeln!(o, "vmlab run: {}  profile {}  seed {}  {} MiB, {} CPUs, {} node(s)",
         rep.scenario,
         rep.profile,
         rep.seed,
@@ -154,33 +161,34 @@ fn print_text(rep: &RunReport, sim: &vmlab_core::sim::Sim) {
         rep.machine.cpus,
         rep.machine.nodes
     );
-    println!("workload ended after {:.2} s simulated ({} page events, {:.2} s wall)\n", rep.elapsed_s, rep.events, rep.wall_s);
-    print!("{}", timeline::format_vmstat_with(&rep.timeline, timeline::VmstatOpts { time: true }));
-    println!();
-    print!("{}", profile_fmt::format_tasks(&rep.tasks));
-    println!();
+    let _ = writeln!(o, "workload ended after {:.2} s simulated ({} page events, {:.2} s wall)\n", rep.elapsed_s, rep.events, rep.wall_s);
+    o.push_str(&timeline::format_vmstat_with(&rep.timeline, timeline::VmstatOpts { time: true }));
+    o.push('\n');
+    o.push_str(&profile_fmt::format_tasks(&rep.tasks));
+    o.push('\n');
     let rows = profile_fmt::kernel_profile_rows(&sim.k.prof);
     let total: f64 = rows.iter().map(|r| r.1).sum();
-    println!("Flat kernel profile (simulated CPU time):");
+    let _ = writeln!(o, "Flat kernel profile (simulated CPU time):");
     let top: Vec<(&str, f64)> = rows.into_iter().take(15).collect();
-    print!("{}", profile_fmt::format_flat_profile(&top, total));
-    println!();
+    o.push_str(&profile_fmt::format_flat_profile(&top, total));
+    o.push('\n');
     if !rep.metrics.is_empty() {
-        println!("Metrics:");
+        let _ = writeln!(o, "Metrics:");
         for (k, v) in rep.metrics.iter() {
-            println!("  {k:32} {v:.3}");
+            let _ = writeln!(o, "  {k:32} {v:.3}");
         }
-        println!();
+        o.push('\n');
     }
-    println!("/proc/meminfo:");
-    print!("{}", meminfo::format_meminfo(&sim.meminfo()));
-    println!();
-    println!("/proc/vmstat (non-zero):");
+    let _ = writeln!(o, "/proc/meminfo:");
+    o.push_str(&meminfo::format_meminfo(&sim.meminfo()));
+    o.push('\n');
+    let _ = writeln!(o, "/proc/vmstat (non-zero):");
     for (k, v) in rep.vmstat.iter() {
         if *v != 0 {
-            println!("{k} {v}");
+            let _ = writeln!(o, "{k} {v}");
         }
     }
+    emit(&o);
 }
 
 fn profiles(json: bool) -> ExitCode {
@@ -193,8 +201,8 @@ fn profiles(json: bool) -> ExitCode {
         println!("{}", p.name);
         println!("    {}", p.summary);
         println!(
-            "    engine={:?} unevictable_lru={} wmark={:?} high_order_check={:?} fault_locking={:?} rwsem={:?} quicklist={:?}",
-            p.engine, p.unevictable_lru, p.wmark, p.high_order_check, p.fault_locking, p.rwsem, p.quicklist
+            "    engine={:?} unevictable_lru={} wmark={:?} high_order_check={:?} fault_locking={:?} mmap_readahead={:?} rwsem={:?} quicklist={:?}",
+            p.engine, p.unevictable_lru, p.wmark, p.high_order_check, p.fault_locking, p.mmap_readahead, p.rwsem, p.quicklist
         );
         println!(
             "    mlock_half_physmem={} kswapd_failures={} pgdat_balanced_quarter={} kswapd_ignore_failure={} objrmap_walk={} shm_writepage_io={} clean_cache_pass={} workingset={}",
@@ -237,15 +245,15 @@ fn reproduce(seed: Option<String>, list: bool, sets: Vec<String>, json: Option<S
     match (def.run)(&opts) {
         Ok((rep, text)) => {
             match json.as_deref() {
-                Some("-") => print!("{}", rep.to_json_string()),
+                Some("-") => emit(&rep.to_json_string()),
                 Some(f) => {
                     if let Err(e) = std::fs::write(f, rep.to_json_string()) {
                         eprintln!("vmlab: cannot write {f}: {e}");
                         return ExitCode::from(1);
                     }
-                    print!("{text}");
+                    emit(&text);
                 }
-                None => print!("{text}"),
+                None => emit(&text),
             }
             ExitCode::SUCCESS
         }

@@ -351,6 +351,17 @@ impl Disk {
         self.spindles[pick].schedule(&p, now, local, bytes)
     }
 
+    /// Longest request starting at `offset` that stays on one stripe: md's `merge_bvec_fn`
+    /// keeps a bio from crossing a chunk boundary of a striped array, so the pages of each chunk
+    /// complete on their own. Unlimited for a single-stripe device.
+    pub fn bio_max_bytes(&self, offset: u64) -> u64 {
+        if self.params.stripes() <= 1 {
+            u64::MAX
+        } else {
+            self.params.chunk_bytes - offset % self.params.chunk_bytes
+        }
+    }
+
     /// Logical requests submitted and not complete at `now`.
     pub fn in_flight(&self, now: u64) -> usize {
         self.inflight.iter().filter(|&&Reverse(c)| c > now).count()

@@ -4,6 +4,7 @@
 use crate::kernel::{Ctx, IoDone, Kernel};
 use crate::mm_types::{pg, Pfn, NIL};
 use crate::page_alloc::{AllocFail, Gfp};
+use crate::readahead::FileRaState;
 use crate::stats::kfunc::KFunc;
 use crate::stats::vmstat::Vm;
 
@@ -35,9 +36,8 @@ pub struct File {
     pub dirtied_when: Option<u64>,
     pub writeback_index: u64,
     pub unlinked: bool,
-    /// Readahead state (`file_ra_state`): next expected index and current window.
-    pub ra_next: u64,
-    pub ra_size: u64,
+    /// Readahead state (`file_ra_state`; one per inode here, as if each file had one opener).
+    pub ra: FileRaState,
 }
 
 impl File {
@@ -58,8 +58,7 @@ impl File {
             dirtied_when: None,
             writeback_index: 0,
             unlinked: false,
-            ra_next: u64::MAX,
-            ra_size: 0,
+            ra: FileRaState::default(),
         }
     }
     pub fn npages(&self) -> u64 {
@@ -209,64 +208,54 @@ impl Kernel {
         }
     }
 
+    /// Read `pages` (file pages from `first` on) from disk, one bio per stripe chunk they
+    /// cover. Returns when the last piece completes.
     fn submit_read(&mut self, ctx: &mut Ctx, file: u32, first: u64, pages: Vec<Pfn>) -> u64 {
         let f = &self.files[file as usize];
-        let (disk, off) = (f.disk, f.disk_offset + first * 4096);
-        let bytes = pages.len() as u64 * 4096;
-        let t = self.disks[disk].submit(ctx.clock(), off, bytes, false);
-        self.charge(ctx, KFunc::PageCacheRaReadahead, self.cost.io_submit);
-        self.ev.add(Vm::Pgpgin, bytes / 1024);
+        let (disk, base) = (f.disk, f.disk_offset + first * 4096);
+        self.ev.add(Vm::Pgpgin, pages.len() as u64 * 4);
         self.events += pages.len() as u64;
-        for &p in &pages {
-            self.inflight.insert(p, t);
+        let mut last = 0;
+        let mut i = 0;
+        while i < pages.len() {
+            let off = base + i as u64 * 4096;
+            let room = (self.disks[disk].bio_max_bytes(off) / 4096).max(1);
+            let n = (room.min((pages.len() - i) as u64)) as usize;
+            let t = self.disks[disk].submit(ctx.clock(), off, n as u64 * 4096, false);
+            self.charge(ctx, KFunc::PageCacheRaReadahead, self.cost.io_submit);
+            let piece = pages[i..i + n].to_vec();
+            for &p in &piece {
+                self.inflight.insert(p, t);
+            }
+            self.io_queue.push((t, IoDone::Read(piece)));
+            last = last.max(t);
+            i += n;
         }
-        self.io_queue.push((t, IoDone::Read(pages)));
-        t
+        last
     }
 
-    /// Find page `idx` of `file` for a read or a fault, starting readahead as the kernel does:
-    /// a miss reads a window (doubling while the access stays sequential), a hit on a
-    /// PG_readahead page starts the next window asynchronously.
-    pub fn filemap_get_page(&mut self, ctx: &mut Ctx, file: u32, idx: u64, around: bool) -> PageRes {
+    /// Page `idx` of `file` as a reader finds it once readahead has run: ready, under I/O
+    /// until some time, or absent (readahead could not get memory).
+    pub fn find_page_wait(&self, ctx: &Ctx, file: u32, idx: u64) -> PageRes {
+        match self.files[file as usize].find(idx) {
+            Some(p) if self.fr.has(p, pg::LOCKED) => PageRes::Wait(self.inflight.get(&p).copied().unwrap_or(ctx.clock())),
+            Some(p) => PageRes::Ready(p),
+            None => PageRes::Oom,
+        }
+    }
+
+    /// One page of a buffered `read()` that wants `req` pages from `idx` on
+    /// (`do_generic_file_read`): readahead, then the page or a wait for it.
+    pub fn filemap_read_page(&mut self, ctx: &mut Ctx, file: u32, idx: u64, req: u64) -> PageRes {
         if idx >= self.files[file as usize].npages() {
             return PageRes::Oom;
         }
-        let ra_max = (self.profile.tunables.read_ahead_kb / 4).max(1);
-        if let Some(p) = self.files[file as usize].find(idx) {
-            if self.fr.has(p, pg::LOCKED) {
-                return PageRes::Wait(self.inflight.get(&p).copied().unwrap_or(ctx.clock()));
-            }
-            if self.fr.test_clear(p, pg::READAHEAD) {
-                // Async readahead: the next window, doubled.
-                let f = &mut self.files[file as usize];
-                let size = (f.ra_size * 2).clamp(4, ra_max);
-                let start = f.ra_next.min(f.npages());
-                f.ra_size = size;
-                f.ra_next = start + size;
-                let _ = self.page_cache_ra(ctx, file, start, size, Some(start + size / 2));
-            }
-            return PageRes::Ready(p);
+        self.file_read_readahead(ctx, file, idx, req);
+        let r = self.find_page_wait(ctx, file, idx);
+        if let PageRes::Ready(_) = r {
+            self.files[file as usize].ra.prev_index = idx;
         }
-        let f = &mut self.files[file as usize];
-        let (start, size) = if idx == f.ra_next || (f.ra_next != u64::MAX && idx + 1 == f.ra_next) {
-            (idx, (f.ra_size * 2).clamp(4, ra_max))
-        } else if around {
-            // mmap read-around: a window centred on the fault.
-            (idx.saturating_sub(ra_max / 2), ra_max)
-        } else {
-            (idx, (ra_max / 4).max(4).min(ra_max))
-        };
-        f.ra_size = size;
-        f.ra_next = start + size;
-        match self.page_cache_ra(ctx, file, start, size, Some(start + size / 2)) {
-            Ok(Some(t)) => PageRes::Wait(t),
-            Ok(None) => match self.files[file as usize].find(idx) {
-                Some(p) if !self.fr.has(p, pg::LOCKED) => PageRes::Ready(p),
-                Some(p) => PageRes::Wait(self.inflight.get(&p).copied().unwrap_or(ctx.clock())),
-                None => PageRes::Oom,
-            },
-            Err(_) => PageRes::Oom,
-        }
+        r
     }
 
     /// `echo N > /proc/sys/vm/drop_caches`: free clean, unmapped, idle page-cache pages.

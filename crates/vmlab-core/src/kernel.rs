@@ -35,6 +35,10 @@ pub struct Ctx {
     pub oom_victim: bool,
     /// The mm of the process this context works for.
     pub mm: Option<u32>,
+    /// The flusher (it paces itself against the queue instead of sleeping per write).
+    pub is_flusher: bool,
+    /// FAULT_FLAG_TRIED: this fault re-enters one that waited for this page's I/O.
+    pub fault_tried: bool,
     /// Set when an allocation throttled: sleep until then (or a writeback wakeup).
     pub throttle_until: u64,
 }
@@ -82,6 +86,10 @@ pub struct Kernel {
     pub fr: Frames,
     pub zones: Vec<Zone>,
     pub nodes: Vec<Node>,
+    /// Zone id of every pageblock (zones are pageblock-aligned here): O(1) `zone_of`.
+    pub pageblock_zone: Vec<u8>,
+    /// Zonelists: [node][highest zone type] → zone ids in fallback order.
+    pub zonelists: Vec<Vec<Vec<usize>>>,
     /// The 2.4 engines' global lists.
     pub global_lru: Lruvec,
     pub pageblock_mt: Vec<u8>,
@@ -123,6 +131,8 @@ pub struct Kernel {
     pub zero_pfn: Pfn,
     /// Processes killed by the OOM killer (by mm id) — the scheduler terminates their tasks.
     pub oom_killed: Vec<u32>,
+    /// mmap_sem contention of address spaces that have exited (live ones keep their own).
+    pub mmap_sem_retired: crate::sched_lock::RwSemStats,
 }
 
 impl Kernel {
@@ -140,6 +150,8 @@ impl Kernel {
             zones: Vec::new(),
             nodes: Vec::new(),
             global_lru: Lruvec::default(),
+            pageblock_zone: Vec::new(),
+            zonelists: Vec::new(),
             pageblock_mt: vec![crate::mmzone::Mt::Movable as u8; ((total >> PAGEBLOCK_ORDER) + 1) as usize],
             ev: VmEvents::default(),
             prof: KernelProfile::default(),
@@ -168,6 +180,7 @@ impl Kernel {
             isolate_buf: Vec::new(),
             zero_pfn: 0,
             cfg,
+            mmap_sem_retired: Default::default(),
         };
         k.build_zones();
         Ok(k)
@@ -229,6 +242,29 @@ impl Kernel {
         for p in 0..self.fr.len() {
             self.fr.set_lru_list(p as Pfn, crate::mmzone::LRU_NONE);
         }
+        let nblocks = (self.fr.len() >> PAGEBLOCK_ORDER) + 1;
+        self.pageblock_zone = vec![0; nblocks];
+        for z in &self.zones {
+            for b in (z.start_pfn >> PAGEBLOCK_ORDER)..=((z.end_pfn.max(1) - 1) >> PAGEBLOCK_ORDER) {
+                self.pageblock_zone[b as usize] = z.id as u8;
+            }
+        }
+        for n in 0..self.nodes.len() {
+            let mut per = Vec::new();
+            for highest in 0..5usize {
+                let mut v = Vec::new();
+                for k in 0..self.nodes.len() {
+                    let nid = (n + k) % self.nodes.len();
+                    for &zid in self.nodes[nid].zones.iter().rev() {
+                        if self.zones[zid].kind as usize <= highest && self.zones[zid].present > 0 {
+                            v.push(zid);
+                        }
+                    }
+                }
+                per.push(v);
+            }
+            self.zonelists.push(per);
+        }
         // Firmware/kernel-image reservation comes off the bottom of node 0 (after DMA).
         let reserved = (self.cfg.reserved_bytes / 4096) as u32;
         for zid in 0..self.zones.len() {
@@ -287,6 +323,15 @@ impl Kernel {
         }
     }
 
+    /// mmap_sem contention summed over every address space, live or exited.
+    pub fn mmap_sem_stats(&self) -> crate::sched_lock::RwSemStats {
+        let mut t = self.mmap_sem_retired;
+        for m in self.mms.iter().flatten() {
+            t.add(&m.mmap_sem.stats);
+        }
+        t
+    }
+
     #[inline(always)]
     pub fn charge(&mut self, ctx: &mut Ctx, f: KFunc, ns: u64) {
         ctx.sys_ns += ns;
@@ -296,11 +341,15 @@ impl Kernel {
     /// Zone of a pfn: zones are contiguous pfn ranges in id order.
     #[inline]
     pub fn zone_of(&self, pfn: Pfn) -> usize {
-        let mut i = 0;
-        while i + 1 < self.zones.len() && pfn >= self.zones[i].end_pfn {
-            i += 1;
+        let z = self.pageblock_zone[(pfn >> PAGEBLOCK_ORDER) as usize] as usize;
+        // A zone boundary inside a pageblock (odd explicit layouts): step to the right zone.
+        if pfn < self.zones[z].start_pfn {
+            z - 1
+        } else if pfn >= self.zones[z].end_pfn {
+            z + 1
+        } else {
+            z
         }
-        i
     }
 
     #[inline]

@@ -18,6 +18,7 @@ pub mod page_alloc;
 pub mod page_writeback;
 pub mod profiles;
 pub mod quicklist;
+pub mod readahead;
 pub mod reproduce;
 pub mod rmap;
 pub mod sched;

@@ -43,7 +43,6 @@ impl Kernel {
     /// `handle_mm_fault`.
     pub fn handle_mm_fault(&mut self, ctx: &mut Ctx, mm: u32, vpn: u64, write: bool) -> Fault {
         self.ev.inc(Vm::Pgfault);
-        self.events += 1;
         self.charge(ctx, KFunc::HandleMmFault, self.cost.fault);
         let Some(vi) = self.find_vma(mm, vpn) else { return Fault::Segv };
         let (flags, kind) = {
@@ -235,9 +234,10 @@ impl Kernel {
         if idx >= self.files[file as usize].npages() {
             return Fault::Segv;
         }
-        let missing = self.files[file as usize].find(idx).is_none();
-        match self.filemap_get_page(ctx, file, idx, true) {
+        let missing = self.filemap_fault_readahead(ctx, file, idx);
+        match self.find_page_wait(ctx, file, idx) {
             PageRes::Ready(p) => {
+                self.filemap_fault_done(file, idx);
                 if write && flags & vm::SHARED == 0 {
                     // Private write: copy into an anonymous page.
                     return match self.new_anon_page(ctx, mm, vpn) {

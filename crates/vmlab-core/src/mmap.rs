@@ -146,7 +146,7 @@ impl Kernel {
             rss_file: 0,
             rss_shmem: 0,
             locked_vm: 0,
-            mmap_sem: RwSem::default(),
+            mmap_sem: RwSem::new(self.profile.rwsem),
             users: 1,
             next_vpn: 0x400, // 4 MiB: leave the low pages unmapped as real processes do
             regions: BTreeMap::new(),
@@ -447,6 +447,8 @@ impl Kernel {
             self.anon_vmas[av as usize].mms.retain(|&x| x != mm);
         }
         crate::quicklist::check_pgt_cache(self, ctx);
+        let st = self.mm(mm).mmap_sem.stats;
+        self.mmap_sem_retired.add(&st);
         self.mms[mm as usize] = None;
     }
 

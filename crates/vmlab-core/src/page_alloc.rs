@@ -285,9 +285,14 @@ impl Kernel {
 
     /// Try each zone of the zonelist against watermark `wm` (`get_page_from_freelist`).
     fn get_page_from_freelist(&mut self, ctx: &mut Ctx, gfp: Gfp, order: u32, wm: Option<usize>, harder: bool) -> Option<Pfn> {
-        let (zl, n) = self.zonelist(ctx.node, gfp);
-        let classzone = zl[..n].iter().map(|&z| self.zones[z].kind as usize).max().unwrap_or(0);
-        for &zid in &zl[..n] {
+        let node = ctx.node.min(self.zonelists.len() - 1);
+        let nz = self.zonelists[node][(gfp.highest as usize).min(4)].len();
+        let classzone = self.zonelists[node][(gfp.highest as usize).min(4)].first().map(|&z| self.zones[z].kind as usize).unwrap_or(0);
+        for i in 0..nz {
+            let zid = self.zonelists[node][(gfp.highest as usize).min(4)][i];
+            if self.zones[zid].managed == 0 {
+                continue;
+            }
             if let Some(w) = wm {
                 let mark = match w {
                     WMARK_MIN => self.zones[zid].min_wmark(),
@@ -331,6 +336,7 @@ impl Kernel {
         let (zl, n) = self.zonelist(ctx.node, gfp);
         let classzone = zl[..n].iter().map(|&z| self.zones[z].kind as usize).max().unwrap_or(0);
         let mut no_progress = 0;
+        let entry_sleep = ctx.sleep_ns;
         let max_tries = 16;
         loop {
             if !ctx.is_kswapd {
@@ -367,6 +373,11 @@ impl Kernel {
             if gfp.noretry {
                 return Err(AllocFail::NoMemory);
             }
+            if ctx.sleep_ns > entry_sleep {
+                // Reclaim blocked submitting writes to a full queue: the task sleeps now and
+                // retries the allocation after.
+                return Err(AllocFail::Throttled);
+            }
             if reclaimed == 0 && self.g.writeback > 0 {
                 // reclaim_throttle(VMSCAN_THROTTLE_WRITEBACK): reclaim is waiting for pages under
                 // writeback. Time must pass for that: the caller sleeps (woken as writeback
@@ -392,8 +403,8 @@ impl Kernel {
                 }
                 return Err(AllocFail::NoMemory);
             }
-            // congestion_wait(HZ/50) / reclaim throttling between attempts.
-            ctx.sleep_ns += 2_000_000;
+            // (The kernel's congestion_wait between attempts is the Throttled return above:
+            // this loop cannot let time pass.)
         }
     }
 

@@ -7,6 +7,19 @@ use crate::mm_types::{pg, Pfn, NIL};
 use crate::stats::kfunc::KFunc;
 use crate::stats::vmstat::Vm;
 
+/// How much queued work a block device accepts before a submitter blocks in
+/// `get_request_wait` (the request queue's nr_requests, expressed as time): 250 ms.
+pub const MAX_BACKLOG_NS: u64 = 250_000_000;
+
+/// A write was queued to complete at `done`: if the device is backed up past the queue's
+/// limit, the submitter sleeps until there is room.
+pub fn congestion_wait_on_submit(ctx: &mut Ctx, done: u64) {
+    let backlog = done.saturating_sub(ctx.clock());
+    if backlog > MAX_BACKLOG_NS {
+        ctx.sleep_ns = ctx.sleep_ns.max(backlog - MAX_BACKLOG_NS);
+    }
+}
+
 /// `set_page_dirty` (file pages are accounted; anon pages only carry the flag).
 pub fn set_page_dirty(k: &mut Kernel, p: Pfn) {
     if k.fr.has(p, pg::DIRTY) {
@@ -86,6 +99,9 @@ pub fn submit_write(k: &mut Kernel, ctx: &mut Ctx, file: u32, first: u64, pages:
     k.ev.add(Vm::Pgpgout, bytes / 1024);
     k.events += pages.len() as u64;
     k.io_queue.push((t, IoDone::Write(pages)));
+    if !ctx.is_flusher {
+        congestion_wait_on_submit(ctx, t);
+    }
 }
 
 /// `pageout` of one dirty file page from reclaim.

@@ -51,6 +51,20 @@ pub enum FaultLocking {
     PerVma,
 }
 
+/// How a fault on a file mapping reads ahead (`filemap_fault`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MmapReadahead {
+    /// 2.6.23–2.6.30: read-around, `ra_pages` centred on the fault, nothing read asynchronously:
+    /// every window is a fault that waits.
+    ReadAround,
+    /// 2.6.31–2.6.39: a fault on the page after the previous one runs sequential (on-demand)
+    /// readahead, which keeps the next window in flight; others read around.
+    SequentialOrReadAround,
+    /// 3.0+: read-around marks its last quarter PG_readahead, so the next window starts early.
+    ReadAroundAsync,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RwsemKind {
@@ -104,6 +118,7 @@ pub struct Profile {
     pub wmark: WmarkRule,
     pub high_order_check: HighOrderCheck,
     pub fault_locking: FaultLocking,
+    pub mmap_readahead: MmapReadahead,
     pub rwsem: RwsemKind,
     pub quicklist: QuicklistRule,
     /// 2.4: mlock may lock at most half of physical memory.
@@ -151,6 +166,7 @@ const MODERN: Profile = Profile {
     wmark: WmarkRule::Linux68,
     high_order_check: HighOrderCheck::AnyBlock,
     fault_locking: FaultLocking::PerVma,
+    mmap_readahead: MmapReadahead::ReadAroundAsync,
     rwsem: RwsemKind::Handoff,
     quicklist: QuicklistRule::None,
     mlock_half_physmem: false,
@@ -164,8 +180,9 @@ const MODERN: Profile = Profile {
     tunables: BASE_TUNABLES,
 };
 
-/// 2.6.26 (July 2008): one active/inactive pair per zone (split LRU and the unevictable list came
-/// in 2.6.28), page-table quicklists of node_free/16 per CPU, mmap_sem held across fault I/O.
+/// 2.6.26 (seeds 003 and 004 "before"): quicklists sized node_free/16 per CPU, mmap_sem held
+/// across fault I/O, the 2.6 FIFO rwsem; no split LRU yet (it came with the unevictable list in
+/// 2.6.28). init_per_zone_pages_min caps min_free_kbytes at 64 MiB.
 const LINUX_2_6_26: Profile = Profile {
     name: "linux-2.6.26",
     summary: "no split LRU yet, quicklists node_free/16 per CPU, mmap_sem held across fault I/O, FIFO rwsem",
@@ -174,6 +191,7 @@ const LINUX_2_6_26: Profile = Profile {
     wmark: WmarkRule::Linux2636,
     high_order_check: HighOrderCheck::SubtractLowerOrders,
     fault_locking: FaultLocking::HoldAcrossIo,
+    mmap_readahead: MmapReadahead::ReadAround,
     rwsem: RwsemKind::Fifo,
     quicklist: QuicklistRule::NodeFree16,
     mlock_half_physmem: false,
@@ -196,10 +214,34 @@ const LINUX_2_6_27: Profile = Profile {
     ..LINUX_2_6_26
 };
 
+/// 2.6.38 (seed 004 "after"): FAULT_FLAG_ALLOW_RETRY drops mmap_sem while a fault waits for
+/// the page. Its reclaim side (seed 001) is refined separately.
+const LINUX_2_6_38: Profile = Profile {
+    name: "linux-2.6.38",
+    summary: "split LRU + unevictable list, FAULT_FLAG_ALLOW_RETRY (fault drops mmap_sem for I/O), FIFO rwsem",
+    engine: Engine::Modern,
+    unevictable_lru: true,
+    wmark: WmarkRule::Linux2636,
+    high_order_check: HighOrderCheck::SubtractLowerOrders,
+    fault_locking: FaultLocking::Retry,
+    mmap_readahead: MmapReadahead::SequentialOrReadAround,
+    rwsem: RwsemKind::Fifo,
+    quicklist: QuicklistRule::None,
+    mlock_half_physmem: false,
+    kswapd_failures: false,
+    pgdat_balanced_quarter: false,
+    kswapd_ignore_failure: false,
+    objrmap_walk: false,
+    shm_writepage_io: true,
+    clean_cache_pass: false,
+    workingset: false,
+    tunables: BASE_TUNABLES,
+};
+
 /// The profile table. Adding an era means adding a row here (and, if it needs a new
 /// mechanism, the mechanism behind one of the enums above).
 pub fn all() -> Vec<Profile> {
-    vec![LINUX_2_6_26, LINUX_2_6_27, MODERN]
+    vec![LINUX_2_6_26, LINUX_2_6_27, LINUX_2_6_38, MODERN]
 }
 
 pub fn find(name: &str) -> Option<Profile> {
@@ -266,6 +308,21 @@ impl Profile {
                     w => return Err(format!("`reclaim.fault_locking` is one of hold_across_io, retry, per_vma; found `{w}`")),
                 }
             }
+            ("reclaim", "mmap_readahead") => {
+                self.mmap_readahead = match word()?.as_str() {
+                    "read_around" => MmapReadahead::ReadAround,
+                    "sequential_or_read_around" => MmapReadahead::SequentialOrReadAround,
+                    "read_around_async" => MmapReadahead::ReadAroundAsync,
+                    w => return Err(format!("`reclaim.mmap_readahead` is one of read_around, sequential_or_read_around, read_around_async; found `{w}`")),
+                }
+            }
+            ("reclaim", "rwsem") => {
+                self.rwsem = match word()?.as_str() {
+                    "fifo" => RwsemKind::Fifo,
+                    "handoff" => RwsemKind::Handoff,
+                    w => return Err(format!("`reclaim.rwsem` is one of fifo, handoff; found `{w}`")),
+                }
+            }
             ("reclaim", "quicklist") => {
                 self.quicklist = match word()?.as_str() {
                     "none" => QuicklistRule::None,
@@ -296,7 +353,7 @@ const VM_KEYS: &[&str] = &[
 const RECLAIM_KEYS: &[&str] = &[
     "unevictable_lru", "mlock_half_physmem", "kswapd_failures", "pgdat_balanced_quarter",
     "kswapd_ignore_failure", "objrmap_walk", "shm_writepage_io", "clean_cache_pass", "workingset",
-    "fault_locking", "quicklist",
+    "fault_locking", "mmap_readahead", "rwsem", "quicklist",
 ];
 
 #[cfg(test)]

@@ -48,6 +48,8 @@ pub struct Task {
     pub mm: Option<u32>,
     /// sched_setaffinity to a single CPU.
     pub cpu_allowed: Option<u32>,
+    /// Bound to the CPUs of one node (kswapd: `set_cpus_allowed_ptr(cpumask_of_node)`).
+    pub node_allowed: Option<usize>,
     pub last_cpu: u32,
     pub utime_ns: u64,
     pub stime_ns: u64,
@@ -84,6 +86,8 @@ pub enum Event {
 #[derive(Clone, Debug, Default)]
 pub struct Cpu {
     pub running: Option<usize>,
+    /// The task this CPU ran last (a switch to another one counts in `cs`).
+    pub last: Option<usize>,
     pub outcome: Option<Outcome>,
     pub sleep_after: u64,
     pub busy_until: u64,
@@ -106,6 +110,10 @@ pub struct Sched {
     pub iowait_ns: u64,
     last_iowait_change: u64,
     next_pid: u32,
+    /// Context switches (a CPU starting a different task than it ran last) and device
+    /// interrupts (block I/O completions), for vmstat's `cs` and `in`.
+    pub nr_switches: u64,
+    pub nr_irqs: u64,
 }
 
 impl Sched {
@@ -123,6 +131,8 @@ impl Sched {
             iowait_ns: 0,
             last_iowait_change: 0,
             next_pid: 1,
+            nr_switches: 0,
+            nr_irqs: 0,
         }
     }
 
@@ -150,6 +160,7 @@ impl Sched {
             state: TState::Blocked,
             mm,
             cpu_allowed: None,
+            node_allowed: None,
             last_cpu: 0,
             utime_ns: 0,
             stime_ns: 0,
@@ -232,9 +243,12 @@ impl Sched {
         }
     }
 
-    /// The first runnable task allowed on `cpu`.
-    pub fn pick(&mut self, cpu: u32) -> Option<usize> {
-        let i = self.runq.iter().position(|&t| self.tasks[t].cpu_allowed.map(|c| c == cpu).unwrap_or(true))?;
+    /// The first runnable task allowed on `cpu` (of node `node`).
+    pub fn pick(&mut self, cpu: u32, node: usize) -> Option<usize> {
+        let i = self.runq.iter().position(|&t| {
+            let task = &self.tasks[t];
+            task.cpu_allowed.map(|c| c == cpu).unwrap_or(true) && task.node_allowed.map(|n| n == node).unwrap_or(true)
+        })?;
         self.runq.remove(i)
     }
 }
@@ -248,6 +262,8 @@ pub struct SampleState {
     pub last_t: u64,
     pub last_ev: Vec<u64>,
     pub last_kswapd_ns: u64,
+    pub last_switches: u64,
+    pub last_irqs: u64,
 }
 
 /// Run one quantum of a kernel thread.
@@ -275,6 +291,7 @@ pub fn run_kthread(k: &mut Kernel, ctx: &mut Ctx, kind: TaskKind) -> Outcome {
             }
         }
         TaskKind::Flusher => loop {
+            ctx.is_flusher = true;
             match crate::page_writeback::flusher_pass(k, ctx) {
                 FlushAction::More => {
                     if ctx.sys_ns >= QUANTUM_NS {

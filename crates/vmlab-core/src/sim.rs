@@ -194,6 +194,7 @@ impl Sim {
         // Kernel threads.
         for n in 0..k.nodes.len() {
             let t = s.new_task(&format!("kswapd{n}"), TaskKind::Kswapd(n), None);
+            s.tasks[t].node_allowed = Some(n);
             k.nodes[n].kswapd.task = t;
             k.nodes[n].kswapd.sleeping = true;
         }
@@ -325,7 +326,8 @@ impl Sim {
             if self.s.cpus[cpu as usize].running.is_some() || self.s.cpus[cpu as usize].busy_until > self.s.now {
                 continue;
             }
-            match self.s.pick(cpu) {
+            let node = self.k.cfg.node_of_cpu(cpu);
+            match self.s.pick(cpu, node) {
                 Some(t) => {
                     self.cpu_idle[cpu as usize] = false;
                     self.run_task(cpu, t);
@@ -372,10 +374,19 @@ impl Sim {
             TaskKind::User => crate::workload::exec::step(self, t, &mut ctx),
             _ => crate::sched::run_kthread(&mut self.k, &mut ctx, kind),
         };
+        // Queue the I/O this quantum started now, ahead of the task's own wake-up at its
+        // completion time, so a task waiting for it finds the page unlocked when it wakes.
+        for (when, d) in std::mem::take(&mut self.k.io_queue) {
+            self.s.add_io(when, d);
+        }
         let used = (ctx.sys_ns + ctx.user_ns).max(100);
         let task = &mut self.s.tasks[t];
         task.utime_ns += ctx.user_ns;
         task.stime_ns += used - ctx.user_ns;
+        if self.s.cpus[cpu as usize].last != Some(t) {
+            self.s.nr_switches += 1;
+            self.s.cpus[cpu as usize].last = Some(t);
+        }
         let c = &mut self.s.cpus[cpu as usize];
         c.us_ns += ctx.user_ns;
         c.sy_ns += used - ctx.user_ns;
@@ -405,6 +416,7 @@ impl Sim {
                 }
             }
             Event::Io(i) => {
+                self.s.nr_irqs += 1;
                 if let Some(d) = self.s.take_io(i) {
                     let mut ctx = Ctx { now: self.s.now, ..Default::default() };
                     self.k.io_complete(&mut ctx, d);
@@ -528,8 +540,8 @@ impl Sim {
             so: per_s(ev(Vm::Pswpout, &self.sstate, &self.k) * 4),
             bi: per_s(ev(Vm::Pgpgin, &self.sstate, &self.k)),
             bo: per_s(ev(Vm::Pgpgout, &self.sstate, &self.k)),
-            in_: 0,
-            cs: 0,
+            in_: per_s(self.s.nr_irqs - self.sstate.last_irqs),
+            cs: per_s(self.s.nr_switches - self.sstate.last_switches),
             us: pct(dus),
             sy: pct(dsy),
             id: pct(idle - wa),
@@ -549,6 +561,8 @@ impl Sim {
         self.sstate.last_iowait = self.s.iowait_ns;
         self.sstate.last_t = now;
         self.sstate.last_kswapd_ns = ksw;
+        self.sstate.last_switches = self.s.nr_switches;
+        self.sstate.last_irqs = self.s.nr_irqs;
         for &c in Vm::ALL {
             self.sstate.last_ev[c as usize] = self.k.ev.get(c);
         }

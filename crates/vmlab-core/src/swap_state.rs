@@ -160,6 +160,7 @@ pub fn swap_writepage(k: &mut Kernel, ctx: &mut Ctx, p: Pfn) -> bool {
     let t = k.disks[disk].submit(ctx.clock(), base + s as u64 * 4096, 4096, true);
     k.charge(ctx, KFunc::Pageout, k.cost.io_submit);
     k.io_queue.push((t, IoDone::Write(vec![p])));
+    crate::page_writeback::congestion_wait_on_submit(ctx, t);
     k.ev.inc(Vm::Pswpout);
     k.ev.add(Vm::Pgpgout, 4);
     k.events += 1;

@@ -25,12 +25,17 @@ pub struct ReproduceOpts {
     pub root: PathBuf,
 }
 
+pub mod mmap_sem;
+
 pub fn seeds() -> Vec<SeedDef> {
-    vec![SeedDef {
-        name: quicklists::SEED,
-        summary: "003: per-CPU page-table quicklists grow with the CPU count (linux-2.6.26 -> 2.6.27)",
-        run: quicklists::run,
-    }]
+    vec![
+        SeedDef {
+            name: quicklists::SEED,
+            summary: "003: per-CPU page-table quicklists grow with the CPU count (linux-2.6.26 -> 2.6.27)",
+            run: quicklists::run,
+        },
+        mmap_sem::def(),
+    ]
 }
 
 pub fn find(name: &str) -> Option<SeedDef> {

@@ -91,6 +91,9 @@ vm_items! {
     SwapRaHit => "swap_ra_hit",
     PgtableQuicklistHit => "quicklist_hit",
     MinorFaultRetry => "pgfault_retry",
+    VmaLockSuccess => "vma_lock_success",
+    VmaLockAbort => "vma_lock_abort",
+    VmaLockRetry => "vma_lock_retry",
 }
 
 /// Event counters for one machine.

@@ -312,6 +312,12 @@ fn shrink_folio_list(k: &mut Kernel, ctx: &mut Ctx, pages: &[Pfn], sc: &mut Scan
             _ => {}
         }
         let anon = k.fr.has(p, pg::ANON);
+        if ctx.sleep_ns > 0 && (k.fr.has(p, pg::DIRTY) || anon && !k.fr.has(p, pg::SWAPCACHE)) {
+            // This reclaimer is about to block on a full request queue: it leaves pages that
+            // would need writing for later.
+            putback(k, p);
+            continue;
+        }
         if anon && !k.fr.has(p, pg::SWAPCACHE) {
             if !can_reclaim_anon(k, sc) || !crate::swap_state::add_to_swap(k, ctx, p) {
                 k.fr.set(p, pg::ACTIVE);
@@ -343,7 +349,7 @@ fn shrink_folio_list(k: &mut Kernel, ctx: &mut Ctx, pages: &[Pfn], sc: &mut Scan
                 putback(k, p);
                 continue;
             }
-            if r == Ref::ReclaimClean || !sc.may_writepage {
+            if r == Ref::ReclaimClean || !sc.may_writepage || ctx.sleep_ns > 0 {
                 putback(k, p);
                 continue;
             }

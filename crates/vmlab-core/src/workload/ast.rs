@@ -92,10 +92,11 @@ pub enum Pattern {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub enum OpKind {
     /// `mmap NAME anon|file=F|shm=S LEN [offset=N] [fixed] [shared] [prot=read|write|rw] [locked] [populate]`
+    /// LEN may be left out for a file: the mapping then covers the file from `offset` to its end.
     Mmap {
         name: Template,
         backing: Backing,
-        len: Expr,
+        len: Option<Expr>,
         offset: Option<Expr>,
         fixed: bool,
         shared: bool,

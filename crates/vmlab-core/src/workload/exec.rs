@@ -15,6 +15,7 @@ use crate::profiles::FaultLocking;
 use crate::sched::{Outcome, TState, QUANTUM_NS};
 use crate::sim::{Sim, SimError};
 use crate::stats::kfunc::KFunc;
+use crate::stats::vmstat::Vm;
 
 const ENOMEM: i64 = 12;
 const EINVAL: i64 = 22;
@@ -192,32 +193,38 @@ fn file_id(sim: &Sim, n: &str, span: Span) -> R<u32> {
 }
 
 /// Take mmap_sem for write; Block if it must wait (the grant wakes the task holding it).
-fn lock_write(sim: &mut Sim, t: usize, ps: &mut ProgState, mm: u32) -> Option<Step> {
+fn lock_write(sim: &mut Sim, t: usize, ctx: &mut Ctx, ps: &mut ProgState, mm: u32) -> Option<Step> {
     if ps.holds_write {
         return None;
     }
     ps.holds_write = true;
-    if sim.k.mm_mut(mm).mmap_sem.down_write(t) {
+    if sim.k.mm_mut(mm).mmap_sem.down_write(t, ctx.clock()) {
         None
     } else {
+        sim.k.charge(ctx, KFunc::RwsemDownWrite, sim.k.cost.lock_handoff);
         Some(Step::Block(Outcome::Block { until: None, io: false }))
     }
 }
 
-fn unlock_write(sim: &mut Sim, ps: &mut ProgState, mm: u32) {
+/// `mmap_write_unlock`: also ends every VMA write lock taken under it (`vma_end_write_all`).
+fn unlock_write(sim: &mut Sim, ctx: &Ctx, ps: &mut ProgState, mm: u32) {
     if ps.holds_write {
         ps.holds_write = false;
         let mut g = std::mem::take(&mut sim.k.wakeups);
-        sim.k.mm_mut(mm).mmap_sem.up_write(&mut g);
+        let m = sim.k.mm_mut(mm);
+        for v in m.vmas.iter_mut() {
+            v.write_locked = false;
+        }
+        m.mmap_sem.up_write(&mut g, ctx.clock());
         sim.k.wakeups = g;
     }
 }
 
-fn unlock_read(sim: &mut Sim, ps: &mut ProgState, mm: u32) {
+fn unlock_read(sim: &mut Sim, now: u64, ps: &mut ProgState, mm: u32) {
     if ps.holds_read {
         ps.holds_read = false;
         let mut g = std::mem::take(&mut sim.k.wakeups);
-        sim.k.mm_mut(mm).mmap_sem.up_read(&mut g);
+        sim.k.mm_mut(mm).mmap_sem.up_read(&mut g, now);
         sim.k.wakeups = g;
     }
 }
@@ -229,8 +236,24 @@ enum FStep {
     Oom,
 }
 
-/// A user access that may fault, with the profile's fault locking.
+/// A user access that may fault (x86 `do_page_fault` / `do_user_addr_fault`), locked as the
+/// profile says. When the page needs I/O: `HoldAcrossIo` sleeps holding mmap_sem for read
+/// (2.6.26 `lock_page` in `filemap_fault`); `Retry` drops it, waits, and retries once under it
+/// (FAULT_FLAG_ALLOW_RETRY; the retry itself may not drop it again); `PerVma` first tries under
+/// the VMA's own lock, which it drops for the wait, and retries under mmap_sem.
 fn fault(sim: &mut Sim, t: usize, ctx: &mut Ctx, ps: &mut ProgState, mm: u32, vpn: u64, write: bool) -> FStep {
+    ctx.fault_tried = ps.waited_vpn == Some(vpn);
+    let r = fault_inner(sim, t, ctx, ps, mm, vpn, write);
+    ctx.fault_tried = false;
+    ps.waited_vpn = match r {
+        FStep::Block(Outcome::Block { io: true, .. }) => Some(vpn),
+        FStep::Block(_) => ps.waited_vpn,
+        _ => None,
+    };
+    r
+}
+
+fn fault_inner(sim: &mut Sim, t: usize, ctx: &mut Ctx, ps: &mut ProgState, mm: u32, vpn: u64, write: bool) -> FStep {
     if !ps.holds_read {
         if let Some(slot) = sim.k.pte_slot(mm, vpn) {
             let e = sim.k.pt.entries[slot];
@@ -242,38 +265,53 @@ fn fault(sim: &mut Sim, t: usize, ctx: &mut Ctx, ps: &mut ProgState, mm: u32, vp
         }
     }
     let mode = sim.k.profile.fault_locking;
+    let wait = |until: u64| FStep::Block(Outcome::Block { until: Some(until), io: true });
     let to_step = |r: Fault| match r {
         Fault::Done => FStep::Done,
         Fault::Segv => FStep::Segv,
         Fault::Oom => FStep::Oom,
-        Fault::Wait { until, .. } => FStep::Block(Outcome::Block { until: Some(until), io: true }),
+        Fault::Wait { until, .. } => wait(until),
     };
-    if mode == FaultLocking::PerVma && !ps.holds_read {
-        // lock_vma_under_rcu: succeeds unless a writer has write-locked this VMA.
-        if let Some(i) = sim.k.find_vma(mm, vpn) {
-            if !sim.k.mm(mm).vmas[i].write_locked {
-                return to_step(sim.k.handle_mm_fault(ctx, mm, vpn, write));
+    if mode == FaultLocking::PerVma && !ps.holds_read && !ps.fault_tried {
+        // lock_vma_under_rcu: fails only while a writer has this VMA write-locked.
+        match sim.k.find_vma(mm, vpn) {
+            Some(i) if !sim.k.mm(mm).vmas[i].write_locked => {
+                return match sim.k.handle_mm_fault(ctx, mm, vpn, write) {
+                    Fault::Wait { until, .. } => {
+                        sim.k.ev.inc(Vm::VmaLockRetry);
+                        ps.fault_tried = true;
+                        wait(until)
+                    }
+                    other => {
+                        sim.k.ev.inc(Vm::VmaLockSuccess);
+                        to_step(other)
+                    }
+                };
             }
+            _ => sim.k.ev.inc(Vm::VmaLockAbort),
         }
     }
     if !ps.holds_read {
         ps.holds_read = true;
-        if !sim.k.mm_mut(mm).mmap_sem.down_read(t) {
+        if !sim.k.mm_mut(mm).mmap_sem.down_read(t, ctx.clock()) {
             sim.k.charge(ctx, KFunc::RwsemDownRead, sim.k.cost.lock_handoff);
             return FStep::Block(Outcome::Block { until: None, io: false });
         }
     }
-    let r = sim.k.handle_mm_fault(ctx, mm, vpn, write);
-    match r {
+    match sim.k.handle_mm_fault(ctx, mm, vpn, write) {
         Fault::Wait { until, .. } => {
-            if mode != FaultLocking::HoldAcrossIo {
-                unlock_read(sim, ps, mm);
-                sim.k.ev.inc(crate::stats::vmstat::Vm::MinorFaultRetry);
+            if mode != FaultLocking::HoldAcrossIo && !ps.fault_tried {
+                unlock_read(sim, ctx.clock(), ps, mm);
+                ps.fault_tried = true;
+                sim.k.ev.inc(Vm::MinorFaultRetry);
+            } else {
+                sim.k.mm_mut(mm).mmap_sem.stats.io_waits_holding += 1;
             }
-            FStep::Block(Outcome::Block { until: Some(until), io: true })
+            wait(until)
         }
         other => {
-            unlock_read(sim, ps, mm);
+            unlock_read(sim, ctx.clock(), ps, mm);
+            ps.fault_tried = false;
             to_step(other)
         }
     }
@@ -285,11 +323,11 @@ fn start(sim: &mut Sim, t: usize, ctx: &mut Ctx, ps: &mut ProgState, prog: &Prog
     ps.vars[ERRNO] = 0;
     match kind {
         OpKind::Mmap { name: n, backing, len, offset, fixed, shared, write, locked, populate } => {
-            if let Some(b) = lock_write(sim, t, ps, mm) {
+            if let Some(b) = lock_write(sim, t, ctx, ps, mm) {
                 return Ok(b);
             }
             let r = do_mmap(sim, ctx, ps, prog, mm, n, backing, len, offset, *fixed, *shared, *write, *locked, span);
-            unlock_write(sim, ps, mm);
+            unlock_write(sim, ctx, ps, mm);
             let (s, e, w) = r?;
             if *locked || *populate {
                 return Ok(Step::Ongoing(OpState::Populate { vpn: s, end: e, write: w && !*shared, mlock_rest: None }));
@@ -305,11 +343,11 @@ fn start(sim: &mut Sim, t: usize, ctx: &mut Ctx, ps: &mut ProgState, prog: &Prog
                 None => None,
             };
             let (a, b) = page_range(off, l, pages, span)?;
-            if let Some(b) = lock_write(sim, t, ps, mm) {
+            if let Some(b) = lock_write(sim, t, ctx, ps, mm) {
                 return Ok(b);
             }
             sim.k.do_munmap(ctx, mm, s + a, b - a);
-            unlock_write(sim, ps, mm);
+            unlock_write(sim, ctx, ps, mm);
             Ok(Step::Done)
         }
         OpKind::Mlock { name: n, offset, len, chunk } => {
@@ -336,11 +374,11 @@ fn start(sim: &mut Sim, t: usize, ctx: &mut Ctx, ps: &mut ProgState, prog: &Prog
                 None => None,
             };
             let (a, b) = page_range(off, l, pages, span)?;
-            if let Some(bl) = lock_write(sim, t, ps, mm) {
+            if let Some(bl) = lock_write(sim, t, ctx, ps, mm) {
                 return Ok(bl);
             }
             let _ = crate::mlock::mlock_fixup(&mut sim.k, ctx, mm, s + a, s + b, false);
-            unlock_write(sim, ps, mm);
+            unlock_write(sim, ctx, ps, mm);
             Ok(Step::Done)
         }
         OpKind::MadviseDontneed { name: n, offset, len } => {
@@ -403,7 +441,7 @@ fn start(sim: &mut Sim, t: usize, ctx: &mut Ctx, ps: &mut ProgState, prog: &Prog
                 cur: None,
             }))))
         }
-        OpKind::Read { file, offset, len, .. } | OpKind::Write { file, offset, len, .. } => {
+        OpKind::Read { file, offset, len, bs } | OpKind::Write { file, offset, len, bs } => {
             let is_write = matches!(kind, OpKind::Write { .. });
             let fname = name(prog, ps, file)?;
             let f = file_id(sim, &fname, span)?;
@@ -421,7 +459,8 @@ fn start(sim: &mut Sim, t: usize, ctx: &mut Ctx, ps: &mut ProgState, prog: &Prog
             if idx >= end {
                 return Ok(Step::Done);
             }
-            Ok(Step::Ongoing(if is_write { OpState::Write { file: f, idx, end } } else { OpState::Read { file: f, idx, end } }))
+            let bs = ev_opt(prog, ps, bs, 0)?.max(0) as u64;
+            Ok(Step::Ongoing(if is_write { OpState::Write { file: f, idx, end } } else { OpState::Read { file: f, idx, end, base: idx, bs: bs.div_ceil(4096) } }))
         }
         OpKind::Create { file, size, disk } => {
             let fname = name(prog, ps, file)?;
@@ -453,11 +492,9 @@ fn start(sim: &mut Sim, t: usize, ctx: &mut Ctx, ps: &mut ProgState, prog: &Prog
             let f = file_id(sim, &fname, span)?;
             let until = fsync(sim, ctx, f);
             if until > ctx.clock() {
-                return Ok(Step::Block(Outcome::Block { until: Some(until), io: true })).map(|b| {
-                    ps.op = Some(OpState::Fsync);
-                    ps.pc = ps.pc.wrapping_sub(0);
-                    b
-                });
+                // Resumes in `cont` (OpState::Fsync), which completes the op.
+                ps.op = Some(OpState::Fsync);
+                return Ok(Step::Block(Outcome::Block { until: Some(until), io: true }));
             }
             Ok(Step::Done)
         }
@@ -525,7 +562,7 @@ fn do_mmap(
     mm: u32,
     n: &super::ast::Template,
     backing: &Backing,
-    len: &super::ast::Expr,
+    len: &Option<super::ast::Expr>,
     offset: &Option<super::ast::Expr>,
     fixed: bool,
     shared: bool,
@@ -535,12 +572,20 @@ fn do_mmap(
 ) -> R<(u64, u64, bool)> {
     sim.k.charge(ctx, KFunc::DoMmap, sim.k.cost.mmap);
     let nm = name(prog, ps, n)?;
-    let bytes = ev(prog, ps, len)?;
+    let off = ev_opt(prog, ps, offset, 0)?.max(0) as u64;
+    let bytes = match (len, backing) {
+        (Some(l), _) => ev(prog, ps, l)?,
+        // No length: the rest of the file (the parser allows this only for files).
+        (None, Backing::File(f)) => {
+            let id = file_id(sim, &name(prog, ps, f)?, span)?;
+            sim.k.files[id as usize].size.saturating_sub(off) as i64
+        }
+        (None, _) => 0,
+    };
     if bytes <= 0 {
         return Err(err(span, "mmap length must be positive"));
     }
     let pages = (bytes as u64).div_ceil(4096);
-    let off = ev_opt(prog, ps, offset, 0)?.max(0) as u64;
     let start = if fixed {
         let (s, _) = region(sim, mm, &nm, span)?;
         sim.k.do_munmap(ctx, mm, s, pages);
@@ -569,7 +614,9 @@ fn do_mmap(
     if let VmaKind::File { file, pgoff } = kind {
         sim.k.files[file as usize].i_mmap_add(mm, start, start + pages, pgoff);
     }
-    sim.k.vma_insert(mm, Vma { start, end: start + pages, flags, kind, write_locked: false });
+    // vma_start_write: a new VMA is write-locked until mmap_write_unlock.
+    let write_locked = sim.k.profile.fault_locking == FaultLocking::PerVma;
+    sim.k.vma_insert(mm, Vma { start, end: start + pages, flags, kind, write_locked });
     sim.k.mm_mut(mm).regions.insert(nm, (start, pages));
     if locked {
         if crate::mlock::mlock_fixup(&mut sim.k, ctx, mm, start, start + pages, true).is_err() {
@@ -643,7 +690,8 @@ fn cont(sim: &mut Sim, t: usize, ctx: &mut Ctx, ps: &mut ProgState, _prog: &Prog
                         i
                     }
                 };
-                match fault(sim, t, ctx, ps, mm, st.start + idx, st.write) {
+                let r = fault(sim, t, ctx, ps, mm, st.start + idx, st.write);
+                match r {
                     FStep::Done => {
                         st.cur = None;
                         st.i += 1;
@@ -672,6 +720,7 @@ fn cont(sim: &mut Sim, t: usize, ctx: &mut Ctx, ps: &mut ProgState, _prog: &Prog
                 }
                 match fault(sim, t, ctx, ps, mm, vpn, write) {
                     FStep::Done => {
+                        sim.k.events += 1;
                         // Pages that were already mapped become mlocked now.
                         let e = sim.k.pte_get(mm, vpn);
                         if pte::present(e) && pte::pfn(e) != sim.k.zero_pfn {
@@ -697,13 +746,13 @@ fn cont(sim: &mut Sim, t: usize, ctx: &mut Ctx, ps: &mut ProgState, _prog: &Prog
             // Next mlock chunk, if any.
             if let Some((next, stop, chunk)) = mlock_rest {
                 if next < stop {
-                    if let Some(b) = lock_write(sim, t, ps, mm) {
+                    if let Some(b) = lock_write(sim, t, ctx, ps, mm) {
                         ps.op = Some(OpState::Populate { vpn, end, write, mlock_rest });
                         return Ok(b);
                     }
                     let ce = (next + chunk).min(stop);
                     let r = crate::mlock::mlock_fixup(&mut sim.k, ctx, mm, next, ce, true);
-                    unlock_write(sim, ps, mm);
+                    unlock_write(sim, ctx, ps, mm);
                     let w = sim.k.find_vma(mm, next).map(|i| {
                         let v = &sim.k.mm(mm).vmas[i];
                         v.flags & vm::WRITE != 0 && v.flags & vm::SHARED == 0
@@ -719,12 +768,19 @@ fn cont(sim: &mut Sim, t: usize, ctx: &mut Ctx, ps: &mut ProgState, _prog: &Prog
             }
             Ok(Step::Done)
         }
-        OpState::Read { file, mut idx, end } => {
+        OpState::Read { file, mut idx, end, base, bs } => {
             while idx < end {
                 if ctx.sys_ns + ctx.user_ns >= QUANTUM_NS {
-                    return Ok(Step::Ongoing(OpState::Read { file, idx, end }));
+                    return Ok(Step::Ongoing(OpState::Read { file, idx, end, base, bs }));
                 }
-                match sim.k.filemap_get_page(ctx, file, idx, false) {
+                let call_end = match (idx - base).checked_div(bs) {
+                    Some(calls) => (base + (calls + 1) * bs).min(end),
+                    None => end,
+                };
+                if bs != 0 && (idx - base) % bs == 0 {
+                    sim.k.charge(ctx, KFunc::Syscall, sim.k.cost.syscall);
+                }
+                match sim.k.filemap_read_page(ctx, file, idx, call_end - idx) {
                     crate::filemap::PageRes::Ready(p) => {
                         sim.k.charge(ctx, KFunc::CopyUserGeneric, sim.k.cost.copy_user_page);
                         crate::vmscan::mark_page_accessed(&mut sim.k, p);
@@ -732,11 +788,11 @@ fn cont(sim: &mut Sim, t: usize, ctx: &mut Ctx, ps: &mut ProgState, _prog: &Prog
                         idx += 1;
                     }
                     crate::filemap::PageRes::Wait(until) => {
-                        ps.op = Some(OpState::Read { file, idx, end });
+                        ps.op = Some(OpState::Read { file, idx, end, base, bs });
                         return Ok(Step::Block(Outcome::Block { until: Some(until), io: true }));
                     }
                     crate::filemap::PageRes::Oom => {
-                        ps.op = Some(OpState::Read { file, idx, end });
+                        ps.op = Some(OpState::Read { file, idx, end, base, bs });
                         return Ok(Step::Block(Outcome::Block { until: Some(backoff(ctx)), io: false }));
                     }
                 }
@@ -814,8 +870,8 @@ fn do_exit(sim: &mut Sim, t: usize, ctx: &mut Ctx) {
     let Some(mm) = sim.s.tasks[t].mm else { return };
     if let Some(mut ps) = sim.s.tasks[t].prog.take() {
         if sim.k.mms[mm as usize].is_some() {
-            unlock_read(sim, &mut ps, mm);
-            unlock_write(sim, &mut ps, mm);
+            unlock_read(sim, ctx.clock(), &mut ps, mm);
+            unlock_write(sim, ctx, &mut ps, mm);
         }
     }
     if sim.k.mms[mm as usize].is_some() {
@@ -842,7 +898,7 @@ pub fn kill_task(sim: &mut Sim, t: usize) {
     if let Some(mm) = sim.s.tasks[t].mm {
         if sim.k.mms[mm as usize].is_some() {
             let mut g = std::mem::take(&mut sim.k.wakeups);
-            sim.k.mm_mut(mm).mmap_sem.cancel(t, &mut g);
+            sim.k.mm_mut(mm).mmap_sem.cancel(t, &mut g, sim.s.now);
             sim.k.wakeups = g;
         }
     }

@@ -87,8 +87,7 @@ impl Compiler {
                 if let super::ast::Backing::File(t) | super::ast::Backing::Shm(t) = backing {
                     tpls.push(t);
                 }
-                exprs.push(len);
-                exprs.extend(offset.iter());
+                exprs.extend(len.iter().chain(offset.iter()));
             }
             OpKind::Munmap { name, offset, len } | OpKind::Munlock { name, offset, len } | OpKind::MadviseDontneed { name, offset, len } => {
                 tpls.push(name);
@@ -340,7 +339,9 @@ pub enum OpState {
     Touch(Box<TouchState>),
     /// Fault in [vpn, end) (mlock / MAP_POPULATE), then continue with the rest of an mlock.
     Populate { vpn: u64, end: u64, write: bool, mlock_rest: Option<(u64, u64, u64)> },
-    Read { file: u32, idx: u64, end: u64 },
+    /// Buffered read of pages [idx, end) in `read()` calls of `bs` pages counted from `base`
+    /// (bs = 0: one call for everything); the call size is readahead's request size.
+    Read { file: u32, idx: u64, end: u64, base: u64, bs: u64 },
     Write { file: u32, idx: u64, end: u64 },
     Compute { left: u64 },
     /// Sleep done by blocking; the op completes when the task runs again.
@@ -375,10 +376,14 @@ pub struct ProgState {
     /// mmap_sem held for read across a fault's I/O wait (hold_across_io), or granted while queued.
     pub holds_read: bool,
     pub holds_write: bool,
+    /// The fault in progress already dropped its lock once to wait for I/O (FAULT_FLAG_TRIED).
+    pub fault_tried: bool,
+    /// The page whose fault last blocked on I/O (its next fault is a retry).
+    pub waited_vpn: Option<u64>,
 }
 
 impl ProgState {
     pub fn new(prog: usize, nvars: usize) -> ProgState {
-        ProgState { prog, pc: 0, vars: vec![0; nvars], op: None, holds_read: false, holds_write: false }
+        ProgState { prog, pc: 0, vars: vec![0; nvars], op: None, holds_read: false, holds_write: false, fault_tried: false, waited_vpn: None }
     }
 }

@@ -16,7 +16,7 @@ use std::path::Path;
 
 use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 
-use super::ast::{OpKind, Span, Stmt, TplPart};
+use super::ast::{Expr, OpKind, Span, Stmt, TplPart};
 use super::error::{backquoted, suggest, unknown_key_message, ScenarioError};
 use super::program::{string_content_offset, Parser};
 use super::scenario::{ProcessDef, ScenarioFile};
@@ -692,6 +692,7 @@ fn check(ctx: &Ctx<'_>, f: &ScenarioFile) -> Result<Vec<ProcessDef>, ScenarioErr
         )?;
     }
 
+    let vars = check_vars(ctx, f)?;
     let mut procs: Vec<ProcessDef> = Vec::new();
     for (i, p) in f.processes.iter().enumerate() {
         let i = i.to_string();
@@ -710,7 +711,16 @@ fn check(ctx: &Ctx<'_>, f: &ScenarioFile) -> Result<Vec<ProcessDef>, ScenarioErr
             Some(s) => ctx.unit(&["process", &i, "start"], units::parse_duration(s))?,
             None => 0,
         };
-        let program = parse_process_program(ctx, &i, &p.program)?;
+        let mut program = parse_process_program(ctx, &i, &p.program, &vars)?;
+        // `[vars]` become `let`s ahead of the program's own text.
+        program.splice(
+            0..0,
+            vars.iter().map(|(name, v, span)| Stmt::Let {
+                name: name.clone(),
+                value: Expr::Int(*v, *span),
+                span: *span,
+            }),
+        );
         check_program_disks(&program, &disk_names).map_err(|(span, d)| {
             ScenarioError::at_span(ctx.name, ctx.text, span, format!("no disk named `{d}`"))
                 .with_help(format!("disks: {}", disk_names.join(", ")))
@@ -732,12 +742,47 @@ fn check(ctx: &Ctx<'_>, f: &ScenarioFile) -> Result<Vec<ProcessDef>, ScenarioErr
     Ok(procs)
 }
 
+/// `[vars]`: names that can be variables, values that are integers (a size or duration with its
+/// unit, or true/false, become one).
+fn check_vars(ctx: &Ctx<'_>, f: &ScenarioFile) -> Result<Vec<(String, i64, Span)>, ScenarioError> {
+    let mut out = Vec::new();
+    for (name, v) in &f.vars {
+        let path = ["vars", name.as_str()];
+        let ident = name.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !ident || ["errno", "tid", "nr_cpus", "nr_nodes"].contains(&name.as_str()) {
+            return Err(ctx.err(
+                &path,
+                format!("`{name}` cannot be a variable: use letters, digits and `_`, not a built-in (`errno`, `tid`, `nr_cpus`, `nr_nodes`)"),
+            ));
+        }
+        let value = match v {
+            toml::Value::Integer(i) => *i,
+            toml::Value::Boolean(b) => i64::from(*b),
+            toml::Value::String(s) => {
+                let (q, _) = ctx.unit(&path, units::parse_quantity(s))?;
+                i64::try_from(q).map_err(|_| ctx.err(&path, format!("`{s}` is too large")))?
+            }
+            other => {
+                return Err(ctx.err(
+                    &path,
+                    format!("a variable is an integer, a quantity like \"4KiB\" or a boolean, found {other}"),
+                ))
+            }
+        };
+        out.push((name.clone(), value, ctx.span_of(&path)));
+    }
+    Ok(out)
+}
+
 /// Parse process `i`'s program, with spans into the file, or into the `--set` that gave it.
 fn parse_process_program(
     ctx: &Ctx<'_>,
     i: &str,
     program: &str,
+    vars: &[(String, i64, Span)],
 ) -> Result<Vec<Stmt>, ScenarioError> {
+    let names = || vars.iter().map(|(n, _, _)| n.as_str());
     let path = ["process", i, "program"];
     if let Some(s) = ctx.set_for(&path) {
         let (base, _) = if matches!(s.value, toml::Value::String(_))
@@ -753,12 +798,14 @@ fn parse_process_program(
             shift += prev.arg.len() + 1;
         }
         return Parser::new(program, base, &s.arg)
+            .with_defined(names())
             .with_shift(shift)
             .parse()
             .map_err(|e| e.into_set(&s.arg));
     }
     let Some(node) = ctx.tree.get(&path) else {
         return Parser::new(program, 0, program)
+            .with_defined(names())
             .parse()
             .map_err(|e| e.in_file(ctx.name));
     };
@@ -780,6 +827,7 @@ fn parse_process_program(
         .get(base..node.span.end.saturating_sub(delim))
         .filter(|_| exact);
     Parser::new(raw.unwrap_or(program), base, ctx.text)
+        .with_defined(names())
         .parse()
         .map_err(|e| e.in_file(ctx.name))
 }
@@ -996,5 +1044,48 @@ program = "wait"
             err(SMALL, &["a..b=1"]),
             "--set a..b=1: malformed --set: empty key component in `a..b`"
         );
+    }
+
+    #[test]
+    fn vars_define_program_variables() {
+        let text = SMALL.replace("let n = 0\nmmap a anon 4K", "mmap a anon len\ntouch a count=reps") + "\n[vars]\nlen = \"8KiB\"\nreps = 3\n";
+        let s = load(&text, &["vars.reps=5"]).unwrap();
+        let p = &s.processes[0].program;
+        let lets: Vec<(String, i64)> = p
+            .iter()
+            .filter_map(|st| match st {
+                Stmt::Let { name, value: Expr::Int(v, _), .. } => Some((name.clone(), *v)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(lets, vec![("len".to_string(), 8192), ("reps".to_string(), 5)]);
+        // Without [vars] the same program names unknown variables.
+        let bare = SMALL.replace("let n = 0\nmmap a anon 4K", "mmap a anon len");
+        assert!(err(&bare, &[]).contains("unknown variable `len`"), "{}", err(&bare, &[]));
+        let bad = SMALL.to_string() + "\n[vars]\ntid = 1\n";
+        assert!(err(&bad, &[]).contains("`tid` cannot be a variable"), "{}", err(&bad, &[]));
+        let bad = SMALL.to_string() + "\n[vars]\nx = \"3furlongs\"\n";
+        assert!(err(&bad, &[]).contains("unknown unit"), "{}", err(&bad, &[]));
+        let bad = SMALL.to_string() + "\n[vars]\nx = [1]\n";
+        assert!(err(&bad, &[]).starts_with("t.toml:"), "{}", err(&bad, &[]));
+    }
+
+    #[test]
+    fn mmap_of_a_file_may_omit_the_length() {
+        let text = SMALL.replace("mmap a anon 4K", "mmap a file=chunk0\nmmap b file=chunk1 offset=4K");
+        let s = load(&text, &[]).unwrap();
+        let lens: Vec<bool> = s.processes[0]
+            .program
+            .iter()
+            .filter_map(|st| match st {
+                Stmt::Op(op) => match &op.kind {
+                    OpKind::Mmap { len, .. } => Some(len.is_none()),
+                    _ => None,
+                },
+                _ => None,
+            })
+            .collect();
+        assert_eq!(lens, vec![true, true]);
+        assert_eq!(err(&SMALL.replace("mmap a anon 4K", "mmap a shm=seg"), &[]), "t.toml:21:1: mmap needs a length");
     }
 }

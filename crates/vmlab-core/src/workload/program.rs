@@ -131,6 +131,14 @@ impl<'a> Parser<'a> {
         }
     }
 
+    /// Variables the program may read without defining them (the scenario's `[vars]`).
+    pub(crate) fn with_defined<'n>(mut self, names: impl IntoIterator<Item = &'n str>) -> Self {
+        for n in names {
+            self.define(n);
+        }
+        self
+    }
+
     pub(crate) fn with_shift(mut self, shift: usize) -> Self {
         self.shift = shift;
         self
@@ -816,7 +824,7 @@ sleep forever
             panic!()
         };
         assert_eq!(*backing, Backing::Anon);
-        assert!(matches!(len, Expr::Int(427683520, _)));
+        assert!(matches!(len, Some(Expr::Int(427683520, _))));
         assert!(!write);
         assert_eq!((span.line, span.col), (3, 5));
         assert_eq!(

@@ -47,6 +47,10 @@ pub struct ScenarioFile {
     /// Atomic high-order allocation sources (network receive into SLUB), seed 001.
     #[serde(default, rename = "netrx")]
     pub netrx: Vec<NetRxSpec>,
+    /// Program variables defined in every process (`[vars] threads = 4`, `len = "1GiB"`), so one
+    /// scenario can be run at several settings with `--set vars.threads=16`.
+    #[serde(default)]
+    pub vars: toml::Table,
 }
 
 /// Quantities are strings with units, but a bare TOML integer (`memory = 2147483648`, or

@@ -57,7 +57,7 @@ const OPS: &[OpSpec] = &[
     spec(
         "mmap",
         &[("a name", Kind::Tpl), ("a length", Kind::Expr)],
-        2,
+        1,
         &[
             ("file", Kind::Tpl),
             ("shm", Kind::Tpl),
@@ -459,9 +459,16 @@ impl Parser<'_> {
                 // SysV shm is always shared memory; `private` is the only way to opt out.
                 let shared =
                     a.flag("shared") || (matches!(backing, Backing::Shm(_)) && !a.flag("private"));
+                // Only a file has a size of its own to map by default.
+                let len = a.pos_expr(1);
+                if len.is_none() && !matches!(backing, Backing::File(_)) {
+                    return Err(self
+                        .err_at(start, self.last_end, "mmap needs a length")
+                        .with_label("missing a length"));
+                }
                 OpKind::Mmap {
                     name: name_of(&mut a),
-                    len: a.pos_expr(1).unwrap_or(Expr::Int(0, Span::default())),
+                    len,
                     offset: a.expr("offset"),
                     fixed: a.flag("fixed"),
                     shared,

@@ -1,0 +1,108 @@
+//! The `vmlab` command: bad input exits 2 with `file:line:col` and what was expected; good input
+//! runs and its JSON parses.
+
+use std::process::Command;
+
+fn vmlab(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_vmlab")).args(args).output().expect("vmlab runs");
+    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+fn scenario(name: &str, text: &str) -> String {
+    let dir = std::env::temp_dir().join(format!("vmlab-cli-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("tmp dir");
+    let p = dir.join(name);
+    std::fs::write(&p, text).expect("write scenario");
+    p.to_string_lossy().into_owned()
+}
+
+const GOOD: &str = r#"
+[machine]
+memory = "64MiB"
+cpus = 1
+
+[[process]]
+name = "p"
+program = '''
+mmap a anon 8MiB
+touch a write
+'''
+"#;
+
+#[test]
+fn good_scenario_runs_and_prints_json() {
+    let p = scenario("good.toml", GOOD);
+    let (code, out, err) = vmlab(&["run", &p, "--json", "-"]);
+    assert_eq!(code, 0, "stderr: {err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("valid JSON");
+    assert_eq!(v["schema"], "vmlab.run/1");
+    assert!(v["vmstat"]["pgfault"].as_u64().unwrap_or(0) >= 2048);
+}
+
+#[test]
+fn unknown_key_names_the_nearest_valid_one() {
+    let p = scenario("typo.toml", &GOOD.replace("memory = ", "memroy = "));
+    let (code, _, err) = vmlab(&["run", &p]);
+    assert_eq!(code, 2);
+    assert!(err.contains("typo.toml:3:1"), "{err}");
+    assert!(err.contains("memory"), "{err}");
+}
+
+#[test]
+fn bad_size_unit_points_at_the_value() {
+    let p = scenario("unit.toml", &GOOD.replace("\"64MiB\"", "\"64MiX\""));
+    let (code, _, err) = vmlab(&["run", &p]);
+    assert_eq!(code, 2);
+    assert!(err.contains("unit.toml:3:10"), "{err}");
+}
+
+#[test]
+fn program_syntax_error_has_line_and_column() {
+    let p = scenario("prog.toml", &GOOD.replace("touch a write", "tuch a write"));
+    let (code, _, err) = vmlab(&["run", &p]);
+    assert_eq!(code, 2);
+    assert!(err.contains("prog.toml:10:1"), "{err}");
+    assert!(err.contains("touch"), "should suggest `touch`: {err}");
+}
+
+#[test]
+fn runtime_error_points_into_the_program() {
+    let p = scenario("rt.toml", &GOOD.replace("touch a write", "touch b write"));
+    let (code, _, err) = vmlab(&["run", &p]);
+    assert_eq!(code, 2);
+    assert!(err.contains("rt.toml:10:"), "{err}");
+    assert!(err.contains("no mapping named `b`"), "{err}");
+}
+
+#[test]
+fn unknown_profile_and_tunable_are_clear_errors() {
+    let p = scenario("prof.toml", GOOD);
+    let (code, _, err) = vmlab(&["run", &p, "--profile", "linux-9.9"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("unknown profile `linux-9.9`"), "{err}");
+    let (code, _, err) = vmlab(&["run", &p, "--set", "vm.swapiness=10"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("vm.swappiness"), "{err}");
+}
+
+#[test]
+fn missing_file_is_an_error_not_a_panic() {
+    let (code, _, err) = vmlab(&["run", "/nonexistent/x.toml"]);
+    assert_eq!(code, 2);
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn compare_rejects_bad_json() {
+    let p = scenario("bad.json", "{ not json");
+    let (code, _, err) = vmlab(&["compare", &p]);
+    assert_eq!(code, 2);
+    assert!(err.contains("bad.json"), "{err}");
+}
+
+#[test]
+fn profiles_lists_the_modern_profile() {
+    let (code, out, _) = vmlab(&["profiles"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("linux-6.8"));
+}
