@@ -205,8 +205,8 @@ fn profiles(json: bool) -> ExitCode {
             p.engine, p.unevictable_lru, p.wmark, p.high_order_check, p.fault_locking, p.mmap_readahead, p.rwsem, p.quicklist
         );
         println!(
-            "    mlock_half_physmem={} kswapd_failures={} pgdat_balanced_quarter={} kswapd_ignore_failure={} objrmap_walk={} shm_writepage_io={} clean_cache_pass={} workingset={}",
-            p.mlock_half_physmem, p.kswapd_failures, p.pgdat_balanced_quarter, p.kswapd_ignore_failure, p.objrmap_walk, p.shm_writepage_io, p.clean_cache_pass, p.workingset
+            "    mlock_half_physmem={} kswapd_failures={} pgdat_balanced_quarter={} kswapd_ignore_failure={} walk_skips_active={} objrmap_walk={} shm_writepage_io={} clean_cache_pass={} workingset={}",
+            p.mlock_half_physmem, p.kswapd_failures, p.pgdat_balanced_quarter, p.kswapd_ignore_failure, p.walk_skips_active, p.objrmap_walk, p.shm_writepage_io, p.clean_cache_pass, p.workingset
         );
         let t = &p.tunables;
         println!(

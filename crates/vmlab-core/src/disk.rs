@@ -230,6 +230,15 @@ impl Disk {
         off
     }
 
+    /// Reserve `bytes` rounded up to whole 4 KiB blocks right after the previous allocation: how
+    /// a filesystem places files created one after another (small files end up adjacent, so
+    /// writing them out in creation order is sequential).
+    pub fn allocate_blocks(&mut self, bytes: u64) -> u64 {
+        let off = self.next_extent;
+        self.next_extent += bytes.div_ceil(4096).max(1) * 4096;
+        off
+    }
+
     /// Sequential bandwidth of the whole device (all stripes), bytes/s.
     pub fn bandwidth_bps(&self) -> u64 {
         self.params.bandwidth_bps * self.params.stripes() as u64

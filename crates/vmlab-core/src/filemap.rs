@@ -121,6 +121,16 @@ impl Kernel {
         id
     }
 
+    /// A file created by a running program (`creat(2)`): its blocks go right after the previous
+    /// file's, as a filesystem allocates them.
+    pub fn file_create_packed(&mut self, name: &str, size: u64, disk: usize) -> u32 {
+        let off = self.disks[disk].allocate_blocks(size);
+        let id = self.files.len() as u32;
+        self.files.push(File::new(name, size, disk, off, false));
+        self.file_ids.insert(name.to_string(), id);
+        id
+    }
+
     /// `add_to_page_cache_lru`.
     pub fn add_to_page_cache(&mut self, ctx: &mut Ctx, file: u32, idx: u64, p: Pfn) {
         self.charge(ctx, KFunc::PageCacheRaReadahead, self.cost.pagecache_add);

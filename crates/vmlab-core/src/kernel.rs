@@ -92,6 +92,8 @@ pub struct Kernel {
     pub zonelists: Vec<Vec<Vec<usize>>>,
     /// The 2.4 engines' global lists.
     pub global_lru: Lruvec,
+    /// State of the 2.4.0–2.4.9 reclaim engine (its rings, memory_pressure, kswapd's loop).
+    pub riel: crate::vmscan::riel24::Riel24,
     pub pageblock_mt: Vec<u8>,
     pub ev: VmEvents,
     pub prof: KernelProfile,
@@ -114,6 +116,9 @@ pub struct Kernel {
     pub quicklists: Vec<List>,
     /// The flusher should run (dirty pages over the background threshold).
     pub flusher_wanted: bool,
+    /// Dirty inodes in the order they were dirtied (`b_dirty`): (dirtied_when, file). Entries
+    /// whose file was cleaned or re-dirtied since are stale and skipped by the flusher.
+    pub dirty_inodes: std::collections::VecDeque<(u64, u32)>,
     pub flusher_task: usize,
     pub now: u64,
     pub rng: rand_pcg::Pcg64,
@@ -133,6 +138,8 @@ pub struct Kernel {
     pub oom_killed: Vec<u32>,
     /// mmap_sem contention of address spaces that have exited (live ones keep their own).
     pub mmap_sem_retired: crate::sched_lock::RwSemStats,
+    /// State of the 2.4-aa reclaim engine (swap_out cursor, reclaim continuations).
+    pub aa24: crate::vmscan::aa24::Aa24State,
 }
 
 impl Kernel {
@@ -152,6 +159,7 @@ impl Kernel {
             global_lru: Lruvec::default(),
             pageblock_zone: Vec::new(),
             zonelists: Vec::new(),
+            riel: Default::default(),
             pageblock_mt: vec![crate::mmzone::Mt::Movable as u8; ((total >> PAGEBLOCK_ORDER) + 1) as usize],
             ev: VmEvents::default(),
             prof: KernelProfile::default(),
@@ -169,6 +177,7 @@ impl Kernel {
             wakeups: Vec::new(),
             quicklists: vec![List::default(); cfg.cpus as usize],
             flusher_wanted: false,
+            dirty_inodes: std::collections::VecDeque::new(),
             flusher_task: usize::MAX,
             now: 0,
             rng: rand_pcg::Pcg64::seed_from_u64(seed),
@@ -179,6 +188,7 @@ impl Kernel {
             wb_done_since_wake: 0,
             isolate_buf: Vec::new(),
             zero_pfn: 0,
+            aa24: Default::default(),
             cfg,
             mmap_sem_retired: Default::default(),
         };
@@ -206,11 +216,15 @@ impl Kernel {
             let start = pfn;
             let end = pfn + zl.pages as u32;
             pfn = end;
-            // Per-CPU lists: batch ~ zone/1024/4 rounded as zone_batchsize does, at most 63.
-            let mut batch = (zl.pages / 1024 / 4).clamp(1, 63);
-            batch = (batch + batch / 2).next_power_of_two() / 2;
-            let batch = batch.saturating_sub(1).max(1);
-            let pcp = vec![Pcp { list: List::default(), high: 6 * batch, batch }; ncpu];
+            // Per-CPU lists: `zone_batchsize`: a 1/1024 of the zone capped by the era's limit,
+            // quartered, then rounddown_pow_of_two(batch * 1.5) - 1 (31 in 2.6.36, 63 in 6.8).
+            let cap = (self.profile.pcp_batch_bytes / 4096).max(4);
+            let b = ((zl.pages / 1024).min(cap) / 4).max(1);
+            let x = b + b / 2;
+            let batch = ((1u64 << (63 - x.leading_zeros())) - 1).max(1);
+            // 2.4 has no per-CPU page lists (they came with 2.5's hot/cold pages).
+            let pcp_cpus = if self.profile.engine == crate::profiles::Engine::Riel24 { 0 } else { ncpu };
+            let pcp = vec![Pcp { list: List::default(), high: 6 * batch, batch }; pcp_cpus];
             self.zones.push(Zone {
                 id,
                 kind: zl.kind,

@@ -24,6 +24,7 @@ pub mod rmap;
 pub mod sched;
 pub mod sched_lock;
 pub mod sim;
+pub mod slub;
 pub mod stats;
 pub mod swap_state;
 pub mod vmscan;

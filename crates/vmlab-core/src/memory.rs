@@ -44,6 +44,7 @@ impl Kernel {
     pub fn handle_mm_fault(&mut self, ctx: &mut Ctx, mm: u32, vpn: u64, write: bool) -> Fault {
         self.ev.inc(Vm::Pgfault);
         self.charge(ctx, KFunc::HandleMmFault, self.cost.fault);
+        crate::vmscan::fault_page_table_lock(self, ctx, mm);
         let Some(vi) = self.find_vma(mm, vpn) else { return Fault::Segv };
         let (flags, kind) = {
             let v = &self.mm(mm).vmas[vi];
@@ -254,6 +255,7 @@ impl Kernel {
                     crate::page_writeback::set_page_dirty(self, p);
                 }
                 self.map_new(ctx, mm, slot, p, flags, w);
+                crate::vmscan::nopage_accessed(self, p);
                 Fault::Done
             }
             PageRes::Wait(t) => {
@@ -279,6 +281,7 @@ impl Kernel {
                 return Fault::Wait { until: self.inflight.get(&p).copied().unwrap_or(ctx.clock()), major: false };
             }
             self.map_new(ctx, mm, slot, p, flags | vm::SHM, w);
+            crate::vmscan::nopage_accessed(self, p);
             return Fault::Done;
         }
         let swapped = self.files[file as usize].swapped.get(idx as usize).copied().unwrap_or(0);
@@ -300,7 +303,10 @@ impl Kernel {
                 f.nrpages += 1;
                 self.g.file += 1;
                 self.g.shmem += 1;
+                // Its swap copy was just freed: the page is the only copy again.
+                self.fr.set(p, pg::DIRTY);
                 self.map_new(ctx, mm, slot, p, flags | vm::SHM, w);
+                crate::vmscan::nopage_accessed(self, p);
                 return Fault::Done;
             }
             // Read it from swap into the swap cache; the retry moves it into the segment.
@@ -334,6 +340,7 @@ impl Kernel {
         self.charge(ctx, KFunc::ClearPage, self.cost.clear_page);
         self.add_to_page_cache(ctx, file, idx, p);
         self.map_new(ctx, mm, slot, p, flags | vm::SHM, w);
+        crate::vmscan::nopage_accessed(self, p);
         Fault::Done
     }
 }

@@ -30,6 +30,7 @@ pub mod pg {
     pub const READAHEAD: u32 = 1 << 20;
     pub const EXEC: u32 = 1 << 21;
     pub const BUDDY_TAIL: u32 = 1 << 22; // free, inside a higher-order buddy block
+    pub const LAUNDER: u32 = 1 << 23; // 2.4: reclaim started this page's write (shrink_cache waits on it)
     pub const LRU_SHIFT: u32 = 24;
     pub const LRU_MASK: u32 = 0xff << 24;
 }

@@ -60,6 +60,8 @@ pub struct Lruvec {
     pub nonresident_age: u64,
     pub refaults: [u64; 2],
     pub last_refaults: [u64; 2],
+    /// 2.6.36 `nr_scan_try_batch`: scan counts below SWAP_CLUSTER_MAX saved per list.
+    pub nr_saved_scan: [u64; 4],
 }
 
 impl Lruvec {
@@ -157,6 +159,8 @@ pub struct KswapdState {
     /// It is in the short HZ/10 nap of kswapd_try_to_sleep.
     pub napping: bool,
     pub woken_during_nap: bool,
+    /// The 2.6.36/2.6.38 engine's kswapd()/balance_pgdat() locals.
+    pub split26: crate::vmscan::split2636::KswapdLocals,
 }
 
 pub struct Node {

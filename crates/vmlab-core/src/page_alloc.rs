@@ -127,8 +127,9 @@ impl Kernel {
         let reserve = z.lowmem_reserve.get(classzone).copied().unwrap_or(0) as i64;
         match self.profile.high_order_check {
             HighOrderCheck::SubtractLowerOrders => {
-                // 2.6.36: free_pages -= (1 << order) - 1
-                let mut free = free_pages - (1i64 << order) + 1;
+                // 2.6.36: free_pages -= (1 << order) - 1; 2.6.37+ subtracts (1 << order) + 1.
+                let bias = if self.profile.split26.wmark_off_by_two { 1 } else { -1 };
+                let mut free = free_pages - (1i64 << order) - bias;
                 if free <= min + reserve {
                     return false;
                 }
@@ -176,59 +177,101 @@ impl Kernel {
         (pfn >> PAGEBLOCK_ORDER) as usize
     }
 
-    /// Take a block of `order` from zone `zid`'s free lists, splitting larger blocks
-    /// (`__rmqueue_smallest`), falling back to another migrate type's list (`__rmqueue_fallback`,
-    /// which steals the whole pageblock when it takes a large enough piece).
+    /// Take a block of `order` from zone `zid`'s free lists: `__rmqueue_smallest` on the wanted
+    /// migrate type, else `__rmqueue_fallback`.
     pub(crate) fn rmqueue(&mut self, zid: usize, order: u32, mt: Mt) -> Option<Pfn> {
         let pref = mt as usize;
-        let mut found = None;
         for o in order as usize..MAX_ORDER {
-            if !self.zones[zid].free_area[o][pref].is_empty() {
-                found = Some((o, pref));
-                break;
+            if let Some(pfn) = self.zones[zid].free_area[o][pref].pop_head(&mut self.fr) {
+                self.take_free_block(zid, pfn, order, o, pref);
+                return Some(pfn);
             }
         }
-        if found.is_none() {
-            // Fallback: largest block of another type first, to limit fragmentation mixing.
-            'outer: for o in (order as usize..MAX_ORDER).rev() {
-                for alt in 0..3 {
-                    if alt != pref && !self.zones[zid].free_area[o][alt].is_empty() {
-                        found = Some((o, alt));
-                        break 'outer;
+        self.rmqueue_fallback(zid, order, pref)
+    }
+
+    /// `__rmqueue_fallback` (2.6.24–2.6.3x): take the LARGEST block of another migrate type, in
+    /// the fallback order, so that one steal serves many later allocations. A block of at least
+    /// half a pageblock (or any steal for a reclaimable allocation) moves every free page of its
+    /// pageblock to the wanted type, and claims the pageblock when that was over half of it.
+    fn rmqueue_fallback(&mut self, zid: usize, order: u32, pref: usize) -> Option<Pfn> {
+        // Indices: Unmovable 0, Movable 1, Reclaimable 2 (`fallbacks[]`, RESERVE not modelled).
+        const FALLBACKS: [[usize; 2]; 3] = [[2, 1], [2, 0], [0, 1]];
+        for o in (order as usize..MAX_ORDER).rev() {
+            for &alt in &FALLBACKS[pref] {
+                let Some(pfn) = self.zones[zid].free_area[o][alt].pop_head(&mut self.fr) else { continue };
+                let mut use_mt = alt;
+                if o as u32 >= PAGEBLOCK_ORDER / 2 || pref == Mt::Reclaimable as usize {
+                    let moved = (1u64 << o) + self.move_freepages_block(zid, pfn, pref);
+                    if moved >= 1 << (PAGEBLOCK_ORDER - 1) {
+                        let b = self.pageblock_of(pfn);
+                        self.pageblock_mt[b] = pref as u8;
+                    }
+                    use_mt = pref;
+                }
+                if o as u32 >= PAGEBLOCK_ORDER {
+                    let first = self.pageblock_of(pfn);
+                    for b in first..(first + (1usize << (o as u32 - PAGEBLOCK_ORDER))).min(self.pageblock_mt.len()) {
+                        self.pageblock_mt[b] = pref as u8;
                     }
                 }
+                self.take_free_block(zid, pfn, order, o, use_mt);
+                return Some(pfn);
             }
         }
-        let (o, from_mt) = found?;
-        let z = &mut self.zones[zid];
-        let pfn = z.free_area[o][from_mt].pop_head(&mut self.fr)?;
-        z.nr_free[o] -= 1;
+        None
+    }
+
+    /// `move_freepages_block`: put every free block of `pfn`'s pageblock (other than `pfn`'s own,
+    /// already taken off its list) on migrate type `mt`'s lists. Returns the pages moved.
+    fn move_freepages_block(&mut self, zid: usize, pfn: Pfn, mt: usize) -> u64 {
+        let nr = 1u32 << PAGEBLOCK_ORDER;
+        let (zs, ze) = (self.zones[zid].start_pfn, self.zones[zid].end_pfn);
+        let mut start = pfn & !(nr - 1);
+        let end = start + nr;
+        if start < zs {
+            start = pfn;
+        }
+        if end > ze {
+            return 0;
+        }
+        let mut moved = 0;
+        let mut p = start;
+        while p < end {
+            if p == pfn || !self.fr.has(p, pg::BUDDY) {
+                p += 1;
+                continue;
+            }
+            let o = (self.fr.aux[p as usize] & 0xf) as usize;
+            let old = (self.fr.aux[p as usize] >> 4) as usize;
+            if old != mt {
+                let z = &mut self.zones[zid];
+                z.free_area[o][old].remove(&mut self.fr, p);
+                z.free_area[o][mt].push_head(&mut self.fr, p);
+                self.fr.aux[p as usize] = o as u8 | ((mt as u8) << 4);
+            }
+            moved += 1u64 << o;
+            p += 1 << o;
+        }
+        moved
+    }
+
+    /// A free block of order `o` just left its list: account it, and `expand` it down to
+    /// `order`, giving the upper halves back to migrate type `mt`'s lists.
+    fn take_free_block(&mut self, zid: usize, pfn: Pfn, order: u32, o: usize, mt: usize) {
+        self.zones[zid].nr_free[o] -= 1;
         self.fr.clear(pfn, pg::BUDDY);
-        let mut use_mt = from_mt;
-        if from_mt != pref && (o as u32 >= PAGEBLOCK_ORDER - 1 || pref == Mt::Movable as usize && o as u32 >= 3) {
-            // Steal the pageblock(s): future frees there go to the new type's list.
-            let first = self.pageblock_of(pfn);
-            let blocks = ((1usize << o) >> PAGEBLOCK_ORDER).max(1);
-            for b in first..first + blocks {
-                if b < self.pageblock_mt.len() {
-                    self.pageblock_mt[b] = pref as u8;
-                }
-            }
-            use_mt = pref;
-        }
-        // Split: give back the upper halves.
         let mut cur = o;
         while cur > order as usize {
             cur -= 1;
             let buddy = pfn + (1 << cur);
             self.fr.set(buddy, pg::BUDDY);
-            self.fr.aux[buddy as usize] = cur as u8 | ((use_mt as u8) << 4);
+            self.fr.aux[buddy as usize] = cur as u8 | ((mt as u8) << 4);
             let z = &mut self.zones[zid];
-            z.free_area[cur][use_mt].push_head(&mut self.fr, buddy);
+            z.free_area[cur][mt].push_head(&mut self.fr, buddy);
             z.nr_free[cur] += 1;
         }
         self.zones[zid].free_pages -= 1 << order;
-        Some(pfn)
     }
 
     /// `__free_one_page`: return a block to the buddy lists, merging with free buddies.
@@ -238,6 +281,12 @@ impl Kernel {
         let mt = self.pageblock_mt[self.pageblock_of(pfn)] as usize;
         let (zstart, zend) = (self.zones[zid].start_pfn, self.zones[zid].end_pfn);
         self.zones[zid].free_pages += 1 << order;
+        if self.profile.engine == crate::profiles::Engine::Split2636 {
+            // 2.6.36 free_one_page / free_pcppages_bulk: any page coming back makes the zone
+            // worth scanning again.
+            self.zones[zid].all_unreclaimable = false;
+            self.zones[zid].pages_scanned = 0;
+        }
         while order < MAX_ORDER - 1 {
             let rel = pfn - zstart;
             let buddy = zstart + (rel ^ (1 << order));
@@ -284,12 +333,14 @@ impl Kernel {
     }
 
     /// Try each zone of the zonelist against watermark `wm` (`get_page_from_freelist`).
-    fn get_page_from_freelist(&mut self, ctx: &mut Ctx, gfp: Gfp, order: u32, wm: Option<usize>, harder: bool) -> Option<Pfn> {
+    /// `harder`/`high`: ALLOC_HARDER / ALLOC_HIGH (the slow path's flags for atomic requests).
+    fn get_page_from_freelist(&mut self, ctx: &mut Ctx, gfp: Gfp, order: u32, wm: Option<usize>, harder: bool, high: bool) -> Option<Pfn> {
         let node = ctx.node.min(self.zonelists.len() - 1);
-        let nz = self.zonelists[node][(gfp.highest as usize).min(4)].len();
-        let classzone = self.zonelists[node][(gfp.highest as usize).min(4)].first().map(|&z| self.zones[z].kind as usize).unwrap_or(0);
+        let hz = (gfp.highest as usize).min(4);
+        let nz = self.zonelists[node][hz].len();
+        let classzone = self.zonelists[node][hz].first().map(|&z| self.zones[z].kind as usize).unwrap_or(0);
         for i in 0..nz {
-            let zid = self.zonelists[node][(gfp.highest as usize).min(4)][i];
+            let zid = self.zonelists[node][hz][i];
             if self.zones[zid].managed == 0 {
                 continue;
             }
@@ -299,7 +350,7 @@ impl Kernel {
                     WMARK_LOW => self.zones[zid].low_wmark(),
                     _ => self.zones[zid].high_wmark(),
                 };
-                if !self.zone_watermark_ok(zid, order, mark, classzone, harder, gfp.atomic) {
+                if !self.zone_watermark_ok(zid, order, mark, classzone, harder, high) {
                     continue;
                 }
             }
@@ -325,8 +376,12 @@ impl Kernel {
 
     /// `__alloc_pages`: the fast path at the LOW watermark, then the slow path.
     pub fn alloc_pages(&mut self, ctx: &mut Ctx, gfp: Gfp, order: u32) -> Result<Pfn, AllocFail> {
+        if let Some(r) = crate::vmscan::engine_alloc_pages(self, ctx, gfp, order) {
+            return r;
+        }
         self.charge(ctx, KFunc::AllocPages, self.cost.page_alloc);
-        if let Some(p) = self.get_page_from_freelist(ctx, gfp, order, Some(WMARK_LOW), false) {
+        // The fast path is ALLOC_WMARK_LOW alone: __GFP_HIGH only lowers the mark in the slow path.
+        if let Some(p) = self.get_page_from_freelist(ctx, gfp, order, Some(WMARK_LOW), false, false) {
             return Ok(p);
         }
         self.alloc_pages_slowpath(ctx, gfp, order)
@@ -340,21 +395,14 @@ impl Kernel {
         let max_tries = 16;
         loop {
             if !ctx.is_kswapd {
-                let mut woken = [false; 64];
-                for &zid in &zl[..n] {
-                    let node = self.zones[zid].node;
-                    if !woken[node.min(63)] {
-                        woken[node.min(63)] = true;
-                        crate::vmscan::wakeup_kswapd(self, zid, order, classzone);
-                    }
-                }
+                crate::vmscan::wake_all_kswapd(self, &zl[..n], order, classzone);
             }
-            if let Some(p) = self.get_page_from_freelist(ctx, gfp, order, Some(WMARK_MIN), gfp.atomic) {
+            if let Some(p) = self.get_page_from_freelist(ctx, gfp, order, Some(WMARK_MIN), gfp.atomic, gfp.atomic) {
                 return Ok(p);
             }
             if ctx.in_reclaim {
                 // PF_MEMALLOC: reclaim itself may dip into the reserves.
-                if let Some(p) = self.get_page_from_freelist(ctx, gfp, order, None, true) {
+                if let Some(p) = self.get_page_from_freelist(ctx, gfp, order, None, true, true) {
                     return Ok(p);
                 }
             }
@@ -362,8 +410,13 @@ impl Kernel {
                 return Err(AllocFail::NoMemory);
             }
             let reclaimed = crate::vmscan::try_to_free_pages(self, ctx, gfp, order, classzone);
-            if let Some(p) = self.get_page_from_freelist(ctx, gfp, order, Some(WMARK_MIN), false) {
+            if let Some(p) = self.get_page_from_freelist(ctx, gfp, order, Some(WMARK_MIN), false, false) {
                 return Ok(p);
+            }
+            if reclaimed == 0 && ctx.throttle_until > ctx.clock() {
+                // The reclaim engine stopped in the middle of its work to reschedule or to wait
+                // on a page under I/O (2.4 need_resched / wait_on_page); it resumes then.
+                return Err(AllocFail::Throttled);
             }
             if reclaimed == 0 {
                 no_progress += 1;
@@ -388,7 +441,7 @@ impl Kernel {
             }
             if no_progress >= max_tries || (order > 3 && no_progress > 0) {
                 // __alloc_pages_may_oom: one last try at HIGH, then the OOM killer.
-                if let Some(p) = self.get_page_from_freelist(ctx, gfp, order, Some(WMARK_HIGH), false) {
+                if let Some(p) = self.get_page_from_freelist(ctx, gfp, order, Some(WMARK_HIGH), false, false) {
                     return Ok(p);
                 }
                 if order > 3 {

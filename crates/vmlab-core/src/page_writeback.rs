@@ -30,10 +30,12 @@ pub fn set_page_dirty(k: &mut Kernel, p: Pfn) {
         return;
     }
     k.g.dirty += 1;
-    let f = &mut k.files[k.fr.mapping[p as usize] as usize];
+    let file = k.fr.mapping[p as usize];
+    let f = &mut k.files[file as usize];
     f.nr_dirty += 1;
     if f.dirtied_when.is_none() {
         f.dirtied_when = Some(k.now);
+        k.dirty_inodes.push_back((k.now, file));
     }
 }
 
@@ -151,19 +153,31 @@ pub fn flusher_pass(k: &mut Kernel, ctx: &mut Ctx) -> FlushAction {
     let interval = k.profile.tunables.dirty_writeback_centisecs * 10_000_000;
     let over_bg = k.g.dirty > bg;
     let now = ctx.clock();
+    // The oldest-dirtied inode is at the front of b_dirty (stale entries dropped on the way).
     let mut pick: Option<(u64, usize)> = None;
-    for (i, f) in k.files.iter().enumerate() {
-        if let Some(w) = f.dirtied_when {
-            if f.nr_dirty > 0 && (over_bg || now.saturating_sub(w) >= expire) && pick.map(|(pw, _)| w < pw).unwrap_or(true) {
-                pick = Some((w, i));
-            }
+    while let Some(&(w, fi)) = k.dirty_inodes.front() {
+        let f = &k.files[fi as usize];
+        if f.dirtied_when != Some(w) || f.nr_dirty == 0 {
+            k.dirty_inodes.pop_front();
+            continue;
         }
+        if over_bg || now.saturating_sub(w) >= expire {
+            pick = Some((w, fi as usize));
+        }
+        break;
     }
     let Some((_, fi)) = pick else {
         k.flusher_wanted = false;
         return FlushAction::Sleep(interval.max(1_000_000));
     };
     let file = fi as u32;
+    // The request queue is finite (get_request_wait): a flusher woken early by a dirtier while
+    // the disk still has over ~0.25 s of work queued waits instead of queueing without bound.
+    let d = k.files[fi].disk;
+    let backlog = k.disks[d].queued_until().saturating_sub(now);
+    if backlog > 250_000_000 {
+        return FlushAction::Sleep(backlog - 250_000_000);
+    }
     let mut budget = 1024u64;
     let n = k.files[fi].pages.len() as u64;
     let mut idx = k.files[fi].writeback_index.min(n);

@@ -84,6 +84,49 @@ pub enum QuicklistRule {
     NodeFree16PerCpu,
 }
 
+/// The 2.6.36 → 2.6.38 reclaim choices of the `Split2636` engine: Mel Gorman's kswapd series
+/// (Dec 2010, "Prevent kswapd dumping excessive amounts of memory in response to high-order
+/// allocations") and the 2.6.37 reclaim-mode rework. All false/4 is vanilla 2.6.36.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct Split26 {
+    /// (1/6) `wakeup_kswapd` records `classzone_idx`; `balance_pgdat` and the sleep checks use it.
+    pub kswapd_classzone: bool,
+    /// (3/6) `balance_pgdat` returns the order it balanced at, after an order-0 recheck of every
+    /// zone up to end_zone; kswapd's sleep checks use that order.
+    pub kswapd_return_order: bool,
+    /// (4/6) kswapd resets `kswapd_max_order`/`classzone_idx` after reading them behind a sleep.
+    pub kswapd_reset_after_sleep: bool,
+    /// (5/6) `all_unreclaimable` zones count as balanced in `sleeping_prematurely`.
+    pub unreclaimable_balanced: bool,
+    /// 2.6.38–2.6.39: for order > 0 `sleeping_prematurely` returns `pgdat_balanced()` instead of
+    /// its negation (fixed in 3.0 by afc7e326), so a balanced node is "premature".
+    pub sleep_check_inverted: bool,
+    /// 2.6.37+: `__zone_watermark_ok` subtracts `(1 << order) + 1` instead of `(1 << order) - 1`.
+    pub wmark_off_by_two: bool,
+    /// CONFIG_COMPACTION reclaim mode (2.6.37+): no lumpy ISOLATE_BOTH, references honoured, and
+    /// `should_continue_reclaim` for order > 0 under pressure.
+    pub reclaim_compaction: bool,
+    /// 2.6.37+: lumpy neighbour isolation stops at the first page of the block it cannot take.
+    pub lumpy_stop_on_fail: bool,
+    /// Smallest order direct compaction runs for: 4 in 2.6.36 (> PAGE_ALLOC_COSTLY_ORDER), 1 in
+    /// 2.6.38; 0 = no compaction. Recorded for the era; direct compaction itself is not modelled
+    /// yet (no seed-001 workload makes sleeping order > 0 allocations).
+    pub compaction_min_order: u32,
+}
+
+/// Vanilla 2.6.36.
+pub const SPLIT26_2636: Split26 = Split26 {
+    kswapd_classzone: false,
+    kswapd_return_order: false,
+    kswapd_reset_after_sleep: false,
+    unreclaimable_balanced: false,
+    sleep_check_inverted: false,
+    wmark_off_by_two: false,
+    reclaim_compaction: false,
+    lumpy_stop_on_fail: false,
+    compaction_min_order: 4,
+};
+
 /// Tunables (sysctls) — the names follow /proc/sys/vm.
 #[derive(Clone, Debug, Serialize)]
 pub struct Tunables {
@@ -103,6 +146,9 @@ pub struct Tunables {
     pub vm_mapped_ratio: u64,
     pub vm_passes: u64,
     pub vm_lru_balance_ratio: u64,
+    /// 2.4-aa `vm_anon_lru`: 0 keeps new anonymous pages off the LRU until swap_out puts them in
+    /// the swap cache.
+    pub vm_anon_lru: u64,
     /// Upper clamp of computed min_free_kbytes.
     pub min_free_kbytes_max: u64,
 }
@@ -129,6 +175,10 @@ pub struct Profile {
     pub pgdat_balanced_quarter: bool,
     /// 2.4.9-phillips bandaid: kswapd sleeps even when do_try_to_free_pages failed.
     pub kswapd_ignore_failure: bool,
+    /// 2.4 `try_to_swap_out` leaves PTEs of active pages alone (2.4.23's mm/vmscan.c). Andrea's
+    /// 2.4.19-pre `aa-200-active_page_swapout` dropped the test; off, the walk unmaps active
+    /// pages too.
+    pub walk_skips_active: bool,
     /// 2.4.23aa2: objrmap unmapping of shared pages during the page-table walk.
     pub objrmap_walk: bool,
     /// 2.4.23aa2: shm_writepage starts the swap I/O immediately.
@@ -137,6 +187,11 @@ pub struct Profile {
     pub clean_cache_pass: bool,
     /// Refault (workingset) detection (3.15+).
     pub workingset: bool,
+    /// `zone_batchsize` caps a pcp batch at this many bytes of zone per 1/1024 (before the /4):
+    /// 512 KiB until 2.6.3x (batch 31), 1 MiB later (batch 63).
+    pub pcp_batch_bytes: u64,
+    /// The split-LRU engine's 2.6.36/2.6.38 choices (only `Engine::Split2636` reads them).
+    pub split26: Split26,
     pub tunables: Tunables,
 }
 
@@ -155,6 +210,7 @@ const BASE_TUNABLES: Tunables = Tunables {
     vm_mapped_ratio: 100,
     vm_passes: 60,
     vm_lru_balance_ratio: 2,
+    vm_anon_lru: 1,
     min_free_kbytes_max: 262144,
 };
 
@@ -173,16 +229,18 @@ const MODERN: Profile = Profile {
     kswapd_failures: true,
     pgdat_balanced_quarter: false,
     kswapd_ignore_failure: false,
+    walk_skips_active: true,
     objrmap_walk: false,
     shm_writepage_io: true,
     clean_cache_pass: false,
     workingset: true,
+    pcp_batch_bytes: 1 << 20,
+    split26: SPLIT26_2636,
     tunables: BASE_TUNABLES,
 };
 
-/// 2.6.26 (seeds 003 and 004 "before"): quicklists sized node_free/16 per CPU, mmap_sem held
-/// across fault I/O, the 2.6 FIFO rwsem; no split LRU yet (it came with the unevictable list in
-/// 2.6.28). init_per_zone_pages_min caps min_free_kbytes at 64 MiB.
+/// 2.6.26 (July 2008): one active/inactive pair per zone (split LRU and the unevictable list came
+/// in 2.6.28), page-table quicklists of node_free/16 per CPU, mmap_sem held across fault I/O.
 const LINUX_2_6_26: Profile = Profile {
     name: "linux-2.6.26",
     summary: "no split LRU yet, quicklists node_free/16 per CPU, mmap_sem held across fault I/O, FIFO rwsem",
@@ -198,10 +256,13 @@ const LINUX_2_6_26: Profile = Profile {
     kswapd_failures: false,
     pgdat_balanced_quarter: false,
     kswapd_ignore_failure: false,
+    walk_skips_active: false,
     objrmap_walk: false,
     shm_writepage_io: true,
     clean_cache_pass: false,
     workingset: false,
+    pcp_batch_bytes: 512 << 10,
+    split26: SPLIT26_2636,
     tunables: Tunables { min_free_kbytes_max: 65536, ..BASE_TUNABLES },
 };
 
@@ -214,16 +275,16 @@ const LINUX_2_6_27: Profile = Profile {
     ..LINUX_2_6_26
 };
 
-/// 2.6.38 (seed 004 "after"): FAULT_FLAG_ALLOW_RETRY drops mmap_sem while a fault waits for
-/// the page. Its reclaim side (seed 001) is refined separately.
-const LINUX_2_6_38: Profile = Profile {
-    name: "linux-2.6.38",
-    summary: "split LRU + unevictable list, FAULT_FLAG_ALLOW_RETRY (fault drops mmap_sem for I/O), FIFO rwsem",
-    engine: Engine::Modern,
+
+/// 2.6.36: per-zone split LRU, lumpy reclaim, the 2.6.36 kswapd.
+const LINUX_2636: Profile = Profile {
+    name: "linux-2.6.36",
+    summary: "per-zone split anon/file LRU, lumpy reclaim, 2.6.36 kswapd (balances every zone at the woken order)",
+    engine: Engine::Split2636,
     unevictable_lru: true,
     wmark: WmarkRule::Linux2636,
     high_order_check: HighOrderCheck::SubtractLowerOrders,
-    fault_locking: FaultLocking::Retry,
+    fault_locking: FaultLocking::HoldAcrossIo,
     mmap_readahead: MmapReadahead::SequentialOrReadAround,
     rwsem: RwsemKind::Fifo,
     quicklist: QuicklistRule::None,
@@ -231,17 +292,111 @@ const LINUX_2_6_38: Profile = Profile {
     kswapd_failures: false,
     pgdat_balanced_quarter: false,
     kswapd_ignore_failure: false,
+    walk_skips_active: false,
     objrmap_walk: false,
     shm_writepage_io: true,
     clean_cache_pass: false,
     workingset: false,
-    tunables: BASE_TUNABLES,
+    pcp_batch_bytes: 512 << 10,
+    split26: SPLIT26_2636,
+    tunables: Tunables { min_free_kbytes_max: 65536, lowmem_reserve_ratio: [256, 256, 32, 32], ..BASE_TUNABLES },
+};
+
+/// 2.6.38: Mel Gorman's kswapd series, reclaim/compaction, FAULT_FLAG_ALLOW_RETRY.
+const LINUX_2638: Profile = Profile {
+    name: "linux-2.6.38",
+    summary: "2.6.36 + Mel Gorman's kswapd series (classzone, 25 % pgdat_balanced, order-0 recheck), reclaim/compaction",
+    fault_locking: FaultLocking::Retry,
+    pgdat_balanced_quarter: true,
+    split26: Split26 {
+        kswapd_classzone: true,
+        kswapd_return_order: true,
+        kswapd_reset_after_sleep: true,
+        unreclaimable_balanced: true,
+        sleep_check_inverted: true,
+        wmark_off_by_two: true,
+        reclaim_compaction: true,
+        lumpy_stop_on_fail: true,
+        compaction_min_order: 1,
+    },
+    ..LINUX_2636
+};
+
+/// Linus' 2.4.9 (Aug 2001): Rik van Riel's VM as it stood before the 2.4.10 switch.
+const LINUX_249: Profile = Profile {
+    name: "linux-2.4.9",
+    summary: "Rik van Riel VM: active/inactive_dirty/inactive_clean with page age, refill_inactive_scan, page_launder, swap_out page-table walk; kswapd loops while any shortage remains; no unevictable list",
+    engine: Engine::Riel24,
+    unevictable_lru: false,
+    wmark: WmarkRule::Linux24,
+    high_order_check: HighOrderCheck::SubtractLowerOrders,
+    fault_locking: FaultLocking::HoldAcrossIo,
+    mmap_readahead: MmapReadahead::ReadAround,
+    rwsem: RwsemKind::Fifo,
+    quicklist: QuicklistRule::None,
+    mlock_half_physmem: true,
+    kswapd_failures: false,
+    pgdat_balanced_quarter: false,
+    kswapd_ignore_failure: false,
+    walk_skips_active: false,
+    objrmap_walk: false,
+    shm_writepage_io: false,
+    clean_cache_pass: false,
+    workingset: false,
+    pcp_batch_bytes: 512 << 10,
+    split26: SPLIT26_2636,
+    // page_cluster 4 (swap_setup with >= 32 MB): mmap read-around of 16 pages.
+    tunables: Tunables { page_cluster: 4, read_ahead_kb: 64, ..BASE_TUNABLES },
+};
+
+/// 2.4.9 with Daniel Phillips' seed-000 bandaid: kswapd sleeps after every pass.
+const LINUX_249_PHILLIPS: Profile = Profile {
+    name: "linux-2.4.9-phillips",
+    summary: "linux-2.4.9 with the Oct 2001 bandaid: kswapd ignores do_try_to_free_pages failing and sleeps (up to HZ) after every pass",
+    kswapd_ignore_failure: true,
+    ..LINUX_249
+};
+
+/// Andrea Arcangeli's VM as in 2.4.23aa1 (mm/vmscan.c of 2.4.23 with the -aa sysctls).
+const AA1: Profile = Profile {
+    name: "linux-2.4.23aa1",
+    summary: "Andrea 2.4 VM: active/inactive with classzones, shrink_cache + page-table-walk swap_out; shm_writepage defers I/O",
+    engine: Engine::Aa24,
+    unevictable_lru: false,
+    wmark: WmarkRule::Linux24,
+    high_order_check: HighOrderCheck::SubtractLowerOrders,
+    fault_locking: FaultLocking::HoldAcrossIo,
+    mmap_readahead: MmapReadahead::ReadAround,
+    rwsem: RwsemKind::Fifo,
+    quicklist: QuicklistRule::None,
+    mlock_half_physmem: true,
+    kswapd_failures: false,
+    pgdat_balanced_quarter: false,
+    kswapd_ignore_failure: false,
+    walk_skips_active: false,
+    objrmap_walk: false,
+    shm_writepage_io: false,
+    clean_cache_pass: false,
+    workingset: false,
+    pcp_batch_bytes: 512 << 10,
+    split26: SPLIT26_2636,
+    tunables: Tunables { read_ahead_kb: 124, vm_anon_lru: 0, ..BASE_TUNABLES },
+};
+
+/// 2.4.23aa2: aa1 plus `05_vm_28-shmem-big-iron-1`.
+const AA2: Profile = Profile {
+    name: "linux-2.4.23aa2",
+    summary: "2.4.23aa1 + shmem-big-iron: objrmap unmap in the walk, immediate shm swap I/O, clean-cache pass",
+    objrmap_walk: true,
+    shm_writepage_io: true,
+    clean_cache_pass: true,
+    ..AA1
 };
 
 /// The profile table. Adding an era means adding a row here (and, if it needs a new
 /// mechanism, the mechanism behind one of the enums above).
 pub fn all() -> Vec<Profile> {
-    vec![LINUX_2_6_26, LINUX_2_6_27, LINUX_2_6_38, MODERN]
+    vec![LINUX_249, LINUX_249_PHILLIPS, AA1, AA2, LINUX_2_6_26, LINUX_2_6_27, LINUX_2636, LINUX_2638, MODERN]
 }
 
 pub fn find(name: &str) -> Option<Profile> {
@@ -291,15 +446,26 @@ impl Profile {
             ("vm", "vm_mapped_ratio") => t.vm_mapped_ratio = int()?.max(1),
             ("vm", "vm_passes") => t.vm_passes = int()?.max(1),
             ("vm", "vm_lru_balance_ratio") => t.vm_lru_balance_ratio = int()?.max(1),
+            ("vm", "vm_anon_lru") => t.vm_anon_lru = int()?.min(1),
             ("reclaim", "unevictable_lru") => self.unevictable_lru = boolean()?,
             ("reclaim", "mlock_half_physmem") => self.mlock_half_physmem = boolean()?,
             ("reclaim", "kswapd_failures") => self.kswapd_failures = boolean()?,
             ("reclaim", "pgdat_balanced_quarter") => self.pgdat_balanced_quarter = boolean()?,
             ("reclaim", "kswapd_ignore_failure") => self.kswapd_ignore_failure = boolean()?,
+            ("reclaim", "walk_skips_active") => self.walk_skips_active = boolean()?,
             ("reclaim", "objrmap_walk") => self.objrmap_walk = boolean()?,
             ("reclaim", "shm_writepage_io") => self.shm_writepage_io = boolean()?,
             ("reclaim", "clean_cache_pass") => self.clean_cache_pass = boolean()?,
             ("reclaim", "workingset") => self.workingset = boolean()?,
+            ("reclaim", "kswapd_classzone") => self.split26.kswapd_classzone = boolean()?,
+            ("reclaim", "kswapd_return_order") => self.split26.kswapd_return_order = boolean()?,
+            ("reclaim", "kswapd_reset_after_sleep") => self.split26.kswapd_reset_after_sleep = boolean()?,
+            ("reclaim", "unreclaimable_balanced") => self.split26.unreclaimable_balanced = boolean()?,
+            ("reclaim", "sleep_check_inverted") => self.split26.sleep_check_inverted = boolean()?,
+            ("reclaim", "wmark_off_by_two") => self.split26.wmark_off_by_two = boolean()?,
+            ("reclaim", "reclaim_compaction") => self.split26.reclaim_compaction = boolean()?,
+            ("reclaim", "lumpy_stop_on_fail") => self.split26.lumpy_stop_on_fail = boolean()?,
+            ("reclaim", "compaction_min_order") => self.split26.compaction_min_order = int()?.min(11) as u32,
             ("reclaim", "fault_locking") => {
                 self.fault_locking = match word()?.as_str() {
                     "hold_across_io" => FaultLocking::HoldAcrossIo,
@@ -348,12 +514,14 @@ impl Profile {
 const VM_KEYS: &[&str] = &[
     "swappiness", "min_free_kbytes", "watermark_scale_factor", "dirty_ratio", "dirty_background_ratio",
     "dirty_expire_centisecs", "dirty_writeback_centisecs", "read_ahead_kb", "page_cluster",
-    "vm_cache_scan_ratio", "vm_mapped_ratio", "vm_passes", "vm_lru_balance_ratio",
+    "vm_cache_scan_ratio", "vm_mapped_ratio", "vm_passes", "vm_lru_balance_ratio", "vm_anon_lru",
 ];
 const RECLAIM_KEYS: &[&str] = &[
     "unevictable_lru", "mlock_half_physmem", "kswapd_failures", "pgdat_balanced_quarter",
-    "kswapd_ignore_failure", "objrmap_walk", "shm_writepage_io", "clean_cache_pass", "workingset",
-    "fault_locking", "mmap_readahead", "rwsem", "quicklist",
+    "kswapd_ignore_failure", "walk_skips_active", "objrmap_walk", "shm_writepage_io", "clean_cache_pass", "workingset",
+    "fault_locking", "mmap_readahead", "rwsem", "quicklist", "kswapd_classzone", "kswapd_return_order", "kswapd_reset_after_sleep",
+    "unreclaimable_balanced", "sleep_check_inverted", "wmark_off_by_two", "reclaim_compaction",
+    "lumpy_stop_on_fail", "compaction_min_order",
 ];
 
 #[cfg(test)]

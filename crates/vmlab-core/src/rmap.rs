@@ -25,6 +25,7 @@ impl Kernel {
             self.g.mapped += 1;
         }
         self.fr.mapcount[i] += 1;
+        crate::vmscan::page_mapcount_changed(self, p, true);
     }
 
     /// `page_remove_rmap`.
@@ -36,6 +37,7 @@ impl Kernel {
         if self.fr.mapcount[i] == 0 && self.fr.flags[i] & pg::ANON == 0 {
             self.g.mapped -= 1;
         }
+        crate::vmscan::page_mapcount_changed(self, p, false);
     }
 
     /// Every PTE mapping `p`, into `out` (cleared first). Costs one rmap step per candidate.

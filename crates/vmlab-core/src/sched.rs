@@ -19,6 +19,8 @@ pub enum TaskKind {
     User,
     Kswapd(usize),
     Flusher,
+    /// 2.4's kreclaimd: refills zones' free lists from their inactive_clean lists.
+    Kreclaimd,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -81,6 +83,8 @@ pub enum Event {
     Start(usize),
     /// A kernel thread ran briefly on an idle CPU: the idle loop goes round once more.
     IdleTick(u32),
+    /// A network-receive softirq of `[[netrx]]` source i (atomic slab allocation).
+    NetRx(usize),
 }
 
 #[derive(Clone, Debug, Default)]
@@ -281,6 +285,7 @@ pub fn run_kthread(k: &mut Kernel, ctx: &mut Ctx, kind: TaskKind) -> Outcome {
                             ctx.sys_ns = 1;
                         }
                     }
+                    KswapdAction::Yield => return Outcome::Continue,
                     KswapdAction::Nap(ns) => return Outcome::Block { until: Some(ctx.clock() + ns), io: false },
                     KswapdAction::Sleep => return Outcome::Block { until: None, io: false },
                     KswapdAction::Throttle(ns) => {
@@ -299,6 +304,21 @@ pub fn run_kthread(k: &mut Kernel, ctx: &mut Ctx, kind: TaskKind) -> Outcome {
                     }
                 }
                 FlushAction::Sleep(ns) => return Outcome::Block { until: Some(ctx.clock() + ns), io: false },
+            }
+        },
+        TaskKind::Kreclaimd => loop {
+            match crate::vmscan::kreclaimd_step(k, ctx) {
+                KswapdAction::Continue => {
+                    if ctx.sys_ns >= QUANTUM_NS {
+                        return Outcome::Continue;
+                    }
+                    if ctx.sys_ns == 0 {
+                        ctx.sys_ns = 1;
+                    }
+                }
+                KswapdAction::Nap(ns) | KswapdAction::Throttle(ns) => return Outcome::Block { until: Some(ctx.clock() + ns), io: false },
+                KswapdAction::Sleep => return Outcome::Block { until: None, io: false },
+                KswapdAction::Yield => return Outcome::Continue,
             }
         },
         TaskKind::User => Outcome::Exit,

@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 
+use rand::RngCore;
 use rustc_hash::FxHashMap;
 
 use crate::disk::{Disk, DiskParams};
@@ -59,6 +60,8 @@ pub struct Sim {
     /// Called after each timeline sample, to follow state the timeline does not show (and, by
     /// lowering `end_limit`, to stop a run once what it measures has settled).
     pub on_sample: Option<SampleHook>,
+    /// `[[netrx]]` sources: atomic slab allocations from network receive.
+    pub netrx: Vec<crate::slub::NetRx>,
     cpu_idle: Vec<bool>,
     /// An IdleTick is pending for this CPU.
     idle_tick_armed: Vec<bool>,
@@ -198,6 +201,10 @@ impl Sim {
             k.nodes[n].kswapd.task = t;
             k.nodes[n].kswapd.sleeping = true;
         }
+        if crate::vmscan::has_kreclaimd(&k.profile) {
+            let t = s.new_task("kreclaimd", TaskKind::Kreclaimd, None);
+            crate::vmscan::set_kreclaimd_task(&mut k, t);
+        }
         let fl = s.new_task("flush", TaskKind::Flusher, None);
         k.flusher_task = fl;
         let fl_interval = k.profile.tunables.dirty_writeback_centisecs * 10_000_000;
@@ -234,6 +241,24 @@ impl Sim {
             Some(d) => dur(d, "linger")?,
             None => 0,
         };
+        let mut netrx = Vec::new();
+        for (i, n) in f.netrx.iter().enumerate() {
+            let rate = units::rate_from_value(&n.rate).map_err(|e| SimError::msg(format!("netrx.{i}.rate: {e}")))?;
+            let lifetime = dur(&n.lifetime, "netrx lifetime")?;
+            if n.order as usize >= crate::mmzone::MAX_ORDER {
+                return Err(SimError::msg(format!("netrx.{i}.order is {}; the buddy allocator's orders are 0..={}", n.order, crate::mmzone::MAX_ORDER - 1)));
+            }
+            if n.node as usize >= k.nodes.len() {
+                return Err(SimError::msg(format!("netrx.{i}.node is {}; the machine has {} node(s)", n.node, k.nodes.len())));
+            }
+            if rate == 0 {
+                continue;
+            }
+            let src = crate::slub::NetRx::new(rate, n.order, lifetime, n.node as usize);
+            let first = src.next_gap(&mut k);
+            s.push(first, Event::NetRx(netrx.len()));
+            netrx.push(src);
+        }
         let sstate = SampleState { last_ev: vec![0; Vm::COUNT], ..Default::default() };
         Ok(Sim {
             k,
@@ -255,6 +280,7 @@ impl Sim {
             params: Vec::new(),
             progress: None,
             on_sample: None,
+            netrx,
             cpu_idle: vec![true; ncpu],
             idle_tick_armed: vec![false; ncpu],
         })
@@ -438,6 +464,19 @@ impl Sim {
                 if self.cpu_idle[c] && self.s.cpus[c].running.is_none() {
                     self.idle_loop(cpu);
                 }
+            }
+            Event::NetRx(i) => {
+                // The softirq runs on one of the node's CPUs, in atomic context: it never sleeps
+                // and never reclaims.
+                let node = self.netrx[i].node;
+                let cpus = self.k.cfg.cpus_of_node(node as u32);
+                let cpu = cpus.get((self.k.rng.next_u32() as usize) % cpus.len().max(1)).copied().unwrap_or(0);
+                let mut ctx = Ctx { cpu, node, now: self.s.now, ..Default::default() };
+                let mut src = std::mem::replace(&mut self.netrx[i], crate::slub::NetRx::new(0, 0, 0, 0));
+                src.interrupt(&mut self.k, &mut ctx);
+                let gap = src.next_gap(&mut self.k);
+                self.netrx[i] = src;
+                self.s.push(self.s.now + gap, Event::NetRx(i));
             }
             Event::Start(t) => {
                 let mm = {

@@ -3,11 +3,15 @@
 //! none of them changes what the mechanisms do — they choose scenarios, profiles and what to
 //! print, and measure.
 
+pub mod shm_big_iron;
+
 use std::path::{Path, PathBuf};
 
 use crate::stats::report::{ReproduceReport, RunReport};
 
 pub mod quicklists;
+pub mod google_mlock;
+pub mod kswapd_high_order;
 
 /// One seed reproduction.
 pub struct SeedDef {
@@ -29,12 +33,19 @@ pub mod mmap_sem;
 
 pub fn seeds() -> Vec<SeedDef> {
     vec![
+        google_mlock::def(),
+        kswapd_high_order::def(),
+        mmap_sem::def(),
+        SeedDef {
+            name: "shm-big-iron",
+            summary: "002: swapping SysV shm on a 32 GB box, 2.4.23aa1 vs aa2",
+            run: shm_big_iron::run,
+        },
         SeedDef {
             name: quicklists::SEED,
             summary: "003: per-CPU page-table quicklists grow with the CPU count (linux-2.6.26 -> 2.6.27)",
             run: quicklists::run,
         },
-        mmap_sem::def(),
     ]
 }
 

@@ -2,7 +2,10 @@
 //! operations, `pageout`, `__remove_mapping`; each era's engine (list layout, scan policy,
 //! kswapd) is a submodule chosen by the profile's `engine` field.
 
+pub mod aa24;
 pub mod modern;
+pub mod riel24;
+pub mod split2636;
 
 use crate::kernel::{Ctx, Kernel};
 use crate::mm_types::{pg, List, Pfn};
@@ -46,6 +49,10 @@ pub fn list_mut(k: &mut Kernel, s: LruScope, l: usize) -> (&mut List, &mut crate
 #[inline]
 pub fn add_to_list(k: &mut Kernel, p: Pfn, l: usize, at_tail: bool) {
     debug_assert!(!k.fr.has(p, pg::LRU), "pfn {p} already on an LRU");
+    if k.profile.engine == Engine::Riel24 {
+        // 2.4 lists take new pages at the head only.
+        return riel24::add_to_list(k, p, l);
+    }
     let s = scope_of(k, p);
     let zid = k.zone_of(p);
     let (list, fr) = list_mut(k, s, l);
@@ -64,6 +71,9 @@ pub fn add_to_list(k: &mut Kernel, p: Pfn, l: usize, at_tail: bool) {
 pub fn del_page_from_lru(k: &mut Kernel, p: Pfn) {
     if !k.fr.has(p, pg::LRU) {
         return;
+    }
+    if k.profile.engine == Engine::Riel24 {
+        return riel24::del_page_from_lru(k, p);
     }
     let l = k.fr.lru_list(p) as usize;
     let s = scope_of(k, p);
@@ -84,14 +94,36 @@ pub fn is_swapbacked(k: &Kernel, p: Pfn) -> bool {
 /// A new page enters the LRU (`folio_add_lru`).
 pub fn lru_add(k: &mut Kernel, p: Pfn) {
     match k.profile.engine {
-        Engine::Modern | Engine::Split2636 | Engine::Riel24 | Engine::Aa24 => modern::lru_add(k, p),
+        Engine::Riel24 => riel24::lru_cache_add(k, p),
+        Engine::Split2636 => split2636::lru_add(k, p),
+        Engine::Aa24 => aa24::lru_add(k, p),
+        Engine::Modern => modern::lru_add(k, p),
     }
 }
 
 /// `mark_page_accessed` from read()/write() (mapped accesses only set the PTE young bit).
 pub fn mark_page_accessed(k: &mut Kernel, p: Pfn) {
     match k.profile.engine {
-        Engine::Modern | Engine::Split2636 | Engine::Riel24 | Engine::Aa24 => modern::mark_page_accessed(k, p),
+        Engine::Riel24 => riel24::mark_page_accessed(k, p),
+        Engine::Split2636 => split2636::mark_page_accessed(k, p),
+        Engine::Aa24 => aa24::mark_page_accessed(k, p),
+        Engine::Modern => modern::mark_page_accessed(k, p),
+    }
+}
+
+/// A page fault found page `p` in the page cache (`filemap_nopage` / `shmem_nopage`): the 2.4
+/// engines count that as an access (`mark_page_accessed`); later kernels only set the young bit.
+pub fn nopage_accessed(k: &mut Kernel, p: Pfn) {
+    if k.profile.engine == Engine::Aa24 {
+        aa24::mark_page_accessed(k, p);
+    }
+}
+
+/// A page fault takes its mm's page_table_lock: with the 2.4 page-table walk it may have to
+/// spin while `swap_out` holds it.
+pub fn fault_page_table_lock(k: &mut Kernel, ctx: &mut Ctx, mm: u32) {
+    if k.profile.engine == Engine::Aa24 {
+        aa24::page_table_lock(k, ctx, mm);
     }
 }
 
@@ -125,7 +157,32 @@ pub fn rotate_reclaimable_page(k: &mut Kernel, p: Pfn) {
 /// `wakeup_kswapd` for an allocation that failed the LOW watermark in zone `zid`.
 pub fn wakeup_kswapd(k: &mut Kernel, zid: usize, order: u32, classzone: usize) {
     match k.profile.engine {
-        Engine::Modern | Engine::Split2636 | Engine::Riel24 | Engine::Aa24 => modern::wakeup_kswapd(k, zid, order, classzone),
+        Engine::Riel24 => riel24::wakeup_kswapd(k),
+        Engine::Split2636 => split2636::wakeup_kswapd(k, zid, order, classzone),
+        Engine::Aa24 => aa24::wakeup_kswapd(k, zid, order, classzone),
+        Engine::Modern => modern::wakeup_kswapd(k, zid, order, classzone),
+    }
+}
+
+/// `wake_all_kswapd` from the allocation slow path: 2.6.x calls `wakeup_kswapd` for every zone
+/// of the zonelist (each checks its own watermark); 6.8 wakes each node's kswapd once.
+pub fn wake_all_kswapd(k: &mut Kernel, zonelist: &[usize], order: u32, classzone: usize) {
+    match k.profile.engine {
+        Engine::Split2636 => {
+            for &zid in zonelist {
+                split2636::wakeup_kswapd(k, zid, order, classzone);
+            }
+        }
+        Engine::Modern | Engine::Riel24 | Engine::Aa24 => {
+            let mut woken = [false; 64];
+            for &zid in zonelist {
+                let node = k.zones[zid].node.min(63);
+                if !woken[node] {
+                    woken[node] = true;
+                    wakeup_kswapd(k, zid, order, classzone);
+                }
+            }
+        }
     }
 }
 
@@ -134,7 +191,10 @@ pub fn try_to_free_pages(k: &mut Kernel, ctx: &mut Ctx, gfp: Gfp, order: u32, cl
     let was = ctx.in_reclaim;
     ctx.in_reclaim = true;
     let r = match k.profile.engine {
-        Engine::Modern | Engine::Split2636 | Engine::Riel24 | Engine::Aa24 => modern::try_to_free_pages(k, ctx, gfp, order, classzone),
+        Engine::Riel24 => riel24::try_to_free_pages(k, ctx) as u64,
+        Engine::Split2636 => split2636::try_to_free_pages(k, ctx, gfp, order, classzone),
+        Engine::Aa24 => aa24::try_to_free_pages(k, ctx, gfp, order, classzone),
+        Engine::Modern => modern::try_to_free_pages(k, ctx, gfp, order, classzone),
     };
     ctx.in_reclaim = was;
     r
@@ -151,6 +211,9 @@ pub enum KswapdAction {
     Sleep,
     /// reclaim_throttle: wait for writeback progress (woken by completions, or this long).
     Throttle(u64),
+    /// `cond_resched()`: end this quantum so the work done so far becomes visible to the tasks
+    /// running on other CPUs before kswapd goes on (it stays runnable).
+    Yield,
 }
 
 /// One step of node `node`'s kswapd.
@@ -158,8 +221,44 @@ pub fn kswapd_step(k: &mut Kernel, ctx: &mut Ctx, node: usize) -> KswapdAction {
     ctx.is_kswapd = true;
     ctx.in_reclaim = true;
     match k.profile.engine {
-        Engine::Modern | Engine::Split2636 | Engine::Riel24 | Engine::Aa24 => modern::kswapd_step(k, ctx, node),
+        Engine::Riel24 => riel24::kswapd_step(k, ctx, node),
+        Engine::Split2636 => split2636::kswapd_step(k, ctx, node),
+        Engine::Aa24 => aa24::kswapd_step(k, ctx, node),
+        Engine::Modern => modern::kswapd_step(k, ctx, node),
     }
+}
+
+/// A PTE mapping `p` was added (`mapped`) or removed.
+#[inline]
+pub fn page_mapcount_changed(k: &mut Kernel, p: Pfn, mapped: bool) {
+    if k.profile.engine == Engine::Riel24 {
+        riel24::page_mapcount_changed(k, p, mapped);
+    }
+}
+
+/// Engines with their own `__alloc_pages` (2.4.9) allocate here; `None` for the shared one.
+#[inline]
+pub fn engine_alloc_pages(k: &mut Kernel, ctx: &mut Ctx, gfp: Gfp, order: u32) -> Option<Result<Pfn, crate::page_alloc::AllocFail>> {
+    match k.profile.engine {
+        Engine::Riel24 => Some(riel24::alloc::alloc_pages(k, ctx, gfp, order)),
+        _ => None,
+    }
+}
+
+/// Does the engine run kreclaimd (2.4.0–2.4.9)?
+pub fn has_kreclaimd(p: &crate::profiles::Profile) -> bool {
+    p.engine == Engine::Riel24
+}
+
+pub fn set_kreclaimd_task(k: &mut Kernel, t: usize) {
+    riel24::ensure(k);
+    k.riel.kreclaimd_task = Some(t);
+}
+
+/// One step of kreclaimd.
+pub fn kreclaimd_step(k: &mut Kernel, ctx: &mut Ctx) -> KswapdAction {
+    ctx.in_reclaim = true;
+    riel24::kreclaimd_step(k, ctx)
 }
 
 /// The nap timer of a napping kswapd fired (not woken early).

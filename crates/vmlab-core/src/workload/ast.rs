@@ -126,8 +126,9 @@ pub enum OpKind {
     },
     /// `read FILE [offset=N] [len=N] [bs=N]` — buffered read(2) through the page cache.
     Read { file: Template, offset: Option<Expr>, len: Option<Expr>, bs: Option<Expr> },
-    /// `write FILE [offset=N] [len=N] [bs=N]` — buffered write(2); extends the file if needed.
-    Write { file: Template, offset: Option<Expr>, len: Option<Expr>, bs: Option<Expr> },
+    /// `write FILE [offset=N] [len=N] [bs=N] [append]` — buffered write(2); extends the file if
+    /// needed. `append` (O_APPEND) writes at the end of the file, ignoring `offset`.
+    Write { file: Template, offset: Option<Expr>, len: Option<Expr>, bs: Option<Expr>, append: bool },
     /// `create FILE [size=N] [disk=NAME]` — a new (empty or sized) file.
     Create { file: Template, size: Option<Expr>, disk: Option<Template> },
     /// `unlink FILE`

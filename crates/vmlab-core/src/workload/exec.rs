@@ -441,12 +441,15 @@ fn start(sim: &mut Sim, t: usize, ctx: &mut Ctx, ps: &mut ProgState, prog: &Prog
                 cur: None,
             }))))
         }
-        OpKind::Read { file, offset, len, bs } | OpKind::Write { file, offset, len, bs } => {
+        OpKind::Read { file, offset, len, bs } | OpKind::Write { file, offset, len, bs, .. } => {
             let is_write = matches!(kind, OpKind::Write { .. });
             let fname = name(prog, ps, file)?;
             let f = file_id(sim, &fname, span)?;
-            let off = ev_opt(prog, ps, offset, 0)?.max(0) as u64;
             let fsize = sim.k.files[f as usize].size;
+            let off = match kind {
+                OpKind::Write { append: true, .. } => fsize,
+                _ => ev_opt(prog, ps, offset, 0)?.max(0) as u64,
+            };
             let l = match len {
                 Some(l) => ev(prog, ps, l)?.max(0) as u64,
                 None => fsize.saturating_sub(off),
@@ -476,7 +479,7 @@ fn start(sim: &mut Sim, t: usize, ctx: &mut Ctx, ps: &mut ProgState, prog: &Prog
             if let Some(&old) = sim.k.file_ids.get(&fname) {
                 sim.k.file_unlink(ctx, old);
             }
-            sim.k.file_create(&fname, bytes, d, false);
+            sim.k.file_create_packed(&fname, bytes, d);
             Ok(Step::Done)
         }
         OpKind::Unlink { file } => {

@@ -104,7 +104,7 @@ impl Compiler {
                     exprs.push(theta_milli);
                 }
             }
-            OpKind::Read { file, offset, len, bs } | OpKind::Write { file, offset, len, bs } => {
+            OpKind::Read { file, offset, len, bs } | OpKind::Write { file, offset, len, bs, .. } => {
                 tpls.push(file);
                 exprs.extend(offset.iter().chain(len.iter()).chain(bs.iter()));
             }

@@ -105,7 +105,7 @@ const OPS: &[OpSpec] = &[
         &["read", "write"],
     ),
     spec("read", FILE, 1, IO_KEYS, &[]),
-    spec("write", FILE, 1, IO_KEYS, &[]),
+    spec("write", FILE, 1, IO_KEYS, &["append"]),
     spec(
         "create",
         FILE,
@@ -552,6 +552,7 @@ impl Parser<'_> {
                 offset: a.expr("offset"),
                 len: a.expr("len"),
                 bs: a.expr("bs"),
+                append: a.flag("append"),
             },
             "create" => OpKind::Create {
                 file: name_of(&mut a),

@@ -1,0 +1,922 @@
+//! Andrea Arcangeli's 2.4 VM (2.4.10 … 2.4.23aa): one global active and one global inactive
+//! list filtered by classzone, `try_to_free_pages_zone` → `shrink_caches` → `refill_inactive` +
+//! `shrink_cache`, and the page-table walk `swap_out` over the mm list; kswapd balances each
+//! classzone that an allocation marked `need_balance`. The 2.4.23aa2 `shmem-big-iron` switches
+//! are the profile's `objrmap_walk` (here), `shm_writepage_io` (in `vmscan::pageout`) and
+//! `clean_cache_pass` (here).
+//!
+//! Slots of `k.global_lru`: `LRU_INACTIVE_FILE` is the inactive list and `LRU_ACTIVE_FILE` the
+//! active list, whatever the page type (2.4 has one list of each, and their order is the whole
+//! story); `LRU_ACTIVE_ANON` holds anonymous pages kept off the LRU by `vm_anon_lru = 0` — never
+//! scanned, they are reached only by `swap_out`, which moves them to the inactive list when it
+//! gives them a swap slot.
+//!
+//! Reclaim is resumable: a call that has used its time slice (`need_resched`) or must sleep on a
+//! page reclaim is writing (`wait_on_page`) saves where it was per task and returns; the caller's
+//! allocation comes back and the call goes on from there. So 25 tasks in reclaim interleave with
+//! faults and I/O completions as they do on the real machine.
+
+use rustc_hash::FxHashMap;
+
+use super::{add_to_list, del_page_from_lru, pageout, remove_mapping_and_free, KswapdAction, SWAP_CLUSTER_MAX};
+use crate::kernel::{Ctx, IoDone, Kernel};
+use crate::mm_types::{pg, Pfn, NIL};
+use crate::mmap::{pte, vm, PTRS_PER_TABLE};
+use crate::mmzone::{KswapdPhase, LRU_ACTIVE_ANON, LRU_ACTIVE_FILE, LRU_INACTIVE_FILE};
+use crate::page_alloc::Gfp;
+use crate::sched::QUANTUM_NS;
+use crate::stats::kfunc::KFunc;
+use crate::stats::vmstat::Vm;
+
+pub const INACTIVE: usize = LRU_INACTIVE_FILE;
+pub const ACTIVE: usize = LRU_ACTIVE_FILE;
+/// Anonymous pages not on the LRU (`vm_anon_lru = 0`).
+pub const ANON_OFF_LRU: usize = LRU_ACTIVE_ANON;
+/// `mm->swap_address == TASK_SIZE`: the walk reached the end of this mm.
+const END: u64 = u64::MAX;
+/// kswapd sleeps `HZ*5` after a failed `try_to_free_pages_zone`.
+const KSWAPD_FAIL_SLEEP_NS: u64 = 5_000_000_000;
+
+/// The engine's state that the kernel's globals and per-mm fields hold in 2.4.
+#[derive(Default)]
+pub struct Aa24State {
+    /// `swap_mm`: where the walk goes on (None = `init_mm`, the list head).
+    pub swap_mm: Option<u32>,
+    /// `mm->swap_address` per mm id (vpn; `END` when walked to the end).
+    swap_address: Vec<u64>,
+    /// Until when a walker holds each mm's `page_table_lock`.
+    ptl_busy_until: Vec<u64>,
+    /// Until when objrmap holds each file's `i_shared_lock`.
+    i_shared_busy_until: Vec<u64>,
+    /// Per task: its `try_to_free_pages_zone` call in progress.
+    tfp: Vec<Option<Tfp>>,
+    /// Per node: kswapd's call in progress, with the zone it balances.
+    kswapd: Vec<Option<(usize, Tfp)>>,
+    /// Completion time of writes `shrink_cache` started (pages carrying PG_launder).
+    launder_done: FxHashMap<Pfn, u64>,
+    scratch: Vec<(u64, u32)>,
+    /// What the run observed, for reports.
+    pub stats: Aa24Stats,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Aa24Stats {
+    /// Swap-cache pages when the first swap write was submitted, and when.
+    pub swapcache_at_first_swapout: Option<u64>,
+    pub first_swapout_ns: Option<u64>,
+    /// pgfault / pgmajfault when reclaim first ran, and when.
+    pub faults_at_first_reclaim: Option<(u64, u64)>,
+    pub first_reclaim_ns: Option<u64>,
+    /// PTEs the walk cleared, and the ones objrmap cleared for it.
+    pub walk_unmapped: u64,
+    /// PTEs the walk found young (aged, page marked accessed) or mapping an active page.
+    pub walk_young: u64,
+    pub walk_active: u64,
+    /// Pages the walk made freeable: anonymous, and page/shm cache.
+    pub walk_freeable_anon: u64,
+    pub walk_freeable_cache: u64,
+    pub objrmap_unmapped: u64,
+    /// Trylocks objrmap lost (i_shared_lock, another mm's page_table_lock).
+    pub objrmap_trylock_failed: u64,
+    /// objrmap passes stopped by a young PTE (the page is in use elsewhere).
+    pub objrmap_young: u64,
+    /// `swap_out` calls, and the ones that found SWAP_CLUSTER_MAX freeable pages.
+    pub swap_out_calls: u64,
+    pub swap_out_success: u64,
+    /// Whole address spaces walked to their end, and `swap_out_mm` calls.
+    pub mms_walked: u64,
+    pub mm_visits: u64,
+    /// `swap_out_mm` calls made before the walk first made a page-cache (shm) page freeable.
+    pub mm_visits_at_first_freeable_cache: Option<u64>,
+    /// Pages `shrink_cache` handed to writepage / freed; pages the clean pass freed.
+    pub writepages: u64,
+    pub freed: u64,
+    pub clean_pass_freed: u64,
+    /// Reclaimers that slept on a page under their own writeback.
+    pub launder_waits: u64,
+    /// PTEs `swap_out` looked at, per simulated second: when the kernel was swapping out.
+    pub walk_ptes_per_s: Vec<u64>,
+}
+
+/// One `try_to_free_pages_zone` call.
+#[derive(Clone, Copy, Debug)]
+struct Tfp {
+    /// Classzone (zone kind index): pages of higher zones are skipped.
+    cz: usize,
+    tries: u64,
+    nr: i64,
+    failed_swapout: bool,
+    step: Step,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Step {
+    /// `shrink_caches`: refill the inactive list, then scan it.
+    PassStart,
+    /// aa2: the clean-cache pass, pages left to look at.
+    Clean { left: u64 },
+    /// `shrink_cache`'s main loop.
+    Scan { max_scan: u64, max_mapped: i64 },
+    /// `swap_out` because `max_mapped` ran out, then back to the scan.
+    MappedSwapOut { max_scan: u64, so: SwapOut },
+    /// The `swap_out` that ends each pass.
+    PassSwapOut { so: SwapOut },
+}
+
+/// One `swap_out` call: freeable pages still wanted, and mm visits left.
+#[derive(Clone, Copy, Debug)]
+struct SwapOut {
+    nr: u64,
+    counter: i64,
+}
+
+enum Run {
+    Done(bool),
+    Resched,
+    Wait(u64),
+}
+
+/// Per-operation CPU costs, from the machine's cost table (already scaled by its clock).
+struct Costs {
+    /// A page taken off a list tail and put back at a head, with its flags tested.
+    lru: u64,
+    /// One PTE slot of the walk: load and `pte_present`.
+    pte: u64,
+    /// A present PTE: touching its `struct page`.
+    present: u64,
+    /// `ptep_get_and_clear` + `flush_tlb_page` (a cross-CPU IPI on SMP) + the reference drop.
+    unmap: u64,
+    /// objrmap per VMA: trylock and the pgd/pmd/pte lookup.
+    objrmap_vma: u64,
+}
+
+fn costs(k: &Kernel) -> Costs {
+    Costs {
+        lru: k.cost.lru_scan,
+        pte: k.cost.pte_walk * 2,
+        present: k.cost.lru_scan,
+        unmap: k.cost.lock_handoff / 2,
+        objrmap_vma: k.cost.rmap_one * 2,
+    }
+}
+
+fn grow<T: Clone>(v: &mut Vec<T>, i: usize, fill: T) {
+    if v.len() <= i {
+        v.resize(i + 1, fill);
+    }
+}
+
+impl Aa24State {
+    fn swap_address(&self, mm: u32) -> u64 {
+        self.swap_address.get(mm as usize).copied().unwrap_or(0)
+    }
+    fn set_swap_address(&mut self, mm: u32, a: u64) {
+        grow(&mut self.swap_address, mm as usize, 0);
+        self.swap_address[mm as usize] = a;
+    }
+    fn ptl_busy(&self, mm: u32) -> u64 {
+        self.ptl_busy_until.get(mm as usize).copied().unwrap_or(0)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// LRU entry points
+
+/// `lru_cache_add`: page cache and swap cache go to the inactive head; with `vm_anon_lru = 0`
+/// a new anonymous page stays off the LRU.
+pub fn lru_add(k: &mut Kernel, p: Pfn) {
+    let f = k.fr.flags[p as usize];
+    if f & pg::ANON != 0 && f & pg::SWAPCACHE == 0 && k.profile.tunables.vm_anon_lru == 0 {
+        add_to_list(k, p, ANON_OFF_LRU, false);
+    } else if f & pg::ACTIVE != 0 {
+        add_to_list(k, p, ACTIVE, false);
+    } else {
+        add_to_list(k, p, INACTIVE, false);
+    }
+}
+
+#[inline]
+fn on_list(k: &Kernel, p: Pfn, l: usize) -> bool {
+    k.fr.has(p, pg::LRU) && k.fr.lru_list(p) as usize == l
+}
+
+/// `mark_page_accessed`: a second access to an inactive, referenced page activates it.
+pub fn mark_page_accessed(k: &mut Kernel, p: Pfn) {
+    let f = k.fr.flags[p as usize];
+    if f & pg::ACTIVE == 0 && f & pg::REFERENCED != 0 {
+        if on_list(k, p, INACTIVE) {
+            del_page_from_lru(k, p);
+            k.fr.set(p, pg::ACTIVE);
+            add_to_list(k, p, ACTIVE, false);
+            k.ev.inc(Vm::Pgactivate);
+        }
+        k.fr.clear(p, pg::REFERENCED);
+    } else {
+        k.fr.set(p, pg::REFERENCED);
+    }
+}
+
+/// Move a page from the tail of list `l` to its head (`list_del` + `list_add`).
+#[inline]
+fn rotate_to_head(k: &mut Kernel, p: Pfn, l: usize) {
+    let (list, fr) = super::list_mut(k, super::LruScope::Global, l);
+    list.remove(fr, p);
+    list.push_head(fr, p);
+}
+
+/// `memclass`: may reclaim for classzone `cz` use page `p`?
+#[inline]
+fn memclass(k: &Kernel, p: Pfn, cz: usize) -> bool {
+    k.zones[k.zone_of(p)].kind as usize <= cz
+}
+
+/// The classzone's cumulative counter of list `l` (its zone and every zone below it).
+fn cz_count(k: &Kernel, cz: usize, l: usize) -> u64 {
+    k.zones.iter().filter(|z| z.kind as usize <= cz).map(|z| z.lru_pages[l]).sum()
+}
+
+// ---------------------------------------------------------------------------------------------
+// kswapd and direct reclaim entry points
+
+/// `__alloc_pages` found the classzone under its low watermark: mark it and wake kswapd.
+pub fn wakeup_kswapd(k: &mut Kernel, zid: usize, _order: u32, classzone: usize) {
+    let node = k.zones[zid].node;
+    let target = k.nodes[node].zones.iter().copied().rfind(|&z| k.zones[z].kind as usize <= classzone && k.zones[z].managed > 0);
+    let Some(z) = target else { return };
+    k.zones[z].need_balance = true;
+    let ks = &mut k.nodes[node].kswapd;
+    if ks.phase == KswapdPhase::Sleeping {
+        ks.phase = KswapdPhase::Balancing;
+        ks.sleeping = false;
+        k.wakeups.push(ks.task);
+    }
+}
+
+fn observe_first_reclaim(k: &mut Kernel, ctx: &Ctx) {
+    if k.aa24.stats.faults_at_first_reclaim.is_none() {
+        k.aa24.stats.faults_at_first_reclaim = Some((k.ev.get(Vm::Pgfault), k.ev.get(Vm::Pgmajfault)));
+        k.aa24.stats.first_reclaim_ns = Some(ctx.clock());
+    }
+}
+
+fn new_tfp(k: &Kernel, cz: usize) -> Tfp {
+    Tfp { cz, tries: k.profile.tunables.vm_passes, nr: SWAP_CLUSTER_MAX as i64, failed_swapout: false, step: Step::PassStart }
+}
+
+/// Direct reclaim from `balance_classzone`: `try_to_free_pages_zone(classzone)`. Returns the pages
+/// freed; 0 with `ctx.throttle_until` set when the call is to be resumed at that time.
+pub fn try_to_free_pages(k: &mut Kernel, ctx: &mut Ctx, _gfp: Gfp, _order: u32, classzone: usize) -> u64 {
+    observe_first_reclaim(k, ctx);
+    let t = ctx.task;
+    grow(&mut k.aa24.tfp, t, None);
+    let mut st = match k.aa24.tfp[t].take() {
+        Some(s) if s.cz == classzone => s,
+        other => {
+            // A call for another classzone (a page-table allocation) stays parked.
+            k.aa24.tfp[t] = other;
+            k.ev.inc(Vm::Allocstall);
+            new_tfp(k, classzone)
+        }
+    };
+    let budget = ctx.sys_ns + QUANTUM_NS;
+    match run(k, ctx, &mut st, budget) {
+        Run::Done(ok) => {
+            if ok {
+                (SWAP_CLUSTER_MAX as i64 - st.nr.max(0)).max(1) as u64
+            } else {
+                0
+            }
+        }
+        Run::Resched => {
+            k.aa24.tfp[t] = Some(st);
+            ctx.throttle_until = ctx.clock() + 1;
+            0
+        }
+        Run::Wait(until) => {
+            k.aa24.tfp[t] = Some(st);
+            ctx.throttle_until = until.max(ctx.clock() + 1);
+            0
+        }
+    }
+}
+
+/// `check_classzone_need_balance`: no zone of the classzone is above its high watermark.
+fn classzone_need_balance(k: &Kernel, z: usize) -> bool {
+    let node = k.zones[z].node;
+    let cz = k.zones[z].kind as usize;
+    !k.nodes[node].zones.iter().any(|&zl| {
+        let zone = &k.zones[zl];
+        zone.kind as usize <= cz && k.zone_free(zl) > zone.high_wmark() + zone.lowmem_reserve.get(cz).copied().unwrap_or(0)
+    })
+}
+
+/// One step of kswapd: `kswapd_balance` over the zones marked `need_balance`, highest first.
+pub fn kswapd_step(k: &mut Kernel, ctx: &mut Ctx, node: usize) -> KswapdAction {
+    grow(&mut k.aa24.kswapd, node, None);
+    let (z, mut st) = match k.aa24.kswapd[node].take() {
+        Some(x) => x,
+        None => {
+            let pick = k.nodes[node].zones.iter().rev().copied().find(|&z| k.zones[z].need_balance && k.zones[z].managed > 0);
+            let Some(z) = pick else {
+                let ks = &mut k.nodes[node].kswapd;
+                ks.phase = KswapdPhase::Sleeping;
+                ks.sleeping = true;
+                return KswapdAction::Sleep;
+            };
+            observe_first_reclaim(k, ctx);
+            k.ev.inc(Vm::Pageoutrun);
+            (z, new_tfp(k, k.zones[z].kind as usize))
+        }
+    };
+    k.nodes[node].kswapd.phase = KswapdPhase::Balancing;
+    let budget = ctx.sys_ns + QUANTUM_NS;
+    match run(k, ctx, &mut st, budget) {
+        Run::Resched => {
+            k.aa24.kswapd[node] = Some((z, st));
+            KswapdAction::Continue
+        }
+        Run::Wait(until) => {
+            k.aa24.kswapd[node] = Some((z, st));
+            KswapdAction::Nap(until.saturating_sub(ctx.clock()).max(1))
+        }
+        Run::Done(false) => {
+            k.zones[z].need_balance = false;
+            KswapdAction::Nap(KSWAPD_FAIL_SLEEP_NS)
+        }
+        Run::Done(true) => {
+            if !classzone_need_balance(k, z) {
+                k.zones[z].need_balance = false;
+            }
+            KswapdAction::Continue
+        }
+    }
+}
+
+/// A page fault takes `mm->page_table_lock`: it spins while a walker holds it.
+pub fn page_table_lock(k: &mut Kernel, ctx: &mut Ctx, mm: u32) {
+    let busy = k.aa24.ptl_busy(mm);
+    if busy > ctx.clock() {
+        let spin = busy - ctx.clock();
+        k.charge(ctx, KFunc::PageTableLockSpin, spin);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// try_to_free_pages_zone
+
+fn scan_step(k: &Kernel, st: &Tfp) -> Step {
+    let t = &k.profile.tunables;
+    let max_scan = (cz_count(k, st.cz, INACTIVE) + cz_count(k, st.cz, ACTIVE)) / t.vm_cache_scan_ratio.max(1);
+    Step::Scan { max_scan, max_mapped: st.nr * t.vm_mapped_ratio as i64 }
+}
+
+fn new_swap_out(k: &mut Kernel) -> SwapOut {
+    k.aa24.stats.swap_out_calls += 1;
+    let mms = k.mms.iter().filter(|m| m.is_some()).count() as i64;
+    SwapOut { nr: SWAP_CLUSTER_MAX, counter: mms << 1 }
+}
+
+/// The body of `try_to_free_pages_zone`: `vm_passes` rounds of `shrink_caches` (+ one failing
+/// `swap_out` at most per call), until SWAP_CLUSTER_MAX pages are freed.
+fn run(k: &mut Kernel, ctx: &mut Ctx, st: &mut Tfp, budget: u64) -> Run {
+    loop {
+        match st.step {
+            Step::PassStart => {
+                refill_inactive(k, ctx, st.nr.max(0) as u64, st.cz);
+                st.step = if k.profile.clean_cache_pass {
+                    let left = cz_count(k, st.cz, INACTIVE) / k.profile.tunables.vm_cache_scan_ratio.max(1);
+                    Step::Clean { left }
+                } else {
+                    scan_step(k, st)
+                };
+            }
+            Step::Clean { left } => match clean_pass(k, ctx, st, left, budget) {
+                Some(left) => {
+                    st.step = Step::Clean { left };
+                    return Run::Resched;
+                }
+                None if st.nr <= 0 => return Run::Done(true),
+                None => st.step = scan_step(k, st),
+            },
+            Step::Scan { max_scan, max_mapped } => match shrink_cache(k, ctx, st, max_scan, max_mapped, budget) {
+                ScanEnd::Freed => return Run::Done(true),
+                ScanEnd::Resched(ms, mm) => {
+                    st.step = Step::Scan { max_scan: ms, max_mapped: mm };
+                    return Run::Resched;
+                }
+                ScanEnd::Wait(ms, mm, until) => {
+                    st.step = Step::Scan { max_scan: ms, max_mapped: mm };
+                    return Run::Wait(until);
+                }
+                ScanEnd::Mapped(ms) => {
+                    if st.failed_swapout {
+                        refill_inactive(k, ctx, st.nr.max(0) as u64, st.cz);
+                        let max_mapped = st.nr * k.profile.tunables.vm_mapped_ratio as i64;
+                        st.step = Step::Scan { max_scan: ms, max_mapped };
+                    } else {
+                        st.step = Step::MappedSwapOut { max_scan: ms, so: new_swap_out(k) };
+                    }
+                }
+                ScanEnd::Exhausted => {
+                    if st.failed_swapout {
+                        if let Some(r) = next_pass(st) {
+                            return r;
+                        }
+                    } else {
+                        st.step = Step::PassSwapOut { so: new_swap_out(k) };
+                    }
+                }
+            },
+            Step::MappedSwapOut { max_scan, mut so } => match swap_out(k, ctx, &mut so, st.cz, budget) {
+                None => {
+                    st.step = Step::MappedSwapOut { max_scan, so };
+                    return Run::Resched;
+                }
+                Some(ok) => {
+                    st.failed_swapout = !ok;
+                    let max_mapped = st.nr * k.profile.tunables.vm_mapped_ratio as i64;
+                    refill_inactive(k, ctx, st.nr.max(0) as u64, st.cz);
+                    st.step = Step::Scan { max_scan, max_mapped };
+                }
+            },
+            Step::PassSwapOut { mut so } => match swap_out(k, ctx, &mut so, st.cz, budget) {
+                None => {
+                    st.step = Step::PassSwapOut { so };
+                    return Run::Resched;
+                }
+                Some(ok) => {
+                    st.failed_swapout = !ok;
+                    if let Some(r) = next_pass(st) {
+                        return r;
+                    }
+                }
+            },
+        }
+        if ctx.sys_ns >= budget {
+            return Run::Resched;
+        }
+    }
+}
+
+fn next_pass(st: &mut Tfp) -> Option<Run> {
+    st.tries = st.tries.saturating_sub(1);
+    if st.tries == 0 {
+        return Some(Run::Done(false));
+    }
+    st.step = Step::PassStart;
+    None
+}
+
+/// `refill_inactive`: move `nr * active / (inactive * vm_lru_balance_ratio + 1)` unreferenced
+/// pages from the active tail to the inactive head, marking them referenced; referenced active
+/// pages lose the bit and go round the active list again. PTE young bits are not looked at.
+fn refill_inactive(k: &mut Kernel, ctx: &mut Ctx, nr: u64, cz: usize) {
+    let active = cz_count(k, cz, ACTIVE);
+    let inactive = cz_count(k, cz, INACTIVE);
+    let mut ratio = nr * active / (inactive * k.profile.tunables.vm_lru_balance_ratio + 1);
+    let mut visits = k.global_lru.lists[ACTIVE].len;
+    let mut e = k.global_lru.lists[ACTIVE].tail;
+    let mut scanned = 0u64;
+    let mut deact = 0u64;
+    while ratio > 0 && visits > 0 && e != NIL {
+        visits -= 1;
+        scanned += 1;
+        let p = e;
+        e = k.fr.prev[p as usize];
+        if k.fr.test_clear(p, pg::REFERENCED) {
+            rotate_to_head(k, p, ACTIVE);
+            continue;
+        }
+        ratio -= 1;
+        del_page_from_lru(k, p);
+        k.fr.clear(p, pg::ACTIVE);
+        k.fr.set(p, pg::REFERENCED);
+        add_to_list(k, p, INACTIVE, false);
+        deact += 1;
+    }
+    k.ev.add(Vm::Pgrefill, scanned);
+    k.ev.add(Vm::Pgdeactivate, deact);
+    k.charge(ctx, KFunc::RefillInactive, scanned * costs(k).lru);
+    k.events += scanned;
+}
+
+/// `page_count(p) == 1`: only the page- or swap-cache reference is left (no PTE, no pin); an
+/// anonymous page outside the swap cache has no such reference at all.
+#[inline]
+fn only_cache_ref(k: &Kernel, p: Pfn) -> bool {
+    let i = p as usize;
+    k.fr.mapcount[i] == 0 && k.fr.extra[i] == 0 && (k.fr.flags[i] & pg::ANON == 0 || k.fr.flags[i] & pg::SWAPCACHE != 0)
+}
+
+fn free_page(k: &mut Kernel, ctx: &mut Ctx, p: Pfn) {
+    k.aa24.launder_done.remove(&p);
+    del_page_from_lru(k, p);
+    remove_mapping_and_free(k, ctx, p);
+    k.ev.inc(if ctx.is_kswapd { Vm::PgstealKswapd } else { Vm::PgstealDirect });
+    k.events += 1;
+}
+
+/// aa2: before any writepage work, look at `nr_inactive / vm_cache_scan_ratio` pages from the
+/// tail and free the clean, unmapped cache among them (rotating the rest, as the main loop
+/// does). Returns Some(left) when it must reschedule.
+fn clean_pass(k: &mut Kernel, ctx: &mut Ctx, st: &mut Tfp, mut left: u64, budget: u64) -> Option<u64> {
+    let c = costs(k).lru;
+    while left > 0 {
+        if ctx.sys_ns >= budget {
+            return Some(left);
+        }
+        let p = k.global_lru.lists[INACTIVE].tail;
+        if p == NIL {
+            break;
+        }
+        left -= 1;
+        rotate_to_head(k, p, INACTIVE);
+        k.charge(ctx, KFunc::ShrinkCache, c);
+        k.events += 1;
+        if !memclass(k, p, st.cz) {
+            continue;
+        }
+        let f = k.fr.flags[p as usize];
+        if f & (pg::DIRTY | pg::LOCKED | pg::WRITEBACK) != 0 || !only_cache_ref(k, p) {
+            continue;
+        }
+        free_page(k, ctx, p);
+        k.aa24.stats.clean_pass_freed += 1;
+        st.nr -= 1;
+        if st.nr <= 0 {
+            return None;
+        }
+    }
+    None
+}
+
+enum ScanEnd {
+    Freed,
+    Exhausted,
+    /// `max_mapped` ran out (max_scan left).
+    Mapped(u64),
+    Resched(u64, i64),
+    Wait(u64, i64, u64),
+}
+
+/// `shrink_cache`: from the inactive tail, every visited page first goes to the head; mapped
+/// pages use up `max_mapped`; dirty unmapped cache gets `writepage` and stays at the head;
+/// clean unmapped cache is freed; a page under writeback reclaim started is waited on.
+fn shrink_cache(k: &mut Kernel, ctx: &mut Ctx, st: &mut Tfp, mut max_scan: u64, mut max_mapped: i64, budget: u64) -> ScanEnd {
+    let c = costs(k).lru;
+    let scan_ev = if ctx.is_kswapd { Vm::PgscanKswapd } else { Vm::PgscanDirect };
+    while max_scan > 0 && cz_count(k, st.cz, INACTIVE) > 0 {
+        if ctx.sys_ns >= budget {
+            return ScanEnd::Resched(max_scan, max_mapped);
+        }
+        let p = k.global_lru.lists[INACTIVE].tail;
+        if p == NIL {
+            break;
+        }
+        rotate_to_head(k, p, INACTIVE);
+        k.charge(ctx, KFunc::ShrinkCache, c);
+        k.events += 1;
+        if !memclass(k, p, st.cz) {
+            continue;
+        }
+        max_scan -= 1;
+        k.ev.inc(scan_ev);
+        if !only_cache_ref(k, p) {
+            max_mapped -= 1;
+            if max_mapped < 0 {
+                return ScanEnd::Mapped(max_scan);
+            }
+            continue;
+        }
+        let f = k.fr.flags[p as usize];
+        if f & (pg::LOCKED | pg::WRITEBACK) != 0 {
+            if f & pg::LAUNDER != 0 {
+                if let Some(&until) = k.aa24.launder_done.get(&p) {
+                    if until > ctx.clock() {
+                        k.aa24.stats.launder_waits += 1;
+                        return ScanEnd::Wait(max_scan, max_mapped, until);
+                    }
+                }
+            }
+            continue;
+        }
+        if f & pg::LAUNDER != 0 {
+            k.fr.clear(p, pg::LAUNDER);
+            k.aa24.launder_done.remove(&p);
+        }
+        if f & pg::DIRTY != 0 {
+            writepage(k, ctx, p);
+            continue;
+        }
+        free_page(k, ctx, p);
+        k.aa24.stats.freed += 1;
+        st.nr -= 1;
+        if st.nr <= 0 {
+            return ScanEnd::Freed;
+        }
+    }
+    ScanEnd::Exhausted
+}
+
+/// `ClearPageDirty; SetPageLaunder; writepage(page)`: shm pages go through `shmem_writepage`
+/// (swap cache, I/O now or later by profile), swap cache to `swap_writepage`, file pages to the
+/// filesystem. A page whose writepage fails is reactivated (`fail_writepage`).
+fn writepage(k: &mut Kernel, ctx: &mut Ctx, p: Pfn) {
+    let swapouts = k.ev.get(Vm::Pswpout);
+    k.aa24.stats.writepages += 1;
+    if !pageout(k, ctx, p) {
+        del_page_from_lru(k, p);
+        k.fr.set(p, pg::ACTIVE | pg::REFERENCED);
+        add_to_list(k, p, ACTIVE, false);
+        return;
+    }
+    if k.fr.has(p, pg::WRITEBACK) {
+        k.fr.set(p, pg::LAUNDER);
+        if let Some((t, IoDone::Write(v))) = k.io_queue.last() {
+            if v.last() == Some(&p) {
+                let t = *t;
+                k.aa24.launder_done.insert(p, t);
+            }
+        }
+    }
+    if swapouts == 0 && k.ev.get(Vm::Pswpout) > 0 && k.aa24.stats.swapcache_at_first_swapout.is_none() {
+        k.aa24.stats.swapcache_at_first_swapout = Some(k.g.swapcache);
+        k.aa24.stats.first_swapout_ns = Some(ctx.clock());
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// swap_out: the page-table walk
+
+/// The next mm on the mm list after `mm` (None is `init_mm`, the list head).
+fn next_mm(k: &Kernel, mm: Option<u32>) -> Option<u32> {
+    let from = mm.map(|m| m as usize + 1).unwrap_or(0);
+    (from..k.mms.len()).find(|&i| k.mms[i].is_some()).map(|i| i as u32)
+}
+
+/// `swap_out`: walk address spaces from `swap_mm` until SWAP_CLUSTER_MAX pages became freeable
+/// (Some(true)) or `2 * mmlist_nr` mms were visited (Some(false)). None: rescheduled between mms.
+fn swap_out(k: &mut Kernel, ctx: &mut Ctx, so: &mut SwapOut, cz: usize, budget: u64) -> Option<bool> {
+    loop {
+        if ctx.sys_ns >= budget {
+            return None;
+        }
+        // Skip (and rewind) exhausted address spaces; init_mm is never walked.
+        let start = k.aa24.swap_mm;
+        let mut mm = start;
+        let mut steps = 0;
+        let cur = loop {
+            if let Some(m) = mm {
+                if k.mms[m as usize].is_some() {
+                    // Reading swap_address races with a walker that holds the mm: it waits.
+                    page_table_lock(k, ctx, m);
+                    if k.aa24.swap_address(m) != END {
+                        break m;
+                    }
+                    k.aa24.set_swap_address(m, 0);
+                }
+            }
+            mm = next_mm(k, mm);
+            steps += 1;
+            if mm == start || steps > k.mms.len() + 2 {
+                return Some(false);
+            }
+            k.aa24.swap_mm = mm;
+        };
+        so.nr = swap_out_mm(k, ctx, cur, so.nr, cz);
+        if so.nr == 0 {
+            k.aa24.stats.swap_out_success += 1;
+            return Some(true);
+        }
+        so.counter -= 1;
+        if so.counter < 0 {
+            return Some(false);
+        }
+    }
+}
+
+/// `swap_out_mm`: under the mm's page_table_lock, walk its VMAs from `swap_address` until `count`
+/// pages became freeable; remember where it stopped.
+fn swap_out_mm(k: &mut Kernel, ctx: &mut Ctx, mm: u32, mut count: u64, cz: usize) -> u64 {
+    k.aa24.stats.mm_visits += 1;
+    let mut addr = k.aa24.swap_address(mm);
+    let nv = k.mm(mm).vmas.len();
+    let first = k.mm(mm).vmas.partition_point(|v| v.end <= addr);
+    for vi in first..nv {
+        let (start, end, flags) = {
+            let v = &k.mm(mm).vmas[vi];
+            (v.start, v.end, v.flags)
+        };
+        addr = addr.max(start);
+        let (left, next) = swap_out_vma(k, ctx, mm, addr, end, flags, count, cz);
+        count = left;
+        if count == 0 {
+            k.aa24.set_swap_address(mm, next);
+            grow(&mut k.aa24.ptl_busy_until, mm as usize, 0);
+            k.aa24.ptl_busy_until[mm as usize] = ctx.clock();
+            return 0;
+        }
+    }
+    k.aa24.set_swap_address(mm, END);
+    k.aa24.stats.mms_walked += 1;
+    grow(&mut k.aa24.ptl_busy_until, mm as usize, 0);
+    k.aa24.ptl_busy_until[mm as usize] = ctx.clock();
+    count
+}
+
+/// `swap_out_vma` → `swap_out_pgd` → `swap_out_pmd` over [from, end): every PTE slot of every
+/// page table costs a look; present PTEs go to `try_to_swap_out`. Returns (count left, vpn after
+/// the last PTE handled).
+#[allow(clippy::too_many_arguments)]
+fn swap_out_vma(k: &mut Kernel, ctx: &mut Ctx, mm: u32, from: u64, end: u64, flags: u32, mut count: u64, cz: usize) -> (u64, u64) {
+    if from >= end {
+        return (count, end);
+    }
+    let c = costs(k);
+    let mut tables = std::mem::take(&mut k.aa24.scratch);
+    tables.clear();
+    tables.extend(k.mm(mm).ptes.range((from >> 9)..=((end - 1) >> 9)).map(|(&key, &id)| (key, id)));
+    let mut slots = 0u64;
+    let mut present = 0u64;
+    let mut next = end;
+    'tables: for &(key, id) in &tables {
+        let lo = from.max(key << 9);
+        let hi = end.min((key + 1) << 9);
+        let base = id as usize * PTRS_PER_TABLE as usize;
+        if k.pt.used[id as usize] == 0 {
+            slots += 1;
+            continue;
+        }
+        for vpn in lo..hi {
+            slots += 1;
+            let s = base + (vpn & 511) as usize;
+            let e = k.pt.entries[s];
+            if !pte::present(e) {
+                continue;
+            }
+            let p = pte::pfn(e);
+            if p == k.zero_pfn || k.fr.has(p, pg::RESERVED) {
+                continue;
+            }
+            present += 1;
+            if try_to_swap_out(k, ctx, mm, flags, s, p, e, cz) {
+                count -= 1;
+                if count == 0 {
+                    next = vpn + 1;
+                    break 'tables;
+                }
+            }
+        }
+    }
+    k.aa24.scratch = tables;
+    let sec = (ctx.clock() / 1_000_000_000) as usize;
+    grow(&mut k.aa24.stats.walk_ptes_per_s, sec, 0);
+    k.aa24.stats.walk_ptes_per_s[sec] += present;
+    k.charge(ctx, KFunc::SwapOut, slots * c.pte + present * c.present);
+    k.events += slots / 8 + present;
+    (count, next)
+}
+
+/// `try_to_swap_out`: a young PTE is aged (and the page marked accessed); an inactive page is
+/// unmapped from this PTE — anonymous pages get a swap slot and enter the swap cache. Returns
+/// whether the page is now freeable: no PTE maps it any more. With `objrmap_walk` (aa2) a shared
+/// file/shm page is first unmapped from every other VMA through its mapping's i_mmap list.
+#[allow(clippy::too_many_arguments)]
+fn try_to_swap_out(k: &mut Kernel, ctx: &mut Ctx, mm: u32, vma_flags: u32, s: usize, p: Pfn, e: u32, cz: usize) -> bool {
+    if vma_flags & vm::LOCKED != 0 || e & pte::YOUNG != 0 {
+        k.pt.entries[s] = e & !pte::YOUNG;
+        mark_page_accessed(k, p);
+        k.aa24.stats.walk_young += 1;
+        return false;
+    }
+    let f = k.fr.flags[p as usize];
+    if f & pg::ACTIVE != 0 {
+        k.aa24.stats.walk_active += 1;
+        if k.profile.walk_skips_active {
+            return false;
+        }
+    }
+    if !memclass(k, p, cz) || f & (pg::LOCKED | pg::WRITEBACK) != 0 {
+        return false;
+    }
+    if e & pte::DIRTY != 0 {
+        crate::page_writeback::set_page_dirty(k, p);
+    }
+    let anon = f & pg::ANON != 0;
+    let newe = if k.fr.has(p, pg::SWAPCACHE) {
+        let slot = crate::swap_state::page_swap_slot(k, p).expect("swap-cache page has a slot");
+        crate::swap_state::swap_duplicate(k, slot);
+        slot + 1
+    } else if !anon || !k.fr.has(p, pg::DIRTY) {
+        0
+    } else {
+        // get_swap_page + add_to_swap_cache: the page joins the inactive list, dirty.
+        if !crate::swap_state::add_to_swap(k, ctx, p) {
+            return false;
+        }
+        if on_list(k, p, ANON_OFF_LRU) {
+            del_page_from_lru(k, p);
+            add_to_list(k, p, INACTIVE, false);
+        }
+        let slot = crate::swap_state::page_swap_slot(k, p).expect("just added");
+        crate::swap_state::swap_duplicate(k, slot);
+        slot + 1
+    };
+    k.pte_set_slot(s, newe);
+    drop_rmap(k, mm, p, vma_flags);
+    k.charge(ctx, KFunc::TryToSwapOut, costs(k).unmap);
+    k.aa24.stats.walk_unmapped += 1;
+    if k.profile.objrmap_walk && !anon && !k.fr.has(p, pg::SWAPCACHE) && k.fr.mapcount[p as usize] > 0 {
+        objrmap_unmap(k, ctx, mm, p);
+    }
+    if anon && k.fr.mapcount[p as usize] == 0 && !k.fr.has(p, pg::SWAPCACHE) {
+        // A clean anonymous page with no swap copy: dropping its PTE frees it.
+        crate::swap_state::free_anon_page(k, ctx, p);
+        k.aa24.stats.walk_freeable_anon += 1;
+        return true;
+    }
+    let freeable = k.fr.mapcount[p as usize] == 0 && k.fr.extra[p as usize] == 0;
+    if freeable {
+        if anon {
+            k.aa24.stats.walk_freeable_anon += 1;
+        } else {
+            k.aa24.stats.walk_freeable_cache += 1;
+            if k.aa24.stats.mm_visits_at_first_freeable_cache.is_none() {
+                k.aa24.stats.mm_visits_at_first_freeable_cache = Some(k.aa24.stats.mm_visits);
+            }
+        }
+    }
+    freeable
+}
+
+/// The PTE is gone: `page_remove_rmap` and the mm's rss.
+fn drop_rmap(k: &mut Kernel, mm: u32, p: Pfn, vma_flags: u32) {
+    let anon = k.fr.has(p, pg::ANON);
+    k.page_remove_rmap(p);
+    if let Some(m) = k.mms[mm as usize].as_mut() {
+        if anon {
+            m.rss_anon = m.rss_anon.saturating_sub(1);
+        } else if vma_flags & vm::SHM != 0 {
+            m.rss_shmem = m.rss_shmem.saturating_sub(1);
+        } else {
+            m.rss_file = m.rss_file.saturating_sub(1);
+        }
+    }
+}
+
+/// aa2's objrmap in the walk: with the mapping's `i_shared_lock` (trylock), visit every VMA of
+/// the file and, where that mm's `page_table_lock` can be taken (trylock), clear the PTE mapping
+/// `p` (`try_to_unmap_shared_vma`). Best effort: a lost trylock leaves the page mapped there, and
+/// a young PTE means the page is in use: it stays mapped from there on.
+fn objrmap_unmap(k: &mut Kernel, ctx: &mut Ctx, cur_mm: u32, p: Pfn) {
+    let file = k.fr.mapping[p as usize] as usize;
+    let idx = k.fr.index[p as usize] as u64;
+    let c = costs(k);
+    grow(&mut k.aa24.i_shared_busy_until, file, 0);
+    if k.aa24.i_shared_busy_until[file] > ctx.clock() {
+        k.aa24.stats.objrmap_trylock_failed += 1;
+        return;
+    }
+    let n = k.files[file].i_mmap.len();
+    for i in 0..n {
+        let m = k.files[file].i_mmap[i];
+        k.charge(ctx, KFunc::TryToUnmapSharedVma, c.objrmap_vma);
+        if idx < m.pgoff || idx >= m.pgoff + (m.end - m.start) || k.mms[m.mm as usize].is_none() {
+            continue;
+        }
+        if m.mm != cur_mm && k.aa24.ptl_busy(m.mm) > ctx.clock() {
+            k.aa24.stats.objrmap_trylock_failed += 1;
+            continue;
+        }
+        let vpn = m.start + (idx - m.pgoff);
+        let Some(slot) = k.pte_slot(m.mm, vpn) else { continue };
+        let e = k.pt.entries[slot];
+        if !pte::present(e) || pte::pfn(e) != p {
+            continue;
+        }
+        if e & pte::YOUNG != 0 {
+            // Another process used the page since the walk last looked: like the walk itself
+            // (and 2.6's try_to_unmap_one), leave it mapped and age the PTE.
+            k.pt.entries[slot] = e & !pte::YOUNG;
+            mark_page_accessed(k, p);
+            k.aa24.stats.objrmap_young += 1;
+            break;
+        }
+        let Some(vi) = k.find_vma(m.mm, vpn) else { continue };
+        let flags = k.mm(m.mm).vmas[vi].flags;
+        if flags & vm::LOCKED != 0 {
+            continue;
+        }
+        if e & pte::DIRTY != 0 {
+            crate::page_writeback::set_page_dirty(k, p);
+        }
+        k.pte_set_slot(slot, 0);
+        drop_rmap(k, m.mm, p, flags);
+        k.charge(ctx, KFunc::TryToUnmapSharedVma, c.unmap);
+        k.aa24.stats.objrmap_unmapped += 1;
+        if k.fr.mapcount[p as usize] == 0 {
+            break;
+        }
+    }
+    k.aa24.i_shared_busy_until[file] = ctx.clock();
+}

@@ -1,0 +1,125 @@
+//! `__alloc_pages` of 2.4.9. Zones are tried in zonelist order (HighMem, Normal, DMA for page
+//! cache): first any zone with at least pages_low free; then zones whose free + inactive_clean
+//! is above pages_high, pages_low, and (after waking kswapd) pages_min — taking a page straight
+//! off inactive_clean when the zone is nearly out of free pages; then direct reclaim, retried for
+//! as long as it takes; the last pages are for PF_MEMALLOC. There are no per-CPU page lists.
+
+use super::lock::spin_lock;
+use super::{free_shortage, try_to_free_pages, wakeup_kreclaimd, wakeup_kswapd, zone_clean, zone_free};
+use crate::kernel::{Ctx, Kernel};
+use crate::mm_types::Pfn;
+use crate::mmzone::{Mt, ZoneType};
+use crate::page_alloc::{AllocFail, Gfp};
+use crate::stats::kfunc::KFunc;
+use crate::stats::vmstat::Vm;
+
+const PAGES_MIN: usize = 0;
+const PAGES_LOW: usize = 1;
+const PAGES_HIGH: usize = 2;
+
+fn got(k: &mut Kernel, ctx: &mut Ctx, z: usize, p: Pfn, gfp: Gfp, order: u32) -> Result<Pfn, AllocFail> {
+    let c = match k.zones[z].kind {
+        ZoneType::Dma => Vm::PgallocDma,
+        ZoneType::Dma32 => Vm::PgallocDma32,
+        ZoneType::Normal => Vm::PgallocNormal,
+        ZoneType::HighMem => Vm::PgallocHigh,
+        ZoneType::Movable => Vm::PgallocMovable,
+    };
+    k.ev.add(c, 1 << order);
+    if gfp.mt == Mt::Movable && !ctx.in_reclaim {
+        // The page is bound for the LRU: lru_cache_add takes pagemap_lru_lock.
+        spin_lock(k, ctx);
+    }
+    Ok(p)
+}
+
+fn rmqueue(k: &mut Kernel, z: usize, order: u32, gfp: Gfp) -> Option<Pfn> {
+    k.rmqueue(z, order, gfp.mt)
+}
+
+/// `__alloc_pages_limit`: a zone whose free + inactive_clean pages are above the watermark.
+#[allow(clippy::too_many_arguments)]
+fn alloc_limit(k: &mut Kernel, ctx: &mut Ctx, zl: &[usize], order: u32, wm: usize, direct: bool, gfp: Gfp) -> Option<Result<Pfn, AllocFail>> {
+    for &z in zl {
+        if zone_free(k, z) + zone_clean(k, z) <= k.zones[z].wmark[wm] {
+            continue;
+        }
+        let mut p = None;
+        if direct && zone_free(k, z) < k.zones[z].wmark[PAGES_MIN] + 8 {
+            p = super::scan::reclaim_page(k, ctx, z);
+            if p.is_some() {
+                k.ev.inc(Vm::PgstealDirect);
+            }
+        }
+        if p.is_none() {
+            p = rmqueue(k, z, order, gfp);
+        }
+        if let Some(p) = p {
+            return Some(got(k, ctx, z, p, gfp, order));
+        }
+    }
+    None
+}
+
+pub fn alloc_pages(k: &mut Kernel, ctx: &mut Ctx, gfp: Gfp, order: u32) -> Result<Pfn, AllocFail> {
+    super::ensure(k);
+    k.charge(ctx, KFunc::AllocPages, k.cost.page_alloc);
+    k.riel.memory_pressure += 1;
+    let (zla, n) = k.zonelist(ctx.node, gfp);
+    let zl = &zla[..n];
+    let direct = order == 0 && gfp.direct_reclaim;
+    let mut reclaimed = false;
+    loop {
+        for &z in zl {
+            if zone_free(k, z) >= k.zones[z].wmark[PAGES_LOW] {
+                if let Some(p) = rmqueue(k, z, order, gfp) {
+                    return got(k, ctx, z, p, gfp, order);
+                }
+            } else if zone_free(k, z) < k.zones[z].wmark[PAGES_MIN] {
+                wakeup_kreclaimd(k);
+            }
+        }
+        if let Some(r) = alloc_limit(k, ctx, zl, order, PAGES_HIGH, direct, gfp) {
+            return r;
+        }
+        if let Some(r) = alloc_limit(k, ctx, zl, order, PAGES_LOW, direct, gfp) {
+            return r;
+        }
+        wakeup_kswapd(k);
+        if gfp.direct_reclaim {
+            // SCHED_YIELD; schedule()
+            k.charge(ctx, KFunc::Schedule, k.cost.context_switch);
+        }
+        if let Some(r) = alloc_limit(k, ctx, zl, order, PAGES_MIN, direct, gfp) {
+            return r;
+        }
+        if !ctx.in_reclaim && gfp.direct_reclaim && (order == 0 || free_shortage(k).is_some()) {
+            if !reclaimed {
+                reclaimed = true;
+                try_to_free_pages(k, ctx);
+                continue;
+            }
+            // The kernel goes round `try_again` until a page turns up (GFP_HIGHUSER and
+            // GFP_KERNEL have __GFP_FS). Let the other CPUs' time pass before the next round.
+            ctx.throttle_until = ctx.clock() + 1;
+            return Err(AllocFail::Throttled);
+        }
+        break;
+    }
+    // Last resort: direct reclaimers take from inactive_clean; only PF_MEMALLOC may empty a zone.
+    for &z in zl {
+        if direct {
+            if let Some(p) = super::scan::reclaim_page(k, ctx, z) {
+                k.ev.inc(Vm::PgstealDirect);
+                return got(k, ctx, z, p, gfp, order);
+            }
+        }
+        if zone_free(k, z) < k.zones[z].wmark[PAGES_MIN] / 4 && !ctx.in_reclaim {
+            continue;
+        }
+        if let Some(p) = rmqueue(k, z, order, gfp) {
+            return got(k, ctx, z, p, gfp, order);
+        }
+    }
+    Err(AllocFail::NoMemory)
+}

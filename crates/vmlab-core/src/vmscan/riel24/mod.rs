@@ -1,0 +1,657 @@
+//! The Rik van Riel VM of Linux 2.4.0–2.4.9 (`mm/vmscan.c`, `mm/swap.c`, the 2.4.9
+//! `__alloc_pages`): a global active list and a global inactive_dirty list (both chunked rings,
+//! see `ring`), per-zone inactive_clean lists, page age, `free_shortage`/`inactive_shortage`,
+//! `refill_inactive_scan`, `page_launder`, the page-table walk `swap_out`,
+//! `do_try_to_free_pages`, kswapd, kreclaimd and the 2.4.9 `out_of_memory`.
+//!
+//! There is no unevictable list: an mlocked page is an ordinary page on these lists. Reclaim
+//! keeps meeting it and cannot free it (its PTEs hold references and `swap_out` never walks a
+//! VM_LOCKED VMA), so with enough of memory mlocked a zone can stay short for good — and 2.4.9's
+//! kswapd does not sleep while any shortage remains.
+//!
+//! List slots: the active ring is `LRU_ACTIVE_FILE`, the inactive_dirty ring `LRU_INACTIVE_FILE`
+//! (both in `k.global_lru`, whose list lengths mirror the rings), inactive_clean is
+//! `LRU_INACTIVE_ANON` of each zone's lruvec, and anonymous pages not yet in the swap cache —
+//! which 2.4 keeps on no list — sit on `LRU_ACTIVE_ANON` of `k.global_lru`, never scanned.
+//! Per page: age in `fr.aux`, "has buffers" in `fr.extra` bit 0.
+
+pub mod alloc;
+pub mod lock;
+pub mod ring;
+pub mod scan;
+
+use crate::kernel::{Ctx, Kernel};
+use crate::mm_types::{pg, Pfn};
+use crate::mmzone::{LRU_ACTIVE_ANON, LRU_ACTIVE_FILE, LRU_INACTIVE_ANON, LRU_INACTIVE_FILE, LRU_NONE};
+use crate::stats::kfunc::KFunc;
+use crate::stats::vmstat::Vm;
+use crate::vmscan::KswapdAction;
+use ring::Ring;
+
+pub const SLOT_ACTIVE: usize = LRU_ACTIVE_FILE;
+pub const SLOT_DIRTY: usize = LRU_INACTIVE_FILE;
+pub const SLOT_CLEAN: usize = LRU_INACTIVE_ANON;
+pub const SLOT_OFF: usize = LRU_ACTIVE_ANON;
+
+pub const PAGE_AGE_START: u8 = 2;
+pub const PAGE_AGE_ADV: u8 = 3;
+pub const PAGE_AGE_MAX: u8 = 64;
+pub const DEF_PRIORITY: u32 = 6;
+/// `interruptible_sleep_on_timeout(&kswapd_wait, HZ)`.
+pub const HZ_NS: u64 = 1_000_000_000;
+/// `fr.extra` bit: the page has buffer heads (ext2 `block_read_full_page` attaches them; they
+/// hold a reference until `try_to_free_buffers`).
+pub const BUFFERS: u8 = 1;
+
+const INACTIVE_SHORTAGE: u8 = 1;
+const FREE_SHORTAGE: u8 = 2;
+const GENERAL_SHORTAGE: u8 = 4;
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum Phase {
+    /// Top of the kswapd loop: recalculate_vm_stats once a second, start do_try_to_free_pages.
+    #[default]
+    Top,
+    SwapOut,
+    Refill,
+    Launder,
+    /// The GENERAL arm, then the shortage test that ends an iteration.
+    General,
+}
+
+#[derive(Clone, Debug, Default)]
+struct KswapdRun {
+    phase: Phase,
+    shortage: u8,
+    maxtry: u32,
+    /// On kswapd_wait: a wakeup_kswapd makes it runnable (while it runs, wakeups are lost).
+    asleep: bool,
+}
+
+/// Why a do_try_to_free_pages pass ended with a shortage (counted once per failed pass).
+#[derive(Clone, Debug, Default)]
+pub struct Shortages {
+    /// Per zone: inactive_dirty + inactive_clean + free < pages_high.
+    pub zone_inactive: Vec<u64>,
+    /// Per zone: free + inactive_clean < pages_low.
+    pub zone_free: Vec<u64>,
+    pub global_inactive: u64,
+    pub global_free: u64,
+}
+
+/// What the engine did, for the flat profile's call counts and the report.
+#[derive(Clone, Debug, Default)]
+pub struct Stats {
+    pub refill_inactive_scan: u64,
+    pub page_launder: u64,
+    pub reclaim_page: u64,
+    pub try_to_free_buffers: u64,
+    pub zone_inactive_plenty: u64,
+    pub swap_out: u64,
+    pub do_try_to_free_pages: u64,
+    pub do_try_iterations: u64,
+    pub kswapd_passes: u64,
+    pub kswapd_failed_passes: u64,
+    pub kswapd_sleeps: u64,
+    pub direct_passes: u64,
+    pub kreclaimd_runs: u64,
+    pub lock_contended: u64,
+    pub shortages: Shortages,
+}
+
+/// The engine's global state (the statics of 2.4's vmscan.c, swap.c and page_alloc.c).
+#[derive(Clone, Debug, Default)]
+pub struct Riel24 {
+    pub active: Ring,
+    pub dirty: Ring,
+    /// `memory_pressure`: +1 per allocation and per reclaimed page, −1 per freed page,
+    /// decayed by 1/64 once a second; `inactive_target` is a 64th of it.
+    pub memory_pressure: u64,
+    recalc_at: u64,
+    ks: KswapdRun,
+    pub kreclaimd_task: Option<usize>,
+    kreclaimd_asleep: bool,
+    pub lock: lock::LruLock,
+    /// `swap_mm`: the mm the page-table walk visits next, and each mm's `swap_address`.
+    swap_mm: usize,
+    swap_address: Vec<u64>,
+    scratch: Vec<bool>,
+    pub stats: Stats,
+    ready: bool,
+}
+
+/// Set the engine up on first use (the rings need the zone layout).
+#[inline]
+pub fn ensure(k: &mut Kernel) {
+    if k.riel.ready {
+        return;
+    }
+    let ends: Vec<u32> = k.zones.iter().map(|z| z.end_pfn).collect();
+    let nz = ends.len();
+    k.riel.active = Ring::new(ends.clone());
+    k.riel.dirty = Ring::new(ends);
+    k.riel.ks.asleep = true;
+    k.riel.kreclaimd_asleep = true;
+    k.riel.stats.shortages = Shortages { zone_inactive: vec![0; nz], zone_free: vec![0; nz], ..Default::default() };
+    k.riel.ready = true;
+}
+
+// ---- page state -------------------------------------------------------------------------
+
+/// In the page cache or the swap cache (`page->mapping`).
+#[inline]
+pub fn has_mapping(k: &Kernel, p: Pfn) -> bool {
+    !k.fr.has(p, pg::ANON) || k.fr.has(p, pg::SWAPCACHE)
+}
+
+#[inline]
+pub fn buffers(k: &Kernel, p: Pfn) -> bool {
+    k.fr.extra[p as usize] & BUFFERS != 0
+}
+
+/// `page_count`: the cache's reference, one per PTE, one for the buffers.
+#[inline]
+pub fn page_count(k: &Kernel, p: Pfn) -> u32 {
+    has_mapping(k, p) as u32 + k.fr.mapcount[p as usize] as u32 + buffers(k, p) as u32
+}
+
+/// Would refill_inactive_scan change this page in a zone that is not inactive-plenty?
+#[inline]
+fn active_hot(k: &Kernel, p: Pfn) -> bool {
+    k.fr.has(p, pg::REFERENCED) || k.fr.aux[p as usize] > 0 || page_count(k, p) <= if buffers(k, p) { 2 } else { 1 }
+}
+
+/// Would page_launder move this page whatever its zone (the 2.4.9 "in use" test)?
+#[inline]
+fn dirty_hot(k: &Kernel, p: Pfn) -> bool {
+    k.fr.has(p, pg::REFERENCED) || (!buffers(k, p) && page_count(k, p) > 1)
+}
+
+/// Re-evaluate a page's mark on its ring after its state changed.
+pub fn refresh(k: &mut Kernel, p: Pfn) {
+    if !k.fr.has(p, pg::LRU) {
+        return;
+    }
+    match k.fr.lru_list(p) as usize {
+        SLOT_ACTIVE => {
+            let h = active_hot(k, p);
+            k.riel.active.set_hot(&k.fr, p, h);
+        }
+        SLOT_DIRTY => {
+            let h = dirty_hot(k, p);
+            k.riel.dirty.set_hot(&k.fr, p, h);
+        }
+        _ => {}
+    }
+}
+
+#[inline]
+pub fn age_up(k: &mut Kernel, p: Pfn) {
+    let a = &mut k.fr.aux[p as usize];
+    *a = (*a + PAGE_AGE_ADV).min(PAGE_AGE_MAX);
+}
+
+#[inline]
+pub fn age_down(k: &mut Kernel, p: Pfn) {
+    k.fr.aux[p as usize] /= 2;
+}
+
+// ---- list operations (all under pagemap_lru_lock in the kernel) ------------------------------
+
+fn mark_on(k: &mut Kernel, p: Pfn, slot: usize) {
+    k.fr.set(p, pg::LRU);
+    k.fr.set_lru_list(p, slot as u8);
+    let z = k.zone_of(p);
+    k.zones[z].lru_pages[slot] += 1;
+}
+
+fn mark_off(k: &mut Kernel, p: Pfn, slot: usize) {
+    k.fr.clear(p, pg::LRU | pg::ACTIVE);
+    k.fr.set_lru_list(p, LRU_NONE);
+    let z = k.zone_of(p);
+    k.zones[z].lru_pages[slot] -= 1;
+}
+
+pub fn add_active(k: &mut Kernel, p: Pfn) {
+    mark_on(k, p, SLOT_ACTIVE);
+    k.fr.set(p, pg::ACTIVE);
+    let h = active_hot(k, p);
+    k.riel.active.push_head(&mut k.fr, p, h);
+    k.global_lru.lists[SLOT_ACTIVE].len += 1;
+}
+
+pub fn add_dirty(k: &mut Kernel, p: Pfn) {
+    mark_on(k, p, SLOT_DIRTY);
+    let h = dirty_hot(k, p);
+    k.riel.dirty.push_head(&mut k.fr, p, h);
+    k.global_lru.lists[SLOT_DIRTY].len += 1;
+}
+
+pub fn add_clean(k: &mut Kernel, p: Pfn) {
+    mark_on(k, p, SLOT_CLEAN);
+    let z = k.zone_of(p);
+    k.zones[z].lruvec.lists[SLOT_CLEAN].push_head(&mut k.fr, p);
+}
+
+fn add_off(k: &mut Kernel, p: Pfn) {
+    mark_on(k, p, SLOT_OFF);
+    k.global_lru.lists[SLOT_OFF].push_head(&mut k.fr, p);
+}
+
+/// Take a page off whatever list holds it (`lru_cache_del` and friends).
+pub fn del_page_from_lru(k: &mut Kernel, p: Pfn) {
+    if !k.fr.has(p, pg::LRU) {
+        return;
+    }
+    let slot = k.fr.lru_list(p) as usize;
+    match slot {
+        SLOT_ACTIVE => {
+            k.riel.active.remove(&mut k.fr, p);
+            k.global_lru.lists[SLOT_ACTIVE].len -= 1;
+        }
+        SLOT_DIRTY => {
+            k.riel.dirty.remove(&mut k.fr, p);
+            k.global_lru.lists[SLOT_DIRTY].len -= 1;
+        }
+        SLOT_CLEAN => {
+            let z = k.zone_of(p);
+            k.zones[z].lruvec.lists[SLOT_CLEAN].remove(&mut k.fr, p);
+        }
+        _ => k.global_lru.lists[slot].remove(&mut k.fr, p),
+    }
+    mark_off(k, p, slot);
+}
+
+/// A generic "put this page on list `l`" from shared code.
+pub fn add_to_list(k: &mut Kernel, p: Pfn, l: usize) {
+    ensure(k);
+    match l {
+        SLOT_ACTIVE => add_active(k, p),
+        SLOT_DIRTY => add_dirty(k, p),
+        SLOT_CLEAN => add_clean(k, p),
+        _ => add_off(k, p),
+    }
+}
+
+/// `lru_cache_add` (`add_to_page_cache`, `add_to_swap_cache`): new pages start on
+/// inactive_dirty with age 0 (2.4.8 use-once). An anonymous page not in the swap cache is on no
+/// 2.4 list. A file page read or written through ext2 carries buffer heads.
+pub fn lru_cache_add(k: &mut Kernel, p: Pfn) {
+    ensure(k);
+    if k.fr.has(p, pg::ANON) && !k.fr.has(p, pg::SWAPCACHE) {
+        add_off(k, p);
+        return;
+    }
+    if !k.fr.has(p, pg::ANON) && !k.fr.has(p, pg::SWAPBACKED) {
+        k.fr.extra[p as usize] |= BUFFERS;
+    }
+    k.fr.clear(p, pg::ACTIVE);
+    k.fr.aux[p as usize] = 0;
+    add_dirty(k, p);
+}
+
+/// `activate_page`: inactive → active with age START.
+pub fn activate_page(k: &mut Kernel, p: Pfn) {
+    let slot = k.fr.lru_list(p) as usize;
+    if !k.fr.has(p, pg::LRU) || (slot != SLOT_DIRTY && slot != SLOT_CLEAN) {
+        return;
+    }
+    del_page_from_lru(k, p);
+    k.fr.aux[p as usize] = PAGE_AGE_START;
+    add_active(k, p);
+    k.ev.inc(Vm::Pgactivate);
+}
+
+/// `deactivate_page`: active → inactive_dirty when nobody but the caller's PTE (already dropped
+/// here) and the buffers hold it.
+pub fn deactivate_page(k: &mut Kernel, p: Pfn) {
+    k.fr.aux[p as usize] = 0;
+    k.fr.clear(p, pg::REFERENCED);
+    if k.fr.has(p, pg::LRU) && k.fr.lru_list(p) as usize == SLOT_ACTIVE && page_count(k, p) <= if buffers(k, p) { 2 } else { 1 } {
+        del_page_from_lru(k, p);
+        add_dirty(k, p);
+        k.ev.inc(Vm::Pgdeactivate);
+    } else {
+        refresh(k, p);
+    }
+}
+
+/// A page-cache lookup (`__find_page_nolock` sets PG_referenced) from read()/write(), then
+/// `check_used_once`: a first use gives the page age START; a second use activates it.
+pub fn mark_page_accessed(k: &mut Kernel, p: Pfn) {
+    k.fr.set(p, pg::REFERENCED);
+    if !k.fr.has(p, pg::ACTIVE) {
+        if k.fr.aux[p as usize] > 0 {
+            activate_page(k, p);
+        } else {
+            k.fr.aux[p as usize] = PAGE_AGE_START;
+            k.fr.clear(p, pg::REFERENCED);
+        }
+    }
+    refresh(k, p);
+}
+
+/// A PTE was added or removed. Mapping a file page goes through a page-cache lookup in
+/// `filemap_nopage`, which sets PG_referenced.
+pub fn page_mapcount_changed(k: &mut Kernel, p: Pfn, mapped: bool) {
+    if mapped && !k.fr.has(p, pg::ANON) {
+        k.fr.set(p, pg::REFERENCED);
+    }
+    refresh(k, p);
+}
+
+// ---- zone state and the shortage tests ------------------------------------------------------
+
+#[inline]
+pub fn zone_free(k: &Kernel, z: usize) -> u64 {
+    k.zones[z].free_pages
+}
+
+#[inline]
+pub fn zone_clean(k: &Kernel, z: usize) -> u64 {
+    k.zones[z].lru_pages[SLOT_CLEAN]
+}
+
+#[inline]
+pub fn zone_dirty(k: &Kernel, z: usize) -> u64 {
+    k.zones[z].lru_pages[SLOT_DIRTY]
+}
+
+/// `zone_inactive_plenty`: more than a third of the zone inactive or free.
+#[inline]
+pub fn zone_inactive_plenty(k: &Kernel, z: usize) -> bool {
+    let zone = &k.zones[z];
+    zone.present > 0 && zone_dirty(k, z) + zone_clean(k, z) + zone_free(k, z) > zone.present / 3
+}
+
+/// `zone_free_plenty`: free + inactive_clean above twice pages_high.
+#[inline]
+pub fn zone_free_plenty(k: &Kernel, z: usize) -> bool {
+    zone_free(k, z) + zone_clean(k, z) > k.zones[z].wmark[2] * 2
+}
+
+/// `freepages.{min,low,high}`: the zones' watermarks summed.
+pub fn freepages(k: &Kernel) -> [u64; 3] {
+    let mut f = [0; 3];
+    for z in k.zones.iter().filter(|z| z.present > 0) {
+        for (acc, w) in f.iter_mut().zip(z.wmark) {
+            *acc += w;
+        }
+    }
+    f
+}
+
+/// `inactive_target`: about a second's worth of allocations.
+pub fn inactive_target(k: &Kernel) -> u64 {
+    (k.riel.memory_pressure >> 6).min(k.total_pages() / 4)
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Short {
+    Zone(usize),
+    Global,
+}
+
+/// `free_shortage`: the first zone short of free + inactive_clean, or a global shortage.
+pub fn free_shortage(k: &Kernel) -> Option<Short> {
+    let mut global = 0;
+    for z in 0..k.zones.len() {
+        if k.zones[z].present == 0 {
+            continue;
+        }
+        let free = zone_free(k, z) + zone_clean(k, z);
+        if free < k.zones[z].wmark[1] {
+            return Some(Short::Zone(z));
+        }
+        global += free;
+    }
+    (global < freepages(k)[2]).then_some(Short::Global)
+}
+
+/// `inactive_shortage`: the first zone short of inactive + free pages, or a global shortage
+/// against `freepages.high + inactive_target`.
+pub fn inactive_shortage(k: &Kernel) -> Option<Short> {
+    let mut global = 0;
+    for z in 0..k.zones.len() {
+        if k.zones[z].present == 0 {
+            continue;
+        }
+        let inactive = zone_dirty(k, z) + zone_clean(k, z) + zone_free(k, z);
+        if inactive < k.zones[z].wmark[2] {
+            return Some(Short::Zone(z));
+        }
+        global += inactive;
+    }
+    (global < freepages(k)[2] + inactive_target(k)).then_some(Short::Global)
+}
+
+fn shortage_now(k: &Kernel) -> u8 {
+    let mut s = 0;
+    if inactive_shortage(k).is_some() {
+        s |= INACTIVE_SHORTAGE | GENERAL_SHORTAGE;
+    }
+    if free_shortage(k).is_some() {
+        s |= FREE_SHORTAGE | GENERAL_SHORTAGE;
+    }
+    s
+}
+
+fn note_failure(k: &mut Kernel) {
+    match inactive_shortage(k) {
+        Some(Short::Zone(z)) => k.riel.stats.shortages.zone_inactive[z] += 1,
+        Some(Short::Global) => k.riel.stats.shortages.global_inactive += 1,
+        None => {}
+    }
+    match free_shortage(k) {
+        Some(Short::Zone(z)) => k.riel.stats.shortages.zone_free[z] += 1,
+        Some(Short::Global) => k.riel.stats.shortages.global_free += 1,
+        None => {}
+    }
+}
+
+/// `recalculate_vm_stats`: memory_pressure decays by a 64th once a second.
+fn recalculate_vm_stats(k: &mut Kernel) {
+    let mp = k.riel.memory_pressure;
+    k.riel.memory_pressure = mp - (mp >> 6);
+}
+
+/// `shrink_dcache_memory`, `shrink_icache_memory`, `kmem_cache_reap`: vmlab has no dentry or
+/// inode caches to speak of, so only their fixed cost is charged.
+fn shrink_caches(k: &mut Kernel, ctx: &mut Ctx) {
+    k.charge(ctx, KFunc::KmemCacheReap, k.cost.syscall * 20);
+}
+
+// ---- do_try_to_free_pages, kswapd, kreclaimd -----------------------------------------------
+
+/// One iteration's body for the arms in `shortage`.
+fn iteration(k: &mut Kernel, ctx: &mut Ctx, shortage: u8, can_fs: bool) {
+    if shortage & INACTIVE_SHORTAGE != 0 {
+        scan::swap_out(k, ctx);
+        scan::refill_inactive_scan(k, ctx);
+    }
+    if shortage & FREE_SHORTAGE != 0 {
+        scan::page_launder(k, ctx, can_fs);
+    }
+    if shortage & GENERAL_SHORTAGE != 0 {
+        shrink_caches(k, ctx);
+    }
+}
+
+/// `do_try_to_free_pages` as 2.4.9 has it: start with an inactive shortage, loop up to 64
+/// times while any shortage remains, and report success only if none is left.
+pub fn do_try_to_free_pages(k: &mut Kernel, ctx: &mut Ctx, can_fs: bool) -> bool {
+    k.riel.stats.do_try_to_free_pages += 1;
+    let mut shortage = INACTIVE_SHORTAGE;
+    let mut maxtry = 1u32 << DEF_PRIORITY;
+    loop {
+        iteration(k, ctx, shortage, can_fs);
+        k.riel.stats.do_try_iterations += 1;
+        shortage = shortage_now(k);
+        maxtry -= 1;
+        if maxtry == 0 || shortage == 0 {
+            break;
+        }
+    }
+    if shortage != 0 {
+        note_failure(k);
+    }
+    shortage == 0
+}
+
+/// Direct reclaim from `__alloc_pages` (`try_to_free_pages` with PF_MEMALLOC set).
+pub fn try_to_free_pages(k: &mut Kernel, ctx: &mut Ctx) -> bool {
+    ensure(k);
+    k.ev.inc(Vm::Allocstall);
+    k.riel.stats.direct_passes += 1;
+    let was = ctx.in_reclaim;
+    ctx.in_reclaim = true;
+    let ok = do_try_to_free_pages(k, ctx, true);
+    ctx.in_reclaim = was;
+    ok
+}
+
+/// `wakeup_kswapd`: only a kswapd sleeping on kswapd_wait hears it.
+pub fn wakeup_kswapd(k: &mut Kernel) {
+    ensure(k);
+    if k.riel.ks.asleep && !k.nodes.is_empty() {
+        k.riel.ks.asleep = false;
+        k.wakeups.push(k.nodes[0].kswapd.task);
+    }
+}
+
+pub fn wakeup_kreclaimd(k: &mut Kernel) {
+    if let Some(t) = k.riel.kreclaimd_task {
+        if k.riel.kreclaimd_asleep {
+            k.riel.kreclaimd_asleep = false;
+            k.wakeups.push(t);
+        }
+    }
+}
+
+/// The 2.4.9 `out_of_memory`: only when free memory, clean pages, the page cache and swap are
+/// all exhausted.
+pub fn out_of_memory(k: &Kernel) -> bool {
+    let fp = freepages(k);
+    let free = k.nr_buddy_free();
+    if free > fp[0] {
+        return false;
+    }
+    let clean: u64 = (0..k.zones.len()).map(|z| zone_clean(k, z)).sum();
+    if free + clean > fp[1] {
+        return false;
+    }
+    let cache = k.g.file.saturating_sub(k.g.swapcache);
+    if cache > k.total_pages() * 4 / 100 {
+        return false;
+    }
+    crate::swap_state::free_swap_pages(k) == 0
+}
+
+/// One step of kswapd's loop: a piece of a do_try_to_free_pages iteration, or the decision to
+/// loop again or sleep.
+pub fn kswapd_step(k: &mut Kernel, ctx: &mut Ctx, node: usize) -> KswapdAction {
+    if node != 0 {
+        // One kswapd for the whole machine in 2.4.
+        return KswapdAction::Sleep;
+    }
+    ensure(k);
+    k.riel.ks.asleep = false;
+    let ks = k.riel.ks.clone();
+    match ks.phase {
+        Phase::Top => {
+            if ctx.clock() >= k.riel.recalc_at + HZ_NS {
+                k.riel.recalc_at = ctx.clock();
+                recalculate_vm_stats(k);
+            }
+            k.riel.stats.kswapd_passes += 1;
+            k.riel.stats.do_try_to_free_pages += 1;
+            k.ev.inc(Vm::Pageoutrun);
+            k.riel.ks.shortage = INACTIVE_SHORTAGE;
+            k.riel.ks.maxtry = 1 << DEF_PRIORITY;
+            k.riel.ks.phase = Phase::SwapOut;
+        }
+        Phase::SwapOut => {
+            if ks.shortage & INACTIVE_SHORTAGE != 0 {
+                scan::swap_out(k, ctx);
+            }
+            k.riel.ks.phase = Phase::Refill;
+        }
+        Phase::Refill => {
+            if ks.shortage & INACTIVE_SHORTAGE != 0 {
+                scan::refill_inactive_scan(k, ctx);
+            }
+            k.riel.ks.phase = Phase::Launder;
+        }
+        Phase::Launder => {
+            if ks.shortage & FREE_SHORTAGE != 0 {
+                scan::page_launder(k, ctx, true);
+            }
+            k.riel.ks.phase = Phase::General;
+        }
+        Phase::General => {
+            if ks.shortage & GENERAL_SHORTAGE != 0 {
+                shrink_caches(k, ctx);
+            }
+            k.riel.stats.do_try_iterations += 1;
+            let shortage = shortage_now(k);
+            let maxtry = ks.maxtry - 1;
+            k.riel.ks.shortage = shortage;
+            k.riel.ks.maxtry = maxtry;
+            if maxtry > 0 && shortage != 0 {
+                k.riel.ks.phase = Phase::SwapOut;
+                return KswapdAction::Continue;
+            }
+            k.riel.ks.phase = Phase::Top;
+            if shortage != 0 {
+                note_failure(k);
+                k.riel.stats.kswapd_failed_passes += 1;
+                if !k.profile.kswapd_ignore_failure {
+                    // `if (!do_try_to_free_pages(GFP_KSWAPD, 1)) { if (out_of_memory()) oom_kill(); continue; }`
+                    if out_of_memory(k) {
+                        crate::oom_kill::out_of_memory(k, ctx);
+                    }
+                    return KswapdAction::Continue;
+                }
+            }
+            k.riel.ks.asleep = true;
+            k.riel.stats.kswapd_sleeps += 1;
+            return KswapdAction::Nap(HZ_NS);
+        }
+    }
+    KswapdAction::Continue
+}
+
+/// kreclaimd: move inactive_clean pages to the free lists of every zone below pages_low.
+pub fn kreclaimd_step(k: &mut Kernel, ctx: &mut Ctx) -> KswapdAction {
+    ensure(k);
+    k.riel.kreclaimd_asleep = false;
+    for z in 0..k.zones.len() {
+        if k.zones[z].present == 0 {
+            continue;
+        }
+        while zone_free(k, z) < k.zones[z].wmark[1] {
+            if ctx.sys_ns >= crate::sched::QUANTUM_NS {
+                return KswapdAction::Continue;
+            }
+            match scan::reclaim_page(k, ctx, z) {
+                Some(p) => {
+                    k.ev.inc(Vm::PgstealKswapd);
+                    free_reclaimed(k, ctx, p);
+                }
+                None => break,
+            }
+        }
+    }
+    k.riel.stats.kreclaimd_runs += 1;
+    k.riel.kreclaimd_asleep = true;
+    KswapdAction::Sleep
+}
+
+/// `__free_page` of a page reclaim_page handed over.
+pub fn free_reclaimed(k: &mut Kernel, ctx: &mut Ctx, p: Pfn) {
+    let ncpu = k.cfg.cpus as u64;
+    if k.riel.memory_pressure > ncpu {
+        k.riel.memory_pressure -= 1;
+    }
+    k.free_pages(ctx, p, 0);
+}

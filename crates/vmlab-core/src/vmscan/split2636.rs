@@ -1,0 +1,1171 @@
+//! The 2.6.36 / 2.6.38 reclaim engine: per-zone lruvecs with the split anon/file LRU and the
+//! unevictable list; `get_scan_count` from `recent_scanned`/`recent_rotated` with
+//! `nr_scan_try_batch`; `isolate_lru_pages` with the aligned-neighbour rule for order > 0 and
+//! 2.6.36 lumpy reclaim (or 2.6.38 reclaim/compaction mode); `shrink_page_list`; direct reclaim;
+//! and kswapd — `wakeup_kswapd`, `balance_pgdat`, `sleeping_prematurely`, the HZ/10 nap — in
+//! its 2.6.36 form and with Mel Gorman's 2.6.38 series, chosen by `profile.split26` fields.
+
+use super::{add_to_list, del_page_from_lru, is_swapbacked, lru_index, pageout, remove_mapping_and_free, KswapdAction, DEF_PRIORITY, SWAP_CLUSTER_MAX};
+use crate::kernel::{Ctx, Kernel};
+use crate::mm_types::{pg, Pfn, NIL};
+use crate::mmzone::{KswapdPhase, ZoneType, LRU_ACTIVE_ANON, LRU_ACTIVE_FILE, LRU_INACTIVE_ANON, LRU_INACTIVE_FILE, LRU_UNEVICTABLE};
+use crate::page_alloc::Gfp;
+use crate::stats::kfunc::KFunc;
+use crate::stats::vmstat::Vm;
+
+/// HZ/10: kswapd's nap and `congestion_wait`'s timeout.
+pub const HZ_10_NS: u64 = 100_000_000;
+const PAGE_ALLOC_COSTLY_ORDER: u32 = 3;
+/// `MAX_NR_ZONES - 1`: "no classzone requested yet".
+const MAX_CLASSZONE: usize = ZoneType::Movable as usize;
+
+/// kswapd()'s locals and balance_pgdat()'s state, kept between scheduler quanta, plus
+/// per-zone diagnostics (2.6.36 counts pgscan/pgsteal per zone).
+#[derive(Clone, Debug, Default)]
+pub struct KswapdLocals {
+    inited: bool,
+    /// kswapd()'s `order` and (2.6.38) `classzone_idx`.
+    order: u32,
+    cz: usize,
+    /// `pgdat->classzone_idx` (2.6.38): the lowest classzone asked for since kswapd read it.
+    pgdat_cz: usize,
+    /// A wakeup arrived while kswapd slept on its waitqueue.
+    woken: bool,
+    // balance_pgdat:
+    sc_order: u32,
+    priority: i32,
+    nr_reclaimed: u64,
+    total_scanned: u64,
+    may_writepage: bool,
+    /// Zone id of end_zone, and its zone index (the classzone of the checks).
+    end_zone: usize,
+    bal_cz: usize,
+    all_ok: bool,
+    /// The priority loop ended (break); `out:` runs after the pending congestion_wait.
+    pending_out: bool,
+    /// Per zone id: kswapd pages scanned / reclaimed, direct pages scanned / reclaimed.
+    pub zone_scan_kswapd: [u64; 8],
+    pub zone_steal_kswapd: [u64; 8],
+    pub zone_scan_direct: [u64; 8],
+    pub zone_steal_direct: [u64; 8],
+    /// Times kswapd went to full sleep.
+    pub full_sleeps: u64,
+    /// balance_pgdat entries at order 0 and at order > 0; loop_again passes at order > 0.
+    pub balance_runs: [u64; 2],
+    pub high_order_passes: u64,
+    /// wakeup_kswapd calls for order > 0 that raised or kept kswapd_max_order > 0.
+    pub high_order_wakeups: u64,
+    /// How order > 0 balance_pgdat runs ended: balanced at the order, fell back to order 0.
+    pub high_order_ends: [u64; 2],
+}
+
+/// `struct scan_control`.
+#[derive(Clone, Debug, Default)]
+struct Sc {
+    nr_to_reclaim: u64,
+    nr_reclaimed: u64,
+    nr_scanned: u64,
+    order: u32,
+    may_writepage: bool,
+    may_swap: bool,
+    may_unmap: bool,
+    is_kswapd: bool,
+    /// 2.6.36 `lumpy_reclaim_mode` / 2.6.38 RECLAIM_MODE_LUMPYRECLAIM.
+    lumpy: bool,
+    /// 2.6.38 RECLAIM_MODE_COMPACTION.
+    compaction: bool,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Isolate {
+    Inactive,
+    Active,
+    Both,
+}
+
+fn locals(k: &mut Kernel, node: usize) -> &mut KswapdLocals {
+    let l = &mut k.nodes[node].kswapd.split26;
+    if !l.inited {
+        l.inited = true;
+        l.cz = MAX_CLASSZONE;
+        l.pgdat_cz = MAX_CLASSZONE;
+    }
+    l
+}
+
+/// The node's zone ids, lowest first, without allocating.
+fn node_zones(k: &Kernel, node: usize) -> ([usize; 8], usize) {
+    let mut out = [0usize; 8];
+    let zs = &k.nodes[node].zones;
+    let n = zs.len().min(8);
+    out[..n].copy_from_slice(&zs[..n]);
+    (out, n)
+}
+
+#[inline]
+fn zidx(k: &Kernel, zid: usize) -> usize {
+    k.zones[zid].kind as usize
+}
+
+#[inline]
+fn wmark_ok(k: &Kernel, zid: usize, order: u32, mark: u64, classzone: usize) -> bool {
+    k.zone_watermark_ok(zid, order, mark, classzone, false, false)
+}
+
+fn nr_swap_pages(k: &Kernel) -> u64 {
+    crate::swap_state::free_swap_pages(k)
+}
+
+// ---------------------------------------------------------------------------------------------
+// LRU entry and access
+
+/// `lru_cache_add_*` / `page_add_new_anon_rmap`: new anonymous pages start on the active list
+/// (2.6.28–3.x), everything else on the inactive list. `update_page_reclaim_stat` counts every
+/// addition as scanned and an active one as rotated.
+pub fn lru_add(k: &mut Kernel, p: Pfn) {
+    if k.profile.unevictable_lru && k.fr.has(p, pg::MLOCKED) {
+        k.fr.set(p, pg::UNEVICTABLE);
+        add_to_list(k, p, LRU_UNEVICTABLE, false);
+        return;
+    }
+    let anon = is_swapbacked(k, p);
+    if k.fr.has(p, pg::ANON) && !k.fr.has(p, pg::SWAPCACHE) {
+        k.fr.set(p, pg::ACTIVE);
+    }
+    let active = k.fr.has(p, pg::ACTIVE);
+    add_to_list(k, p, lru_index(anon, active), false);
+    let zid = k.zone_of(p);
+    let lv = &mut k.zones[zid].lruvec;
+    let file = !anon as usize;
+    lv.recent_scanned[file] += 1;
+    if active {
+        lv.recent_rotated[file] += 1;
+    }
+}
+
+/// `mark_page_accessed`: inactive,referenced → `activate_page` (PGACTIVATE, rotated);
+/// otherwise just PG_referenced.
+pub fn mark_page_accessed(k: &mut Kernel, p: Pfn) {
+    let f = k.fr.flags[p as usize];
+    if f & (pg::ACTIVE | pg::UNEVICTABLE) == 0 && f & pg::REFERENCED != 0 && f & pg::LRU != 0 {
+        del_page_from_lru(k, p);
+        k.fr.set(p, pg::ACTIVE);
+        let anon = is_swapbacked(k, p);
+        add_to_list(k, p, lru_index(anon, true), false);
+        k.ev.inc(Vm::Pgactivate);
+        let zid = k.zone_of(p);
+        let lv = &mut k.zones[zid].lruvec;
+        lv.recent_scanned[!anon as usize] += 1;
+        lv.recent_rotated[!anon as usize] += 1;
+        k.fr.clear(p, pg::REFERENCED);
+    } else if f & pg::REFERENCED == 0 {
+        k.fr.set(p, pg::REFERENCED);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Isolation and shrinking
+
+/// `__isolate_lru_page`: may this page be taken in `mode` for a `file` scan?
+#[inline]
+fn isolatable(k: &Kernel, p: Pfn, mode: Isolate, file: bool) -> bool {
+    let f = k.fr.flags[p as usize];
+    if f & pg::LRU == 0 || f & pg::UNEVICTABLE != 0 {
+        return false;
+    }
+    if mode != Isolate::Both {
+        if (f & pg::ACTIVE != 0) != (mode == Isolate::Active) {
+            return false;
+        }
+        if (f & (pg::ANON | pg::SWAPBACKED) == 0) != file {
+            return false;
+        }
+    }
+    true
+}
+
+/// A page that is free (in the buddy allocator or on a pcp list): `page_count == 0`.
+#[inline]
+fn page_is_free(k: &Kernel, p: Pfn) -> bool {
+    let f = k.fr.flags[p as usize] & !pg::LRU_MASK;
+    f & (pg::BUDDY | pg::PCP) != 0 || f == 0
+}
+
+fn take(k: &mut Kernel, p: Pfn, out: &mut Vec<Pfn>, counts: &mut [u64; 4]) {
+    let l = k.fr.lru_list(p) as usize;
+    if l < 4 {
+        counts[l] += 1;
+    }
+    del_page_from_lru(k, p);
+    k.g.isolated += 1;
+    out.push(p);
+}
+
+/// `isolate_lru_pages`: take pages from the tail of list `l` of zone `zid`; for order > 0 also
+/// the other pages of each one's naturally aligned 2^order block that `mode` allows (lumpy
+/// reclaim's neighbours; they count as scanned). Returns pages scanned.
+#[allow(clippy::too_many_arguments)]
+fn isolate_lru_pages(k: &mut Kernel, ctx: &mut Ctx, zid: usize, l: usize, nr: u64, order: u32, mode: Isolate, file: bool, out: &mut Vec<Pfn>, counts: &mut [u64; 4]) -> u64 {
+    out.clear();
+    let stop_on_fail = k.profile.split26.lumpy_stop_on_fail;
+    let total = k.fr.len() as u32;
+    let mut scan = 0u64;
+    while scan < nr {
+        let p = k.zones[zid].lruvec.lists[l].tail;
+        if p == NIL {
+            break;
+        }
+        take(k, p, out, counts);
+        scan += 1;
+        if order == 0 {
+            continue;
+        }
+        let base = p & !((1u32 << order) - 1);
+        for cur in base..base.saturating_add(1 << order).min(total) {
+            if cur == p {
+                continue;
+            }
+            if !k.zones[zid].spans(cur) {
+                if stop_on_fail {
+                    break;
+                }
+                continue;
+            }
+            if nr_swap_pages(k) == 0 && k.fr.has(cur, pg::ANON) && !k.fr.has(cur, pg::SWAPCACHE) {
+                if stop_on_fail {
+                    break;
+                }
+                continue;
+            }
+            if isolatable(k, cur, mode, file) {
+                take(k, cur, out, counts);
+                scan += 1;
+            } else if stop_on_fail && !page_is_free(k, cur) {
+                break;
+            }
+        }
+    }
+    k.charge(ctx, KFunc::ShrinkInactiveList, scan * k.cost.lru_scan);
+    k.events += scan;
+    scan
+}
+
+/// Put an isolated page back at the head of the list its flags say (`putback_lru_pages`).
+/// Returns whether it went to an active list.
+fn putback(k: &mut Kernel, p: Pfn) -> bool {
+    k.g.isolated -= 1;
+    if k.profile.unevictable_lru && k.fr.has(p, pg::MLOCKED) {
+        k.fr.clear(p, pg::ACTIVE);
+        k.fr.set(p, pg::UNEVICTABLE);
+        add_to_list(k, p, LRU_UNEVICTABLE, false);
+        return false;
+    }
+    let active = k.fr.has(p, pg::ACTIVE);
+    add_to_list(k, p, lru_index(is_swapbacked(k, p), active), false);
+    active
+}
+
+/// 2.6.36 `set_lumpy_reclaim_mode` / 2.6.38 `set_reclaim_mode`: high orders, or any order > 0
+/// once reclaim is struggling (priority < DEF_PRIORITY - 2), take whole blocks — by lumpy
+/// reclaim, or (CONFIG_COMPACTION, 2.6.37+) by reclaiming order-0 pages for compaction.
+fn set_reclaim_mode(k: &Kernel, sc: &mut Sc, priority: i32) {
+    let want = sc.order > PAGE_ALLOC_COSTLY_ORDER || (sc.order > 0 && priority < DEF_PRIORITY - 2);
+    if k.profile.split26.reclaim_compaction {
+        sc.lumpy = false;
+        sc.compaction = want;
+    } else {
+        sc.lumpy = want;
+        sc.compaction = false;
+    }
+}
+
+#[derive(PartialEq, Clone, Copy)]
+enum Ref {
+    Activate,
+    Keep,
+    Reclaim,
+    ReclaimClean,
+}
+
+/// `page_check_references` (2.6.34+).
+fn page_check_references(k: &mut Kernel, ctx: &mut Ctx, p: Pfn, sc: &Sc) -> Ref {
+    let (young, locked) = if k.fr.mapcount[p as usize] > 0 { k.folio_referenced(ctx, p) } else { (0, false) };
+    let referenced_page = k.fr.test_clear(p, pg::REFERENCED);
+    // Lumpy reclaim ignores references: the block matters, not the page.
+    if sc.lumpy || locked {
+        return Ref::Reclaim;
+    }
+    if young > 0 {
+        if k.fr.has(p, pg::ANON) {
+            return Ref::Activate;
+        }
+        k.fr.set(p, pg::REFERENCED);
+        if referenced_page {
+            return Ref::Activate;
+        }
+        return Ref::Keep;
+    }
+    if referenced_page {
+        return Ref::ReclaimClean;
+    }
+    Ref::Reclaim
+}
+
+/// `shrink_page_list` over isolated pages: free what can be freed, start writeback of dirty
+/// pages, put the rest back (`putback_lru_pages`). Returns pages reclaimed.
+fn shrink_page_list(k: &mut Kernel, ctx: &mut Ctx, zid: usize, pages: &[Pfn], sc: &mut Sc) -> u64 {
+    let mut reclaimed = 0;
+    let mut activated = 0;
+    let mut rotated = [0u64; 2];
+    for &p in pages {
+        k.charge(ctx, KFunc::ShrinkFolioList, k.cost.lru_scan);
+        let f = k.fr.flags[p as usize];
+        let file = f & (pg::ANON | pg::SWAPBACKED) == 0;
+        // trylock_page fails on a page under read I/O.
+        let keep = |k: &mut Kernel, rotated: &mut [u64; 2]| {
+            if putback(k, p) {
+                rotated[file as usize] += 1;
+            }
+        };
+        if f & pg::LOCKED != 0 {
+            keep(k, &mut rotated);
+            continue;
+        }
+        sc.nr_scanned += 1;
+        if f & pg::MLOCKED != 0 && k.profile.unevictable_lru {
+            k.ev.inc(Vm::UnevictablePgsCulled);
+            keep(k, &mut rotated);
+            continue;
+        }
+        let mapped = k.fr.mapcount[p as usize] > 0;
+        if !sc.may_unmap && mapped {
+            keep(k, &mut rotated);
+            continue;
+        }
+        if mapped || f & pg::SWAPCACHE != 0 {
+            sc.nr_scanned += 1;
+        }
+        if f & pg::WRITEBACK != 0 {
+            keep(k, &mut rotated);
+            continue;
+        }
+        let r = page_check_references(k, ctx, p, sc);
+        let mut activate = r == Ref::Activate;
+        if r == Ref::Keep {
+            keep(k, &mut rotated);
+            continue;
+        }
+        if !activate && k.fr.has(p, pg::ANON) && !k.fr.has(p, pg::SWAPCACHE) && !crate::swap_state::add_to_swap(k, ctx, p) {
+            activate = true;
+        }
+        if !activate && k.fr.mapcount[p as usize] > 0 && !k.try_to_unmap(ctx, p) {
+            activate = true;
+        }
+        if activate {
+            k.fr.set(p, pg::ACTIVE);
+            activated += 1;
+            keep(k, &mut rotated);
+            continue;
+        }
+        if k.fr.has(p, pg::DIRTY) {
+            if r == Ref::ReclaimClean || !sc.may_writepage {
+                keep(k, &mut rotated);
+                continue;
+            }
+            // pageout(): PG_reclaim so end_page_writeback rotates it to the inactive tail.
+            k.fr.set(p, pg::RECLAIM);
+            if pageout(k, ctx, p) && !file {
+                k.ev.inc(Vm::NrVmscanWrite);
+            }
+            keep(k, &mut rotated);
+            continue;
+        }
+        // __remove_mapping: the radix-tree delete costs about what the insert did.
+        k.charge(ctx, KFunc::ShrinkFolioList, k.cost.pagecache_add);
+        k.g.isolated -= 1;
+        remove_mapping_and_free(k, ctx, p);
+        reclaimed += 1;
+        k.events += 1;
+    }
+    k.ev.add(Vm::Pgactivate, activated);
+    let lv = &mut k.zones[zid].lruvec;
+    lv.recent_rotated[0] += rotated[0];
+    lv.recent_rotated[1] += rotated[1];
+    reclaimed
+}
+
+/// `shrink_inactive_list`.
+fn shrink_inactive_list(k: &mut Kernel, ctx: &mut Ctx, zid: usize, nr: u64, sc: &mut Sc, priority: i32, file: bool) -> u64 {
+    if k.profile.split26.reclaim_compaction {
+        set_reclaim_mode(k, sc, priority);
+    }
+    let mode = if sc.lumpy { Isolate::Both } else { Isolate::Inactive };
+    let l = if file { LRU_INACTIVE_FILE } else { LRU_INACTIVE_ANON };
+    let mut buf = std::mem::take(&mut k.isolate_buf);
+    let mut counts = [0u64; 4];
+    let scanned = isolate_lru_pages(k, ctx, zid, l, nr, sc.order, mode, file, &mut buf, &mut counts);
+    k.zones[zid].pages_scanned += scanned;
+    k.ev.add(if sc.is_kswapd { Vm::PgscanKswapd } else { Vm::PgscanDirect }, scanned);
+    let zi = zid.min(7);
+    let node = k.zones[zid].node;
+    {
+        let d = &mut k.nodes[node].kswapd.split26;
+        if sc.is_kswapd {
+            d.zone_scan_kswapd[zi] += scanned;
+        } else {
+            d.zone_scan_direct[zi] += scanned;
+        }
+    }
+    // clear_active_flags: lumpy took active pages too.
+    let mut nr_active = 0;
+    for &p in &buf {
+        if k.fr.test_clear(p, pg::ACTIVE) {
+            nr_active += 1;
+        }
+    }
+    k.ev.add(Vm::Pgdeactivate, nr_active);
+    k.ev.add(Vm::PgscanAnon, counts[LRU_INACTIVE_ANON] + counts[LRU_ACTIVE_ANON]);
+    k.ev.add(Vm::PgscanFile, counts[LRU_INACTIVE_FILE] + counts[LRU_ACTIVE_FILE]);
+    let lv = &mut k.zones[zid].lruvec;
+    lv.recent_scanned[0] += counts[LRU_INACTIVE_ANON] + counts[LRU_ACTIVE_ANON];
+    lv.recent_scanned[1] += counts[LRU_INACTIVE_FILE] + counts[LRU_ACTIVE_FILE];
+    let reclaimed = shrink_page_list(k, ctx, zid, &buf, sc);
+    k.ev.add(if sc.is_kswapd { Vm::PgstealKswapd } else { Vm::PgstealDirect }, reclaimed);
+    k.ev.add(if file { Vm::PgstealFile } else { Vm::PgstealAnon }, reclaimed);
+    {
+        let d = &mut k.nodes[node].kswapd.split26;
+        if sc.is_kswapd {
+            d.zone_steal_kswapd[zi] += reclaimed;
+        } else {
+            d.zone_steal_direct[zi] += reclaimed;
+        }
+    }
+    k.isolate_buf = buf;
+    reclaimed
+}
+
+/// `shrink_active_list`: move active pages to the inactive list. A referenced page counts as
+/// rotated (so its type gets less pressure) but still goes, unless it is executable file cache.
+fn shrink_active_list(k: &mut Kernel, ctx: &mut Ctx, zid: usize, nr: u64, sc: &Sc, file: bool) {
+    let l = if file { LRU_ACTIVE_FILE } else { LRU_ACTIVE_ANON };
+    let mut buf = std::mem::take(&mut k.isolate_buf);
+    let mut counts = [0u64; 4];
+    let scanned = isolate_lru_pages(k, ctx, zid, l, nr, sc.order, Isolate::Active, file, &mut buf, &mut counts);
+    k.zones[zid].pages_scanned += scanned;
+    k.zones[zid].lruvec.recent_scanned[file as usize] += buf.len() as u64;
+    k.ev.add(Vm::Pgrefill, scanned);
+    let mut rotated = 0;
+    let mut deact = 0;
+    for &p in &buf {
+        if k.profile.unevictable_lru && k.fr.has(p, pg::MLOCKED) {
+            putback(k, p);
+            continue;
+        }
+        if k.fr.mapcount[p as usize] > 0 && k.folio_referenced(ctx, p).0 > 0 {
+            rotated += 1;
+            if file && k.fr.has(p, pg::EXEC) {
+                putback(k, p);
+                continue;
+            }
+        }
+        k.fr.clear(p, pg::ACTIVE);
+        putback(k, p);
+        deact += 1;
+    }
+    k.zones[zid].lruvec.recent_rotated[file as usize] += rotated;
+    k.ev.add(Vm::Pgdeactivate, deact);
+    k.charge(ctx, KFunc::ShrinkActiveList, scanned * k.cost.lru_scan);
+    k.isolate_buf = buf;
+}
+
+/// `inactive_anon_is_low`: `inactive * zone->inactive_ratio < active`, only with swap.
+fn inactive_anon_is_low(k: &Kernel, zid: usize) -> bool {
+    if crate::swap_state::total_swap_pages(k) == 0 {
+        return false;
+    }
+    let z = &k.zones[zid];
+    let gb = z.present >> 18;
+    let ratio = if gb > 0 { Kernel::int_sqrt(10 * gb) } else { 1 };
+    z.lru_pages[LRU_INACTIVE_ANON] * ratio < z.lru_pages[LRU_ACTIVE_ANON]
+}
+
+fn inactive_file_is_low(k: &Kernel, zid: usize) -> bool {
+    let z = &k.zones[zid];
+    z.lru_pages[LRU_ACTIVE_FILE] > z.lru_pages[LRU_INACTIVE_FILE]
+}
+
+/// `zone_reclaimable_pages`.
+fn zone_reclaimable_pages(k: &Kernel, zid: usize) -> u64 {
+    let z = &k.zones[zid];
+    let mut n = z.lru_pages[LRU_ACTIVE_FILE] + z.lru_pages[LRU_INACTIVE_FILE];
+    if nr_swap_pages(k) > 0 {
+        n += z.lru_pages[LRU_ACTIVE_ANON] + z.lru_pages[LRU_INACTIVE_ANON];
+    }
+    n
+}
+
+fn zone_reclaimable(k: &Kernel, zid: usize) -> bool {
+    k.zones[zid].pages_scanned < zone_reclaimable_pages(k, zid) * 6
+}
+
+/// `get_scan_count` (2.6.36): anon/file pressure from `recent_scanned / recent_rotated` weighted
+/// by swappiness, each list's `size >> priority` share batched to SWAP_CLUSTER_MAX through
+/// `nr_saved_scan`.
+fn get_scan_count(k: &mut Kernel, zid: usize, sc: &Sc, priority: i32) -> [u64; 4] {
+    let swappiness = k.profile.tunables.swappiness;
+    let noswap = !sc.may_swap || nr_swap_pages(k) == 0;
+    let (anon, file, free, high) = {
+        let z = &k.zones[zid];
+        (
+            z.lru_pages[LRU_ACTIVE_ANON] + z.lru_pages[LRU_INACTIVE_ANON],
+            z.lru_pages[LRU_ACTIVE_FILE] + z.lru_pages[LRU_INACTIVE_FILE],
+            z.free_pages,
+            z.high_wmark(),
+        )
+    };
+    let (fa, ff, den) = if noswap {
+        (0, 1, 1)
+    } else if file + free <= high {
+        // Almost no page cache left: only anon can give.
+        (1, 0, 1)
+    } else {
+        let lv = &mut k.zones[zid].lruvec;
+        if lv.recent_scanned[0] > anon / 4 {
+            lv.recent_scanned[0] /= 2;
+            lv.recent_rotated[0] /= 2;
+        }
+        if lv.recent_scanned[1] > file / 4 {
+            lv.recent_scanned[1] /= 2;
+            lv.recent_rotated[1] /= 2;
+        }
+        let ap = (swappiness + 1) * (lv.recent_scanned[0] + 1) / (lv.recent_rotated[0] + 1);
+        let fp = (200 - swappiness + 1) * (lv.recent_scanned[1] + 1) / (lv.recent_rotated[1] + 1);
+        (ap, fp, ap + fp + 1)
+    };
+    let mut nr = [0u64; 4];
+    for (l, slot) in nr.iter_mut().enumerate() {
+        let is_file = l >= LRU_INACTIVE_FILE;
+        let mut scan = k.zones[zid].lru_pages[l];
+        if priority > 0 || noswap {
+            scan >>= priority;
+            scan = scan * if is_file { ff } else { fa } / den;
+        }
+        // nr_scan_try_batch
+        let saved = &mut k.zones[zid].lruvec.nr_saved_scan[l];
+        let total = *saved + scan;
+        if total >= SWAP_CLUSTER_MAX {
+            *saved = 0;
+            *slot = total;
+        } else {
+            *saved = total;
+        }
+    }
+    nr
+}
+
+/// 2.6.38 `compaction_suitable`: is there enough free memory for compaction to make an order
+/// block, and is the failure due to fragmentation (`fragmentation_index` > 500)?
+fn compaction_suitable(k: &Kernel, zid: usize, order: u32) -> bool {
+    let z = &k.zones[zid];
+    let watermark = z.low_wmark() + (2u64 << order);
+    if !wmark_ok(k, zid, 0, watermark, 0) {
+        return false;
+    }
+    let mut blocks = 0u64;
+    let mut suitable = 0u64;
+    for (o, &n) in z.nr_free.iter().enumerate() {
+        blocks += n;
+        if o as u32 >= order {
+            suitable += n << (o as u32 - order);
+        }
+    }
+    if blocks == 0 || suitable > 0 {
+        // Index 0 (no free blocks) skips; -1000 (a block exists) continues.
+        return blocks != 0;
+    }
+    let idx = 1000i64 - ((1000 + (z.free_pages * 1000 >> order) as i64) / blocks as i64);
+    idx > 500
+}
+
+/// 2.6.38 `should_continue_reclaim`: in reclaim/compaction mode keep reclaiming this zone until
+/// 2 << order pages came back or compaction could run.
+fn should_continue_reclaim(k: &Kernel, zid: usize, nr_reclaimed: u64, sc: &Sc) -> bool {
+    if !sc.compaction || nr_reclaimed == 0 {
+        return false;
+    }
+    let want = 2u64 << sc.order;
+    let z = &k.zones[zid];
+    let inactive = z.lru_pages[LRU_INACTIVE_ANON] + z.lru_pages[LRU_INACTIVE_FILE];
+    if sc.nr_reclaimed < want && inactive > want {
+        return true;
+    }
+    !compaction_suitable(k, zid, sc.order)
+}
+
+/// `shrink_zone`.
+fn shrink_zone(k: &mut Kernel, ctx: &mut Ctx, zid: usize, sc: &mut Sc, priority: i32) {
+    if !k.profile.split26.reclaim_compaction {
+        set_reclaim_mode(k, sc, priority);
+    }
+    loop {
+        let mut nr = get_scan_count(k, zid, sc, priority);
+        let mut reclaimed = 0;
+        while nr[LRU_INACTIVE_ANON] > 0 || nr[LRU_ACTIVE_FILE] > 0 || nr[LRU_INACTIVE_FILE] > 0 {
+            for l in [LRU_INACTIVE_ANON, LRU_ACTIVE_ANON, LRU_INACTIVE_FILE, LRU_ACTIVE_FILE] {
+                if nr[l] == 0 {
+                    continue;
+                }
+                let n = nr[l].min(SWAP_CLUSTER_MAX);
+                nr[l] -= n;
+                let file = l >= LRU_INACTIVE_FILE;
+                if l == LRU_ACTIVE_ANON || l == LRU_ACTIVE_FILE {
+                    let low = if file { inactive_file_is_low(k, zid) } else { inactive_anon_is_low(k, zid) };
+                    if low {
+                        shrink_active_list(k, ctx, zid, n, sc, file);
+                    }
+                } else {
+                    reclaimed += shrink_inactive_list(k, ctx, zid, n, sc, priority, file);
+                }
+            }
+            if sc.nr_reclaimed + reclaimed >= sc.nr_to_reclaim && priority < DEF_PRIORITY {
+                break;
+            }
+        }
+        sc.nr_reclaimed += reclaimed;
+        if inactive_anon_is_low(k, zid) && nr_swap_pages(k) > 0 {
+            shrink_active_list(k, ctx, zid, SWAP_CLUSTER_MAX, sc, false);
+        }
+        if !should_continue_reclaim(k, zid, reclaimed, sc) {
+            break;
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Direct reclaim
+
+/// `try_to_free_pages` → `do_try_to_free_pages`: shrink the zonelist's zones from priority 12
+/// down until SWAP_CLUSTER_MAX pages are back, waiting in congestion_wait below priority 10.
+pub fn try_to_free_pages(k: &mut Kernel, ctx: &mut Ctx, gfp: Gfp, order: u32, _classzone: usize) -> u64 {
+    k.ev.inc(Vm::Allocstall);
+    let mut sc = Sc { nr_to_reclaim: SWAP_CLUSTER_MAX, order, may_writepage: true, may_swap: true, may_unmap: true, ..Default::default() };
+    let (zl, n) = k.zonelist(ctx.node, gfp);
+    let mut total_scanned = 0;
+    let mut all_unreclaimable = true;
+    for priority in (0..=DEF_PRIORITY).rev() {
+        sc.nr_scanned = 0;
+        all_unreclaimable = true;
+        for &zid in &zl[..n] {
+            if k.zones[zid].present == 0 || (k.zones[zid].all_unreclaimable && priority != DEF_PRIORITY) {
+                continue;
+            }
+            shrink_zone(k, ctx, zid, &mut sc, priority);
+            all_unreclaimable = false;
+        }
+        total_scanned += sc.nr_scanned;
+        if sc.nr_reclaimed >= sc.nr_to_reclaim {
+            break;
+        }
+        if total_scanned > SWAP_CLUSTER_MAX + SWAP_CLUSTER_MAX / 2 {
+            k.flusher_wanted = true;
+            if k.flusher_task != usize::MAX {
+                k.wakeups.push(k.flusher_task);
+            }
+            sc.may_writepage = true;
+        }
+        if sc.nr_scanned > 0 && priority < DEF_PRIORITY - 2 {
+            // congestion_wait(BLK_RW_ASYNC, HZ/10): the task sleeps after this piece of work.
+            ctx.sleep_ns += HZ_10_NS;
+        }
+    }
+    if sc.nr_reclaimed > 0 {
+        sc.nr_reclaimed
+    } else if !all_unreclaimable {
+        1
+    } else {
+        0
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// kswapd
+
+/// `pgdat_balanced` (2.6.38): the balanced zones hold more than a quarter of the node's pages
+/// up to the classzone.
+fn pgdat_balanced(k: &Kernel, node: usize, balanced: u64, cz: usize) -> bool {
+    let present: u64 = k.nodes[node].zones.iter().filter(|&&z| zidx(k, z) <= cz).map(|&z| k.zones[z].present).sum();
+    balanced > present / 4
+}
+
+/// `sleeping_prematurely`: true means "do not sleep yet".
+fn sleeping_prematurely(k: &Kernel, node: usize, order: u32, remaining: bool, cz: usize) -> bool {
+    if remaining {
+        return true;
+    }
+    let s = k.profile.split26;
+    let (zs, n) = node_zones(k, node);
+    let cz = if s.kswapd_classzone { cz } else { 0 };
+    let mut balanced = 0;
+    let mut all_ok = true;
+    for &zid in &zs[..n] {
+        let z = &k.zones[zid];
+        if z.present == 0 {
+            continue;
+        }
+        if z.all_unreclaimable {
+            if s.unreclaimable_balanced {
+                balanced += z.present;
+            }
+            continue;
+        }
+        if wmark_ok(k, zid, order, z.high_wmark(), cz) {
+            balanced += z.present;
+        } else {
+            if !k.profile.pgdat_balanced_quarter || order == 0 {
+                // 2.6.36: any zone failing `order` at HIGH keeps kswapd awake.
+                return true;
+            }
+            all_ok = false;
+        }
+    }
+    if order > 0 && k.profile.pgdat_balanced_quarter {
+        let b = pgdat_balanced(k, node, balanced, cz);
+        return if s.sleep_check_inverted { b } else { !b };
+    }
+    !all_ok
+}
+
+/// `wakeup_kswapd` for zone `zid`.
+pub fn wakeup_kswapd(k: &mut Kernel, zid: usize, order: u32, classzone: usize) {
+    if k.zones[zid].present == 0 {
+        return;
+    }
+    let node = k.zones[zid].node;
+    let s = k.profile.split26;
+    let low = k.zones[zid].low_wmark();
+    if s.kswapd_classzone {
+        // 2.6.38: the request is recorded first; the LOW check only decides the wake itself.
+        let ks_max = k.nodes[node].kswapd.max_order;
+        if order > 0 {
+            k.nodes[node].kswapd.split26.high_order_wakeups += 1;
+        }
+        if ks_max < order {
+            k.nodes[node].kswapd.max_order = order;
+            let l = locals(k, node);
+            l.pgdat_cz = l.pgdat_cz.min(classzone);
+        }
+        if !waitqueue_active(k, node) || wmark_ok(k, zid, order, low, 0) {
+            return;
+        }
+    } else {
+        // 2.6.36: a zone fine at LOW for this order neither wakes nor raises the order.
+        if wmark_ok(k, zid, order, low, 0) {
+            return;
+        }
+        let ks = &mut k.nodes[node].kswapd;
+        ks.max_order = ks.max_order.max(order);
+        if order > 0 {
+            ks.split26.high_order_wakeups += 1;
+        }
+        if !waitqueue_active(k, node) {
+            return;
+        }
+    }
+    let ks = &mut k.nodes[node].kswapd;
+    match ks.phase {
+        KswapdPhase::Napping => ks.woken_during_nap = true,
+        KswapdPhase::Sleeping => ks.split26.woken = true,
+        _ => return,
+    }
+    let t = ks.task;
+    k.wakeups.push(t);
+}
+
+/// kswapd sits on its waitqueue only while it tries to sleep.
+fn waitqueue_active(k: &Kernel, node: usize) -> bool {
+    matches!(k.nodes[node].kswapd.phase, KswapdPhase::Napping | KswapdPhase::Sleeping)
+}
+
+/// One step of kswapd: the top of kswapd()'s loop, a nap's end, or one priority pass of
+/// balance_pgdat.
+pub fn kswapd_step(k: &mut Kernel, ctx: &mut Ctx, node: usize) -> KswapdAction {
+    locals(k, node);
+    match k.nodes[node].kswapd.phase {
+        KswapdPhase::Sleeping => {
+            if !std::mem::take(&mut k.nodes[node].kswapd.split26.woken) {
+                return KswapdAction::Sleep;
+            }
+            k.nodes[node].kswapd.sleeping = false;
+            after_sleep_attempt(k, node);
+            KswapdAction::Continue
+        }
+        KswapdPhase::TrySleep => loop_top(k, ctx, node),
+        KswapdPhase::Napping => {
+            let ks = &mut k.nodes[node].kswapd;
+            ks.napping = false;
+            let remaining = std::mem::take(&mut ks.woken_during_nap);
+            let (order, cz) = (ks.split26.order, ks.split26.cz);
+            if !sleeping_prematurely(k, node, order, remaining, cz) {
+                let ks = &mut k.nodes[node].kswapd;
+                ks.phase = KswapdPhase::Sleeping;
+                ks.sleeping = true;
+                ks.split26.full_sleeps += 1;
+                return KswapdAction::Sleep;
+            }
+            k.ev.inc(if remaining { Vm::KswapdLowWmarkHitQuickly } else { Vm::KswapdHighWmarkHitQuickly });
+            after_sleep_attempt(k, node);
+            KswapdAction::Continue
+        }
+        KswapdPhase::Balancing => {
+            k.charge(ctx, KFunc::BalancePgdat, k.cost.syscall);
+            if std::mem::take(&mut k.nodes[node].kswapd.split26.pending_out) {
+                balance_out(k, node);
+                return KswapdAction::Continue;
+            }
+            balance_priority(k, ctx, node)
+        }
+    }
+}
+
+/// The top of kswapd()'s loop: take the order (and classzone) wakeups asked for; balance again
+/// at once if that is more than kswapd just did, else try to sleep.
+fn loop_top(k: &mut Kernel, ctx: &mut Ctx, node: usize) -> KswapdAction {
+    k.charge(ctx, KFunc::BalancePgdat, k.cost.syscall);
+    let s = k.profile.split26;
+    let new_order = std::mem::take(&mut k.nodes[node].kswapd.max_order);
+    let l = locals(k, node);
+    let new_cz = std::mem::replace(&mut l.pgdat_cz, MAX_CLASSZONE);
+    if l.order < new_order || (s.kswapd_classzone && l.cz > new_cz) {
+        l.order = new_order;
+        l.cz = new_cz;
+        let (o, cz) = (l.order, l.cz);
+        start_balance(k, node, o, cz);
+        return KswapdAction::Continue;
+    }
+    let (order, cz) = (l.order, l.cz);
+    if !sleeping_prematurely(k, node, order, false, cz) {
+        let ks = &mut k.nodes[node].kswapd;
+        ks.phase = KswapdPhase::Napping;
+        ks.napping = true;
+        ks.woken_during_nap = false;
+        return KswapdAction::Nap(HZ_10_NS);
+    }
+    // Premature without a nap: the second check sees the same zones.
+    k.ev.inc(Vm::KswapdHighWmarkHitQuickly);
+    after_sleep_attempt(k, node);
+    KswapdAction::Continue
+}
+
+/// After a sleep attempt (slept, napped or not): `order = pgdat->kswapd_max_order`, and in
+/// 2.6.38 the classzone too, both reset; then balance_pgdat.
+fn after_sleep_attempt(k: &mut Kernel, node: usize) {
+    let reset = k.profile.split26.kswapd_reset_after_sleep;
+    let mo = k.nodes[node].kswapd.max_order;
+    if reset {
+        k.nodes[node].kswapd.max_order = 0;
+    }
+    let l = locals(k, node);
+    l.order = mo;
+    if reset {
+        l.cz = std::mem::replace(&mut l.pgdat_cz, MAX_CLASSZONE);
+    }
+    let (o, cz) = (l.order, l.cz);
+    start_balance(k, node, o, cz);
+}
+
+/// balance_pgdat's entry and `loop_again:`.
+fn start_balance(k: &mut Kernel, node: usize, order: u32, cz: usize) {
+    let first = k.nodes[node].zones.first().copied().unwrap_or(0);
+    let ks = &mut k.nodes[node].kswapd;
+    ks.phase = KswapdPhase::Balancing;
+    ks.sleeping = false;
+    ks.bal_order = order;
+    let l = &mut ks.split26;
+    l.sc_order = order;
+    l.bal_cz = cz;
+    l.balance_runs[(order > 0) as usize] += 1;
+    l.end_zone = first;
+    loop_again(k, node);
+}
+
+fn loop_again(k: &mut Kernel, node: usize) {
+    let l = &mut k.nodes[node].kswapd.split26;
+    l.total_scanned = 0;
+    l.nr_reclaimed = 0;
+    l.may_writepage = true;
+    l.priority = DEF_PRIORITY;
+    l.all_ok = false;
+    l.pending_out = false;
+    if l.sc_order > 0 {
+        l.high_order_passes += 1;
+    }
+    k.ev.inc(Vm::Pageoutrun);
+}
+
+/// One `for (priority = DEF_PRIORITY; priority >= 0; priority--)` iteration of balance_pgdat.
+fn balance_priority(k: &mut Kernel, ctx: &mut Ctx, node: usize) -> KswapdAction {
+    let s = k.profile.split26;
+    let quarter = k.profile.pgdat_balanced_quarter;
+    let (zs, n) = node_zones(k, node);
+    let (order, priority) = {
+        let l = &k.nodes[node].kswapd.split26;
+        (l.sc_order, l.priority)
+    };
+    let mut sc = Sc {
+        nr_to_reclaim: u64::MAX,
+        nr_reclaimed: k.nodes[node].kswapd.split26.nr_reclaimed,
+        order,
+        may_writepage: k.nodes[node].kswapd.split26.may_writepage,
+        may_swap: true,
+        may_unmap: true,
+        is_kswapd: true,
+        ..Default::default()
+    };
+    // The highest zone that fails `order` at HIGH (classzone 0) is where balancing must reach.
+    let mut end: Option<usize> = None;
+    for &zid in zs[..n].iter().rev() {
+        if k.zones[zid].present == 0 || (k.zones[zid].all_unreclaimable && priority != DEF_PRIORITY) {
+            continue;
+        }
+        // Background aging of the anon list, so pages get a chance to be referenced.
+        if inactive_anon_is_low(k, zid) {
+            shrink_active_list(k, ctx, zid, SWAP_CLUSTER_MAX, &sc, false);
+        }
+        if !wmark_ok(k, zid, order, k.zones[zid].high_wmark(), 0) {
+            end = Some(zid);
+            break;
+        }
+    }
+    let Some(end_zone) = end else {
+        let l = &mut k.nodes[node].kswapd.split26;
+        l.all_ok = true;
+        l.nr_reclaimed = sc.nr_reclaimed;
+        balance_out(k, node);
+        return KswapdAction::Continue;
+    };
+    let end_idx = zidx(k, end_zone);
+    {
+        let l = &mut k.nodes[node].kswapd.split26;
+        l.end_zone = end_zone;
+        if s.kswapd_classzone {
+            l.bal_cz = end_idx;
+        }
+    }
+    let bal_cz = k.nodes[node].kswapd.split26.bal_cz;
+    let mut all_ok = true;
+    let mut under_min = false;
+    let mut balanced = 0u64;
+    let mut total_scanned = k.nodes[node].kswapd.split26.total_scanned;
+    for &zid in &zs[..n] {
+        if zid > end_zone {
+            break;
+        }
+        if k.zones[zid].present == 0 || (k.zones[zid].all_unreclaimable && priority != DEF_PRIORITY) {
+            continue;
+        }
+        sc.nr_scanned = 0;
+        // A zone with "way too many" free pages for this order is not shrunk.
+        if !wmark_ok(k, zid, order, 8 * k.zones[zid].high_wmark(), end_idx) {
+            shrink_zone(k, ctx, zid, &mut sc, priority);
+        }
+        total_scanned += sc.nr_scanned;
+        if k.zones[zid].all_unreclaimable {
+            continue;
+        }
+        // No slab shrinkers are modelled: nr_slab is 0.
+        if !zone_reclaimable(k, zid) {
+            k.zones[zid].all_unreclaimable = true;
+        }
+        if total_scanned > 2 * SWAP_CLUSTER_MAX && total_scanned > sc.nr_reclaimed + sc.nr_reclaimed / 2 {
+            sc.may_writepage = true;
+        }
+        if !wmark_ok(k, zid, order, k.zones[zid].high_wmark(), end_idx) {
+            all_ok = false;
+            if !wmark_ok(k, zid, order, k.zones[zid].min_wmark(), end_idx) {
+                under_min = true;
+            }
+        } else if zidx(k, zid) <= bal_cz {
+            balanced += k.zones[zid].present;
+        }
+    }
+    let done = all_ok || (quarter && order > 0 && pgdat_balanced(k, node, balanced, bal_cz));
+    let l = &mut k.nodes[node].kswapd.split26;
+    l.total_scanned = total_scanned;
+    l.nr_reclaimed = sc.nr_reclaimed;
+    l.may_writepage = sc.may_writepage;
+    l.all_ok = done;
+    if done {
+        balance_out(k, node);
+        return KswapdAction::Continue;
+    }
+    let mut action = KswapdAction::Continue;
+    if total_scanned > 0 && priority < DEF_PRIORITY - 2 {
+        if under_min {
+            k.ev.inc(Vm::KswapdSkipCongestionWait);
+        } else {
+            action = KswapdAction::Nap(HZ_10_NS);
+        }
+    }
+    let l = &mut k.nodes[node].kswapd.split26;
+    if sc.nr_reclaimed >= SWAP_CLUSTER_MAX || priority == 0 {
+        l.pending_out = true;
+    } else {
+        l.priority -= 1;
+    }
+    if action == KswapdAction::Continue && std::mem::take(&mut l.pending_out) && balance_out(k, node) {
+        // `out:` ... cond_resched(); goto loop_again: allocators on the other CPUs run meanwhile.
+        return KswapdAction::Yield;
+    }
+    action
+}
+
+/// balance_pgdat's `out:`. Returns true when it went back to `loop_again`.
+fn balance_out(k: &mut Kernel, node: usize) -> bool {
+    let s = k.profile.split26;
+    let l = &mut k.nodes[node].kswapd.split26;
+    if !l.all_ok {
+        // Fragmentation may keep a high order unreachable: a whole pass that got less than
+        // SWAP_CLUSTER_MAX falls back to order 0.
+        if l.nr_reclaimed < SWAP_CLUSTER_MAX {
+            if l.sc_order > 0 {
+                l.high_order_ends[1] += 1;
+            }
+            l.sc_order = 0;
+            if s.kswapd_return_order {
+                l.order = 0;
+            }
+        }
+        loop_again(k, node);
+        return true;
+    }
+    if s.kswapd_return_order {
+        let order = l.sc_order;
+        if order > 0 {
+            // Before sleeping at a high order, every zone up to end_zone must be fine at order 0.
+            let (zs, n) = node_zones(k, node);
+            let end_zone = k.nodes[node].kswapd.split26.end_zone;
+            let priority = k.nodes[node].kswapd.split26.priority;
+            for &zid in &zs[..n] {
+                if zid > end_zone {
+                    break;
+                }
+                if k.zones[zid].present == 0 || (k.zones[zid].all_unreclaimable && priority != DEF_PRIORITY) {
+                    continue;
+                }
+                if !wmark_ok(k, zid, 0, k.zones[zid].high_wmark(), 0) {
+                    let l = &mut k.nodes[node].kswapd.split26;
+                    l.sc_order = 0;
+                    l.order = 0;
+                    loop_again(k, node);
+                    return true;
+                }
+            }
+        }
+        let ez = k.nodes[node].kswapd.split26.end_zone;
+        let ez_idx = zidx(k, ez);
+        let l = &mut k.nodes[node].kswapd.split26;
+        l.order = order;
+        l.cz = ez_idx;
+    }
+    let ks = &mut k.nodes[node].kswapd;
+    if ks.split26.sc_order > 0 {
+        ks.split26.high_order_ends[0] += 1;
+    }
+    ks.reclaim_order = ks.split26.order;
+    ks.phase = KswapdPhase::TrySleep;
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::machine::{MachineConfig, ZoneLayout};
+    use crate::mmzone::Mt;
+
+    /// 16 MiB DMA, 96 MiB DMA32, 32 MiB Normal: the seed's shape, small.
+    fn kernel(profile: &str) -> Kernel {
+        let zones = vec![
+            ZoneLayout { kind: ZoneType::Dma, node: 0, pages: 4096 },
+            ZoneLayout { kind: ZoneType::Dma32, node: 0, pages: 24576 },
+            ZoneLayout { kind: ZoneType::Normal, node: 0, pages: 8192 },
+        ];
+        let cfg = MachineConfig { memory_bytes: (4096 + 24576 + 8192) * 4096, cpus: 1, nodes: 1, arch: "x86_64".into(), cpu_mhz: 3000, reserved_bytes: 0, zones };
+        Kernel::new(crate::profiles::find(profile).expect("profile"), cfg, 1).expect("kernel")
+    }
+
+    /// Allocate every page of zone `zid` (pfn order), then free every other one: order-0 holes only.
+    fn shred(k: &mut Kernel, zid: usize) {
+        let mut ctx = Ctx::default();
+        let mut got = Vec::new();
+        while let Some(p) = k.rmqueue(zid, 0, Mt::Movable) {
+            got.push(p);
+        }
+        got.sort_unstable();
+        for p in got.into_iter().step_by(2) {
+            k.free_one_page(zid, p, 0);
+        }
+        let _ = &mut ctx;
+    }
+
+    #[test]
+    fn watermark_check_is_off_by_two_from_2637() {
+        // A zone with exactly min + reserve + 1 free pages passes order 0 in 2.6.36 and fails in
+        // 2.6.38, which subtracts (1 << order) + 1.
+        for (profile, ok) in [("linux-2.6.36", true), ("linux-2.6.38", false)] {
+            let k = kernel(profile);
+            let z = 1;
+            let free = k.zones[z].free_pages;
+            assert!(k.zone_watermark_ok(z, 0, free - 1, 0, false, false) == ok, "{profile}");
+        }
+    }
+
+    #[test]
+    fn sleep_checks_2636_any_zone_2638_quarter_of_node_and_backwards() {
+        let cz = ZoneType::Normal as usize;
+        // 2.6.36: premature exactly while some zone fails the order at HIGH.
+        let mut k = kernel("linux-2.6.36");
+        assert!(!sleeping_prematurely(&k, 0, 3, false, cz), "fresh memory: 2.6.36 sleeps");
+        shred(&mut k, 2);
+        assert!(!wmark_ok(&k, 2, 3, k.zones[2].high_wmark(), 0));
+        assert!(sleeping_prematurely(&k, 0, 3, false, cz), "Normal fails order 3: 2.6.36 stays awake");
+        assert!(!sleeping_prematurely(&k, 0, 0, false, cz), "order 0 is fine everywhere");
+        // 2.6.38: the node is balanced while DMA32 (75 %) is, and for order > 0 the check
+        // returns pgdat_balanced() itself — a balanced node is "premature" (fixed in 3.0).
+        let mut k = kernel("linux-2.6.38");
+        assert!(sleeping_prematurely(&k, 0, 3, false, cz), "balanced node reads as premature");
+        shred(&mut k, 2);
+        assert!(sleeping_prematurely(&k, 0, 3, false, cz), "still balanced without Normal");
+        shred(&mut k, 1);
+        assert!(!pgdat_balanced(&k, 0, k.zones[0].present, cz));
+        assert!(!sleeping_prematurely(&k, 0, 3, false, cz), "unbalanced node: 2.6.38 goes to sleep");
+    }
+
+    #[test]
+    fn unmovable_fallback_steals_the_largest_block_and_claims_its_pageblock() {
+        let mut k = kernel("linux-2.6.36");
+        let z = 1;
+        let p = k.rmqueue(z, 3, Mt::Unmovable).expect("a block");
+        let b = (p >> crate::mmzone::PAGEBLOCK_ORDER) as usize;
+        assert_eq!(k.pageblock_mt[b], Mt::Unmovable as u8, "the stolen pageblock is claimed");
+        // The rest of that pageblock now serves unmovable requests without another steal.
+        let q = k.rmqueue(z, 3, Mt::Unmovable).expect("another block");
+        assert_eq!((q >> crate::mmzone::PAGEBLOCK_ORDER) as usize, b);
+        k.free_one_page(z, p, 3);
+        k.free_one_page(z, q, 3);
+        k.check_frames().expect("consistent free lists");
+    }
+
+    #[test]
+    fn wakeup_2636_does_not_raise_the_order_for_a_zone_fine_at_low() {
+        let mut k = kernel("linux-2.6.36");
+        wakeup_kswapd(&mut k, 1, 3, ZoneType::Normal as usize);
+        assert_eq!(k.nodes[0].kswapd.max_order, 0);
+        shred(&mut k, 2);
+        wakeup_kswapd(&mut k, 2, 3, ZoneType::Normal as usize);
+        assert_eq!(k.nodes[0].kswapd.max_order, 3);
+        // 2.6.38 records the order even for a zone that is fine (the LOW check only gates the wake).
+        let mut k = kernel("linux-2.6.38");
+        wakeup_kswapd(&mut k, 1, 3, ZoneType::Normal as usize);
+        assert_eq!(k.nodes[0].kswapd.max_order, 3);
+    }
+}

@@ -1,0 +1,115 @@
+//! Seed 000 (google-mlock): the 2.4.9 VM keeps kswapd running while a zone is full of mlocked
+//! pages, the Phillips bandaid lets it sleep, the unevictable LRU of 6.8 takes the pages out of
+//! reclaim's way. The runs use `scenarios/seeds/google-mlock.toml` itself, scaled down with
+//! `--set` (smaller machine, slots and files) so that they stay quick in a debug build; the
+//! full-scale figures come from `vmlab reproduce google-mlock`.
+
+use vmlab_core::reproduce::{self, google_mlock, ReproduceOpts};
+use vmlab_core::stats::report::RunReport;
+
+fn root() -> std::path::PathBuf {
+    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// `--set`s that shrink the seed: `mem` of RAM, `files` files of `size` bytes, the program's
+/// slot size and loop count changed to match.
+fn scaled(mem: &str, size: u64, files: u32) -> Vec<String> {
+    let text = std::fs::read_to_string(root().join("scenarios/seeds/google-mlock.toml")).expect("scenario");
+    let t: toml::Table = toml::from_str(&text).expect("toml");
+    let prog = t["process"].as_array().unwrap()[0]["program"].as_str().unwrap().to_string();
+    assert!(prog.contains("427683520") && prog.contains("for j in 0..20"), "the seed program changed; update this test");
+    let prog = prog.replace("427683520", &size.to_string()).replace("for j in 0..20", &format!("for j in 0..{files}"));
+    vec![
+        format!("machine.memory={mem}"),
+        format!("file.0.count={files}"),
+        format!("file.0.size={size}"),
+        format!("process.google.program={prog}"),
+    ]
+}
+
+fn opts(sets: Vec<String>) -> ReproduceOpts {
+    ReproduceOpts { sets, root: root() }
+}
+
+fn run(sets: Vec<String>) -> Vec<RunReport> {
+    let def = reproduce::find(google_mlock::NAME).expect("seed registered");
+    let (rep, text) = (def.run)(&opts(sets)).unwrap_or_else(|e| panic!("{e}"));
+    assert!(text.contains("Flat profile, linux-2.4.9"), "{text}");
+    assert_eq!(rep.schema, "vmlab.reproduce/1");
+    assert_eq!(rep.seed, "google-mlock");
+    let profiles: Vec<&str> = rep.runs.iter().map(|r| r.profile.as_str()).collect();
+    assert_eq!(profiles, google_mlock::PROFILES);
+    rep.runs
+}
+
+fn metric(r: &RunReport, k: &str) -> f64 {
+    *r.metrics.get(k).unwrap_or_else(|| panic!("{}: no metric {k}", r.profile))
+}
+
+/// Kernel functions by CPU time, most first.
+fn top_functions(r: &RunReport) -> Vec<&str> {
+    r.kernel_profile.iter().map(|e| e.function.as_str()).collect()
+}
+
+/// 512 MiB, two 100 MiB slots, six files: memory runs out while the last file loads, so the
+/// program goes to sleep with the DMA zone full of its mlocked pages.
+#[test]
+fn a_zone_full_of_mlocked_pages_keeps_249_kswapd_running() {
+    let runs = run(scaled("512MiB", 104_857_600, 6));
+    let (old, bandaid, new) = (&runs[0], &runs[1], &runs[2]);
+    for r in &runs {
+        assert_eq!(metric(r, "slots"), 2.0, "{}: mlock is capped at half of RAM (2.4) / RLIMIT_MEMLOCK (6.8)", r.profile);
+        assert!(metric(r, "load_s").is_finite(), "{} did not finish loading", r.profile);
+        assert!(metric(r, "sleeping_window_s") >= 60.0);
+    }
+    // 2.4.9: do_try_to_free_pages fails while DMA is short, and kswapd goes straight round again.
+    assert!(metric(old, "kswapd_cpu_pct_sleeping") >= 80.0, "2.4.9 kswapd while sleeping: {}", metric(old, "kswapd_cpu_pct_sleeping"));
+    assert!(metric(old, "kswapd_cpu_pct_loading") >= 80.0, "2.4.9 kswapd while loading: {}", metric(old, "kswapd_cpu_pct_loading"));
+    assert!(metric(old, "kswapd_failed_passes") >= 10.0);
+    let top = top_functions(old);
+    assert_eq!(&top[..2], &["refill_inactive_scan", "page_launder"], "2.4.9 profile: {top:?}");
+    // The bandaid: the same failed passes, but one per second, then sleep.
+    let b = metric(bandaid, "kswapd_cpu_pct_sleeping");
+    assert!(b > 0.0 && b <= 30.0, "bandaid kswapd while sleeping: {b}");
+    assert!(metric(bandaid, "kswapd_sleeps") >= metric(bandaid, "kswapd_passes") - 1.0);
+    assert!(metric(bandaid, "kswapd_failed_passes") >= 10.0, "the shortage is still there");
+    // 6.8: the locked pages are on the unevictable list; kswapd has nothing to chew on.
+    assert!(metric(new, "kswapd_cpu_pct_loading") <= 10.0);
+    assert!(metric(new, "kswapd_cpu_pct_sleeping") <= 10.0);
+    assert_eq!(new.counter("nr_unevictable"), new.counter("nr_mlock"));
+    assert!(new.counter("nr_mlock") >= 2 * 25_600 - 16, "two slots of locked file pages: {}", new.counter("nr_mlock"));
+    assert_eq!(old.counter("nr_unevictable"), 0, "2.4 has no unevictable list");
+    let io = metric(new, "io_bound_s");
+    assert!((metric(new, "load_s") - io).abs() <= 0.15 * io, "6.8 load {} vs I/O bound {io}", metric(new, "load_s"));
+    assert!(metric(old, "load_s") > metric(new, "load_s"), "2.4.9 is slower");
+}
+
+/// Twelve files through the same machine: loading goes on long after memory ran out, through
+/// munmaps that unpin the DMA pages.
+#[test]
+fn the_bandaid_costs_less_kswapd_time_than_249_and_68_least() {
+    let runs = run(scaled("512MiB", 104_857_600, 12));
+    let k: Vec<f64> = runs.iter().map(|r| metric(r, "kswapd_cpu_pct_run")).collect();
+    assert!(k[0] > k[1] && k[1] > k[2], "kswapd CPU over the run: {k:?}");
+    for r in &runs[..2] {
+        // Per-page scanning: every mlocked page is visited by refill_inactive_scan again and again.
+        assert!(r.counter("pgrefill") > 10 * r.counter("pgdeactivate"), "{}: pgrefill {} pgdeactivate {}", r.profile, r.counter("pgrefill"), r.counter("pgdeactivate"));
+    }
+    assert_eq!(runs[2].counter("pgrefill"), 0, "6.8 never needs to age the active file list here");
+}
+
+#[test]
+fn same_scenario_same_bytes() {
+    let a = run(scaled("512MiB", 104_857_600, 6));
+    let b = run(scaled("512MiB", 104_857_600, 6));
+    for (x, y) in a.iter().zip(&b) {
+        assert_eq!(x.with_wall_s_zeroed().to_json_string(), y.with_wall_s_zeroed().to_json_string(), "{}", x.profile);
+    }
+}
+
+#[test]
+fn bad_sets_are_errors_not_panics() {
+    let def = reproduce::find(google_mlock::NAME).unwrap();
+    let e = (def.run)(&opts(vec!["machine.memroy=1GiB".into()])).expect_err("an error");
+    assert!(e.contains("memroy"), "{e}");
+}

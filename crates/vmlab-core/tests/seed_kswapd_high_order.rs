@@ -1,0 +1,95 @@
+//! Seed 001 (kswapd-high-order): 2.6.36 vs 2.6.38 kswapd under order-3 atomic allocations.
+//!
+//! The scenario is scaled to a quarter (1 GiB machine with the same DMA/DMA32/Normal shape, a
+//! quarter of the files, transactions, anonymous reader and network rate) so a debug build runs
+//! it in well under a minute; that the effects survive the scaling is part of the test.
+
+use std::path::PathBuf;
+
+use vmlab_core::reproduce::kswapd_high_order::{memfree_mean_pct, PROFILES};
+use vmlab_core::stats::report::RunReport;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// The seed scenario with its sizes divided by four.
+fn scaled_scenario() -> String {
+    let text = std::fs::read_to_string(root().join("scenarios/seeds/kswapd-high-order.toml")).expect("scenario");
+    let subs = [
+        ("zones = { DMA = \"16MiB\", DMA32 = \"3GiB\", Normal = \"1GiB\" }", "zones = { DMA = \"16MiB\", DMA32 = \"768MiB\", Normal = \"256MiB\" }"),
+        ("memory = \"4GiB\"", "memory = \"1GiB\""),
+        ("let nfiles = 600000", "let nfiles = 150000"),
+        ("let ntx = 1000000", "let ntx = 250000"),
+        ("let blocks = 16", "let blocks = 4"),
+        ("rate = \"2000/s\"", "rate = \"500/s\""),
+        ("touch area write rate=60000", "touch area write rate=15000"),
+    ];
+    let mut s = text;
+    for (a, b) in subs {
+        assert!(s.contains(a), "the seed scenario no longer contains `{a}`");
+        s = s.replace(a, b);
+    }
+    s
+}
+
+fn run(profile: &str) -> (RunReport, vmlab_core::sim::Sim) {
+    let text = scaled_scenario();
+    let sc = vmlab_core::workload::load_scenario_str("kswapd-high-order-scaled.toml", &text, &[]).expect("loads");
+    let o = vmlab_core::api::RunOpts { profile: Some(profile), ..Default::default() };
+    vmlab_core::api::run(&sc, o).expect("runs")
+}
+
+fn high_wmark_pct(sim: &vmlab_core::sim::Sim) -> f64 {
+    let total: u64 = sim.k.zones.iter().map(|z| z.managed).sum();
+    let high: u64 = sim.k.zones.iter().map(|z| z.high_wmark()).sum();
+    high as f64 * 100.0 / total as f64
+}
+
+#[test]
+fn kswapd_2638_reclaims_less_and_leaves_less_free_memory() {
+    let (a, sa) = run(PROFILES[0]);
+    let (b, sb) = run(PROFILES[1]);
+    let (fa, fb) = (memfree_mean_pct(&a), memfree_mean_pct(&b));
+    let scan = |r: &RunReport| r.counter("pgscan_kswapd");
+    let hq = |r: &RunReport| r.counter("kswapd_high_wmark_hit_quickly");
+    let msg = format!(
+        "2.6.36: free {fa:.2}% scanned {} hq {} | 2.6.38: free {fb:.2}% scanned {} hq {} | high wmarks {:.2}%",
+        scan(&a),
+        hq(&a),
+        scan(&b),
+        hq(&b),
+        high_wmark_pct(&sb)
+    );
+    // The order-3 wakeups happened in both kernels, and both kswapds balanced at order 3.
+    for s in [&sa, &sb] {
+        let d = &s.k.nodes[0].kswapd.split26;
+        assert!(d.high_order_wakeups > 0 && d.balance_runs[1] > 0, "no order-3 kswapd activity: {msg}");
+    }
+    // 2.6.38 stops high-order balancing once a quarter of the node is balanced.
+    assert!(fb < fa, "2.6.38 should leave less memory free than 2.6.36: {msg}");
+    assert!(fb <= 10.0, "2.6.38 MemFree above 10 %: {msg}");
+    assert!(fb > high_wmark_pct(&sb), "2.6.38 MemFree under the sum of the high watermarks: {msg}");
+    assert!(scan(&b) <= scan(&a), "2.6.38 kswapd should scan no more than 2.6.36: {msg}");
+    // The backwards sleeping_prematurely of 2.6.38 counts a balanced node as "hit quickly".
+    assert!(hq(&b) > hq(&a), "2.6.38 should count more kswapd_high_wmark_hit_quickly: {msg}");
+    let _ = sa;
+}
+
+#[test]
+fn runs_are_deterministic() {
+    let (a, _) = run(PROFILES[1]);
+    let (b, _) = run(PROFILES[1]);
+    assert_eq!(a.with_wall_s_zeroed().to_json_string(), b.with_wall_s_zeroed().to_json_string());
+}
+
+/// The seed's headline — 2.6.36 servers keeping ~1.5 GB of 4 GB free, and swapping — does not
+/// come out of this workload yet (see the seed-001 report): free memory stays near the
+/// watermarks under both kernels and nothing is swapped.
+#[test]
+#[ignore = "does not reproduce yet: 2.6.36 MemFree stays ~1 %, no swap-outs"]
+fn kswapd_2636_keeps_a_quarter_of_memory_free_and_swaps() {
+    let (a, _) = run(PROFILES[0]);
+    assert!(memfree_mean_pct(&a) >= 25.0, "2.6.36 MemFree {:.2}%", memfree_mean_pct(&a));
+    assert!(a.counter("pswpout") > 0, "2.6.36 did not swap");
+}

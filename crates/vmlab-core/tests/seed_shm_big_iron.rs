@@ -1,0 +1,185 @@
+//! Seed 002 (shm-big-iron): Andrea Arcangeli's 2.4 VM swapping SysV shm mapped by many processes.
+//!
+//! The fast tests run a small machine where a dozen processes map a cold shm segment and a batch
+//! job forces swapping, and check the three mechanisms that tell 2.4.23aa1 from aa2:
+//! - the page-table walk makes a shared page freeable only after visiting every mm that maps it
+//!   (aa1), while objrmap makes it freeable on the first idle PTE found (aa2);
+//! - aa1's `shm_writepage` only moves pages to the swap cache (I/O comes when the scan meets them
+//!   again), aa2's starts the I/O at once;
+//! - aa2 frees clean cache in its clean pass before any writepage work.
+//!
+//! The full reproduction (`vmlab reproduce shm-big-iron`, 32 GiB) is the ignored test at the end.
+
+use vmlab_core::api::{run, RunOpts};
+use vmlab_core::reproduce::{self, shm_big_iron, ReproduceOpts};
+use vmlab_core::sim::Sim;
+use vmlab_core::stats::report::RunReport;
+use vmlab_core::vmscan::aa24::Aa24Stats;
+use vmlab_core::workload::load_scenario_str;
+
+const MAPPERS: u32 = 12;
+
+/// A 2 GiB i386 box: `MAPPERS` processes attach a 192 MiB shm segment and then leave it alone;
+/// two batch jobs grow hot anonymous memory past the end of RAM; a reader streams a file.
+fn scenario(profile: &str) -> String {
+    format!(
+        r#"name = "shm-small"
+profile = "{profile}"
+seed = 3
+duration = "40s"
+interval = "1s"
+
+[machine]
+memory = "2GiB"
+cpus = 4
+arch = "i386"
+cpu_mhz = 2000
+
+[[disk]]
+name = "data"
+model = "san"
+spindles = 2
+bandwidth = "90MB/s"
+
+[[disk]]
+name = "swapdisk"
+model = "hdd"
+bandwidth = "40MB/s"
+
+[swap]
+size = "2GiB"
+disk = "swapdisk"
+
+[[file]]
+name = "big"
+size = "1GiB"
+disk = "data"
+
+[[process]]
+name = "init"
+program = '''
+mmap sga shm=SEG 192MiB
+touch sga write
+exit
+'''
+
+[[process]]
+name = "db"
+count = {MAPPERS}
+start = "1s"
+program = '''
+mmap sga shm=SEG 192MiB populate
+sleep forever
+'''
+
+[[process]]
+name = "batch"
+count = 2
+start = "3s"
+program = '''
+mmap heap anon 960MiB
+threads 2 {{
+    if tid == 0 {{
+        for i in 0..120 {{
+            touch heap write offset=i * 8MiB len=8MiB
+            sleep 50ms
+        }}
+        sleep forever
+    }} else {{
+        loop {{
+            touch heap
+            sleep 500ms
+        }}
+    }}
+}}
+'''
+
+[[process]]
+name = "reader"
+start = "10s"
+program = '''
+read big bs=1MiB
+sleep forever
+'''
+"#
+    )
+}
+
+fn run_small(profile: &str) -> (RunReport, Sim) {
+    let text = scenario(profile);
+    let sc = load_scenario_str("shm-small.toml", &text, &[]).expect("scenario loads");
+    run(&sc, RunOpts::default()).expect("scenario runs")
+}
+
+fn stats(sim: &Sim) -> &Aa24Stats {
+    &sim.k.aa24.stats
+}
+
+#[test]
+fn walk_needs_every_mapper_but_objrmap_does_not() {
+    let (_, aa1) = run_small("linux-2.4.23aa1");
+    let (_, aa2) = run_small("linux-2.4.23aa2");
+    let (s1, s2) = (stats(&aa1), stats(&aa2));
+    let first1 = s1.mm_visits_at_first_freeable_cache.expect("aa1 made a shm page freeable");
+    let first2 = s2.mm_visits_at_first_freeable_cache.expect("aa2 made a shm page freeable");
+    println!("first freeable shm page after {first1} (aa1) / {first2} (aa2) mm visits; PTEs unmapped {} / {}", s1.walk_unmapped, s2.walk_unmapped + s2.objrmap_unmapped);
+    // The first pass over the mms only ages young PTEs; after that aa1 needs to have walked every
+    // process mapping the page, aa2 only the first one.
+    assert!(first1 >= 2 * MAPPERS as u64 - 1, "aa1: first freeable shm page after {first1} mm visits");
+    assert!(first2 <= first1 - MAPPERS as u64 + 2, "aa2: first freeable shm page after {first2} mm visits (aa1 {first1})");
+    assert!(s2.objrmap_unmapped > 0 && s1.objrmap_unmapped == 0);
+}
+
+#[test]
+fn aa1_converts_shm_to_swap_cache_before_writing_it() {
+    let (r1, aa1) = run_small("linux-2.4.23aa1");
+    let (r2, aa2) = run_small("linux-2.4.23aa2");
+    let (s1, s2) = (stats(&aa1), stats(&aa2));
+    let sc1 = s1.swapcache_at_first_swapout.expect("aa1 swapped");
+    let sc2 = s2.swapcache_at_first_swapout.expect("aa2 swapped");
+    println!("swap-cache pages at the first swap-out: aa1 {sc1}, aa2 {sc2}");
+    // aa2's shm_writepage submits the write as it converts, aa1 waits for the scan to come back.
+    assert!(sc2 <= 32, "aa2 had {sc2} swap-cache pages at its first swap-out");
+    assert!(sc1 > sc2, "aa1 {sc1} swap-cache pages at the first swap-out, aa2 {sc2}");
+    assert!(r1.counter("pswpout") > 0 && r2.counter("pswpout") > 0);
+}
+
+#[test]
+fn clean_pass_frees_clean_cache_first() {
+    let (_, aa1) = run_small("linux-2.4.23aa1");
+    let (_, aa2) = run_small("linux-2.4.23aa2");
+    assert_eq!(stats(&aa1).clean_pass_freed, 0);
+    assert!(stats(&aa2).clean_pass_freed > stats(&aa2).freed, "aa2 freed {} in the clean pass, {} in the scan", stats(&aa2).clean_pass_freed, stats(&aa2).freed);
+}
+
+#[test]
+fn same_seed_same_bytes() {
+    let (a, _) = run_small("linux-2.4.23aa2");
+    let (b, _) = run_small("linux-2.4.23aa2");
+    assert_eq!(a.with_wall_s_zeroed().to_json_string(), b.with_wall_s_zeroed().to_json_string());
+}
+
+/// The seed's "must show" at full scale (32 GiB, 100 processes, 51 M PTEs): a few minutes in a
+/// release build. `cargo test --release -p vmlab-core --test seed_shm_big_iron -- --ignored`
+#[test]
+#[ignore]
+fn reproduce_full_scale() {
+    let opts = ReproduceOpts { sets: Vec::new(), root: reproduce::find_root() };
+    let (rep, text) = shm_big_iron::run(&opts).expect("reproduce runs");
+    println!("{text}");
+    let m = |i: usize, k: &str| rep.runs[i].metrics.get(k).copied().unwrap_or(f64::NAN);
+    assert_eq!(rep.runs[0].profile, "linux-2.4.23aa1");
+    assert_eq!(rep.runs[1].profile, "linux-2.4.23aa2");
+    let mut failed = Vec::new();
+    let mut check = |ok: bool, what: String| {
+        if !ok {
+            failed.push(what);
+        }
+    };
+    check(m(0, "swapcache_kb_at_first_swapout") >= 1048576.0, format!("aa1 swap cache at first swap-out {} kB < 1 GiB", m(0, "swapcache_kb_at_first_swapout")));
+    check(m(0, "sy_pct_mean") >= 70.0, format!("aa1 sy while swapping {} < 70", m(0, "sy_pct_mean")));
+    check(m(0, "cp_mb_per_s") <= 10.0, format!("aa1 cp {} MB/s > 10", m(0, "cp_mb_per_s")));
+    check(m(1, "swapcache_kb_at_first_swapout") <= 262144.0, format!("aa2 swap cache at first swap-out {} kB > 256 MiB", m(1, "swapcache_kb_at_first_swapout")));
+    check(m(1, "cp_mb_per_s") >= 60.0, format!("aa2 cp {} MB/s < 60", m(1, "cp_mb_per_s")));
+    assert!(failed.is_empty(), "not reproduced: {failed:?}");
+}
