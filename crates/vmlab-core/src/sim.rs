@@ -34,6 +34,9 @@ impl SimError {
     }
 }
 
+/// See `Sim::on_sample`.
+pub type SampleHook = Box<dyn FnMut(&mut Sim)>;
+
 pub struct Sim {
     pub k: Kernel,
     pub s: Sched,
@@ -56,7 +59,7 @@ pub struct Sim {
     pub progress: Option<Box<dyn FnMut(u64)>>,
     /// Called after each timeline sample, to follow state the timeline does not show (and, by
     /// lowering `end_limit`, to stop a run once what it measures has settled).
-    pub on_sample: Option<Box<dyn FnMut(&mut Sim)>>,
+    pub on_sample: Option<SampleHook>,
     /// `[[netrx]]` sources: atomic slab allocations from network receive.
     pub netrx: Vec<crate::slub::NetRx>,
     cpu_idle: Vec<bool>,

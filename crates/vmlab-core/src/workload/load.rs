@@ -750,10 +750,10 @@ fn check_vars(ctx: &Ctx<'_>, f: &ScenarioFile) -> Result<Vec<(String, i64, Span)
         let path = ["vars", name.as_str()];
         let ident = name.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
             && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-        if !ident || ["errno", "tid"].contains(&name.as_str()) {
+        if !ident || ["errno", "tid", "nr_cpus", "nr_nodes"].contains(&name.as_str()) {
             return Err(ctx.err(
                 &path,
-                format!("`{name}` cannot be a variable: use letters, digits and `_`, not `errno` or `tid`"),
+                format!("`{name}` cannot be a variable: use letters, digits and `_`, not a built-in (`errno`, `tid`, `nr_cpus`, `nr_nodes`)"),
             ));
         }
         let value = match v {
