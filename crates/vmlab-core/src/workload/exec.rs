@@ -185,6 +185,29 @@ fn region(sim: &Sim, mm: u32, n: &str, span: Span) -> R<(u64, u64)> {
     })
 }
 
+/// A named region's virtual pages [start+a, start+b) selected by `offset=`/`len=` (bytes).
+#[allow(clippy::too_many_arguments)]
+fn region_range(
+    sim: &Sim,
+    prog: &Program,
+    ps: &ProgState,
+    mm: u32,
+    n: &super::ast::Template,
+    offset: &Option<super::ast::Expr>,
+    len: &Option<super::ast::Expr>,
+    span: Span,
+) -> R<(u64, u64, u64)> {
+    let nm = name(prog, ps, n)?;
+    let (s, pages) = region(sim, mm, &nm, span)?;
+    let off = ev_opt(prog, ps, offset, 0)?;
+    let l = match len {
+        Some(l) => Some(ev(prog, ps, l)?),
+        None => None,
+    };
+    let (a, b) = page_range(off, l, pages, span)?;
+    Ok((s, a, b))
+}
+
 fn file_id(sim: &Sim, n: &str, span: Span) -> R<u32> {
     sim.k.file_ids.get(n).copied().ok_or_else(|| {
         let hint = super::error::suggest(n, sim.k.file_ids.keys().map(|s| s.as_str())).map(|s| format!("; did you mean `{s}`?")).unwrap_or_default();
@@ -335,14 +358,7 @@ fn start(sim: &mut Sim, t: usize, ctx: &mut Ctx, ps: &mut ProgState, prog: &Prog
             Ok(Step::Done)
         }
         OpKind::Munmap { name: n, offset, len } => {
-            let nm = name(prog, ps, n)?;
-            let (s, pages) = region(sim, mm, &nm, span)?;
-            let off = ev_opt(prog, ps, offset, 0)?;
-            let l = match len {
-                Some(l) => Some(ev(prog, ps, l)?),
-                None => None,
-            };
-            let (a, b) = page_range(off, l, pages, span)?;
+            let (s, a, b) = region_range(sim, prog, ps, mm, n, offset, len, span)?;
             if let Some(b) = lock_write(sim, t, ctx, ps, mm) {
                 return Ok(b);
             }
@@ -351,14 +367,7 @@ fn start(sim: &mut Sim, t: usize, ctx: &mut Ctx, ps: &mut ProgState, prog: &Prog
             Ok(Step::Done)
         }
         OpKind::Mlock { name: n, offset, len, chunk } => {
-            let nm = name(prog, ps, n)?;
-            let (s, pages) = region(sim, mm, &nm, span)?;
-            let off = ev_opt(prog, ps, offset, 0)?;
-            let l = match len {
-                Some(l) => Some(ev(prog, ps, l)?),
-                None => None,
-            };
-            let (a, b) = page_range(off, l, pages, span)?;
+            let (s, a, b) = region_range(sim, prog, ps, mm, n, offset, len, span)?;
             let chunk = match chunk {
                 Some(c) => (ev(prog, ps, c)?.max(4096) as u64).div_ceil(4096),
                 None => b - a,
@@ -366,14 +375,7 @@ fn start(sim: &mut Sim, t: usize, ctx: &mut Ctx, ps: &mut ProgState, prog: &Prog
             Ok(Step::Ongoing(OpState::Populate { vpn: s + a, end: s + a, write: false, mlock_rest: Some((s + a, s + b, chunk)) }))
         }
         OpKind::Munlock { name: n, offset, len } => {
-            let nm = name(prog, ps, n)?;
-            let (s, pages) = region(sim, mm, &nm, span)?;
-            let off = ev_opt(prog, ps, offset, 0)?;
-            let l = match len {
-                Some(l) => Some(ev(prog, ps, l)?),
-                None => None,
-            };
-            let (a, b) = page_range(off, l, pages, span)?;
+            let (s, a, b) = region_range(sim, prog, ps, mm, n, offset, len, span)?;
             if let Some(bl) = lock_write(sim, t, ctx, ps, mm) {
                 return Ok(bl);
             }
@@ -382,14 +384,7 @@ fn start(sim: &mut Sim, t: usize, ctx: &mut Ctx, ps: &mut ProgState, prog: &Prog
             Ok(Step::Done)
         }
         OpKind::MadviseDontneed { name: n, offset, len } => {
-            let nm = name(prog, ps, n)?;
-            let (s, pages) = region(sim, mm, &nm, span)?;
-            let off = ev_opt(prog, ps, offset, 0)?;
-            let l = match len {
-                Some(l) => Some(ev(prog, ps, l)?),
-                None => None,
-            };
-            let (a, b) = page_range(off, l, pages, span)?;
+            let (s, a, b) = region_range(sim, prog, ps, mm, n, offset, len, span)?;
             let r = sim.k.vmas_in(mm, s + a, s + b);
             let vmas: Vec<Vma> = sim.k.mm(mm).vmas[r].to_vec();
             for v in &vmas {
@@ -402,14 +397,7 @@ fn start(sim: &mut Sim, t: usize, ctx: &mut Ctx, ps: &mut ProgState, prog: &Prog
             Ok(Step::Done)
         }
         OpKind::Touch { name: n, access, offset, len, stride, pattern, count, rate } => {
-            let nm = name(prog, ps, n)?;
-            let (s, pages) = region(sim, mm, &nm, span)?;
-            let off = ev_opt(prog, ps, offset, 0)?;
-            let l = match len {
-                Some(l) => Some(ev(prog, ps, l)?),
-                None => None,
-            };
-            let (a, b) = page_range(off, l, pages, span)?;
+            let (s, a, b) = region_range(sim, prog, ps, mm, n, offset, len, span)?;
             let stride = (ev_opt(prog, ps, stride, 4096)?.max(1) as u64).div_ceil(4096).max(1);
             let npages = b - a;
             if npages == 0 {
