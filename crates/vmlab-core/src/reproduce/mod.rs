@@ -3,15 +3,15 @@
 //! none of them changes what the mechanisms do — they choose scenarios, profiles and what to
 //! print, and measure.
 
-pub mod shm_big_iron;
-
 use std::path::{Path, PathBuf};
 
 use crate::stats::report::{ReproduceReport, RunReport};
 
-pub mod quicklists;
 pub mod google_mlock;
 pub mod kswapd_high_order;
+pub mod mmap_sem;
+pub mod quicklists;
+pub mod shm_big_iron;
 
 /// One seed reproduction.
 pub struct SeedDef {
@@ -28,8 +28,6 @@ pub struct ReproduceOpts {
     /// Where `scenarios/` lives.
     pub root: PathBuf,
 }
-
-pub mod mmap_sem;
 
 pub fn seeds() -> Vec<SeedDef> {
     vec![
