@@ -99,6 +99,8 @@ fn measure(r: &mut RunReport, sim: &Sim, workload: &str, program: Option<&str>) 
     m.insert("kswapd_high_order_passes", d.high_order_passes as f64);
     m.insert("kswapd_high_order_balanced", d.high_order_ends[0] as f64);
     m.insert("kswapd_high_order_fell_to_order0", d.high_order_ends[1] as f64);
+    m.insert("kswapd_high_order_lumpy_passes", d.high_order_low_prio_passes as f64);
+    m.insert("kswapd_lowest_priority", d.lowest_priority.map_or(f64::NAN, f64::from));
     m.insert("kswapd_full_sleeps", d.full_sleeps as f64);
     let (mut alloc, mut fb, mut failed) = (0, 0, 0);
     for n in &sim.netrx {
@@ -192,10 +194,12 @@ fn summary(runs: &[RunReport]) -> String {
             g("kswapd_high_wmark_hit_quickly"),
         );
         s += &format!(
-            "  {:<14} order-3 kswapd runs {:>5} ({:>6} loop_again passes; ended balanced {:>5}, fell back to order 0 {:>4}); 2nd-half free pages DMA32 {:>7.0} ({:>4.1}% in order>=3 blocks), Normal {:>6.0} ({:>4.1}%)\n",
+            "  {:<14} order-3 kswapd runs {:>5} ({:>6} loop_again passes, {:>5} below priority 10; lowest priority {:>2}; ended balanced {:>5}, fell back to order 0 {:>4}); 2nd-half free pages DMA32 {:>7.0} ({:>4.1}% in order>=3 blocks), Normal {:>6.0} ({:>4.1}%)\n",
             "",
             g("kswapd_balance_runs_high_order"),
             g("kswapd_high_order_passes"),
+            g("kswapd_high_order_lumpy_passes"),
+            g("kswapd_lowest_priority"),
             g("kswapd_high_order_balanced"),
             g("kswapd_high_order_fell_to_order0"),
             g("free_pages_mean_dma32"),
