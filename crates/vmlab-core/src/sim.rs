@@ -51,6 +51,9 @@ pub struct Sim {
     pub linger: u64,
     pub interval: u64,
     pub samples: Vec<Sample>,
+    /// Per sample, per zone: free pages and free pages in blocks of order >= 3 (buddyinfo), the
+    /// validation hook for high-order reclaim (how fragmented free memory is).
+    pub buddy_samples: Vec<(f64, Vec<(u64, u64)>)>,
     pub sstate: SampleState,
     pub scenario_name: String,
     pub seed: u64,
@@ -274,6 +277,7 @@ impl Sim {
             linger,
             interval,
             samples: Vec::new(),
+            buddy_samples: Vec::new(),
             sstate,
             scenario_name: f.name.clone().unwrap_or_else(|| sc.path.clone()),
             seed: f.seed,
@@ -566,6 +570,8 @@ impl Sim {
         let ksw: u64 = self.s.tasks.iter().filter(|t| matches!(t.kind, TaskKind::Kswapd(_))).map(|t| t.stime_ns).sum();
         let r = self.s.tasks.iter().filter(|t| matches!(t.state, TState::Running(_) | TState::Runnable)).count() as u32;
         let b = self.s.tasks.iter().filter(|t| t.state == TState::Blocked && t.iowait).count() as u32;
+        let zones = self.k.zones.iter().map(|z| (z.free_pages, z.nr_free.iter().enumerate().skip(3).map(|(o, n)| n << o).sum())).collect();
+        self.buddy_samples.push((now as f64 / 1e9, zones));
         let mi = self.meminfo();
         let sample = Sample {
             t_s: now as f64 / 1e9,

@@ -82,9 +82,25 @@ fn measure(r: &mut RunReport, sim: &Sim, workload: &str, program: Option<&str>) 
         m.insert(format!("pgscan_kswapd_{name}"), d.zone_scan_kswapd[zid.min(7)] as f64);
         m.insert(format!("pgsteal_kswapd_{name}"), d.zone_steal_kswapd[zid.min(7)] as f64);
     }
+    // buddyinfo over the second half: how much of each zone's free memory sits in blocks an
+    // order-3 request (and the order-3 watermark check) can use.
+    let half = r.elapsed_s / 2.0;
+    let late: Vec<&(f64, Vec<(u64, u64)>)> = sim.buddy_samples.iter().filter(|(t, _)| *t >= half).collect();
+    for (zid, z) in k.zones.iter().enumerate() {
+        let name = z.kind.name().to_lowercase();
+        let (free, o3) = late.iter().fold((0u64, 0u64), |(f, o), (_, zs)| zs.get(zid).map_or((f, o), |&(zf, zo)| (f + zf, o + zo)));
+        let n = late.len().max(1) as f64;
+        m.insert(format!("free_pages_mean_{name}"), free as f64 / n);
+        m.insert(format!("free_order3_pct_{name}"), if free > 0 { o3 as f64 * 100.0 / free as f64 } else { 0.0 });
+    }
     let d = &k.nodes[0].kswapd.split26;
     m.insert("kswapd_balance_runs_order0", d.balance_runs[0] as f64);
     m.insert("kswapd_balance_runs_high_order", d.balance_runs[1] as f64);
+    m.insert("kswapd_high_order_passes", d.high_order_passes as f64);
+    m.insert("kswapd_high_order_balanced", d.high_order_ends[0] as f64);
+    m.insert("kswapd_high_order_fell_to_order0", d.high_order_ends[1] as f64);
+    m.insert("kswapd_high_order_lumpy_passes", d.high_order_low_prio_passes as f64);
+    m.insert("kswapd_lowest_priority", d.lowest_priority.map_or(f64::NAN, f64::from));
     m.insert("kswapd_full_sleeps", d.full_sleeps as f64);
     let (mut alloc, mut fb, mut failed) = (0, 0, 0);
     for n in &sim.netrx {
@@ -176,6 +192,20 @@ fn summary(runs: &[RunReport]) -> String {
             g("pgscan_kswapd_dma32"),
             g("pswpout"),
             g("kswapd_high_wmark_hit_quickly"),
+        );
+        s += &format!(
+            "  {:<14} order-3 kswapd runs {:>5} ({:>6} loop_again passes, {:>5} below priority 10; lowest priority {:>2}; ended balanced {:>5}, fell back to order 0 {:>4}); 2nd-half free pages DMA32 {:>7.0} ({:>4.1}% in order>=3 blocks), Normal {:>6.0} ({:>4.1}%)\n",
+            "",
+            g("kswapd_balance_runs_high_order"),
+            g("kswapd_high_order_passes"),
+            g("kswapd_high_order_lumpy_passes"),
+            g("kswapd_lowest_priority"),
+            g("kswapd_high_order_balanced"),
+            g("kswapd_high_order_fell_to_order0"),
+            g("free_pages_mean_dma32"),
+            g("free_order3_pct_dma32"),
+            g("free_pages_mean_normal"),
+            g("free_order3_pct_normal"),
         );
     }
     s

@@ -57,6 +57,10 @@ pub struct KswapdLocals {
     pub high_order_wakeups: u64,
     /// How order > 0 balance_pgdat runs ended: balanced at the order, fell back to order 0.
     pub high_order_ends: [u64; 2],
+    /// balance_pgdat priority passes at order > 0 below DEF_PRIORITY - 2 (lumpy or
+    /// reclaim/compaction mode), and the lowest priority any pass reached.
+    pub high_order_low_prio_passes: u64,
+    pub lowest_priority: Option<i32>,
 }
 
 /// `struct scan_control`.
@@ -952,6 +956,13 @@ fn balance_priority(k: &mut Kernel, ctx: &mut Ctx, node: usize) -> KswapdAction 
         }
     }
     let bal_cz = k.nodes[node].kswapd.split26.bal_cz;
+    {
+        let l = &mut k.nodes[node].kswapd.split26;
+        if order > 0 && priority < DEF_PRIORITY - 2 {
+            l.high_order_low_prio_passes += 1;
+        }
+        l.lowest_priority = Some(l.lowest_priority.map_or(priority, |p| p.min(priority)));
+    }
     let mut all_ok = true;
     let mut under_min = false;
     let mut balanced = 0u64;
