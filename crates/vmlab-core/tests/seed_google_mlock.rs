@@ -113,3 +113,31 @@ fn bad_sets_are_errors_not_panics() {
     let e = (def.run)(&opts(vec!["machine.memroy=1GiB".into()])).expect_err("an error");
     assert!(e.contains("memroy"), "{e}");
 }
+
+/// The seed at full scale (2 GiB, two 408 MiB slots, twenty files), with the must-shows.
+/// Release build only: `cargo test --release -p vmlab-core --test seed_google_mlock -- --ignored`.
+#[test]
+#[ignore = "full scale: release build, scripts/test-all.sh runs it"]
+fn full_scale_must_shows() {
+    let runs = run(Vec::new());
+    let (old, bandaid, new) = (&runs[0], &runs[1], &runs[2]);
+    for r in &runs {
+        assert_eq!(metric(r, "slots"), 2.0, "{}", r.profile);
+        assert!(metric(r, "sleeping_window_s") >= 60.0, "{}", r.profile);
+    }
+    let m = |r: &RunReport, k: &str| metric(r, k);
+    // linux-2.4.9: kswapd never sleeps, the run is much slower, refill/launder dominate the profile.
+    assert!(m(old, "kswapd_cpu_pct_loading") >= 80.0, "2.4.9 kswapd while loading: {}", m(old, "kswapd_cpu_pct_loading"));
+    assert!(m(old, "kswapd_cpu_pct_sleeping") >= 80.0, "2.4.9 kswapd while sleeping: {}", m(old, "kswapd_cpu_pct_sleeping"));
+    assert!(m(old, "load_s") >= 1.4 * m(new, "load_s"), "2.4.9 load {} vs 6.8 {}", m(old, "load_s"), m(new, "load_s"));
+    let top = top_functions(old);
+    assert_eq!(&top[..2], &["refill_inactive_scan", "page_launder"], "2.4.9 profile: {top:?}");
+    // The bandaid: kswapd sleeps after every pass.
+    let (bl, bs) = (m(bandaid, "kswapd_cpu_pct_loading"), m(bandaid, "kswapd_cpu_pct_sleeping"));
+    assert!((20.0..=50.0).contains(&bl), "bandaid kswapd while loading: {bl}");
+    assert!(bs <= 30.0, "bandaid kswapd while sleeping: {bs}");
+    // 6.8: I/O-bound, kswapd idle.
+    assert!(m(new, "kswapd_cpu_pct_loading") <= 10.0 && m(new, "kswapd_cpu_pct_sleeping") <= 10.0);
+    let io = m(new, "io_bound_s");
+    assert!((m(new, "load_s") - io).abs() <= 0.15 * io, "6.8 load {} vs I/O bound {io}", m(new, "load_s"));
+}
