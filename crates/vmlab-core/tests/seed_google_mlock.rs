@@ -113,3 +113,42 @@ fn bad_sets_are_errors_not_panics() {
     let e = (def.run)(&opts(vec!["machine.memroy=1GiB".into()])).expect_err("an error");
     assert!(e.contains("memroy"), "{e}");
 }
+
+/// The seed at full scale (2 GiB, two 408 MiB slots, twenty files), with the must-shows.
+/// Release build only: `cargo test --release -p vmlab-core --test seed_google_mlock -- --ignored`.
+/// Every must-show is checked and all misses are reported together.
+#[test]
+#[ignore = "full scale: release build, scripts/test-all.sh runs it"]
+fn full_scale_must_shows() {
+    let runs = run(Vec::new());
+    let (old, bandaid, new) = (&runs[0], &runs[1], &runs[2]);
+    for r in &runs {
+        assert_eq!(metric(r, "slots"), 2.0, "{}", r.profile);
+        assert!(metric(r, "sleeping_window_s") >= 60.0, "{}", r.profile);
+    }
+    let m = |r: &RunReport, k: &str| metric(r, k);
+    let mut miss = Vec::new();
+    let mut check = |ok: bool, what: String| {
+        if !ok {
+            miss.push(what);
+        }
+    };
+    // linux-2.4.9: kswapd never sleeps, the run is much slower, refill/launder dominate the profile.
+    let (l, s) = (m(old, "kswapd_cpu_pct_loading"), m(old, "kswapd_cpu_pct_sleeping"));
+    check(l >= 80.0, format!("2.4.9 kswapd while loading {l:.1} % < 80"));
+    check(s >= 80.0, format!("2.4.9 kswapd while sleeping {s:.1} % < 80"));
+    let (lo, ln) = (m(old, "load_s"), m(new, "load_s"));
+    check(lo >= 1.4 * ln, format!("2.4.9 load {lo:.1} s < 1.4 x 6.8's {ln:.1} s"));
+    let top = top_functions(old);
+    check(top[..2] == ["refill_inactive_scan", "page_launder"], format!("2.4.9 profile top {:?}", &top[..2]));
+    // The bandaid: kswapd sleeps after every pass.
+    let (bl, bs) = (m(bandaid, "kswapd_cpu_pct_loading"), m(bandaid, "kswapd_cpu_pct_sleeping"));
+    check((20.0..=50.0).contains(&bl), format!("bandaid kswapd while loading {bl:.1} % not in 20-50"));
+    check(bs <= 30.0, format!("bandaid kswapd while sleeping {bs:.1} % > 30"));
+    // 6.8: I/O-bound, kswapd idle.
+    let (nl, ns) = (m(new, "kswapd_cpu_pct_loading"), m(new, "kswapd_cpu_pct_sleeping"));
+    check(nl <= 10.0 && ns <= 10.0, format!("6.8 kswapd {nl:.1} % / {ns:.1} % > 10"));
+    let io = m(new, "io_bound_s");
+    check((ln - io).abs() <= 0.15 * io, format!("6.8 load {ln:.1} s not within 15 % of the I/O bound {io:.1} s"));
+    assert!(miss.is_empty(), "full-scale must-shows missed:\n  {}", miss.join("\n  "));
+}

@@ -22,8 +22,11 @@ fn zone_flags(k: &mut Kernel, f: fn(&Kernel, usize) -> bool) -> Vec<bool> {
 
 /// `refill_inactive_scan(DEF_PRIORITY)`: look at a 64th of the active list from its tail, under
 /// the lru lock for the whole scan. Pages of zones with plenty of inactive pages are passed over;
-/// the rest are aged, and those no one but the page cache (and their buffers) holds go to
-/// inactive_dirty. A page mapped by a process — mlocked or not — stays active.
+/// the rest are aged, and those whose age has run down to 0 and that no one but the page cache
+/// (and their buffers) holds go to inactive_dirty. A page mapped by a process — mlocked or not —
+/// stays active. The age test is 2.4.0–2.4.10-pre4's (`page->age == 0 && page_count(page) <=
+/// ...`, the old side of Jan Harkes' 4 Sep 2001 patch against 2.4.10-pre4); later 2.4.10-pres
+/// dropped it.
 pub fn refill_inactive_scan(k: &mut Kernel, ctx: &mut Ctx) -> u64 {
     k.riel.stats.refill_inactive_scan += 1;
     let mut maxscan = k.riel.active.len() >> DEF_PRIORITY;
@@ -50,7 +53,7 @@ pub fn refill_inactive_scan(k: &mut Kernel, ctx: &mut Ctx) -> u64 {
             age_up(k, p);
         } else {
             age_down(k, p);
-            if page_count(k, p) <= if buffers(k, p) { 2 } else { 1 } {
+            if k.fr.aux[p as usize] == 0 && page_count(k, p) <= if buffers(k, p) { 2 } else { 1 } {
                 // deactivate_page_nolock
                 k.riel.active.take(&mut k.fr);
                 k.global_lru.lists[SLOT_ACTIVE].len -= 1;
