@@ -159,10 +159,12 @@ fn same_seed_same_bytes() {
     assert_eq!(a.with_wall_s_zeroed().to_json_string(), b.with_wall_s_zeroed().to_json_string());
 }
 
-/// The seed's "must show" at full scale (32 GiB, 100 processes, 51 M PTEs): a few minutes in a
+/// The seed's "must show" at full scale (32 GiB, 100 processes, 51 M PTEs): about a minute in a
 /// release build. `cargo test --release -p vmlab-core --test seed_shm_big_iron -- --ignored`
+/// `swapcache_kb_at_first_swapout` is taken at the first swap write of a shm page (the seed's
+/// "first 4k of shm").
 #[test]
-#[ignore]
+#[ignore = "full scale: release build, scripts/test-all.sh runs it"]
 fn reproduce_full_scale() {
     let opts = ReproduceOpts { sets: Vec::new(), root: reproduce::find_root() };
     let (rep, text) = shm_big_iron::run(&opts).expect("reproduce runs");

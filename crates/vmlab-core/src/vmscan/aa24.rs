@@ -55,7 +55,6 @@ pub struct Aa24State {
     /// Completion time of writes `shrink_cache` started (pages carrying PG_launder).
     launder_done: FxHashMap<Pfn, u64>,
     scratch: Vec<(u64, u32)>,
-    trace_sec: u64,
     /// What the run observed, for reports.
     pub stats: Aa24Stats,
 }
@@ -383,41 +382,7 @@ fn new_swap_out(k: &mut Kernel) -> SwapOut {
 
 /// The body of `try_to_free_pages_zone`: `vm_passes` rounds of `shrink_caches` (+ one failing
 /// `swap_out` at most per call), until SWAP_CLUSTER_MAX pages are freed.
-fn trace(k: &mut Kernel, ctx: &Ctx) {
-    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    if !*ON.get_or_init(|| std::env::var_os("AA24_TRACE").is_some()) {
-        return;
-    }
-    let sec = ctx.clock() / 1_000_000_000;
-    if sec <= k.aa24.trace_sec {
-        return;
-    }
-    k.aa24.trace_sec = sec;
-    let (mut ishm0, mut ishm, mut isc, mut ifile, mut ashm0) = (0u64, 0u64, 0u64, 0u64, 0u64);
-    let mut hist = [[0u64; 5]; 2];
-    for (l, cnt) in [(INACTIVE, true), (ACTIVE, false)] {
-        let mut p = k.global_lru.lists[l].tail;
-        while p != NIL {
-            let f = k.fr.flags[p as usize];
-            let unm = k.fr.mapcount[p as usize] == 0;
-            if f & pg::SWAPBACKED != 0 && f & (pg::SWAPCACHE | pg::ANON) == 0 {
-                let mc = k.fr.mapcount[p as usize] as usize;
-                let b = if mc == 0 { 0 } else if mc < 10 { 1 } else if mc < 50 { 2 } else if mc < 99 { 3 } else { 4 };
-                hist[if cnt { 0 } else { 1 }][b] += 1;
-            }
-            if cnt {
-                if f & pg::SWAPCACHE != 0 { isc += 1 } else if f & pg::ANON == 0 && f & pg::SWAPBACKED != 0 { ishm += 1; if unm { ishm0 += 1 } } else { ifile += 1 }
-            } else if f & pg::SWAPBACKED != 0 && f & pg::SWAPCACHE == 0 && unm { ashm0 += 1 }
-            p = k.fr.prev[p as usize];
-        }
-    }
-    let s = &k.aa24.stats;
-    eprintln!("t={sec} A={} I={} Ishm={ishm} Ishm0={ishm0} Isc={isc} Ifile={ifile} Ashm0={ashm0} sc={} unm={} young={} so={} wp={} freed={} pswpout={} minflt={} hist={hist:?}",
-        k.global_lru.lists[ACTIVE].len, k.global_lru.lists[INACTIVE].len, k.g.swapcache, s.walk_unmapped, s.walk_young, s.swap_out_calls, s.writepages, s.freed, k.ev.get(Vm::Pswpout), k.ev.get(Vm::Pgfault) - k.ev.get(Vm::Pgmajfault));
-}
-
 fn run(k: &mut Kernel, ctx: &mut Ctx, st: &mut Tfp, budget: u64) -> Run {
-    trace(k, ctx);
     loop {
         match st.step {
             Step::PassStart => {
