@@ -141,6 +141,11 @@ fn aa1_converts_shm_to_swap_cache_before_writing_it() {
     // aa2's shm_writepage submits the write as it converts, aa1 waits for the scan to come back.
     assert!(sc2 <= 32, "aa2 had {sc2} swap-cache pages at its first swap-out");
     assert!(sc1 > sc2, "aa1 {sc1} swap-cache pages at the first swap-out, aa2 {sc2}");
+    // The same at the first write of a shm page: aa2 writes the page it converts.
+    let shm1 = s1.swapcache_at_first_shm_swapout.expect("aa1 wrote a shm page");
+    let shm2 = s2.swapcache_at_first_shm_swapout.expect("aa2 wrote a shm page");
+    println!("swap-cache pages at the first shm swap-out: aa1 {shm1}, aa2 {shm2}");
+    assert!(shm2 <= 32 && shm1 > shm2, "first shm swap-out: aa1 {shm1}, aa2 {shm2} swap-cache pages");
     assert!(r1.counter("pswpout") > 0 && r2.counter("pswpout") > 0);
 }
 
