@@ -141,6 +141,11 @@ fn aa1_converts_shm_to_swap_cache_before_writing_it() {
     // aa2's shm_writepage submits the write as it converts, aa1 waits for the scan to come back.
     assert!(sc2 <= 32, "aa2 had {sc2} swap-cache pages at its first swap-out");
     assert!(sc1 > sc2, "aa1 {sc1} swap-cache pages at the first swap-out, aa2 {sc2}");
+    // The same at the first write of a shm page: aa2 writes the page it converts.
+    let shm1 = s1.swapcache_at_first_shm_swapout.expect("aa1 wrote a shm page");
+    let shm2 = s2.swapcache_at_first_shm_swapout.expect("aa2 wrote a shm page");
+    println!("swap-cache pages at the first shm swap-out: aa1 {shm1}, aa2 {shm2}");
+    assert!(shm2 <= 32 && shm1 > shm2, "first shm swap-out: aa1 {shm1}, aa2 {shm2} swap-cache pages");
     assert!(r1.counter("pswpout") > 0 && r2.counter("pswpout") > 0);
 }
 
@@ -159,10 +164,12 @@ fn same_seed_same_bytes() {
     assert_eq!(a.with_wall_s_zeroed().to_json_string(), b.with_wall_s_zeroed().to_json_string());
 }
 
-/// The seed's "must show" at full scale (32 GiB, 100 processes, 51 M PTEs): a few minutes in a
+/// The seed's "must show" at full scale (32 GiB, 100 processes, 51 M PTEs): about a minute in a
 /// release build. `cargo test --release -p vmlab-core --test seed_shm_big_iron -- --ignored`
+/// `swapcache_kb_at_first_swapout` is taken at the first swap write of a shm page (the seed's
+/// "first 4k of shm").
 #[test]
-#[ignore]
+#[ignore = "full scale: release build, scripts/test-all.sh runs it"]
 fn reproduce_full_scale() {
     let opts = ReproduceOpts { sets: Vec::new(), root: reproduce::find_root() };
     let (rep, text) = shm_big_iron::run(&opts).expect("reproduce runs");

@@ -64,6 +64,10 @@ pub struct Aa24Stats {
     /// Swap-cache pages when the first swap write was submitted, and when.
     pub swapcache_at_first_swapout: Option<u64>,
     pub first_swapout_ns: Option<u64>,
+    /// The same at the first write of a shm page ("the first 4k of shm" of the seed): anonymous
+    /// pages the walk gave a swap slot may have been written before.
+    pub swapcache_at_first_shm_swapout: Option<u64>,
+    pub first_shm_swapout_ns: Option<u64>,
     /// pgfault / pgmajfault when reclaim first ran, and when.
     pub faults_at_first_reclaim: Option<(u64, u64)>,
     pub first_reclaim_ns: Option<u64>,
@@ -639,9 +643,16 @@ fn writepage(k: &mut Kernel, ctx: &mut Ctx, p: Pfn) {
             }
         }
     }
-    if swapouts == 0 && k.ev.get(Vm::Pswpout) > 0 && k.aa24.stats.swapcache_at_first_swapout.is_none() {
-        k.aa24.stats.swapcache_at_first_swapout = Some(k.g.swapcache);
-        k.aa24.stats.first_swapout_ns = Some(ctx.clock());
+    if k.ev.get(Vm::Pswpout) > swapouts {
+        let st = &mut k.aa24.stats;
+        if st.swapcache_at_first_swapout.is_none() {
+            st.swapcache_at_first_swapout = Some(k.g.swapcache);
+            st.first_swapout_ns = Some(ctx.clock());
+        }
+        if st.swapcache_at_first_shm_swapout.is_none() && !k.fr.has(p, pg::ANON) {
+            st.swapcache_at_first_shm_swapout = Some(k.g.swapcache);
+            st.first_shm_swapout_ns = Some(ctx.clock());
+        }
     }
 }
 
