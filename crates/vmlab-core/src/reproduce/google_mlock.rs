@@ -297,6 +297,12 @@ fn engine_summary(o: &RunOut) -> String {
         why.push(format!("global: inactive {}, free {}", st.shortages.global_inactive, st.shortages.global_free));
     }
     let _ = writeln!(s, "  shortages left at the end of failed passes: {}", if why.is_empty() { "none".to_string() } else { why.join("; ") });
+    let a = st.alloc_pass;
+    let _ = writeln!(
+        s,
+        "  allocations served by __alloc_pages: first loop {}, pages_high pass {}, pages_low pass {}, pages_min pass {}, last resort {}",
+        a[0], a[1], a[2], a[3], a[4]
+    );
     let _ = writeln!(s, "  zones at the end (pages):   free  inact_clean  inact_dirty     active   mapped (mlocked)");
     for (name, free, clean, dirty, active, mapped) in &o.zones {
         let _ = writeln!(s, "  {name:>10} {free:>16} {clean:>12} {dirty:>12} {active:>10} {mapped:>8}");

@@ -73,6 +73,7 @@ pub fn alloc_pages(k: &mut Kernel, ctx: &mut Ctx, gfp: Gfp, order: u32) -> Resul
         for &z in zl {
             if zone_free(k, z) >= k.zones[z].wmark[PAGES_LOW] {
                 if let Some(p) = rmqueue(k, z, order, gfp) {
+                    k.riel.stats.alloc_pass[0] += 1;
                     return got(k, ctx, z, p, gfp, order);
                 }
             } else if zone_free(k, z) < k.zones[z].wmark[PAGES_MIN] {
@@ -80,9 +81,11 @@ pub fn alloc_pages(k: &mut Kernel, ctx: &mut Ctx, gfp: Gfp, order: u32) -> Resul
             }
         }
         if let Some(r) = alloc_limit(k, ctx, zl, order, PAGES_HIGH, direct, gfp) {
+            k.riel.stats.alloc_pass[1] += 1;
             return r;
         }
         if let Some(r) = alloc_limit(k, ctx, zl, order, PAGES_LOW, direct, gfp) {
+            k.riel.stats.alloc_pass[2] += 1;
             return r;
         }
         wakeup_kswapd(k);
@@ -91,6 +94,7 @@ pub fn alloc_pages(k: &mut Kernel, ctx: &mut Ctx, gfp: Gfp, order: u32) -> Resul
             k.charge(ctx, KFunc::Schedule, k.cost.context_switch);
         }
         if let Some(r) = alloc_limit(k, ctx, zl, order, PAGES_MIN, direct, gfp) {
+            k.riel.stats.alloc_pass[3] += 1;
             return r;
         }
         if !ctx.in_reclaim && gfp.direct_reclaim && (order == 0 || free_shortage(k).is_some()) {
@@ -111,6 +115,7 @@ pub fn alloc_pages(k: &mut Kernel, ctx: &mut Ctx, gfp: Gfp, order: u32) -> Resul
         if direct {
             if let Some(p) = super::scan::reclaim_page(k, ctx, z) {
                 k.ev.inc(Vm::PgstealDirect);
+                k.riel.stats.alloc_pass[4] += 1;
                 return got(k, ctx, z, p, gfp, order);
             }
         }
@@ -118,6 +123,7 @@ pub fn alloc_pages(k: &mut Kernel, ctx: &mut Ctx, gfp: Gfp, order: u32) -> Resul
             continue;
         }
         if let Some(p) = rmqueue(k, z, order, gfp) {
+            k.riel.stats.alloc_pass[4] += 1;
             return got(k, ctx, z, p, gfp, order);
         }
     }

@@ -97,6 +97,9 @@ pub struct Stats {
     pub kreclaimd_runs: u64,
     pub lock_contended: u64,
     pub shortages: Shortages,
+    /// Allocations served by each stage of `__alloc_pages`: the first loop (a zone at or above
+    /// pages_low), the pages_high, pages_low and pages_min passes, and the last resort.
+    pub alloc_pass: [u64; 5],
 }
 
 /// The engine's global state (the statics of 2.4's vmscan.c, swap.c and page_alloc.c).
