@@ -244,6 +244,14 @@ impl Sim {
             Some(d) => dur(d, "linger")?,
             None => 0,
         };
+        if let Some(fs) = &f.fs {
+            for (key, v) in [("inode_size", fs.inode_size), ("dentry_size", fs.dentry_size)] {
+                if !(8..=32768).contains(&v) {
+                    return Err(SimError::msg(format!("fs.{key} is {v} bytes; a slab object is 8 to 32768 bytes")));
+                }
+            }
+            k.vfs = Some(Box::new(crate::dcache::Vfs::new(fs.dentry_size as u64, fs.inode_size as u64, k.cfg.cpus as u64)));
+        }
         let mut netrx = Vec::new();
         for (i, n) in f.netrx.iter().enumerate() {
             let rate = units::rate_from_value(&n.rate).map_err(|e| SimError::msg(format!("netrx.{i}.rate: {e}")))?;
