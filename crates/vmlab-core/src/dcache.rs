@@ -241,3 +241,83 @@ fn invalidate_mapping_pages(k: &mut Kernel, ctx: &mut Ctx, file: u32) -> u64 {
     }
     n
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::machine::{MachineConfig, ZoneLayout};
+    use crate::mmzone::ZoneType;
+
+    fn kernel() -> Kernel {
+        let zones = vec![ZoneLayout { kind: ZoneType::Dma32, node: 0, pages: 16384 }, ZoneLayout { kind: ZoneType::Normal, node: 0, pages: 8192 }];
+        let cfg = MachineConfig { memory_bytes: 24576 * 4096, cpus: 4, nodes: 1, arch: "x86_64".into(), cpu_mhz: 3000, reserved_bytes: 0, zones };
+        let mut k = Kernel::new(crate::profiles::find("linux-2.6.36").expect("profile"), cfg, 1).expect("kernel");
+        k.vfs = Some(Box::new(Vfs::new(192, 800, 4)));
+        k
+    }
+
+    fn create(k: &mut Kernel, ctx: &mut Ctx, n: usize) -> Vec<u32> {
+        (0..n)
+            .map(|i| {
+                let f = k.file_create(&format!("f{i}"), 4096, 0, true);
+                lookup(k, ctx, f);
+                f
+            })
+            .collect()
+    }
+
+    #[test]
+    fn slub_orders_follow_calculate_order() {
+        // 4 CPUs: 16 objects a slab wanted. ext3 inodes need order 2, dentries fit order 0;
+        // 16 CPUs want 24 inodes: order 3.
+        assert_eq!(crate::slub::calculate_order(800, 4), 2);
+        assert_eq!(crate::slub::calculate_order(192, 4), 0);
+        assert_eq!(crate::slub::calculate_order(800, 16), 3);
+        assert_eq!(crate::slub::calculate_order(4096, 4), 3);
+    }
+
+    #[test]
+    fn a_slab_is_freed_only_with_its_last_object() {
+        let mut k = kernel();
+        let mut ctx = Ctx::default();
+        let files = create(&mut k, &mut ctx, 40); // two full inode slabs of 20 (order 2)
+        let v = k.vfs.as_ref().unwrap();
+        assert_eq!(v.inode_cache.pages, 8);
+        assert_eq!(v.dentry_cache.pages, 2);
+        let slab0 = k.files[files[0] as usize].inode;
+        // Delete 19 of the first slab's 20 files: it stays, pinned by the last inode.
+        for &f in &files[..19] {
+            k.file_unlink(&mut ctx, f);
+        }
+        assert_eq!(k.files[files[19] as usize].inode, slab0);
+        assert_eq!(k.vfs.as_ref().unwrap().inode_cache.pages, 8);
+        let slab_before = k.g.slab;
+        k.file_unlink(&mut ctx, files[19]);
+        assert_eq!(k.vfs.as_ref().unwrap().inode_cache.pages, 4, "the emptied slab goes back to the buddy allocator");
+        assert_eq!(k.g.slab, slab_before - 4);
+        k.check_frames().expect("consistent frames");
+    }
+
+    #[test]
+    fn shrink_slab_scans_in_proportion_to_lru_scanning() {
+        let mut k = kernel();
+        let mut ctx = Ctx { is_kswapd: true, ..Default::default() };
+        create(&mut k, &mut ctx, 2000);
+        // delta = 4·scanned/2 · (2000/100·100) / (lru_pages+1) = 200·2000/1000 = 400 → three
+        // batches of 128 dentries now, 16 carried over.
+        shrink_slab(&mut k, &mut ctx, 100, 999, true);
+        let v = k.vfs.as_ref().unwrap();
+        assert_eq!(v.pruned_dentries, 384);
+        assert_eq!(v.nr_inodes_unused, 384);
+        assert_eq!(v.shrinker_nr[0], 16);
+        // Without __GFP_FS the shrinkers do nothing.
+        shrink_slab(&mut k, &mut ctx, 100, 999, false);
+        assert_eq!(k.vfs.as_ref().unwrap().pruned_dentries, 384);
+        // Pruned objects come back on the next lookup.
+        let f = k.file_ids["f0"];
+        assert_eq!(k.files[f as usize].dentry, NIL);
+        lookup(&mut k, &mut ctx, f);
+        assert_ne!(k.files[f as usize].dentry, NIL);
+        k.check_frames().expect("consistent frames");
+    }
+}

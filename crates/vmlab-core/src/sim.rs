@@ -265,7 +265,20 @@ impl Sim {
             if rate == 0 {
                 continue;
             }
-            let src = crate::slub::NetRx::new(rate, n.order, lifetime, n.node as usize);
+            let mut src = crate::slub::NetRx::new(rate, n.order, lifetime, n.node as usize);
+            src.exp_lifetime = match n.lifetime_dist.as_deref() {
+                None | Some("fixed") => false,
+                Some("exponential") => true,
+                Some(o) => return Err(SimError::msg(format!("netrx.{i}.lifetime_dist is \"{o}\"; expected \"fixed\" or \"exponential\""))),
+            };
+            if let Some(obj) = &n.object {
+                let bytes = units::parse_size(obj).map_err(|e| SimError::msg(format!("netrx.{i}.object: {e}")))?;
+                if bytes < 8 || bytes > 4096u64 << n.order {
+                    return Err(SimError::msg(format!("netrx.{i}.object is {bytes} bytes; it must be 8 bytes to the slab size ({} bytes at order {})", 4096u64 << n.order, n.order)));
+                }
+                src.object = bytes;
+                src.cache = Some(crate::slub::KmemCache::kmalloc_atomic(bytes, n.order));
+            }
             let first = src.next_gap(&mut k);
             s.push(first, Event::NetRx(netrx.len()));
             netrx.push(src);

@@ -217,6 +217,13 @@ pub struct NetRxSpec {
     /// Node whose CPUs take the interrupts (default 0).
     #[serde(default)]
     pub node: u32,
+    /// Object size ("4KiB"): objects share slabs of `order` (a kmalloc cache) and a slab is
+    /// freed with its last object. Default: every allocation is a slab of its own.
+    #[serde(default, deserialize_with = "opt_string_or_int")]
+    pub object: Option<String>,
+    /// "fixed" (default) or "exponential" (mean `lifetime`).
+    #[serde(default)]
+    pub lifetime_dist: Option<String>,
 }
 
 /// The filesystem's metadata caches: object sizes in bytes of its inode cache (e.g.
