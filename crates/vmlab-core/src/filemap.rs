@@ -38,6 +38,12 @@ pub struct File {
     pub unlinked: bool,
     /// Readahead state (`file_ra_state`; one per inode here, as if each file had one opener).
     pub ra: FileRaState,
+    /// With `[fs]` metadata: the slabs holding this file's dentry and inode (NIL: none cached),
+    /// the inode's inode_unused stamp and DCACHE_REFERENCED (see dcache.rs).
+    pub dentry: Pfn,
+    pub inode: Pfn,
+    pub i_stamp: u32,
+    pub d_referenced: bool,
 }
 
 impl File {
@@ -59,6 +65,10 @@ impl File {
             writeback_index: 0,
             unlinked: false,
             ra: FileRaState::default(),
+            dentry: NIL,
+            inode: NIL,
+            i_stamp: 0,
+            d_referenced: false,
         }
     }
     pub fn npages(&self) -> u64 {
@@ -296,6 +306,7 @@ impl Kernel {
 
     /// Unlink a file: its clean cached pages go now; pages under I/O go when the I/O ends.
     pub fn file_unlink(&mut self, ctx: &mut Ctx, file: u32) {
+        crate::dcache::unlink(self, ctx, file);
         self.files[file as usize].unlinked = true;
         let name = self.files[file as usize].name.clone();
         self.file_ids.remove(&name);

@@ -140,6 +140,8 @@ pub struct Kernel {
     pub mmap_sem_retired: crate::sched_lock::RwSemStats,
     /// State of the 2.4-aa reclaim engine (swap_out cursor, reclaim continuations).
     pub aa24: crate::vmscan::aa24::Aa24State,
+    /// Filesystem metadata slab caches (a scenario's `[fs]`), else None.
+    pub vfs: Option<Box<crate::dcache::Vfs>>,
 }
 
 impl Kernel {
@@ -191,6 +193,7 @@ impl Kernel {
             aa24: Default::default(),
             cfg,
             mmap_sem_retired: Default::default(),
+            vfs: None,
         };
         k.build_zones();
         Ok(k)

@@ -3,6 +3,7 @@
 //! Data flows one way: scenario → workload programs → system calls into the mm → machine state
 //! → counters → reports. Modules carry the names of the kernel's `mm/` files.
 pub mod api;
+pub mod dcache;
 pub mod disk;
 pub mod dist;
 pub mod filemap;

@@ -244,6 +244,14 @@ impl Sim {
             Some(d) => dur(d, "linger")?,
             None => 0,
         };
+        if let Some(fs) = &f.fs {
+            for (key, v) in [("inode_size", fs.inode_size), ("dentry_size", fs.dentry_size)] {
+                if !(8..=32768).contains(&v) {
+                    return Err(SimError::msg(format!("fs.{key} is {v} bytes; a slab object is 8 to 32768 bytes")));
+                }
+            }
+            k.vfs = Some(Box::new(crate::dcache::Vfs::new(fs.dentry_size as u64, fs.inode_size as u64, k.cfg.cpus as u64)));
+        }
         let mut netrx = Vec::new();
         for (i, n) in f.netrx.iter().enumerate() {
             let rate = units::rate_from_value(&n.rate).map_err(|e| SimError::msg(format!("netrx.{i}.rate: {e}")))?;
@@ -257,7 +265,20 @@ impl Sim {
             if rate == 0 {
                 continue;
             }
-            let src = crate::slub::NetRx::new(rate, n.order, lifetime, n.node as usize);
+            let mut src = crate::slub::NetRx::new(rate, n.order, lifetime, n.node as usize);
+            src.exp_lifetime = match n.lifetime_dist.as_deref() {
+                None | Some("fixed") => false,
+                Some("exponential") => true,
+                Some(o) => return Err(SimError::msg(format!("netrx.{i}.lifetime_dist is \"{o}\"; expected \"fixed\" or \"exponential\""))),
+            };
+            if let Some(obj) = &n.object {
+                let bytes = units::parse_size(obj).map_err(|e| SimError::msg(format!("netrx.{i}.object: {e}")))?;
+                if bytes < 8 || bytes > 4096u64 << n.order {
+                    return Err(SimError::msg(format!("netrx.{i}.object is {bytes} bytes; it must be 8 bytes to the slab size ({} bytes at order {})", 4096u64 << n.order, n.order)));
+                }
+                src.object = bytes;
+                src.cache = Some(crate::slub::KmemCache::kmalloc_atomic(bytes, n.order));
+            }
             let first = src.next_gap(&mut k);
             s.push(first, Event::NetRx(netrx.len()));
             netrx.push(src);

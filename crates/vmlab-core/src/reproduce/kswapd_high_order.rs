@@ -108,6 +108,17 @@ fn measure(r: &mut RunReport, sim: &Sim, workload: &str, program: Option<&str>) 
         fb += n.fallback;
         failed += n.failed;
     }
+    if let Some(v) = &k.vfs {
+        m.insert("fs_slab_pages", (v.dentry_cache.pages + v.inode_cache.pages) as f64);
+        m.insert("fs_dentries", v.nr_dentry as f64);
+        m.insert("fs_inode_slab_order_fallback", v.inode_cache.order_fallback as f64);
+        m.insert("fs_pruned_dentries", v.pruned_dentries as f64);
+        m.insert("fs_pruned_inodes", v.pruned_inodes as f64);
+        m.insert("fs_reclaimed_slab", v.reclaimed_slab as f64);
+    }
+    for c in ["kswapd_inodesteal", "pginodesteal", "slabs_scanned"] {
+        m.insert(c, r.counter(c) as f64);
+    }
     m.insert("netrx_slabs_order3", alloc as f64);
     m.insert("netrx_slabs_fallback", fb as f64);
     m.insert("netrx_slabs_failed", failed as f64);
@@ -207,6 +218,19 @@ fn summary(runs: &[RunReport]) -> String {
             g("free_pages_mean_normal"),
             g("free_order3_pct_normal"),
         );
+        if r.metrics.get("fs_slab_pages").is_some() {
+            s += &format!(
+                "  {:<14} fs metadata slab {:>7} pages at the end ({:>7} dentries); pruned {:>8} dentries, {:>8} inodes; inode steal {:>8} pages (kswapd {:>8}); slab pages reclaimed {:>7}\n",
+                "",
+                g("fs_slab_pages"),
+                g("fs_dentries"),
+                g("fs_pruned_dentries"),
+                g("fs_pruned_inodes"),
+                g("kswapd_inodesteal") + g("pginodesteal"),
+                g("kswapd_inodesteal"),
+                g("fs_reclaimed_slab"),
+            );
+        }
     }
     s
 }

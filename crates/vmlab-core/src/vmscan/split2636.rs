@@ -666,6 +666,9 @@ pub fn try_to_free_pages(k: &mut Kernel, ctx: &mut Ctx, gfp: Gfp, order: u32, _c
             shrink_zone(k, ctx, zid, &mut sc, priority);
             all_unreclaimable = false;
         }
+        // The filesystem's own slab allocations are GFP_NOFS: the dcache/icache shrinkers refuse.
+        let lru_pages: u64 = zl[..n].iter().map(|&z| zone_reclaimable_pages(k, z)).sum();
+        sc.nr_reclaimed += crate::dcache::shrink_slab(k, ctx, sc.nr_scanned, lru_pages, gfp.mt != crate::mmzone::Mt::Reclaimable);
         total_scanned += sc.nr_scanned;
         if sc.nr_reclaimed >= sc.nr_to_reclaim {
             break;
@@ -979,12 +982,14 @@ fn balance_priority(k: &mut Kernel, ctx: &mut Ctx, node: usize) -> KswapdAction 
         if !wmark_ok(k, zid, order, 8 * k.zones[zid].high_wmark(), end_idx) {
             shrink_zone(k, ctx, zid, &mut sc, priority);
         }
+        let lru_pages: u64 = zs[..n].iter().filter(|&&z| z <= end_zone).map(|&z| zone_reclaimable_pages(k, z)).sum();
+        let nr_slab = crate::dcache::shrink_slab(k, ctx, sc.nr_scanned, lru_pages, true);
+        sc.nr_reclaimed += nr_slab;
         total_scanned += sc.nr_scanned;
         if k.zones[zid].all_unreclaimable {
             continue;
         }
-        // No slab shrinkers are modelled: nr_slab is 0.
-        if !zone_reclaimable(k, zid) {
+        if nr_slab == 0 && !zone_reclaimable(k, zid) {
             k.zones[zid].all_unreclaimable = true;
         }
         if total_scanned > 2 * SWAP_CLUSTER_MAX && total_scanned > sc.nr_reclaimed + sc.nr_reclaimed / 2 {

@@ -433,6 +433,7 @@ fn start(sim: &mut Sim, t: usize, ctx: &mut Ctx, ps: &mut ProgState, prog: &Prog
             let is_write = matches!(kind, OpKind::Write { .. });
             let fname = name(prog, ps, file)?;
             let f = file_id(sim, &fname, span)?;
+            crate::dcache::lookup(&mut sim.k, ctx, f);
             let fsize = sim.k.files[f as usize].size;
             let off = match kind {
                 OpKind::Write { append: true, .. } => fsize,
@@ -467,7 +468,8 @@ fn start(sim: &mut Sim, t: usize, ctx: &mut Ctx, ps: &mut ProgState, prog: &Prog
             if let Some(&old) = sim.k.file_ids.get(&fname) {
                 sim.k.file_unlink(ctx, old);
             }
-            sim.k.file_create_packed(&fname, bytes, d);
+            let f = sim.k.file_create_packed(&fname, bytes, d);
+            crate::dcache::lookup(&mut sim.k, ctx, f);
             Ok(Step::Done)
         }
         OpKind::Unlink { file } => {

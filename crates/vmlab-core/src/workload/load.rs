@@ -690,6 +690,9 @@ fn check(ctx: &Ctx<'_>, f: &ScenarioFile) -> Result<Vec<ProcessDef>, ScenarioErr
             &["netrx", &i, "lifetime"],
             units::parse_duration(&n.lifetime),
         )?;
+        if let Some(o) = &n.object {
+            ctx.unit(&["netrx", &i, "object"], units::parse_size(o))?;
+        }
     }
 
     let vars = check_vars(ctx, f)?;

@@ -47,6 +47,8 @@ pub struct ScenarioFile {
     /// Atomic high-order allocation sources (network receive into SLUB), seed 001.
     #[serde(default, rename = "netrx")]
     pub netrx: Vec<NetRxSpec>,
+    /// Filesystem metadata: slab objects every created file costs (`[fs] inode_size = 800`).
+    pub fs: Option<FsSpec>,
     /// Program variables defined in every process (`[vars] threads = 4`, `len = "1GiB"`), so one
     /// scenario can be run at several settings with `--set vars.threads=16`.
     #[serde(default)]
@@ -215,6 +217,28 @@ pub struct NetRxSpec {
     /// Node whose CPUs take the interrupts (default 0).
     #[serde(default)]
     pub node: u32,
+    /// Object size ("4KiB"): objects share slabs of `order` (a kmalloc cache) and a slab is
+    /// freed with its last object. Default: every allocation is a slab of its own.
+    #[serde(default, deserialize_with = "opt_string_or_int")]
+    pub object: Option<String>,
+    /// "fixed" (default) or "exponential" (mean `lifetime`).
+    #[serde(default)]
+    pub lifetime_dist: Option<String>,
+}
+
+/// The filesystem's metadata caches: object sizes in bytes of its inode cache (e.g.
+/// ext3_inode_cache) and of the dentry cache. Every file a program creates then holds one of
+/// each until it is deleted or the slab shrinkers prune them (see dcache.rs).
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct FsSpec {
+    pub inode_size: u32,
+    #[serde(default = "dentry_size")]
+    pub dentry_size: u32,
+}
+
+fn dentry_size() -> u32 {
+    192
 }
 
 fn three() -> u32 {
