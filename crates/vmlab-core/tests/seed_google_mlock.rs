@@ -118,7 +118,7 @@ fn bad_sets_are_errors_not_panics() {
 /// Release build only: `cargo test --release -p vmlab-core --test seed_google_mlock -- --ignored`.
 /// Every must-show is checked and all misses are reported together.
 #[test]
-#[ignore = "full scale: release build, scripts/test-all.sh runs it"]
+#[ignore = "does not reproduce yet at full scale: 2.4.9 kswapd calms down after ~20 s (docs/notes/era-2.4.9-riel.md §6-7)"]
 fn full_scale_must_shows() {
     let runs = run(Vec::new());
     let (old, bandaid, new) = (&runs[0], &runs[1], &runs[2]);
