@@ -279,6 +279,20 @@ impl Sim {
                 src.object = bytes;
                 src.cache = Some(crate::slub::KmemCache::kmalloc_atomic(bytes, n.order));
             }
+            match (&n.on, &n.off) {
+                (Some(on), Some(off)) => {
+                    src.on_ns = dur(on, "netrx on")?;
+                    src.off_ns = dur(off, "netrx off")?;
+                    if src.on_ns == 0 {
+                        return Err(SimError::msg(format!("netrx.{i}.on is 0; a burst must last some time")));
+                    }
+                }
+                (None, None) => {}
+                _ => return Err(SimError::msg(format!("netrx.{i}: `on` and `off` go together"))),
+            }
+            if let Some(d) = &n.drain {
+                src.drain = units::rate_from_value(d).map_err(|e| SimError::msg(format!("netrx.{i}.drain: {e}")))?;
+            }
             let first = src.next_gap(&mut k);
             s.push(first, Event::NetRx(netrx.len()));
             netrx.push(src);

@@ -33,6 +33,15 @@ pub struct NetRx {
     pub node: usize,
     /// Object size in bytes (0: one object a slab).
     pub object: u64,
+    /// Bursty traffic: arrivals only during the first `on_ns` of every `on_ns + off_ns` (0: always).
+    pub on_ns: u64,
+    pub off_ns: u64,
+    /// The socket reader consumes this many packets a second, in arrival order (0: no queue): a
+    /// packet is freed after its `lifetime` and after the packets before it were consumed, so a
+    /// burst faster than the reader piles up in the receive queue.
+    pub drain: u64,
+    /// When the reader consumed the last queued packet.
+    pub last_free: u64,
     /// The kmalloc cache the objects share (None: one object a slab).
     pub cache: Option<KmemCache>,
     /// Objects alive: (free time, arrival number, slab pfn, slab order), soonest first.
@@ -46,7 +55,7 @@ pub struct NetRx {
 
 impl NetRx {
     pub fn new(rate: u64, order: u32, lifetime_ns: u64, node: usize) -> NetRx {
-        NetRx { rate, order, lifetime_ns, exp_lifetime: false, node, object: 0, cache: None, live: BinaryHeap::new(), arrivals: 0, allocated: 0, fallback: 0, failed: 0 }
+        NetRx { rate, order, lifetime_ns, exp_lifetime: false, node, object: 0, on_ns: 0, off_ns: 0, drain: 0, last_free: 0, cache: None, live: BinaryHeap::new(), arrivals: 0, allocated: 0, fallback: 0, failed: 0 }
     }
 
     /// Time to the next arrival: exponential with mean 1/rate (inverse transform on `k.rng`).
@@ -54,6 +63,13 @@ impl NetRx {
         let u = crate::dist::uniform01(&mut k.rng).max(1e-12);
         let gap = -crate::dist::ln(u) * 1e9 / self.rate.max(1) as f64;
         (gap as u64).max(1)
+    }
+
+    /// Is `now` in the silent part of a burst period? The softirq still runs then (the reader
+    /// keeps consuming the queue) but no packet arrives.
+    fn silent(&self, now: u64) -> bool {
+        let period = self.on_ns + self.off_ns;
+        self.off_ns > 0 && now % period >= self.on_ns
     }
 
     /// The softirq at time `ctx.now`: free the objects whose time is over, then allocate one.
@@ -64,11 +80,21 @@ impl NetRx {
     }
 
     fn interrupt_with(&mut self, k: &mut Kernel, ctx: &mut Ctx, cache: Option<&mut KmemCache>) {
+        if self.silent(ctx.now) {
+            self.expire(k, ctx, cache);
+            return;
+        }
         let life = if self.exp_lifetime {
             let u = crate::dist::uniform01(&mut k.rng).max(1e-12);
             (-crate::dist::ln(u) * self.lifetime_ns as f64) as u64
         } else {
             self.lifetime_ns
+        };
+        let free_at = if self.drain > 0 {
+            self.last_free = (ctx.now + life).max(self.last_free + 1_000_000_000 / self.drain);
+            self.last_free
+        } else {
+            ctx.now + life
         };
         self.arrivals += 1;
         match cache {
@@ -79,7 +105,7 @@ impl NetRx {
                     Some(p) => {
                         self.allocated += c.slabs - slabs;
                         self.fallback += c.order_fallback - fb;
-                        self.live.push(Reverse((ctx.now + life, self.arrivals, p, 0)));
+                        self.live.push(Reverse((free_at, self.arrivals, p, 0)));
                     }
                     None => self.failed += 1,
                 }
@@ -93,7 +119,7 @@ impl NetRx {
                         } else {
                             self.fallback += 1;
                         }
-                        self.live.push(Reverse((ctx.now + life, self.arrivals, p, o)));
+                        self.live.push(Reverse((free_at, self.arrivals, p, o)));
                     }
                     None => self.failed += 1,
                 }

@@ -129,3 +129,47 @@ fn full_scale_2636_keeps_a_quarter_of_memory_free_and_swaps() {
     assert!(metric(a, "pswpout") > 0.0, "2.6.36 did not swap");
     assert!(metric(b, "pswpout") < metric(a, "pswpout"), "2.6.38 swapped no less than 2.6.36");
 }
+
+/// Bursty receive traffic with a slow socket reader: packets arrive only during the `on` part
+/// of each period, and the reader frees them one at a time at its own rate, so the slabs of a
+/// burst stay allocated well after it (a receive queue), then all go back.
+#[test]
+fn netrx_bursts_pile_up_in_the_receive_queue_and_drain() {
+    let text = r#"
+name = "netrx-bursts"
+seed = 3
+duration = "5s"
+[machine]
+memory = "256MiB"
+cpus = 2
+[[netrx]]
+rate = "2000/s"
+order = 3
+lifetime = "10ms"
+on = "500ms"
+off = "2500ms"
+drain = "1000/s"
+[[process]]
+name = "idle"
+program = '''
+sleep 5s
+'''
+"#;
+    let sc = vmlab_core::workload::load_scenario_str("netrx-bursts.toml", text, &[]).expect("loads");
+    let o = vmlab_core::api::RunOpts { profile: Some("linux-2.6.36"), ..Default::default() };
+    let (_, sim) = vmlab_core::api::run(&sc, o).expect("runs");
+    let src = &sim.netrx[0];
+    // Two bursts of 0.5 s at 2000/s: about 2,000 arrivals (Poisson), none in the silences.
+    assert!((1700..2300).contains(&src.arrivals), "arrivals {}", src.arrivals);
+    assert_eq!(src.failed, 0);
+    // Each burst's ~1,000 packets take the reader ~1 s at 1000/s: the second burst (3 to 3.5 s)
+    // is consumed by ~4 s, half a second after it ended, not 10 ms after.
+    assert!(src.last_free > 3_800_000_000 && src.last_free < 4_300_000_000, "last free at {} ns", src.last_free);
+    assert!(src.live.is_empty(), "{} packets still queued", src.live.len());
+
+    let bad = text.replace("off = \"2500ms\"\n", "");
+    let sc = vmlab_core::workload::load_scenario_str("netrx-bursts.toml", &bad, &[]).expect("loads");
+    let o = vmlab_core::api::RunOpts { profile: Some("linux-2.6.36"), ..Default::default() };
+    let err = vmlab_core::api::run(&sc, o).err().expect("`on` without `off` is an error");
+    assert!(format!("{err:?}").contains("go together"), "{err:?}");
+}

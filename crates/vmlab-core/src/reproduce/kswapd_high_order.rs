@@ -137,6 +137,21 @@ pub fn run_pair(opts: &ReproduceOpts, file: &str, workload: &str) -> Result<Vec<
     Ok(out)
 }
 
+/// The postmark scenario's machine as run (with the user's `--set`s): memory, CPUs, zones.
+fn machine_line(opts: &ReproduceOpts) -> Result<String, String> {
+    let path = opts.root.join("scenarios").join("seeds").join(POSTMARK);
+    let sc = crate::workload::load_scenario(&path, &opts.sets).map_err(|e| format!("{:?}", miette::Report::new(e)))?;
+    let m = &sc.file.machine;
+    let zones = match &m.zones {
+        Some(t) => {
+            let z: Vec<String> = t.iter().map(|(k, v)| format!("{k} {}", v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string()))).collect();
+            format!(" ({})", z.join(", "))
+        }
+        None => String::new(),
+    };
+    Ok(format!("{} {} CPUs{zones}", m.memory, m.cpus))
+}
+
 /// The scenario's first process program text (for its `let ntx = N`).
 fn first_program(opts: &ReproduceOpts, file: &str) -> Result<Option<String>, String> {
     let path = opts.root.join("scenarios").join("seeds").join(file);
@@ -239,7 +254,7 @@ fn run(opts: &ReproduceOpts) -> Result<(ReproduceReport, String), String> {
     let pm = run_pair(opts, POSTMARK, "postmark")?;
     let st = run_pair(opts, STREAMING, "streaming")?;
     let mut text = String::new();
-    text += "Seed 001 kswapd-high-order: 4 GiB (DMA 16 MiB, DMA32 3 GiB, Normal 1 GiB), order-3 atomic SLUB allocations from network receive\n\n";
+    text += &format!("Seed 001 kswapd-high-order: {}, order-3 atomic SLUB allocations from network receive\n\n", machine_line(opts)?);
     text += "postmark (small-file transactions) with a background anonymous reader\n\n";
     text += &table(&pm);
     text += "\nMemFree over time, postmark\n";

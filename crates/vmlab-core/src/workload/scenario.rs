@@ -224,6 +224,14 @@ pub struct NetRxSpec {
     /// "fixed" (default) or "exponential" (mean `lifetime`).
     #[serde(default)]
     pub lifetime_dist: Option<String>,
+    /// Bursty traffic: `rate` during `on` ("2s"), silence during `off` ("8s"), repeating.
+    #[serde(default, deserialize_with = "opt_string_or_int")]
+    pub on: Option<String>,
+    #[serde(default, deserialize_with = "opt_string_or_int")]
+    pub off: Option<String>,
+    /// The socket reader's rate ("2500/s"): packets are freed in arrival order no faster than this.
+    #[serde(default)]
+    pub drain: Option<toml::Value>,
 }
 
 /// The filesystem's metadata caches: object sizes in bytes of its inode cache (e.g.
