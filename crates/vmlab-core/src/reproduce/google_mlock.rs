@@ -303,6 +303,10 @@ fn engine_summary(o: &RunOut) -> String {
         "  allocations served by __alloc_pages: first loop {}, pages_high pass {}, pages_low pass {}, pages_min pass {}, last resort {}",
         a[0], a[1], a[2], a[3], a[4]
     );
+    for (z, (name, ..)) in o.zones.iter().enumerate().take(4) {
+        let (r, c) = (st.alloc_zone_pass[z], st.alloc_zone_reclaimed[z]);
+        let _ = writeln!(s, "  {name:>10} by pass: {} / {} / {} / {} / {}; off inactive_clean {c}", r[0], r[1], r[2], r[3], r[4]);
+    }
     let _ = writeln!(s, "  zones at the end (pages):   free  inact_clean  inact_dirty     active   mapped (mlocked)");
     for (name, free, clean, dirty, active, mapped) in &o.zones {
         let _ = writeln!(s, "  {name:>10} {free:>16} {clean:>12} {dirty:>12} {active:>10} {mapped:>8}");

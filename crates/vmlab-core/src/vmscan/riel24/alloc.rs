@@ -17,7 +17,11 @@ const PAGES_MIN: usize = 0;
 const PAGES_LOW: usize = 1;
 const PAGES_HIGH: usize = 2;
 
-fn got(k: &mut Kernel, ctx: &mut Ctx, z: usize, p: Pfn, gfp: Gfp, order: u32) -> Result<Pfn, AllocFail> {
+fn got(k: &mut Kernel, ctx: &mut Ctx, z: usize, p: Pfn, gfp: Gfp, order: u32, stage: usize) -> Result<Pfn, AllocFail> {
+    k.riel.stats.alloc_pass[stage] += 1;
+    if let Some(row) = k.riel.stats.alloc_zone_pass.get_mut(z) {
+        row[stage] += 1;
+    }
     let c = match k.zones[z].kind {
         ZoneType::Dma => Vm::PgallocDma,
         ZoneType::Dma32 => Vm::PgallocDma32,
@@ -39,7 +43,7 @@ fn rmqueue(k: &mut Kernel, z: usize, order: u32, gfp: Gfp) -> Option<Pfn> {
 
 /// `__alloc_pages_limit`: a zone whose free + inactive_clean pages are above the watermark.
 #[allow(clippy::too_many_arguments)]
-fn alloc_limit(k: &mut Kernel, ctx: &mut Ctx, zl: &[usize], order: u32, wm: usize, direct: bool, gfp: Gfp) -> Option<Result<Pfn, AllocFail>> {
+fn alloc_limit(k: &mut Kernel, ctx: &mut Ctx, zl: &[usize], order: u32, wm: usize, direct: bool, gfp: Gfp, stage: usize) -> Option<Result<Pfn, AllocFail>> {
     for &z in zl {
         if zone_free(k, z) + zone_clean(k, z) <= k.zones[z].wmark[wm] {
             continue;
@@ -49,13 +53,16 @@ fn alloc_limit(k: &mut Kernel, ctx: &mut Ctx, zl: &[usize], order: u32, wm: usiz
             p = super::scan::reclaim_page(k, ctx, z);
             if p.is_some() {
                 k.ev.inc(Vm::PgstealDirect);
+                if let Some(c) = k.riel.stats.alloc_zone_reclaimed.get_mut(z) {
+                    *c += 1;
+                }
             }
         }
         if p.is_none() {
             p = rmqueue(k, z, order, gfp);
         }
         if let Some(p) = p {
-            return Some(got(k, ctx, z, p, gfp, order));
+            return Some(got(k, ctx, z, p, gfp, order, stage));
         }
     }
     None
@@ -73,19 +80,16 @@ pub fn alloc_pages(k: &mut Kernel, ctx: &mut Ctx, gfp: Gfp, order: u32) -> Resul
         for &z in zl {
             if zone_free(k, z) >= k.zones[z].wmark[PAGES_LOW] {
                 if let Some(p) = rmqueue(k, z, order, gfp) {
-                    k.riel.stats.alloc_pass[0] += 1;
-                    return got(k, ctx, z, p, gfp, order);
+                    return got(k, ctx, z, p, gfp, order, 0);
                 }
             } else if zone_free(k, z) < k.zones[z].wmark[PAGES_MIN] {
                 wakeup_kreclaimd(k);
             }
         }
-        if let Some(r) = alloc_limit(k, ctx, zl, order, PAGES_HIGH, direct, gfp) {
-            k.riel.stats.alloc_pass[1] += 1;
+        if let Some(r) = alloc_limit(k, ctx, zl, order, PAGES_HIGH, direct, gfp, 1) {
             return r;
         }
-        if let Some(r) = alloc_limit(k, ctx, zl, order, PAGES_LOW, direct, gfp) {
-            k.riel.stats.alloc_pass[2] += 1;
+        if let Some(r) = alloc_limit(k, ctx, zl, order, PAGES_LOW, direct, gfp, 2) {
             return r;
         }
         wakeup_kswapd(k);
@@ -93,8 +97,7 @@ pub fn alloc_pages(k: &mut Kernel, ctx: &mut Ctx, gfp: Gfp, order: u32) -> Resul
             // SCHED_YIELD; schedule()
             k.charge(ctx, KFunc::Schedule, k.cost.context_switch);
         }
-        if let Some(r) = alloc_limit(k, ctx, zl, order, PAGES_MIN, direct, gfp) {
-            k.riel.stats.alloc_pass[3] += 1;
+        if let Some(r) = alloc_limit(k, ctx, zl, order, PAGES_MIN, direct, gfp, 3) {
             return r;
         }
         if !ctx.in_reclaim && gfp.direct_reclaim && (order == 0 || free_shortage(k).is_some()) {
@@ -115,16 +118,14 @@ pub fn alloc_pages(k: &mut Kernel, ctx: &mut Ctx, gfp: Gfp, order: u32) -> Resul
         if direct {
             if let Some(p) = super::scan::reclaim_page(k, ctx, z) {
                 k.ev.inc(Vm::PgstealDirect);
-                k.riel.stats.alloc_pass[4] += 1;
-                return got(k, ctx, z, p, gfp, order);
+                return got(k, ctx, z, p, gfp, order, 4);
             }
         }
         if zone_free(k, z) < k.zones[z].wmark[PAGES_MIN] / 4 && !ctx.in_reclaim {
             continue;
         }
         if let Some(p) = rmqueue(k, z, order, gfp) {
-            k.riel.stats.alloc_pass[4] += 1;
-            return got(k, ctx, z, p, gfp, order);
+            return got(k, ctx, z, p, gfp, order, 4);
         }
     }
     Err(AllocFail::NoMemory)

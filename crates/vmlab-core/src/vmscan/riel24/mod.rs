@@ -100,6 +100,10 @@ pub struct Stats {
     /// Allocations served by each stage of `__alloc_pages`: the first loop (a zone at or above
     /// pages_low), the pages_high, pages_low and pages_min passes, and the last resort.
     pub alloc_pass: [u64; 5],
+    /// The same, split by the zone (id, first four) that served the page.
+    pub alloc_zone_pass: [[u64; 5]; 4],
+    /// Pages served straight off a zone's inactive_clean list by `reclaim_page` in `__alloc_pages`.
+    pub alloc_zone_reclaimed: [u64; 4],
 }
 
 /// The engine's global state (the statics of 2.4's vmscan.c, swap.c and page_alloc.c).
