@@ -75,7 +75,10 @@ impl Kernel {
         for z in self.zones.iter_mut() {
             match self.profile.wmark {
                 WmarkRule::Linux24 => {
-                    let mask = (z.present / 128).clamp(20, 255);
+                    // zone_balance_ratio = { 32, 128, 128 } (DMA's 32 since 2.4.0-test5): ZONE_DMA
+                    // keeps four times the reserve per page of the bigger zones.
+                    let ratio = if z.kind == ZoneType::Dma { 32 } else { 128 };
+                    let mask = (z.present / ratio).clamp(20, 255);
                     z.wmark = [mask, 2 * mask, 3 * mask];
                 }
                 WmarkRule::Linux2636 | WmarkRule::Linux68 => {
