@@ -227,7 +227,7 @@ impl Kernel {
             let batch = ((1u64 << (63 - x.leading_zeros())) - 1).max(1);
             // 2.4 has no per-CPU page lists (they came with 2.5's hot/cold pages).
             let pcp_cpus = if self.profile.engine == crate::profiles::Engine::Riel24 { 0 } else { ncpu };
-            let pcp = vec![Pcp { list: List::default(), high: 6 * batch, batch }; pcp_cpus];
+            let pcp = vec![Pcp { lists: [List::default(); 3], high: 6 * batch, batch }; pcp_cpus];
             self.zones.push(Zone {
                 id,
                 kind: zl.kind,

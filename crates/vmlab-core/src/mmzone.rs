@@ -70,12 +70,20 @@ impl Lruvec {
     }
 }
 
-/// Per-CPU page list of one zone (`struct per_cpu_pages`).
+/// Per-CPU page lists of one zone (`struct per_cpu_pages`): one list per PCP migrate type
+/// (indexed by `Mt`) when the profile has them (2.6.24+ `pcp->lists[]`), else only `lists[0]`.
 #[derive(Clone, Debug, Default)]
 pub struct Pcp {
-    pub list: List,
+    pub lists: [List; 3],
     pub high: u64,
     pub batch: u64,
+}
+
+impl Pcp {
+    /// `pcp->count`: pages on all the lists.
+    pub fn count(&self) -> u64 {
+        self.lists.iter().map(|l| l.len).sum()
+    }
 }
 
 pub struct Zone {
@@ -121,7 +129,7 @@ impl Zone {
         self.wmark[2] + self.watermark_boost
     }
     pub fn pcp_pages(&self) -> u64 {
-        self.pcp.iter().map(|p| p.list.len).sum()
+        self.pcp.iter().map(|p| p.count()).sum()
     }
 }
 

@@ -315,22 +315,29 @@ impl Kernel {
         z.nr_free[order] += 1;
     }
 
-    /// Allocate one order-0 page from the CPU's pcp list, refilling it in batches (`rmqueue_pcplist`).
+    /// The pcp list an order-0 page of migrate type `mt` uses.
+    fn pcp_list(&self, mt: usize) -> usize {
+        if self.profile.pcp_migratetype_lists { mt } else { 0 }
+    }
+
+    /// Allocate one order-0 page from the CPU's pcp list, refilling it in batches (`rmqueue_pcplist`;
+    /// `rmqueue_bulk` puts stolen pages on the requester's list).
     fn rmqueue_pcp(&mut self, zid: usize, cpu: usize, mt: Mt) -> Option<Pfn> {
-        if self.zones[zid].pcp[cpu].list.is_empty() {
+        let li = self.pcp_list(mt as usize);
+        if self.zones[zid].pcp[cpu].lists[li].is_empty() {
             let batch = self.zones[zid].pcp[cpu].batch.max(1);
             for _ in 0..batch {
                 match self.rmqueue(zid, 0, mt) {
                     Some(p) => {
                         self.fr.set(p, pg::PCP);
-                        let l = &mut self.zones[zid].pcp[cpu].list;
+                        let l = &mut self.zones[zid].pcp[cpu].lists[li];
                         l.push_tail(&mut self.fr, p);
                     }
                     None => break,
                 }
             }
         }
-        let p = self.zones[zid].pcp[cpu].list.pop_head(&mut self.fr)?;
+        let p = self.zones[zid].pcp[cpu].lists[li].pop_head(&mut self.fr)?;
         self.fr.clear(p, pg::PCP);
         Some(p)
     }
@@ -477,20 +484,41 @@ impl Kernel {
         self.fr.extra[pfn as usize] = 0;
         let cpu = ctx.cpu as usize;
         if order == 0 && cpu < self.zones[zid].pcp.len() {
+            // free_hot_cold_page: the page goes on the list of its pageblock's type.
+            let li = self.pcp_list(self.pageblock_mt[self.pageblock_of(pfn)] as usize);
             self.fr.set(pfn, pg::PCP);
             let z = &mut self.zones[zid];
-            z.pcp[cpu].list.push_head(&mut self.fr, pfn);
-            if z.pcp[cpu].list.len > z.pcp[cpu].high {
+            z.pcp[cpu].lists[li].push_head(&mut self.fr, pfn);
+            if z.pcp[cpu].count() > z.pcp[cpu].high {
                 let batch = z.pcp[cpu].batch;
                 self.charge(ctx, KFunc::FreePagesBulk, self.cost.page_free * batch);
-                for _ in 0..batch {
-                    let Some(p) = self.zones[zid].pcp[cpu].list.pop_tail(&mut self.fr) else { break };
-                    self.fr.clear(p, pg::PCP);
-                    self.free_one_page(zid, p, 0);
-                }
+                self.free_pcppages_bulk(zid, cpu, batch);
             }
         } else {
             self.free_one_page(zid, pfn, order);
+        }
+    }
+
+    /// `free_pcppages_bulk`: free `count` pages from the tails of the lists, taking one more page
+    /// from each successive non-empty list (1 from the first, 2 from the next, ...).
+    fn free_pcppages_bulk(&mut self, zid: usize, cpu: usize, count: u64) {
+        let (mut to_free, mut li, mut batch_free) = (count, 0usize, 0u64);
+        while to_free > 0 && self.zones[zid].pcp[cpu].count() > 0 {
+            loop {
+                batch_free += 1;
+                li = (li + 1) % 3;
+                if !self.zones[zid].pcp[cpu].lists[li].is_empty() {
+                    break;
+                }
+            }
+            let mut n = batch_free;
+            while to_free > 0 && n > 0 {
+                let Some(p) = self.zones[zid].pcp[cpu].lists[li].pop_tail(&mut self.fr) else { break };
+                self.fr.clear(p, pg::PCP);
+                self.free_one_page(zid, p, 0);
+                to_free -= 1;
+                n -= 1;
+            }
         }
     }
 
@@ -498,9 +526,11 @@ impl Kernel {
     pub fn drain_all_pages(&mut self) {
         for zid in 0..self.zones.len() {
             for cpu in 0..self.zones[zid].pcp.len() {
-                while let Some(p) = self.zones[zid].pcp[cpu].list.pop_tail(&mut self.fr) {
-                    self.fr.clear(p, pg::PCP);
-                    self.free_one_page(zid, p, 0);
+                for li in 0..3 {
+                    while let Some(p) = self.zones[zid].pcp[cpu].lists[li].pop_tail(&mut self.fr) {
+                        self.fr.clear(p, pg::PCP);
+                        self.free_one_page(zid, p, 0);
+                    }
                 }
             }
         }

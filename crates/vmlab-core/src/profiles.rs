@@ -190,6 +190,11 @@ pub struct Profile {
     /// `zone_batchsize` caps a pcp batch at this many bytes of zone per 1/1024 (before the /4):
     /// 512 KiB until 2.6.3x (batch 31), 1 MiB later (batch 63).
     pub pcp_batch_bytes: u64,
+    /// Per-CPU page lists per migrate type (`pcp->lists[MIGRATE_PCPTYPES]`, 2.6.24+): an order-0
+    /// unmovable or reclaimable allocation refills from its own buddy lists (stealing through
+    /// `__rmqueue_fallback` when they are empty) instead of taking whatever page was freed last.
+    /// Off: one list per CPU and zone, as the engines calibrated before this was modelled.
+    pub pcp_migratetype_lists: bool,
     /// The split-LRU engine's 2.6.36/2.6.38 choices (only `Engine::Split2636` reads them).
     pub split26: Split26,
     pub tunables: Tunables,
@@ -235,6 +240,7 @@ const MODERN: Profile = Profile {
     clean_cache_pass: false,
     workingset: true,
     pcp_batch_bytes: 1 << 20,
+    pcp_migratetype_lists: false,
     split26: SPLIT26_2636,
     tunables: BASE_TUNABLES,
 };
@@ -262,6 +268,7 @@ const LINUX_2_6_26: Profile = Profile {
     clean_cache_pass: false,
     workingset: false,
     pcp_batch_bytes: 512 << 10,
+    pcp_migratetype_lists: false,
     split26: SPLIT26_2636,
     tunables: Tunables { min_free_kbytes_max: 65536, ..BASE_TUNABLES },
 };
@@ -298,6 +305,7 @@ const LINUX_2636: Profile = Profile {
     clean_cache_pass: false,
     workingset: false,
     pcp_batch_bytes: 512 << 10,
+    pcp_migratetype_lists: true,
     split26: SPLIT26_2636,
     tunables: Tunables { min_free_kbytes_max: 65536, lowmem_reserve_ratio: [256, 256, 32, 32], ..BASE_TUNABLES },
 };
@@ -344,6 +352,7 @@ const LINUX_249: Profile = Profile {
     clean_cache_pass: false,
     workingset: false,
     pcp_batch_bytes: 512 << 10,
+    pcp_migratetype_lists: false,
     split26: SPLIT26_2636,
     // page_cluster 4 (swap_setup with >= 32 MB): mmap read-around of 16 pages.
     tunables: Tunables { page_cluster: 4, read_ahead_kb: 64, ..BASE_TUNABLES },
@@ -379,6 +388,7 @@ const AA1: Profile = Profile {
     clean_cache_pass: false,
     workingset: false,
     pcp_batch_bytes: 512 << 10,
+    pcp_migratetype_lists: false,
     split26: SPLIT26_2636,
     tunables: Tunables { read_ahead_kb: 124, vm_anon_lru: 0, ..BASE_TUNABLES },
 };
