@@ -7,9 +7,10 @@ cargo build --release -q -p vmlab
 printf '%-18s %12s %9s %14s %10s\n' scenario events wall_s events/s peak_MB
 run() {
     local name=$1 file=$2; shift 2
-    local out peak
-    out=$( { /usr/bin/time -f '%M' ./target/release/vmlab run "$file" "$@" --json - > /tmp/vmlab-bench.json; } 2>&1 | tail -1)
-    peak=$((out / 1024))
+    local peak
+    /usr/bin/time -f '%M' -o /tmp/vmlab-bench.time \
+        ./target/release/vmlab run "$file" "$@" --timing --json - 2>/dev/null >/tmp/vmlab-bench.json
+    peak=$(($(tail -1 /tmp/vmlab-bench.time) / 1024))
     python3 - "$name" "$peak" <<'PY'
 import json, sys
 r = json.load(open("/tmp/vmlab-bench.json"))

@@ -38,6 +38,10 @@ enum Cmd {
         /// Timeline sampling interval in simulated seconds.
         #[arg(long, value_name = "SECONDS")]
         interval: Option<f64>,
+        /// Also report wall-clock time: `wall_s` in the JSON and a timing line on standard error.
+        /// Off by default, so that the same scenario and seed give byte-identical output.
+        #[arg(long)]
+        timing: bool,
     },
     /// Reproduce a historical VM failure (seed), before and after its fix, in the seed's own form.
     Reproduce {
@@ -52,6 +56,10 @@ enum Cmd {
         /// Write the result as JSON (schema vmlab.reproduce/1) to FILE, or `-` for standard output.
         #[arg(long, value_name = "FILE")]
         json: Option<String>,
+        /// Also report wall-clock time: `wall_s` in the JSON and a timing line on standard error.
+        /// Off by default, so that the same scenario and seed give byte-identical output.
+        #[arg(long)]
+        timing: bool,
     },
     /// List the kernel profiles and their mechanism tables.
     Profiles {
@@ -70,9 +78,9 @@ enum Cmd {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.cmd {
-        Cmd::Run { scenario, profile, sets, json, csv, interval } => run(scenario, profile, sets, json, csv, interval),
+        Cmd::Run { scenario, profile, sets, json, csv, interval, timing } => run(scenario, profile, sets, json, csv, interval, timing),
         Cmd::Profiles { json } => profiles(json),
-        Cmd::Reproduce { seed, list, sets, json } => reproduce(seed, list, sets, json),
+        Cmd::Reproduce { seed, list, sets, json, timing } => reproduce(seed, list, sets, json, timing),
         Cmd::Compare { runs } => match compare::load_reports_named(&runs) {
             Ok(r) => {
                 emit(&compare::compare(&r));
@@ -114,7 +122,7 @@ fn progress() -> Option<Box<dyn FnMut(u64)>> {
     }))
 }
 
-fn run(path: PathBuf, profile: Option<String>, sets: Vec<String>, json: Option<String>, csv: Option<PathBuf>, interval: Option<f64>) -> ExitCode {
+fn run(path: PathBuf, profile: Option<String>, sets: Vec<String>, json: Option<String>, csv: Option<PathBuf>, interval: Option<f64>, timing: bool) -> ExitCode {
     let sc = match vmlab_core::workload::load_scenario(&path, &sets) {
         Ok(s) => s,
         Err(e) => return fail(e),
@@ -127,6 +135,12 @@ fn run(path: PathBuf, profile: Option<String>, sets: Vec<String>, json: Option<S
     if std::io::stderr().is_terminal() {
         eprint!("\r{:60}\r", "");
     }
+    let rep = if timing {
+        eprintln!("vmlab: {} page events in {:.2} s wall ({:.0} events/s)", rep.events, rep.wall_s, rep.events as f64 / rep.wall_s.max(1e-9));
+        rep
+    } else {
+        rep.with_wall_s_zeroed()
+    };
     if let Some(c) = csv {
         if let Err(e) = std::fs::write(&c, timeline::to_csv(&rep.timeline)) {
             eprintln!("vmlab: cannot write {}: {e}", c.display());
@@ -161,7 +175,7 @@ fn print_text(rep: &RunReport, sim: &vmlab_core::sim::Sim) {
         rep.machine.cpus,
         rep.machine.nodes
     );
-    let _ = writeln!(o, "workload ended after {:.2} s simulated ({} page events, {:.2} s wall)\n", rep.elapsed_s, rep.events, rep.wall_s);
+    let _ = writeln!(o, "workload ended after {:.2} s simulated ({} page events)\n", rep.elapsed_s, rep.events);
     o.push_str(&timeline::format_vmstat_with(&rep.timeline, timeline::VmstatOpts { time: true }));
     o.push('\n');
     o.push_str(&profile_fmt::format_tasks(&rep.tasks));
@@ -222,7 +236,7 @@ fn profiles(json: bool) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-fn reproduce(seed: Option<String>, list: bool, sets: Vec<String>, json: Option<String>) -> ExitCode {
+fn reproduce(seed: Option<String>, list: bool, sets: Vec<String>, json: Option<String>, timing: bool) -> ExitCode {
     use vmlab_core::reproduce;
     let all = reproduce::seeds();
     let names: Vec<&str> = all.iter().map(|s| s.name).collect();
@@ -244,6 +258,14 @@ fn reproduce(seed: Option<String>, list: bool, sets: Vec<String>, json: Option<S
     let opts = reproduce::ReproduceOpts { sets, root: reproduce::find_root() };
     match (def.run)(&opts) {
         Ok((rep, text)) => {
+            let rep = if timing {
+                for r in &rep.runs {
+                    eprintln!("vmlab: {} {}: {} page events in {:.2} s wall", rep.seed, r.profile, r.events, r.wall_s);
+                }
+                rep
+            } else {
+                rep.with_wall_s_zeroed()
+            };
             match json.as_deref() {
                 Some("-") => emit(&rep.to_json_string()),
                 Some(f) => {

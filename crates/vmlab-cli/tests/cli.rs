@@ -106,3 +106,19 @@ fn profiles_lists_the_modern_profile() {
     assert_eq!(code, 0);
     assert!(out.contains("linux-6.8"));
 }
+
+#[test]
+fn same_scenario_gives_byte_identical_output_unless_timing_is_asked_for() {
+    let p = scenario("same.toml", GOOD);
+    let a = vmlab(&["run", &p]);
+    let b = vmlab(&["run", &p]);
+    assert_eq!(a.0, 0, "stderr: {}", a.2);
+    assert_eq!(a.1, b.1, "text output differs between two identical runs");
+    let ja = vmlab(&["run", &p, "--json", "-"]);
+    let jb = vmlab(&["run", &p, "--json", "-"]);
+    assert_eq!(ja.1, jb.1, "JSON differs between two identical runs");
+    let t = vmlab(&["run", &p, "--timing", "--json", "-"]);
+    let v: serde_json::Value = serde_json::from_str(&t.1).expect("valid JSON");
+    assert!(v["wall_s"].as_f64().unwrap_or(0.0) > 0.0, "--timing records wall_s");
+    assert!(t.2.contains("s wall"), "--timing prints a timing line on stderr: {}", t.2);
+}
