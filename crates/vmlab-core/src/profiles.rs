@@ -366,31 +366,14 @@ const LINUX_249_PHILLIPS: Profile = Profile {
     ..LINUX_249
 };
 
-/// Andrea Arcangeli's VM as in 2.4.23aa1 (mm/vmscan.c of 2.4.23 with the -aa sysctls).
+/// Andrea Arcangeli's VM as in 2.4.23aa1 (mm/vmscan.c of 2.4.23 with the -aa sysctls). Every
+/// mechanism choice outside the reclaim engine is the 2.4 era's, as in `LINUX_249`.
 const AA1: Profile = Profile {
     name: "linux-2.4.23aa1",
     summary: "Andrea 2.4 VM: active/inactive with classzones, shrink_cache + page-table-walk swap_out; shm_writepage defers I/O",
     engine: Engine::Aa24,
-    unevictable_lru: false,
-    wmark: WmarkRule::Linux24,
-    high_order_check: HighOrderCheck::SubtractLowerOrders,
-    fault_locking: FaultLocking::HoldAcrossIo,
-    mmap_readahead: MmapReadahead::ReadAround,
-    rwsem: RwsemKind::Fifo,
-    quicklist: QuicklistRule::None,
-    mlock_half_physmem: true,
-    kswapd_failures: false,
-    pgdat_balanced_quarter: false,
-    kswapd_ignore_failure: false,
-    walk_skips_active: false,
-    objrmap_walk: false,
-    shm_writepage_io: false,
-    clean_cache_pass: false,
-    workingset: false,
-    pcp_batch_bytes: 512 << 10,
-    pcp_migratetype_lists: false,
-    split26: SPLIT26_2636,
     tunables: Tunables { read_ahead_kb: 124, vm_anon_lru: 0, ..BASE_TUNABLES },
+    ..LINUX_249
 };
 
 /// 2.4.23aa2: aa1 plus `05_vm_28-shmem-big-iron-1`.

@@ -163,7 +163,7 @@ impl Sim {
             k.disks.push(disk);
         }
         if k.disks.is_empty() {
-            k.disks.push(Disk::preset("hdd").expect("preset"));
+            k.disks.push(Disk::preset("hdd").ok_or_else(|| SimError::msg("no `hdd` disk preset".to_string()))?);
             disk_ids.insert("sda".into(), 0);
         }
         let disk_of = |name: &Option<String>| -> Result<usize, SimError> {
