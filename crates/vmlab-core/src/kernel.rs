@@ -68,6 +68,8 @@ pub struct Gauges {
     pub mlock: u64,
     pub isolated: u64,
     pub kernel_stack: u64,
+    /// Lowmem bounce pages under read I/O for HighMem pages (2.4 `create_bounce`).
+    pub bounce: u64,
 }
 
 /// A completed block I/O, delivered by the scheduler at its completion time.
@@ -77,6 +79,8 @@ pub enum IoDone {
     Read(Vec<Pfn>),
     /// Pages written back: end writeback (and rotate PG_reclaim pages).
     Write(Vec<Pfn>),
+    /// Bounce pages of a finished read (`bounce_end_io_read` copies, then `__free_page`).
+    Bounce(Vec<Pfn>),
 }
 
 pub struct Kernel {
@@ -326,6 +330,16 @@ impl Kernel {
                     }
                 }
             }
+            IoDone::Bounce(pages) => {
+                for p in pages {
+                    self.g.bounce -= 1;
+                    if self.profile.engine == crate::profiles::Engine::Riel24 {
+                        crate::vmscan::riel24::free_reclaimed(self, ctx, p);
+                    } else {
+                        self.free_pages(ctx, p, 0);
+                    }
+                }
+            }
             IoDone::Write(pages) => {
                 self.wb_done_since_wake += pages.len() as u64;
                 for p in pages {
@@ -398,12 +412,12 @@ impl Kernel {
     pub fn check_conservation(&self) -> Result<(), String> {
         let free = self.nr_free_pages();
         let lru = self.nr_lru_pages();
-        let other = self.g.pagetable + self.g.quicklist + self.g.slab + self.g.reserved + self.g.isolated + self.g.kernel_stack;
+        let other = self.g.pagetable + self.g.quicklist + self.g.slab + self.g.reserved + self.g.isolated + self.g.kernel_stack + self.g.bounce;
         let sum = free + lru + other;
         if sum != self.total_pages() {
             return Err(format!(
-                "pages not conserved: free {free} + lru {lru} + pagetables {} + quicklists {} + slab {} + reserved {} + isolated {} + stacks {} = {sum} != total {}",
-                self.g.pagetable, self.g.quicklist, self.g.slab, self.g.reserved, self.g.isolated, self.g.kernel_stack, self.total_pages()
+                "pages not conserved: free {free} + lru {lru} + pagetables {} + quicklists {} + slab {} + reserved {} + isolated {} + stacks {} + bounce {} = {sum} != total {}",
+                self.g.pagetable, self.g.quicklist, self.g.slab, self.g.reserved, self.g.isolated, self.g.kernel_stack, self.g.bounce, self.total_pages()
             ));
         }
         Ok(())
