@@ -288,11 +288,15 @@ impl Kernel {
         }
         // Firmware/kernel-image reservation comes off the bottom of node 0 (after DMA).
         let reserved = (self.cfg.reserved_bytes / 4096) as u32;
+        // Below 16 MiB from 640 KiB up: the ISA hole (never RAM in the e820 map) and, on i386, the
+        // kernel image and bootmem bitmap (`reserve_bootmem(HIGH_MEMORY, …)` in setup_memory).
+        const LOW_START: u32 = (640 << 10) / 4096;
+        let low_end = (LOW_START + (self.cfg.reserved_low_bytes / 4096) as u32).min((16 << 20) / 4096);
         for zid in 0..self.zones.len() {
             let (s, e) = (self.zones[zid].start_pfn, self.zones[zid].end_pfn);
             let mut p = s;
             while p < e {
-                if p == 0 || (p < reserved && self.zones[zid].kind != crate::mmzone::ZoneType::Dma) {
+                if p == 0 || (p < reserved && self.zones[zid].kind != crate::mmzone::ZoneType::Dma) || (LOW_START..low_end).contains(&p) {
                     self.fr.set(p, pg::RESERVED);
                     self.g.reserved += 1;
                     self.zones[zid].managed -= 1;
