@@ -190,13 +190,14 @@ impl Kernel {
         let end = (start + n).min(fsize);
         let mut last = None;
         let mut run: Vec<Pfn> = Vec::new();
+        let mut bounce: Vec<Pfn> = Vec::new();
         let mut run_start = 0;
         let mut i = start;
         let mut fail = None;
         while i < end {
             if self.files[file as usize].find(i).is_some() {
                 if !run.is_empty() {
-                    last = Some(self.submit_read(ctx, file, run_start, std::mem::take(&mut run)));
+                    last = Some(self.submit_read(ctx, file, run_start, std::mem::take(&mut run), std::mem::take(&mut bounce)));
                 }
                 i += 1;
                 continue;
@@ -217,10 +218,13 @@ impl Kernel {
                 run_start = i;
             }
             run.push(p);
+            // readpage submits each page as it is added (2.4 read_cluster_nonblocking →
+            // page_cache_read), so its bounce page is allocated before the next page.
+            bounce.push(self.create_bounce(ctx, p));
             i += 1;
         }
         if !run.is_empty() {
-            last = Some(self.submit_read(ctx, file, run_start, run));
+            last = Some(self.submit_read(ctx, file, run_start, run, bounce));
         }
         match (last, fail) {
             (None, Some(e)) => Err(e),
@@ -228,9 +232,34 @@ impl Kernel {
         }
     }
 
+    /// `create_bounce` for a read into `p`: a HighMem page is read through a lowmem page,
+    /// `alloc_page(GFP_NOHIGHIO)`, freed when the read completes. When that allocation fails 2.4
+    /// takes a page of its emergency pool instead (and gives it back to the pool): nothing to
+    /// account here. Returns NIL when no buddy page was taken.
+    fn create_bounce(&mut self, ctx: &mut Ctx, p: Pfn) -> Pfn {
+        if !self.profile.bounce_highmem_io || self.zones[self.zone_of(p)].kind != crate::mmzone::ZoneType::HighMem {
+            return NIL;
+        }
+        let gfp = Gfp { highest: crate::mmzone::ZoneType::Normal, direct_reclaim: true, atomic: false, noretry: true, mt: crate::mmzone::Mt::Unmovable };
+        // No __GFP_FS: a failed try_to_free_pages returns NULL rather than looping, so the caller
+        // is not throttled.
+        let throttle = ctx.throttle_until;
+        match self.alloc_pages(ctx, gfp, 0) {
+            Ok(b) => {
+                self.g.bounce += 1;
+                b
+            }
+            Err(_) => {
+                ctx.throttle_until = throttle;
+                NIL
+            }
+        }
+    }
+
     /// Read `pages` (file pages from `first` on) from disk, one bio per stripe chunk they
-    /// cover. Returns when the last piece completes.
-    fn submit_read(&mut self, ctx: &mut Ctx, file: u32, first: u64, pages: Vec<Pfn>) -> u64 {
+    /// cover, with `bounce[i]` (or NIL) the bounce page of `pages[i]`. Returns when the last
+    /// piece completes.
+    fn submit_read(&mut self, ctx: &mut Ctx, file: u32, first: u64, pages: Vec<Pfn>, bounce: Vec<Pfn>) -> u64 {
         let f = &self.files[file as usize];
         let (disk, base) = (f.disk, f.disk_offset + first * 4096);
         self.ev.add(Vm::Pgpgin, pages.len() as u64 * 4);
@@ -248,6 +277,10 @@ impl Kernel {
                 self.inflight.insert(p, t);
             }
             self.io_queue.push((t, IoDone::Read(piece)));
+            let b: Vec<Pfn> = bounce.get(i..i + n).unwrap_or(&[]).iter().copied().filter(|&b| b != NIL).collect();
+            if !b.is_empty() {
+                self.io_queue.push((t, IoDone::Bounce(b)));
+            }
             last = last.max(t);
             i += n;
         }

@@ -68,6 +68,8 @@ pub struct Gauges {
     pub mlock: u64,
     pub isolated: u64,
     pub kernel_stack: u64,
+    /// Lowmem bounce pages under read I/O for HighMem pages (2.4 `create_bounce`).
+    pub bounce: u64,
 }
 
 /// A completed block I/O, delivered by the scheduler at its completion time.
@@ -77,6 +79,8 @@ pub enum IoDone {
     Read(Vec<Pfn>),
     /// Pages written back: end writeback (and rotate PG_reclaim pages).
     Write(Vec<Pfn>),
+    /// Bounce pages of a finished read (`bounce_end_io_read` copies, then `__free_page`).
+    Bounce(Vec<Pfn>),
 }
 
 pub struct Kernel {
@@ -284,11 +288,15 @@ impl Kernel {
         }
         // Firmware/kernel-image reservation comes off the bottom of node 0 (after DMA).
         let reserved = (self.cfg.reserved_bytes / 4096) as u32;
+        // Below 16 MiB from 640 KiB up: the ISA hole (never RAM in the e820 map) and, on i386, the
+        // kernel image and bootmem bitmap (`reserve_bootmem(HIGH_MEMORY, …)` in setup_memory).
+        const LOW_START: u32 = (640 << 10) / 4096;
+        let low_end = (LOW_START + (self.cfg.reserved_low_bytes / 4096) as u32).min((16 << 20) / 4096);
         for zid in 0..self.zones.len() {
             let (s, e) = (self.zones[zid].start_pfn, self.zones[zid].end_pfn);
             let mut p = s;
             while p < e {
-                if p == 0 || (p < reserved && self.zones[zid].kind != crate::mmzone::ZoneType::Dma) {
+                if p == 0 || (p < reserved && self.zones[zid].kind != crate::mmzone::ZoneType::Dma) || (LOW_START..low_end).contains(&p) {
                     self.fr.set(p, pg::RESERVED);
                     self.g.reserved += 1;
                     self.zones[zid].managed -= 1;
@@ -323,6 +331,16 @@ impl Kernel {
                     self.inflight.remove(&p);
                     if self.fr.test_clear(p, pg::LOCKED) {
                         self.fr.set(p, pg::UPTODATE);
+                    }
+                }
+            }
+            IoDone::Bounce(pages) => {
+                for p in pages {
+                    self.g.bounce -= 1;
+                    if self.profile.engine == crate::profiles::Engine::Riel24 {
+                        crate::vmscan::riel24::free_reclaimed(self, ctx, p);
+                    } else {
+                        self.free_pages(ctx, p, 0);
                     }
                 }
             }
@@ -398,12 +416,12 @@ impl Kernel {
     pub fn check_conservation(&self) -> Result<(), String> {
         let free = self.nr_free_pages();
         let lru = self.nr_lru_pages();
-        let other = self.g.pagetable + self.g.quicklist + self.g.slab + self.g.reserved + self.g.isolated + self.g.kernel_stack;
+        let other = self.g.pagetable + self.g.quicklist + self.g.slab + self.g.reserved + self.g.isolated + self.g.kernel_stack + self.g.bounce;
         let sum = free + lru + other;
         if sum != self.total_pages() {
             return Err(format!(
-                "pages not conserved: free {free} + lru {lru} + pagetables {} + quicklists {} + slab {} + reserved {} + isolated {} + stacks {} = {sum} != total {}",
-                self.g.pagetable, self.g.quicklist, self.g.slab, self.g.reserved, self.g.isolated, self.g.kernel_stack, self.total_pages()
+                "pages not conserved: free {free} + lru {lru} + pagetables {} + quicklists {} + slab {} + reserved {} + isolated {} + stacks {} + bounce {} = {sum} != total {}",
+                self.g.pagetable, self.g.quicklist, self.g.slab, self.g.reserved, self.g.isolated, self.g.kernel_stack, self.g.bounce, self.total_pages()
             ));
         }
         Ok(())

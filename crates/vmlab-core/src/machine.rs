@@ -22,6 +22,8 @@ pub struct MachineConfig {
     pub arch: String,
     pub cpu_mhz: u32,
     pub reserved_bytes: u64,
+    /// Reserved from 640 KiB up, inside the first 16 MiB (ISA hole, i386 kernel image at 1 MiB).
+    pub reserved_low_bytes: u64,
     pub zones: Vec<ZoneLayout>,
 }
 

@@ -175,6 +175,11 @@ pub struct Profile {
     pub pgdat_balanced_quarter: bool,
     /// 2.4.9-phillips bandaid: kswapd sleeps even when do_try_to_free_pages failed.
     pub kswapd_ignore_failure: bool,
+    /// 2.4 before the block layer learned HighMem I/O (Jens Axboe's highmem-io, merged in
+    /// 2.4.21 for drivers that declare it): `__make_request` passes every buffer of a HighMem page
+    /// through `create_bounce`, which takes a lowmem page with `alloc_page(GFP_NOHIGHIO)` (an
+    /// emergency pool if that fails) and frees it when the read completes.
+    pub bounce_highmem_io: bool,
     /// 2.4 `try_to_swap_out` leaves PTEs of active pages alone (2.4.23's mm/vmscan.c). Andrea's
     /// 2.4.19-pre `aa-200-active_page_swapout` dropped the test; off, the walk unmaps active
     /// pages too.
@@ -234,6 +239,7 @@ const MODERN: Profile = Profile {
     kswapd_failures: true,
     pgdat_balanced_quarter: false,
     kswapd_ignore_failure: false,
+    bounce_highmem_io: false,
     walk_skips_active: true,
     objrmap_walk: false,
     shm_writepage_io: true,
@@ -262,6 +268,7 @@ const LINUX_2_6_26: Profile = Profile {
     kswapd_failures: false,
     pgdat_balanced_quarter: false,
     kswapd_ignore_failure: false,
+    bounce_highmem_io: false,
     walk_skips_active: false,
     objrmap_walk: false,
     shm_writepage_io: true,
@@ -299,6 +306,7 @@ const LINUX_2636: Profile = Profile {
     kswapd_failures: false,
     pgdat_balanced_quarter: false,
     kswapd_ignore_failure: false,
+    bounce_highmem_io: false,
     walk_skips_active: false,
     objrmap_walk: false,
     shm_writepage_io: true,
@@ -346,6 +354,7 @@ const LINUX_249: Profile = Profile {
     kswapd_failures: false,
     pgdat_balanced_quarter: false,
     kswapd_ignore_failure: false,
+    bounce_highmem_io: true,
     walk_skips_active: false,
     objrmap_walk: false,
     shm_writepage_io: false,
@@ -372,6 +381,8 @@ const AA1: Profile = Profile {
     name: "linux-2.4.23aa1",
     summary: "Andrea 2.4 VM: active/inactive with classzones, shrink_cache + page-table-walk swap_out; shm_writepage defers I/O",
     engine: Engine::Aa24,
+    // 2.4.23's drivers may declare highmem I/O; the -aa seeds were calibrated without bounces.
+    bounce_highmem_io: false,
     tunables: Tunables { read_ahead_kb: 124, vm_anon_lru: 0, ..BASE_TUNABLES },
     ..LINUX_249
 };
@@ -445,6 +456,7 @@ impl Profile {
             ("reclaim", "kswapd_failures") => self.kswapd_failures = boolean()?,
             ("reclaim", "pgdat_balanced_quarter") => self.pgdat_balanced_quarter = boolean()?,
             ("reclaim", "kswapd_ignore_failure") => self.kswapd_ignore_failure = boolean()?,
+            ("reclaim", "bounce_highmem_io") => self.bounce_highmem_io = boolean()?,
             ("reclaim", "walk_skips_active") => self.walk_skips_active = boolean()?,
             ("reclaim", "objrmap_walk") => self.objrmap_walk = boolean()?,
             ("reclaim", "shm_writepage_io") => self.shm_writepage_io = boolean()?,
@@ -511,7 +523,7 @@ const VM_KEYS: &[&str] = &[
 ];
 const RECLAIM_KEYS: &[&str] = &[
     "unevictable_lru", "mlock_half_physmem", "kswapd_failures", "pgdat_balanced_quarter",
-    "kswapd_ignore_failure", "walk_skips_active", "objrmap_walk", "shm_writepage_io", "clean_cache_pass", "workingset",
+    "kswapd_ignore_failure", "bounce_highmem_io", "walk_skips_active", "objrmap_walk", "shm_writepage_io", "clean_cache_pass", "workingset",
     "fault_locking", "mmap_readahead", "rwsem", "quicklist", "kswapd_classzone", "kswapd_return_order", "kswapd_reset_after_sleep",
     "unreclaimable_balanced", "sleep_check_inverted", "wmark_off_by_two", "reclaim_compaction",
     "lumpy_stop_on_fail", "compaction_min_order",

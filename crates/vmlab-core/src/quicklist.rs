@@ -99,6 +99,7 @@ mod tests {
             arch: "x86_64".into(),
             cpu_mhz: 3000,
             reserved_bytes: 0,
+            reserved_low_bytes: 0,
             zones: MachineConfig::layout(mem, nodes, "x86_64").unwrap(),
         };
         Kernel::new(crate::profiles::find(profile).unwrap(), cfg, 1).unwrap()

@@ -123,6 +123,10 @@ impl Sim {
             Some(r) => size(r, "machine.reserved")?,
             None => 0,
         };
+        let reserved_low = match &m.reserved_low {
+            Some(r) => size(r, "machine.reserved_low")?,
+            None => 0,
+        };
         let cfg = MachineConfig {
             memory_bytes: zones.iter().map(|z| z.pages).sum::<u64>() * 4096,
             cpus: m.cpus,
@@ -130,6 +134,7 @@ impl Sim {
             arch: m.arch.clone(),
             cpu_mhz: m.cpu_mhz,
             reserved_bytes: reserved,
+            reserved_low_bytes: reserved_low,
             zones,
         };
         let ncpu = cfg.cpus as usize;

@@ -1105,7 +1105,7 @@ mod tests {
             ZoneLayout { kind: ZoneType::Dma32, node: 0, pages: 24576 },
             ZoneLayout { kind: ZoneType::Normal, node: 0, pages: 8192 },
         ];
-        let cfg = MachineConfig { memory_bytes: (4096 + 24576 + 8192) * 4096, cpus: 1, nodes: 1, arch: "x86_64".into(), cpu_mhz: 3000, reserved_bytes: 0, zones };
+        let cfg = MachineConfig { memory_bytes: (4096 + 24576 + 8192) * 4096, cpus: 1, nodes: 1, arch: "x86_64".into(), cpu_mhz: 3000, reserved_bytes: 0, reserved_low_bytes: 0, zones };
         Kernel::new(crate::profiles::find(profile).expect("profile"), cfg, 1).expect("kernel")
     }
 

@@ -580,6 +580,9 @@ fn check(ctx: &Ctx<'_>, f: &ScenarioFile) -> Result<Vec<ProcessDef>, ScenarioErr
     if let Some(r) = &m.reserved {
         ctx.unit(&["machine", "reserved"], units::parse_size(r))?;
     }
+    if let Some(r) = &m.reserved_low {
+        ctx.unit(&["machine", "reserved_low"], units::parse_size(r))?;
+    }
     if let Some(zones) = &m.zones {
         for (z, v) in zones {
             ctx.unit(&["machine", "zones", z], units::size_from_value(v))?;

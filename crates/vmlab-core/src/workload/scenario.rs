@@ -102,6 +102,10 @@ pub struct MachineSpec {
     /// Memory the firmware and kernel image keep (never on the free lists), default "0".
     #[serde(default, deserialize_with = "opt_string_or_int")]
     pub reserved: Option<String>,
+    /// Memory below 16 MiB the kernel never frees, taken from 640 KiB up: the ISA hole
+    /// (640 KiB–1 MiB) and the kernel image and bootmem bitmap reserved from 1 MiB. Default "0".
+    #[serde(default, deserialize_with = "opt_string_or_int")]
+    pub reserved_low: Option<String>,
     /// Explicit zone sizes overriding the arch layout, e.g. { DMA = "16MiB", DMA32 = "3GiB", Normal = "1GiB" }.
     pub zones: Option<toml::Table>,
 }

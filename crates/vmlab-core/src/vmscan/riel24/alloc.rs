@@ -1,8 +1,9 @@
 //! `__alloc_pages` of 2.4.9. Zones are tried in zonelist order (HighMem, Normal, DMA for page
 //! cache): first any zone with at least pages_low free; then zones whose free + inactive_clean
-//! is above pages_high, pages_low, and (after waking kswapd) pages_min — taking a page straight
-//! off inactive_clean when the zone is nearly out of free pages; then direct reclaim, retried for
-//! as long as it takes; the last pages are for PF_MEMALLOC. There are no per-CPU page lists.
+//! is at least pages_high, pages_low, and (after waking kswapd) pages_min — a caller that may
+//! sleep taking its page straight off that zone's inactive_clean list, whatever the zone's free
+//! count; then direct reclaim, retried for as long as it takes; the last pages are for
+//! PF_MEMALLOC. There are no per-CPU page lists.
 
 use super::lock::spin_lock;
 use super::{free_shortage, try_to_free_pages, wakeup_kreclaimd, wakeup_kswapd, zone_clean, zone_free};
@@ -41,15 +42,19 @@ fn rmqueue(k: &mut Kernel, z: usize, order: u32, gfp: Gfp) -> Option<Pfn> {
     k.rmqueue(z, order, gfp.mt)
 }
 
-/// `__alloc_pages_limit`: a zone whose free + inactive_clean pages are above the watermark.
+/// `__alloc_pages_limit` as 2.4.9 has it: the first zone whose free + inactive_clean pages reach
+/// the watermark (`>=`); a `direct_reclaim` caller (order 0, __GFP_WAIT) always tries
+/// `reclaim_page` there first and falls back to the free list. (2.4.0–2.4.4 used `>` and reclaimed
+/// only below pages_min + 8; Rik van Riel's "highmem deadlock removal" patch of 25 May 2001
+/// changed both, and the 2.4.10-pre2 `page_alloc.c` — same line numbers as 2.4.9's — has them.)
 #[allow(clippy::too_many_arguments)]
 fn alloc_limit(k: &mut Kernel, ctx: &mut Ctx, zl: &[usize], order: u32, wm: usize, direct: bool, gfp: Gfp, stage: usize) -> Option<Result<Pfn, AllocFail>> {
     for &z in zl {
-        if zone_free(k, z) + zone_clean(k, z) <= k.zones[z].wmark[wm] {
+        if zone_free(k, z) + zone_clean(k, z) < k.zones[z].wmark[wm] {
             continue;
         }
         let mut p = None;
-        if direct && zone_free(k, z) < k.zones[z].wmark[PAGES_MIN] + 8 {
+        if direct {
             p = super::scan::reclaim_page(k, ctx, z);
             if p.is_some() {
                 k.ev.inc(Vm::PgstealDirect);
