@@ -186,6 +186,7 @@ impl Kernel {
         let pref = mt as usize;
         for o in order as usize..MAX_ORDER {
             if let Some(pfn) = self.zones[zid].free_area[o][pref].pop_head(&mut self.fr) {
+                self.diag_split(zid, o, order, pref);
                 self.take_free_block(zid, pfn, order, o, pref);
                 return Some(pfn);
             }
@@ -203,6 +204,7 @@ impl Kernel {
         for o in (order as usize..MAX_ORDER).rev() {
             for &alt in &FALLBACKS[pref] {
                 let Some(pfn) = self.zones[zid].free_area[o][alt].pop_head(&mut self.fr) else { continue };
+                self.diag_split(zid, o, order, pref);
                 let mut use_mt = alt;
                 if o as u32 >= PAGEBLOCK_ORDER / 2 || pref == Mt::Reclaimable as usize {
                     let moved = (1u64 << o) + self.move_freepages_block(zid, pfn, pref);
@@ -370,6 +372,7 @@ impl Kernel {
                 self.rmqueue(zid, order, gfp.mt)
             };
             if let Some(p) = got {
+                self.diag_alloc(zid, order, gfp.mt);
                 let c = match self.zones[zid].kind {
                     ZoneType::Dma => Vm::PgallocDma,
                     ZoneType::Dma32 => Vm::PgallocDma32,
