@@ -108,6 +108,21 @@ fn measure(r: &mut RunReport, sim: &Sim, workload: &str, program: Option<&str>) 
         m.insert(format!("balanced_end_nonmovable_order0_{name}"), ad.end_nonmovable0[zid] as f64 / ends);
         m.insert(format!("balanced_end_movable_order3_pages_{name}"), ad.end_movable_o3[zid] as f64 / ends);
     }
+    // What a file LRU page's buddy (pfn ^ 1) was, sampled at balanced high-order run ends:
+    // reclaiming the page can start an order-1 block only when the buddy is free or reclaimed
+    // too. (Simon's Normal had 24 of 18,249 free pages in blocks of order >= 1.)
+    let samples = ad.layout_samples.max(1) as f64;
+    for (zid, z) in k.zones.iter().enumerate().take(crate::stats::alloc_diag::ZONES) {
+        let name = z.kind.name().to_lowercase();
+        let [file, anon, bf, ba, bfree, bo] = ad.layout[zid];
+        m.insert(format!("sampled_file_lru_pages_{name}"), file as f64 / samples);
+        m.insert(format!("sampled_anon_lru_pages_{name}"), anon as f64 / samples);
+        let pct = |x: u64| x as f64 * 100.0 / file.max(1) as f64;
+        m.insert(format!("file_buddy_file_pct_{name}"), pct(bf));
+        m.insert(format!("file_buddy_anon_pct_{name}"), pct(ba));
+        m.insert(format!("file_buddy_free_pct_{name}"), pct(bfree));
+        m.insert(format!("file_buddy_other_pct_{name}"), pct(bo));
+    }
     let d = &k.nodes[0].kswapd.split26;
     m.insert("kswapd_balance_runs_order0", d.balance_runs[0] as f64);
     m.insert("kswapd_balance_runs_high_order", d.balance_runs[1] as f64);

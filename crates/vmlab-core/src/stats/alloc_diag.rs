@@ -5,6 +5,7 @@
 //! no effect on the simulation.
 
 use crate::kernel::Kernel;
+use crate::mm_types::pg;
 use crate::mmzone::{Mt, MAX_ORDER, MIGRATE_TYPES};
 
 /// Zone ids tracked (larger ids are folded into the last slot).
@@ -27,6 +28,10 @@ pub struct AllocDiag {
     pub end_nonmovable0: [u64; ZONES],
     pub end_movable_o3: [u64; ZONES],
     pub balanced_ends: u64,
+    /// Every 32nd balanced end, per zone: [file LRU pages, anon LRU pages, and the file pages
+    /// whose buddy (pfn ^ 1) is a file LRU page, an anon LRU page, free, anything else].
+    pub layout: [[u64; 6]; ZONES],
+    pub layout_samples: u64,
 }
 
 impl AllocDiag {
@@ -75,6 +80,30 @@ impl Kernel {
             d.end_free[zid] += z.free_pages;
             d.end_nonmovable0[zid] += (0..MIGRATE_TYPES).filter(|&m| m != Mt::Movable as usize).map(|m| z.free_area[0][m].len).sum::<u64>();
             d.end_movable_o3[zid] += (3..MAX_ORDER).map(|o| z.free_area[o][Mt::Movable as usize].len << o).sum::<u64>();
+        }
+        if d.balanced_ends % 32 == 1 {
+            d.layout_samples += 1;
+            for (zid, z) in self.zones.iter().enumerate().take(ZONES) {
+                let l = &mut d.layout[zid];
+                l[1] += z.lru_pages[0] + z.lru_pages[1];
+                for p in z.start_pfn..z.end_pfn {
+                    let f = self.fr.flags[p as usize];
+                    if f & pg::LRU == 0 || f & pg::ANON != 0 {
+                        continue;
+                    }
+                    l[0] += 1;
+                    let b = p ^ 1;
+                    let g = if z.spans(b) { self.fr.flags[b as usize] } else { 0 };
+                    let i = if g & (pg::BUDDY | pg::BUDDY_TAIL | pg::PCP) != 0 {
+                        4
+                    } else if g & pg::LRU != 0 {
+                        if g & pg::ANON == 0 { 2 } else { 3 }
+                    } else {
+                        5
+                    };
+                    l[i] += 1;
+                }
+            }
         }
     }
 }
