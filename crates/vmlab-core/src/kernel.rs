@@ -146,6 +146,8 @@ pub struct Kernel {
     pub aa24: crate::vmscan::aa24::Aa24State,
     /// Filesystem metadata slab caches (a scenario's `[fs]`), else None.
     pub vfs: Option<Box<crate::dcache::Vfs>>,
+    /// Allocation-side diagnostics for high-order kswapd runs (counters only).
+    pub alloc_diag: crate::stats::alloc_diag::AllocDiag,
 }
 
 impl Kernel {
@@ -195,6 +197,7 @@ impl Kernel {
             isolate_buf: Vec::new(),
             zero_pfn: 0,
             aa24: Default::default(),
+            alloc_diag: Default::default(),
             cfg,
             mmap_sem_retired: Default::default(),
             vfs: None,

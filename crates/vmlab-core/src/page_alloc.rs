@@ -186,6 +186,7 @@ impl Kernel {
         let pref = mt as usize;
         for o in order as usize..MAX_ORDER {
             if let Some(pfn) = self.zones[zid].free_area[o][pref].pop_head(&mut self.fr) {
+                self.diag_split(zid, o, order, pref);
                 self.take_free_block(zid, pfn, order, o, pref);
                 return Some(pfn);
             }
@@ -203,6 +204,7 @@ impl Kernel {
         for o in (order as usize..MAX_ORDER).rev() {
             for &alt in &FALLBACKS[pref] {
                 let Some(pfn) = self.zones[zid].free_area[o][alt].pop_head(&mut self.fr) else { continue };
+                self.diag_split(zid, o, order, pref);
                 let mut use_mt = alt;
                 if o as u32 >= PAGEBLOCK_ORDER / 2 || pref == Mt::Reclaimable as usize {
                     let moved = (1u64 << o) + self.move_freepages_block(zid, pfn, pref);
@@ -370,6 +372,7 @@ impl Kernel {
                 self.rmqueue(zid, order, gfp.mt)
             };
             if let Some(p) = got {
+                self.diag_alloc(zid, order, gfp.mt);
                 let c = match self.zones[zid].kind {
                     ZoneType::Dma => Vm::PgallocDma,
                     ZoneType::Dma32 => Vm::PgallocDma32,
@@ -473,6 +476,17 @@ impl Kernel {
 
     /// Free a block (`__free_pages`): order-0 pages go to the CPU's pcp list, drained in batches.
     pub fn free_pages(&mut self, ctx: &mut Ctx, pfn: Pfn, order: u32) {
+        self.free_hot_cold(ctx, pfn, order, false);
+    }
+
+    /// Free an order-0 page cold (`free_hot_cold_page(page, 1)`): it goes to the tail of the pcp
+    /// list, so it is the next one drained to the buddy lists and the last one reused from pcp.
+    /// Reclaim frees this way in 2.6.2x–3.x (`pagevec_init(&freed_pvec, 1)` in shrink_page_list).
+    pub fn free_cold_page(&mut self, ctx: &mut Ctx, pfn: Pfn) {
+        self.free_hot_cold(ctx, pfn, 0, true);
+    }
+
+    fn free_hot_cold(&mut self, ctx: &mut Ctx, pfn: Pfn, order: u32, cold: bool) {
         self.charge(ctx, KFunc::FreePages, self.cost.page_free);
         self.ev.add(Vm::Pgfree, 1 << order);
         let zid = self.zone_of(pfn);
@@ -488,7 +502,11 @@ impl Kernel {
             let li = self.pcp_list(self.pageblock_mt[self.pageblock_of(pfn)] as usize);
             self.fr.set(pfn, pg::PCP);
             let z = &mut self.zones[zid];
-            z.pcp[cpu].lists[li].push_head(&mut self.fr, pfn);
+            if cold {
+                z.pcp[cpu].lists[li].push_tail(&mut self.fr, pfn);
+            } else {
+                z.pcp[cpu].lists[li].push_head(&mut self.fr, pfn);
+            }
             if z.pcp[cpu].count() > z.pcp[cpu].high {
                 let batch = z.pcp[cpu].batch;
                 self.charge(ctx, KFunc::FreePagesBulk, self.cost.page_free * batch);
@@ -499,8 +517,9 @@ impl Kernel {
         }
     }
 
-    /// `free_pcppages_bulk`: free `count` pages from the tails of the lists, taking one more page
-    /// from each successive non-empty list (1 from the first, 2 from the next, ...).
+    /// `free_pcppages_bulk`: free `count` pages from the tails of the lists, round robin. Each
+    /// list probed adds one to `batch_free` and each page freed takes one off, so a list gets one
+    /// page per turn plus one for every empty list skipped on the way to it.
     fn free_pcppages_bulk(&mut self, zid: usize, cpu: usize, count: u64) {
         let (mut to_free, mut li, mut batch_free) = (count, 0usize, 0u64);
         while to_free > 0 && self.zones[zid].pcp[cpu].count() > 0 {
@@ -511,13 +530,12 @@ impl Kernel {
                     break;
                 }
             }
-            let mut n = batch_free;
-            while to_free > 0 && n > 0 {
+            while to_free > 0 && batch_free > 0 {
                 let Some(p) = self.zones[zid].pcp[cpu].lists[li].pop_tail(&mut self.fr) else { break };
                 self.fr.clear(p, pg::PCP);
                 self.free_one_page(zid, p, 0);
                 to_free -= 1;
-                n -= 1;
+                batch_free -= 1;
             }
         }
     }

@@ -200,6 +200,9 @@ pub struct Profile {
     /// `__rmqueue_fallback` when they are empty) instead of taking whatever page was freed last.
     /// Off: one list per CPU and zone, as the engines calibrated before this was modelled.
     pub pcp_migratetype_lists: bool,
+    /// Reclaim frees its pages cold, to the pcp list tail (2.6.2x–3.x `shrink_page_list`'s
+    /// `pagevec_init(&freed_pvec, 1)`; hot/cold frees went away in 4.15).
+    pub reclaim_frees_cold: bool,
     /// The split-LRU engine's 2.6.36/2.6.38 choices (only `Engine::Split2636` reads them).
     pub split26: Split26,
     pub tunables: Tunables,
@@ -247,6 +250,7 @@ const MODERN: Profile = Profile {
     workingset: true,
     pcp_batch_bytes: 1 << 20,
     pcp_migratetype_lists: false,
+    reclaim_frees_cold: false,
     split26: SPLIT26_2636,
     tunables: BASE_TUNABLES,
 };
@@ -276,6 +280,7 @@ const LINUX_2_6_26: Profile = Profile {
     workingset: false,
     pcp_batch_bytes: 512 << 10,
     pcp_migratetype_lists: false,
+    reclaim_frees_cold: false,
     split26: SPLIT26_2636,
     tunables: Tunables { min_free_kbytes_max: 65536, ..BASE_TUNABLES },
 };
@@ -314,6 +319,7 @@ const LINUX_2636: Profile = Profile {
     workingset: false,
     pcp_batch_bytes: 512 << 10,
     pcp_migratetype_lists: true,
+    reclaim_frees_cold: true,
     split26: SPLIT26_2636,
     tunables: Tunables { min_free_kbytes_max: 65536, lowmem_reserve_ratio: [256, 256, 32, 32], ..BASE_TUNABLES },
 };
@@ -362,6 +368,7 @@ const LINUX_249: Profile = Profile {
     workingset: false,
     pcp_batch_bytes: 512 << 10,
     pcp_migratetype_lists: false,
+    reclaim_frees_cold: false,
     split26: SPLIT26_2636,
     // page_cluster 4 (swap_setup with >= 32 MB): mmap read-around of 16 pages.
     tunables: Tunables { page_cluster: 4, read_ahead_kb: 64, ..BASE_TUNABLES },

@@ -32,3 +32,35 @@ fn pcp_lists_keep_migrate_types_apart() {
     assert!(!vmlab_core::profiles::find("linux-6.8").expect("profile").pcp_migratetype_lists);
     assert!(unmovable_reuses_movable_page("linux-6.8"));
 }
+
+/// Take two movable pages, free the first hot and the second cold, allocate again: a hot free
+/// is reused first (pcp head), a cold one goes to the tail and waits behind the rest of the list.
+#[test]
+fn cold_free_goes_to_the_pcp_tail() {
+    let mut k = kernel("linux-2.6.36");
+    assert!(k.profile.reclaim_frees_cold);
+    let mut ctx = Ctx { cpu: 0, ..Default::default() };
+    let a = k.alloc_pages(&mut ctx, Gfp::highuser_movable(), 0).expect("page a");
+    let b = k.alloc_pages(&mut ctx, Gfp::highuser_movable(), 0).expect("page b");
+    k.free_cold_page(&mut ctx, b);
+    k.free_pages(&mut ctx, a, 0);
+    let first = k.alloc_pages(&mut ctx, Gfp::highuser_movable(), 0).expect("first");
+    assert_eq!(first, a, "the hot page comes back first");
+    let mut seen_b = false;
+    let mut taken = vec![first];
+    // b sits behind the rest of the batch rmqueue_bulk put on the list.
+    for i in 0..64 {
+        let p = k.alloc_pages(&mut ctx, Gfp::highuser_movable(), 0).expect("page");
+        taken.push(p);
+        if p == b {
+            seen_b = true;
+            assert!(i > 0, "the cold page was handed out before the rest of the list");
+            break;
+        }
+    }
+    assert!(seen_b, "the cold page never came back");
+    for p in taken {
+        k.free_pages(&mut ctx, p, 0);
+    }
+    assert!(!vmlab_core::profiles::find("linux-6.8").expect("profile").reclaim_frees_cold);
+}

@@ -93,6 +93,36 @@ fn measure(r: &mut RunReport, sim: &Sim, workload: &str, program: Option<&str>) 
         m.insert(format!("free_pages_mean_{name}"), free as f64 / n);
         m.insert(format!("free_order3_pct_{name}"), if free > 0 { o3 as f64 * 100.0 / free as f64 } else { 0.0 });
     }
+    // Where order-0 movable allocations went inside and outside high-order kswapd runs, who
+    // split each zone's order >= 3 free blocks, and each zone's layout when a run ended balanced.
+    let ad = &k.alloc_diag;
+    let ends = ad.balanced_ends.max(1) as f64;
+    m.insert("high_order_run_s", ad.run_ns as f64 / 1e9);
+    for (zid, z) in k.zones.iter().enumerate().take(crate::stats::alloc_diag::ZONES) {
+        let name = z.kind.name().to_lowercase();
+        m.insert(format!("movable0_alloc_outside_runs_{name}"), ad.movable0[0][zid] as f64);
+        m.insert(format!("movable0_alloc_in_runs_{name}"), ad.movable0[1][zid] as f64);
+        m.insert(format!("o3_blocks_split_by_movable0_{name}"), ad.split_o3[0][zid] as f64);
+        m.insert(format!("o3_blocks_split_by_high_order_{name}"), ad.split_o3[1][zid] as f64);
+        m.insert(format!("balanced_end_free_{name}"), ad.end_free[zid] as f64 / ends);
+        m.insert(format!("balanced_end_nonmovable_order0_{name}"), ad.end_nonmovable0[zid] as f64 / ends);
+        m.insert(format!("balanced_end_movable_order3_pages_{name}"), ad.end_movable_o3[zid] as f64 / ends);
+    }
+    // What a file LRU page's buddy (pfn ^ 1) was, sampled at balanced high-order run ends:
+    // reclaiming the page can start an order-1 block only when the buddy is free or reclaimed
+    // too. (Simon's Normal had 24 of 18,249 free pages in blocks of order >= 1.)
+    let samples = ad.layout_samples.max(1) as f64;
+    for (zid, z) in k.zones.iter().enumerate().take(crate::stats::alloc_diag::ZONES) {
+        let name = z.kind.name().to_lowercase();
+        let [file, anon, bf, ba, bfree, bo] = ad.layout[zid];
+        m.insert(format!("sampled_file_lru_pages_{name}"), file as f64 / samples);
+        m.insert(format!("sampled_anon_lru_pages_{name}"), anon as f64 / samples);
+        let pct = |x: u64| x as f64 * 100.0 / file.max(1) as f64;
+        m.insert(format!("file_buddy_file_pct_{name}"), pct(bf));
+        m.insert(format!("file_buddy_anon_pct_{name}"), pct(ba));
+        m.insert(format!("file_buddy_free_pct_{name}"), pct(bfree));
+        m.insert(format!("file_buddy_other_pct_{name}"), pct(bo));
+    }
     let d = &k.nodes[0].kswapd.split26;
     m.insert("kswapd_balance_runs_order0", d.balance_runs[0] as f64);
     m.insert("kswapd_balance_runs_high_order", d.balance_runs[1] as f64);
@@ -232,6 +262,24 @@ fn summary(runs: &[RunReport]) -> String {
             g("free_order3_pct_dma32"),
             g("free_pages_mean_normal"),
             g("free_order3_pct_normal"),
+        );
+        s += &format!(
+            "  {:<14} inside high-order runs ({:.2} s): order-0 movable pages from Normal {:>7}, DMA32 {:>7} (outside: {:>8} / {:>8}); Normal order>=3 blocks split by order-0 movable {:>6}, by high-order {:>6}\n",
+            "",
+            g("high_order_run_s"),
+            g("movable0_alloc_in_runs_normal"),
+            g("movable0_alloc_in_runs_dma32"),
+            g("movable0_alloc_outside_runs_normal"),
+            g("movable0_alloc_outside_runs_dma32"),
+            g("o3_blocks_split_by_movable0_normal"),
+            g("o3_blocks_split_by_high_order_normal"),
+        );
+        s += &format!(
+            "  {:<14} Normal when a high-order run ended balanced (mean): free {:>6.0}, order-0 on non-movable lists {:>5.0}, in movable order>=3 blocks {:>5.0}\n",
+            "",
+            g("balanced_end_free_normal"),
+            g("balanced_end_nonmovable_order0_normal"),
+            g("balanced_end_movable_order3_pages_normal"),
         );
         if r.metrics.get("fs_slab_pages").is_some() {
             s += &format!(

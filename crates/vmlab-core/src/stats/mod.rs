@@ -1,4 +1,5 @@
 //! Counters and reports: /proc/vmstat, /proc/meminfo, the vmstat timeline, the kernel profile, JSON.
+pub mod alloc_diag;
 pub mod compare;
 pub mod kfunc;
 pub mod meminfo;

@@ -289,7 +289,11 @@ pub fn remove_mapping_and_free(k: &mut Kernel, ctx: &mut Ctx, p: Pfn) {
     } else {
         k.remove_from_page_cache(p, shadow);
     }
-    k.free_pages(ctx, p, 0);
+    if k.profile.reclaim_frees_cold {
+        k.free_cold_page(ctx, p);
+    } else {
+        k.free_pages(ctx, p, 0);
+    }
 }
 
 /// `pageout`: start writing a dirty page. Anon pages are already in the swap cache; shm pages

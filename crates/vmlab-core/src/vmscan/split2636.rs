@@ -891,6 +891,10 @@ fn start_balance(k: &mut Kernel, node: usize, order: u32, cz: usize) {
     l.sc_order = order;
     l.bal_cz = cz;
     l.balance_runs[(order > 0) as usize] += 1;
+    if order > 0 {
+        k.alloc_diag.run_started(k.now);
+    }
+    let l = &mut k.nodes[node].kswapd.split26;
     l.end_zone = first;
     loop_again(k, node);
 }
@@ -1083,6 +1087,10 @@ fn balance_out(k: &mut Kernel, node: usize) -> bool {
         l.order = order;
         l.cz = ez_idx;
     }
+    if k.nodes[node].kswapd.split26.sc_order > 0 {
+        k.diag_balanced_end();
+    }
+    k.alloc_diag.run_ended(k.now);
     let ks = &mut k.nodes[node].kswapd;
     if ks.split26.sc_order > 0 {
         ks.split26.high_order_ends[0] += 1;
