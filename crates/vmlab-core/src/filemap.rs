@@ -219,7 +219,9 @@ impl Kernel {
             }
             run.push(p);
             // readpage submits each page as it is added (2.4 read_cluster_nonblocking →
-            // page_cache_read), so its bounce page is allocated before the next page.
+            // page_cache_read): block_read_full_page gives it buffer heads, then its bounce
+            // page is allocated, before the next page.
+            crate::vmscan::riel24::grow_buffer_heads(self, ctx);
             bounce.push(self.create_bounce(ctx, p));
             i += 1;
         }

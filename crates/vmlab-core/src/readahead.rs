@@ -140,6 +140,10 @@ impl Kernel {
         if mode == MmapReadahead::SequentialOrReadAround && idx.wrapping_sub(1) == ra.prev_index {
             return self.ondemand_readahead(ctx, file, idx, max, false);
         }
+        if mode == MmapReadahead::Cluster {
+            let n = 1u64 << self.profile.tunables.page_cluster.min(10);
+            return self.page_cache_ra(ctx, file, idx & !(n - 1), n, None);
+        }
         let f = &mut self.files[file as usize];
         f.ra.mmap_miss = f.ra.mmap_miss.saturating_add(1).min(MMAP_LOTSAMISS * 10);
         if f.ra.mmap_miss > MMAP_LOTSAMISS {

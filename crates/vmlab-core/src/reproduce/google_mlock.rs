@@ -307,6 +307,13 @@ fn engine_summary(o: &RunOut) -> String {
         let (r, c) = (st.alloc_zone_pass[z], st.alloc_zone_reclaimed[z]);
         let _ = writeln!(s, "  {name:>10} by pass: {} / {} / {} / {} / {}; off inactive_clean {c}", r[0], r[1], r[2], r[3], r[4]);
     }
+    if st.bh_slab_grown > 0 {
+        let _ = writeln!(
+            s,
+            "  buffer_head slab: pages taken {}, reaped {}, most held {}, grows without a page {}",
+            st.bh_slab_grown, st.bh_slab_reaped, st.bh_slab_max, st.bh_slab_failed
+        );
+    }
     let _ = writeln!(s, "  zones at the end (pages):   free  inact_clean  inact_dirty     active   mapped (mlocked)");
     for (name, free, clean, dirty, active, mapped) in &o.zones {
         let _ = writeln!(s, "  {name:>10} {free:>16} {clean:>12} {dirty:>12} {active:>10} {mapped:>8}");

@@ -104,6 +104,12 @@ pub struct Stats {
     pub alloc_zone_pass: [[u64; 5]; 4],
     /// Pages served straight off a zone's inactive_clean list by `reclaim_page` in `__alloc_pages`.
     pub alloc_zone_reclaimed: [u64; 4],
+    /// buffer_head slab pages taken (`kmem_cache_grow`), given back by `kmem_cache_reap`, the
+    /// most held at once, and grows that found no lowmem page.
+    pub bh_slab_grown: u64,
+    pub bh_slab_reaped: u64,
+    pub bh_slab_max: u64,
+    pub bh_slab_failed: u64,
 }
 
 /// The engine's global state (the statics of 2.4's vmscan.c, swap.c and page_alloc.c).
@@ -123,6 +129,9 @@ pub struct Riel24 {
     swap_mm: usize,
     swap_address: Vec<u64>,
     scratch: Vec<bool>,
+    /// Page-cache pages holding buffer heads, and the `buffer_head` slab's pages, oldest first.
+    pub bh_live: u64,
+    pub bh_slab: std::collections::VecDeque<Pfn>,
     pub stats: Stats,
     ready: bool,
 }
@@ -289,8 +298,9 @@ pub fn lru_cache_add(k: &mut Kernel, p: Pfn) {
         add_off(k, p);
         return;
     }
-    if !k.fr.has(p, pg::ANON) && !k.fr.has(p, pg::SWAPBACKED) {
+    if !k.fr.has(p, pg::ANON) && !k.fr.has(p, pg::SWAPBACKED) && !buffers(k, p) {
         k.fr.extra[p as usize] |= BUFFERS;
+        k.riel.bh_live += 1;
     }
     k.fr.clear(p, pg::ACTIVE);
     k.fr.aux[p as usize] = 0;
@@ -463,9 +473,74 @@ fn recalculate_vm_stats(k: &mut Kernel) {
 }
 
 /// `shrink_dcache_memory`, `shrink_icache_memory`, `kmem_cache_reap`: vmlab has no dentry or
-/// inode caches to speak of, so only their fixed cost is charged.
+/// inode caches to speak of, so only their fixed cost is charged — except for the buffer_head
+/// slab, whose empty pages `kmem_cache_reap` gives back.
 fn shrink_caches(k: &mut Kernel, ctx: &mut Ctx) {
     k.charge(ctx, KFunc::KmemCacheReap, k.cost.syscall * 20);
+    reap_buffer_heads(k, ctx);
+}
+
+// ---- the buffer_head slab ------------------------------------------------------------------
+//
+// A page read through `block_read_full_page` gets its buffer heads (`create_empty_buffers`)
+// from the `buffer_head` slab, which grows a lowmem page at a time (`SLAB_NOFS`: no HighMem,
+// may sleep, no __GFP_FS). `try_to_free_buffers` returns them to the slab; an empty slab page
+// stays with the slab until `kmem_cache_reap`. The 2.4 slab allocates from partly used slabs
+// first (`firstnotfull`), so with reads and page_launder freeing at the same pace the holes
+// are refilled and a slab page is seldom wholly empty. Per-object placement is not kept (no
+// room in the frame table); objects are taken as spread evenly over the slab's pages, so a
+// page is empty with probability (1 - occupancy) ^ objects-per-page.
+
+/// Slab pages the live buffer heads need.
+fn bh_slab_needed(k: &Kernel) -> usize {
+    let per = k.profile.bh_per_slab_page.max(1) as u64;
+    k.riel.bh_live.div_ceil(per) as usize
+}
+
+/// `kmem_cache_grow` for the buffer heads of the page just added to the page cache. When no
+/// lowmem page can be had 2.4 falls back on its reserved buffer heads (or waits for I/O to
+/// free some): the slab stays short and grows at the next read.
+pub fn grow_buffer_heads(k: &mut Kernel, ctx: &mut Ctx) {
+    if k.profile.bh_per_slab_page == 0 {
+        return;
+    }
+    ensure(k);
+    while k.riel.bh_slab.len() < bh_slab_needed(k) {
+        let gfp = crate::page_alloc::Gfp { highest: crate::mmzone::ZoneType::Normal, direct_reclaim: true, atomic: false, noretry: true, mt: crate::mmzone::Mt::Unmovable };
+        let throttle = ctx.throttle_until;
+        match k.alloc_pages(ctx, gfp, 0) {
+            Ok(p) => {
+                k.fr.set(p, pg::SLAB);
+                k.g.slab += 1;
+                k.riel.bh_slab.push_back(p);
+                k.riel.stats.bh_slab_grown += 1;
+                k.riel.stats.bh_slab_max = k.riel.stats.bh_slab_max.max(k.riel.bh_slab.len() as u64);
+            }
+            Err(_) => {
+                ctx.throttle_until = throttle;
+                k.riel.stats.bh_slab_failed += 1;
+                break;
+            }
+        }
+    }
+}
+
+/// `kmem_cache_reap`'s share for the buffer_head slab: 80 % of its empty slabs, oldest first
+/// (2.4.0–2.4.9 `best_len = (best_len*4 + 1)/5`; the three-list slab of 2.4.10 made it 50 %).
+fn reap_buffer_heads(k: &mut Kernel, ctx: &mut Ctx) {
+    let pages = k.riel.bh_slab.len();
+    let per = k.profile.bh_per_slab_page.max(1) as u64;
+    if pages == 0 || k.riel.bh_live >= pages as u64 * per {
+        return;
+    }
+    let holes = 1.0 - k.riel.bh_live as f64 / (pages as u64 * per) as f64;
+    let empty = ((pages as f64 * holes.powi(per as i32)) as usize).min(pages - bh_slab_needed(k));
+    for _ in 0..(empty * 4 + 1) / 5 {
+        let Some(p) = k.riel.bh_slab.pop_front() else { break };
+        k.g.slab -= 1;
+        k.riel.stats.bh_slab_reaped += 1;
+        free_reclaimed(k, ctx, p);
+    }
 }
 
 // ---- do_try_to_free_pages, kswapd, kreclaimd -----------------------------------------------

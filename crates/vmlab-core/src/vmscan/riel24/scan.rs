@@ -199,6 +199,7 @@ fn take_dirty(k: &mut Kernel) {
 fn try_to_free_buffers(k: &mut Kernel, ctx: &mut Ctx, p: Pfn) {
     k.riel.stats.try_to_free_buffers += 1;
     k.fr.extra[p as usize] &= !BUFFERS;
+    k.riel.bh_live = k.riel.bh_live.saturating_sub(1);
     k.charge(ctx, KFunc::TryToFreeBuffers, k.cost.lru_scan + k.cost.lru_scan / 2);
 }
 
