@@ -158,6 +158,7 @@ impl Kernel {
             return Err(format!("machine.memory is {} GiB; vmlab supports up to 1 TiB", total >> 18));
         }
         let cost = CostTable::for_mhz(cfg.cpu_mhz);
+        let symbols = profile.symbols;
         let mut k = Kernel {
             profile,
             cost,
@@ -170,7 +171,7 @@ impl Kernel {
             riel: Default::default(),
             pageblock_mt: vec![crate::mmzone::Mt::Movable as u8; ((total >> PAGEBLOCK_ORDER) + 1) as usize],
             ev: VmEvents::default(),
-            prof: KernelProfile::default(),
+            prof: KernelProfile::new(symbols),
             g: Gauges::default(),
             min_free_kbytes: 0,
             mms: Vec::new(),

@@ -2,6 +2,7 @@
 //! outside this table looks at a profile's name; mechanisms read the fields. Any field can be
 //! overridden from a scenario's `[vm]`/`[reclaim]` tables or with `--set vm.NAME=V`.
 
+use crate::stats::kfunc::Symbols;
 use serde::Serialize;
 
 /// Which reclaim engine (LRU layout + scan policy + kswapd) runs.
@@ -213,6 +214,8 @@ pub struct Profile {
     /// Reclaim frees its pages cold, to the pcp list tail (2.6.2x–3.x `shrink_page_list`'s
     /// `pagevec_init(&freed_pvec, 1)`; hot/cold frees went away in 4.15).
     pub reclaim_frees_cold: bool,
+    /// Whose function names the flat kernel profile uses (presentation only).
+    pub symbols: Symbols,
     /// The split-LRU engine's 2.6.36/2.6.38 choices (only `Engine::Split2636` reads them).
     pub split26: Split26,
     pub tunables: Tunables,
@@ -262,6 +265,7 @@ const MODERN: Profile = Profile {
     pcp_batch_bytes: 1 << 20,
     pcp_migratetype_lists: false,
     reclaim_frees_cold: false,
+    symbols: Symbols::Linux68,
     split26: SPLIT26_2636,
     tunables: BASE_TUNABLES,
 };
@@ -293,6 +297,7 @@ const LINUX_2_6_26: Profile = Profile {
     pcp_batch_bytes: 512 << 10,
     pcp_migratetype_lists: false,
     reclaim_frees_cold: false,
+    symbols: Symbols::Linux26,
     split26: SPLIT26_2636,
     tunables: Tunables { min_free_kbytes_max: 65536, ..BASE_TUNABLES },
 };
@@ -333,6 +338,7 @@ const LINUX_2636: Profile = Profile {
     pcp_batch_bytes: 512 << 10,
     pcp_migratetype_lists: true,
     reclaim_frees_cold: true,
+    symbols: Symbols::Linux26,
     split26: SPLIT26_2636,
     tunables: Tunables { min_free_kbytes_max: 65536, lowmem_reserve_ratio: [256, 256, 32, 32], ..BASE_TUNABLES },
 };
@@ -385,6 +391,7 @@ const LINUX_249: Profile = Profile {
     pcp_batch_bytes: 512 << 10,
     pcp_migratetype_lists: false,
     reclaim_frees_cold: false,
+    symbols: Symbols::Linux24,
     split26: SPLIT26_2636,
     // page_cluster 4 (swap_setup with >= 32 MB): mmap read-around of 16 pages.
     tunables: Tunables { page_cluster: 4, read_ahead_kb: 64, ..BASE_TUNABLES },

@@ -81,7 +81,7 @@ fn run_one(opts: &ReproduceOpts, profile: &str, extra: &[String]) -> Result<RunO
     let locked: u64 = k.mms.iter().flatten().map(|m| m.vmas.iter().filter(|v| v.flags & vm::LOCKED != 0).map(|v| v.pages()).sum::<u64>()).sum();
     let file_pages = k.files.first().map(|f| f.npages()).unwrap_or(1).max(1);
     report.metrics.insert("slots".to_string(), locked.div_ceil(file_pages) as f64);
-    let spin = report.kernel_profile.iter().find(|e| e.function == crate::stats::kfunc::KFunc::LruLockSpin.name()).map(|e| e.cpu_s).unwrap_or(0.0);
+    let spin = report.kernel_profile.iter().find(|e| e.function == crate::stats::kfunc::KFunc::LruLockSpin.name_in(k.profile.symbols)).map(|e| e.cpu_s).unwrap_or(0.0);
     report.metrics.insert("lru_lock_spin_s".to_string(), spin);
     let engine = (k.profile.engine == crate::profiles::Engine::Riel24).then(|| k.riel.stats.clone());
     if let Some(st) = &engine {
@@ -260,7 +260,7 @@ fn profile_table(o: &RunOut) -> String {
             "try_to_free_buffers" => st.try_to_free_buffers,
             "zone_inactive_plenty" => st.zone_inactive_plenty,
             "swap_out" => st.swap_out,
-            "spin_lock(lru_lock)" => st.lock_contended,
+            "spin_lock(pagemap_lru_lock)" => st.lock_contended,
             _ => return None,
         })
     };

@@ -1,5 +1,9 @@
 //! Kernel functions that simulated kernel CPU time is charged to: the flat kernel profile.
-//! Names are the kernel's, so the profile reads like `readprofile`/gprof output of the real thing.
+//! Names are the kernel's, so the profile reads like `readprofile`/gprof output of the real thing,
+//! and they are the names of the profile's own era (`Symbols`): the same simulated work is
+//! `filemap_nopage` in a 2.4 profile and `filemap_fault` in a 6.8 one.
+
+use serde::Serialize;
 
 macro_rules! kfuncs {
     ($($v:ident => $n:literal,)*) => {
@@ -74,19 +78,94 @@ kfuncs! {
     Syscall => "entry_SYSCALL_64",
 }
 
+/// Which era's source the profile's function names come from (a profile field).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub enum Symbols {
+    /// 2.4 on i386: `filemap_nopage`, `make_pages_present`, `zap_page_range`, `pagemap_lru_lock`.
+    #[serde(rename = "2.4")]
+    Linux24,
+    /// 2.6.2x–2.6.3x on x86_64: `shrink_page_list`, `page_referenced`, `rwsem_down_read_failed`.
+    #[serde(rename = "2.6")]
+    Linux26,
+    /// 6.8: folios, `__mm_populate`, `rwsem_down_read_slowpath`.
+    #[default]
+    #[serde(rename = "6.8")]
+    Linux68,
+}
+
+impl Symbols {
+    pub fn parse(s: &str) -> Option<Symbols> {
+        match s {
+            "2.4" => Some(Symbols::Linux24),
+            "2.6" => Some(Symbols::Linux26),
+            "6.8" => Some(Symbols::Linux68),
+            _ => None,
+        }
+    }
+}
+
+impl KFunc {
+    /// The function's name in `era`'s source; where the older kernel did the work under another
+    /// name (or under a function that also covers a neighbour), that name.
+    pub fn name_in(self, era: Symbols) -> &'static str {
+        use KFunc::*;
+        let old = match era {
+            Symbols::Linux68 => None,
+            Symbols::Linux26 => match self {
+                PageCacheRaReadahead => Some("__do_page_cache_readahead"),
+                MlockFixupPopulate => Some("__mlock_vma_pages_range"),
+                ShrinkFolioList => Some("shrink_page_list"),
+                FolioReferenced => Some("page_referenced"),
+                RwsemDownRead => Some("rwsem_down_read_failed"),
+                RwsemDownWrite => Some("rwsem_down_write_failed"),
+                SlabAlloc => Some("__slab_alloc"),
+                Syscall => Some("system_call"),
+                _ => None,
+            },
+            Symbols::Linux24 => match self {
+                FilemapFault => Some("filemap_nopage"),
+                CopyUserGeneric => Some("__copy_user"),
+                GenericFileWrite => Some("generic_file_write"),
+                PageCacheRaReadahead => Some("page_cache_read"),
+                RmqueueBulk => Some("rmqueue"),
+                FreePages | FreePagesBulk => Some("__free_pages_ok"),
+                DoMmap => Some("do_mmap_pgoff"),
+                UnmapVmas => Some("zap_page_range"),
+                MlockFixupPopulate => Some("make_pages_present"),
+                MunlockVmaPages => Some("mlock_fixup"),
+                ShrinkFolioList => Some("shrink_page_list"),
+                FolioReferenced => Some("page_referenced"),
+                LruLockSpin => Some("spin_lock(pagemap_lru_lock)"),
+                RwsemDownRead => Some("rwsem_down_read_failed"),
+                RwsemDownWrite => Some("rwsem_down_write_failed"),
+                SlabAlloc => Some("kmem_cache_alloc"),
+                WritebackSbInodes => Some("flush_dirty_buffers"),
+                Syscall => Some("system_call"),
+                _ => None,
+            },
+        };
+        old.unwrap_or(self.name())
+    }
+}
+
 /// Simulated kernel CPU nanoseconds per function.
 #[derive(Clone, Debug)]
 pub struct KernelProfile {
     ns: [u64; KFunc::COUNT],
+    /// Whose names `named()` reports (set from the profile when the kernel is built).
+    pub symbols: Symbols,
 }
 
 impl Default for KernelProfile {
     fn default() -> Self {
-        KernelProfile { ns: [0; KFunc::COUNT] }
+        KernelProfile { ns: [0; KFunc::COUNT], symbols: Symbols::default() }
     }
 }
 
 impl KernelProfile {
+    pub fn new(symbols: Symbols) -> KernelProfile {
+        KernelProfile { symbols, ..KernelProfile::default() }
+    }
     #[inline(always)]
     pub fn add(&mut self, f: KFunc, ns: u64) {
         self.ns[f as usize] += ns;
@@ -94,11 +173,50 @@ impl KernelProfile {
     pub fn get(&self, f: KFunc) -> u64 {
         self.ns[f as usize]
     }
-    /// (function, ns) with ns > 0, most expensive first; ties by name so output is stable.
-    pub fn sorted(&self) -> Vec<(KFunc, u64)> {
-        let mut v: Vec<(KFunc, u64)> =
-            KFunc::ALL.iter().map(|&f| (f, self.ns[f as usize])).filter(|x| x.1 > 0).collect();
-        v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.name().cmp(b.0.name())));
+    /// (function name in the profile's era, ns) with ns > 0, most expensive first; functions
+    /// that share an older name are one row; ties by name so output is stable.
+    pub fn named(&self) -> Vec<(&'static str, u64)> {
+        let mut v: Vec<(&'static str, u64)> = Vec::new();
+        for &f in KFunc::ALL {
+            let ns = self.ns[f as usize];
+            if ns == 0 {
+                continue;
+            }
+            let name = f.name_in(self.symbols);
+            match v.iter_mut().find(|e| e.0 == name) {
+                Some(e) => e.1 += ns,
+                None => v.push((name, ns)),
+            }
+        }
+        v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
         v
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_within_each_era_except_merged_rows() {
+        for era in [Symbols::Linux24, Symbols::Linux26, Symbols::Linux68] {
+            let mut names: Vec<&str> = KFunc::ALL.iter().map(|f| f.name_in(era)).collect();
+            names.sort_unstable();
+            let before = names.len();
+            names.dedup();
+            let merged = if era == Symbols::Linux24 { 1 } else { 0 };
+            assert_eq!(before - names.len(), merged, "{era:?}");
+        }
+    }
+
+    #[test]
+    fn an_old_era_merges_rows_that_share_a_name() {
+        let mut p = KernelProfile::new(Symbols::Linux24);
+        p.add(KFunc::FreePages, 3);
+        p.add(KFunc::FreePagesBulk, 4);
+        p.add(KFunc::FilemapFault, 5);
+        assert_eq!(p.named(), vec![("__free_pages_ok", 7), ("filemap_nopage", 5)]);
+        p.symbols = Symbols::Linux68;
+        assert_eq!(p.named(), vec![("filemap_fault", 5), ("free_pcppages_bulk", 4), ("free_pages", 3)]);
     }
 }

@@ -7,9 +7,9 @@ use std::fmt::Write;
 
 /// (kernel function name, seconds) rows from a `KernelProfile`, most expensive first.
 pub fn kernel_profile_rows(p: &KernelProfile) -> Vec<(&'static str, f64)> {
-    p.sorted()
+    p.named()
         .into_iter()
-        .map(|(f, ns)| (f.name(), ns as f64 / 1e9))
+        .map(|(f, ns)| (f, ns as f64 / 1e9))
         .collect()
 }
 

@@ -120,10 +120,10 @@ pub fn vmstat_map(gauges: &[(&str, u64)], events: &VmEvents) -> OrderedMap<u64> 
 
 /// `kernel_profile` entries from a `KernelProfile`, most expensive first (ties by name).
 pub fn kernel_profile_entries(p: &KernelProfile) -> Vec<ProfileEntry> {
-    p.sorted()
+    p.named()
         .into_iter()
         .map(|(f, ns)| ProfileEntry {
-            function: f.name().to_string(),
+            function: f.to_string(),
             cpu_s: ns as f64 / 1e9,
         })
         .collect()
