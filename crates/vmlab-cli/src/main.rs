@@ -76,6 +76,13 @@ enum Cmd {
 }
 
 fn main() -> ExitCode {
+    // End quietly when whoever reads stdout goes away (`vmlab profiles | head`), as C tools do:
+    // Rust starts with SIGPIPE ignored, and the failed write would panic inside println!.
+    #[cfg(unix)]
+    // SAFETY: called first thing, before any thread exists; restores the default disposition.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     match cli.cmd {
         Cmd::Run { scenario, profile, sets, json, csv, interval, timing } => run(scenario, profile, sets, json, csv, interval, timing),
@@ -211,29 +218,60 @@ fn profiles(json: bool) -> ExitCode {
         println!("{}", serde_json::to_string_pretty(&all).unwrap_or_default());
         return ExitCode::SUCCESS;
     }
+    // The text form is made from the JSON one, so it lists every field a profile has, with the
+    // values `--set` takes (`reclaim.mmap_readahead=cluster`, `vm.page_cluster=4`).
     for p in &all {
         println!("{}", p.name);
         println!("    {}", p.summary);
-        println!(
-            "    engine={:?} unevictable_lru={} wmark={:?} high_order_check={:?} fault_locking={:?} mmap_readahead={:?} rwsem={:?} quicklist={:?}",
-            p.engine, p.unevictable_lru, p.wmark, p.high_order_check, p.fault_locking, p.mmap_readahead, p.rwsem, p.quicklist
-        );
-        println!(
-            "    mlock_half_physmem={} kswapd_failures={} pgdat_balanced_quarter={} kswapd_ignore_failure={} walk_skips_active={} objrmap_walk={} shm_writepage_io={} clean_cache_pass={} workingset={}",
-            p.mlock_half_physmem, p.kswapd_failures, p.pgdat_balanced_quarter, p.kswapd_ignore_failure, p.walk_skips_active, p.objrmap_walk, p.shm_writepage_io, p.clean_cache_pass, p.workingset
-        );
-        let t = &p.tunables;
-        println!(
-            "    vm.swappiness={} vm.watermark_scale_factor={} vm.dirty_ratio={} vm.dirty_background_ratio={} vm.min_free_kbytes={}",
-            t.swappiness,
-            t.watermark_scale_factor,
-            t.dirty_ratio,
-            t.dirty_background_ratio,
-            if t.min_free_kbytes == 0 { "auto".to_string() } else { t.min_free_kbytes.to_string() }
-        );
+        let Ok(serde_json::Value::Object(v)) = serde_json::to_value(p) else { continue };
+        let mut mech = Vec::new();
+        let mut groups = Vec::new();
+        for (k, val) in &v {
+            match (k.as_str(), val) {
+                ("name" | "summary", _) => {}
+                ("tunables", serde_json::Value::Object(t)) => groups.push(("vm", t)),
+                (_, serde_json::Value::Object(t)) => groups.push((k.as_str(), t)),
+                _ => mech.push(format!("{k}={}", plain(val))),
+            }
+        }
+        print_wrapped("mechanisms", &mech);
+        for (g, t) in groups {
+            let kv: Vec<String> = t
+                .iter()
+                .map(|(k, val)| match (k.as_str(), val.as_u64()) {
+                    ("min_free_kbytes", Some(0)) => format!("{k}=auto"),
+                    _ => format!("{k}={}", plain(val)),
+                })
+                .collect();
+            print_wrapped(g, &kv);
+        }
         println!();
     }
     ExitCode::SUCCESS
+}
+
+/// A JSON value as `--set` spells it: strings unquoted, arrays comma-separated.
+fn plain(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::Array(a) => a.iter().map(plain).collect::<Vec<_>>().join(","),
+        other => other.to_string(),
+    }
+}
+
+/// `    label: k=v k=v ...`, wrapped under the first pair at about 110 columns.
+fn print_wrapped(label: &str, kv: &[String]) {
+    let head = format!("    {label}: ");
+    let mut line = head.clone();
+    for item in kv {
+        if line.len() > head.len() && line.len() + item.len() > 110 {
+            println!("{}", line.trim_end());
+            line = " ".repeat(head.len());
+        }
+        line.push_str(item);
+        line.push(' ');
+    }
+    println!("{}", line.trim_end());
 }
 
 fn reproduce(seed: Option<String>, list: bool, sets: Vec<String>, json: Option<String>, timing: bool) -> ExitCode {

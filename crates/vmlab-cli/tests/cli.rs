@@ -107,6 +107,35 @@ fn profiles_lists_the_modern_profile() {
     assert!(out.contains("linux-6.8"));
 }
 
+/// The text listing shows every field of every profile that `--json` has, so a field added to
+/// the table cannot go missing from what a reader sees.
+#[test]
+fn profiles_text_shows_every_json_field() {
+    let (code, text, _) = vmlab(&["profiles"]);
+    assert_eq!(code, 0);
+    let (code, json, _) = vmlab(&["profiles", "--json"]);
+    assert_eq!(code, 0);
+    let all: serde_json::Value = serde_json::from_str(&json).expect("profiles --json is JSON");
+    let profiles = all.as_array().expect("an array of profiles");
+    assert!(profiles.len() >= 9);
+    let blocks: Vec<&str> = text.split("\n\n").collect();
+    for p in profiles {
+        let name = p["name"].as_str().expect("name");
+        let block = blocks.iter().find(|b| b.starts_with(name) && b[name.len()..].starts_with('\n')).expect(name);
+        let mut keys = Vec::new();
+        for (k, v) in p.as_object().expect("object") {
+            match v.as_object() {
+                Some(inner) => keys.extend(inner.keys().cloned()),
+                None if k != "name" && k != "summary" => keys.push(k.clone()),
+                None => {}
+            }
+        }
+        for k in keys {
+            assert!(block.contains(&format!(" {k}=")), "{name}: `{k}` missing from `vmlab profiles`");
+        }
+    }
+}
+
 #[test]
 fn same_scenario_gives_byte_identical_output_unless_timing_is_asked_for() {
     let p = scenario("same.toml", GOOD);
