@@ -293,7 +293,7 @@ fn reproduce(seed: Option<String>, list: bool, sets: Vec<String>, json: Option<S
         eprintln!("vmlab reproduce: unknown seed `{name}`; known seeds: {}", names.join(", "));
         return ExitCode::from(2);
     };
-    let opts = reproduce::ReproduceOpts { sets, root: reproduce::find_root() };
+    let opts = reproduce::ReproduceOpts { sets, root: reproduce::find_root(), timing };
     match (def.run)(&opts) {
         Ok((rep, text)) => {
             let rep = if timing {

@@ -12,6 +12,7 @@ fn opts(sets: &[&str]) -> ReproduceOpts {
     ReproduceOpts {
         sets: sets.iter().map(|s| s.to_string()).collect(),
         root: reproduce::find_root(),
+        timing: false,
     }
 }
 

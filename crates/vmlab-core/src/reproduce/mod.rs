@@ -27,6 +27,9 @@ pub struct ReproduceOpts {
     pub sets: Vec<String>,
     /// Where `scenarios/` lives.
     pub root: PathBuf,
+    /// Also report wall-clock time and host memory (on standard error, never in the text, which
+    /// must be byte-identical from run to run and machine to machine).
+    pub timing: bool,
 }
 
 pub fn seeds() -> Vec<SeedDef> {

@@ -307,7 +307,10 @@ pub fn run(opts: &ReproduceOpts) -> Result<(ReproduceReport, String), String> {
             let _ = writeln!(out, " warning: 2 nodes x {c} CPUs did not reach steady state");
         }
     }
-    let _ = writeln!(out, " ({} runs of 8 GiB on {} threads: {:.1} s wall)\n", jobs.len(), threads(), wall_8g);
+    let _ = writeln!(out);
+    if opts.timing {
+        eprintln!("vmlab: quicklists: {} runs of 8 GiB on {} threads: {:.1} s wall", jobs.len(), threads(), wall_8g);
+    }
 
     // 1 TiB, one run at a time (each holds a 1 TiB machine's frames).
     let _ = writeln!(out, "1 TiB, 8 nodes x 8 CPUs x 128 GiB; the child touches one page per 2 MiB of 1 GiB:");
@@ -327,12 +330,14 @@ pub fn run(opts: &ReproduceOpts) -> Result<(ReproduceReport, String), String> {
             m.ratio_pct,
             if profile == BEFORE { " (the seed predicted ~300 GB)" } else { "" }
         );
-        let _ = writeln!(
-            out,
-            "    wall time {:.1} s, peak RSS {}",
-            m.wall_s,
-            rss.map(|k| format!("{:.2} GiB", k as f64 / 1048576.0)).unwrap_or_else(|| "unknown".into())
-        );
+        if opts.timing {
+            eprintln!(
+                "vmlab: quicklists {} 1 TiB: {:.1} s wall, peak RSS {}",
+                m.report.profile,
+                m.wall_s,
+                rss.map(|k| format!("{:.2} GiB", k as f64 / 1048576.0)).unwrap_or_else(|| "unknown".into())
+            );
+        }
         big.push(m);
     }
 
