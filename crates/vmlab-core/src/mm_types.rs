@@ -35,11 +35,19 @@ pub mod pg {
     pub const LRU_MASK: u32 = 0xff << 24;
 }
 
+/// A frame's place on an intrusive list.
+#[derive(Clone, Copy, Debug)]
+pub struct Link {
+    pub next: u32,
+    pub prev: u32,
+}
+
 /// The simulated `mem_map`.
 pub struct Frames {
     pub flags: Vec<u32>,
-    pub next: Vec<u32>,
-    pub prev: Vec<u32>,
+    /// List links, `next` and `prev` side by side: a list operation touches one cache line
+    /// of a page's links rather than two.
+    pub links: Vec<Link>,
     /// anon_vma id (PG_ANON), file id (page cache), or owner id (page tables, slab).
     pub mapping: Vec<u32>,
     /// Page offset in the file, or the virtual page number for anon pages.
@@ -55,8 +63,7 @@ impl Frames {
     pub fn new(n: usize) -> Frames {
         Frames {
             flags: vec![0; n],
-            next: vec![NIL; n],
-            prev: vec![NIL; n],
+            links: vec![Link { next: NIL, prev: NIL }; n],
             mapping: vec![0; n],
             index: vec![0; n],
             mapcount: vec![0; n],
@@ -126,10 +133,9 @@ impl List {
     #[inline]
     pub fn push_head(&mut self, fr: &mut Frames, p: Pfn) {
         let i = p as usize;
-        fr.prev[i] = NIL;
-        fr.next[i] = self.head;
+        fr.links[i] = Link { next: self.head, prev: NIL };
         if self.head != NIL {
-            fr.prev[self.head as usize] = p;
+            fr.links[self.head as usize].prev = p;
         } else {
             self.tail = p;
         }
@@ -139,10 +145,9 @@ impl List {
     #[inline]
     pub fn push_tail(&mut self, fr: &mut Frames, p: Pfn) {
         let i = p as usize;
-        fr.next[i] = NIL;
-        fr.prev[i] = self.tail;
+        fr.links[i] = Link { next: NIL, prev: self.tail };
         if self.tail != NIL {
-            fr.next[self.tail as usize] = p;
+            fr.links[self.tail as usize].next = p;
         } else {
             self.head = p;
         }
@@ -152,21 +157,20 @@ impl List {
     #[inline]
     pub fn remove(&mut self, fr: &mut Frames, p: Pfn) {
         let i = p as usize;
-        let (pr, nx) = (fr.prev[i], fr.next[i]);
+        let Link { next: nx, prev: pr } = fr.links[i];
         if pr != NIL {
-            fr.next[pr as usize] = nx;
+            fr.links[pr as usize].next = nx;
         } else {
             debug_assert_eq!(self.head, p);
             self.head = nx;
         }
         if nx != NIL {
-            fr.prev[nx as usize] = pr;
+            fr.links[nx as usize].prev = pr;
         } else {
             debug_assert_eq!(self.tail, p);
             self.tail = pr;
         }
-        fr.prev[i] = NIL;
-        fr.next[i] = NIL;
+        fr.links[i] = Link { next: NIL, prev: NIL };
         self.len -= 1;
     }
     #[inline]
@@ -193,7 +197,7 @@ impl List {
         let mut p = self.head;
         while p != NIL {
             v.push(p);
-            p = fr.next[p as usize];
+            p = fr.links[p as usize].next;
         }
         v
     }

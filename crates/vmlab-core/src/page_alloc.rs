@@ -176,6 +176,7 @@ impl Kernel {
         (out, n)
     }
 
+    #[inline(always)]
     fn pageblock_of(&self, pfn: Pfn) -> usize {
         (pfn >> PAGEBLOCK_ORDER) as usize
     }
@@ -263,20 +264,22 @@ impl Kernel {
 
     /// A free block of order `o` just left its list: account it, and `expand` it down to
     /// `order`, giving the upper halves back to migrate type `mt`'s lists.
+    #[inline]
     fn take_free_block(&mut self, zid: usize, pfn: Pfn, order: u32, o: usize, mt: usize) {
-        self.zones[zid].nr_free[o] -= 1;
-        self.fr.clear(pfn, pg::BUDDY);
+        let fr = &mut self.fr;
+        let z = &mut self.zones[zid];
+        z.nr_free[o] -= 1;
+        fr.clear(pfn, pg::BUDDY);
         let mut cur = o;
         while cur > order as usize {
             cur -= 1;
             let buddy = pfn + (1 << cur);
-            self.fr.set(buddy, pg::BUDDY);
-            self.fr.aux[buddy as usize] = cur as u8 | ((mt as u8) << 4);
-            let z = &mut self.zones[zid];
-            z.free_area[cur][mt].push_head(&mut self.fr, buddy);
+            fr.set(buddy, pg::BUDDY);
+            fr.aux[buddy as usize] = cur as u8 | ((mt as u8) << 4);
+            z.free_area[cur][mt].push_head(fr, buddy);
             z.nr_free[cur] += 1;
         }
-        self.zones[zid].free_pages -= 1 << order;
+        z.free_pages -= 1 << order;
     }
 
     /// `__free_one_page`: return a block to the buddy lists, merging with free buddies.
@@ -284,13 +287,16 @@ impl Kernel {
         let mut pfn = pfn;
         let mut order = order as usize;
         let mt = self.pageblock_mt[self.pageblock_of(pfn)] as usize;
-        let (zstart, zend) = (self.zones[zid].start_pfn, self.zones[zid].end_pfn);
-        self.zones[zid].free_pages += 1 << order;
-        if self.profile.engine == crate::profiles::Engine::Split2636 {
+        let split2636 = self.profile.engine == crate::profiles::Engine::Split2636;
+        let fr = &mut self.fr;
+        let z = &mut self.zones[zid];
+        let (zstart, zend) = (z.start_pfn, z.end_pfn);
+        z.free_pages += 1 << order;
+        if split2636 {
             // 2.6.36 free_one_page / free_pcppages_bulk: any page coming back makes the zone
             // worth scanning again.
-            self.zones[zid].all_unreclaimable = false;
-            self.zones[zid].pages_scanned = 0;
+            z.all_unreclaimable = false;
+            z.pages_scanned = 0;
         }
         while order < MAX_ORDER - 1 {
             let rel = pfn - zstart;
@@ -298,26 +304,25 @@ impl Kernel {
             if buddy >= zend || buddy + (1 << order) > zend {
                 break;
             }
-            if !self.fr.has(buddy, pg::BUDDY) || (self.fr.aux[buddy as usize] & 0xf) as usize != order {
+            if !fr.has(buddy, pg::BUDDY) || (fr.aux[buddy as usize] & 0xf) as usize != order {
                 break;
             }
             // The free block remembers which migrate list it is on (aux bits 4..7).
-            let bmt = (self.fr.aux[buddy as usize] >> 4) as usize;
-            let z = &mut self.zones[zid];
-            z.free_area[order][bmt].remove(&mut self.fr, buddy);
+            let bmt = (fr.aux[buddy as usize] >> 4) as usize;
+            z.free_area[order][bmt].remove(fr, buddy);
             z.nr_free[order] -= 1;
-            self.fr.clear(buddy, pg::BUDDY);
+            fr.clear(buddy, pg::BUDDY);
             pfn = pfn.min(buddy);
             order += 1;
         }
-        self.fr.set(pfn, pg::BUDDY);
-        self.fr.aux[pfn as usize] = order as u8 | ((mt as u8) << 4);
-        let z = &mut self.zones[zid];
-        z.free_area[order][mt].push_head(&mut self.fr, pfn);
+        fr.set(pfn, pg::BUDDY);
+        fr.aux[pfn as usize] = order as u8 | ((mt as u8) << 4);
+        z.free_area[order][mt].push_head(fr, pfn);
         z.nr_free[order] += 1;
     }
 
     /// The pcp list an order-0 page of migrate type `mt` uses.
+    #[inline(always)]
     fn pcp_list(&self, mt: usize) -> usize {
         if self.profile.pcp_migratetype_lists { mt } else { 0 }
     }
@@ -339,8 +344,9 @@ impl Kernel {
                 }
             }
         }
-        let p = self.zones[zid].pcp[cpu].lists[li].pop_head(&mut self.fr)?;
-        self.fr.clear(p, pg::PCP);
+        let fr = &mut self.fr;
+        let p = self.zones[zid].pcp[cpu].lists[li].pop_head(fr)?;
+        fr.clear(p, pg::PCP);
         Some(p)
     }
 
@@ -491,24 +497,27 @@ impl Kernel {
         self.ev.add(Vm::Pgfree, 1 << order);
         let zid = self.zone_of(pfn);
         debug_assert!(self.fr.flags[pfn as usize] & (pg::LRU | pg::BUDDY | pg::PCP) == 0, "freeing page {pfn} in use: {:#x}", self.fr.flags[pfn as usize]);
-        self.fr.flags[pfn as usize] = self.fr.flags[pfn as usize] & pg::RESERVED;
-        self.fr.set_lru_list(pfn, crate::mmzone::LRU_NONE);
-        self.fr.mapping[pfn as usize] = 0;
-        self.fr.mapcount[pfn as usize] = 0;
-        self.fr.extra[pfn as usize] = 0;
+        let i = pfn as usize;
+        // Everything but PG_reserved cleared, and on no LRU list.
+        let flags = (self.fr.flags[i] & pg::RESERVED) | ((crate::mmzone::LRU_NONE as u32) << pg::LRU_SHIFT);
+        self.fr.flags[i] = flags;
+        self.fr.mapping[i] = 0;
+        self.fr.mapcount[i] = 0;
+        self.fr.extra[i] = 0;
         let cpu = ctx.cpu as usize;
         if order == 0 && cpu < self.zones[zid].pcp.len() {
             // free_hot_cold_page: the page goes on the list of its pageblock's type.
             let li = self.pcp_list(self.pageblock_mt[self.pageblock_of(pfn)] as usize);
-            self.fr.set(pfn, pg::PCP);
-            let z = &mut self.zones[zid];
+            self.fr.flags[i] = flags | pg::PCP;
+            let fr = &mut self.fr;
+            let pcp = &mut self.zones[zid].pcp[cpu];
             if cold {
-                z.pcp[cpu].lists[li].push_tail(&mut self.fr, pfn);
+                pcp.lists[li].push_tail(fr, pfn);
             } else {
-                z.pcp[cpu].lists[li].push_head(&mut self.fr, pfn);
+                pcp.lists[li].push_head(fr, pfn);
             }
-            if z.pcp[cpu].count() > z.pcp[cpu].high {
-                let batch = z.pcp[cpu].batch;
+            if pcp.count() > pcp.high {
+                let batch = pcp.batch;
                 self.charge(ctx, KFunc::FreePagesBulk, self.cost.page_free * batch);
                 self.free_pcppages_bulk(zid, cpu, batch);
             }

@@ -486,7 +486,7 @@ fn refill_inactive(k: &mut Kernel, ctx: &mut Ctx, nr: u64, cz: usize) {
         visits -= 1;
         scanned += 1;
         let p = e;
-        e = k.fr.prev[p as usize];
+        e = k.fr.links[p as usize].prev;
         if k.fr.test_clear(p, pg::REFERENCED) {
             rotate_to_head(k, p, ACTIVE);
             continue;

@@ -27,10 +27,17 @@ pub enum LruScope {
     Global,
 }
 
+#[inline]
 pub fn scope_of(k: &Kernel, p: Pfn) -> LruScope {
+    scope_in_zone(k, k.zone_of(p))
+}
+
+/// `scope_of` for a page already known to be in zone `zid` (the list ops need the zone anyway).
+#[inline]
+fn scope_in_zone(k: &Kernel, zid: usize) -> LruScope {
     match k.profile.engine {
-        Engine::Modern => LruScope::Node(k.node_of(p)),
-        Engine::Split2636 => LruScope::Zone(k.zone_of(p)),
+        Engine::Modern => LruScope::Node(k.zones[zid].node),
+        Engine::Split2636 => LruScope::Zone(zid),
         Engine::Riel24 | Engine::Aa24 => LruScope::Global,
     }
 }
@@ -53,16 +60,16 @@ pub fn add_to_list(k: &mut Kernel, p: Pfn, l: usize, at_tail: bool) {
         // 2.4 lists take new pages at the head only.
         return riel24::add_to_list(k, p, l);
     }
-    let s = scope_of(k, p);
     let zid = k.zone_of(p);
+    let s = scope_in_zone(k, zid);
     let (list, fr) = list_mut(k, s, l);
     if at_tail {
         list.push_tail(fr, p);
     } else {
         list.push_head(fr, p);
     }
-    k.fr.set(p, pg::LRU);
-    k.fr.set_lru_list(p, l as u8);
+    let f = &mut k.fr.flags[p as usize];
+    *f = (*f & !pg::LRU_MASK) | pg::LRU | ((l as u32) << pg::LRU_SHIFT);
     k.zones[zid].lru_pages[l] += 1;
 }
 
@@ -76,12 +83,12 @@ pub fn del_page_from_lru(k: &mut Kernel, p: Pfn) {
         return riel24::del_page_from_lru(k, p);
     }
     let l = k.fr.lru_list(p) as usize;
-    let s = scope_of(k, p);
     let zid = k.zone_of(p);
+    let s = scope_in_zone(k, zid);
     let (list, fr) = list_mut(k, s, l);
     list.remove(fr, p);
-    k.fr.clear(p, pg::LRU);
-    k.fr.set_lru_list(p, LRU_NONE);
+    let f = &mut k.fr.flags[p as usize];
+    *f = (*f & !(pg::LRU | pg::LRU_MASK)) | ((LRU_NONE as u32) << pg::LRU_SHIFT);
     k.zones[zid].lru_pages[l] -= 1;
 }
 
@@ -92,6 +99,7 @@ pub fn is_swapbacked(k: &Kernel, p: Pfn) -> bool {
 }
 
 /// A new page enters the LRU (`folio_add_lru`).
+#[inline]
 pub fn lru_add(k: &mut Kernel, p: Pfn) {
     match k.profile.engine {
         Engine::Riel24 => riel24::lru_cache_add(k, p),
@@ -121,6 +129,7 @@ pub fn nopage_accessed(k: &mut Kernel, p: Pfn) {
 
 /// A page fault takes its mm's page_table_lock: with the 2.4 page-table walk it may have to
 /// spin while `swap_out` holds it.
+#[inline]
 pub fn fault_page_table_lock(k: &mut Kernel, ctx: &mut Ctx, mm: u32) {
     if k.profile.engine == Engine::Aa24 {
         aa24::page_table_lock(k, ctx, mm);

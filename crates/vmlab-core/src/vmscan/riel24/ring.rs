@@ -10,7 +10,7 @@
 //! defines it). The order of visits, and what each visit finds, is exactly the linked list's;
 //! only the work of walking pages that a visit leaves untouched is saved.
 //!
-//! While a page is on a ring, `fr.next[p]` holds its chunk and `fr.prev[p]` its index there.
+//! While a page is on a ring, `fr.links[p].next` holds its chunk and `fr.links[p].prev` its index there.
 
 use crate::mm_types::{Frames, Pfn};
 
@@ -121,8 +121,8 @@ impl Ring {
     fn append(&mut self, fr: &mut Frames, c: u32, v: u32) {
         let p = v & !HOT;
         let k = &mut self.ch[c as usize];
-        fr.next[p as usize] = c;
-        fr.prev[p as usize] = k.e.len() as u32;
+        fr.links[p as usize].next = c;
+        fr.links[p as usize].prev = k.e.len() as u32;
         k.e.push(v);
         k.live += 1;
         self.count(c, p, v & HOT != 0, true);
@@ -179,8 +179,8 @@ impl Ring {
 
     /// Take `p` off the ring wherever it is; returns whether it was counted hot.
     pub fn remove(&mut self, fr: &mut Frames, p: Pfn) -> bool {
-        let c = fr.next[p as usize];
-        let i = fr.prev[p as usize] as usize;
+        let c = fr.links[p as usize].next;
+        let i = fr.links[p as usize].prev as usize;
         let v = self.ch[c as usize].e[i];
         debug_assert_eq!(v & !HOT, p, "ring position of pfn {p} is stale");
         let hot = v & HOT != 0;
@@ -214,14 +214,14 @@ impl Ring {
     }
 
     pub fn hot(&self, fr: &Frames, p: Pfn) -> bool {
-        let c = fr.next[p as usize];
-        self.ch[c as usize].e[fr.prev[p as usize] as usize] & HOT != 0
+        let c = fr.links[p as usize].next;
+        self.ch[c as usize].e[fr.links[p as usize].prev as usize] & HOT != 0
     }
 
     /// Record whether `p`'s next visit would change anything.
     pub fn set_hot(&mut self, fr: &Frames, p: Pfn, hot: bool) {
-        let c = fr.next[p as usize];
-        let i = fr.prev[p as usize] as usize;
+        let c = fr.links[p as usize].next;
+        let i = fr.links[p as usize].prev as usize;
         let v = self.ch[c as usize].e[i];
         debug_assert_eq!(v & !HOT, p);
         if (v & HOT != 0) != hot {
@@ -348,7 +348,7 @@ impl Ring {
                 continue;
             }
             k.e[w] = v;
-            fr.prev[(v & !HOT) as usize] = w as u32;
+            fr.links[(v & !HOT) as usize].prev = w as u32;
             w += 1;
         }
         k.e.truncate(w);
@@ -400,8 +400,8 @@ impl Ring {
                     continue;
                 }
                 let p = v & !HOT;
-                if fr.next[p as usize] != c || fr.prev[p as usize] as usize != i {
-                    return Err(format!("pfn {p} at chunk {c} index {i} has position ({}, {})", fr.next[p as usize], fr.prev[p as usize]));
+                if fr.links[p as usize].next != c || fr.links[p as usize].prev as usize != i {
+                    return Err(format!("pfn {p} at chunk {c} index {i} has position ({}, {})", fr.links[p as usize].next, fr.links[p as usize].prev));
                 }
                 live += 1;
                 zl[self.zone(p)] += 1;
