@@ -222,7 +222,9 @@ impl Kernel {
             // page_cache_read): block_read_full_page gives it buffer heads, then its bounce
             // page is allocated, before the next page.
             crate::vmscan::riel24::grow_buffer_heads(self, ctx);
-            bounce.push(self.create_bounce(ctx, p));
+            if self.profile.bounce_highmem_io {
+                bounce.push(self.create_bounce(ctx, p));
+            }
             i += 1;
         }
         if !run.is_empty() {
@@ -239,7 +241,7 @@ impl Kernel {
     /// takes a page of its emergency pool instead (and gives it back to the pool): nothing to
     /// account here. Returns NIL when no buddy page was taken.
     fn create_bounce(&mut self, ctx: &mut Ctx, p: Pfn) -> Pfn {
-        if !self.profile.bounce_highmem_io || self.zones[self.zone_of(p)].kind != crate::mmzone::ZoneType::HighMem {
+        if self.zones[self.zone_of(p)].kind != crate::mmzone::ZoneType::HighMem {
             return NIL;
         }
         let gfp = Gfp { highest: crate::mmzone::ZoneType::Normal, direct_reclaim: true, atomic: false, noretry: true, mt: crate::mmzone::Mt::Unmovable };
@@ -259,7 +261,8 @@ impl Kernel {
     }
 
     /// Read `pages` (file pages from `first` on) from disk, one bio per stripe chunk they
-    /// cover, with `bounce[i]` (or NIL) the bounce page of `pages[i]`. Returns when the last
+    /// cover, with `bounce[i]` (or NIL) the bounce page of `pages[i]` (`bounce` is empty when the
+    /// profile has no bounce buffers). Returns when the last
     /// piece completes.
     fn submit_read(&mut self, ctx: &mut Ctx, file: u32, first: u64, pages: Vec<Pfn>, bounce: Vec<Pfn>) -> u64 {
         let f = &self.files[file as usize];

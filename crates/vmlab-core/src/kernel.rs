@@ -341,11 +341,7 @@ impl Kernel {
             IoDone::Bounce(pages) => {
                 for p in pages {
                     self.g.bounce -= 1;
-                    if self.profile.engine == crate::profiles::Engine::Riel24 {
-                        crate::vmscan::riel24::free_reclaimed(self, ctx, p);
-                    } else {
-                        self.free_pages(ctx, p, 0);
-                    }
+                    crate::vmscan::free_kernel_page(self, ctx, p);
                 }
             }
             IoDone::Write(pages) => {

@@ -109,6 +109,15 @@ pub fn lru_add(k: &mut Kernel, p: Pfn) {
     }
 }
 
+/// Free a page the kernel itself held (a bounce page at I/O end): 2.4.9's `__free_pages_ok`
+/// also eases `memory_pressure`.
+pub fn free_kernel_page(k: &mut Kernel, ctx: &mut Ctx, p: Pfn) {
+    match k.profile.engine {
+        Engine::Riel24 => riel24::free_reclaimed(k, ctx, p),
+        _ => k.free_pages(ctx, p, 0),
+    }
+}
+
 /// `mark_page_accessed` from read()/write() (mapped accesses only set the PTE young bit).
 pub fn mark_page_accessed(k: &mut Kernel, p: Pfn) {
     match k.profile.engine {
