@@ -131,6 +131,8 @@ pub struct Riel24 {
     scratch: Vec<bool>,
     /// Page-cache pages holding buffer heads, and the `buffer_head` slab's pages, oldest first.
     pub bh_live: u64,
+    /// Pages on inactive_dirty that have buffers (what page_launder's `page_ramdisk` test reads).
+    pub dirty_bufs: u64,
     pub bh_slab: std::collections::VecDeque<Pfn>,
     pub stats: Stats,
     ready: bool,
@@ -238,6 +240,7 @@ pub fn add_active(k: &mut Kernel, p: Pfn) {
 
 pub fn add_dirty(k: &mut Kernel, p: Pfn) {
     mark_on(k, p, SLOT_DIRTY);
+    k.riel.dirty_bufs += buffers(k, p) as u64;
     let h = dirty_hot(k, p);
     k.riel.dirty.push_head(&mut k.fr, p, h);
     k.global_lru.lists[SLOT_DIRTY].len += 1;
@@ -267,6 +270,7 @@ pub fn del_page_from_lru(k: &mut Kernel, p: Pfn) {
         }
         SLOT_DIRTY => {
             k.riel.dirty.remove(&mut k.fr, p);
+            k.riel.dirty_bufs -= buffers(k, p) as u64;
             k.global_lru.lists[SLOT_DIRTY].len -= 1;
         }
         SLOT_CLEAN => {

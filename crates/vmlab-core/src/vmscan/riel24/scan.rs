@@ -80,6 +80,14 @@ pub fn refill_inactive_scan(k: &mut Kernel, ctx: &mut Ctx) -> u64 {
     deactivated
 }
 
+/// Part of an LRU visit that `page_ramdisk(page)` adds in page_launder's first test for a page
+/// with buffers (`page->buffers && MAJOR(page->buffers->b_dev) == RAMDISK_MAJOR`, 2.4
+/// `swap.h`): the buffer head is a second structure to read, in the buffer_head slab, which
+/// refill_inactive_scan's visit never touches. A third of a visit: the seed's profile
+/// (steady state, bandaid kernel) gives page_launder ≈ 1.26 × refill_inactive_scan's time per
+/// page visited (772 µs a call over ≈ 2.6 k pages, 1188 µs over 5.1 k).
+const RAMDISK_TEST_DIV: u64 = 3;
+
 /// `page_launder(gfp_mask, sync)` as in 2.4.9: one pass over a 64th of inactive_dirty from its
 /// tail. Pages in use go back to the active list; pages of zones with plenty free are passed
 /// over; dirty pages are written; buffers are stripped; clean unused pages go to the zone's
@@ -90,22 +98,29 @@ pub fn page_launder(k: &mut Kernel, ctx: &mut Ctx, can_fs: bool) -> u64 {
     let mut maxscan = k.riel.dirty.len() >> DEF_PRIORITY;
     let mut taken = spin_lock(k, ctx);
     let mut free_plenty = zone_flags(k, zone_free_plenty);
-    let mut pending = 0u64;
+    let mut pending = Pending::default();
     let mut visits = 0u64;
     let mut cleaned = 0u64;
     while maxscan > 0 && !k.riel.dirty.is_empty() {
+        let (bufs_before, len_before) = (k.riel.dirty_bufs, k.riel.dirty.len());
         let n = k.riel.dirty.skip(&mut k.fr, maxscan, |z, _, hot| hot == 0 && free_plenty[z]);
         if n > 0 {
-            pending += n;
+            // Pages stepped over are not referenced; which of them have buffers is not kept per
+            // chunk, so the list's share stands in for the run's.
+            pending.visits += n;
+            pending.bh_reads += n * bufs_before / len_before.max(1);
             maxscan -= n;
             continue;
         }
         let Some((p, _)) = k.riel.dirty.peek() else { break };
-        pending += 1;
+        pending.visits += 1;
         maxscan -= 1;
         let z = k.riel.dirty.zone(p);
         let f = k.fr.flags[p as usize];
         let bufs = buffers(k, p);
+        if f & pg::REFERENCED == 0 && bufs {
+            pending.bh_reads += 1;
+        }
         if f & pg::REFERENCED != 0 || (!bufs && page_count(k, p) > 1) {
             // In use: back to the active list.
             take_dirty(k);
@@ -135,7 +150,7 @@ pub fn page_launder(k: &mut Kernel, ctx: &mut Ctx, can_fs: bool) -> u64 {
             crate::vmscan::pageout(k, ctx, p);
             taken = spin_lock(k, ctx);
             if maxscan > 0 {
-                pending += 1;
+                pending.visits += 1;
                 maxscan -= 1;
             }
             k.riel.dirty.keep(&mut k.fr);
@@ -178,16 +193,26 @@ pub fn page_launder(k: &mut Kernel, ctx: &mut Ctx, can_fs: bool) -> u64 {
     cleaned
 }
 
+/// page_launder's page visits not yet charged, and how many of them read a buffer head.
+#[derive(Default)]
+struct Pending {
+    visits: u64,
+    bh_reads: u64,
+}
+
 /// Charge the page visits of page_launder done since the last charge.
-fn flush(k: &mut Kernel, ctx: &mut Ctx, pending: &mut u64, visits: &mut u64) {
-    k.charge(ctx, KFunc::PageLaunder, *pending * k.cost.lru_scan);
-    *visits += *pending;
-    *pending = 0;
+fn flush(k: &mut Kernel, ctx: &mut Ctx, pending: &mut Pending, visits: &mut u64) {
+    let ns = pending.visits * k.cost.lru_scan + pending.bh_reads * k.cost.lru_scan / RAMDISK_TEST_DIV;
+    k.charge(ctx, KFunc::PageLaunder, ns);
+    *visits += pending.visits;
+    pending.visits = 0;
+    pending.bh_reads = 0;
 }
 
 /// Remove the page under inactive_dirty's cursor (`del_page_from_inactive_dirty_list`).
 fn take_dirty(k: &mut Kernel) {
     let Some(p) = k.riel.dirty.take(&mut k.fr) else { return };
+    k.riel.dirty_bufs -= buffers(k, p) as u64;
     k.global_lru.lists[super::SLOT_DIRTY].len -= 1;
     let z = k.zone_of(p);
     k.zones[z].lru_pages[super::SLOT_DIRTY] -= 1;
