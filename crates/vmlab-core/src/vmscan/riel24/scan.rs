@@ -96,6 +96,7 @@ pub fn page_launder(k: &mut Kernel, ctx: &mut Ctx, can_fs: bool) -> u64 {
     k.riel.stats.page_launder += 1;
     let scanner = if ctx.is_kswapd { Vm::PgscanKswapd } else { Vm::PgscanDirect };
     let mut maxscan = k.riel.dirty.len() >> DEF_PRIORITY;
+    debug_assert!(k.riel.dirty_bufs <= k.riel.dirty.len(), "dirty_bufs {} > inactive_dirty {}", k.riel.dirty_bufs, k.riel.dirty.len());
     let mut taken = spin_lock(k, ctx);
     let mut free_plenty = zone_flags(k, zone_free_plenty);
     let mut pending = Pending::default();
