@@ -140,9 +140,52 @@ impl CostTable {
     }
 }
 
+impl CostTable {
+    /// The entries a scenario may override (`[machine.cost]`), by field name.
+    pub const NAMES: &'static [&'static str] = &[
+        "fault", "clear_page", "copy_page", "copy_user_page", "syscall", "lru_scan", "rmap_one",
+        "pte_walk", "page_alloc", "page_free", "pagecache_add", "context_switch", "io_submit",
+        "mmap", "mlock_page", "lock_handoff", "spin",
+    ];
+
+    /// The entry called `name` (one of [`CostTable::NAMES`]).
+    pub fn entry_mut(&mut self, name: &str) -> Option<&mut u64> {
+        Some(match name {
+            "fault" => &mut self.fault,
+            "clear_page" => &mut self.clear_page,
+            "copy_page" => &mut self.copy_page,
+            "copy_user_page" => &mut self.copy_user_page,
+            "syscall" => &mut self.syscall,
+            "lru_scan" => &mut self.lru_scan,
+            "rmap_one" => &mut self.rmap_one,
+            "pte_walk" => &mut self.pte_walk,
+            "page_alloc" => &mut self.page_alloc,
+            "page_free" => &mut self.page_free,
+            "pagecache_add" => &mut self.pagecache_add,
+            "context_switch" => &mut self.context_switch,
+            "io_submit" => &mut self.io_submit,
+            "mmap" => &mut self.mmap,
+            "mlock_page" => &mut self.mlock_page,
+            "lock_handoff" => &mut self.lock_handoff,
+            "spin" => &mut self.spin,
+            _ => return None,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[test]
+    fn every_cost_name_has_an_entry() {
+        let mut c = CostTable::for_mhz(1000);
+        for name in CostTable::NAMES {
+            let e = c.entry_mut(name).unwrap_or_else(|| panic!("no entry for {name}"));
+            *e = 7;
+        }
+        assert_eq!((c.lru_scan, c.spin, c.fault), (7, 7, 7));
+        assert!(c.entry_mut("lru_scans").is_none());
+    }
     #[test]
     fn x86_64_layout_has_dma_dma32_normal() {
         let z = MachineConfig::layout(8 << 30, 2, "x86_64").unwrap();

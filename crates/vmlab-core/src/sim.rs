@@ -139,6 +139,11 @@ impl Sim {
         };
         let ncpu = cfg.cpus as usize;
         let mut k = Kernel::new(profile, cfg, f.seed).map_err(SimError::msg)?;
+        for (name, v) in m.cost.iter().flatten() {
+            let ns = units::cost_from_value(v).map_err(|e| SimError::msg(format!("machine.cost.{name}: {e}")))?;
+            let entry = k.cost.entry_mut(name).ok_or_else(|| SimError::msg(format!("machine.cost: unknown entry `{name}`")))?;
+            *entry = ns;
+        }
         // Disks.
         let mut disk_ids: BTreeMap<String, usize> = BTreeMap::new();
         for d in &f.disks {

@@ -268,3 +268,25 @@ fn missing_required_key() {
     let e = load(&GOOD.replace("memory = \"2GiB\"\n", ""), &[]).unwrap_err().to_string();
     assert_eq!(e, "bad.toml:4:1: missing required key `memory`");
 }
+
+#[test]
+fn machine_cost_errors_point_at_the_entry() {
+    let e = error_after("cpus = 2", "cpus = 2\ncost = { lru_scan = \"240ns\", spinn = \"1us\" }");
+    assert_eq!(e, "bad.toml:7:38: unknown cost entry `spinn`; did you mean `spin`?");
+    let e = error_after("cpus = 2", "cpus = 2\ncost = { lru_scan = 240 }");
+    assert!(e.starts_with("bad.toml:7:21: expected a duration such as \"240ns\""), "{e}");
+}
+
+#[test]
+fn machine_cost_reaches_the_kernel() {
+    use vmlab_core::sim::{resolve_profile, Sim};
+    let sets = vec!["machine.cost.lru_scan=240ns".to_string()];
+    let sc = load_scenario_str("good.toml", GOOD, &sets).expect("loads");
+    let sim = Sim::new(&sc, resolve_profile(&sc, Some("linux-2.4.9")).expect("profile")).expect("builds");
+    assert_eq!(sim.k.cost.lru_scan, 240);
+    // Entries not given keep the table scaled from 3 GHz (here the default clock).
+    let plain = load_scenario_str("good.toml", GOOD, &[]).expect("loads");
+    let sim2 = Sim::new(&plain, resolve_profile(&plain, Some("linux-2.4.9")).expect("profile")).expect("builds");
+    assert_eq!(sim2.k.cost.spin, sim.k.cost.spin);
+    assert_ne!(sim2.k.cost.lru_scan, 240);
+}

@@ -21,6 +21,8 @@ use super::error::{backquoted, suggest, unknown_key_message, ScenarioError};
 use super::program::{string_content_offset, Parser};
 use super::scenario::{ProcessDef, ScenarioFile};
 use super::units;
+use super::units::cost_from_value;
+use crate::machine::CostTable;
 
 /// A loaded, checked scenario.
 #[derive(Clone, Debug)]
@@ -588,6 +590,19 @@ fn check(ctx: &Ctx<'_>, f: &ScenarioFile) -> Result<Vec<ProcessDef>, ScenarioErr
             ctx.unit(&["machine", "zones", z], units::size_from_value(v))?;
         }
     }
+    if let Some(cost) = &m.cost {
+        for (name, v) in cost {
+            if !CostTable::NAMES.contains(&name.as_str()) {
+                let hint = suggest(name, CostTable::NAMES.iter().copied())
+                    .map(|s| format!("; did you mean `{s}`?"))
+                    .unwrap_or_default();
+                return Err(ctx
+                    .err(&["machine", "cost", name], format!("unknown cost entry `{name}`{hint}"))
+                    .with_help(format!("cost entries: {}", CostTable::NAMES.join(", "))));
+            }
+            ctx.unit(&["machine", "cost", name], cost_from_value(v))?;
+        }
+    }
     if !["x86_64", "i386"].contains(&m.arch.as_str()) {
         let hint = suggest(&m.arch, ["x86_64", "i386"])
             .map(|s| format!("; did you mean `{s}`?"))
@@ -1019,6 +1034,22 @@ program = "wait"
             err(&bad, &[]),
             "t.toml:6:8: expected u32, found string \"two\""
         );
+    }
+
+    #[test]
+    fn machine_cost_entries_are_checked() {
+        let s = load(SMALL, &["machine.cost.lru_scan=240ns"]).unwrap();
+        let cost = s.file.machine.cost.as_ref().and_then(|c| c.get("lru_scan"));
+        assert_eq!(cost.and_then(|v| v.as_str()), Some("240ns"));
+        assert_eq!(
+            err(SMALL, &["machine.cost.lru_scna=240ns"]),
+            "--set machine.cost.lru_scna=240ns: unknown cost entry `lru_scna`; did you mean `lru_scan`?"
+        );
+        assert_eq!(
+            err(SMALL, &["machine.cost.lru_scan=0ns"]),
+            "--set machine.cost.lru_scan=0ns: a cost must be at least 1ns"
+        );
+        assert!(err(SMALL, &["machine.cost.lru_scan=240"]).starts_with("--set machine.cost.lru_scan=240: expected a duration"));
     }
 
     #[test]

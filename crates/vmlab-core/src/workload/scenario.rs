@@ -108,6 +108,10 @@ pub struct MachineSpec {
     pub reserved_low: Option<String>,
     /// Explicit zone sizes overriding the arch layout, e.g. { DMA = "16MiB", DMA32 = "3GiB", Normal = "1GiB" }.
     pub zones: Option<toml::Table>,
+    /// Entries of the kernel cost table measured on the machine being modelled, as durations at
+    /// its clock, e.g. { lru_scan = "240ns" }; the rest scale from 3 GHz with `cpu_mhz`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<toml::Table>,
 }
 
 fn one() -> u32 {

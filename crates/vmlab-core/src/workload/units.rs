@@ -161,6 +161,18 @@ pub fn parse_duration(s: &str) -> Result<u64, String> {
     }
 }
 
+/// A cost-table entry: a positive duration string ("240ns", "1.2us").
+pub fn cost_from_value(v: &toml::Value) -> Result<u64, String> {
+    let ns = match v {
+        toml::Value::String(s) => parse_duration(s)?,
+        other => return Err(format!("expected a duration such as \"240ns\", found {}", other.type_str())),
+    };
+    if ns == 0 {
+        return Err("a cost must be at least 1ns".into());
+    }
+    Ok(ns)
+}
+
 /// Split "24MB/s" into ("24MB", true); "/sec" is accepted as well as "/s".
 fn strip_per_second(s: &str) -> (&str, bool) {
     let t = s.trim();
