@@ -83,10 +83,10 @@ pub fn refill_inactive_scan(k: &mut Kernel, ctx: &mut Ctx) -> u64 {
 /// Part of an LRU visit that `page_ramdisk(page)` adds in page_launder's first test for a page
 /// with buffers (`page->buffers && MAJOR(page->buffers->b_dev) == RAMDISK_MAJOR`, 2.4
 /// `swap.h`): the buffer head is a second structure to read, in the buffer_head slab, which
-/// refill_inactive_scan's visit never touches. A third of a visit: the seed's profile
-/// (steady state, bandaid kernel) gives page_launder ≈ 1.26 × refill_inactive_scan's time per
-/// page visited (772 µs a call over ≈ 2.6 k pages, 1188 µs over 5.1 k).
-const RAMDISK_TEST_DIV: u64 = 3;
+/// refill_inactive_scan's visit never touches. A quarter of a visit: the seed's profile
+/// (steady state, bandaid kernel) gives page_launder 1.18–1.27 × refill_inactive_scan's time
+/// per page visited (772 µs a call over ≈ 2.6–2.8 k pages, 1188 µs over 5.1 k).
+const RAMDISK_TEST_DIV: u64 = 4;
 
 /// `page_launder(gfp_mask, sync)` as in 2.4.9: one pass over a 64th of inactive_dirty from its
 /// tail. Pages in use go back to the active list; pages of zones with plenty free are passed
