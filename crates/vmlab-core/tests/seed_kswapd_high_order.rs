@@ -173,3 +173,16 @@ sleep 5s
     let err = vmlab_core::api::run(&sc, o).err().expect("`on` without `off` is an error");
     assert!(format!("{err:?}").contains("go together"), "{err:?}");
 }
+
+/// The MMTests-faithful variant (not run by `reproduce`; see the era note, section 13) stays a
+/// valid scenario with MMTests' postmark parameters and the --consume-memory reader.
+#[test]
+fn mmtests_variant_loads() {
+    let path = root().join("scenarios/seeds/kswapd-high-order-mmtests.toml");
+    let text = std::fs::read_to_string(&path).expect("scenario");
+    for a in ["let nfiles = 5000", "let minsz = 5K", "let maxsz = 512K", "let ntx = 30000", "let blk = 256M"] {
+        assert!(text.contains(a), "the MMTests variant no longer contains `{a}`");
+    }
+    let sc = vmlab_core::workload::load_scenario(&path, &[]).expect("loads");
+    assert_eq!(sc.processes.len(), 2);
+}
