@@ -278,6 +278,15 @@ impl Kernel {
             let t = self.disks[disk].submit(ctx.clock(), off, n as u64 * 4096, false);
             self.charge(ctx, KFunc::PageCacheRaReadahead, self.cost.io_submit);
             let piece = pages[i..i + n].to_vec();
+            // bounce_end_io_read copies each HighMem page's data out of its bounce page in the
+            // interrupt handler, one page after another, before the page is unlocked; a page
+            // whose bounce came from the emergency pool is copied too.
+            let copies = if bounce.is_empty() {
+                0
+            } else {
+                piece.iter().filter(|&&p| self.zones[self.zone_of(p)].kind == crate::mmzone::ZoneType::HighMem).count() as u64
+            };
+            let t = t + copies * self.cost.copy_page;
             for &p in &piece {
                 self.inflight.insert(p, t);
             }
