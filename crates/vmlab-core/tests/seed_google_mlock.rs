@@ -138,7 +138,7 @@ fn bad_sets_are_errors_not_panics() {
 /// Release build only: `cargo test --release -p vmlab-core --test seed_google_mlock -- --ignored`.
 /// Every must-show is checked and all misses are reported together.
 #[test]
-#[ignore = "does not reproduce yet at full scale: 2.4.9 load 1.35x of 6.8 (needs 1.4x); docs/notes/era-2.4.9-riel.md §13"]
+#[ignore = "does not reproduce yet at full scale: 2.4.9 load 1.36x of 6.8 (needs 1.4x); docs/notes/era-2.4.9-riel.md §13"]
 fn full_scale_must_shows() {
     let runs = run(Vec::new());
     let (old, bandaid, new) = (&runs[0], &runs[1], &runs[2]);
