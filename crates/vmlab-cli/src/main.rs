@@ -19,6 +19,18 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Cmd {
+    /// Run a scenario and explain it: why kswapd was awake (by its era's own test), who waited
+    /// for mmap_sem, and where kernel time went.
+    Explain {
+        /// The scenario file (TOML; see docs/SCENARIOS.md).
+        scenario: PathBuf,
+        /// Kernel profile overriding the scenario's (see `vmlab profiles`).
+        #[arg(long)]
+        profile: Option<String>,
+        /// Override a scenario field or tunable, as on `run`.
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        sets: Vec<String>,
+    },
     /// Run a scenario and print its vmstat timeline, CPU use, kernel profile and counters.
     Run {
         /// The scenario file (TOML; see docs/SCENARIOS.md).
@@ -87,6 +99,7 @@ fn main() -> ExitCode {
     match cli.cmd {
         Cmd::Run { scenario, profile, sets, json, csv, interval, timing } => run(scenario, profile, sets, json, csv, interval, timing),
         Cmd::Profiles { json } => profiles(json),
+        Cmd::Explain { scenario, profile, sets } => explain(scenario, profile, sets),
         Cmd::Reproduce { seed, list, sets, json, timing } => reproduce(seed, list, sets, json, timing),
         Cmd::Compare { runs } => match compare::load_reports_named(&runs) {
             Ok(r) => {
@@ -168,6 +181,52 @@ fn run(path: PathBuf, profile: Option<String>, sets: Vec<String>, json: Option<S
         None => {}
     }
     print_text(&rep, &sim);
+    ExitCode::SUCCESS
+}
+
+fn explain(path: PathBuf, profile: Option<String>, sets: Vec<String>) -> ExitCode {
+    use std::fmt::Write as _;
+    let sc = match vmlab_core::workload::load_scenario(&path, &sets) {
+        Ok(s) => s,
+        Err(e) => return fail(e),
+    };
+    let opts = RunOpts { profile: profile.as_deref(), interval_s: None, progress: progress() };
+    let (rep, sim) = match api::run(&sc, opts) {
+        Ok(r) => r,
+        Err(e) => return fail(e),
+    };
+    if std::io::stderr().is_terminal() {
+        eprint!("\r{:60}\r", "");
+    }
+    let mut o = String::new();
+    let _ = writeln!(o, "vmlab explain: {}  profile {}  {} MiB, {} CPUs, {} node(s)", rep.scenario, rep.profile, rep.machine.memory_bytes >> 20, rep.machine.cpus, rep.machine.nodes);
+    let _ = writeln!(o, "workload ended after {:.2} s simulated\n", rep.elapsed_s);
+    o.push_str(&vmlab_core::stats::explain::format_kswapd(&sim.k, sim.elapsed_ns() as f64 / 1e9));
+    o.push('\n');
+    let m = sim.k.mmap_sem_stats();
+    let waits = m.read_contended + m.write_contended;
+    if waits == 0 {
+        let _ = writeln!(o, "mmap_sem: no acquisition had to wait");
+    } else {
+        let _ = writeln!(
+            o,
+            "mmap_sem: {} read and {} write acquisitions waited, {:.2} s asleep in all, the longest {:.1} ms",
+            m.read_contended,
+            m.write_contended,
+            (m.read_wait_ns + m.write_wait_ns) as f64 / 1e9,
+            m.max_wait_ns as f64 / 1e6
+        );
+        if m.io_waits_holding > 0 {
+            let _ = writeln!(o, "  {} faults slept on disk I/O holding it for read: a writer queued behind one of them makes every later fault wait for the disk too", m.io_waits_holding);
+        }
+    }
+    o.push('\n');
+    let rows = profile_fmt::kernel_profile_rows(&sim.k.prof);
+    let total: f64 = rows.iter().map(|r| r.1).sum();
+    let _ = writeln!(o, "Where kernel time went (simulated CPU, top 8):");
+    let top: Vec<(&str, f64)> = rows.into_iter().take(8).collect();
+    o.push_str(&profile_fmt::format_flat_profile(&top, total));
+    emit(&o);
     ExitCode::SUCCESS
 }
 

@@ -151,3 +151,20 @@ fn same_scenario_gives_byte_identical_output_unless_timing_is_asked_for() {
     assert!(v["wall_s"].as_f64().unwrap_or(0.0) > 0.0, "--timing records wall_s");
     assert!(t.2.contains("s wall"), "--timing prints a timing line on stderr: {}", t.2);
 }
+
+#[test]
+fn explain_names_what_kept_kswapd_awake() {
+    // A file twice the size of memory, read twice: page-cache reclaim keeps kswapd busy.
+    let stream = GOOD
+        .replace("cpus = 1\n", "cpus = 1\n\n[[disk]]\nname = \"sda\"\nmodel = \"ssd\"\n\n[[file]]\nname = \"big\"\nsize = \"128MiB\"\n")
+        .replace("mmap a anon 8MiB\ntouch a write", "read big bs=1MiB\nread big bs=1MiB");
+    let p = scenario("explain.toml", &stream);
+    let (code, out, err) = vmlab(&["explain", &p]);
+    assert_eq!(code, 0, "stderr: {err}");
+    assert!(out.contains("kswapd: "), "{out}");
+    assert!(out.contains("pgdat_balanced(): no zone up to"), "6.8's kswapd reason missing:\n{out}");
+    assert!(out.contains("mmap_sem: "), "{out}");
+    let (code, _, err) = vmlab(&["explain", &scenario("bad.toml", &GOOD.replace("memory = ", "memroy = "))]);
+    assert_eq!(code, 2);
+    assert!(err.contains("memroy"), "{err}");
+}

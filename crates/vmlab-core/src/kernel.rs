@@ -148,6 +148,8 @@ pub struct Kernel {
     pub vfs: Option<Box<crate::dcache::Vfs>>,
     /// Allocation-side diagnostics for high-order kswapd runs (counters only).
     pub alloc_diag: crate::stats::alloc_diag::AllocDiag,
+    /// kswapd CPU time by what kept it awake (`vmlab explain`).
+    pub kswapd_why: crate::stats::explain::KswapdWhy,
 }
 
 impl Kernel {
@@ -199,6 +201,7 @@ impl Kernel {
             zero_pfn: 0,
             aa24: Default::default(),
             alloc_diag: Default::default(),
+            kswapd_why: Default::default(),
             cfg,
             mmap_sem_retired: Default::default(),
             vfs: None,

@@ -172,3 +172,21 @@ fn full_scale_must_shows() {
     check((ln - io).abs() <= 0.15 * io, format!("6.8 load {ln:.1} s not within 15 % of the I/O bound {io:.1} s"));
     assert!(miss.is_empty(), "full-scale must-shows missed:\n  {}", miss.join("\n  "));
 }
+
+/// `vmlab explain`'s account of 2.4.9's kswapd: nearly all of its time goes to passes that began
+/// with ZONE_DMA short (the zone the mlocked files fill), by 2.4.9's own shortage tests.
+#[test]
+fn explain_charges_249_kswapd_to_the_dma_shortage() {
+    use vmlab_core::stats::explain::Why;
+    let sc = vmlab_core::workload::load_scenario(&root().join("scenarios/seeds/google-mlock.toml"), &scaled("512MiB", 104_857_600, 6)).expect("loads");
+    let (_, sim) = vmlab_core::api::run(&sc, Default::default()).expect("runs");
+    let rows = &sim.k.kswapd_why.rows;
+    let total: u64 = rows.iter().map(|r| r.1).sum();
+    let dma: u64 = rows
+        .iter()
+        .filter(|(r, _, _)| matches!(r.why, Why::FreeShortage | Why::InactiveShortage) && r.zone == Some(0))
+        .map(|r| r.1)
+        .sum();
+    assert!(total > 0);
+    assert!(dma as f64 >= 0.8 * total as f64, "DMA shortage {dma} of {total} ns: {rows:?}");
+}

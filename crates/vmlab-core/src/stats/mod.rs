@@ -1,6 +1,7 @@
 //! Counters and reports: /proc/vmstat, /proc/meminfo, the vmstat timeline, the kernel profile, JSON.
 pub mod alloc_diag;
 pub mod compare;
+pub mod explain;
 pub mod kfunc;
 pub mod meminfo;
 pub mod ordered;

@@ -314,6 +314,18 @@ fn classzone_need_balance(k: &Kernel, z: usize) -> bool {
     })
 }
 
+/// What keeps 2.4.23aa's kswapd running: a zone still marked `need_balance` (the one in progress
+/// first, as `kswapd_balance` takes them).
+pub fn kswapd_why(k: &Kernel, node: usize) -> crate::stats::explain::Reason {
+    use crate::stats::explain::{Reason, Why};
+    let current = k.aa24.kswapd.get(node).and_then(|x| x.as_ref().map(|(z, _)| *z));
+    let z = current.or_else(|| k.nodes[node].zones.iter().rev().copied().find(|&z| k.zones[z].need_balance && k.zones[z].managed > 0));
+    match z {
+        Some(z) => Reason::new(Why::NeedBalance, node, Some(z), 0),
+        None => Reason::new(Why::Balanced, node, None, 0),
+    }
+}
+
 /// One step of kswapd: `kswapd_balance` over the zones marked `need_balance`, highest first.
 pub fn kswapd_step(k: &mut Kernel, ctx: &mut Ctx, node: usize) -> KswapdAction {
     grow(&mut k.aa24.kswapd, node, None);

@@ -538,6 +538,20 @@ pub fn pgdat_balanced(k: &Kernel, node: usize, order: u32, highest: usize) -> bo
     !any_managed
 }
 
+/// What keeps 6.8's kswapd balancing: `pgdat_balanced()` fails, i.e. no zone up to the
+/// classzone meets its high watermark at the order it reclaims for.
+pub fn kswapd_why(k: &Kernel, node: usize) -> crate::stats::explain::Reason {
+    use crate::stats::explain::{Reason, Why};
+    let ks = &k.nodes[node].kswapd;
+    let order = if ks.phase == KswapdPhase::Balancing { ks.bal_order } else { ks.reclaim_order };
+    let cz = ks.bal_classzone;
+    if pgdat_balanced(k, node, order, cz) {
+        return Reason::new(Why::Balanced, node, None, order);
+    }
+    let top = k.nodes[node].zones.iter().copied().filter(|&z| k.zones[z].kind as usize <= cz && k.zones[z].managed > 0).last();
+    Reason::new(Why::NoZoneAboveHigh, node, top, order)
+}
+
 fn prepare_kswapd_sleep(k: &Kernel, node: usize, order: u32, highest: usize) -> bool {
     if k.profile.kswapd_failures && k.nodes[node].kswapd.failures >= MAX_RECLAIM_RETRIES {
         return true;

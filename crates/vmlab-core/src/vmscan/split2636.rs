@@ -704,6 +704,24 @@ fn pgdat_balanced(k: &Kernel, node: usize, balanced: u64, cz: usize) -> bool {
     balanced > present / 4
 }
 
+/// What keeps 2.6.36/38's `balance_pgdat` going: the highest zone that fails its high watermark
+/// at the order being balanced for (its `end_zone`).
+pub fn kswapd_why(k: &Kernel, node: usize) -> crate::stats::explain::Reason {
+    use crate::stats::explain::{Reason, Why};
+    let order = k.nodes[node].kswapd.split26.sc_order;
+    let (zs, n) = node_zones(k, node);
+    for &zid in zs[..n].iter().rev() {
+        let z = &k.zones[zid];
+        if z.present == 0 || z.all_unreclaimable {
+            continue;
+        }
+        if !wmark_ok(k, zid, order, z.high_wmark(), 0) {
+            return Reason::new(Why::BelowHigh, node, Some(zid), order);
+        }
+    }
+    Reason::new(Why::Balanced, node, None, order)
+}
+
 /// `sleeping_prematurely`: true means "do not sleep yet".
 fn sleeping_prematurely(k: &Kernel, node: usize, order: u32, remaining: bool, cz: usize) -> bool {
     if remaining {

@@ -23,6 +23,7 @@ pub mod scan;
 use crate::kernel::{Ctx, Kernel};
 use crate::mm_types::{pg, Pfn};
 use crate::mmzone::{LRU_ACTIVE_ANON, LRU_ACTIVE_FILE, LRU_INACTIVE_ANON, LRU_INACTIVE_FILE, LRU_NONE};
+use crate::stats::explain::{Reason, Why};
 use crate::stats::kfunc::KFunc;
 use crate::stats::vmstat::Vm;
 use crate::vmscan::KswapdAction;
@@ -444,6 +445,22 @@ pub fn inactive_shortage(k: &Kernel) -> Option<Short> {
         global += inactive;
     }
     (global < freepages(k)[2] + inactive_target(k)).then_some(Short::Global)
+}
+
+/// What keeps 2.4.9's kswapd looping: `do_try_to_free_pages` launders on a free shortage and
+/// refills on an inactive shortage, and fails while either remains.
+pub fn kswapd_why(k: &Kernel, node: usize) -> Reason {
+    let zone = |s: Short| match s {
+        Short::Zone(z) => Some(z),
+        Short::Global => None,
+    };
+    if let Some(s) = free_shortage(k) {
+        return Reason::new(Why::FreeShortage, node, zone(s), 0);
+    }
+    if let Some(s) = inactive_shortage(k) {
+        return Reason::new(Why::InactiveShortage, node, zone(s), 0);
+    }
+    Reason::new(Why::Balanced, node, None, 0)
 }
 
 fn shortage_now(k: &Kernel) -> u8 {
