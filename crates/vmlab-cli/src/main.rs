@@ -7,6 +7,8 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::{Parser, Subcommand};
+
+mod real;
 use vmlab_core::api::{self, RunOpts};
 use vmlab_core::stats::{compare, meminfo, profile_fmt, report::RunReport, timeline};
 
@@ -67,6 +69,30 @@ enum Cmd {
         #[arg(long)]
         json: bool,
     },
+    /// Run a scenario's workload with real system calls on this host's kernel, in a memory cgroup
+    /// whose limit stands in for machine.memory (with a swap file if the scenario has [swap]), and
+    /// write the same JSON as `run`, for `vmlab compare sim.json real.json`. Needs root and a
+    /// memory cgroup; refuses (exit 2) what it cannot do. See docs/REAL.md.
+    Real {
+        /// The scenario file (TOML; see docs/SCENARIOS.md).
+        scenario: PathBuf,
+        /// Override a scenario field, as on `run`: `--set machine.memory=256MiB`, `--set vars.n=4`.
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        sets: Vec<String>,
+        /// Write the run as JSON (schema vmlab.run/1, `params.real = true`) to FILE, or `-` for standard output.
+        #[arg(long, value_name = "FILE")]
+        json: Option<String>,
+        /// Sampling interval in seconds (default: the scenario's `interval`, else 1).
+        #[arg(long, value_name = "SECONDS")]
+        interval: Option<f64>,
+        /// Keep the cgroup and the working directory afterwards (the swap file is always removed).
+        #[arg(long)]
+        keep: bool,
+        /// Make the working directory (scenario files, swap file) under DIR instead of the temp dir.
+        /// Use a disk-backed file system: files on tmpfs are RAM, and swapon refuses them.
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+    },
     /// Compare runs side by side, MMTests style, with deltas against the first.
     Compare {
         /// vmlab.run/1 or vmlab.reproduce/1 JSON files.
@@ -88,6 +114,7 @@ fn main() -> ExitCode {
         Cmd::Run { scenario, profile, sets, json, csv, interval, timing } => run(scenario, profile, sets, json, csv, interval, timing),
         Cmd::Profiles { json } => profiles(json),
         Cmd::Reproduce { seed, list, sets, json, timing } => reproduce(seed, list, sets, json, timing),
+        Cmd::Real { scenario, sets, json, interval, keep, dir } => real::real(real::RealArgs { scenario, sets, json, interval, keep, dir }),
         Cmd::Compare { runs } => match compare::load_reports_named(&runs) {
             Ok(r) => {
                 emit(&compare::compare(&r));
