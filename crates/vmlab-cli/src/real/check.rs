@@ -16,6 +16,15 @@ pub enum CgVersion {
     V2,
 }
 
+impl CgVersion {
+    pub fn name(self) -> &'static str {
+        match self {
+            CgVersion::V1 => "v1",
+            CgVersion::V2 => "v2",
+        }
+    }
+}
+
 /// Tests point this at an empty directory to see the "no memory cgroup" refusal.
 pub const CGROUP_ROOT_ENV: &str = "VMLAB_REAL_CGROUP_ROOT";
 /// Tests set this to see the "needs root" refusal while running as root.

@@ -12,7 +12,6 @@ use vmlab_core::stats::{profile_fmt, timeline};
 use vmlab_core::workload::Scenario;
 
 use super::cgroup::Cgroup;
-use super::check::CgVersion;
 use super::run::Outcome;
 
 pub fn kernel_release() -> String {
@@ -35,10 +34,7 @@ pub fn build(sc: &Scenario, out: &Outcome, cg: &Cgroup, swap: Option<u64>, sets:
     let mut params: OrderedMap<Value> = OrderedMap::new();
     params.insert("real", json!(true));
     params.insert("kernel", json!(release));
-    let ver = match cg.version {
-        CgVersion::V1 => "v1",
-        CgVersion::V2 => "v2",
-    };
+    let ver = cg.version.name();
     params.insert("machine_emulation", json!(format!("memory cgroup {ver} limit of {} bytes, not real RAM (host RAM and CPUs are the host's)", cg.limit)));
     params.insert("vmstat_scope", json!("host-wide /proc/vmstat deltas over the run (every process on the host); nr_* are end values"));
     params.insert("timeline_scope", json!("memory columns from the cgroup; rates, CPU split and kswapd host-wide; majflt_s from the cgroup"));
@@ -95,7 +91,8 @@ pub fn text(rep: &RunReport, out: &Outcome, cg: &Cgroup) -> String {
     let mut o = String::new();
     let p = |k: &str| rep.params.get(k).and_then(|v| v.as_str()).unwrap_or("").to_string();
     let _ = writeln!(o, "vmlab real: {}  host kernel {}  seed {}", rep.scenario, p("kernel"), rep.seed);
-    let _ = writeln!(o, "machine emulated by a {} ({} MiB), cgroup {}", p("machine_emulation"), cg.limit >> 20, cg.path.display());
+    let ver = cg.version.name();
+    let _ = writeln!(o, "machine: {} MiB emulated by the memory limit of cgroup {ver} {} (not real RAM: host has {} CPUs and its own RAM)", cg.limit >> 20, cg.path.display(), rep.machine.cpus);
     let _ = writeln!(o, "workload ended after {:.2} s wall{}\n", rep.elapsed_s, out.stopped_by.as_ref().map(|w| format!(" ({w})")).unwrap_or_default());
     let _ = writeln!(o, "Timeline (memory columns: the cgroup; rates and CPU: host-wide):");
     o.push_str(&timeline::format_vmstat_with(&rep.timeline, timeline::VmstatOpts { time: true }));
