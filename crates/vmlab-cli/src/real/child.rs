@@ -365,7 +365,7 @@ impl Child<'_> {
         let dflt = if seq { npages.div_ceil(stride) } else { npages };
         let count = self.ev_opt(count, dflt as i64)?.max(0) as u64;
         let rate = self.ev_opt(rate, 0)?.max(0) as u64;
-        let gap = if rate > 0 { Duration::from_nanos(1_000_000_000 / rate) } else { Duration::ZERO };
+        let gap = Duration::from_nanos(1_000_000_000u64.checked_div(rate).unwrap_or(0));
         let mut next = Instant::now();
         for i in 0..count {
             let idx = match (seq, &zipf) {
