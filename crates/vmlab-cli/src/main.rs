@@ -181,21 +181,30 @@ fn run(path: PathBuf, profile: Option<String>, sets: Vec<String>, json: Option<S
             return ExitCode::from(1);
         }
     }
-    match json.as_deref() {
-        Some("-") => {
-            emit(&rep.to_json_string());
-            return ExitCode::SUCCESS;
-        }
-        Some(f) => {
-            if let Err(e) = std::fs::write(f, rep.to_json_string()) {
-                eprintln!("vmlab: cannot write {f}: {e}");
-                return ExitCode::from(1);
-            }
-        }
-        None => {}
+    match write_json(json.as_deref(), &rep.to_json_string()) {
+        Ok(true) => print_text(&rep, &sim),
+        Ok(false) => {}
+        Err(code) => return code,
     }
-    print_text(&rep, &sim);
     ExitCode::SUCCESS
+}
+
+/// `--json FILE|-`: writes the document; Ok(true) when the text form should follow (not `-`).
+fn write_json(json: Option<&str>, doc: &str) -> Result<bool, ExitCode> {
+    match json {
+        Some("-") => {
+            emit(doc);
+            Ok(false)
+        }
+        Some(f) => match std::fs::write(f, doc) {
+            Ok(()) => Ok(true),
+            Err(e) => {
+                eprintln!("vmlab: cannot write {f}: {e}");
+                Err(ExitCode::from(1))
+            }
+        },
+        None => Ok(true),
+    }
 }
 
 fn print_text(rep: &RunReport, sim: &vmlab_core::sim::Sim) {

@@ -118,19 +118,10 @@ pub fn text(rep: &RunReport, out: &Outcome, cg: &Cgroup) -> String {
 }
 
 pub fn emit(rep: &RunReport, text: &str, json: Option<&str>) -> ExitCode {
-    match json {
-        Some("-") => {
-            crate::emit(&rep.to_json_string());
-            return ExitCode::SUCCESS;
-        }
-        Some(f) => {
-            if let Err(e) = std::fs::write(f, rep.to_json_string()) {
-                eprintln!("vmlab: cannot write {f}: {e}");
-                return ExitCode::from(1);
-            }
-        }
-        None => {}
+    match crate::write_json(json, &rep.to_json_string()) {
+        Ok(true) => crate::emit(text),
+        Ok(false) => {}
+        Err(code) => return code,
     }
-    crate::emit(text);
     ExitCode::SUCCESS
 }
