@@ -69,10 +69,12 @@ enum Cmd {
         #[arg(long)]
         json: bool,
     },
-    /// Run a scenario's workload with real system calls on this host's kernel, in a memory cgroup
-    /// whose limit stands in for machine.memory (with a swap file if the scenario has [swap]), and
-    /// write the same JSON as `run`, for `vmlab compare sim.json real.json`. Needs root and a
-    /// memory cgroup; refuses (exit 2) what it cannot do. See docs/REAL.md.
+    /// Run a scenario's workload on this host's kernel in a memory cgroup; same JSON as `run`.
+    ///
+    /// The processes make real system calls, in a memory cgroup whose limit stands in for
+    /// machine.memory (with a swap file if the scenario has [swap]); the JSON is `run`'s, for
+    /// `vmlab compare sim.json real.json`. /proc/vmstat deltas are host-wide. Needs root and a
+    /// memory cgroup; refuses (exit 2) what it cannot do yet. See docs/REAL.md.
     Real {
         /// The scenario file (TOML; see docs/SCENARIOS.md).
         scenario: PathBuf,

@@ -22,10 +22,19 @@ fn host_cpus() -> u32 {
     std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1)
 }
 
-/// /proc/vmstat over the run: event counters as deltas, `nr_*` gauges as their end values.
+/// Node counters named `nr_*` that only ever grow (vmstat.c's node_stat_items that count events,
+/// like NR_VMSCAN_WRITE), so their delta is what the run did.
+const NR_EVENTS: &[&str] = &["nr_vmscan_write", "nr_vmscan_immediate_reclaim", "nr_dirtied", "nr_written", "nr_throttled_written", "nr_foll_pin_acquired", "nr_foll_pin_released"];
+
+/// A /proc/vmstat line that is a level (a gauge), not a count of events.
+fn is_gauge(k: &str) -> bool {
+    (k.starts_with("nr_") && !NR_EVENTS.contains(&k)) || k == "workingset_nodes"
+}
+
+/// /proc/vmstat over the run: event counters as deltas, gauges as their end values.
 fn vmstat_deltas(out: &Outcome) -> OrderedMap<u64> {
     let (Some(a), Some(b)) = (out.snaps.first(), out.snaps.last()) else { return OrderedMap::new() };
-    b.vmstat.iter().map(|(k, v)| (k.clone(), if k.starts_with("nr_") { *v } else { v.saturating_sub(a.get(k)) })).collect()
+    b.vmstat.iter().map(|(k, v)| (k.clone(), if is_gauge(k) { *v } else { v.saturating_sub(a.get(k)) })).collect()
 }
 
 pub fn build(sc: &Scenario, out: &Outcome, cg: &Cgroup, swap: Option<u64>, sets: &[String]) -> RunReport {
@@ -36,7 +45,7 @@ pub fn build(sc: &Scenario, out: &Outcome, cg: &Cgroup, swap: Option<u64>, sets:
     params.insert("kernel", json!(release));
     let ver = cg.version.name();
     params.insert("machine_emulation", json!(format!("memory cgroup {ver} limit of {} bytes, not real RAM (host RAM and CPUs are the host's)", cg.limit)));
-    params.insert("vmstat_scope", json!("host-wide /proc/vmstat deltas over the run (every process on the host); nr_* are end values"));
+    params.insert("vmstat_scope", json!("host-wide /proc/vmstat deltas over the run (every process on the host); gauges (nr_* but nr_vmscan_write, nr_dirtied, nr_written...) are end values"));
     params.insert("timeline_scope", json!("memory columns from the cgroup; rates, CPU split and kswapd host-wide; majflt_s from the cgroup"));
     params.insert("swap_bytes", json!(swap.unwrap_or(0)));
     let cg_delta: OrderedMap<u64> = b.cg.stat.iter().map(|(k, v)| (k.clone(), if is_event(k) { v.saturating_sub(a.cg.get(k)) } else { *v })).collect();
@@ -110,7 +119,7 @@ pub fn text(rep: &RunReport, out: &Outcome, cg: &Cgroup) -> String {
     let _ = writeln!(o, "cgroup: peak usage {:.1} MiB of a {:.1} MiB limit, limit hit {} times", max as f64 / 1048576.0, cg.limit as f64 / 1048576.0, cg.failcnt());
     let _ = writeln!(o, "/proc/vmstat deltas (host-wide, non-zero events):");
     for (k, v) in rep.vmstat.iter() {
-        if *v != 0 && !k.starts_with("nr_") {
+        if *v != 0 && !is_gauge(k) {
             let _ = writeln!(o, "{k} {v}");
         }
     }
