@@ -231,3 +231,23 @@ fn real_run_with_swap_swaps_and_cleans_up() {
     assert!(pswpout >= 16 * 256, "pswpout {pswpout} pages");
     assert_eq!(v["params"]["swap_bytes"], 64u64 << 20);
 }
+
+/// Over the limit without swap: the cgroup's OOM killer kills the hog, as the simulator's
+/// oom_kill does, and the run goes on with the other process.
+#[test]
+fn real_run_survives_the_cgroup_oom_killer() {
+    if let Some(why) = cannot_run_real() {
+        eprintln!("skipped real OOM run: {why}");
+        return;
+    }
+    let d = test_dir("oom");
+    let p = write(
+        &d,
+        "oom.toml",
+        "[machine]\nmemory = \"32MiB\"\n\n[[process]]\nname = \"hog\"\nprogram = '''\nmmap a anon 64MiB\ntouch a write\nmark never\n'''\n\n[[process]]\nname = \"bystander\"\nprogram = '''\nmmap b anon 4MiB\ntouch b write\nsleep 300ms\nmark survived\n'''\n",
+    );
+    let (v, _) = real_run(&d, &p);
+    assert_eq!(v["params"]["cgroup"]["oom_killed"], serde_json::json!(["hog"]));
+    assert!(v["metrics"]["survived"].as_f64().is_some(), "{}", v["metrics"]);
+    assert!(v["metrics"].get("never").is_none(), "{}", v["metrics"]);
+}

@@ -104,6 +104,15 @@ impl Cgroup {
         }
     }
 
+    /// Processes the cgroup's OOM killer has killed (v1 memory.oom_control, v2 memory.events).
+    pub fn oom_kills(&self) -> u64 {
+        let f = match self.version {
+            CgVersion::V1 => "memory.oom_control",
+            CgVersion::V2 => "memory.events",
+        };
+        read_pairs(&self.path.join(f)).iter().find(|(k, _)| k == "oom_kill").map(|(_, v)| *v).unwrap_or(0)
+    }
+
     /// rmdir the cgroup, retrying briefly: it stays busy while exited tasks' charges drain.
     pub fn remove(&self) {
         for _ in 0..50 {

@@ -58,6 +58,7 @@ pub fn build(sc: &Scenario, out: &Outcome, cg: &Cgroup, swap: Option<u64>, sets:
             "max_usage_bytes": cg.max_usage().unwrap_or(out.peak_polled),
             "polled_peak_bytes": out.peak_polled,
             "failcnt": cg.failcnt(),
+            "oom_killed": out.oom_killed,
             "usage_bytes": out.snaps.iter().map(|s| s.cg.usage).collect::<Vec<_>>(),
             "memory_stat": cg_delta,
         }),
@@ -117,6 +118,9 @@ pub fn text(rep: &RunReport, out: &Outcome, cg: &Cgroup) -> String {
     }
     let max = cg.max_usage().unwrap_or(out.peak_polled);
     let _ = writeln!(o, "cgroup: peak usage {:.1} MiB of a {:.1} MiB limit, limit hit {} times", max as f64 / 1048576.0, cg.limit as f64 / 1048576.0, cg.failcnt());
+    if !out.oom_killed.is_empty() {
+        let _ = writeln!(o, "OOM-killed in the cgroup: {}", out.oom_killed.join(", "));
+    }
     let _ = writeln!(o, "/proc/vmstat deltas (host-wide, non-zero events):");
     for (k, v) in rep.vmstat.iter() {
         if *v != 0 && !is_gauge(k) {

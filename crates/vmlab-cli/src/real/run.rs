@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use vmlab_core::stats::report::TaskCpu;
 use vmlab_core::workload::interp::Program;
 
+use super::cgroup::Cgroup;
 use super::child::{self, ChildSpec};
 use super::sample::{self, HostSnap};
 use super::setup::Env;
@@ -57,6 +58,9 @@ pub struct Outcome {
     pub peak_polled: u64,
     /// Why the run ended early, if it did (`duration`).
     pub stopped_by: Option<String>,
+    /// Processes the cgroup's OOM killer killed: the run goes on without them, as the
+    /// simulator's does after `oom_kill`.
+    pub oom_killed: Vec<String>,
 }
 
 pub enum Failure {
@@ -93,7 +97,7 @@ pub fn supervise(progs: &[Program], plan: Vec<Planned>, env: &mut Env, lim: &Lim
     let mut pending: VecDeque<Planned> = plan.into();
     let mut alive: BTreeMap<libc::pid_t, Alive> = BTreeMap::new();
     let mut names: BTreeMap<libc::pid_t, String> = BTreeMap::new();
-    let mut out = Outcome { elapsed: 0.0, snaps: Vec::new(), marks: Vec::new(), tasks: Vec::new(), peak_polled: 0, stopped_by: None };
+    let mut out = Outcome { elapsed: 0.0, snaps: Vec::new(), marks: Vec::new(), tasks: Vec::new(), peak_polled: 0, stopped_by: None, oom_killed: Vec::new() };
     let mut partial = String::new();
     let t0 = Instant::now();
     out.snaps.push(sample::read(0.0, &kswapd, cg));
@@ -132,7 +136,7 @@ pub fn supervise(progs: &[Program], plan: Vec<Planned>, env: &mut Env, lim: &Lim
         if let Err(f) = drain(rfd, &mut partial, &names, &mut alive, &mut out.marks) {
             break Err(f);
         }
-        if let Err(f) = reap(libc::WNOHANG, &mut alive, children, &mut out.tasks) {
+        if let Err(f) = reap(libc::WNOHANG, &mut alive, children, &mut out, cg) {
             // A child that failed on a program error said where before it exited.
             break Err(drain(rfd, &mut partial, &names, &mut alive, &mut out.marks).err().unwrap_or(f));
         }
@@ -160,10 +164,15 @@ pub fn supervise(progs: &[Program], plan: Vec<Planned>, env: &mut Env, lim: &Lim
         // SAFETY: our unreaped child.
         unsafe { libc::kill(*pid, libc::SIGKILL) };
     }
-    let _ = reap(0, &mut alive, children, &mut out.tasks);
+    let _ = reap(0, &mut alive, children, &mut out, cg);
     close();
     result?;
     out.elapsed = end.as_secs_f64();
+    // A last interval much shorter than the others would give noisy rates: fold it into the one
+    // before (never the first reading, the baseline of every delta).
+    if out.snaps.len() > 1 && out.snaps.last().is_some_and(|s| out.elapsed - s.t < lim.interval.as_secs_f64() / 10.0) {
+        out.snaps.pop();
+    }
     out.snaps.push(sample::read(out.elapsed, &kswapd, cg));
     for t in &mut out.tasks {
         t.cpu_pct = t.cpu_s / out.elapsed.max(1e-9) * 100.0;
@@ -213,8 +222,8 @@ fn drain(rfd: libc::c_int, partial: &mut String, names: &BTreeMap<libc::pid_t, S
 }
 
 /// Reap exited children (flags: WNOHANG, or 0 to wait for all after killing them), recording
-/// their CPU time. A child that failed is an error.
-fn reap(flags: libc::c_int, alive: &mut BTreeMap<libc::pid_t, Alive>, children: &mut Vec<libc::pid_t>, tasks: &mut Vec<TaskCpu>) -> Result<(), Failure> {
+/// their CPU time. A child that failed is an error, except a victim of the cgroup's OOM killer.
+fn reap(flags: libc::c_int, alive: &mut BTreeMap<libc::pid_t, Alive>, children: &mut Vec<libc::pid_t>, out: &mut Outcome, cg: &Cgroup) -> Result<(), Failure> {
     let killing = flags == 0;
     while !alive.is_empty() {
         let mut status = 0;
@@ -228,12 +237,18 @@ fn reap(flags: libc::c_int, alive: &mut BTreeMap<libc::pid_t, Alive>, children: 
         children.retain(|&c| c != pid);
         let Some(a) = alive.remove(&pid) else { continue };
         let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-        tasks.push(TaskCpu { pid: pid as u32, name: a.name.clone(), cpu_s: tv(ru.ru_utime) + tv(ru.ru_stime), cpu_pct: 0.0, kthread: false });
+        out.tasks.push(TaskCpu { pid: pid as u32, name: a.name.clone(), cpu_s: tv(ru.ru_utime) + tv(ru.ru_stime), cpu_pct: 0.0, kthread: false });
         if killing {
             continue;
         }
         if libc::WIFSIGNALED(status) {
-            return Err(Failure::Other(format!("{} (pid {pid}) was killed by signal {}{}", a.name, libc::WTERMSIG(status), oom_hint(libc::WTERMSIG(status)))));
+            let sig = libc::WTERMSIG(status);
+            if sig == libc::SIGKILL && cg.oom_kills() > out.oom_killed.len() as u64 {
+                eprintln!("vmlab real: {} (pid {pid}) was killed by the cgroup's OOM killer", a.name);
+                out.oom_killed.push(a.name);
+                continue;
+            }
+            return Err(Failure::Other(format!("{} (pid {pid}) was killed by signal {sig}{}", a.name, oom_hint(sig))));
         }
         if libc::WEXITSTATUS(status) != 0 {
             return Err(Failure::Other(format!("{} (pid {pid}) exited with status {}", a.name, libc::WEXITSTATUS(status))));
@@ -244,7 +259,6 @@ fn reap(flags: libc::c_int, alive: &mut BTreeMap<libc::pid_t, Alive>, children: 
 
 fn oom_hint(sig: libc::c_int) -> &'static str {
     match sig {
-        libc::SIGKILL => " (the cgroup's OOM killer, if nothing else sent it)",
         libc::SIGSEGV | libc::SIGBUS => " (a touch outside a live mapping: after munmap?)",
         _ => "",
     }
