@@ -251,3 +251,24 @@ fn real_run_survives_the_cgroup_oom_killer() {
     assert!(v["metrics"]["survived"].as_f64().is_some(), "{}", v["metrics"]);
     assert!(v["metrics"].get("never").is_none(), "{}", v["metrics"]);
 }
+
+/// Every supported operation, with branches on `errno` (RLIMIT_MEMLOCK, EINVAL from madvise on a
+/// locked range, ENOENT from a second unlink): the real kernel and the simulator take the same ones.
+#[test]
+fn real_run_sets_errno_as_the_simulator_does() {
+    if let Some(why) = cannot_run_real() {
+        eprintln!("skipped real ops run: {why}");
+        return;
+    }
+    let d = test_dir("ops");
+    let p = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/real-ops.toml");
+    let (real, _) = real_run(&d, p);
+    let (code, out, err) = vmlab(&["run", p, "--json", "-"], &[]);
+    assert_eq!(code, 0, "{err}");
+    let sim: serde_json::Value = serde_json::from_str(&out).expect("sim JSON");
+    let names = |v: &serde_json::Value| -> Vec<String> { v["metrics"].as_object().map(|m| m.keys().cloned().collect()).unwrap_or_default() };
+    assert_eq!(names(&real), names(&sim));
+    for m in ["mlock_failed", "mlock_small_ok", "madvise_locked_einval", "unlink_enoent", "end"] {
+        assert!(names(&real).iter().any(|n| n == m), "{m} missing: {:?}", names(&real));
+    }
+}

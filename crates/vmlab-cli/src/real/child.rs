@@ -70,6 +70,14 @@ fn run(s: &ChildSpec) -> i32 {
             libc::setrlimit(libc::RLIMIT_MEMLOCK, &lim);
         }
     }
+    // A root process ignores RLIMIT_MEMLOCK (mm/mlock.c can_do_mlock: CAP_IPC_LOCK); a scenario
+    // that sets `memlock` models a process without that capability.
+    if s.memlock_pages != u64::MAX {
+        if let Err(e) = drop_cap_ipc_lock() {
+            send(s.pipe, &format!("X cannot drop CAP_IPC_LOCK for `memlock`: {e}"));
+            return 2;
+        }
+    }
     // Join before the first instruction, so every page the program faults is charged to the cgroup.
     if let Err(e) = std::fs::write(&s.procs_file, std::process::id().to_string()) {
         send(s.pipe, &format!("X cannot join the cgroup ({}): {e}", s.procs_file.display()));
@@ -92,6 +100,38 @@ fn run(s: &ChildSpec) -> i32 {
             2
         }
     }
+}
+
+/// Clear CAP_IPC_LOCK from this process's effective and permitted capability sets.
+fn drop_cap_ipc_lock() -> Result<(), std::io::Error> {
+    const LINUX_CAPABILITY_VERSION_3: u32 = 0x2008_0522;
+    const CAP_IPC_LOCK: u32 = 14;
+    #[repr(C)]
+    struct Header {
+        version: u32,
+        pid: libc::c_int,
+    }
+    #[repr(C)]
+    #[derive(Clone, Copy, Default)]
+    struct Data {
+        effective: u32,
+        permitted: u32,
+        inheritable: u32,
+    }
+    let mut h = Header { version: LINUX_CAPABILITY_VERSION_3, pid: 0 };
+    let mut d = [Data::default(); 2];
+    // SAFETY: capget/capset with a v3 header and its two data words, for this process.
+    unsafe {
+        if libc::syscall(libc::SYS_capget, &mut h as *mut Header, d.as_mut_ptr()) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        d[0].effective &= !(1 << CAP_IPC_LOCK);
+        d[0].permitted &= !(1 << CAP_IPC_LOCK);
+        if libc::syscall(libc::SYS_capset, &mut h as *mut Header, d.as_ptr()) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
 }
 
 /// One line to the parent; short lines on a pipe are written atomically.
