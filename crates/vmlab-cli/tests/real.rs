@@ -272,3 +272,26 @@ fn real_run_sets_errno_as_the_simulator_does() {
         assert!(names(&real).iter().any(|n| n == m), "{m} missing: {:?}", names(&real));
     }
 }
+
+/// `start`, `sleep forever` and `linger`: the run ends `linger` after the last process exits while
+/// the other sleeps forever (then is killed), not before and not never.
+#[test]
+fn real_run_ends_after_linger_when_the_rest_sleeps_forever() {
+    if let Some(why) = cannot_run_real() {
+        eprintln!("skipped real sleep-forever run: {why}");
+        return;
+    }
+    let d = test_dir("forever");
+    let p = write(
+        &d,
+        "forever.toml",
+        "linger = \"1s\"\n[machine]\nmemory = \"64MiB\"\n\n[[process]]\nname = \"idle\"\nprogram = '''\nmmap a anon 8MiB\ntouch a write\nmark touched\nsleep forever\n'''\n\n[[process]]\nname = \"late\"\nstart = \"500ms\"\nprogram = '''\nmark late_start\n'''\n",
+    );
+    let (v, _) = real_run(&d, &p);
+    let late = v["metrics"]["late_start"].as_f64().unwrap_or(-1.0);
+    assert!(late >= 0.5, "started at {late} s, before its start time");
+    let elapsed = v["elapsed_s"].as_f64().unwrap_or(0.0);
+    assert!(elapsed >= late + 1.0 && elapsed < late + 4.0, "ended at {elapsed} s; late started at {late} s, linger 1 s");
+    assert!(v["timeline"].as_array().map_or(0, |t| t.len()) >= 5, "samples every 0.2 s");
+    assert_eq!(v["tasks"].as_array().map_or(0, |t| t.len()), 2);
+}

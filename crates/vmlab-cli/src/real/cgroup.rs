@@ -38,11 +38,8 @@ impl CgStat {
         }
     }
     /// Swap used by the cgroup, bytes (v1 reports it only with swap accounting).
-    pub fn swap(&self, v: CgVersion) -> u64 {
-        match v {
-            CgVersion::V1 => self.get("swap"),
-            CgVersion::V2 => 0,
-        }
+    pub fn swap(&self) -> u64 {
+        self.get("swap")
     }
 }
 
@@ -84,7 +81,13 @@ impl Cgroup {
             CgVersion::V2 => "memory.current",
         };
         let usage = std::fs::read_to_string(self.path.join(usage_file)).ok().and_then(|s| s.trim().parse().ok()).unwrap_or(0);
-        CgStat { usage, stat: read_pairs(&self.path.join("memory.stat")) }
+        let mut stat = read_pairs(&self.path.join("memory.stat"));
+        if self.version == CgVersion::V2 {
+            // v2 keeps swap use out of memory.stat; v1 lists it there as `swap`.
+            let swap = std::fs::read_to_string(self.path.join("memory.swap.current")).ok().and_then(|s| s.trim().parse().ok()).unwrap_or(0);
+            stat.push(("swap".into(), swap));
+        }
+        CgStat { usage, stat }
     }
 
     /// The kernel's own high-water mark, when it keeps one (v1 always; v2 from 5.19).

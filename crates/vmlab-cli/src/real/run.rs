@@ -198,8 +198,9 @@ fn drain(rfd: libc::c_int, partial: &mut String, names: &BTreeMap<libc::pid_t, S
         let mut it = line.trim_end().splitn(3, ' ');
         let pid: libc::pid_t = it.next().and_then(|p| p.parse().ok()).unwrap_or(0);
         let who = names.get(&pid).cloned().unwrap_or_else(|| format!("pid {pid}"));
-        let rest = it.nth(1).unwrap_or("");
-        match line.split(' ').nth(1).unwrap_or("") {
+        let kind = it.next().unwrap_or("");
+        let rest = it.next().unwrap_or("");
+        match kind {
             "M" => {
                 let (t, name) = rest.split_once(' ').unwrap_or(("0", rest));
                 marks.push((name.to_string(), t.parse::<f64>().unwrap_or(0.0) / 1e9));
