@@ -68,6 +68,67 @@ mark read_twice
 '''
 "#;
 
+const SWAP: &str = r#"
+[machine]
+memory = "32MiB"
+
+[swap]
+size = "64MiB"
+
+[[process]]
+name = "hog"
+program = '''
+mmap a anon 48MiB
+touch a write
+mark written
+touch a read
+'''
+"#;
+
+const OOM: &str = r#"
+[machine]
+memory = "32MiB"
+
+[[process]]
+name = "hog"
+program = '''
+mmap a anon 64MiB
+touch a write
+mark never
+'''
+
+[[process]]
+name = "bystander"
+program = '''
+mmap b anon 4MiB
+touch b write
+sleep 300ms
+mark survived
+'''
+"#;
+
+const FOREVER: &str = r#"
+linger = "1s"
+[machine]
+memory = "64MiB"
+
+[[process]]
+name = "idle"
+program = '''
+mmap a anon 8MiB
+touch a write
+mark touched
+sleep forever
+'''
+
+[[process]]
+name = "late"
+start = "500ms"
+program = '''
+mark late_start
+'''
+"#;
+
 #[test]
 fn unsupported_operation_is_refused_with_its_position() {
     let d = test_dir("fork");
@@ -170,15 +231,31 @@ fn real_run(d: &Path, scenario: &str) -> (serde_json::Value, String) {
     (serde_json::from_str(&text).expect("valid JSON"), String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
+/// A real run of scenario `text` (as `TAG.toml` in a scratch directory), or None, after saying
+/// why, when this host cannot do one.
+struct Real {
+    dir: TestDir,
+    scenario: String,
+    v: serde_json::Value,
+    stdout: String,
+}
+
+fn real_scenario(tag: &str, text: &str) -> Option<Real> {
+    if let Some(why) = cannot_run_real() {
+        eprintln!("skipped real run `{tag}`: {why}");
+        return None;
+    }
+    let dir = test_dir(tag);
+    let scenario = write(&dir, &format!("{tag}.toml"), text);
+    let (v, stdout) = real_run(&dir, &scenario);
+    Some(Real { dir, scenario, v, stdout })
+}
+
 #[test]
 fn real_run_reads_from_disk_within_the_cgroup_limit() {
-    if let Some(why) = cannot_run_real() {
-        eprintln!("skipped real run: {why}");
-        return;
-    }
-    let d = test_dir("run");
-    let p = write(&d, "small.toml", SMALL);
-    let (v, text) = real_run(&d, &p);
+    let Some(r) = real_scenario("run", SMALL) else { return };
+    let v = &r.v;
+    let text = &r.stdout;
     assert_eq!(v["schema"], "vmlab.run/1");
     assert_eq!(v["params"]["real"], true);
     assert!(v["params"]["kernel"].as_str().is_some_and(|k| !k.is_empty()));
@@ -196,17 +273,17 @@ fn real_run_reads_from_disk_within_the_cgroup_limit() {
     marks.sort_by(|a, b| a.1.total_cmp(&b.1));
     let names: Vec<&str> = marks.iter().map(|(k, _)| k.as_str()).collect();
     assert_eq!(names, ["start", "touched", "read_twice"], "{marks:?}");
-    let raw = std::fs::read_to_string(d.join("real.json")).unwrap_or_default();
+    let raw = std::fs::read_to_string(r.dir.join("real.json")).unwrap_or_default();
     let at = |k: &str| raw.find(&format!("\"{k}\": ")).unwrap_or(usize::MAX);
     assert!(at("start") < at("touched") && at("touched") < at("read_twice"), "marks out of order in the file");
     assert!(v["elapsed_s"].as_f64().unwrap_or(0.0) >= marks[2].1);
     assert_eq!(v["tasks"][0]["name"], "reader");
     assert!(text.contains("emulated by the memory limit of cgroup"), "the summary says the machine is a cgroup limit: {text}");
     // The same JSON works with `vmlab compare` next to a simulated run.
-    let sim = d.join("sim.json");
-    let (code, _, err) = vmlab(&["run", &p, "--json", &sim.to_string_lossy()], &[]);
+    let sim = r.dir.join("sim.json");
+    let (code, _, err) = vmlab(&["run", &r.scenario, "--json", &sim.to_string_lossy()], &[]);
     assert_eq!(code, 0, "{err}");
-    let (code, out, err) = vmlab(&["compare", &sim.to_string_lossy(), &d.join("real.json").to_string_lossy()], &[]);
+    let (code, out, err) = vmlab(&["compare", &sim.to_string_lossy(), &r.dir.join("real.json").to_string_lossy()], &[]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("read_twice") && out.contains("Page ins"), "{out}");
 }
@@ -215,17 +292,8 @@ fn real_run_reads_from_disk_within_the_cgroup_limit() {
 /// and the swap file switched off and gone afterwards.
 #[test]
 fn real_run_with_swap_swaps_and_cleans_up() {
-    if let Some(why) = cannot_run_real() {
-        eprintln!("skipped real run with swap: {why}");
-        return;
-    }
-    let d = test_dir("swap");
-    let p = write(
-        &d,
-        "swap.toml",
-        "[machine]\nmemory = \"32MiB\"\n\n[swap]\nsize = \"64MiB\"\n\n[[process]]\nname = \"hog\"\nprogram = '''\nmmap a anon 48MiB\ntouch a write\nmark written\ntouch a read\n'''\n",
-    );
-    let (v, _) = real_run(&d, &p);
+    let Some(r) = real_scenario("swap", SWAP) else { return };
+    let v = &r.v;
     let pswpout = v["vmstat"]["pswpout"].as_u64().unwrap_or(0);
     // 48 MiB of anon in a 32 MiB limit: at least the excess must have gone to swap.
     assert!(pswpout >= 16 * 256, "pswpout {pswpout} pages");
@@ -236,17 +304,8 @@ fn real_run_with_swap_swaps_and_cleans_up() {
 /// oom_kill does, and the run goes on with the other process.
 #[test]
 fn real_run_survives_the_cgroup_oom_killer() {
-    if let Some(why) = cannot_run_real() {
-        eprintln!("skipped real OOM run: {why}");
-        return;
-    }
-    let d = test_dir("oom");
-    let p = write(
-        &d,
-        "oom.toml",
-        "[machine]\nmemory = \"32MiB\"\n\n[[process]]\nname = \"hog\"\nprogram = '''\nmmap a anon 64MiB\ntouch a write\nmark never\n'''\n\n[[process]]\nname = \"bystander\"\nprogram = '''\nmmap b anon 4MiB\ntouch b write\nsleep 300ms\nmark survived\n'''\n",
-    );
-    let (v, _) = real_run(&d, &p);
+    let Some(r) = real_scenario("oom", OOM) else { return };
+    let v = &r.v;
     assert_eq!(v["params"]["cgroup"]["oom_killed"], serde_json::json!(["hog"]));
     assert!(v["metrics"]["survived"].as_f64().is_some(), "{}", v["metrics"]);
     assert!(v["metrics"].get("never").is_none(), "{}", v["metrics"]);
@@ -256,20 +315,16 @@ fn real_run_survives_the_cgroup_oom_killer() {
 /// locked range, ENOENT from a second unlink): the real kernel and the simulator take the same ones.
 #[test]
 fn real_run_sets_errno_as_the_simulator_does() {
-    if let Some(why) = cannot_run_real() {
-        eprintln!("skipped real ops run: {why}");
-        return;
-    }
-    let d = test_dir("ops");
-    let p = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/real-ops.toml");
-    let (real, _) = real_run(&d, p);
-    let (code, out, err) = vmlab(&["run", p, "--json", "-"], &[]);
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/real-ops.toml")).expect("real-ops.toml");
+    let Some(r) = real_scenario("ops", &text) else { return };
+    let real = &r.v;
+    let (code, out, err) = vmlab(&["run", &r.scenario, "--json", "-"], &[]);
     assert_eq!(code, 0, "{err}");
     let sim: serde_json::Value = serde_json::from_str(&out).expect("sim JSON");
     let names = |v: &serde_json::Value| -> Vec<String> { v["metrics"].as_object().map(|m| m.keys().cloned().collect()).unwrap_or_default() };
-    assert_eq!(names(&real), names(&sim));
+    assert_eq!(names(real), names(&sim));
     for m in ["mlock_failed", "mlock_small_ok", "madvise_locked_einval", "unlink_enoent", "end"] {
-        assert!(names(&real).iter().any(|n| n == m), "{m} missing: {:?}", names(&real));
+        assert!(names(real).iter().any(|n| n == m), "{m} missing: {:?}", names(real));
     }
 }
 
@@ -277,17 +332,8 @@ fn real_run_sets_errno_as_the_simulator_does() {
 /// the other sleeps forever (then is killed), not before and not never.
 #[test]
 fn real_run_ends_after_linger_when_the_rest_sleeps_forever() {
-    if let Some(why) = cannot_run_real() {
-        eprintln!("skipped real sleep-forever run: {why}");
-        return;
-    }
-    let d = test_dir("forever");
-    let p = write(
-        &d,
-        "forever.toml",
-        "linger = \"1s\"\n[machine]\nmemory = \"64MiB\"\n\n[[process]]\nname = \"idle\"\nprogram = '''\nmmap a anon 8MiB\ntouch a write\nmark touched\nsleep forever\n'''\n\n[[process]]\nname = \"late\"\nstart = \"500ms\"\nprogram = '''\nmark late_start\n'''\n",
-    );
-    let (v, _) = real_run(&d, &p);
+    let Some(r) = real_scenario("forever", FOREVER) else { return };
+    let v = &r.v;
     let late = v["metrics"]["late_start"].as_f64().unwrap_or(-1.0);
     assert!(late >= 0.5, "started at {late} s, before its start time");
     let elapsed = v["elapsed_s"].as_f64().unwrap_or(0.0);
