@@ -84,7 +84,7 @@ pub fn build(sc: &Scenario, out: &Outcome, cg: &Cgroup, swap: Option<u64>, sets:
         elapsed_s: out.elapsed,
         vmstat: vmstat_deltas(out),
         timeline,
-        tasks: out.tasks.clone(),
+        tasks: out.tasks.iter().cloned().chain(super::sample::kswapd_tasks(&a, &b)).collect(),
         metrics,
         wall_s: out.elapsed,
         ..RunReport::default()

@@ -3,6 +3,7 @@
 //! machine); rates, CPU split and kswapd are host-wide, as the host has one kswapd per node and
 //! one /proc/vmstat.
 
+use vmlab_core::stats::report::TaskCpu;
 use vmlab_core::stats::timeline::Sample;
 
 use super::cgroup::{read_pairs, CgStat, Cgroup};
@@ -20,6 +21,8 @@ pub struct HostSnap {
     pub blocked: u32,
     /// utime + stime of every kswapd thread, clock ticks.
     pub kswapd_ticks: u64,
+    /// The same per kswapd thread: (pid, ticks).
+    pub kswapd_each: Vec<(u32, u64)>,
     pub cg: CgStat,
 }
 
@@ -66,8 +69,28 @@ pub fn read(t: f64, kswapd: &[u32], cg: &Cgroup) -> HostSnap {
             _ => {}
         }
     }
-    h.kswapd_ticks = kswapd.iter().map(|&p| task_ticks(p)).sum();
+    h.kswapd_each = kswapd.iter().map(|&p| (p, task_ticks(p))).collect();
+    h.kswapd_ticks = h.kswapd_each.iter().map(|(_, t)| t).sum();
     h
+}
+
+pub fn clk_tck() -> f64 {
+    // SAFETY: sysconf has no preconditions.
+    unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64
+}
+
+/// The host's kswapd threads over (a, b], as kernel-thread rows of the task table.
+pub fn kswapd_tasks(a: &HostSnap, b: &HostSnap) -> Vec<TaskCpu> {
+    let secs = (b.t - a.t).max(1e-9);
+    b.kswapd_each
+        .iter()
+        .map(|&(pid, t)| {
+            let before = a.kswapd_each.iter().find(|(p, _)| *p == pid).map_or(t, |(_, t0)| *t0);
+            let cpu_s = t.saturating_sub(before) as f64 / clk_tck();
+            let name = std::fs::read_to_string(format!("/proc/{pid}/comm")).map(|c| c.trim().to_string()).unwrap_or_else(|_| "kswapd".into());
+            TaskCpu { pid, name, cpu_s, cpu_pct: cpu_s / secs * 100.0, kthread: true }
+        })
+        .collect()
 }
 
 /// The interval (a, b] as a timeline sample.
@@ -78,8 +101,7 @@ pub fn sample(a: &HostSnap, b: &HostSnap, cg: &Cgroup) -> Sample {
     let cpu: Vec<u64> = (0..8).map(|i| b.cpu[i].saturating_sub(a.cpu[i])).collect();
     let total = cpu.iter().sum::<u64>().max(1) as f64;
     let pct = |x: u64| (x as f64 * 100.0 / total).round() as u32;
-    // SAFETY: sysconf has no preconditions.
-    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+    let hz = clk_tck();
     let v = cg.version;
     Sample {
         t_s: b.t,
