@@ -240,6 +240,8 @@ struct Real {
     stdout: String,
 }
 
+static REAL_RUNS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 fn real_scenario(tag: &str, text: &str) -> Option<Real> {
     if let Some(why) = cannot_run_real() {
         eprintln!("skipped real run `{tag}`: {why}");
@@ -247,6 +249,9 @@ fn real_scenario(tag: &str, text: &str) -> Option<Real> {
     }
     let dir = test_dir(tag);
     let scenario = write(&dir, &format!("{tag}.toml"), text);
+    // One real run at a time: a swap file is host-wide, so while the swap test's is on, another
+    // test's cgroup could swap instead of meeting its limit (the OOM test would then see no OOM).
+    let _one = REAL_RUNS.lock().unwrap_or_else(|e| e.into_inner());
     let (v, stdout) = real_run(&dir, &scenario);
     Some(Real { dir, scenario, v, stdout })
 }
