@@ -48,8 +48,9 @@ fn write(p: &Path, v: &str) -> Result<(), String> {
 }
 
 impl Cgroup {
-    /// Make `vmlab-real-<pid>` under `parent` with `limit` bytes.
-    pub fn create(version: CgVersion, parent: &Path, limit: u64) -> Result<Cgroup, String> {
+    /// Make `vmlab-real-<pid>` under `parent` with `limit` bytes of memory and `swap` bytes of
+    /// swap (0 without `[swap]`: the host's own swap, if any, must not serve the cgroup).
+    pub fn create(version: CgVersion, parent: &Path, limit: u64, swap: u64) -> Result<Cgroup, String> {
         if version == CgVersion::V2 {
             let ctl = std::fs::read_to_string(parent.join("cgroup.subtree_control")).unwrap_or_default();
             if !ctl.split_whitespace().any(|c| c == "memory") {
@@ -66,6 +67,19 @@ impl Cgroup {
         if let Err(e) = write(&cg.path.join(file), &limit.to_string()) {
             cg.remove();
             return Err(e);
+        }
+        // Swap accounting may be off (no memsw / swap.max file): then only the swap file's size
+        // bounds the cgroup's swap, and any other active swap on the host is open to it too.
+        let (file, value) = match version {
+            CgVersion::V1 => ("memory.memsw.limit_in_bytes", limit.saturating_add(swap)),
+            CgVersion::V2 => ("memory.swap.max", swap),
+        };
+        let f = cg.path.join(file);
+        if f.exists() {
+            if let Err(e) = write(&f, &value.to_string()) {
+                cg.remove();
+                return Err(e);
+            }
         }
         Ok(cg)
     }

@@ -104,7 +104,7 @@ fn set_up(env: &mut setup::Env, prep: &Prepared, version: check::CgVersion, pare
     if let Some(s) = prep.swap {
         env.make_swap(s)?;
     }
-    env.cgroup = Some(cgroup::Cgroup::create(version, parent, prep.memory)?);
+    env.cgroup = Some(cgroup::Cgroup::create(version, parent, prep.memory, prep.swap.unwrap_or(0))?);
     Ok(())
 }
 
