@@ -7,6 +7,8 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::{Parser, Subcommand};
+
+mod real;
 use vmlab_core::api::{self, RunOpts};
 use vmlab_core::stats::{compare, meminfo, profile_fmt, report::RunReport, timeline};
 
@@ -79,6 +81,32 @@ enum Cmd {
         #[arg(long)]
         json: bool,
     },
+    /// Run a scenario's workload on this host's kernel in a memory cgroup; same JSON as `run`.
+    ///
+    /// The processes make real system calls, in a memory cgroup whose limit stands in for
+    /// machine.memory (with a swap file if the scenario has [swap]); the JSON is `run`'s, for
+    /// `vmlab compare sim.json real.json`. /proc/vmstat deltas are host-wide. Needs root and a
+    /// memory cgroup; refuses (exit 2) what it cannot do yet. See docs/REAL.md.
+    Real {
+        /// The scenario file (TOML; see docs/SCENARIOS.md).
+        scenario: PathBuf,
+        /// Override a scenario field, as on `run`: `--set machine.memory=256MiB`, `--set vars.n=4`.
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        sets: Vec<String>,
+        /// Write the run as JSON (schema vmlab.run/1, `params.real = true`) to FILE, or `-` for standard output.
+        #[arg(long, value_name = "FILE")]
+        json: Option<String>,
+        /// Sampling interval in seconds (default: the scenario's `interval`, else 1).
+        #[arg(long, value_name = "SECONDS")]
+        interval: Option<f64>,
+        /// Keep the cgroup and the working directory afterwards (the swap file is always removed).
+        #[arg(long)]
+        keep: bool,
+        /// Make the working directory (scenario files, swap file) under DIR instead of the temp dir.
+        /// Use a disk-backed file system: files on tmpfs are RAM, and swapon refuses them.
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+    },
     /// Compare runs side by side, MMTests style, with deltas against the first.
     Compare {
         /// vmlab.run/1 or vmlab.reproduce/1 JSON files.
@@ -101,6 +129,7 @@ fn main() -> ExitCode {
         Cmd::Profiles { json } => profiles(json),
         Cmd::Explain { scenario, profile, sets } => explain(scenario, profile, sets),
         Cmd::Reproduce { seed, list, sets, json, timing } => reproduce(seed, list, sets, json, timing),
+        Cmd::Real { scenario, sets, json, interval, keep, dir } => real::real(real::RealArgs { scenario, sets, json, interval, keep, dir }),
         Cmd::Compare { runs } => match compare::load_reports_named(&runs) {
             Ok(r) => {
                 emit(&compare::compare(&r));
@@ -142,19 +171,22 @@ fn progress() -> Option<Box<dyn FnMut(u64)>> {
     }))
 }
 
-fn run(path: PathBuf, profile: Option<String>, sets: Vec<String>, json: Option<String>, csv: Option<PathBuf>, interval: Option<f64>, timing: bool) -> ExitCode {
-    let sc = match vmlab_core::workload::load_scenario(&path, &sets) {
-        Ok(s) => s,
-        Err(e) => return fail(e),
-    };
-    let opts = RunOpts { profile: profile.as_deref(), interval_s: interval, progress: progress() };
-    let (rep, sim) = match api::run(&sc, opts) {
-        Ok(r) => r,
-        Err(e) => return fail(e),
-    };
+/// Load a scenario and simulate it, with a progress line on a terminal; errors are printed.
+fn load_and_run(path: &std::path::Path, profile: Option<&str>, sets: &[String], interval: Option<f64>) -> Result<(RunReport, vmlab_core::sim::Sim), ExitCode> {
+    let sc = vmlab_core::workload::load_scenario(path, sets).map_err(fail)?;
+    let opts = RunOpts { profile, interval_s: interval, progress: progress() };
+    let r = api::run(&sc, opts).map_err(fail)?;
     if std::io::stderr().is_terminal() {
         eprint!("\r{:60}\r", "");
     }
+    Ok(r)
+}
+
+fn run(path: PathBuf, profile: Option<String>, sets: Vec<String>, json: Option<String>, csv: Option<PathBuf>, interval: Option<f64>, timing: bool) -> ExitCode {
+    let (rep, sim) = match load_and_run(&path, profile.as_deref(), &sets, interval) {
+        Ok(r) => r,
+        Err(code) => return code,
+    };
     let rep = if timing {
         eprintln!("vmlab: {} page events in {:.2} s wall ({:.0} events/s)", rep.events, rep.wall_s, rep.events as f64 / rep.wall_s.max(1e-9));
         rep
@@ -167,37 +199,20 @@ fn run(path: PathBuf, profile: Option<String>, sets: Vec<String>, json: Option<S
             return ExitCode::from(1);
         }
     }
-    match json.as_deref() {
-        Some("-") => {
-            emit(&rep.to_json_string());
-            return ExitCode::SUCCESS;
-        }
-        Some(f) => {
-            if let Err(e) = std::fs::write(f, rep.to_json_string()) {
-                eprintln!("vmlab: cannot write {f}: {e}");
-                return ExitCode::from(1);
-            }
-        }
-        None => {}
+    match write_json(json.as_deref(), &rep.to_json_string()) {
+        Ok(true) => print_text(&rep, &sim),
+        Ok(false) => {}
+        Err(code) => return code,
     }
-    print_text(&rep, &sim);
     ExitCode::SUCCESS
 }
 
 fn explain(path: PathBuf, profile: Option<String>, sets: Vec<String>) -> ExitCode {
     use std::fmt::Write as _;
-    let sc = match vmlab_core::workload::load_scenario(&path, &sets) {
-        Ok(s) => s,
-        Err(e) => return fail(e),
-    };
-    let opts = RunOpts { profile: profile.as_deref(), interval_s: None, progress: progress() };
-    let (rep, sim) = match api::run(&sc, opts) {
+    let (rep, sim) = match load_and_run(&path, profile.as_deref(), &sets, None) {
         Ok(r) => r,
-        Err(e) => return fail(e),
+        Err(code) => return code,
     };
-    if std::io::stderr().is_terminal() {
-        eprint!("\r{:60}\r", "");
-    }
     let mut o = String::new();
     let _ = writeln!(o, "vmlab explain: {}  profile {}  {} MiB, {} CPUs, {} node(s)", rep.scenario, rep.profile, rep.machine.memory_bytes >> 20, rep.machine.cpus, rep.machine.nodes);
     let _ = writeln!(o, "workload ended after {:.2} s simulated\n", rep.elapsed_s);
@@ -228,6 +243,24 @@ fn explain(path: PathBuf, profile: Option<String>, sets: Vec<String>) -> ExitCod
     o.push_str(&profile_fmt::format_flat_profile(&top, total));
     emit(&o);
     ExitCode::SUCCESS
+}
+
+/// `--json FILE|-`: writes the document; Ok(true) when the text form should follow (not `-`).
+fn write_json(json: Option<&str>, doc: &str) -> Result<bool, ExitCode> {
+    match json {
+        Some("-") => {
+            emit(doc);
+            Ok(false)
+        }
+        Some(f) => match std::fs::write(f, doc) {
+            Ok(()) => Ok(true),
+            Err(e) => {
+                eprintln!("vmlab: cannot write {f}: {e}");
+                Err(ExitCode::from(1))
+            }
+        },
+        None => Ok(true),
+    }
 }
 
 fn print_text(rep: &RunReport, sim: &vmlab_core::sim::Sim) {

@@ -1,0 +1,156 @@
+//! `vmlab real SCENARIO`: the scenario's workload run with real system calls on the host kernel,
+//! inside a memory cgroup whose limit stands in for `machine.memory`, written as the same
+//! `vmlab.run/1` JSON as `vmlab run` so that `vmlab compare sim.json real.json` works.
+//! Everything is checked before anything is created; see docs/REAL.md for what is emulated.
+
+mod cgroup;
+mod check;
+mod child;
+mod report;
+mod run;
+mod sample;
+mod setup;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use vmlab_core::workload::interp::{compile, Program};
+use vmlab_core::workload::{load_scenario, units, Scenario, ScenarioError};
+
+pub struct RealArgs {
+    pub scenario: PathBuf,
+    pub sets: Vec<String>,
+    pub json: Option<String>,
+    pub interval: Option<f64>,
+    pub keep: bool,
+    pub dir: Option<PathBuf>,
+}
+
+/// Everything the run needs, parsed from the scenario before the host is touched.
+struct Prepared {
+    memory: u64,
+    swap: Option<u64>,
+    /// (file name, bytes) for every `[[file]]` copy.
+    files: Vec<(String, u64)>,
+    progs: Vec<Program>,
+    plan: Vec<run::Planned>,
+    limits: run::Limits,
+}
+
+fn refuse(msg: impl std::fmt::Display) -> ExitCode {
+    eprintln!("{msg}");
+    ExitCode::from(2)
+}
+
+pub fn real(a: RealArgs) -> ExitCode {
+    let sc = match load_scenario(&a.scenario, &a.sets) {
+        Ok(s) => s,
+        Err(e) => return crate::fail(e),
+    };
+    if let Err(e) = check::check_scenario(&sc) {
+        return refuse(format!("vmlab real: {e}"));
+    }
+    let prep = match prepare(&sc, a.interval) {
+        Ok(p) => p,
+        Err(e) => return refuse(format!("vmlab real: {e}")),
+    };
+    if let Err(e) = check::check_root() {
+        return refuse(e);
+    }
+    let (version, parent) = match check::find_memory_cgroup() {
+        Ok(c) => c,
+        Err(e) => return refuse(e),
+    };
+    run::catch_signals();
+    let mut env = match setup::Env::new(a.dir.clone(), a.keep) {
+        Ok(e) => e,
+        Err(e) => return refuse(format!("vmlab real: {e}")),
+    };
+    if let Err(e) = set_up(&mut env, &prep, version, &parent) {
+        drop(env);
+        eprintln!("vmlab real: {e}");
+        return ExitCode::from(1);
+    }
+    let out = match run::supervise(&prep.progs, prep.plan, &mut env, &prep.limits) {
+        Ok(o) => o,
+        Err(run::Failure::Program { who, offset, len, message }) => {
+            let span = vmlab_core::workload::ast::Span { offset, len, line: 0, col: 0 };
+            drop(env);
+            return crate::fail(sc.error_at(span, format!("{who}: {message}")));
+        }
+        Err(run::Failure::Other(m)) => {
+            drop(env);
+            eprintln!("vmlab real: {m}");
+            return ExitCode::from(1);
+        }
+        Err(run::Failure::Interrupted) => {
+            drop(env);
+            eprintln!("vmlab real: interrupted; cleaned up");
+            return ExitCode::from(130);
+        }
+    };
+    let Some(cg) = env.cgroup.as_ref() else { return ExitCode::from(1) };
+    let rep = report::build(&sc, &out, cg, prep.swap, &a.sets);
+    let text = report::text(&rep, &out, cg);
+    drop(env);
+    report::emit(&rep, &text, a.json.as_deref())
+}
+
+fn set_up(env: &mut setup::Env, prep: &Prepared, version: check::CgVersion, parent: &std::path::Path) -> Result<(), String> {
+    for (name, bytes) in &prep.files {
+        env.make_file(name, *bytes)?;
+    }
+    if let Some(s) = prep.swap {
+        env.make_swap(s)?;
+    }
+    env.cgroup = Some(cgroup::Cgroup::create(version, parent, prep.memory, prep.swap.unwrap_or(0))?);
+    Ok(())
+}
+
+fn prepare(sc: &Scenario, interval: Option<f64>) -> Result<Prepared, ScenarioError> {
+    let f = &sc.file;
+    let err = |what: &str, e: String| ScenarioError::new(&sc.path, format!("{what}: {e}"));
+    let dur = |s: &Option<String>, what: &str| -> Result<Option<Duration>, ScenarioError> {
+        s.as_ref().map(|d| units::parse_duration(d).map(Duration::from_nanos).map_err(|e| err(what, e))).transpose()
+    };
+    let memory = units::parse_size(&f.machine.memory).map_err(|e| err("machine.memory", e))?;
+    if memory < (4 << 20) {
+        return Err(err("machine.memory", format!("{memory} bytes is too small for a cgroup limit (at least 4 MiB)")));
+    }
+    let swap = f.swap.as_ref().map(|s| units::parse_size(&s.size).map_err(|e| err("swap.size", e))).transpose()?;
+    if swap.is_some_and(|s| s < (1 << 20)) {
+        return Err(err("swap.size", "a swap file needs at least 1 MiB".into()));
+    }
+    let mut files = Vec::new();
+    for fs in &f.files {
+        let bytes = units::size_from_value(&fs.size).map_err(|e| err(&format!("file `{}` size", fs.name), e))?;
+        for i in 0..fs.count {
+            files.push((fs.name.replace("{i}", &i.to_string()), bytes));
+        }
+    }
+    let mut progs = Vec::new();
+    let mut plan = Vec::new();
+    for (pi, pd) in sc.processes.iter().enumerate() {
+        progs.push(compile(&pd.program).map_err(|e| sc.error_at(e.span, e.message))?);
+        for c in 0..pd.count {
+            let name = if pd.count > 1 { format!("{}.{c}", pd.name) } else { pd.name.clone() };
+            plan.push(run::Planned { prog: pi, copy: c, name, start: Duration::from_nanos(pd.start_ns), memlock_pages: pd.memlock_limit });
+        }
+    }
+    plan.sort_by_key(|p| p.start);
+    let interval = match interval {
+        Some(i) if i.is_finite() && i > 0.0 => Duration::from_secs_f64(i.max(0.01)),
+        Some(i) => return Err(err("--interval", format!("{i} is not a positive number of seconds"))),
+        None => dur(&f.interval, "interval")?.unwrap_or(Duration::from_secs(1)).max(Duration::from_millis(10)),
+    };
+    let limits = run::Limits {
+        interval,
+        duration: dur(&f.duration, "duration")?,
+        linger: dur(&f.linger, "linger")?.unwrap_or_default(),
+        seed: f.seed,
+        cpus: f.machine.cpus,
+        nodes: f.machine.nodes,
+    };
+    Ok(Prepared { memory, swap, files, progs, plan, limits })
+}

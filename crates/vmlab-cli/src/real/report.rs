@@ -1,0 +1,140 @@
+//! The run as `vmlab.run/1` JSON and as a short text summary. The JSON says what it is:
+//! `params.real = true`, the host kernel, how the machine was emulated, and that `vmstat` holds
+//! host-wide deltas.
+
+use std::fmt::Write as _;
+use std::process::ExitCode;
+
+use serde_json::{json, Value};
+use vmlab_core::stats::ordered::OrderedMap;
+use vmlab_core::stats::report::{Machine, RunReport};
+use vmlab_core::stats::{profile_fmt, timeline};
+use vmlab_core::workload::Scenario;
+
+use super::cgroup::Cgroup;
+use super::run::Outcome;
+
+pub fn kernel_release() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/osrelease").map(|s| s.trim().to_string()).unwrap_or_else(|_| "unknown".into())
+}
+
+fn host_cpus() -> u32 {
+    std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1)
+}
+
+/// Node counters named `nr_*` that only ever grow (vmstat.c's node_stat_items that count events,
+/// like NR_VMSCAN_WRITE), so their delta is what the run did.
+const NR_EVENTS: &[&str] = &["nr_vmscan_write", "nr_vmscan_immediate_reclaim", "nr_dirtied", "nr_written", "nr_throttled_written", "nr_foll_pin_acquired", "nr_foll_pin_released"];
+
+/// A /proc/vmstat line that is a level (a gauge), not a count of events.
+fn is_gauge(k: &str) -> bool {
+    (k.starts_with("nr_") && !NR_EVENTS.contains(&k)) || k == "workingset_nodes"
+}
+
+/// /proc/vmstat over the run: event counters as deltas, gauges as their end values.
+fn vmstat_deltas(out: &Outcome) -> OrderedMap<u64> {
+    let (Some(a), Some(b)) = (out.snaps.first(), out.snaps.last()) else { return OrderedMap::new() };
+    b.vmstat.iter().map(|(k, v)| (k.clone(), if is_gauge(k) { *v } else { v.saturating_sub(a.get(k)) })).collect()
+}
+
+pub fn build(sc: &Scenario, out: &Outcome, cg: &Cgroup, swap: Option<u64>, sets: &[String]) -> RunReport {
+    let release = kernel_release();
+    let (a, b) = (out.snaps.first().cloned().unwrap_or_default(), out.snaps.last().cloned().unwrap_or_default());
+    let mut params: OrderedMap<Value> = OrderedMap::new();
+    params.insert("real", json!(true));
+    params.insert("kernel", json!(release));
+    let ver = cg.version.name();
+    params.insert("machine_emulation", json!(format!("memory cgroup {ver} limit of {} bytes, not real RAM (host RAM and CPUs are the host's)", cg.limit)));
+    params.insert("vmstat_scope", json!("host-wide /proc/vmstat deltas over the run (every process on the host); gauges (nr_* but nr_vmscan_write, nr_dirtied, nr_written...) are end values"));
+    params.insert("timeline_scope", json!("memory columns from the cgroup; rates, CPU split and kswapd host-wide; majflt_s from the cgroup"));
+    params.insert("swap_bytes", json!(swap.unwrap_or(0)));
+    let cg_delta: OrderedMap<u64> = b.cg.stat.iter().map(|(k, v)| (k.clone(), if is_event(k) { v.saturating_sub(a.cg.get(k)) } else { *v })).collect();
+    params.insert(
+        "cgroup",
+        json!({
+            "path": cg.path.display().to_string(),
+            "version": ver,
+            "limit_bytes": cg.limit,
+            "max_usage_bytes": cg.max_usage().unwrap_or(out.peak_polled),
+            "polled_peak_bytes": out.peak_polled,
+            "failcnt": cg.failcnt(),
+            "oom_killed": out.oom_killed,
+            "usage_bytes": out.snaps.iter().map(|s| s.cg.usage).collect::<Vec<_>>(),
+            "memory_stat": cg_delta,
+        }),
+    );
+    if let Some(why) = &out.stopped_by {
+        params.insert("stopped_by", json!(why));
+    }
+    for s in sets {
+        let (k, v) = s.split_once('=').unwrap_or((s, ""));
+        params.insert(k, json!(v));
+    }
+    let mut metrics = OrderedMap::new();
+    for (n, t) in &out.marks {
+        metrics.insert(n.clone(), *t);
+    }
+    let timeline = out.snaps.windows(2).map(|w| super::sample::sample(&w[0], &w[1], cg)).collect();
+    RunReport {
+        scenario: sc.file.name.clone().unwrap_or_else(|| sc.path.clone()),
+        profile: format!("real-{release}"),
+        seed: sc.file.seed,
+        params,
+        machine: Machine { memory_bytes: cg.limit, cpus: host_cpus(), nodes: 1 },
+        elapsed_s: out.elapsed,
+        vmstat: vmstat_deltas(out),
+        timeline,
+        tasks: out.tasks.iter().cloned().chain(super::sample::kswapd_tasks(&a, &b)).collect(),
+        metrics,
+        wall_s: out.elapsed,
+        ..RunReport::default()
+    }
+}
+
+/// memory.stat counters that count events (the rest are sizes).
+fn is_event(k: &str) -> bool {
+    let k = k.strip_prefix("total_").unwrap_or(k);
+    k.starts_with("pg") || k.starts_with("workingset_") || k.starts_with("thp_") || k.starts_with("zswp")
+}
+
+pub fn text(rep: &RunReport, out: &Outcome, cg: &Cgroup) -> String {
+    let mut o = String::new();
+    let p = |k: &str| rep.params.get(k).and_then(|v| v.as_str()).unwrap_or("").to_string();
+    let _ = writeln!(o, "vmlab real: {}  host kernel {}  seed {}", rep.scenario, p("kernel"), rep.seed);
+    let ver = cg.version.name();
+    let _ = writeln!(o, "machine: {} MiB emulated by the memory limit of cgroup {ver} {} (not real RAM: host has {} CPUs and its own RAM)", cg.limit >> 20, cg.path.display(), rep.machine.cpus);
+    let _ = writeln!(o, "workload ended after {:.2} s wall{}\n", rep.elapsed_s, out.stopped_by.as_ref().map(|w| format!(" ({w})")).unwrap_or_default());
+    let _ = writeln!(o, "Timeline (memory columns: the cgroup; rates and CPU: host-wide):");
+    o.push_str(&timeline::format_vmstat_with(&rep.timeline, timeline::VmstatOpts { time: true }));
+    o.push('\n');
+    o.push_str(&profile_fmt::format_tasks(&rep.tasks));
+    o.push('\n');
+    if !rep.metrics.is_empty() {
+        let _ = writeln!(o, "Marks (seconds since start):");
+        for (k, v) in rep.metrics.iter() {
+            let _ = writeln!(o, "  {k:32} {v:.3}");
+        }
+        o.push('\n');
+    }
+    let max = cg.max_usage().unwrap_or(out.peak_polled);
+    let _ = writeln!(o, "cgroup: peak usage {:.1} MiB of a {:.1} MiB limit, limit hit {} times", max as f64 / 1048576.0, cg.limit as f64 / 1048576.0, cg.failcnt());
+    if !out.oom_killed.is_empty() {
+        let _ = writeln!(o, "OOM-killed in the cgroup: {}", out.oom_killed.join(", "));
+    }
+    let _ = writeln!(o, "/proc/vmstat deltas (host-wide, non-zero events):");
+    for (k, v) in rep.vmstat.iter() {
+        if *v != 0 && !is_gauge(k) {
+            let _ = writeln!(o, "{k} {v}");
+        }
+    }
+    o
+}
+
+pub fn emit(rep: &RunReport, text: &str, json: Option<&str>) -> ExitCode {
+    match crate::write_json(json, &rep.to_json_string()) {
+        Ok(true) => crate::emit(text),
+        Ok(false) => {}
+        Err(code) => return code,
+    }
+    ExitCode::SUCCESS
+}

@@ -1,0 +1,133 @@
+//! Readings of the host (/proc/vmstat, /proc/stat, kswapd's CPU time) and of the cgroup, turned
+//! into the simulator's timeline samples. Memory columns describe the cgroup (the emulated
+//! machine); rates, CPU split and kswapd are host-wide, as the host has one kswapd per node and
+//! one /proc/vmstat.
+
+use vmlab_core::stats::report::TaskCpu;
+use vmlab_core::stats::timeline::Sample;
+
+use super::cgroup::{read_pairs, CgStat, Cgroup};
+
+#[derive(Clone, Debug, Default)]
+pub struct HostSnap {
+    /// Seconds since the run started.
+    pub t: f64,
+    pub vmstat: Vec<(String, u64)>,
+    /// /proc/stat `cpu` line: user nice system idle iowait irq softirq steal.
+    pub cpu: [u64; 8],
+    pub intr: u64,
+    pub ctxt: u64,
+    pub running: u32,
+    pub blocked: u32,
+    /// utime + stime of every kswapd thread, clock ticks.
+    pub kswapd_ticks: u64,
+    /// The same per kswapd thread: (pid, ticks).
+    pub kswapd_each: Vec<(u32, u64)>,
+    pub cg: CgStat,
+}
+
+impl HostSnap {
+    pub fn get(&self, name: &str) -> u64 {
+        self.vmstat.iter().find(|(k, _)| k == name).map(|(_, v)| *v).unwrap_or(0)
+    }
+}
+
+/// The pids of the kswapd threads (`kswapd0`, `kswapd1`, ...).
+pub fn kswapd_pids() -> Vec<u32> {
+    let Ok(rd) = std::fs::read_dir("/proc") else { return Vec::new() };
+    rd.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.starts_with("kswapd")))
+        .collect()
+}
+
+fn task_ticks(pid: u32) -> u64 {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // Fields after the `(comm)`, which may contain spaces: state is field 3, utime 14, stime 15.
+    let rest = s.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let n = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+    n(11) + n(12)
+}
+
+pub fn read(t: f64, kswapd: &[u32], cg: &Cgroup) -> HostSnap {
+    let mut h = HostSnap { t, vmstat: read_pairs(std::path::Path::new("/proc/vmstat")), cg: cg.read(), ..Default::default() };
+    let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+    for l in stat.lines() {
+        let mut it = l.split_whitespace();
+        let key = it.next().unwrap_or("");
+        let mut num = || it.next().and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+        match key {
+            "cpu" => {
+                for c in h.cpu.iter_mut() {
+                    *c = num();
+                }
+            }
+            "intr" => h.intr = num(),
+            "ctxt" => h.ctxt = num(),
+            "procs_running" => h.running = num() as u32,
+            "procs_blocked" => h.blocked = num() as u32,
+            _ => {}
+        }
+    }
+    h.kswapd_each = kswapd.iter().map(|&p| (p, task_ticks(p))).collect();
+    h.kswapd_ticks = h.kswapd_each.iter().map(|(_, t)| t).sum();
+    h
+}
+
+pub fn clk_tck() -> f64 {
+    // SAFETY: sysconf has no preconditions.
+    unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64
+}
+
+/// The host's kswapd threads over (a, b], as kernel-thread rows of the task table.
+pub fn kswapd_tasks(a: &HostSnap, b: &HostSnap) -> Vec<TaskCpu> {
+    let secs = (b.t - a.t).max(1e-9);
+    b.kswapd_each
+        .iter()
+        .map(|&(pid, t)| {
+            let before = a.kswapd_each.iter().find(|(p, _)| *p == pid).map_or(t, |(_, t0)| *t0);
+            let cpu_s = t.saturating_sub(before) as f64 / clk_tck();
+            let name = std::fs::read_to_string(format!("/proc/{pid}/comm")).map(|c| c.trim().to_string()).unwrap_or_else(|_| "kswapd".into());
+            TaskCpu { pid, name, cpu_s, cpu_pct: cpu_s / secs * 100.0, kthread: true }
+        })
+        .collect()
+}
+
+/// The interval (a, b] as a timeline sample.
+pub fn sample(a: &HostSnap, b: &HostSnap, cg: &Cgroup) -> Sample {
+    let dt = (b.t - a.t).max(1e-6);
+    let d = |n: &str| b.get(n).saturating_sub(a.get(n)) as f64;
+    let per_s = |n: &str| (d(n) / dt).round() as u64;
+    let cpu: Vec<u64> = (0..8).map(|i| b.cpu[i].saturating_sub(a.cpu[i])).collect();
+    let total = cpu.iter().sum::<u64>().max(1) as f64;
+    let pct = |x: u64| (x as f64 * 100.0 / total).round() as u32;
+    let hz = clk_tck();
+    let v = cg.version;
+    Sample {
+        t_s: b.t,
+        r: b.running,
+        b: b.blocked,
+        swpd_kb: b.cg.swap() / 1024,
+        free_kb: cg.limit.saturating_sub(b.cg.usage) / 1024,
+        buff_kb: 0,
+        cache_kb: b.cg.cache(v) / 1024,
+        si: per_s("pswpin") * 4,
+        so: per_s("pswpout") * 4,
+        bi: per_s("pgpgin"),
+        bo: per_s("pgpgout"),
+        in_: (b.intr.saturating_sub(a.intr) as f64 / dt).round() as u64,
+        cs: (b.ctxt.saturating_sub(a.ctxt) as f64 / dt).round() as u64,
+        us: pct(cpu[0] + cpu[1]),
+        sy: pct(cpu[2] + cpu[5] + cpu[6]),
+        id: pct(cpu[3]),
+        wa: pct(cpu[4]),
+        swap_used_kb: b.cg.swap() / 1024,
+        cached_kb: b.cg.cache(v) / 1024,
+        dirty_kb: b.cg.dirty(v) / 1024,
+        kswapd_cpu_pct: b.kswapd_ticks.saturating_sub(a.kswapd_ticks) as f64 / hz / dt * 100.0,
+        pgscank_s: d("pgscan_kswapd") / dt,
+        pgscand_s: d("pgscan_direct") / dt,
+        pgsteal_s: (d("pgsteal_kswapd") + d("pgsteal_direct")) / dt,
+        majflt_s: b.cg.get("pgmajfault").saturating_sub(a.cg.get("pgmajfault")) as f64 / dt,
+    }
+}

@@ -1,0 +1,373 @@
+//! `vmlab real`: its refusals (which need neither root nor a cgroup), and one small real run on
+//! the host kernel that runs only as root with a memory cgroup, and is skipped (saying why)
+//! otherwise. The real run must leave no cgroup, swap file or working directory behind.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn vmlab(args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_vmlab"));
+    c.args(args);
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let out = c.output().expect("vmlab runs");
+    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+/// A scratch directory removed when the test ends, failed or not.
+struct TestDir(PathBuf);
+
+impl std::ops::Deref for TestDir {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TestDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn test_dir(tag: &str) -> TestDir {
+    let d = std::env::temp_dir().join(format!("vmlab-real-test-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&d).expect("tmp dir");
+    TestDir(d)
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, text).expect("write scenario");
+    p.to_string_lossy().into_owned()
+}
+
+/// 64 MiB "machine": 32 MiB of anon touched, then a 96 MiB file read twice, which cannot stay
+/// cached within the limit, so both reads must go to the disk.
+const SMALL: &str = r#"
+name = "real-small"
+[machine]
+memory = "64MiB"
+cpus = 1
+
+[[file]]
+name = "data"
+size = "96MiB"
+
+[[process]]
+name = "reader"
+program = '''
+mark start
+mmap a anon 32MiB
+touch a write
+mark touched
+read data
+read data
+mark read_twice
+'''
+"#;
+
+const SWAP: &str = r#"
+[machine]
+memory = "32MiB"
+
+[swap]
+size = "64MiB"
+
+[[process]]
+name = "hog"
+program = '''
+mmap a anon 48MiB
+touch a write
+mark written
+touch a read
+'''
+"#;
+
+const OOM: &str = r#"
+[machine]
+memory = "32MiB"
+
+[[process]]
+name = "hog"
+program = '''
+mmap a anon 64MiB
+touch a write
+mark never
+'''
+
+[[process]]
+name = "bystander"
+program = '''
+mmap b anon 4MiB
+touch b write
+sleep 300ms
+mark survived
+'''
+"#;
+
+const FOREVER: &str = r#"
+linger = "1s"
+[machine]
+memory = "64MiB"
+
+[[process]]
+name = "idle"
+program = '''
+mmap a anon 8MiB
+touch a write
+mark touched
+sleep forever
+'''
+
+[[process]]
+name = "late"
+start = "500ms"
+program = '''
+mark late_start
+'''
+"#;
+
+#[test]
+fn unsupported_operation_is_refused_with_its_position() {
+    let d = test_dir("fork");
+    let p = write(&d, "fork.toml", &SMALL.replace("touch a write", "fork {\n  touch a write\n}"));
+    let (code, _, err) = vmlab(&["real", &p], &[]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("fork.toml:16:1"), "{err}");
+    assert!(err.contains("`fork` is not supported"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+    let p = write(&d, "drop.toml", &SMALL.replace("read data\nread data", "read data\ndrop_caches"));
+    let (code, _, err) = vmlab(&["real", &p], &[]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("drop.toml:19:1") && err.contains("drop_caches"), "{err}");
+}
+
+#[test]
+fn host_tunables_are_refused_not_ignored() {
+    let d = test_dir("vm");
+    let p = write(&d, "vm.toml", &format!("{SMALL}\n[vm]\nswappiness = 10\n"));
+    let (code, _, err) = vmlab(&["real", &p], &[]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("[vm]"), "{err}");
+}
+
+#[test]
+fn without_root_it_refuses_before_touching_anything() {
+    let d = test_dir("user");
+    let p = write(&d, "s.toml", SMALL);
+    let work = d.join("work");
+    std::fs::create_dir_all(&work).expect("work dir");
+    let (code, _, err) = vmlab(&["real", &p, "--dir", &work.to_string_lossy()], &[("VMLAB_REAL_PRETEND_NONROOT", "1")]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("needs root"), "{err}");
+    assert_eq!(std::fs::read_dir(&work).map(|r| r.count()).unwrap_or(1), 0, "nothing created");
+}
+
+#[test]
+fn without_a_memory_cgroup_it_refuses() {
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: the cgroup check comes after the root check, and this is not root");
+        return;
+    }
+    let d = test_dir("nocg");
+    let p = write(&d, "s.toml", SMALL);
+    let empty = d.join("cgroup");
+    std::fs::create_dir_all(&empty).expect("dir");
+    let (code, _, err) = vmlab(&["real", &p], &[("VMLAB_REAL_CGROUP_ROOT", &empty.to_string_lossy())]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("no memory cgroup"), "{err}");
+}
+
+/// Why a real run cannot happen here, if it cannot.
+fn cannot_run_real() -> Option<&'static str> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return Some("not root");
+    }
+    let v1 = Path::new("/sys/fs/cgroup/memory/memory.limit_in_bytes").is_file();
+    let v2 = std::fs::read_to_string("/sys/fs/cgroup/cgroup.controllers").is_ok_and(|c| c.split_whitespace().any(|w| w == "memory"));
+    if !v1 && !v2 {
+        return Some("no memory cgroup controller");
+    }
+    None
+}
+
+/// Can this host swap on a file in `dir` (a container may lack the capability, a filesystem
+/// the support)? Tried with a 1 MiB swap file, switched off and removed again.
+fn cannot_swapon(dir: &Path) -> Option<String> {
+    let f = dir.join("probe.swap");
+    std::fs::write(&f, vec![0u8; 1 << 20]).ok()?;
+    let ok = |cmd: &str| Command::new(cmd).arg(&f).output().is_ok_and(|o| o.status.success());
+    let why = if !ok("mkswap") {
+        Some("mkswap failed on a probe file".to_string())
+    } else if !ok("swapon") {
+        Some("swapon of a probe file failed (no swap-file support here)".to_string())
+    } else {
+        ok("swapoff");
+        None
+    };
+    let _ = std::fs::remove_file(&f);
+    why
+}
+
+fn leftovers(pid: u32, work: &Path) -> Vec<String> {
+    let mut left = Vec::new();
+    let name = format!("vmlab-real-{pid}");
+    for cg in ["/sys/fs/cgroup/memory", "/sys/fs/cgroup"] {
+        if Path::new(cg).join(&name).exists() {
+            left.push(format!("{cg}/{name}"));
+        }
+    }
+    if work.join(&name).exists() {
+        left.push(work.join(&name).display().to_string());
+    }
+    let swaps = std::fs::read_to_string("/proc/swaps").unwrap_or_default();
+    if swaps.contains(&name) {
+        left.push(format!("active swap: {swaps}"));
+    }
+    left
+}
+
+fn real_run(d: &Path, scenario: &str) -> (serde_json::Value, String) {
+    let work = d.join("work");
+    std::fs::create_dir_all(&work).expect("work dir");
+    let json = d.join("real.json");
+    let child = Command::new(env!("CARGO_BIN_EXE_vmlab"))
+        .args(["real", scenario, "--interval", "0.2", "--dir", &work.to_string_lossy(), "--json", &json.to_string_lossy()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("vmlab runs");
+    let pid = child.id();
+    let out = child.wait_with_output().expect("vmlab ends");
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(0), "stderr: {err}");
+    assert_eq!(leftovers(pid, &work), Vec::<String>::new(), "left behind");
+    let text = std::fs::read_to_string(&json).expect("JSON written");
+    (serde_json::from_str(&text).expect("valid JSON"), String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// A real run of scenario `text` (as `TAG.toml` in a scratch directory), or None, after saying
+/// why, when this host cannot do one.
+struct Real {
+    dir: TestDir,
+    scenario: String,
+    v: serde_json::Value,
+    stdout: String,
+}
+
+static REAL_RUNS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn real_scenario(tag: &str, text: &str) -> Option<Real> {
+    if let Some(why) = cannot_run_real() {
+        eprintln!("skipped real run `{tag}`: {why}");
+        return None;
+    }
+    let dir = test_dir(tag);
+    let scenario = write(&dir, &format!("{tag}.toml"), text);
+    // One real run at a time: a swap file is host-wide, so while the swap test's is on, another
+    // test's cgroup could swap instead of meeting its limit (the OOM test would then see no OOM).
+    let _one = REAL_RUNS.lock().unwrap_or_else(|e| e.into_inner());
+    if text.contains("[swap]") {
+        if let Some(why) = cannot_swapon(&dir) {
+            eprintln!("skipped real run `{tag}`: {why}");
+            return None;
+        }
+    }
+    let (v, stdout) = real_run(&dir, &scenario);
+    Some(Real { dir, scenario, v, stdout })
+}
+
+#[test]
+fn real_run_reads_from_disk_within_the_cgroup_limit() {
+    let Some(r) = real_scenario("run", SMALL) else { return };
+    let v = &r.v;
+    let text = &r.stdout;
+    assert_eq!(v["schema"], "vmlab.run/1");
+    assert_eq!(v["params"]["real"], true);
+    assert!(v["params"]["kernel"].as_str().is_some_and(|k| !k.is_empty()));
+    // Both reads miss: the file is larger than the whole limit. pgpgin is host-wide, so it can
+    // only be larger than ours, never smaller.
+    let pgpgin = v["vmstat"]["pgpgin"].as_u64().unwrap_or(0);
+    assert!(pgpgin >= 96 * 1024 * 3 / 2, "pgpgin {pgpgin} KiB: the second read should have missed the cache too");
+    let limit = v["params"]["cgroup"]["limit_bytes"].as_u64().unwrap_or(0);
+    let peak = v["params"]["cgroup"]["max_usage_bytes"].as_u64().unwrap_or(u64::MAX);
+    assert_eq!(limit, 64 << 20);
+    assert!(peak <= limit + (1 << 20), "peak {peak} over the limit {limit}");
+    assert!(peak >= 32 << 20, "peak {peak}: the 32 MiB touched were not charged to the cgroup");
+    // In program order both by time and in the file (serde_json's map here sorts its keys).
+    let mut marks: Vec<(&String, f64)> = v["metrics"].as_object().expect("metrics").iter().map(|(k, t)| (k, t.as_f64().unwrap_or(-1.0))).collect();
+    marks.sort_by(|a, b| a.1.total_cmp(&b.1));
+    let names: Vec<&str> = marks.iter().map(|(k, _)| k.as_str()).collect();
+    assert_eq!(names, ["start", "touched", "read_twice"], "{marks:?}");
+    let raw = std::fs::read_to_string(r.dir.join("real.json")).unwrap_or_default();
+    let at = |k: &str| raw.find(&format!("\"{k}\": ")).unwrap_or(usize::MAX);
+    assert!(at("start") < at("touched") && at("touched") < at("read_twice"), "marks out of order in the file");
+    assert!(v["elapsed_s"].as_f64().unwrap_or(0.0) >= marks[2].1);
+    assert_eq!(v["tasks"][0]["name"], "reader");
+    assert!(text.contains("emulated by the memory limit of cgroup"), "the summary says the machine is a cgroup limit: {text}");
+    // The same JSON works with `vmlab compare` next to a simulated run.
+    let sim = r.dir.join("sim.json");
+    let (code, _, err) = vmlab(&["run", &r.scenario, "--json", &sim.to_string_lossy()], &[]);
+    assert_eq!(code, 0, "{err}");
+    let (code, out, err) = vmlab(&["compare", &sim.to_string_lossy(), &r.dir.join("real.json").to_string_lossy()], &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("read_twice") && out.contains("Page ins"), "{out}");
+}
+
+/// A [swap] scenario: swapon of a file for the run, pages swapped out under the cgroup limit,
+/// and the swap file switched off and gone afterwards.
+#[test]
+fn real_run_with_swap_swaps_and_cleans_up() {
+    let Some(r) = real_scenario("swap", SWAP) else { return };
+    let v = &r.v;
+    let pswpout = v["vmstat"]["pswpout"].as_u64().unwrap_or(0);
+    // 48 MiB of anon in a 32 MiB limit: at least the excess must have gone to swap.
+    assert!(pswpout >= 16 * 256, "pswpout {pswpout} pages");
+    assert_eq!(v["params"]["swap_bytes"], 64u64 << 20);
+}
+
+/// Over the limit without swap: the cgroup's OOM killer kills the hog, as the simulator's
+/// oom_kill does, and the run goes on with the other process.
+#[test]
+fn real_run_survives_the_cgroup_oom_killer() {
+    let Some(r) = real_scenario("oom", OOM) else { return };
+    let v = &r.v;
+    assert_eq!(v["params"]["cgroup"]["oom_killed"], serde_json::json!(["hog"]));
+    assert!(v["metrics"]["survived"].as_f64().is_some(), "{}", v["metrics"]);
+    assert!(v["metrics"].get("never").is_none(), "{}", v["metrics"]);
+}
+
+/// Every supported operation, with branches on `errno` (RLIMIT_MEMLOCK, EINVAL from madvise on a
+/// locked range, ENOENT from a second unlink): the real kernel and the simulator take the same ones.
+#[test]
+fn real_run_sets_errno_as_the_simulator_does() {
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/real-ops.toml")).expect("real-ops.toml");
+    let Some(r) = real_scenario("ops", &text) else { return };
+    let real = &r.v;
+    let (code, out, err) = vmlab(&["run", &r.scenario, "--json", "-"], &[]);
+    assert_eq!(code, 0, "{err}");
+    let sim: serde_json::Value = serde_json::from_str(&out).expect("sim JSON");
+    let names = |v: &serde_json::Value| -> Vec<String> { v["metrics"].as_object().map(|m| m.keys().cloned().collect()).unwrap_or_default() };
+    assert_eq!(names(real), names(&sim));
+    for m in ["mlock_failed", "mlock_small_ok", "madvise_locked_einval", "unlink_enoent", "end"] {
+        assert!(names(real).iter().any(|n| n == m), "{m} missing: {:?}", names(real));
+    }
+}
+
+/// `start`, `sleep forever` and `linger`: the run ends `linger` after the last process exits while
+/// the other sleeps forever (then is killed), not before and not never.
+#[test]
+fn real_run_ends_after_linger_when_the_rest_sleeps_forever() {
+    let Some(r) = real_scenario("forever", FOREVER) else { return };
+    let v = &r.v;
+    let late = v["metrics"]["late_start"].as_f64().unwrap_or(-1.0);
+    assert!(late >= 0.5, "started at {late} s, before its start time");
+    let elapsed = v["elapsed_s"].as_f64().unwrap_or(0.0);
+    assert!(elapsed >= late + 1.0 && elapsed < late + 4.0, "ended at {elapsed} s; late started at {late} s, linger 1 s");
+    assert!(v["timeline"].as_array().map_or(0, |t| t.len()) >= 5, "samples every 0.2 s");
+    let procs = v["tasks"].as_array().map_or(0, |t| t.iter().filter(|x| x["kthread"] == false).count());
+    assert_eq!(procs, 2, "{}", v["tasks"]);
+}
