@@ -216,7 +216,8 @@ fn explain(path: PathBuf, profile: Option<String>, sets: Vec<String>) -> ExitCod
     let mut o = String::new();
     let _ = writeln!(o, "vmlab explain: {}  profile {}  {} MiB, {} CPUs, {} node(s)", rep.scenario, rep.profile, rep.machine.memory_bytes >> 20, rep.machine.cpus, rep.machine.nodes);
     let _ = writeln!(o, "workload ended after {:.2} s simulated\n", rep.elapsed_s);
-    o.push_str(&vmlab_core::stats::explain::format_kswapd(&sim.k, sim.elapsed_ns() as f64 / 1e9));
+    let end_s = rep.timeline.last().map(|s| s.t_s).unwrap_or(rep.elapsed_s);
+    o.push_str(&vmlab_core::stats::explain::format_kswapd(&sim.k, end_s));
     o.push('\n');
     let m = sim.k.mmap_sem_stats();
     let waits = m.read_contended + m.write_contended;

@@ -44,29 +44,34 @@ fn kswapd_pct(tl: &[Sample], dt: f64, a: f64, b: f64) -> f64 {
     busy / (b - a)
 }
 
-/// Add the seed's metrics to a run's report: load time, kswapd CPU while loading (from the
-/// first interval in which kswapd ran — free memory had run out — to the end of the loop) and
-/// while the program sleeps.
+/// Add the seed's metrics to a run's report, timed from the program's start (its `start` mark,
+/// after the data files were written; 0 without one): load time, kswapd CPU while loading (from
+/// the first interval in which kswapd ran — free memory had run out — to the end of the loop),
+/// when kswapd first took more than half a CPU, and kswapd CPU while the program sleeps.
 pub fn measure(r: &mut RunReport, io_bound_s: f64, interval_s: f64) {
     let tl = r.timeline.clone();
-    let load = r.metrics.get("loaded").copied().unwrap_or(f64::NAN);
+    let t0 = r.metrics.get("start").copied().unwrap_or(0.0);
+    let loaded = r.metrics.get("loaded").copied().unwrap_or(f64::NAN);
+    let load = loaded - t0;
     let end = tl.last().map(|s| s.t_s).unwrap_or(0.0);
-    let ran_out = tl.iter().find(|s| s.kswapd_cpu_pct > 0.0).map(|s| s.t_s - interval_s);
+    let ran_out = tl.iter().find(|s| s.kswapd_cpu_pct > 0.0).map(|s| (s.t_s - interval_s - t0).max(0.0));
+    let takes_over = tl.iter().find(|s| s.t_s > t0 && s.kswapd_cpu_pct > 50.0).map(|s| s.t_s - t0);
     let loading = match ran_out {
-        Some(t) if load.is_finite() => kswapd_pct(&tl, interval_s, t.max(0.0), load),
+        Some(t) if load.is_finite() => kswapd_pct(&tl, interval_s, t0 + t, loaded),
         _ if load.is_finite() => 0.0,
         _ => f64::NAN,
     };
-    let sleeping = if load.is_finite() && end - load >= MIN_SLEEP_S { kswapd_pct(&tl, interval_s, load, end) } else { f64::NAN };
+    let sleeping = if load.is_finite() && end - loaded >= MIN_SLEEP_S { kswapd_pct(&tl, interval_s, loaded, end) } else { f64::NAN };
     let whole = kswapd_pct(&tl, interval_s, 0.0, end);
     let m = &mut r.metrics;
     m.insert("load_s".to_string(), load);
     m.insert("io_bound_s".to_string(), io_bound_s);
     m.insert("load_vs_io_bound".to_string(), load / io_bound_s);
     m.insert("free_memory_ran_out_s".to_string(), ran_out.unwrap_or(f64::NAN));
+    m.insert("kswapd_takes_over_s".to_string(), takes_over.unwrap_or(f64::NAN));
     m.insert("kswapd_cpu_pct_loading".to_string(), loading);
     m.insert("kswapd_cpu_pct_sleeping".to_string(), sleeping);
-    m.insert("sleeping_window_s".to_string(), if load.is_finite() { end - load } else { 0.0 });
+    m.insert("sleeping_window_s".to_string(), if load.is_finite() { end - loaded } else { 0.0 });
     m.insert("kswapd_cpu_pct_run".to_string(), whole);
 }
 
@@ -166,12 +171,13 @@ fn render(outs: &[RunOut]) -> String {
         let _ = write!(s, "{:>w$}", o.report.profile);
     }
     s.push('\n');
-    let rows: [(&str, &str, usize); 9] = [
+    let rows: [(&str, &str, usize); 10] = [
         ("slots locked", "slots", 0),
         ("load time (s)", "load_s", 1),
         ("  I/O bound (s)", "io_bound_s", 1),
         ("  load time / I/O bound", "load_vs_io_bound", 2),
         ("free memory ran out at (s)", "free_memory_ran_out_s", 0),
+        ("kswapd over 50 % of a CPU from (s)", "kswapd_takes_over_s", 0),
         ("kswapd CPU % while loading", "kswapd_cpu_pct_loading", 1),
         ("kswapd CPU % while sleeping", "kswapd_cpu_pct_sleeping", 1),
         ("kswapd CPU % whole run", "kswapd_cpu_pct_run", 1),
@@ -197,20 +203,23 @@ fn render(outs: &[RunOut]) -> String {
         s.push('\n');
     }
     // kswapd CPU over time.
-    let _ = writeln!(s, "\nkswapd CPU % over time (30 s averages):");
+    // Each run from its own program start (the data files are written first, in a time that
+    // differs by kernel).
+    let t0 = |o: &RunOut| o.report.metrics.get("start").copied().unwrap_or(0.0);
+    let _ = writeln!(s, "\nkswapd CPU % over time since the program started (30 s averages):");
     let _ = write!(s, "{:>8}", "t (s)");
     for o in outs {
         let _ = write!(s, "{:>w$}", o.report.profile);
     }
     s.push('\n');
-    let end = outs.iter().filter_map(|o| o.report.timeline.last().map(|x| x.t_s)).fold(0.0, f64::max);
+    let end = outs.iter().filter_map(|o| o.report.timeline.last().map(|x| x.t_s - t0(o))).fold(0.0, f64::max);
     let mut t = 0.0;
     while t < end {
         let _ = write!(s, "{:>8.0}", t + 30.0);
         for o in outs {
             let tl = &o.report.timeline;
-            let last = tl.last().map(|x| x.t_s).unwrap_or(0.0);
-            let v = if t < last { kswapd_pct(tl, 1.0, t, (t + 30.0).min(last)) } else { f64::NAN };
+            let (a, last) = (t0(o) + t, tl.last().map(|x| x.t_s).unwrap_or(0.0));
+            let v = if a < last { kswapd_pct(tl, 1.0, a, (a + 30.0).min(last)) } else { f64::NAN };
             let _ = write!(s, "{:>w$}", fmt(v, 1));
         }
         s.push('\n');
