@@ -240,7 +240,7 @@ impl Kernel {
     /// `alloc_page(GFP_NOHIGHIO)`, freed when the read completes. When that allocation fails 2.4
     /// takes a page of its emergency pool instead (and gives it back to the pool): nothing to
     /// account here. Returns NIL when no buddy page was taken.
-    fn create_bounce(&mut self, ctx: &mut Ctx, p: Pfn) -> Pfn {
+    pub(crate) fn create_bounce(&mut self, ctx: &mut Ctx, p: Pfn) -> Pfn {
         if self.zones[self.zone_of(p)].kind != crate::mmzone::ZoneType::HighMem {
             return NIL;
         }

@@ -89,11 +89,30 @@ fn start_writeback(k: &mut Kernel, p: Pfn) {
     k.g.writeback += 1;
 }
 
+/// 2.4 `create_bounce` for a WRITE: each HighMem page gets a lowmem page and its data is copied
+/// into it (`copy_from_high_bh`) before the request goes out; `bounce_end_io_write` frees it.
+/// A page from the emergency pool (allocation failed) is copied too.
+fn bounce_write(k: &mut Kernel, ctx: &mut Ctx, pages: &[Pfn]) -> Vec<Pfn> {
+    let mut out = Vec::new();
+    for &p in pages {
+        if k.zones[k.zone_of(p)].kind != crate::mmzone::ZoneType::HighMem {
+            continue;
+        }
+        let b = k.create_bounce(ctx, p);
+        k.charge(ctx, KFunc::WritebackSbInodes, k.cost.copy_page);
+        if b != crate::mm_types::NIL {
+            out.push(b);
+        }
+    }
+    out
+}
+
 /// Write `pages` (consecutive indices of `file` starting at `first`) as one request.
 pub fn submit_write(k: &mut Kernel, ctx: &mut Ctx, file: u32, first: u64, pages: Vec<Pfn>) {
     for &p in &pages {
         start_writeback(k, p);
     }
+    let bounce = if k.profile.bounce_highmem_io { bounce_write(k, ctx, &pages) } else { Vec::new() };
     let f = &k.files[file as usize];
     let bytes = pages.len() as u64 * 4096;
     let t = k.disks[f.disk].submit(ctx.clock(), f.disk_offset + first * 4096, bytes, true);
@@ -101,6 +120,9 @@ pub fn submit_write(k: &mut Kernel, ctx: &mut Ctx, file: u32, first: u64, pages:
     k.ev.add(Vm::Pgpgout, bytes / 1024);
     k.events += pages.len() as u64;
     k.io_queue.push((t, IoDone::Write(pages)));
+    if !bounce.is_empty() {
+        k.io_queue.push((t, IoDone::Bounce(bounce)));
+    }
     if !ctx.is_flusher {
         congestion_wait_on_submit(ctx, t);
     }
