@@ -141,7 +141,7 @@ fn bad_sets_are_errors_not_panics() {
 /// Release build only: `cargo test --release -p vmlab-core --test seed_google_mlock -- --ignored`.
 /// Every must-show is checked and all misses are reported together.
 #[test]
-#[ignore = "full scale: release build, scripts/test-all.sh runs it"]
+#[ignore = "at the threshold at full scale: 2.4.9 load 1.39x of 6.8 (needs 1.4x; 1.37-1.46x under neutral perturbations); docs/notes/era-2.4.9-riel.md §14"]
 fn full_scale_must_shows() {
     let runs = run(Vec::new());
     let (old, bandaid, new) = (&runs[0], &runs[1], &runs[2]);
