@@ -237,11 +237,8 @@ fn explain(path: PathBuf, profile: Option<String>, sets: Vec<String>) -> ExitCod
         }
     }
     o.push('\n');
-    let rows = profile_fmt::kernel_profile_rows(&sim.k.prof);
-    let total: f64 = rows.iter().map(|r| r.1).sum();
     let _ = writeln!(o, "Where kernel time went (simulated CPU, top 8):");
-    let top: Vec<(&str, f64)> = rows.into_iter().take(8).collect();
-    o.push_str(&profile_fmt::format_flat_profile(&top, total));
+    o.push_str(&flat_profile_top(&sim, 8));
     emit(&o);
     ExitCode::SUCCESS
 }
@@ -264,6 +261,14 @@ fn write_json(json: Option<&str>, doc: &str) -> Result<bool, ExitCode> {
     }
 }
 
+/// The `n` kernel functions that took most simulated CPU, as a gprof-style flat profile.
+fn flat_profile_top(sim: &vmlab_core::sim::Sim, n: usize) -> String {
+    let rows = profile_fmt::kernel_profile_rows(&sim.k.prof);
+    let total: f64 = rows.iter().map(|r| r.1).sum();
+    let top: Vec<(&str, f64)> = rows.into_iter().take(n).collect();
+    profile_fmt::format_flat_profile(&top, total)
+}
+
 fn print_text(rep: &RunReport, sim: &vmlab_core::sim::Sim) {
     use std::fmt::Write as _;
     let mut o = String::new();
@@ -280,11 +285,8 @@ fn print_text(rep: &RunReport, sim: &vmlab_core::sim::Sim) {
     o.push('\n');
     o.push_str(&profile_fmt::format_tasks(&rep.tasks));
     o.push('\n');
-    let rows = profile_fmt::kernel_profile_rows(&sim.k.prof);
-    let total: f64 = rows.iter().map(|r| r.1).sum();
     let _ = writeln!(o, "Flat kernel profile (simulated CPU time):");
-    let top: Vec<(&str, f64)> = rows.into_iter().take(15).collect();
-    o.push_str(&profile_fmt::format_flat_profile(&top, total));
+    o.push_str(&flat_profile_top(sim, 15));
     o.push('\n');
     if !rep.metrics.is_empty() {
         let _ = writeln!(o, "Metrics:");

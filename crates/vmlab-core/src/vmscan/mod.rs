@@ -238,21 +238,16 @@ pub enum KswapdAction {
 pub fn kswapd_step(k: &mut Kernel, ctx: &mut Ctx, node: usize) -> KswapdAction {
     ctx.is_kswapd = true;
     ctx.in_reclaim = true;
-    let why = match k.profile.engine {
+    // What kept kswapd awake is read before the step, its cost after (`vmlab explain`).
+    let before = ctx.sys_ns;
+    let (why, action) = match k.profile.engine {
         Engine::Riel24 => {
             riel24::ensure(k);
-            riel24::kswapd_why(k, node)
+            (riel24::kswapd_why(k, node), riel24::kswapd_step(k, ctx, node))
         }
-        Engine::Split2636 => split2636::kswapd_why(k, node),
-        Engine::Aa24 => aa24::kswapd_why(k, node),
-        Engine::Modern => modern::kswapd_why(k, node),
-    };
-    let before = ctx.sys_ns;
-    let action = match k.profile.engine {
-        Engine::Riel24 => riel24::kswapd_step(k, ctx, node),
-        Engine::Split2636 => split2636::kswapd_step(k, ctx, node),
-        Engine::Aa24 => aa24::kswapd_step(k, ctx, node),
-        Engine::Modern => modern::kswapd_step(k, ctx, node),
+        Engine::Split2636 => (split2636::kswapd_why(k, node), split2636::kswapd_step(k, ctx, node)),
+        Engine::Aa24 => (aa24::kswapd_why(k, node), aa24::kswapd_step(k, ctx, node)),
+        Engine::Modern => (modern::kswapd_why(k, node), modern::kswapd_step(k, ctx, node)),
     };
     k.kswapd_why.add(why, ctx.sys_ns - before);
     action
