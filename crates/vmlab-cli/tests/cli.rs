@@ -5,11 +5,19 @@ use std::process::Command;
 
 fn vmlab(args: &[&str]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_vmlab")).args(args).output().expect("vmlab runs");
-    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned(), unwrap_lines(&String::from_utf8_lossy(&out.stderr)))
+}
+
+/// miette wraps a long message at the terminal's width behind a `│` gutter; the tests look for
+/// phrases, so join the lines back.
+fn unwrap_lines(err: &str) -> String {
+    let parts: Vec<&str> = err.lines().map(|l| l.trim_start_matches(|c: char| c.is_whitespace() || c == '│')).collect();
+    parts.join(" ")
 }
 
 fn scenario(name: &str, text: &str) -> String {
-    let dir = std::env::temp_dir().join(format!("vmlab-cli-test-{}", std::process::id()));
+    // Under target/tmp (cargo gives integration tests that directory), not the shared /tmp.
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("vmlab-cli-test-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("tmp dir");
     let p = dir.join(name);
     std::fs::write(&p, text).expect("write scenario");

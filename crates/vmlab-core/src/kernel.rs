@@ -39,6 +39,9 @@ pub struct Ctx {
     pub is_flusher: bool,
     /// FAULT_FLAG_TRIED: this fault re-enters one that waited for this page's I/O.
     pub fault_tried: bool,
+    /// This call continues a fault that slept inside `handle_mm_fault` (mmap_sem held across
+    /// the I/O): the kernel made one call, vmlab re-enters it after the wait.
+    pub fault_resumed: bool,
     /// Set when an allocation throttled: sleep until then (or a writeback wakeup).
     pub throttle_until: u64,
 }

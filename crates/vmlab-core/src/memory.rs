@@ -40,9 +40,20 @@ impl Kernel {
         self.handle_mm_fault(ctx, mm, vpn, write)
     }
 
-    /// `handle_mm_fault`.
+    /// `handle_mm_fault`, with the PGFAULT accounting of the profile's era.
     pub fn handle_mm_fault(&mut self, ctx: &mut Ctx, mm: u32, vpn: u64, write: bool) -> Fault {
-        self.ev.inc(Vm::Pgfault);
+        let on_completion = self.profile.pgfault_on_completion;
+        if !on_completion && !ctx.fault_resumed {
+            self.ev.inc(Vm::Pgfault);
+        }
+        let r = self.do_handle_mm_fault(ctx, mm, vpn, write);
+        if on_completion && !matches!(r, Fault::Wait { .. }) {
+            self.ev.inc(Vm::Pgfault);
+        }
+        r
+    }
+
+    fn do_handle_mm_fault(&mut self, ctx: &mut Ctx, mm: u32, vpn: u64, write: bool) -> Fault {
         self.charge(ctx, KFunc::HandleMmFault, self.cost.fault);
         crate::vmscan::fault_page_table_lock(self, ctx, mm);
         let Some(vi) = self.find_vma(mm, vpn) else { return Fault::Segv };

@@ -214,6 +214,10 @@ pub struct Profile {
     /// Reclaim frees its pages cold, to the pcp list tail (2.6.2x–3.x `shrink_page_list`'s
     /// `pagevec_init(&freed_pvec, 1)`; hot/cold frees went away in 4.15).
     pub reclaim_frees_cold: bool,
+    /// 5.9+ `mm_account_fault`: PGFAULT counts a fault once it completes, not an attempt that
+    /// returned VM_FAULT_RETRY. Before, `handle_mm_fault` counted every call, so a 2.6.37+ fault
+    /// that dropped mmap_sem for its I/O and retried counted twice.
+    pub pgfault_on_completion: bool,
     /// Whose function names the flat kernel profile uses (presentation only).
     pub symbols: Symbols,
     /// The split-LRU engine's 2.6.36/2.6.38 choices (only `Engine::Split2636` reads them).
@@ -265,6 +269,7 @@ const MODERN: Profile = Profile {
     pcp_batch_bytes: 1 << 20,
     pcp_migratetype_lists: false,
     reclaim_frees_cold: false,
+    pgfault_on_completion: true,
     symbols: Symbols::Linux68,
     split26: SPLIT26_2636,
     tunables: BASE_TUNABLES,
@@ -297,6 +302,7 @@ const LINUX_2_6_26: Profile = Profile {
     pcp_batch_bytes: 512 << 10,
     pcp_migratetype_lists: false,
     reclaim_frees_cold: false,
+    pgfault_on_completion: false,
     symbols: Symbols::Linux26,
     split26: SPLIT26_2636,
     tunables: Tunables { min_free_kbytes_max: 65536, ..BASE_TUNABLES },
@@ -338,6 +344,7 @@ const LINUX_2636: Profile = Profile {
     pcp_batch_bytes: 512 << 10,
     pcp_migratetype_lists: true,
     reclaim_frees_cold: true,
+    pgfault_on_completion: false,
     symbols: Symbols::Linux26,
     split26: SPLIT26_2636,
     tunables: Tunables { min_free_kbytes_max: 65536, lowmem_reserve_ratio: [256, 256, 32, 32], ..BASE_TUNABLES },
@@ -391,6 +398,7 @@ const LINUX_249: Profile = Profile {
     pcp_batch_bytes: 512 << 10,
     pcp_migratetype_lists: false,
     reclaim_frees_cold: false,
+    pgfault_on_completion: false,
     symbols: Symbols::Linux24,
     split26: SPLIT26_2636,
     // page_cluster 4 (swap_setup with >= 32 MB): mmap read-around of 16 pages.
@@ -498,6 +506,7 @@ impl Profile {
             ("reclaim", "shm_writepage_io") => self.shm_writepage_io = boolean()?,
             ("reclaim", "clean_cache_pass") => self.clean_cache_pass = boolean()?,
             ("reclaim", "workingset") => self.workingset = boolean()?,
+            ("reclaim", "pgfault_on_completion") => self.pgfault_on_completion = boolean()?,
             ("reclaim", "kswapd_classzone") => self.split26.kswapd_classzone = boolean()?,
             ("reclaim", "kswapd_return_order") => self.split26.kswapd_return_order = boolean()?,
             ("reclaim", "kswapd_reset_after_sleep") => self.split26.kswapd_reset_after_sleep = boolean()?,
@@ -560,7 +569,7 @@ const VM_KEYS: &[&str] = &[
 ];
 const RECLAIM_KEYS: &[&str] = &[
     "unevictable_lru", "mlock_half_physmem", "kswapd_failures", "pgdat_balanced_quarter",
-    "kswapd_ignore_failure", "bounce_highmem_io", "bh_per_slab_page", "walk_skips_active", "objrmap_walk", "shm_writepage_io", "clean_cache_pass", "workingset",
+    "kswapd_ignore_failure", "bounce_highmem_io", "bh_per_slab_page", "walk_skips_active", "objrmap_walk", "shm_writepage_io", "clean_cache_pass", "workingset", "pgfault_on_completion",
     "fault_locking", "mmap_readahead", "rwsem", "quicklist", "kswapd_classzone", "kswapd_return_order", "kswapd_reset_after_sleep",
     "unreclaimable_balanced", "sleep_check_inverted", "wmark_off_by_two", "reclaim_compaction",
     "lumpy_stop_on_fail", "compaction_min_order",

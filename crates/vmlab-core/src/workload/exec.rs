@@ -266,8 +266,10 @@ enum FStep {
 /// the VMA's own lock, which it drops for the wait, and retries under mmap_sem.
 fn fault(sim: &mut Sim, t: usize, ctx: &mut Ctx, ps: &mut ProgState, mm: u32, vpn: u64, write: bool) -> FStep {
     ctx.fault_tried = ps.waited_vpn == Some(vpn);
+    ctx.fault_resumed = std::mem::take(&mut ps.slept_holding) && ctx.fault_tried;
     let r = fault_inner(sim, t, ctx, ps, mm, vpn, write);
     ctx.fault_tried = false;
+    ctx.fault_resumed = false;
     ps.waited_vpn = match r {
         FStep::Block(Outcome::Block { io: true, .. }) => Some(vpn),
         FStep::Block(_) => ps.waited_vpn,
@@ -329,6 +331,7 @@ fn fault_inner(sim: &mut Sim, t: usize, ctx: &mut Ctx, ps: &mut ProgState, mm: u
                 sim.k.ev.inc(Vm::MinorFaultRetry);
             } else {
                 sim.k.mm_mut(mm).mmap_sem.stats.io_waits_holding += 1;
+                ps.slept_holding = true;
             }
             wait(until)
         }
