@@ -4,14 +4,28 @@
 
 use crate::kernel::Kernel;
 use crate::mm_types::{pg, Pfn};
-use crate::mmzone::{LRU_ACTIVE_ANON, LRU_ACTIVE_FILE, LRU_INACTIVE_ANON};
+use crate::mmzone::{LRU_ACTIVE_ANON, LRU_ACTIVE_FILE, LRU_INACTIVE_ANON, LRU_INACTIVE_FILE};
 use crate::stats::vmstat::Vm;
 
 /// Shadow value for an evicted page (never 0, which means "no shadow").
 pub fn eviction(k: &mut Kernel, node: usize) -> u32 {
-    let lv = &mut k.nodes[node].lruvec;
-    lv.nonresident_age += 1;
-    (lv.nonresident_age as u32).max(1)
+    age_nonresident(k, node);
+    (k.nodes[node].lruvec.nonresident_age as u32).max(1)
+}
+
+/// `workingset_age_nonresident`: the clock runs on evictions and on activations, since an
+/// activation, like an eviction, shrinks the room left for the inactive list.
+fn age_nonresident(k: &mut Kernel, node: usize) {
+    k.nodes[node].lruvec.nonresident_age += 1;
+}
+
+/// `workingset_activation` (from `folio_mark_accessed` when it activates a page) and
+/// `move_folios_to_lru` (reclaim putting a page back active).
+pub fn activation(k: &mut Kernel, p: Pfn) {
+    if k.profile.workingset {
+        let node = k.node_of(p);
+        age_nonresident(k, node);
+    }
 }
 
 fn refault(k: &mut Kernel, p: Pfn, shadow: u32, file: bool) {
@@ -21,15 +35,25 @@ fn refault(k: &mut Kernel, p: Pfn, shadow: u32, file: bool) {
     let node = k.node_of(p);
     let lv = &k.nodes[node].lruvec;
     let distance = (lv.nonresident_age as u32).wrapping_sub(shadow) as u64;
-    // workingset_refault: compare against the active lists (+ anon when swap is available).
+    // workingset_test_recent (6.x): could the page have stayed resident had the lists it
+    // competes with given way? Not its own inactive list, which it was evicted from: file pages
+    // compete with the active file list and, with swap, all of anon; anon pages with all of file
+    // and, with swap, the active anon list.
     let mut ws = lv.size(LRU_ACTIVE_FILE);
+    if !file {
+        ws += lv.size(LRU_INACTIVE_FILE);
+    }
     if crate::swap_state::free_swap_pages(k) > 0 {
-        ws += lv.size(LRU_ACTIVE_ANON) + lv.size(LRU_INACTIVE_ANON);
+        ws += lv.size(LRU_ACTIVE_ANON);
+        if file {
+            ws += lv.size(LRU_INACTIVE_ANON);
+        }
     }
     k.ev.inc(if file { Vm::WorkingsetRefaultFile } else { Vm::WorkingsetRefaultAnon });
     k.nodes[node].lruvec.refaults[file as usize] += 1;
     if distance <= ws {
         k.fr.set(p, pg::ACTIVE | pg::WORKINGSET);
+        age_nonresident(k, node);
         k.ev.inc(if file { Vm::WorkingsetActivateFile } else { Vm::WorkingsetActivateAnon });
         let lv = &mut k.nodes[node].lruvec;
         if file {

@@ -62,6 +62,7 @@ pub fn mark_page_accessed(k: &mut Kernel, p: Pfn) {
             k.fr.clear(p, pg::REFERENCED);
         }
         k.ev.inc(Vm::Pgactivate);
+        crate::workingset::activation(k, p);
         if f & pg::WORKINGSET != 0 {
             k.ev.inc(if is_swapbacked(k, p) { Vm::WorkingsetRestoreAnon } else { Vm::WorkingsetRestoreFile });
         }
@@ -193,9 +194,14 @@ fn isolate(k: &mut Kernel, ctx: &mut Ctx, node: usize, l: usize, nr: u64, reclai
     scanned
 }
 
-/// Put an isolated page back on the right list.
+/// Put an isolated page back on the right list (`move_folios_to_lru`, which ages the
+/// nonresident clock for each page it puts back active: 5.8's "age nonresident information
+/// alongside anonymous pages").
 fn putback(k: &mut Kernel, p: Pfn) {
     k.g.isolated -= 1;
+    if k.fr.has(p, pg::ACTIVE) && !k.fr.has(p, pg::MLOCKED) {
+        crate::workingset::activation(k, p);
+    }
     lru_add(k, p);
 }
 
@@ -246,11 +252,12 @@ fn check_references(k: &mut Kernel, ctx: &mut Ctx, p: Pfn, locked_vma: &mut bool
         return Ref::Activate;
     }
     if young > 0 {
-        if is_swapbacked(k, p) {
-            return Ref::Activate;
-        }
+        // Every mapped page starts with the young bit of the fault that instantiated it, so a
+        // second look decides. Since 5.9 ("protect the workingset on anonymous LRU") this holds
+        // for anon as well: new anon pages start inactive, and one reference no longer
+        // activates them.
         k.fr.set(p, pg::REFERENCED);
-        if referenced_page || young > 1 || k.fr.has(p, pg::EXEC) {
+        if referenced_page || young > 1 || (k.fr.has(p, pg::EXEC) && !is_swapbacked(k, p)) {
             return Ref::Activate;
         }
         return Ref::Keep;
@@ -313,9 +320,13 @@ fn shrink_folio_list(k: &mut Kernel, ctx: &mut Ctx, pages: &[Pfn], sc: &mut Scan
         }
         let anon = k.fr.has(p, pg::ANON);
         if ctx.sleep_ns > 0 && (k.fr.has(p, pg::DIRTY) || anon && !k.fr.has(p, pg::SWAPCACHE)) {
-            // This reclaimer is about to block on a full request queue: it leaves pages that
-            // would need writing for later.
-            putback(k, p);
+            // This reclaimer is about to block on a full request queue: the kernel would sleep
+            // in submit_bio and then write these pages. vmlab leaves them where they were, at
+            // the list's tail, for the next reclaimer; putting them at the head would let them
+            // jump the LRU order (under a cyclic sweep, pages that should be evicted survive).
+            k.g.isolated -= 1;
+            let l = lru_index(is_swapbacked(k, p), k.fr.has(p, pg::ACTIVE));
+            add_to_list(k, p, l, true);
             continue;
         }
         if anon && !k.fr.has(p, pg::SWAPCACHE) {
