@@ -290,7 +290,7 @@ impl Kernel {
             for &p in &piece {
                 self.inflight.insert(p, t);
             }
-            self.io_queue.push((t, IoDone::Read(piece)));
+            self.io_queue.push((t, IoDone::Read { pages: piece, disk }));
             let b: Vec<Pfn> = bounce.get(i..i + n).unwrap_or(&[]).iter().copied().filter(|&b| b != NIL).collect();
             if !b.is_empty() {
                 self.io_queue.push((t, IoDone::Bounce(b)));
