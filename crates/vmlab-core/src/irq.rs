@@ -12,17 +12,21 @@ use crate::kernel::{IoDone, Kernel};
 use crate::mmzone::ZoneType;
 use crate::profiles::IrqRule;
 
-/// The disk whose interrupt completion `d` is and what its handler costs; None when the profile
-/// models no interrupt time or `d` is not an interrupt.
-pub fn handler_ns(k: &Kernel, d: &IoDone) -> Option<(usize, u64)> {
-    let (pages, disk, read) = match d {
-        IoDone::Read { pages, disk } => (pages, *disk, true),
-        IoDone::Write { pages, disk } => (pages, *disk, false),
+/// What completion `d` costs in interrupt context: (disk, ns, whether it is an interrupt of its
+/// own). A submission merged into the request before it completes in that request's handler:
+/// it adds its bounce copies only. None when the profile models no interrupt time or `d` costs
+/// nothing there.
+pub fn handler_ns(k: &Kernel, d: &IoDone) -> Option<(usize, u64, bool)> {
+    let (pages, disk, read, irq) = match d {
+        IoDone::Read { pages, disk, irq } => (pages, *disk, true, *irq),
+        IoDone::Write { pages, disk, irq } => (pages, *disk, false, *irq),
         IoDone::Bounce(_) => return None,
     };
+    let base = |ns: u64| if irq { ns } else { 0 };
     match k.profile.irq {
         IrqRule::None => None,
-        IrqRule::Fixed => Some((disk, k.cost.irq_handler)),
+        IrqRule::Fixed if irq => Some((disk, k.cost.irq_handler, true)),
+        IrqRule::Fixed => None,
         IrqRule::LowestPriority24 => {
             // bounce_end_io_read copies each HighMem page out of its bounce page inside the
             // handler (copy_to_high_bh_irq); the unlock of those pages waits for the copies
@@ -32,9 +36,18 @@ pub fn handler_ns(k: &Kernel, d: &IoDone) -> Option<(usize, u64)> {
             } else {
                 0
             };
-            Some((disk, k.cost.irq_end_request + copies * k.cost.copy_page))
+            let ns = base(k.cost.irq_end_request) + copies * k.cost.copy_page;
+            (ns > 0).then_some((disk, ns, irq))
         }
     }
+}
+
+/// Whether the handler's time counts as the interrupted task's system time. 2.4 accounts CPU
+/// time by sampling at the timer tick (`update_process_times` → `update_one_process`: a tick
+/// that is not in user mode is `current`'s system time), so a tick inside a handler goes to the
+/// task it interrupted, kswapd included. 6.8 (IRQ_TIME_ACCOUNTING) keeps interrupt time apart.
+pub fn charged_to_task(rule: IrqRule) -> bool {
+    rule == IrqRule::LowestPriority24
 }
 
 /// The CPU that takes the `seq`-th interrupt (counted from 0 over the run) of `disk`.

@@ -75,10 +75,11 @@ pub struct Gauges {
 /// A completed block I/O, delivered by the scheduler at its completion time.
 #[derive(Clone, Debug)]
 pub enum IoDone {
-    /// Pages read into the page/swap cache from `disk`: unlock them.
-    Read { pages: Vec<Pfn>, disk: usize },
+    /// Pages read into the page/swap cache from `disk`: unlock them. `irq`: the request's own
+    /// interrupt (false for a submission merged into the one before it).
+    Read { pages: Vec<Pfn>, disk: usize, irq: bool },
     /// Pages written back to `disk`: end writeback (and rotate PG_reclaim pages).
-    Write { pages: Vec<Pfn>, disk: usize },
+    Write { pages: Vec<Pfn>, disk: usize, irq: bool },
     /// Bounce pages of a finished read (`bounce_end_io_read` copies, then `__free_page`).
     Bounce(Vec<Pfn>),
 }

@@ -502,12 +502,14 @@ impl Sim {
             }
             Event::Io(i) => {
                 let d = self.s.take_io(i);
+                // vmstat's `in` counts completions (merged submissions too, as it always has);
+                // a read's bounce pages are freed in its own handler.
                 if !matches!(d, Some(crate::kernel::IoDone::Bounce(_))) {
                     self.s.nr_irqs += 1;
                 }
                 if let Some(d) = d {
-                    if let Some((disk, ns)) = crate::irq::handler_ns(&self.k, &d) {
-                        self.interrupt(disk, ns);
+                    if let Some((disk, ns, own)) = crate::irq::handler_ns(&self.k, &d) {
+                        self.interrupt(disk, ns, own);
                     }
                     let mut ctx = Ctx { now: self.s.now, ..Default::default() };
                     self.k.io_complete(&mut ctx, d);
@@ -558,22 +560,31 @@ impl Sim {
     }
 
     /// A hard interrupt of `disk` whose handler takes `ns`: it runs on the CPU the profile's
-    /// delivery picks and takes its time from what runs there.
-    pub fn interrupt(&mut self, disk: usize, ns: u64) {
+    /// delivery picks and takes its time from what runs there. `own`: false for the work of a
+    /// merged submission, done by the handler of the request it joined (the last one's CPU).
+    pub fn interrupt(&mut self, disk: usize, ns: u64, own: bool) {
         let ncpu = self.s.cpus.len() as u32;
-        let cpu = crate::irq::target_cpu(self.k.profile.irq, disk, self.s.irq_seq, ncpu);
-        self.s.irq_seq += 1;
+        let cpu = if own || self.s.irq_seq == 0 {
+            let c = crate::irq::target_cpu(self.k.profile.irq, disk, self.s.irq_seq, ncpu);
+            self.s.irq_seq += 1;
+            c
+        } else {
+            crate::irq::target_cpu(self.k.profile.irq, disk, self.s.irq_seq - 1, ncpu)
+        };
         if let Some(row) = self.k.prof.irq.get_mut(disk) {
             row.ns += ns;
-            row.calls += 1;
+            row.calls += own as u64;
         }
         let now = self.s.now;
         let c = &mut self.s.cpus[cpu as usize];
         c.sy_ns += ns;
-        if c.running.is_some() {
+        if let Some(t) = c.running {
             // The interrupted task's work, and any lock hold it is in, end later by as much.
             c.irq_delay += ns;
             c.busy_until += ns;
+            if crate::irq::charged_to_task(self.k.profile.irq) {
+                self.s.tasks[t].stime_ns += ns;
+            }
             crate::vmscan::riel24::lock::interrupted(&mut self.k, cpu, now, ns);
         } else {
             // An idle CPU absorbs it; a task woken there meanwhile starts once it returns.

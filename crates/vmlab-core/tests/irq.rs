@@ -39,14 +39,14 @@ fn row(s: &Sim) -> Option<(String, u64, u64)> {
 fn an_idle_cpu_absorbs_the_handler() {
     let mut s = sim("linux-2.4.9", &[]);
     let before: Vec<u64> = s.s.tasks.iter().map(|t| t.stime_ns + t.utime_ns).collect();
-    s.interrupt(0, 98_000);
+    s.interrupt(0, 98_000, true);
     let c = &s.s.cpus[0];
     // Busy in the handler for its time, nobody's quantum moved, no task charged.
     assert_eq!((c.busy_until, c.irq_delay, c.sy_ns), (98_000, 0, 98_000));
     assert_eq!(s.s.tasks.iter().map(|t| t.stime_ns + t.utime_ns).collect::<Vec<_>>(), before);
     assert_eq!(row(&s), Some(("DAC960_BA_InterruptHandler".to_string(), 98_000, 1)));
     // 2.4's lowest-priority delivery takes the next one to the other CPU.
-    s.interrupt(0, 98_000);
+    s.interrupt(0, 98_000, true);
     assert_eq!(s.s.cpus[1].busy_until, 98_000);
 }
 
@@ -55,7 +55,7 @@ fn a_running_task_finishes_later_by_the_handlers_time() {
     let mut s = sim("linux-2.4.9", &[]);
     s.s.cpus[0].running = Some(0);
     s.s.cpus[0].busy_until = 1_000_000;
-    s.interrupt(0, 98_000);
+    s.interrupt(0, 98_000, true);
     assert_eq!((s.s.cpus[0].busy_until, s.s.cpus[0].irq_delay), (1_098_000, 98_000));
 }
 
@@ -67,17 +67,17 @@ fn completions_raise_interrupts_costed_by_the_era() {
         let reads = s.k.disks[0].reads();
         (row(&s), reads, s.k.cost.irq_end_request, s.k.cost.irq_handler, s.k.cost.copy_page)
     };
-    // 2.4.9: one handler call a read request; each costs irq_end_request plus a copy_page per
-    // HighMem page (the reads are bounced), so at least the base and at most base + a copy a page.
+    // 2.4.9: one handler call a request (a submission merged into a queued one adds none); each
+    // costs irq_end_request plus a copy_page per HighMem page (none at this size).
     let (r, reads, base, _, copy) = run("linux-2.4.9", &[]);
     let (name, ns, calls) = r.expect("2.4.9 charges its handler");
     assert_eq!(name, "DAC960_BA_InterruptHandler");
-    assert_eq!(calls, reads);
+    assert!(calls > 0 && calls <= reads, "{calls} calls, {reads} reads");
     assert!(ns >= calls * base && ns <= calls * base + 4096 * copy, "{ns} over {calls} calls");
     // 6.8: the modern handler, a few µs a call.
     let (r, reads, _, modern, _) = run("linux-6.8", &[]);
     let (_, ns, calls) = r.expect("6.8 charges its handler");
-    assert_eq!((calls, ns), (reads, reads * modern));
+    assert!(calls > 0 && calls <= reads && ns == calls * modern, "{calls} calls, {reads} reads, {ns} ns");
     assert!(modern < 10_000, "{modern}");
     // A measured figure from the scenario replaces the era's default.
     let (r, ..) = run("linux-2.4.9", &["machine.cost.irq_end_request=50us", "reclaim.bounce_highmem_io=false"]);
