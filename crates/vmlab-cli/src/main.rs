@@ -265,8 +265,8 @@ fn write_json(json: Option<&str>, doc: &str) -> Result<bool, ExitCode> {
 fn flat_profile_top(sim: &vmlab_core::sim::Sim, n: usize) -> String {
     let rows = profile_fmt::kernel_profile_rows(&sim.k.prof);
     let total: f64 = rows.iter().map(|r| r.1).sum();
-    let top: Vec<(&str, f64)> = rows.into_iter().take(n).collect();
-    profile_fmt::format_flat_profile(&top, total)
+    let top: Vec<(&str, f64, Option<u64>)> = rows.iter().take(n).map(|r| (r.0.as_str(), r.1, r.2)).collect();
+    profile_fmt::format_flat_profile_calls(&top, total)
 }
 
 fn print_text(rep: &RunReport, sim: &vmlab_core::sim::Sim) {

@@ -22,6 +22,11 @@ use std::collections::{BinaryHeap, VecDeque};
 const NS_PER_SEC: u128 = 1_000_000_000;
 const KIB: u64 = 1024;
 
+/// Largest request the block layer builds by merging contiguous submissions: 2.4's
+/// `__make_request` back-merges a buffer into the queued request that ends where it begins, up to
+/// the driver's `max_sectors` (128 sectors on a DAC960). Only the interrupt count uses it.
+const MERGE_MAX_BYTES: u64 = 64 * KIB;
+
 /// Physical parameters of a block device.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct DiskParams {
@@ -211,6 +216,12 @@ pub struct Disk {
     /// Completion times of logical requests, for `in_flight`.
     inflight: BinaryHeap<Reverse<u64>>,
     last_now: u64,
+    /// The last submission, for merging: its end offset, direction, completion, merged size.
+    merge_end: u64,
+    merge_write: bool,
+    merge_done: u64,
+    merge_bytes: u64,
+    merged: bool,
     busy_until: u64,
     /// Time with at least one request in flight (iostat's %util), including the scheduled tail.
     busy_ns: u64,
@@ -251,6 +262,11 @@ impl Disk {
             spindles: vec![Spindle::default(); params.spindles as usize],
             inflight: BinaryHeap::new(),
             last_now: 0,
+            merge_end: u64::MAX,
+            merge_write: false,
+            merge_done: 0,
+            merge_bytes: 0,
+            merged: false,
             busy_until: 0,
             busy_ns: 0,
             bytes_read: 0,
@@ -327,6 +343,10 @@ impl Disk {
             self.bytes_read += bytes;
         }
         self.inflight.push(Reverse(done));
+        // Contiguous with the previous submission, which is still queued: the same request.
+        self.merged = write == self.merge_write && offset == self.merge_end && now < self.merge_done && self.merge_bytes + bytes <= MERGE_MAX_BYTES;
+        self.merge_bytes = if self.merged { self.merge_bytes + bytes } else { bytes };
+        (self.merge_end, self.merge_write, self.merge_done) = (offset + bytes, write, done);
         // Requests start in time order, so the union of [submit, done] intervals grows only at its
         // right end.
         self.busy_ns += done.saturating_sub(now.max(self.busy_until));
@@ -369,6 +389,12 @@ impl Disk {
         } else {
             self.params.chunk_bytes - offset % self.params.chunk_bytes
         }
+    }
+
+    /// The last submission joined the request before it (see `MERGE_MAX_BYTES`): its completion
+    /// raises no interrupt of its own.
+    pub fn last_merged(&self) -> bool {
+        self.merged
     }
 
     /// Logical requests submitted and not complete at `now`.

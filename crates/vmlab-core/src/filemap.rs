@@ -290,7 +290,8 @@ impl Kernel {
             for &p in &piece {
                 self.inflight.insert(p, t);
             }
-            self.io_queue.push((t, IoDone::Read(piece)));
+            let irq = !self.disks[disk].last_merged();
+            self.io_queue.push((t, IoDone::Read { pages: piece, disk, irq }));
             let b: Vec<Pfn> = bounce.get(i..i + n).unwrap_or(&[]).iter().copied().filter(|&b| b != NIL).collect();
             if !b.is_empty() {
                 self.io_queue.push((t, IoDone::Bounce(b)));

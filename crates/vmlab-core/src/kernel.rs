@@ -78,10 +78,11 @@ pub struct Gauges {
 /// A completed block I/O, delivered by the scheduler at its completion time.
 #[derive(Clone, Debug)]
 pub enum IoDone {
-    /// Pages read into the page/swap cache: unlock them.
-    Read(Vec<Pfn>),
-    /// Pages written back: end writeback (and rotate PG_reclaim pages).
-    Write(Vec<Pfn>),
+    /// Pages read into the page/swap cache from `disk`: unlock them. `irq`: the request's own
+    /// interrupt (false for a submission merged into the one before it).
+    Read { pages: Vec<Pfn>, disk: usize, irq: bool },
+    /// Pages written back to `disk`: end writeback (and rotate PG_reclaim pages).
+    Write { pages: Vec<Pfn>, disk: usize, irq: bool },
     /// Bounce pages of a finished read (`bounce_end_io_read` copies, then `__free_page`).
     Bounce(Vec<Pfn>),
 }
@@ -336,7 +337,7 @@ impl Kernel {
     /// Deliver a completed block I/O.
     pub fn io_complete(&mut self, ctx: &mut Ctx, d: IoDone) {
         match d {
-            IoDone::Read(pages) => {
+            IoDone::Read { pages, .. } => {
                 for p in pages {
                     self.inflight.remove(&p);
                     if self.fr.test_clear(p, pg::LOCKED) {
@@ -350,7 +351,7 @@ impl Kernel {
                     crate::vmscan::free_kernel_page(self, ctx, p);
                 }
             }
-            IoDone::Write(pages) => {
+            IoDone::Write { pages, .. } => {
                 self.wb_done_since_wake += pages.len() as u64;
                 for p in pages {
                     crate::page_writeback::end_page_writeback(self, ctx, p);

@@ -7,6 +7,7 @@ pub mod dcache;
 pub mod disk;
 pub mod dist;
 pub mod filemap;
+pub mod irq;
 pub mod kernel;
 pub mod machine;
 pub mod memory;

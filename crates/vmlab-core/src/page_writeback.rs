@@ -114,12 +114,14 @@ pub fn submit_write(k: &mut Kernel, ctx: &mut Ctx, file: u32, first: u64, pages:
     }
     let bounce = if k.profile.bounce_highmem_io { bounce_write(k, ctx, &pages) } else { Vec::new() };
     let f = &k.files[file as usize];
+    let disk = f.disk;
     let bytes = pages.len() as u64 * 4096;
     let t = k.disks[f.disk].submit(ctx.clock(), f.disk_offset + first * 4096, bytes, true);
     k.charge(ctx, KFunc::WritebackSbInodes, k.cost.io_submit + pages.len() as u64 * k.cost.lru_scan);
     k.ev.add(Vm::Pgpgout, bytes / 1024);
     k.events += pages.len() as u64;
-    k.io_queue.push((t, IoDone::Write(pages)));
+    let irq = !k.disks[disk].last_merged();
+    k.io_queue.push((t, IoDone::Write { pages, disk, irq }));
     if !bounce.is_empty() {
         k.io_queue.push((t, IoDone::Bounce(bounce)));
     }

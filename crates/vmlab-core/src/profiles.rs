@@ -88,6 +88,26 @@ pub enum QuicklistRule {
     NodeFree16PerCpu,
 }
 
+/// How a block-completion interrupt is delivered and what work its handler does (`irq.rs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IrqRule {
+    /// Interrupt time is charged to no CPU (the engines whose seeds were calibrated without it).
+    None,
+    /// 2.4 i386 SMP: the IO-APIC sends every device interrupt in lowest-priority mode to all
+    /// CPUs (`setup_IO_APIC_irqs`: `dest_LowestPrio`, logical destination `TARGET_CPUS`); with
+    /// every TPR left at 0, P6 local APICs tie and the APIC bus arbitration ID, which rotates,
+    /// picks the CPU: the interrupts go round the CPUs. The driver's handler completes the
+    /// request whole under `io_request_lock` with interrupts off (`end_request` → `b_end_io` per
+    /// buffer, `bounce_end_io_read`'s copies) and runs the request function for the next ones:
+    /// cost `irq_end_request` plus `copy_page` per bounced page.
+    LowestPriority24,
+    /// 2.6+/6.8 x86: the IRQ's effective affinity is one CPU (fixed delivery; irqbalance spreads
+    /// IRQs, one CPU each: disk `i` on CPU `i mod cpus`). The hard handler acknowledges and the
+    /// block softirq ends the bios on the same CPU: cost `irq_handler`.
+    Fixed,
+}
+
 /// The 2.6.36 → 2.6.38 reclaim choices of the `Split2636` engine: Mel Gorman's kswapd series
 /// (Dec 2010, "Prevent kswapd dumping excessive amounts of memory in response to high-order
 /// allocations") and the 2.6.37 reclaim-mode rework. All false/4 is vanilla 2.6.36.
@@ -218,6 +238,8 @@ pub struct Profile {
     /// returned VM_FAULT_RETRY. Before, `handle_mm_fault` counted every call, so a 2.6.37+ fault
     /// that dropped mmap_sem for its I/O and retried counted twice.
     pub pgfault_on_completion: bool,
+    /// Which CPU a disk's completion interrupt steals time from, and what it costs.
+    pub irq: IrqRule,
     /// Whose function names the flat kernel profile uses (presentation only).
     pub symbols: Symbols,
     /// The split-LRU engine's 2.6.36/2.6.38 choices (only `Engine::Split2636` reads them).
@@ -270,6 +292,7 @@ const MODERN: Profile = Profile {
     pcp_migratetype_lists: false,
     reclaim_frees_cold: false,
     pgfault_on_completion: true,
+    irq: IrqRule::Fixed,
     symbols: Symbols::Linux68,
     split26: SPLIT26_2636,
     tunables: BASE_TUNABLES,
@@ -303,6 +326,8 @@ const LINUX_2_6_26: Profile = Profile {
     pcp_migratetype_lists: false,
     reclaim_frees_cold: false,
     pgfault_on_completion: false,
+    // Seeds 003/004 were calibrated without interrupt time.
+    irq: IrqRule::None,
     symbols: Symbols::Linux26,
     split26: SPLIT26_2636,
     tunables: Tunables { min_free_kbytes_max: 65536, ..BASE_TUNABLES },
@@ -345,6 +370,8 @@ const LINUX_2636: Profile = Profile {
     pcp_migratetype_lists: true,
     reclaim_frees_cold: true,
     pgfault_on_completion: false,
+    // Seed 001 was calibrated without interrupt time.
+    irq: IrqRule::None,
     symbols: Symbols::Linux26,
     split26: SPLIT26_2636,
     tunables: Tunables { min_free_kbytes_max: 65536, lowmem_reserve_ratio: [256, 256, 32, 32], ..BASE_TUNABLES },
@@ -399,6 +426,7 @@ const LINUX_249: Profile = Profile {
     pcp_migratetype_lists: false,
     reclaim_frees_cold: false,
     pgfault_on_completion: false,
+    irq: IrqRule::LowestPriority24,
     symbols: Symbols::Linux24,
     split26: SPLIT26_2636,
     // page_cluster 4 (swap_setup with >= 32 MB): mmap read-around of 16 pages.
@@ -426,6 +454,8 @@ const AA1: Profile = Profile {
     // 2.4.23's filemap_nopage also reads the aligned cluster, but seed 002 was measured with
     // the centred window; moving it needs seed 002 re-measured.
     mmap_readahead: MmapReadahead::ReadAround,
+    // Seed 002 was calibrated without interrupt time.
+    irq: IrqRule::None,
     tunables: Tunables { read_ahead_kb: 124, vm_anon_lru: 0, ..BASE_TUNABLES },
     ..LINUX_249
 };
@@ -500,6 +530,14 @@ impl Profile {
             ("reclaim", "pgdat_balanced_quarter") => self.pgdat_balanced_quarter = boolean()?,
             ("reclaim", "kswapd_ignore_failure") => self.kswapd_ignore_failure = boolean()?,
             ("reclaim", "bounce_highmem_io") => self.bounce_highmem_io = boolean()?,
+            ("reclaim", "irq") => {
+                self.irq = match word()?.as_str() {
+                    "none" => IrqRule::None,
+                    "lowest_priority_24" => IrqRule::LowestPriority24,
+                    "fixed" => IrqRule::Fixed,
+                    o => return Err(format!("`reclaim.irq` is \"{o}\"; expected \"none\", \"lowest_priority_24\" or \"fixed\"")),
+                }
+            }
             ("reclaim", "bh_per_slab_page") => self.bh_per_slab_page = int()?.min(4096) as u32,
             ("reclaim", "walk_skips_active") => self.walk_skips_active = boolean()?,
             ("reclaim", "objrmap_walk") => self.objrmap_walk = boolean()?,
@@ -569,7 +607,7 @@ const VM_KEYS: &[&str] = &[
 ];
 const RECLAIM_KEYS: &[&str] = &[
     "unevictable_lru", "mlock_half_physmem", "kswapd_failures", "pgdat_balanced_quarter",
-    "kswapd_ignore_failure", "bounce_highmem_io", "bh_per_slab_page", "walk_skips_active", "objrmap_walk", "shm_writepage_io", "clean_cache_pass", "workingset", "pgfault_on_completion",
+    "kswapd_ignore_failure", "bounce_highmem_io", "irq", "bh_per_slab_page", "walk_skips_active", "objrmap_walk", "shm_writepage_io", "clean_cache_pass", "workingset", "pgfault_on_completion",
     "fault_locking", "mmap_readahead", "rwsem", "quicklist", "kswapd_classzone", "kswapd_return_order", "kswapd_reset_after_sleep",
     "unreclaimable_balanced", "sleep_check_inverted", "wmark_off_by_two", "reclaim_compaction",
     "lumpy_stop_on_fail", "compaction_min_order",

@@ -85,6 +85,8 @@ pub enum Event {
     IdleTick(u32),
     /// A network-receive softirq of `[[netrx]]` source i (atomic slab allocation).
     NetRx(usize),
+    /// An interrupt handler that ran on an idle CPU returned: the CPU can take a task again.
+    IrqEnd(u32),
 }
 
 #[derive(Clone, Debug, Default)]
@@ -95,6 +97,8 @@ pub struct Cpu {
     pub outcome: Option<Outcome>,
     pub sleep_after: u64,
     pub busy_until: u64,
+    /// Interrupt handlers' time taken from the running task's quantum, which ends that much later.
+    pub irq_delay: u64,
     pub us_ns: u64,
     pub sy_ns: u64,
 }
@@ -118,6 +122,8 @@ pub struct Sched {
     /// interrupts (block I/O completions), for vmstat's `cs` and `in`.
     pub nr_switches: u64,
     pub nr_irqs: u64,
+    /// Interrupts delivered with a modelled handler (the rotation of lowest-priority delivery).
+    pub irq_seq: u64,
 }
 
 impl Sched {
@@ -137,6 +143,7 @@ impl Sched {
             next_pid: 1,
             nr_switches: 0,
             nr_irqs: 0,
+            irq_seq: 0,
         }
     }
 

@@ -169,12 +169,17 @@ impl Sim {
                 p.chunk_bytes = size(c, "disk chunk")?;
             }
             let disk = Disk::new(p).map_err(|e| SimError::msg(format!("disk `{}`: {e}", d.name)))?;
+            if d.irq.as_deref().is_some_and(|n| n.is_empty() || n.chars().any(char::is_whitespace)) {
+                return Err(SimError::msg(format!("disk `{}`: irq must be a function name (one word)", d.name)));
+            }
             disk_ids.insert(d.name.clone(), k.disks.len());
             k.disks.push(disk);
+            k.prof.irq.push(crate::stats::kfunc::IrqRow { name: d.irq.clone().unwrap_or_else(|| DISK_IRQ.to_string()), ..Default::default() });
         }
         if k.disks.is_empty() {
             k.disks.push(Disk::preset("hdd").ok_or_else(|| SimError::msg("no `hdd` disk preset".to_string()))?);
             disk_ids.insert("sda".into(), 0);
+            k.prof.irq.push(crate::stats::kfunc::IrqRow { name: DISK_IRQ.to_string(), ..Default::default() });
         }
         let disk_of = |name: &Option<String>| -> Result<usize, SimError> {
             match name {
@@ -480,6 +485,11 @@ impl Sim {
         match ev {
             Event::CpuDone(cpu) => {
                 let c = &mut self.s.cpus[cpu as usize];
+                if c.irq_delay > 0 && c.running.is_some() {
+                    let d = std::mem::take(&mut c.irq_delay);
+                    self.s.push(self.s.now + d, Event::CpuDone(cpu));
+                    return;
+                }
                 let Some(t) = c.running.take() else { return };
                 let outcome = c.outcome.take().unwrap_or(Outcome::Continue);
                 let sleep_after = std::mem::take(&mut c.sleep_after);
@@ -491,8 +501,16 @@ impl Sim {
                 }
             }
             Event::Io(i) => {
-                self.s.nr_irqs += 1;
-                if let Some(d) = self.s.take_io(i) {
+                let d = self.s.take_io(i);
+                // vmstat's `in` counts completions (merged submissions too, as it always has);
+                // a read's bounce pages are freed in its own handler.
+                if !matches!(d, Some(crate::kernel::IoDone::Bounce(_))) {
+                    self.s.nr_irqs += 1;
+                }
+                if let Some(d) = d {
+                    if let Some((disk, ns, own)) = crate::irq::handler_ns(&self.k, &d) {
+                        self.interrupt(disk, ns, own);
+                    }
                     let mut ctx = Ctx { now: self.s.now, ..Default::default() };
                     self.k.io_complete(&mut ctx, d);
                 }
@@ -527,6 +545,7 @@ impl Sim {
                 self.netrx[i] = src;
                 self.s.push(self.s.now + gap, Event::NetRx(i));
             }
+            Event::IrqEnd(_) => {}
             Event::Start(t) => {
                 let mm = {
                     let mut ctx = Ctx { now: self.s.now, ..Default::default() };
@@ -537,6 +556,41 @@ impl Sim {
                 self.s.tasks[t].mm = Some(mm);
                 self.s.set_runnable(t);
             }
+        }
+    }
+
+    /// A hard interrupt of `disk` whose handler takes `ns`: it runs on the CPU the profile's
+    /// delivery picks and takes its time from what runs there. `own`: false for the work of a
+    /// merged submission, done by the handler of the request it joined (the last one's CPU).
+    pub fn interrupt(&mut self, disk: usize, ns: u64, own: bool) {
+        let ncpu = self.s.cpus.len() as u32;
+        let cpu = if own || self.s.irq_seq == 0 {
+            let c = crate::irq::target_cpu(self.k.profile.irq, disk, self.s.irq_seq, ncpu);
+            self.s.irq_seq += 1;
+            c
+        } else {
+            crate::irq::target_cpu(self.k.profile.irq, disk, self.s.irq_seq - 1, ncpu)
+        };
+        if let Some(row) = self.k.prof.irq.get_mut(disk) {
+            row.ns += ns;
+            row.calls += own as u64;
+        }
+        let now = self.s.now;
+        let c = &mut self.s.cpus[cpu as usize];
+        c.sy_ns += ns;
+        if let Some(t) = c.running {
+            // The interrupted task's work, and any lock hold it is in, end later by as much.
+            c.irq_delay += ns;
+            c.busy_until += ns;
+            if crate::irq::charged_to_task(self.k.profile.irq) {
+                self.s.tasks[t].stime_ns += ns;
+            }
+            crate::vmscan::riel24::lock::interrupted(&mut self.k, cpu, now, ns);
+        } else {
+            // An idle CPU absorbs it; a task woken there meanwhile starts once it returns.
+            let end = c.busy_until.max(now) + ns;
+            c.busy_until = end;
+            self.s.push(end, Event::IrqEnd(cpu));
         }
     }
 
@@ -802,6 +856,9 @@ impl Sim {
         }
     }
 }
+
+/// The flat profile's name for a disk's interrupt handler when the scenario does not name it.
+const DISK_IRQ: &str = "disk_irq";
 
 /// `sysctl_stat_interval` (HZ): `vmstat_update` runs on every CPU once a second, on a
 /// rounded jiffy (`round_jiffies_relative`).

@@ -159,7 +159,8 @@ pub fn swap_writepage(k: &mut Kernel, ctx: &mut Ctx, p: Pfn) -> bool {
     k.g.writeback += 1;
     let t = k.disks[disk].submit(ctx.clock(), base + s as u64 * 4096, 4096, true);
     k.charge(ctx, KFunc::Pageout, k.cost.io_submit);
-    k.io_queue.push((t, IoDone::Write(vec![p])));
+    let irq = !k.disks[disk].last_merged();
+    k.io_queue.push((t, IoDone::Write { pages: vec![p], disk, irq }));
     crate::page_writeback::congestion_wait_on_submit(ctx, t);
     k.ev.inc(Vm::Pswpout);
     k.ev.add(Vm::Pgpgout, 4);
@@ -187,7 +188,8 @@ pub fn swapin(k: &mut Kernel, ctx: &mut Ctx, s: u32, anon_vma: u32, vpn: u64) ->
     let t = k.disks[disk].submit(ctx.clock(), base + s as u64 * 4096, 4096, false);
     k.charge(ctx, KFunc::DoSwapPage, k.cost.io_submit);
     k.inflight.insert(p, t);
-    k.io_queue.push((t, IoDone::Read(vec![p])));
+    let irq = !k.disks[disk].last_merged();
+    k.io_queue.push((t, IoDone::Read { pages: vec![p], disk, irq }));
     k.ev.inc(Vm::Pswpin);
     k.ev.add(Vm::Pgpgin, 4);
     k.events += 1;

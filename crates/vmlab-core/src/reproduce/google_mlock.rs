@@ -261,6 +261,9 @@ fn profile_table(o: &RunOut) -> String {
     let sys: f64 = r.kernel_profile.iter().map(|e| e.cpu_s).sum();
     let user = (busy - sys).max(0.0);
     let calls = |f: &str| -> Option<u64> {
+        if let Some(c) = r.kernel_profile.iter().find(|e| e.function == f).and_then(|e| e.calls) {
+            return Some(c);
+        }
         let st = o.engine.as_ref()?;
         Some(match f {
             "refill_inactive_scan" => st.refill_inactive_scan,

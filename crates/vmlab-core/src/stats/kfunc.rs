@@ -148,17 +148,28 @@ impl KFunc {
     }
 }
 
+/// A disk's interrupt handler: its row carries the driver's name (a scenario's disk field) and
+/// counts its calls, as gprof does.
+#[derive(Clone, Debug, Default)]
+pub struct IrqRow {
+    pub name: String,
+    pub ns: u64,
+    pub calls: u64,
+}
+
 /// Simulated kernel CPU nanoseconds per function.
 #[derive(Clone, Debug)]
 pub struct KernelProfile {
     ns: [u64; KFunc::COUNT],
     /// Whose names `named()` reports (set from the profile when the kernel is built).
     pub symbols: Symbols,
+    /// One row per disk: its completion interrupt's handler.
+    pub irq: Vec<IrqRow>,
 }
 
 impl Default for KernelProfile {
     fn default() -> Self {
-        KernelProfile { ns: [0; KFunc::COUNT], symbols: Symbols::default() }
+        KernelProfile { ns: [0; KFunc::COUNT], symbols: Symbols::default(), irq: Vec::new() }
     }
 }
 
@@ -189,6 +200,22 @@ impl KernelProfile {
             }
         }
         v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+        v
+    }
+    /// `named()` plus the interrupt handlers' rows (disks sharing a handler name are one row),
+    /// with their calls: (name, ns, calls), in the same order.
+    pub fn rows(&self) -> Vec<(String, u64, Option<u64>)> {
+        let mut v: Vec<(String, u64, Option<u64>)> = self.named().into_iter().map(|(n, ns)| (n.to_string(), ns, None)).collect();
+        for r in self.irq.iter().filter(|r| r.calls > 0) {
+            match v.iter_mut().find(|e| e.0 == r.name) {
+                Some(e) => {
+                    e.1 += r.ns;
+                    e.2 = Some(e.2.unwrap_or(0) + r.calls);
+                }
+                None => v.push((r.name.clone(), r.ns, Some(r.calls))),
+            }
+        }
+        v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
         v
     }
 }

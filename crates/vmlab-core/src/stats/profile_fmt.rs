@@ -5,12 +5,36 @@ use super::kfunc::KernelProfile;
 use super::report::TaskCpu;
 use std::fmt::Write;
 
-/// (kernel function name, seconds) rows from a `KernelProfile`, most expensive first.
-pub fn kernel_profile_rows(p: &KernelProfile) -> Vec<(&'static str, f64)> {
-    p.named()
+/// (kernel function name, seconds, calls where counted) rows from a `KernelProfile`, most
+/// expensive first.
+pub fn kernel_profile_rows(p: &KernelProfile) -> Vec<(String, f64, Option<u64>)> {
+    p.rows()
         .into_iter()
-        .map(|(f, ns)| (f, ns as f64 / 1e9))
+        .map(|(f, ns, calls)| (f, ns as f64 / 1e9, calls))
         .collect()
+}
+
+/// `format_flat_profile` with gprof's `calls` and `us/call` columns, shown when some row counts
+/// its calls (an interrupt handler).
+pub fn format_flat_profile_calls(rows: &[(&str, f64, Option<u64>)], total_s: f64) -> String {
+    if rows.iter().all(|r| r.2.is_none()) {
+        let plain: Vec<(&str, f64)> = rows.iter().map(|r| (r.0, r.1)).collect();
+        return format_flat_profile(&plain, total_s);
+    }
+    let mut rows: Vec<(&str, f64, Option<u64>)> = rows.to_vec();
+    rows.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(b.0)));
+    let mut s = String::from("  %   cumulative   self               self\n time   seconds   seconds      calls  us/call  name\n");
+    let mut cum = 0.0;
+    for (name, secs, calls) in rows {
+        cum += secs;
+        let pct = if total_s > 0.0 { secs * 100.0 / total_s } else { 0.0 };
+        let (c, per) = match calls {
+            Some(c) if c > 0 => (c.to_string(), format!("{:.2}", secs * 1e6 / c as f64)),
+            _ => (String::new(), String::new()),
+        };
+        let _ = writeln!(s, "{pct:>6.2}{cum:>10.2}{secs:>9.2} {c:>10} {per:>8}  {name}");
+    }
+    s
 }
 
 /// gprof flat profile: `% time` is self / `total_s` (pass all CPU time, idle included, to read
@@ -105,7 +129,7 @@ mod tests {
         p.add(KFunc::BalancePgdat, 500_000_000);
         assert_eq!(
             kernel_profile_rows(&p),
-            vec![("page_launder", 2.0), ("balance_pgdat", 0.5)]
+            vec![("page_launder".to_string(), 2.0, None), ("balance_pgdat".to_string(), 0.5, None)]
         );
     }
 

@@ -40,6 +40,9 @@ pub struct TaskCpu {
 pub struct ProfileEntry {
     pub function: String,
     pub cpu_s: f64,
+    /// Calls, where they are counted (interrupt handlers).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub calls: Option<u64>,
 }
 
 /// One run: `vmlab run ... --json -`.
@@ -120,11 +123,12 @@ pub fn vmstat_map(gauges: &[(&str, u64)], events: &VmEvents) -> OrderedMap<u64> 
 
 /// `kernel_profile` entries from a `KernelProfile`, most expensive first (ties by name).
 pub fn kernel_profile_entries(p: &KernelProfile) -> Vec<ProfileEntry> {
-    p.named()
+    p.rows()
         .into_iter()
-        .map(|(f, ns)| ProfileEntry {
-            function: f.to_string(),
+        .map(|(f, ns, calls)| ProfileEntry {
+            function: f,
             cpu_s: ns as f64 / 1e9,
+            calls,
         })
         .collect()
 }
@@ -314,6 +318,7 @@ mod tests {
             kernel_profile: vec![ProfileEntry {
                 function: "balance_pgdat".into(),
                 cpu_s: 1.25,
+                calls: None,
             }],
             events: 123456,
             wall_s: 0.731,
@@ -402,7 +407,8 @@ mod tests {
             kernel_profile_entries(&p),
             vec![ProfileEntry {
                 function: "page_launder".into(),
-                cpu_s: 1.5
+                cpu_s: 1.5,
+                calls: None,
             }]
         );
     }

@@ -648,7 +648,7 @@ fn writepage(k: &mut Kernel, ctx: &mut Ctx, p: Pfn) {
     }
     if k.fr.has(p, pg::WRITEBACK) {
         k.fr.set(p, pg::LAUNDER);
-        if let Some((t, IoDone::Write(v))) = k.io_queue.last() {
+        if let Some((t, IoDone::Write { pages: v, .. })) = k.io_queue.last() {
             if v.last() == Some(&p) {
                 let t = *t;
                 k.aa24.launder_done.insert(p, t);

@@ -147,6 +147,8 @@ pub struct DiskSpec {
     /// RAID chunk size ("64KiB").
     #[serde(default, deserialize_with = "opt_string_or_int")]
     pub chunk: Option<String>,
+    /// The driver's interrupt handler, as the flat profile names it (default `disk_irq`).
+    pub irq: Option<String>,
 }
 
 fn default_disk_model() -> String {

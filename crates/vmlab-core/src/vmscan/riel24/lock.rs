@@ -65,6 +65,56 @@ impl LruLock {
         }
         (owed, waits)
     }
+
+    /// Settle `task` and add what it now owes to its debt; returns the acquisitions that waited.
+    fn owe(&mut self, task: usize) -> u64 {
+        let (owed, waits) = self.settle(task);
+        match self.owed.iter_mut().find(|o| o.0 == task) {
+            Some(o) => o.1 += owed,
+            None => self.owed.push((task, owed)),
+        }
+        waits
+    }
+
+    /// Tasks with an acquisition on another CPU than `cpu` inside one of `cpu`'s holds that
+    /// ends after `from`.
+    fn hit_by(&self, cpu: u32, from: u64) -> Vec<usize> {
+        let mut hit: Vec<usize> = Vec::new();
+        for &(t, c, task) in &self.takes {
+            if c != cpu && !hit.contains(&task) && self.holds.iter().any(|h| h.2 == cpu && h.1 > from && h.0 <= t && t < h.1) {
+                hit.push(task);
+            }
+        }
+        hit
+    }
+
+    /// A hard interrupt ran on `cpu` from `at` for `ns`. 2.4 takes pagemap_lru_lock with plain
+    /// `spin_lock` (interrupts on), so a hold the CPU is in lasts `ns` longer, and its later holds
+    /// and acquisitions (computed with its quantum) come `ns` later. Returns the acquisitions on
+    /// other CPUs that now wait (or wait longer).
+    pub fn interrupted(&mut self, cpu: u32, at: u64, ns: u64) -> u64 {
+        let mut held = false;
+        for h in self.holds.iter_mut().filter(|h| h.2 == cpu && h.1 > at) {
+            if h.0 > at {
+                h.0 += ns;
+            }
+            h.1 += ns;
+            held = true;
+        }
+        for x in self.takes.iter_mut().filter(|x| x.1 == cpu && x.0 > at) {
+            x.0 += ns;
+        }
+        if !held {
+            return 0;
+        }
+        self.hit_by(cpu, at).into_iter().map(|task| self.owe(task)).sum()
+    }
+}
+
+/// See `LruLock::interrupted`.
+pub fn interrupted(k: &mut Kernel, cpu: u32, at: u64, ns: u64) {
+    let waits = k.riel.lock.interrupted(cpu, at, ns);
+    k.riel.stats.lock_contended += waits;
 }
 
 /// `spin_lock(&pagemap_lru_lock)`: returns the time the lock was taken.
@@ -110,12 +160,7 @@ pub fn spin_unlock(k: &mut Kernel, ctx: &Ctx, taken: u64) {
         }
     }
     for task in hit {
-        let (owed, waits) = l.settle(task);
-        k.riel.stats.lock_contended += waits;
-        match l.owed.iter_mut().find(|o| o.0 == task) {
-            Some(o) => o.1 += owed,
-            None => l.owed.push((task, owed)),
-        }
+        k.riel.stats.lock_contended += l.owe(task);
     }
 }
 
@@ -137,5 +182,41 @@ mod tests {
         assert_eq!(l.takes[2].0, 310_000);
         // kswapd's own acquisition is not its own hold's victim.
         assert_eq!(l.settle(0), (0, 0));
+    }
+
+    #[test]
+    fn an_interrupt_inside_a_hold_lengthens_the_spinners_wait() {
+        let mut l = LruLock::default();
+        // kswapd (cpu 0) holds the lock 0–100 µs; the loader (task 1, cpu 1) wants it at 50 µs
+        // and spins to 100 µs.
+        l.holds = vec![(0, 100_000, 0)];
+        l.takes = vec![(50_000, 1, 1)];
+        assert_eq!(l.owe(1), 1);
+        assert_eq!(l.owed, vec![(1, 50_000)]);
+        // A 98 µs disk interrupt lands on cpu 0 at 60 µs, inside the hold: the loader spins 98 µs
+        // more.
+        assert_eq!(l.interrupted(0, 60_000, 98_000), 1);
+        assert_eq!(l.holds, vec![(0, 198_000, 0)]);
+        assert_eq!(l.owed, vec![(1, 148_000)]);
+        // One on the spinner's own CPU moves its acquisition, which now falls after the hold.
+        assert_eq!(l.interrupted(1, 150_000, 60_000), 0);
+        assert_eq!(l.takes[0].0, 258_000);
+    }
+
+    #[test]
+    fn an_interrupt_outside_any_hold_costs_the_lock_nothing() {
+        let mut l = LruLock::default();
+        l.holds = vec![(0, 100_000, 0)];
+        l.takes = vec![(150_000, 1, 1)];
+        // cpu 0 is past its hold: nothing moves, nobody waits.
+        assert_eq!(l.interrupted(0, 120_000, 98_000), 0);
+        assert_eq!(l.holds, vec![(0, 100_000, 0)]);
+        assert_eq!(l.settle(1), (0, 0));
+        // A later hold of the interrupted CPU (computed with its quantum) comes later, and now
+        // covers the loader's acquisition.
+        l.holds.push((130_000, 140_000, 0));
+        assert_eq!(l.interrupted(0, 120_000, 20_000), 1);
+        assert_eq!(l.holds[1], (150_000, 160_000, 0));
+        assert_eq!(l.owed, vec![(1, 10_000)]);
     }
 }
