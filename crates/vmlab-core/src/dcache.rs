@@ -40,6 +40,10 @@ pub struct Vfs {
     pub pruned_dentries: u64,
     pub pruned_inodes: u64,
     pub reclaimed_slab: u64,
+    /// The `buffer_head` cache (`[fs] buffer_head_size`), and for each frame the slab holding
+    /// its page's buffer head (NIL: none). Empty when buffer heads are not modelled.
+    pub bh_cache: Option<KmemCache>,
+    bh_of: Vec<crate::mm_types::Pfn>,
 }
 
 impl Vfs {
@@ -56,8 +60,49 @@ impl Vfs {
             pruned_dentries: 0,
             pruned_inodes: 0,
             reclaimed_slab: 0,
+            bh_cache: None,
+            bh_of: Vec::new(),
         }
     }
+
+    /// Model the filesystem's buffer heads: `size`-byte objects, one per 4 KiB block.
+    pub fn with_buffer_heads(mut self, size: u64, nr_frames: usize, nr_cpus: u64) -> Vfs {
+        if size > 0 {
+            self.bh_cache = Some(KmemCache::new("buffer_head", size, nr_cpus, Mt::Reclaimable));
+            self.bh_of = vec![NIL; nr_frames];
+        }
+        self
+    }
+}
+
+/// `__block_write_begin` → `create_empty_buffers` (2.6.x ext3): a page written through the
+/// buffer layer gets its buffer head (`alloc_buffer_head(GFP_NOFS)` from the
+/// SLAB_RECLAIM_ACCOUNT `buffer_head` cache) unless it has one. No shrinker frees buffer
+/// heads: they live until the page leaves the page cache, and a slab page until its last one.
+pub fn create_empty_buffers(k: &mut Kernel, ctx: &mut Ctx, p: crate::mm_types::Pfn) {
+    if k.vfs.as_ref().is_none_or(|v| v.bh_cache.is_none() || v.bh_of[p as usize] != NIL) {
+        return;
+    }
+    with_vfs(k, |k, v| {
+        let Some(c) = v.bh_cache.as_mut() else { return };
+        if let Some(s) = c.alloc(k, ctx) {
+            v.bh_of[p as usize] = s;
+        }
+    });
+}
+
+/// `try_to_free_buffers` (reclaim's `try_to_release_page`, truncate's `do_invalidatepage`):
+/// the page's buffer head goes back to its slab before the page leaves the page cache.
+pub fn try_to_free_buffers(k: &mut Kernel, ctx: &mut Ctx, p: crate::mm_types::Pfn) {
+    if k.vfs.as_ref().is_none_or(|v| v.bh_of.get(p as usize).is_none_or(|&s| s == NIL)) {
+        return;
+    }
+    with_vfs(k, |k, v| {
+        let s = std::mem::replace(&mut v.bh_of[p as usize], NIL);
+        if let Some(c) = v.bh_cache.as_mut() {
+            c.free(k, ctx, s);
+        }
+    });
 }
 
 /// Run `f` with the Vfs taken out of the kernel (the caches allocate through `k`).
@@ -235,6 +280,7 @@ fn invalidate_mapping_pages(k: &mut Kernel, ctx: &mut Ctx, file: u32) -> u64 {
             continue;
         }
         crate::vmscan::del_page_from_lru(k, p);
+        try_to_free_buffers(k, ctx, p);
         k.remove_from_page_cache(p, 0);
         k.free_pages(ctx, p, 0);
         n += 1;
@@ -318,6 +364,33 @@ mod tests {
         assert_eq!(k.files[f as usize].dentry, NIL);
         lookup(&mut k, &mut ctx, f);
         assert_ne!(k.files[f as usize].dentry, NIL);
+        k.check_frames().expect("consistent frames");
+    }
+
+    #[test]
+    fn buffer_heads_live_as_long_as_their_pages() {
+        let mut k = kernel();
+        let v = k.vfs.take().unwrap();
+        k.vfs = Some(Box::new(v.with_buffer_heads(104, k.fr.len(), 4)));
+        let mut ctx = Ctx::default();
+        // 104-byte buffer heads: order-0 slabs of 39. 40 written pages need two slab pages.
+        let f = k.file_create("data", 40 * 4096, 0, true); // no disk in this kernel: a tmpfs-backed file stands in
+        let mut pages = Vec::new();
+        for idx in 0..40 {
+            let p = k.alloc_pages(&mut ctx, crate::page_alloc::Gfp::highuser_movable(), 0).expect("page");
+            k.add_to_page_cache(&mut ctx, f, idx, p);
+            create_empty_buffers(&mut k, &mut ctx, p);
+            create_empty_buffers(&mut k, &mut ctx, p); // a second write: the page has its buffers
+            pages.push(p);
+        }
+        let c = k.vfs.as_ref().unwrap().bh_cache.as_ref().unwrap();
+        assert_eq!((c.order, c.objects, c.pages), (0, 40, 2));
+        let slab_before = k.g.slab;
+        k.file_unlink(&mut ctx, f);
+        let c = k.vfs.as_ref().unwrap().bh_cache.as_ref().unwrap();
+        // The full slab goes back to the buddy allocator; the (empty) CPU slab stays, as in SLUB.
+        assert_eq!((c.objects, c.pages), (0, 1), "truncation frees the buffer heads and the emptied slab");
+        assert_eq!(k.g.slab, slab_before - 1);
         k.check_frames().expect("consistent frames");
     }
 }

@@ -342,6 +342,7 @@ impl Kernel {
                     continue;
                 }
                 crate::vmscan::del_page_from_lru(self, p);
+                crate::dcache::try_to_free_buffers(self, ctx, p);
                 self.remove_from_page_cache(p, 0);
                 self.free_pages(ctx, p, 0);
                 n += 1;
@@ -369,6 +370,7 @@ impl Kernel {
                 crate::page_writeback::account_clean(self, file);
             }
             crate::vmscan::del_page_from_lru(self, p);
+            crate::dcache::try_to_free_buffers(self, ctx, p);
             self.remove_from_page_cache(p, 0);
             self.free_pages(ctx, p, 0);
         }

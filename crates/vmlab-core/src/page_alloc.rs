@@ -288,6 +288,7 @@ impl Kernel {
         let mut order = order as usize;
         let mt = self.pageblock_mt[self.pageblock_of(pfn)] as usize;
         let split2636 = self.profile.engine == crate::profiles::Engine::Split2636;
+        let merge_tail = self.profile.buddy_merge_tail;
         let fr = &mut self.fr;
         let z = &mut self.zones[zid];
         let (zstart, zend) = (z.start_pfn, z.end_pfn);
@@ -317,7 +318,19 @@ impl Kernel {
         }
         fr.set(pfn, pg::BUDDY);
         fr.aux[pfn as usize] = order as u8 | ((mt as u8) << 4);
-        z.free_area[order][mt].push_head(fr, pfn);
+        // 2.6.35+: if the buddy of the block this one would merge into is free, more frees
+        // there are likely soon; queue it at the tail so allocations take other blocks first.
+        let mut to_tail = false;
+        if merge_tail && order < MAX_ORDER - 2 {
+            let combined = zstart + ((pfn - zstart) & !(1 << order));
+            let hb = zstart + ((combined - zstart) ^ (1 << (order + 1)));
+            to_tail = hb >= zstart && hb + (1 << (order + 1)) <= zend && fr.has(hb, pg::BUDDY) && (fr.aux[hb as usize] & 0xf) as usize == order + 1;
+        }
+        if to_tail {
+            z.free_area[order][mt].push_tail(fr, pfn);
+        } else {
+            z.free_area[order][mt].push_head(fr, pfn);
+        }
         z.nr_free[order] += 1;
     }
 

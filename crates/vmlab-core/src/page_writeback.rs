@@ -145,6 +145,7 @@ pub fn end_page_writeback(k: &mut Kernel, ctx: &mut Ctx, p: Pfn) {
     let anon = k.fr.has(p, pg::ANON);
     if !anon && !k.fr.has(p, pg::SWAPBACKED) && k.files[k.fr.mapping[p as usize] as usize].unlinked && k.fr.mapcount[p as usize] == 0 {
         crate::vmscan::del_page_from_lru(k, p);
+        crate::dcache::try_to_free_buffers(k, ctx, p);
         k.remove_from_page_cache(p, 0);
         k.free_pages(ctx, p, 0);
         return;

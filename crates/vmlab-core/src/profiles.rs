@@ -214,6 +214,11 @@ pub struct Profile {
     /// Reclaim frees its pages cold, to the pcp list tail (2.6.2x–3.x `shrink_page_list`'s
     /// `pagevec_init(&freed_pvec, 1)`; hot/cold frees went away in 4.15).
     pub reclaim_frees_cold: bool,
+    /// `__free_one_page` puts a merged block at the TAIL of its free list when its buddy at the
+    /// next order is free, so that it is handed out last and more likely to coalesce further
+    /// (Corrado Zoccolo, 2.6.35; `buddy_merge_likely` in 6.x). Off: always the head. The 6.8
+    /// row has it off until the seeds that run 6.8 are re-measured with it.
+    pub buddy_merge_tail: bool,
     /// Whose function names the flat kernel profile uses (presentation only).
     pub symbols: Symbols,
     /// The split-LRU engine's 2.6.36/2.6.38 choices (only `Engine::Split2636` reads them).
@@ -265,6 +270,7 @@ const MODERN: Profile = Profile {
     pcp_batch_bytes: 1 << 20,
     pcp_migratetype_lists: false,
     reclaim_frees_cold: false,
+    buddy_merge_tail: false,
     symbols: Symbols::Linux68,
     split26: SPLIT26_2636,
     tunables: BASE_TUNABLES,
@@ -297,6 +303,7 @@ const LINUX_2_6_26: Profile = Profile {
     pcp_batch_bytes: 512 << 10,
     pcp_migratetype_lists: false,
     reclaim_frees_cold: false,
+    buddy_merge_tail: false,
     symbols: Symbols::Linux26,
     split26: SPLIT26_2636,
     tunables: Tunables { min_free_kbytes_max: 65536, ..BASE_TUNABLES },
@@ -338,6 +345,7 @@ const LINUX_2636: Profile = Profile {
     pcp_batch_bytes: 512 << 10,
     pcp_migratetype_lists: true,
     reclaim_frees_cold: true,
+    buddy_merge_tail: true,
     symbols: Symbols::Linux26,
     split26: SPLIT26_2636,
     tunables: Tunables { min_free_kbytes_max: 65536, lowmem_reserve_ratio: [256, 256, 32, 32], ..BASE_TUNABLES },
@@ -391,6 +399,7 @@ const LINUX_249: Profile = Profile {
     pcp_batch_bytes: 512 << 10,
     pcp_migratetype_lists: false,
     reclaim_frees_cold: false,
+    buddy_merge_tail: false,
     symbols: Symbols::Linux24,
     split26: SPLIT26_2636,
     // page_cluster 4 (swap_setup with >= 32 MB): mmap read-around of 16 pages.

@@ -260,7 +260,11 @@ impl Sim {
                     return Err(SimError::msg(format!("fs.{key} is {v} bytes; a slab object is 8 to 32768 bytes")));
                 }
             }
-            k.vfs = Some(Box::new(crate::dcache::Vfs::new(fs.dentry_size as u64, fs.inode_size as u64, k.cfg.cpus as u64)));
+            if fs.buffer_head_size != 0 && !(8..=32768).contains(&fs.buffer_head_size) {
+                return Err(SimError::msg(format!("fs.buffer_head_size is {} bytes; a slab object is 8 to 32768 bytes (0: none)", fs.buffer_head_size)));
+            }
+            let vfs = crate::dcache::Vfs::new(fs.dentry_size as u64, fs.inode_size as u64, k.cfg.cpus as u64);
+            k.vfs = Some(Box::new(vfs.with_buffer_heads(fs.buffer_head_size as u64, k.fr.len(), k.cfg.cpus as u64)));
         }
         let mut netrx = Vec::new();
         for (i, n) in f.netrx.iter().enumerate() {

@@ -145,6 +145,10 @@ fn measure(r: &mut RunReport, sim: &Sim, workload: &str, program: Option<&str>) 
         m.insert("fs_pruned_dentries", v.pruned_dentries as f64);
         m.insert("fs_pruned_inodes", v.pruned_inodes as f64);
         m.insert("fs_reclaimed_slab", v.reclaimed_slab as f64);
+        if let Some(c) = &v.bh_cache {
+            m.insert("fs_buffer_head_slab_pages", c.pages as f64);
+            m.insert("fs_buffer_heads", c.objects as f64);
+        }
     }
     for c in ["kswapd_inodesteal", "pginodesteal", "slabs_scanned"] {
         m.insert(c, r.counter(c) as f64);

@@ -312,6 +312,7 @@ pub fn remove_mapping_and_free(k: &mut Kernel, ctx: &mut Ctx, p: Pfn) {
     } else if k.fr.has(p, pg::ANON) {
         crate::swap_state::release_anon_accounting(k, p);
     } else {
+        crate::dcache::try_to_free_buffers(k, ctx, p);
         k.remove_from_page_cache(p, shadow);
     }
     if k.profile.reclaim_frees_cold {

@@ -819,6 +819,7 @@ fn cont(sim: &mut Sim, t: usize, ctx: &mut Ctx, ps: &mut ProgState, _prog: &Prog
                         }
                     },
                 };
+                crate::dcache::create_empty_buffers(&mut sim.k, ctx, p);
                 sim.k.charge(ctx, KFunc::GenericFileWrite, sim.k.cost.copy_user_page);
                 crate::page_writeback::set_page_dirty(&mut sim.k, p);
                 crate::vmscan::mark_page_accessed(&mut sim.k, p);

@@ -251,6 +251,10 @@ pub struct FsSpec {
     pub inode_size: u32,
     #[serde(default = "dentry_size")]
     pub dentry_size: u32,
+    /// `struct buffer_head` (104 bytes on x86-64 2.6.x): every page written through the
+    /// buffer layer holds one until it leaves the page cache. 0 (the default): not modelled.
+    #[serde(default)]
+    pub buffer_head_size: u32,
 }
 
 fn dentry_size() -> u32 {
