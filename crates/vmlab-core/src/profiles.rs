@@ -219,6 +219,11 @@ pub struct Profile {
     /// (Corrado Zoccolo, 2.6.35; `buddy_merge_likely` in 6.x). Off: always the head. The 6.8
     /// row has it off until the seeds that run 6.8 are re-measured with it.
     pub buddy_merge_tail: bool,
+    /// Page-cache pages allocated for reads are cold (`page_cache_alloc_cold`, __GFP_COLD, in
+    /// `__do_page_cache_readahead` and `page_cache_read`; 2.5–4.14): `buffered_rmqueue` takes
+    /// them from the pcp list tail while writes and faults take the head, so one refill batch
+    /// is split between the two. Off in rows calibrated before this was modelled.
+    pub page_cache_read_cold: bool,
     /// Whose function names the flat kernel profile uses (presentation only).
     pub symbols: Symbols,
     /// The split-LRU engine's 2.6.36/2.6.38 choices (only `Engine::Split2636` reads them).
@@ -271,6 +276,7 @@ const MODERN: Profile = Profile {
     pcp_migratetype_lists: false,
     reclaim_frees_cold: false,
     buddy_merge_tail: false,
+    page_cache_read_cold: false,
     symbols: Symbols::Linux68,
     split26: SPLIT26_2636,
     tunables: BASE_TUNABLES,
@@ -304,6 +310,7 @@ const LINUX_2_6_26: Profile = Profile {
     pcp_migratetype_lists: false,
     reclaim_frees_cold: false,
     buddy_merge_tail: false,
+    page_cache_read_cold: false,
     symbols: Symbols::Linux26,
     split26: SPLIT26_2636,
     tunables: Tunables { min_free_kbytes_max: 65536, ..BASE_TUNABLES },
@@ -346,6 +353,7 @@ const LINUX_2636: Profile = Profile {
     pcp_migratetype_lists: true,
     reclaim_frees_cold: true,
     buddy_merge_tail: true,
+    page_cache_read_cold: true,
     symbols: Symbols::Linux26,
     split26: SPLIT26_2636,
     tunables: Tunables { min_free_kbytes_max: 65536, lowmem_reserve_ratio: [256, 256, 32, 32], ..BASE_TUNABLES },
@@ -400,6 +408,7 @@ const LINUX_249: Profile = Profile {
     pcp_migratetype_lists: false,
     reclaim_frees_cold: false,
     buddy_merge_tail: false,
+    page_cache_read_cold: false,
     symbols: Symbols::Linux24,
     split26: SPLIT26_2636,
     // page_cluster 4 (swap_setup with >= 32 MB): mmap read-around of 16 pages.

@@ -91,3 +91,25 @@ fn a_block_about_to_merge_is_queued_last() {
     assert!(!vmlab_core::profiles::find("linux-6.8").expect("profile").buddy_merge_tail);
     assert!(order1_reuses_block_about_to_merge("linux-6.8"));
 }
+
+/// __GFP_COLD (page-cache reads in 2.6.36): a cold request takes the pcp tail. A reclaimed page
+/// freed cold is therefore the next page a read gets, while a write (hot) takes the head.
+#[test]
+fn cold_allocation_takes_the_pcp_tail() {
+    let mut k = kernel("linux-2.6.36");
+    assert!(k.profile.page_cache_read_cold);
+    let mut ctx = Ctx { cpu: 0, ..Default::default() };
+    let cold = Gfp { cold: true, ..Gfp::highuser_movable() };
+    let a = k.alloc_pages(&mut ctx, Gfp::highuser_movable(), 0).expect("page a");
+    let b = k.alloc_pages(&mut ctx, Gfp::highuser_movable(), 0).expect("page b");
+    k.free_cold_page(&mut ctx, b);
+    k.free_pages(&mut ctx, a, 0);
+    assert_eq!(k.alloc_pages(&mut ctx, cold, 0).expect("cold"), b, "a cold request takes the cold-freed page");
+    assert_eq!(k.alloc_pages(&mut ctx, Gfp::highuser_movable(), 0).expect("hot"), a, "a hot request takes the head");
+    // An empty list refilled for a cold request hands the batch out in physical order too.
+    let mut k = kernel("linux-2.6.36");
+    let first = k.alloc_pages(&mut ctx, cold, 0).expect("first");
+    let second = k.alloc_pages(&mut ctx, cold, 0).expect("second");
+    assert_eq!(second, first + 1, "cold refill out of physical order");
+    assert!(!vmlab_core::profiles::find("linux-6.8").expect("profile").page_cache_read_cold);
+}
