@@ -216,8 +216,7 @@ pub struct Profile {
     pub reclaim_frees_cold: bool,
     /// `__free_one_page` puts a merged block at the TAIL of its free list when its buddy at the
     /// next order is free, so that it is handed out last and more likely to coalesce further
-    /// (Corrado Zoccolo, 2.6.35; `buddy_merge_likely` in 6.x). Off: always the head. The 6.8
-    /// row has it off until the seeds that run 6.8 are re-measured with it.
+    /// (Corrado Zoccolo, 2.6.35; `buddy_merge_likely` in 6.x). Off: always the head.
     pub buddy_merge_tail: bool,
     /// Page-cache pages allocated for reads are cold (`page_cache_alloc_cold`, __GFP_COLD, in
     /// `__do_page_cache_readahead` and `page_cache_read`; 2.5–4.14): `buffered_rmqueue` takes
@@ -275,7 +274,7 @@ const MODERN: Profile = Profile {
     pcp_batch_bytes: 1 << 20,
     pcp_migratetype_lists: false,
     reclaim_frees_cold: false,
-    buddy_merge_tail: false,
+    buddy_merge_tail: true,
     page_cache_read_cold: false,
     symbols: Symbols::Linux68,
     split26: SPLIT26_2636,

@@ -88,8 +88,10 @@ fn order1_reuses_block_about_to_merge(profile: &str) -> bool {
 fn a_block_about_to_merge_is_queued_last() {
     assert!(vmlab_core::profiles::find("linux-2.6.36").expect("profile").buddy_merge_tail);
     assert!(!order1_reuses_block_about_to_merge("linux-2.6.36"));
-    assert!(!vmlab_core::profiles::find("linux-6.8").expect("profile").buddy_merge_tail);
-    assert!(order1_reuses_block_about_to_merge("linux-6.8"));
+    assert!(vmlab_core::profiles::find("linux-6.8").expect("profile").buddy_merge_tail);
+    // Before 2.6.35 the freed block went to the head and was the next one handed out.
+    assert!(!vmlab_core::profiles::find("linux-2.6.26").expect("profile").buddy_merge_tail);
+    assert!(order1_reuses_block_about_to_merge("linux-2.6.26"));
 }
 
 /// __GFP_COLD (page-cache reads in 2.6.36): a cold request takes the pcp tail. A reclaimed page
