@@ -202,7 +202,8 @@ impl Kernel {
                 i += 1;
                 continue;
             }
-            let p = match self.alloc_pages(ctx, Gfp::highuser_movable(), 0) {
+            let gfp = Gfp { cold: self.profile.page_cache_read_cold, ..Gfp::highuser_movable() };
+            let p = match self.alloc_pages(ctx, gfp, 0) {
                 Ok(p) => p,
                 Err(e) => {
                     fail = Some(e);
@@ -244,7 +245,7 @@ impl Kernel {
         if self.zones[self.zone_of(p)].kind != crate::mmzone::ZoneType::HighMem {
             return NIL;
         }
-        let gfp = Gfp { highest: crate::mmzone::ZoneType::Normal, direct_reclaim: true, atomic: false, noretry: true, mt: crate::mmzone::Mt::Unmovable };
+        let gfp = Gfp { highest: crate::mmzone::ZoneType::Normal, direct_reclaim: true, atomic: false, noretry: true, mt: crate::mmzone::Mt::Unmovable, cold: false };
         // No __GFP_FS: a failed try_to_free_pages returns NULL rather than looping, so the caller
         // is not throttled.
         let throttle = ctx.throttle_until;

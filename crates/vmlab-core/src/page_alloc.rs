@@ -21,20 +21,22 @@ pub struct Gfp {
     /// __GFP_NORETRY: give up after one reclaim attempt.
     pub noretry: bool,
     pub mt: Mt,
+    /// __GFP_COLD: an order-0 page from the pcp list tail (the page least likely cache-hot).
+    pub cold: bool,
 }
 
 impl Gfp {
     /// GFP_HIGHUSER_MOVABLE: anon and page-cache pages.
     pub fn highuser_movable() -> Gfp {
-        Gfp { highest: ZoneType::Movable, direct_reclaim: true, atomic: false, noretry: false, mt: Mt::Movable }
+        Gfp { highest: ZoneType::Movable, direct_reclaim: true, atomic: false, noretry: false, mt: Mt::Movable, cold: false }
     }
     /// GFP_KERNEL: page tables and kernel objects.
     pub fn kernel() -> Gfp {
-        Gfp { highest: ZoneType::Normal, direct_reclaim: true, atomic: false, noretry: false, mt: Mt::Unmovable }
+        Gfp { highest: ZoneType::Normal, direct_reclaim: true, atomic: false, noretry: false, mt: Mt::Unmovable, cold: false }
     }
     /// GFP_ATOMIC: interrupt context (network receive).
     pub fn atomic() -> Gfp {
-        Gfp { highest: ZoneType::Normal, direct_reclaim: false, atomic: true, noretry: true, mt: Mt::Unmovable }
+        Gfp { highest: ZoneType::Normal, direct_reclaim: false, atomic: true, noretry: true, mt: Mt::Unmovable, cold: false }
     }
 }
 
@@ -288,6 +290,7 @@ impl Kernel {
         let mut order = order as usize;
         let mt = self.pageblock_mt[self.pageblock_of(pfn)] as usize;
         let split2636 = self.profile.engine == crate::profiles::Engine::Split2636;
+        let merge_tail = self.profile.buddy_merge_tail;
         let fr = &mut self.fr;
         let z = &mut self.zones[zid];
         let (zstart, zend) = (z.start_pfn, z.end_pfn);
@@ -317,7 +320,19 @@ impl Kernel {
         }
         fr.set(pfn, pg::BUDDY);
         fr.aux[pfn as usize] = order as u8 | ((mt as u8) << 4);
-        z.free_area[order][mt].push_head(fr, pfn);
+        // 2.6.35+: if the buddy of the block this one would merge into is free, more frees
+        // there are likely soon; queue it at the tail so allocations take other blocks first.
+        let mut to_tail = false;
+        if merge_tail && order < MAX_ORDER - 2 {
+            let combined = zstart + ((pfn - zstart) & !(1 << order));
+            let hb = zstart + ((combined - zstart) ^ (1 << (order + 1)));
+            to_tail = hb >= zstart && hb + (1 << (order + 1)) <= zend && fr.has(hb, pg::BUDDY) && (fr.aux[hb as usize] & 0xf) as usize == order + 1;
+        }
+        if to_tail {
+            z.free_area[order][mt].push_tail(fr, pfn);
+        } else {
+            z.free_area[order][mt].push_head(fr, pfn);
+        }
         z.nr_free[order] += 1;
     }
 
@@ -329,7 +344,9 @@ impl Kernel {
 
     /// Allocate one order-0 page from the CPU's pcp list, refilling it in batches (`rmqueue_pcplist`;
     /// `rmqueue_bulk` puts stolen pages on the requester's list).
-    fn rmqueue_pcp(&mut self, zid: usize, cpu: usize, mt: Mt) -> Option<Pfn> {
+    /// A cold request refills the list the other way round and takes its tail, so it too gets
+    /// the batch in the order `rmqueue_bulk` took it (2.6.36 `list_add_tail` + `list->prev`).
+    fn rmqueue_pcp(&mut self, zid: usize, cpu: usize, mt: Mt, cold: bool) -> Option<Pfn> {
         let li = self.pcp_list(mt as usize);
         if self.zones[zid].pcp[cpu].lists[li].is_empty() {
             let batch = self.zones[zid].pcp[cpu].batch.max(1);
@@ -338,14 +355,19 @@ impl Kernel {
                     Some(p) => {
                         self.fr.set(p, pg::PCP);
                         let l = &mut self.zones[zid].pcp[cpu].lists[li];
-                        l.push_tail(&mut self.fr, p);
+                        if cold {
+                            l.push_head(&mut self.fr, p);
+                        } else {
+                            l.push_tail(&mut self.fr, p);
+                        }
                     }
                     None => break,
                 }
             }
         }
         let fr = &mut self.fr;
-        let p = self.zones[zid].pcp[cpu].lists[li].pop_head(fr)?;
+        let l = &mut self.zones[zid].pcp[cpu].lists[li];
+        let p = if cold { l.pop_tail(fr)? } else { l.pop_head(fr)? };
         fr.clear(p, pg::PCP);
         Some(p)
     }
@@ -373,7 +395,7 @@ impl Kernel {
                 }
             }
             let got = if order == 0 && (ctx.cpu as usize) < self.zones[zid].pcp.len() {
-                self.rmqueue_pcp(zid, ctx.cpu as usize, gfp.mt)
+                self.rmqueue_pcp(zid, ctx.cpu as usize, gfp.mt, gfp.cold)
             } else {
                 self.rmqueue(zid, order, gfp.mt)
             };

@@ -240,6 +240,15 @@ pub struct Profile {
     pub pgfault_on_completion: bool,
     /// Which CPU a disk's completion interrupt steals time from, and what it costs.
     pub irq: IrqRule,
+    /// `__free_one_page` puts a merged block at the TAIL of its free list when its buddy at the
+    /// next order is free, so that it is handed out last and more likely to coalesce further
+    /// (Corrado Zoccolo, 2.6.35; `buddy_merge_likely` in 6.x). Off: always the head.
+    pub buddy_merge_tail: bool,
+    /// Page-cache pages allocated for reads are cold (`page_cache_alloc_cold`, __GFP_COLD, in
+    /// `__do_page_cache_readahead` and `page_cache_read`; 2.5–4.14): `buffered_rmqueue` takes
+    /// them from the pcp list tail while writes and faults take the head, so one refill batch
+    /// is split between the two. Off in rows calibrated before this was modelled.
+    pub page_cache_read_cold: bool,
     /// Whose function names the flat kernel profile uses (presentation only).
     pub symbols: Symbols,
     /// The split-LRU engine's 2.6.36/2.6.38 choices (only `Engine::Split2636` reads them).
@@ -293,6 +302,8 @@ const MODERN: Profile = Profile {
     reclaim_frees_cold: false,
     pgfault_on_completion: true,
     irq: IrqRule::Fixed,
+    buddy_merge_tail: true,
+    page_cache_read_cold: false,
     symbols: Symbols::Linux68,
     split26: SPLIT26_2636,
     tunables: BASE_TUNABLES,
@@ -328,6 +339,8 @@ const LINUX_2_6_26: Profile = Profile {
     pgfault_on_completion: false,
     // Seeds 003/004 were calibrated without interrupt time.
     irq: IrqRule::None,
+    buddy_merge_tail: false,
+    page_cache_read_cold: false,
     symbols: Symbols::Linux26,
     split26: SPLIT26_2636,
     tunables: Tunables { min_free_kbytes_max: 65536, ..BASE_TUNABLES },
@@ -372,6 +385,8 @@ const LINUX_2636: Profile = Profile {
     pgfault_on_completion: false,
     // Seed 001 was calibrated without interrupt time.
     irq: IrqRule::None,
+    buddy_merge_tail: true,
+    page_cache_read_cold: true,
     symbols: Symbols::Linux26,
     split26: SPLIT26_2636,
     tunables: Tunables { min_free_kbytes_max: 65536, lowmem_reserve_ratio: [256, 256, 32, 32], ..BASE_TUNABLES },
@@ -427,6 +442,8 @@ const LINUX_249: Profile = Profile {
     reclaim_frees_cold: false,
     pgfault_on_completion: false,
     irq: IrqRule::LowestPriority24,
+    buddy_merge_tail: false,
+    page_cache_read_cold: false,
     symbols: Symbols::Linux24,
     split26: SPLIT26_2636,
     // page_cluster 4 (swap_setup with >= 32 MB): mmap read-around of 16 pages.

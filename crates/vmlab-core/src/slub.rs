@@ -292,7 +292,7 @@ impl KmemCache {
                 let gfp = if self.atomic {
                     Gfp::atomic()
                 } else {
-                    Gfp { highest: crate::mmzone::ZoneType::Normal, direct_reclaim: true, atomic: false, noretry: true, mt: self.mt }
+                    Gfp { highest: crate::mmzone::ZoneType::Normal, direct_reclaim: true, atomic: false, noretry: true, mt: self.mt, cold: false }
                 };
                 let (p, o) = match k.alloc_pages(ctx, gfp, self.order) {
                     Ok(p) => {

@@ -64,3 +64,54 @@ fn cold_free_goes_to_the_pcp_tail() {
     }
     assert!(!vmlab_core::profiles::find("linux-6.8").expect("profile").reclaim_frees_cold);
 }
+
+/// `__free_one_page` (2.6.35+, `Profile::buddy_merge_tail`): a block freed while the buddy of
+/// the block it would merge into is free goes to the free list's tail, so the next allocation
+/// of its order takes another block and the freed one keeps its chance to coalesce.
+fn order1_reuses_block_about_to_merge(profile: &str) -> bool {
+    let mut k = kernel(profile);
+    let mut ctx = Ctx { cpu: 0, ..Default::default() };
+    // Another free order-1 block, freed while its neighbours are in use.
+    let d = k.alloc_pages(&mut ctx, Gfp::kernel(), 2).expect("order-2 block");
+    let _e = k.alloc_pages(&mut ctx, Gfp::kernel(), 2).expect("order-2 block");
+    k.free_pages(&mut ctx, d + 2, 1);
+    // An order-3 block: free its upper half, then the second quarter. The quarter cannot merge
+    // (its buddy, the first quarter, is in use) but the upper half, its order-2 neighbour, is free.
+    let b = k.alloc_pages(&mut ctx, Gfp::kernel(), 3).expect("order-3 block");
+    k.free_pages(&mut ctx, b + 4, 2);
+    k.free_pages(&mut ctx, b + 2, 1);
+    let next = k.alloc_pages(&mut ctx, Gfp::kernel(), 1).expect("order-1 block");
+    next == b + 2
+}
+
+#[test]
+fn a_block_about_to_merge_is_queued_last() {
+    assert!(vmlab_core::profiles::find("linux-2.6.36").expect("profile").buddy_merge_tail);
+    assert!(!order1_reuses_block_about_to_merge("linux-2.6.36"));
+    assert!(vmlab_core::profiles::find("linux-6.8").expect("profile").buddy_merge_tail);
+    // Before 2.6.35 the freed block went to the head and was the next one handed out.
+    assert!(!vmlab_core::profiles::find("linux-2.6.26").expect("profile").buddy_merge_tail);
+    assert!(order1_reuses_block_about_to_merge("linux-2.6.26"));
+}
+
+/// __GFP_COLD (page-cache reads in 2.6.36): a cold request takes the pcp tail. A reclaimed page
+/// freed cold is therefore the next page a read gets, while a write (hot) takes the head.
+#[test]
+fn cold_allocation_takes_the_pcp_tail() {
+    let mut k = kernel("linux-2.6.36");
+    assert!(k.profile.page_cache_read_cold);
+    let mut ctx = Ctx { cpu: 0, ..Default::default() };
+    let cold = Gfp { cold: true, ..Gfp::highuser_movable() };
+    let a = k.alloc_pages(&mut ctx, Gfp::highuser_movable(), 0).expect("page a");
+    let b = k.alloc_pages(&mut ctx, Gfp::highuser_movable(), 0).expect("page b");
+    k.free_cold_page(&mut ctx, b);
+    k.free_pages(&mut ctx, a, 0);
+    assert_eq!(k.alloc_pages(&mut ctx, cold, 0).expect("cold"), b, "a cold request takes the cold-freed page");
+    assert_eq!(k.alloc_pages(&mut ctx, Gfp::highuser_movable(), 0).expect("hot"), a, "a hot request takes the head");
+    // An empty list refilled for a cold request hands the batch out in physical order too.
+    let mut k = kernel("linux-2.6.36");
+    let first = k.alloc_pages(&mut ctx, cold, 0).expect("first");
+    let second = k.alloc_pages(&mut ctx, cold, 0).expect("second");
+    assert_eq!(second, first + 1, "cold refill out of physical order");
+    assert!(!vmlab_core::profiles::find("linux-6.8").expect("profile").page_cache_read_cold);
+}

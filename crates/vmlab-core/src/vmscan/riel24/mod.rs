@@ -527,7 +527,7 @@ pub fn grow_buffer_heads(k: &mut Kernel, ctx: &mut Ctx) {
     }
     ensure(k);
     while k.riel.bh_slab.len() < bh_slab_needed(k) {
-        let gfp = crate::page_alloc::Gfp { highest: crate::mmzone::ZoneType::Normal, direct_reclaim: true, atomic: false, noretry: true, mt: crate::mmzone::Mt::Unmovable };
+        let gfp = crate::page_alloc::Gfp { highest: crate::mmzone::ZoneType::Normal, direct_reclaim: true, atomic: false, noretry: true, mt: crate::mmzone::Mt::Unmovable, cold: false };
         let throttle = ctx.throttle_until;
         match k.alloc_pages(ctx, gfp, 0) {
             Ok(p) => {
