@@ -30,6 +30,7 @@ run_cargo cargo test --workspace --locked
 # here once it passes.
 full_scale=(
     "seed_kswapd_high_order full_scale_2638_settles_near_the_high_watermarks"
+    "seed_google_mlock full_scale_must_shows"
 )
 for entry in "${full_scale[@]}"; do
     read -r target name <<<"$entry"

@@ -31,6 +31,9 @@ pub struct LruLock {
     /// Spin owed by tasks for holds recorded after their acquisitions: (task, ns).
     owed: Vec<(usize, u64)>,
     pub spin_ns: u64,
+    /// `now` at the last pruning of `holds` and `takes`. Within one `now` nothing recorded can
+    /// fall behind it (times only move later), so pruning again would change nothing.
+    pruned_at: Option<u64>,
 }
 
 impl LruLock {
@@ -122,8 +125,11 @@ pub fn spin_lock(k: &mut Kernel, ctx: &mut Ctx) -> u64 {
     let now = k.now;
     let l = &mut k.riel.lock;
     // Quanta computed from here on start at `now` or later, so their holds end after it.
-    l.holds.retain(|h| h.1 > now);
-    l.takes.retain(|x| x.0 >= now);
+    if l.pruned_at != Some(now) {
+        l.holds.retain(|h| h.1 > now);
+        l.takes.retain(|x| x.0 >= now);
+        l.pruned_at = Some(now);
+    }
     // Spin this task owes from its earlier bursts, paid before it can try again.
     let mut wait = 0;
     if let Some(i) = l.owed.iter().position(|o| o.0 == ctx.task) {
@@ -140,7 +146,11 @@ pub fn spin_lock(k: &mut Kernel, ctx: &mut Ctx) -> u64 {
         k.charge(ctx, KFunc::LruLockSpin, wait);
     }
     let taken = ctx.clock();
-    k.riel.lock.takes.push((taken, ctx.cpu, ctx.task));
+    let l = &mut k.riel.lock;
+    if taken < now {
+        l.pruned_at = None;
+    }
+    l.takes.push((taken, ctx.cpu, ctx.task));
     taken
 }
 
@@ -151,6 +161,9 @@ pub fn spin_unlock(k: &mut Kernel, ctx: &Ctx, taken: u64) {
         return;
     }
     let l = &mut k.riel.lock;
+    if end <= k.now {
+        l.pruned_at = None;
+    }
     l.holds.push((taken, end, ctx.cpu));
     // Tasks whose acquisitions, computed before this hold was known, fall inside it.
     let mut hit: Vec<usize> = Vec::new();
