@@ -85,10 +85,15 @@ pub enum SwapReadahead {
     /// 2.6.2x–3.x `valid_swaphandles`: the slots of that aligned block that are in use and
     /// contiguous with the target, both ways.
     ClusterAround,
+    /// 3.15+ `swap_cluster_readahead`: the aligned block of `swapin_nr_pages` slots around the
+    /// target, a window sized from the readahead hits counted since the last major fault
+    /// (`swapin_readahead_hits`, `__swapin_nr_pages`, at most `1 << page_cluster`).
+    Cluster,
     /// 4.14+ with `vma_ra_enabled` (`swap_vma_readahead`): the window is in the faulting VMA's
     /// virtual pages, sized from its readahead hits (`__swapin_nr_pages`, at most
     /// `1 << min(page_cluster, 5)`), pushed ahead of a sequential fault, and kept inside the VMA
-    /// and the fault's PMD.
+    /// and the fault's PMD. `swap_use_vma_readahead` falls back to `Cluster` while a rotational
+    /// device swaps (`nr_rotate_swap`): here, a swap disk with a positioning time (`seek_ns`).
     Vma,
 }
 
@@ -623,8 +628,9 @@ impl Profile {
                     "none" => SwapReadahead::None,
                     "cluster_from_base" => SwapReadahead::ClusterFromBase,
                     "cluster_around" => SwapReadahead::ClusterAround,
+                    "cluster" => SwapReadahead::Cluster,
                     "vma" => SwapReadahead::Vma,
-                    w => return Err(format!("`reclaim.swap_readahead` is one of none, cluster_from_base, cluster_around, vma; found `{w}`")),
+                    w => return Err(format!("`reclaim.swap_readahead` is one of none, cluster_from_base, cluster_around, cluster, vma; found `{w}`")),
                 }
             }
             ("reclaim", "rwsem") => {

@@ -25,6 +25,12 @@ pub struct SwapInfo {
     pub pfn_slot: FxHashMap<Pfn, u32>,
     pub inuse: u32,
     cursor: u32,
+    /// `swap_cluster_readahead`'s history (globals in the kernel): readahead hits since the
+    /// last window (`swapin_readahead_hits`), the slot of the last fault without hits
+    /// (`prev_offset`) and the last window (`last_readahead_pages`).
+    ra_hits: u32,
+    ra_prev: u32,
+    ra_last: u32,
 }
 
 impl SwapInfo {
@@ -40,6 +46,9 @@ impl SwapInfo {
             pfn_slot: FxHashMap::default(),
             inuse: 0,
             cursor: 0,
+            ra_hits: 0,
+            ra_prev: 0,
+            ra_last: 0,
         }
     }
     fn slot_free(&self, s: u32) -> bool {
@@ -234,7 +243,7 @@ pub fn swapin(k: &mut Kernel, ctx: &mut Ctx, s: u32, anon_vma: u32, vpn: u64) ->
 
 /// `__swapin_nr_pages`: the readahead window after `hits` hits, given the previous fault's page
 /// and window. Without hits, only a fault next to the previous one reads ahead (2 pages).
-fn swapin_nr_pages(prev: u64, cur: u64, hits: u32, max: u32, prev_win: u32) -> u32 {
+fn swapin_nr_pages_win(prev: u64, cur: u64, hits: u32, max: u32, prev_win: u32) -> u32 {
     let mut pages = hits + 2;
     if pages == 2 {
         if cur != prev.wrapping_add(1) && cur.wrapping_add(1) != prev {
@@ -255,13 +264,46 @@ pub fn swap_cache_hit(k: &mut Kernel, mm: u32, vi: usize, vpn: u64, p: Pfn) {
     if hit {
         k.ev.inc(Vm::SwapRaHit);
     }
-    if k.profile.swap_readahead == SwapReadahead::Vma && k.profile.tunables.page_cluster > 0 {
-        let ra = &mut k.mm_mut(mm).vmas[vi].swap_ra;
-        if hit {
-            ra.hits = (ra.hits + 1).min(SWAP_RA_HITS_MAX);
+    match swap_ra_mode(k) {
+        SwapReadahead::Vma if k.profile.tunables.page_cluster > 0 => {
+            let ra = &mut k.mm_mut(mm).vmas[vi].swap_ra;
+            if hit {
+                ra.hits = (ra.hits + 1).min(SWAP_RA_HITS_MAX);
+            }
+            ra.vpn = vpn;
         }
-        ra.vpn = vpn;
+        SwapReadahead::Cluster if hit => {
+            if let Some(sw) = k.swap.as_mut() {
+                sw.ra_hits += 1;
+            }
+        }
+        _ => {}
     }
+}
+
+/// The profile's swap readahead as `swap_use_vma_readahead` decides it: VMA-based only while no
+/// rotational device swaps.
+fn swap_ra_mode(k: &Kernel) -> SwapReadahead {
+    match (k.profile.swap_readahead, k.swap.as_ref()) {
+        (SwapReadahead::Vma, Some(sw)) if k.disks[sw.disk].params().seek_ns > 0 => SwapReadahead::Cluster,
+        (m, _) => m,
+    }
+}
+
+/// `swapin_nr_pages`: the cluster window for a fault on slot `s`, from the hits since the last
+/// window. The previous slot only moves on a fault without hits.
+fn swapin_nr_pages(sw: &mut SwapInfo, s: u32, page_cluster: u64) -> u32 {
+    let max = 1u32 << page_cluster;
+    if max <= 1 {
+        return 1;
+    }
+    let hits = std::mem::take(&mut sw.ra_hits);
+    let pages = swapin_nr_pages_win(sw.ra_prev as u64, s as u64, hits, max, sw.ra_last);
+    if hits == 0 {
+        sw.ra_prev = s;
+    }
+    sw.ra_last = pages;
+    pages
 }
 
 /// The slot range `[lo, hi)` the cluster modes read around slot `s` (`valid_swaphandles`): the
@@ -297,7 +339,7 @@ fn valid_swaphandles(sw: &SwapInfo, s: u32, cluster: u64, around: bool) -> (u32,
 #[allow(clippy::too_many_arguments)]
 pub fn swapin_readahead(k: &mut Kernel, ctx: &mut Ctx, mm: u32, vi: usize, vpn: u64, pte_slot: usize, s: u32, anon_vma: u32) -> Result<(Pfn, u64), crate::page_alloc::AllocFail> {
     let pc = k.profile.tunables.page_cluster;
-    let mode = k.profile.swap_readahead;
+    let mode = swap_ra_mode(k);
     // The window, in virtual pages (Vma) or slots (cluster modes).
     let (lo, hi) = match mode {
         SwapReadahead::None => return swapin(k, ctx, s, anon_vma, vpn),
@@ -307,11 +349,17 @@ pub fn swapin_readahead(k: &mut Kernel, ctx: &mut Ctx, mm: u32, vi: usize, vpn: 
             let (lo, hi) = valid_swaphandles(sw, s, pc, mode == SwapReadahead::ClusterAround);
             (lo as u64, hi as u64)
         }
+        SwapReadahead::Cluster => {
+            let sw = k.swap.as_mut().expect("swap");
+            let n = swapin_nr_pages(sw, s, pc) as u64;
+            let lo = s as u64 / n * n;
+            (lo, (lo + n).min(sw.nslots as u64))
+        }
         SwapReadahead::Vma => {
             let max_win = 1u32 << pc.min(SWAP_RA_ORDER_CEILING);
             let v = &mut k.mm_mut(mm).vmas[vi];
             let prev = v.swap_ra;
-            let win = swapin_nr_pages(prev.vpn, vpn, prev.hits, max_win, prev.win);
+            let win = swapin_nr_pages_win(prev.vpn, vpn, prev.hits, max_win, prev.win);
             v.swap_ra = SwapRaInfo { vpn, win, hits: 0 };
             let w = win as u64;
             let left = if vpn == prev.vpn + 1 {

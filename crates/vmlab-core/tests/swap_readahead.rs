@@ -7,6 +7,8 @@
 //! - A random swap-in pattern has no hits and no adjacent faults: the window stays at one page.
 //! - The 2.6 cluster readahead reads the in-use slots of the aligned 8-slot block; a sweep
 //!   swapped out in order reads them all, 8 per fault.
+//! - 6.8 uses the cluster readahead instead while a rotational device swaps (as on the host,
+//!   whose virtio disk reports rotational): its window also grows with the hits, to 8 slots.
 //! - page_cluster 0 (or `swap_readahead = "none"`) reads one page per fault.
 
 use vmlab_core::api::{self, RunOpts};
@@ -14,7 +16,7 @@ use vmlab_core::stats::report::RunReport;
 
 const HEAP_PAGES: u64 = 384 * 256;
 
-fn run(profile: &str, touch2: &str, sets: &[&str]) -> RunReport {
+fn run_on(model: &str, profile: &str, touch2: &str, sets: &[&str]) -> RunReport {
     let sc = format!(
         r#"
 profile = "{profile}"
@@ -25,7 +27,7 @@ cpus = 2
 
 [[disk]]
 name = "sda"
-model = "ssd"
+model = "{model}"
 
 [swap]
 size = "512MiB"
@@ -48,6 +50,10 @@ mark done
     assert!(r.metrics.get("done").is_some(), "the sweep finishes");
     sim.k.check_frames().expect("frames consistent");
     r
+}
+
+fn run(profile: &str, touch2: &str, sets: &[&str]) -> RunReport {
+    run_on("ssd", profile, touch2, sets)
 }
 
 fn c(r: &RunReport, n: &str) -> u64 {
@@ -90,4 +96,17 @@ fn cluster_readahead_reads_the_aligned_block_on_2_6() {
     eprintln!("2.6.36 seq: pgmajfault {maj} pswpin {pswpin} swap_ra {ra} swap_ra_hit {hit}");
     assert!(maj * 6 < pswpin, "pgmajfault {maj} for pswpin {pswpin}");
     assert!(hit * 10 >= ra * 9, "swap_ra_hit {hit} of swap_ra {ra}");
+}
+
+#[test]
+fn a_rotational_swap_disk_makes_6_8_read_clusters_that_grow_with_the_hits() {
+    let small = ["machine.memory=128MiB", "process.hog.program=mmap heap anon 192MiB; touch heap write; mark pass1; touch heap write; mark done"];
+    let r = run_on("hdd", "linux-6.8", "", &small);
+    let forced = run_on("hdd", "linux-6.8", "", &[small[0], small[1], "reclaim.swap_readahead=cluster"]);
+    let (maj, pswpin, ra, hit) = (c(&r, "pgmajfault"), c(&r, "pswpin"), c(&r, "swap_ra"), c(&r, "swap_ra_hit"));
+    eprintln!("6.8 hdd seq: pgmajfault {maj} pswpin {pswpin} swap_ra {ra} swap_ra_hit {hit}");
+    assert_eq!((maj, ra), (c(&forced, "pgmajfault"), c(&forced, "swap_ra")), "vma readahead falls back to the cluster one");
+    // Slots swapped out out of address order (the start of reclaim) shrink the windows there.
+    assert!(maj * 5 < pswpin && pswpin <= maj * 8, "pgmajfault {maj} for pswpin {pswpin}");
+    assert!(hit * 100 >= ra * 99, "swap_ra_hit {hit} of swap_ra {ra}");
 }
