@@ -31,6 +31,9 @@ pub struct ScanControl {
     pub is_kswapd: bool,
     /// Pages met under writeback that reclaim had already marked (PG_reclaim): nr.immediate.
     pub nr_immediate: u64,
+    /// `ctx.sleep_ns` when this reclaim began: more than that means a write this reclaimer
+    /// submitted found the request queue full, and it is asleep in the block layer from then.
+    pub sleep_at_entry: u64,
     may_deactivate_anon: bool,
     may_deactivate_file: bool,
     file_is_tiny: bool,
@@ -319,16 +322,11 @@ fn shrink_folio_list(k: &mut Kernel, ctx: &mut Ctx, pages: &[Pfn], sc: &mut Scan
             _ => {}
         }
         let anon = k.fr.has(p, pg::ANON);
-        if ctx.sleep_ns > 0 && (k.fr.has(p, pg::DIRTY) || anon && !k.fr.has(p, pg::SWAPCACHE)) {
-            // This reclaimer is about to block on a full request queue: the kernel would sleep
-            // in submit_bio and then write these pages. vmlab leaves them where they were, at
-            // the list's tail, for the next reclaimer; putting them at the head would let them
-            // jump the LRU order (under a cyclic sweep, pages that should be evicted survive).
-            k.g.isolated -= 1;
-            let l = lru_index(is_swapbacked(k, p), k.fr.has(p, pg::ACTIVE));
-            add_to_list(k, p, l, true);
-            continue;
-        }
+        // No congestion check before a write: 2.6's may_write_to_queue is gone by 6.8, and swap
+        // never was subject to it ("write it back even if that would block, for some
+        // throttling", pageout()). A reclaimer that finds the request queue full sleeps in submit_bio and
+        // then goes on with the rest of its isolated batch; vmlab writes the batch now and
+        // the reclaimer sleeps after it, until the last write has room (shrink_lruvec stops).
         if anon && !k.fr.has(p, pg::SWAPCACHE) {
             if !can_reclaim_anon(k, sc) || !crate::swap_state::add_to_swap(k, ctx, p) {
                 k.fr.set(p, pg::ACTIVE);
@@ -360,7 +358,7 @@ fn shrink_folio_list(k: &mut Kernel, ctx: &mut Ctx, pages: &[Pfn], sc: &mut Scan
                 putback(k, p);
                 continue;
             }
-            if r == Ref::ReclaimClean || !sc.may_writepage || ctx.sleep_ns > 0 {
+            if r == Ref::ReclaimClean || !sc.may_writepage {
                 putback(k, p);
                 continue;
             }
@@ -409,6 +407,12 @@ fn shrink_lruvec(k: &mut Kernel, ctx: &mut Ctx, node: usize, sc: &mut ScanContro
     let proportional = !sc.is_kswapd && sc.priority == DEF_PRIORITY;
     let mut scan_adjusted = false;
     while nr[LRU_INACTIVE_ANON] > 0 || nr[LRU_ACTIVE_FILE] > 0 || nr[LRU_INACTIVE_FILE] > 0 {
+        if blocked(ctx, sc) {
+            // The kernel's reclaimer is asleep in submit_bio (no free request) until the disk
+            // catches up, and isolates its next batch only after that. vmlab cannot sleep
+            // here: the scan ends, the caller sleeps, then retries.
+            break;
+        }
         for l in [LRU_INACTIVE_ANON, LRU_ACTIVE_ANON, LRU_INACTIVE_FILE, LRU_ACTIVE_FILE] {
             if nr[l] == 0 {
                 continue;
@@ -449,6 +453,11 @@ fn shrink_lruvec(k: &mut Kernel, ctx: &mut Ctx, node: usize, sc: &mut ScanContro
     if can_reclaim_anon(k, sc) && inactive_is_low(k, node, LRU_INACTIVE_ANON, sc.reclaim_idx) {
         shrink_active_list(k, ctx, node, LRU_ACTIVE_ANON, SWAP_CLUSTER_MAX, sc);
     }
+}
+
+/// Has this reclaimer, since it began, submitted a write that it must sleep for?
+fn blocked(ctx: &Ctx, sc: &ScanControl) -> bool {
+    ctx.sleep_ns > sc.sleep_at_entry
 }
 
 /// `shrink_node` (with `prepare_scan_count`).
@@ -504,6 +513,7 @@ pub fn try_to_free_pages(k: &mut Kernel, ctx: &mut Ctx, gfp: Gfp, order: u32, cl
         may_swap: true,
         may_unmap: true,
         is_kswapd: false,
+        sleep_at_entry: ctx.sleep_ns,
         ..Default::default()
     };
     let nn = k.nodes.len();
@@ -515,7 +525,7 @@ pub fn try_to_free_pages(k: &mut Kernel, ctx: &mut Ctx, gfp: Gfp, order: u32, cl
                 break;
             }
         }
-        if sc.nr_reclaimed >= sc.nr_to_reclaim || sc.priority == 0 {
+        if sc.nr_reclaimed >= sc.nr_to_reclaim || sc.priority == 0 || blocked(ctx, &sc) {
             break;
         }
         if sc.nr_immediate > 0 && sc.nr_reclaimed == 0 {
@@ -681,6 +691,7 @@ fn balance_step(k: &mut Kernel, ctx: &mut Ctx, node: usize) -> bool {
         may_swap: true,
         may_unmap: true,
         is_kswapd: true,
+        sleep_at_entry: ctx.sleep_ns,
         ..Default::default()
     };
     // age_active_anon
@@ -694,7 +705,9 @@ fn balance_step(k: &mut Kernel, ctx: &mut Ctx, node: usize) -> bool {
     if order > 0 && sc.nr_reclaimed >= (2u64 << order) {
         ks.bal_order = 0;
     }
-    if !raise || sc.nr_reclaimed == 0 {
+    // A pass cut short because kswapd blocked submitting a write is not finished: the kernel
+    // completes it after the sleep, so the next step repeats this priority.
+    if !blocked(ctx, &sc) && (!raise || sc.nr_reclaimed == 0) {
         ks.bal_priority -= 1;
     }
     // shrink_node: "if (sc->nr.immediate) reclaim_throttle(pgdat, VMSCAN_THROTTLE_WRITEBACK)".
