@@ -77,7 +77,7 @@ impl Kernel {
             return Fault::Done;
         }
         if let Some(s) = pte::swap_slot(e) {
-            return self.do_swap_page(ctx, mm, vpn, slot, s, write, flags);
+            return self.do_swap_page(ctx, mm, vi, vpn, slot, s, write, flags);
         }
         match kind {
             VmaKind::Anon => self.do_anonymous_page(ctx, mm, vpn, slot, write, flags),
@@ -202,12 +202,12 @@ impl Kernel {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn do_swap_page(&mut self, ctx: &mut Ctx, mm: u32, vpn: u64, slot: usize, s: u32, write: bool, flags: u32) -> Fault {
+    fn do_swap_page(&mut self, ctx: &mut Ctx, mm: u32, vi: usize, vpn: u64, slot: usize, s: u32, write: bool, flags: u32) -> Fault {
         self.charge(ctx, KFunc::DoSwapPage, 0);
         let cached = self.swap.as_ref().map(|sw| sw.cache[s as usize]).unwrap_or(NIL);
         if cached == NIL {
             let av = self.mm(mm).anon_vma;
-            return match crate::swap_state::swapin(self, ctx, s, av, vpn) {
+            return match crate::swap_state::swapin_readahead(self, ctx, mm, vi, vpn, slot, s, av) {
                 Ok((_, t)) => {
                     self.ev.inc(Vm::Pgmajfault);
                     Fault::Wait { until: t, major: true }
@@ -216,6 +216,7 @@ impl Kernel {
             };
         }
         let p = cached;
+        crate::swap_state::swap_cache_hit(self, mm, vi, vpn, p);
         if self.fr.has(p, pg::LOCKED) {
             return Fault::Wait { until: self.inflight.get(&p).copied().unwrap_or(ctx.clock()), major: false };
         }

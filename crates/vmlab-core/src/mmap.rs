@@ -62,6 +62,8 @@ pub struct Vma {
     pub kind: VmaKind,
     /// Per-VMA lock: write-locked by an mmap/munmap writer in progress.
     pub write_locked: bool,
+    /// `swap_readahead_info`: the VMA-based swap readahead history.
+    pub swap_ra: crate::swap_state::SwapRaInfo,
 }
 
 impl Vma {

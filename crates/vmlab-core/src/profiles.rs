@@ -69,6 +69,34 @@ pub enum MmapReadahead {
     ReadAroundAsync,
 }
 
+/// What a swap-in fault reads besides its own page (`swapin_readahead`). Every mode reads into
+/// the swap cache only slots still in use whose page is not cached, stops at the first page it
+/// cannot allocate, and marks the extra pages PG_readahead (`swap_ra`; `swap_ra_hit` when a
+/// fault finds one, the 4.14+ counters).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SwapReadahead {
+    /// One page per major fault.
+    None,
+    /// 2.4 (and 2.6 before the rework below) `valid_swaphandles`: the `1 << page_cluster`-slot
+    /// block aligned to its size that holds the slot, from its first slot (not the swap header)
+    /// up to the first free one; the target itself may lie past that point.
+    ClusterFromBase,
+    /// 2.6.2x–3.x `valid_swaphandles`: the slots of that aligned block that are in use and
+    /// contiguous with the target, both ways.
+    ClusterAround,
+    /// 3.15+ `swap_cluster_readahead`: the aligned block of `swapin_nr_pages` slots around the
+    /// target, a window sized from the readahead hits counted since the last major fault
+    /// (`swapin_readahead_hits`, `__swapin_nr_pages`, at most `1 << page_cluster`).
+    Cluster,
+    /// 4.14+ with `vma_ra_enabled` (`swap_vma_readahead`): the window is in the faulting VMA's
+    /// virtual pages, sized from its readahead hits (`__swapin_nr_pages`, at most
+    /// `1 << min(page_cluster, 5)`), pushed ahead of a sequential fault, and kept inside the VMA
+    /// and the fault's PMD. `swap_use_vma_readahead` falls back to `Cluster` while a rotational
+    /// device swaps (`nr_rotate_swap`): here, a swap disk with a positioning time (`seek_ns`).
+    Vma,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RwsemKind {
@@ -189,6 +217,7 @@ pub struct Profile {
     pub high_order_check: HighOrderCheck,
     pub fault_locking: FaultLocking,
     pub mmap_readahead: MmapReadahead,
+    pub swap_readahead: SwapReadahead,
     pub rwsem: RwsemKind,
     pub quicklist: QuicklistRule,
     /// 2.4: mlock may lock at most half of physical memory.
@@ -284,6 +313,8 @@ const MODERN: Profile = Profile {
     high_order_check: HighOrderCheck::AnyBlock,
     fault_locking: FaultLocking::PerVma,
     mmap_readahead: MmapReadahead::ReadAroundAsync,
+    // /sys/kernel/mm/swap/vma_ra_enabled defaults to true.
+    swap_readahead: SwapReadahead::Vma,
     rwsem: RwsemKind::Handoff,
     quicklist: QuicklistRule::None,
     mlock_half_physmem: false,
@@ -320,6 +351,7 @@ const LINUX_2_6_26: Profile = Profile {
     high_order_check: HighOrderCheck::SubtractLowerOrders,
     fault_locking: FaultLocking::HoldAcrossIo,
     mmap_readahead: MmapReadahead::ReadAround,
+    swap_readahead: SwapReadahead::ClusterAround,
     rwsem: RwsemKind::Fifo,
     quicklist: QuicklistRule::NodeFree16,
     mlock_half_physmem: false,
@@ -366,6 +398,7 @@ const LINUX_2636: Profile = Profile {
     high_order_check: HighOrderCheck::SubtractLowerOrders,
     fault_locking: FaultLocking::HoldAcrossIo,
     mmap_readahead: MmapReadahead::SequentialOrReadAround,
+    swap_readahead: SwapReadahead::ClusterAround,
     rwsem: RwsemKind::Fifo,
     quicklist: QuicklistRule::None,
     mlock_half_physmem: false,
@@ -422,6 +455,8 @@ const LINUX_249: Profile = Profile {
     high_order_check: HighOrderCheck::SubtractLowerOrders,
     fault_locking: FaultLocking::HoldAcrossIo,
     mmap_readahead: MmapReadahead::Cluster,
+    // 2.4 do_swap_page → swapin_readahead → valid_swaphandles.
+    swap_readahead: SwapReadahead::ClusterFromBase,
     rwsem: RwsemKind::Fifo,
     quicklist: QuicklistRule::None,
     mlock_half_physmem: true,
@@ -588,6 +623,16 @@ impl Profile {
                     w => return Err(format!("`reclaim.mmap_readahead` is one of cluster, read_around, sequential_or_read_around, read_around_async; found `{w}`")),
                 }
             }
+            ("reclaim", "swap_readahead") => {
+                self.swap_readahead = match word()?.as_str() {
+                    "none" => SwapReadahead::None,
+                    "cluster_from_base" => SwapReadahead::ClusterFromBase,
+                    "cluster_around" => SwapReadahead::ClusterAround,
+                    "cluster" => SwapReadahead::Cluster,
+                    "vma" => SwapReadahead::Vma,
+                    w => return Err(format!("`reclaim.swap_readahead` is one of none, cluster_from_base, cluster_around, cluster, vma; found `{w}`")),
+                }
+            }
             ("reclaim", "rwsem") => {
                 self.rwsem = match word()?.as_str() {
                     "fifo" => RwsemKind::Fifo,
@@ -625,7 +670,7 @@ const VM_KEYS: &[&str] = &[
 const RECLAIM_KEYS: &[&str] = &[
     "unevictable_lru", "mlock_half_physmem", "kswapd_failures", "pgdat_balanced_quarter",
     "kswapd_ignore_failure", "bounce_highmem_io", "irq", "bh_per_slab_page", "walk_skips_active", "objrmap_walk", "shm_writepage_io", "clean_cache_pass", "workingset", "pgfault_on_completion",
-    "fault_locking", "mmap_readahead", "rwsem", "quicklist", "kswapd_classzone", "kswapd_return_order", "kswapd_reset_after_sleep",
+    "fault_locking", "mmap_readahead", "swap_readahead", "rwsem", "quicklist", "kswapd_classzone", "kswapd_return_order", "kswapd_reset_after_sleep",
     "unreclaimable_balanced", "sleep_check_inverted", "wmark_off_by_two", "reclaim_compaction",
     "lumpy_stop_on_fail", "compaction_min_order",
 ];

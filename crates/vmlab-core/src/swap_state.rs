@@ -6,6 +6,8 @@ use rustc_hash::FxHashMap;
 
 use crate::kernel::{Ctx, IoDone, Kernel};
 use crate::mm_types::{pg, Pfn, NIL};
+use crate::mmap::pte;
+use crate::profiles::SwapReadahead;
 use crate::stats::kfunc::KFunc;
 use crate::stats::vmstat::Vm;
 
@@ -23,6 +25,12 @@ pub struct SwapInfo {
     pub pfn_slot: FxHashMap<Pfn, u32>,
     pub inuse: u32,
     cursor: u32,
+    /// `swap_cluster_readahead`'s history (globals in the kernel): readahead hits since the
+    /// last window (`swapin_readahead_hits`), the slot of the last fault without hits
+    /// (`prev_offset`) and the last window (`last_readahead_pages`).
+    ra_hits: u32,
+    ra_prev: u32,
+    ra_last: u32,
 }
 
 impl SwapInfo {
@@ -38,6 +46,9 @@ impl SwapInfo {
             pfn_slot: FxHashMap::default(),
             inuse: 0,
             cursor: 0,
+            ra_hits: 0,
+            ra_prev: 0,
+            ra_last: 0,
         }
     }
     fn slot_free(&self, s: u32) -> bool {
@@ -168,30 +179,259 @@ pub fn swap_writepage(k: &mut Kernel, ctx: &mut Ctx, p: Pfn) -> bool {
     true
 }
 
-/// Read slot `s` into a new swap-cache page (`swap_readpage`); returns the page and when the
-/// read completes. `None` when no page could be allocated.
-pub fn swapin(k: &mut Kernel, ctx: &mut Ctx, s: u32, anon_vma: u32, vpn: u64) -> Result<(Pfn, u64), crate::page_alloc::AllocFail> {
+/// `vma->swap_readahead_info` (4.14+): the page of the VMA's last swap fault, the window read
+/// then, and how many of its readahead pages faults have found since.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SwapRaInfo {
+    pub vpn: u64,
+    pub win: u32,
+    pub hits: u32,
+}
+
+/// `SWAP_RA_ORDER_CEILING` (x86-64): the VMA window is at most 32 pages whatever page_cluster is.
+const SWAP_RA_ORDER_CEILING: u64 = 5;
+/// `SWAP_RA_HITS_MAX`: the hit count lives in the low PAGE_SHIFT / 2 bits of the packed value.
+const SWAP_RA_HITS_MAX: u32 = 63;
+
+/// A new swap-cache page for slot `s`, locked for its read (`__read_swap_cache_async` up to the
+/// I/O). `workingset_refault` runs for every page it adds, readahead ones included.
+fn add_swapin_page(k: &mut Kernel, ctx: &mut Ctx, s: u32, anon_vma: u32, vpn: u64, extra: u32) -> Result<Pfn, crate::page_alloc::AllocFail> {
     let p = k.alloc_pages(ctx, crate::page_alloc::Gfp::highuser_movable(), 0)?;
-    k.fr.flags[p as usize] |= pg::ANON | pg::SWAPBACKED | pg::LOCKED | pg::SWAPCACHE;
+    k.fr.flags[p as usize] |= pg::ANON | pg::SWAPBACKED | pg::LOCKED | pg::SWAPCACHE | extra;
     k.fr.mapping[p as usize] = anon_vma;
     k.fr.index[p as usize] = vpn as u32;
-    let (disk, base) = {
+    {
         let sw = k.swap.as_mut().expect("swap");
         sw.cache[s as usize] = p;
         sw.pfn_slot.insert(p, s);
-        (sw.disk, sw.base)
-    };
+    }
     k.g.swapcache += 1;
     k.g.anon += 1;
     crate::workingset::refault_anon(k, p, s);
     crate::vmscan::lru_add(k, p);
-    let t = k.disks[disk].submit(ctx.clock(), base + s as u64 * 4096, 4096, false);
+    Ok(p)
+}
+
+/// `swap_readpage` of `pages`, the pages of consecutive slots from `first`: one request, as the
+/// readahead loop's block plug merges them. Returns when it completes.
+fn swap_read_run(k: &mut Kernel, ctx: &mut Ctx, first: u32, pages: Vec<Pfn>) -> u64 {
+    let (disk, base) = {
+        let sw = k.swap.as_ref().expect("swap");
+        (sw.disk, sw.base)
+    };
+    let n = pages.len() as u64;
+    let t = k.disks[disk].submit(ctx.clock(), base + first as u64 * 4096, n * 4096, false);
     k.charge(ctx, KFunc::DoSwapPage, k.cost.io_submit);
-    k.inflight.insert(p, t);
+    for &p in &pages {
+        k.inflight.insert(p, t);
+    }
     let irq = !k.disks[disk].last_merged();
-    k.io_queue.push((t, IoDone::Read { pages: vec![p], disk, irq }));
-    k.ev.inc(Vm::Pswpin);
-    k.ev.add(Vm::Pgpgin, 4);
-    k.events += 1;
+    k.io_queue.push((t, IoDone::Read { pages, disk, irq }));
+    k.ev.add(Vm::Pswpin, n);
+    k.ev.add(Vm::Pgpgin, 4 * n);
+    k.events += n;
+    t
+}
+
+/// Read slot `s` into a new swap-cache page (`swap_readpage`); returns the page and when the
+/// read completes. `None` when no page could be allocated.
+pub fn swapin(k: &mut Kernel, ctx: &mut Ctx, s: u32, anon_vma: u32, vpn: u64) -> Result<(Pfn, u64), crate::page_alloc::AllocFail> {
+    let p = add_swapin_page(k, ctx, s, anon_vma, vpn, 0)?;
+    let t = swap_read_run(k, ctx, s, vec![p]);
     Ok((p, t))
+}
+
+/// `__swapin_nr_pages`: the readahead window after `hits` hits, given the previous fault's page
+/// and window. Without hits, only a fault next to the previous one reads ahead (2 pages).
+fn swapin_nr_pages_win(prev: u64, cur: u64, hits: u32, max: u32, prev_win: u32) -> u32 {
+    let mut pages = hits + 2;
+    if pages == 2 {
+        if cur != prev.wrapping_add(1) && cur.wrapping_add(1) != prev {
+            pages = 1;
+        }
+    } else {
+        pages = pages.next_power_of_two().max(4);
+    }
+    // Don't shrink the window faster than by half.
+    pages.min(max).max(prev_win / 2)
+}
+
+/// `swap_cache_get_folio`: a fault found its page in the swap cache. A readahead page counts a
+/// hit (PG_readahead is cleared, so a retried fault does not count it twice), and under VMA
+/// readahead the VMA remembers the fault and the hit.
+pub fn swap_cache_hit(k: &mut Kernel, mm: u32, vi: usize, vpn: u64, p: Pfn) {
+    let hit = k.fr.test_clear(p, pg::READAHEAD);
+    if hit {
+        k.ev.inc(Vm::SwapRaHit);
+    }
+    match swap_ra_mode(k) {
+        SwapReadahead::Vma if k.profile.tunables.page_cluster > 0 => {
+            let ra = &mut k.mm_mut(mm).vmas[vi].swap_ra;
+            if hit {
+                ra.hits = (ra.hits + 1).min(SWAP_RA_HITS_MAX);
+            }
+            ra.vpn = vpn;
+        }
+        SwapReadahead::Cluster if hit => {
+            if let Some(sw) = k.swap.as_mut() {
+                sw.ra_hits += 1;
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The profile's swap readahead as `swap_use_vma_readahead` decides it: VMA-based only while no
+/// rotational device swaps.
+fn swap_ra_mode(k: &Kernel) -> SwapReadahead {
+    match (k.profile.swap_readahead, k.swap.as_ref()) {
+        (SwapReadahead::Vma, Some(sw)) if k.disks[sw.disk].params().seek_ns > 0 => SwapReadahead::Cluster,
+        (m, _) => m,
+    }
+}
+
+/// `swapin_nr_pages`: the cluster window for a fault on slot `s`, from the hits since the last
+/// window. The previous slot only moves on a fault without hits.
+fn swapin_nr_pages(sw: &mut SwapInfo, s: u32, page_cluster: u64) -> u32 {
+    let max = 1u32 << page_cluster;
+    if max <= 1 {
+        return 1;
+    }
+    let hits = std::mem::take(&mut sw.ra_hits);
+    let pages = swapin_nr_pages_win(sw.ra_prev as u64, s as u64, hits, max, sw.ra_last);
+    if hits == 0 {
+        sw.ra_prev = s;
+    }
+    sw.ra_last = pages;
+    pages
+}
+
+/// The slot range `[lo, hi)` the cluster modes read around slot `s` (`valid_swaphandles`): the
+/// in-use slots of the aligned `1 << page_cluster` block. vmlab's slot 0 is a data slot (its
+/// swap header is not modelled), so the block is not trimmed at 0.
+fn valid_swaphandles(sw: &SwapInfo, s: u32, cluster: u64, around: bool) -> (u32, u32) {
+    let n = 1u64 << cluster;
+    let base = (s as u64 / n * n) as u32;
+    let end = (base as u64 + n).min(sw.nslots as u64) as u32;
+    let used = |x: u32| !sw.slot_free(x);
+    if !around {
+        let mut hi = base;
+        while hi < end && used(hi) {
+            hi += 1;
+        }
+        return (base, hi);
+    }
+    let mut hi = s + 1;
+    while hi < end && used(hi) {
+        hi += 1;
+    }
+    let mut lo = s;
+    while lo > base && used(lo - 1) {
+        lo -= 1;
+    }
+    (lo, hi)
+}
+
+/// `swapin_readahead` for a fault on `vpn` (PTE `pte_slot`, VMA `vi` of `mm`) whose slot `s` is
+/// not in the swap cache: read `s` and, per the profile's `swap_readahead`, its neighbours.
+/// Returns the faulting page and when its read completes. Runs of consecutive slots go to disk
+/// as one request; the readahead pages carry PG_readahead (`swap_ra`).
+#[allow(clippy::too_many_arguments)]
+pub fn swapin_readahead(k: &mut Kernel, ctx: &mut Ctx, mm: u32, vi: usize, vpn: u64, pte_slot: usize, s: u32, anon_vma: u32) -> Result<(Pfn, u64), crate::page_alloc::AllocFail> {
+    let pc = k.profile.tunables.page_cluster;
+    let mode = swap_ra_mode(k);
+    // The window, in virtual pages (Vma) or slots (cluster modes).
+    let (lo, hi) = match mode {
+        SwapReadahead::None => return swapin(k, ctx, s, anon_vma, vpn),
+        _ if pc == 0 => return swapin(k, ctx, s, anon_vma, vpn),
+        SwapReadahead::ClusterFromBase | SwapReadahead::ClusterAround => {
+            let sw = k.swap.as_ref().expect("swap");
+            let (lo, hi) = valid_swaphandles(sw, s, pc, mode == SwapReadahead::ClusterAround);
+            (lo as u64, hi as u64)
+        }
+        SwapReadahead::Cluster => {
+            let sw = k.swap.as_mut().expect("swap");
+            let n = swapin_nr_pages(sw, s, pc) as u64;
+            let lo = s as u64 / n * n;
+            (lo, (lo + n).min(sw.nslots as u64))
+        }
+        SwapReadahead::Vma => {
+            let max_win = 1u32 << pc.min(SWAP_RA_ORDER_CEILING);
+            let v = &mut k.mm_mut(mm).vmas[vi];
+            let prev = v.swap_ra;
+            let win = swapin_nr_pages_win(prev.vpn, vpn, prev.hits, max_win, prev.win);
+            v.swap_ra = SwapRaInfo { vpn, win, hits: 0 };
+            let w = win as u64;
+            let left = if vpn == prev.vpn + 1 {
+                vpn
+            } else if prev.vpn == vpn + 1 {
+                (vpn + 1).saturating_sub(w)
+            } else {
+                vpn.saturating_sub((w - 1) / 2)
+            };
+            let pmd = vpn & !511;
+            (left.max(v.start).max(pmd), (left + w).min(v.end).min(pmd + 512))
+        }
+    };
+    let target = add_swapin_page(k, ctx, s, anon_vma, vpn, 0)?;
+    let mut target_t = None;
+    let mut target_queued = false;
+    let mut run: Vec<Pfn> = Vec::new();
+    let mut run_first = 0u32;
+    for x in lo..hi {
+        // The slot at this place of the window, and whose page it would be.
+        let (rs, rvpn) = if mode == SwapReadahead::Vma {
+            // One page table covers the window: it stays inside the fault's PMD.
+            let e = k.pt.entries[pte_slot - (vpn & 511) as usize + (x & 511) as usize];
+            match pte::swap_slot(e) {
+                Some(rs) => (rs, x),
+                None => continue,
+            }
+        } else {
+            (x as u32, vpn)
+        };
+        let p = if rs == s {
+            if target_queued {
+                continue;
+            }
+            target_queued = true;
+            target
+        } else {
+            let wanted = |k: &Kernel| k.swap.as_ref().is_some_and(|sw| sw.cache[rs as usize] == NIL && sw.count[rs as usize] > 0);
+            if !wanted(k) {
+                continue;
+            }
+            match add_swapin_page(k, ctx, rs, anon_vma, rvpn, pg::READAHEAD) {
+                Ok(p) => p,
+                Err(_) => break,
+            }
+        };
+        if p != target {
+            k.ev.inc(Vm::SwapRa);
+        }
+        if !run.is_empty() && rs != run_first + run.len() as u32 {
+            let n = run.len() as u32;
+            let t = swap_read_run(k, ctx, run_first, std::mem::take(&mut run));
+            if run_first <= s && s < run_first + n {
+                target_t = Some(t);
+            }
+        }
+        if run.is_empty() {
+            run_first = rs;
+        }
+        run.push(p);
+    }
+    if !run.is_empty() {
+        let n = run.len() as u32;
+        let t = swap_read_run(k, ctx, run_first, run);
+        if run_first <= s && s < run_first + n {
+            target_t = Some(t);
+        }
+    }
+    let t = match target_t {
+        Some(t) => t,
+        // The window stopped short of the target (a free slot below it, or no memory).
+        None => swap_read_run(k, ctx, s, vec![target]),
+    };
+    Ok((target, t))
 }

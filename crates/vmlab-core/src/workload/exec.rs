@@ -612,7 +612,7 @@ fn do_mmap(
     }
     // vma_start_write: a new VMA is write-locked until mmap_write_unlock.
     let write_locked = sim.k.profile.fault_locking == FaultLocking::PerVma;
-    sim.k.vma_insert(mm, Vma { start, end: start + pages, flags, kind, write_locked });
+    sim.k.vma_insert(mm, Vma { start, end: start + pages, flags, kind, write_locked, swap_ra: Default::default() });
     sim.k.mm_mut(mm).regions.insert(nm, (start, pages));
     if locked {
         if crate::mlock::mlock_fixup(&mut sim.k, ctx, mm, start, start + pages, true).is_err() {
