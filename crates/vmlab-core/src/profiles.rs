@@ -111,8 +111,10 @@ pub enum RwsemKind {
 pub enum QuicklistRule {
     None,
     /// 2.6.22–2.6.26: each CPU may cache node_free/16 page-table pages.
+    #[serde(rename = "node_free_16")]
     NodeFree16,
     /// 2.6.27+: node_free/16/cpus_on_node.
+    #[serde(rename = "node_free_16_per_cpu")]
     NodeFree16PerCpu,
 }
 
@@ -129,6 +131,7 @@ pub enum IrqRule {
     /// request whole under `io_request_lock` with interrupts off (`end_request` → `b_end_io` per
     /// buffer, `bounce_end_io_read`'s copies) and runs the request function for the next ones:
     /// cost `irq_end_request` plus `copy_page` per bounced page.
+    #[serde(rename = "lowest_priority_24")]
     LowestPriority24,
     /// 2.6+/6.8 x86: the IRQ's effective affinity is one CPU (fixed delivery; irqbalance spreads
     /// IRQs, one CPU each: disk `i` on CPU `i mod cpus`). The hard handler acknowledges and the
@@ -678,6 +681,25 @@ const RECLAIM_KEYS: &[&str] = &[
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What `vmlab profiles` shows for a mechanism is what `[reclaim]` accepts for it.
+    #[test]
+    fn every_shown_reclaim_value_can_be_set_back() {
+        for p in all() {
+            let v = serde_json::to_value(&p).expect("serializes");
+            for key in RECLAIM_KEYS {
+                let shown = v.get(*key).or_else(|| v["split26"].get(*key)).unwrap_or_else(|| panic!("{}: `{key}` not shown", p.name));
+                let tv = match shown {
+                    serde_json::Value::Bool(b) => toml::Value::Boolean(*b),
+                    serde_json::Value::Number(n) => toml::Value::Integer(n.as_i64().expect("integer")),
+                    serde_json::Value::String(s) => toml::Value::String(s.clone()),
+                    other => panic!("{}: `{key}` shown as {other}", p.name),
+                };
+                let mut q = p.clone();
+                q.set("reclaim", key, &tv).unwrap_or_else(|e| panic!("{}: reclaim.{key} = {tv}: {e}", p.name));
+            }
+        }
+    }
     #[test]
     fn overrides_apply_and_unknown_keys_suggest() {
         let mut p = find("linux-6.8").unwrap();
