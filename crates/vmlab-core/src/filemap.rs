@@ -291,8 +291,7 @@ impl Kernel {
             for &p in &piece {
                 self.inflight.insert(p, t);
             }
-            let irq = !self.disks[disk].last_merged();
-            self.io_queue.push((t, IoDone::Read { pages: piece, disk, irq }));
+            self.queue_io_done(t, disk, piece, false);
             let b: Vec<Pfn> = bounce.get(i..i + n).unwrap_or(&[]).iter().copied().filter(|&b| b != NIL).collect();
             if !b.is_empty() {
                 self.io_queue.push((t, IoDone::Bounce(b)));

@@ -334,6 +334,14 @@ impl Kernel {
         ctx.clock() + crate::vmscan::THROTTLE_NS
     }
 
+    /// Queue the completion, at `t`, of the submission just made to `disk` for `pages`. A
+    /// submission the disk merged into the request before it raises no interrupt of its own.
+    pub fn queue_io_done(&mut self, t: u64, disk: usize, pages: Vec<Pfn>, write: bool) {
+        let irq = !self.disks[disk].last_merged();
+        let d = if write { IoDone::Write { pages, disk, irq } } else { IoDone::Read { pages, disk, irq } };
+        self.io_queue.push((t, d));
+    }
+
     /// Deliver a completed block I/O.
     pub fn io_complete(&mut self, ctx: &mut Ctx, d: IoDone) {
         match d {

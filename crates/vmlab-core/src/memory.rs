@@ -339,8 +339,7 @@ impl Kernel {
             crate::vmscan::lru_add(self, p);
             let t = self.disks[disk].submit(ctx.clock(), base + s as u64 * 4096, 4096, false);
             self.inflight.insert(p, t);
-            let irq = !self.disks[disk].last_merged();
-            self.io_queue.push((t, crate::kernel::IoDone::Read { pages: vec![p], disk, irq }));
+            self.queue_io_done(t, disk, vec![p], false);
             self.ev.inc(Vm::Pswpin);
             self.ev.inc(Vm::Pgmajfault);
             self.ev.add(Vm::Pgpgin, 4);

@@ -326,7 +326,7 @@ impl Kernel {
         if merge_tail && order < MAX_ORDER - 2 {
             let combined = zstart + ((pfn - zstart) & !(1 << order));
             let hb = zstart + ((combined - zstart) ^ (1 << (order + 1)));
-            to_tail = hb >= zstart && hb + (1 << (order + 1)) <= zend && fr.has(hb, pg::BUDDY) && (fr.aux[hb as usize] & 0xf) as usize == order + 1;
+            to_tail = hb + (1 << (order + 1)) <= zend && fr.has(hb, pg::BUDDY) && (fr.aux[hb as usize] & 0xf) as usize == order + 1;
         }
         if to_tail {
             z.free_area[order][mt].push_tail(fr, pfn);

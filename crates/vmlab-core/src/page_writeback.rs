@@ -120,8 +120,7 @@ pub fn submit_write(k: &mut Kernel, ctx: &mut Ctx, file: u32, first: u64, pages:
     k.charge(ctx, KFunc::WritebackSbInodes, k.cost.io_submit + pages.len() as u64 * k.cost.lru_scan);
     k.ev.add(Vm::Pgpgout, bytes / 1024);
     k.events += pages.len() as u64;
-    let irq = !k.disks[disk].last_merged();
-    k.io_queue.push((t, IoDone::Write { pages, disk, irq }));
+    k.queue_io_done(t, disk, pages, true);
     if !bounce.is_empty() {
         k.io_queue.push((t, IoDone::Bounce(bounce)));
     }

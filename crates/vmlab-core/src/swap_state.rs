@@ -4,7 +4,7 @@
 
 use rustc_hash::FxHashMap;
 
-use crate::kernel::{Ctx, IoDone, Kernel};
+use crate::kernel::{Ctx, Kernel};
 use crate::mm_types::{pg, Pfn, NIL};
 use crate::mmap::pte;
 use crate::profiles::SwapReadahead;
@@ -170,8 +170,7 @@ pub fn swap_writepage(k: &mut Kernel, ctx: &mut Ctx, p: Pfn) -> bool {
     k.g.writeback += 1;
     let t = k.disks[disk].submit(ctx.clock(), base + s as u64 * 4096, 4096, true);
     k.charge(ctx, KFunc::Pageout, k.cost.io_submit);
-    let irq = !k.disks[disk].last_merged();
-    k.io_queue.push((t, IoDone::Write { pages: vec![p], disk, irq }));
+    k.queue_io_done(t, disk, vec![p], true);
     crate::page_writeback::congestion_wait_on_submit(ctx, t);
     k.ev.inc(Vm::Pswpout);
     k.ev.add(Vm::Pgpgout, 4);
@@ -225,12 +224,18 @@ fn swap_read_run(k: &mut Kernel, ctx: &mut Ctx, first: u32, pages: Vec<Pfn>) -> 
     for &p in &pages {
         k.inflight.insert(p, t);
     }
-    let irq = !k.disks[disk].last_merged();
-    k.io_queue.push((t, IoDone::Read { pages, disk, irq }));
+    k.queue_io_done(t, disk, pages, false);
     k.ev.add(Vm::Pswpin, n);
     k.ev.add(Vm::Pgpgin, 4 * n);
     k.events += n;
     t
+}
+
+/// `swap_read_run`, and when it completes if the run holds slot `s`.
+fn read_run_holding(k: &mut Kernel, ctx: &mut Ctx, first: u32, pages: Vec<Pfn>, s: u32) -> Option<u64> {
+    let n = pages.len() as u32;
+    let t = swap_read_run(k, ctx, first, pages);
+    (first <= s && s < first + n).then_some(t)
 }
 
 /// Read slot `s` into a new swap-cache page (`swap_readpage`); returns the page and when the
@@ -410,11 +415,7 @@ pub fn swapin_readahead(k: &mut Kernel, ctx: &mut Ctx, mm: u32, vi: usize, vpn: 
             k.ev.inc(Vm::SwapRa);
         }
         if !run.is_empty() && rs != run_first + run.len() as u32 {
-            let n = run.len() as u32;
-            let t = swap_read_run(k, ctx, run_first, std::mem::take(&mut run));
-            if run_first <= s && s < run_first + n {
-                target_t = Some(t);
-            }
+            target_t = read_run_holding(k, ctx, run_first, std::mem::take(&mut run), s).or(target_t);
         }
         if run.is_empty() {
             run_first = rs;
@@ -422,11 +423,7 @@ pub fn swapin_readahead(k: &mut Kernel, ctx: &mut Ctx, mm: u32, vi: usize, vpn: 
         run.push(p);
     }
     if !run.is_empty() {
-        let n = run.len() as u32;
-        let t = swap_read_run(k, ctx, run_first, run);
-        if run_first <= s && s < run_first + n {
-            target_t = Some(t);
-        }
+        target_t = read_run_holding(k, ctx, run_first, run, s).or(target_t);
     }
     let t = match target_t {
         Some(t) => t,
