@@ -13,7 +13,11 @@ use vmlab_core::api::{self, RunOpts};
 use vmlab_core::stats::{compare, meminfo, profile_fmt, report::RunReport, timeline};
 
 #[derive(Parser)]
-#[command(name = "vmlab", version, about = "A laboratory for the Linux memory manager: the kernel's VM as a deterministic simulated machine")]
+#[command(
+    name = "vmlab",
+    version,
+    about = "A laboratory for the Linux memory manager: the kernel's VM as a deterministic simulated machine"
+)]
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
@@ -125,11 +129,15 @@ fn main() -> ExitCode {
     }
     let cli = Cli::parse();
     match cli.cmd {
-        Cmd::Run { scenario, profile, sets, json, csv, interval, timing } => run(scenario, profile, sets, json, csv, interval, timing),
+        Cmd::Run { scenario, profile, sets, json, csv, interval, timing } => {
+            run(scenario, profile, sets, json, csv, interval, timing)
+        }
         Cmd::Profiles { json } => profiles(json),
         Cmd::Explain { scenario, profile, sets } => explain(scenario, profile, sets),
         Cmd::Reproduce { seed, list, sets, json, timing } => reproduce(seed, list, sets, json, timing),
-        Cmd::Real { scenario, sets, json, interval, keep, dir } => real::real(real::RealArgs { scenario, sets, json, interval, keep, dir }),
+        Cmd::Real { scenario, sets, json, interval, keep, dir } => {
+            real::real(real::RealArgs { scenario, sets, json, interval, keep, dir })
+        }
         Cmd::Compare { runs } => match compare::load_reports_named(&runs) {
             Ok(r) => {
                 emit(&compare::compare(&r));
@@ -172,7 +180,12 @@ fn progress() -> Option<Box<dyn FnMut(u64)>> {
 }
 
 /// Load a scenario and simulate it, with a progress line on a terminal; errors are printed.
-fn load_and_run(path: &std::path::Path, profile: Option<&str>, sets: &[String], interval: Option<f64>) -> Result<(RunReport, vmlab_core::sim::Sim), ExitCode> {
+fn load_and_run(
+    path: &std::path::Path,
+    profile: Option<&str>,
+    sets: &[String],
+    interval: Option<f64>,
+) -> Result<(RunReport, vmlab_core::sim::Sim), ExitCode> {
     let sc = vmlab_core::workload::load_scenario(path, sets).map_err(fail)?;
     let opts = RunOpts { profile, interval_s: interval, progress: progress() };
     let r = api::run(&sc, opts).map_err(fail)?;
@@ -182,13 +195,26 @@ fn load_and_run(path: &std::path::Path, profile: Option<&str>, sets: &[String], 
     Ok(r)
 }
 
-fn run(path: PathBuf, profile: Option<String>, sets: Vec<String>, json: Option<String>, csv: Option<PathBuf>, interval: Option<f64>, timing: bool) -> ExitCode {
+fn run(
+    path: PathBuf,
+    profile: Option<String>,
+    sets: Vec<String>,
+    json: Option<String>,
+    csv: Option<PathBuf>,
+    interval: Option<f64>,
+    timing: bool,
+) -> ExitCode {
     let (rep, sim) = match load_and_run(&path, profile.as_deref(), &sets, interval) {
         Ok(r) => r,
         Err(code) => return code,
     };
     let rep = if timing {
-        eprintln!("vmlab: {} page events in {:.2} s wall ({:.0} events/s)", rep.events, rep.wall_s, rep.events as f64 / rep.wall_s.max(1e-9));
+        eprintln!(
+            "vmlab: {} page events in {:.2} s wall ({:.0} events/s)",
+            rep.events,
+            rep.wall_s,
+            rep.events as f64 / rep.wall_s.max(1e-9)
+        );
         rep
     } else {
         rep.with_wall_s_zeroed()
@@ -214,7 +240,15 @@ fn explain(path: PathBuf, profile: Option<String>, sets: Vec<String>) -> ExitCod
         Err(code) => return code,
     };
     let mut o = String::new();
-    let _ = writeln!(o, "vmlab explain: {}  profile {}  {} MiB, {} CPUs, {} node(s)", rep.scenario, rep.profile, rep.machine.memory_bytes >> 20, rep.machine.cpus, rep.machine.nodes);
+    let _ = writeln!(
+        o,
+        "vmlab explain: {}  profile {}  {} MiB, {} CPUs, {} node(s)",
+        rep.scenario,
+        rep.profile,
+        rep.machine.memory_bytes >> 20,
+        rep.machine.cpus,
+        rep.machine.nodes
+    );
     let _ = writeln!(o, "workload ended after {:.2} s simulated\n", rep.elapsed_s);
     let end_s = rep.timeline.last().map(|s| s.t_s).unwrap_or(rep.elapsed_s);
     o.push_str(&vmlab_core::stats::explain::format_kswapd(&sim.k, end_s));
@@ -272,7 +306,9 @@ fn flat_profile_top(sim: &vmlab_core::sim::Sim, n: usize) -> String {
 fn print_text(rep: &RunReport, sim: &vmlab_core::sim::Sim) {
     use std::fmt::Write as _;
     let mut o = String::new();
-    let _ = writeln!(o, "vmlab run: {}  profile {}  seed {}  {} MiB, {} CPUs, {} node(s)",
+    let _ = writeln!(
+        o,
+        "vmlab run: {}  profile {}  seed {}  {} MiB, {} CPUs, {} node(s)",
         rep.scenario,
         rep.profile,
         rep.seed,

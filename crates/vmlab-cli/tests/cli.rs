@@ -5,7 +5,11 @@ use std::process::Command;
 
 fn vmlab(args: &[&str]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_vmlab")).args(args).output().expect("vmlab runs");
-    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned(), unwrap_lines(&String::from_utf8_lossy(&out.stderr)))
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        unwrap_lines(&String::from_utf8_lossy(&out.stderr)),
+    )
 }
 
 /// miette wraps a long message at the terminal's width behind a `│` gutter; the tests look for
@@ -164,7 +168,10 @@ fn same_scenario_gives_byte_identical_output_unless_timing_is_asked_for() {
 fn explain_names_what_kept_kswapd_awake() {
     // A file twice the size of memory, read twice: page-cache reclaim keeps kswapd busy.
     let stream = GOOD
-        .replace("cpus = 1\n", "cpus = 1\n\n[[disk]]\nname = \"sda\"\nmodel = \"ssd\"\n\n[[file]]\nname = \"big\"\nsize = \"128MiB\"\n")
+        .replace(
+            "cpus = 1\n",
+            "cpus = 1\n\n[[disk]]\nname = \"sda\"\nmodel = \"ssd\"\n\n[[file]]\nname = \"big\"\nsize = \"128MiB\"\n",
+        )
         .replace("mmap a anon 8MiB\ntouch a write", "read big bs=1MiB\nread big bs=1MiB");
     let p = scenario("explain.toml", &stream);
     let (code, out, err) = vmlab(&["explain", &p]);

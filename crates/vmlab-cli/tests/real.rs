@@ -12,7 +12,11 @@ fn vmlab(args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
         c.env(k, v);
     }
     let out = c.output().expect("vmlab runs");
-    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
 }
 
 /// A scratch directory removed when the test ends, failed or not.
@@ -187,7 +191,8 @@ fn cannot_run_real() -> Option<&'static str> {
         return Some("not root");
     }
     let v1 = Path::new("/sys/fs/cgroup/memory/memory.limit_in_bytes").is_file();
-    let v2 = std::fs::read_to_string("/sys/fs/cgroup/cgroup.controllers").is_ok_and(|c| c.split_whitespace().any(|w| w == "memory"));
+    let v2 = std::fs::read_to_string("/sys/fs/cgroup/cgroup.controllers")
+        .is_ok_and(|c| c.split_whitespace().any(|w| w == "memory"));
     if !v1 && !v2 {
         return Some("no memory cgroup controller");
     }
@@ -235,7 +240,16 @@ fn real_run(d: &Path, scenario: &str) -> (serde_json::Value, String) {
     std::fs::create_dir_all(&work).expect("work dir");
     let json = d.join("real.json");
     let child = Command::new(env!("CARGO_BIN_EXE_vmlab"))
-        .args(["real", scenario, "--interval", "0.2", "--dir", &work.to_string_lossy(), "--json", &json.to_string_lossy()])
+        .args([
+            "real",
+            scenario,
+            "--interval",
+            "0.2",
+            "--dir",
+            &work.to_string_lossy(),
+            "--json",
+            &json.to_string_lossy(),
+        ])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -298,7 +312,8 @@ fn real_run_reads_from_disk_within_the_cgroup_limit() {
     assert!(peak <= limit + (1 << 20), "peak {peak} over the limit {limit}");
     assert!(peak >= 32 << 20, "peak {peak}: the 32 MiB touched were not charged to the cgroup");
     // In program order both by time and in the file (serde_json's map here sorts its keys).
-    let mut marks: Vec<(&String, f64)> = v["metrics"].as_object().expect("metrics").iter().map(|(k, t)| (k, t.as_f64().unwrap_or(-1.0))).collect();
+    let mut marks: Vec<(&String, f64)> =
+        v["metrics"].as_object().expect("metrics").iter().map(|(k, t)| (k, t.as_f64().unwrap_or(-1.0))).collect();
     marks.sort_by(|a, b| a.1.total_cmp(&b.1));
     let names: Vec<&str> = marks.iter().map(|(k, _)| k.as_str()).collect();
     assert_eq!(names, ["start", "touched", "read_twice"], "{marks:?}");
@@ -307,7 +322,10 @@ fn real_run_reads_from_disk_within_the_cgroup_limit() {
     assert!(at("start") < at("touched") && at("touched") < at("read_twice"), "marks out of order in the file");
     assert!(v["elapsed_s"].as_f64().unwrap_or(0.0) >= marks[2].1);
     assert_eq!(v["tasks"][0]["name"], "reader");
-    assert!(text.contains("emulated by the memory limit of cgroup"), "the summary says the machine is a cgroup limit: {text}");
+    assert!(
+        text.contains("emulated by the memory limit of cgroup"),
+        "the summary says the machine is a cgroup limit: {text}"
+    );
     // The same JSON works with `vmlab compare` next to a simulated run.
     let sim = r.dir.join("sim.json");
     let (code, _, err) = vmlab(&["run", &r.scenario, "--json", &sim.to_string_lossy()], &[]);
@@ -344,13 +362,16 @@ fn real_run_survives_the_cgroup_oom_killer() {
 /// locked range, ENOENT from a second unlink): the real kernel and the simulator take the same ones.
 #[test]
 fn real_run_sets_errno_as_the_simulator_does() {
-    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/real-ops.toml")).expect("real-ops.toml");
+    let text =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/real-ops.toml")).expect("real-ops.toml");
     let Some(r) = real_scenario("ops", &text) else { return };
     let real = &r.v;
     let (code, out, err) = vmlab(&["run", &r.scenario, "--json", "-"], &[]);
     assert_eq!(code, 0, "{err}");
     let sim: serde_json::Value = serde_json::from_str(&out).expect("sim JSON");
-    let names = |v: &serde_json::Value| -> Vec<String> { v["metrics"].as_object().map(|m| m.keys().cloned().collect()).unwrap_or_default() };
+    let names = |v: &serde_json::Value| -> Vec<String> {
+        v["metrics"].as_object().map(|m| m.keys().cloned().collect()).unwrap_or_default()
+    };
     assert_eq!(names(real), names(&sim));
     for m in ["mlock_failed", "mlock_small_ok", "madvise_locked_einval", "unlink_enoent", "end"] {
         assert!(names(real).iter().any(|n| n == m), "{m} missing: {:?}", names(real));
@@ -366,7 +387,10 @@ fn real_run_ends_after_linger_when_the_rest_sleeps_forever() {
     let late = v["metrics"]["late_start"].as_f64().unwrap_or(-1.0);
     assert!(late >= 0.5, "started at {late} s, before its start time");
     let elapsed = v["elapsed_s"].as_f64().unwrap_or(0.0);
-    assert!(elapsed >= late + 1.0 && elapsed < late + 4.0, "ended at {elapsed} s; late started at {late} s, linger 1 s");
+    assert!(
+        elapsed >= late + 1.0 && elapsed < late + 4.0,
+        "ended at {elapsed} s; late started at {late} s, linger 1 s"
+    );
     assert!(v["timeline"].as_array().map_or(0, |t| t.len()) >= 5, "samples every 0.2 s");
     let procs = v["tasks"].as_array().map_or(0, |t| t.iter().filter(|x| x["kthread"] == false).count());
     assert_eq!(procs, 2, "{}", v["tasks"]);

@@ -174,10 +174,7 @@ impl Spindle {
             ncq_seek(p.seek_ns, k)
         };
         let transfer = (bytes as u128 * NS_PER_SEC).div_ceil(p.bandwidth_bps as u128);
-        let service = p
-            .latency_ns
-            .saturating_add(seek)
-            .saturating_add(transfer.min(u64::MAX as u128) as u64);
+        let service = p.latency_ns.saturating_add(seek).saturating_add(transfer.min(u64::MAX as u128) as u64);
         (start.saturating_add(service), service)
     }
 
@@ -309,11 +306,7 @@ impl Disk {
             let c0 = offset / chunk;
             let c1 = (offset + bytes.max(1) - 1) / chunk;
             let head_trim = offset % chunk;
-            let tail_trim = if bytes == 0 {
-                0
-            } else {
-                chunk - 1 - (offset + bytes - 1) % chunk
-            };
+            let tail_trim = if bytes == 0 { 0 } else { chunk - 1 - (offset + bytes - 1) % chunk };
             for s in 0..stripes.min(c1 - c0 + 1) {
                 let first = c0 + s;
                 let last = c1 - (c1 - first) % stripes;
@@ -344,7 +337,10 @@ impl Disk {
         }
         self.inflight.push(Reverse(done));
         // Contiguous with the previous submission, which is still queued: the same request.
-        self.merged = write == self.merge_write && offset == self.merge_end && now < self.merge_done && self.merge_bytes + bytes <= MERGE_MAX_BYTES;
+        self.merged = write == self.merge_write
+            && offset == self.merge_end
+            && now < self.merge_done
+            && self.merge_bytes + bytes <= MERGE_MAX_BYTES;
         self.merge_bytes = if self.merged { self.merge_bytes + bytes } else { bytes };
         (self.merge_end, self.merge_write, self.merge_done) = (offset + bytes, write, done);
         // Requests start in time order, so the union of [submit, done] intervals grows only at its
@@ -354,14 +350,7 @@ impl Disk {
         done
     }
 
-    fn submit_stripe(
-        &mut self,
-        now: u64,
-        stripe: usize,
-        local: u64,
-        bytes: u64,
-        write: bool,
-    ) -> u64 {
+    fn submit_stripe(&mut self, now: u64, stripe: usize, local: u64, bytes: u64, write: bool) -> u64 {
         let p = self.params;
         if !p.mirrored {
             return self.spindles[stripe].schedule(&p, now, local, bytes);
@@ -507,22 +496,14 @@ mod tests {
 
     #[test]
     fn striped_sequential_reaches_stripes_times_bandwidth() {
-        for (model, write) in [
-            ("raid10", false),
-            ("raid10", true),
-            ("nvme", false),
-            ("san", false),
-        ] {
+        for (model, write) in [("raid10", false), ("raid10", true), ("nvme", false), ("san", false)] {
             let mut d = Disk::preset(model).unwrap();
             let p = *d.params();
             let req = 16 * MIB;
             let end = stream(&mut d, req, 32 * req, write);
             let bw = mbps(32 * req, end);
             let want = (p.bandwidth_bps * p.stripes() as u64) as f64 / 1e6;
-            assert!(
-                bw > 0.9 * want && bw <= want,
-                "{model} write={write}: {bw} of {want} MB/s"
-            );
+            assert!(bw > 0.9 * want && bw <= want, "{model} write={write}: {bw} of {want} MB/s");
         }
     }
 
@@ -597,8 +578,7 @@ mod tests {
         }
         // Seeks at k = 1, 2, 3, 4 outstanding.
         let s = 8_000_000f64;
-        let want =
-            4.0 * (50_000.0 + 40_960.0) + s * (1.0 + 1.0 / 2f64.sqrt() + 1.0 / 3f64.sqrt() + 0.5);
+        let want = 4.0 * (50_000.0 + 40_960.0) + s * (1.0 + 1.0 / 2f64.sqrt() + 1.0 / 3f64.sqrt() + 0.5);
         assert!((t as f64 - want).abs() < 4.0, "{t} vs {want}");
     }
 
@@ -614,38 +594,22 @@ mod tests {
         let total_reqs = 4000;
         for _ in 0..total_reqs {
             // Serve the reader whose previous read finished first (ties: lowest index).
-            let (r, &now) = next
-                .iter()
-                .enumerate()
-                .min_by_key(|&(i, &t)| (t, i))
-                .unwrap();
+            let (r, &now) = next.iter().enumerate().min_by_key(|&(i, &t)| (t, i)).unwrap();
             let off = rng.gen_range(0..span / 4096) * 4096;
             let done = d.submit(now, off, size, false);
             completions.push(done);
             next[r] = done;
         }
         let end = *next.iter().max().unwrap();
-        (
-            (total_reqs * size) as f64 / (end as f64 / SEC as f64),
-            completions,
-        )
+        ((total_reqs * size) as f64 / (end as f64 / SEC as f64), completions)
     }
 
     #[test]
     fn raid10_concurrent_random_readers_scale() {
         let (one, _) = random_readers("raid10", 1, 4);
         let (many, _) = random_readers("raid10", 16, 4);
-        eprintln!(
-            "raid10 random 160K: 1 reader {:.1} MB/s, 16 readers {:.1} MB/s",
-            one / 1e6,
-            many / 1e6
-        );
-        assert!(
-            many >= 3.0 * one,
-            "1 reader {:.1} MB/s, 16 readers {:.1} MB/s",
-            one / 1e6,
-            many / 1e6
-        );
+        eprintln!("raid10 random 160K: 1 reader {:.1} MB/s, 16 readers {:.1} MB/s", one / 1e6, many / 1e6);
+        assert!(many >= 3.0 * one, "1 reader {:.1} MB/s, 16 readers {:.1} MB/s", one / 1e6, many / 1e6);
     }
 
     #[test]

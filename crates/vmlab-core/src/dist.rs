@@ -36,12 +36,7 @@ pub fn lognormal<R: RngCore + ?Sized>(rng: &mut R, mean: f64, sigma: f64) -> f64
 }
 
 /// `count` log-normally spread sizes with mean ≈ `mean_bytes`, each ≥ 1 byte.
-pub fn lognormal_sizes<R: RngCore + ?Sized>(
-    rng: &mut R,
-    count: usize,
-    mean_bytes: u64,
-    sigma: f64,
-) -> Vec<u64> {
+pub fn lognormal_sizes<R: RngCore + ?Sized>(rng: &mut R, count: usize, mean_bytes: u64, sigma: f64) -> Vec<u64> {
     let mean = mean_bytes.max(1) as f64;
     (0..count)
         .map(|_| {
@@ -58,12 +53,7 @@ pub fn lognormal_sizes<R: RngCore + ?Sized>(
 ///
 /// The draws are used as weights: file `i` gets 1 byte plus its share of the rest, cut at rounded
 /// cumulative sums so the pieces add up exactly without a sort.
-pub fn file_tree_sizes<R: RngCore + ?Sized>(
-    rng: &mut R,
-    total_bytes: u64,
-    mean_bytes: u64,
-    sigma: f64,
-) -> Vec<u64> {
+pub fn file_tree_sizes<R: RngCore + ?Sized>(rng: &mut R, total_bytes: u64, mean_bytes: u64, sigma: f64) -> Vec<u64> {
     if total_bytes == 0 {
         return Vec::new();
     }
@@ -78,11 +68,7 @@ pub fn file_tree_sizes<R: RngCore + ?Sized>(
     for (i, w) in weights.iter().enumerate() {
         prefix += w;
         // Rounding is monotone, so the cuts never go backwards even in floating point.
-        let cut = if i + 1 == weights.len() {
-            rest
-        } else {
-            ((prefix / sum * rest as f64) as u64).min(rest)
-        };
+        let cut = if i + 1 == weights.len() { rest } else { ((prefix / sum * rest as f64) as u64).min(rest) };
         out.push(1 + cut - cut_prev);
         cut_prev = cut;
     }
@@ -118,13 +104,7 @@ impl Zipf {
         if !(theta > 0.0 && theta.is_finite()) {
             return Err(DistError("Zipf exponent theta must be finite and > 0"));
         }
-        let mut z = Zipf {
-            n,
-            theta,
-            h_x1: 0.0,
-            h_n: 0.0,
-            s: 0.0,
-        };
+        let mut z = Zipf { n, theta, h_x1: 0.0, h_n: 0.0, s: 0.0 };
         z.h_x1 = z.big_h(1.5) - 1.0;
         z.h_n = z.big_h(n as f64 + 0.5);
         z.s = 2.0 - z.big_h_inv(z.big_h(2.5) - z.h(2.0));
@@ -278,19 +258,9 @@ mod tests {
         for _ in 0..100_000 {
             let x = exp((uniform01(&mut r) - 0.5) * 1400.0);
             let rel = (ln(x) - x.ln()).abs() / x.ln().abs().max(1e-300);
-            assert!(
-                rel < 4e-16 || (ln(x) - x.ln()).abs() < 4e-16,
-                "ln({x}) = {} vs {}",
-                ln(x),
-                x.ln()
-            );
+            assert!(rel < 4e-16 || (ln(x) - x.ln()).abs() < 4e-16, "ln({x}) = {} vs {}", ln(x), x.ln());
             let y = (uniform01(&mut r) - 0.5) * 1400.0;
-            assert!(
-                ((exp(y) - y.exp()) / y.exp()).abs() < 4e-16,
-                "exp({y}) = {} vs {}",
-                exp(y),
-                y.exp()
-            );
+            assert!(((exp(y) - y.exp()) / y.exp()).abs() < 4e-16, "exp({y}) = {} vs {}", exp(y), y.exp());
         }
         assert_eq!(ln(1.0), 0.0);
         assert_eq!(exp(0.0), 1.0);
@@ -326,10 +296,7 @@ mod tests {
         for (k, (&c, &p)) in counts.iter().zip(head).enumerate() {
             let got = c as f64 / draws as f64;
             let sd = (p * (1.0 - p) / draws as f64).sqrt();
-            assert!(
-                (got - p).abs() < 5.0 * sd + 1e-4,
-                "n={n} theta={theta} item {k}: {got} vs {p}"
-            );
+            assert!((got - p).abs() < 5.0 * sd + 1e-4, "n={n} theta={theta} item {k}: {got} vs {p}");
         }
     }
 
@@ -381,13 +348,8 @@ mod tests {
         sorted.sort_unstable();
         // Median of a log-normal is mean·e^(−sigma²/2).
         let median = sorted[sorted.len() / 2] as f64;
-        assert!(
-            (median / (160.0 * 1024.0 * (-0.5f64).exp()) - 1.0).abs() < 0.03,
-            "{median}"
-        );
-        assert!(lognormal_sizes(&mut r, 1000, 1, 3.0)
-            .iter()
-            .all(|&s| s >= 1));
+        assert!((median / (160.0 * 1024.0 * (-0.5f64).exp()) - 1.0).abs() < 0.03, "{median}");
+        assert!(lognormal_sizes(&mut r, 1000, 1, 3.0).iter().all(|&s| s >= 1));
     }
 
     #[test]
@@ -399,10 +361,7 @@ mod tests {
         assert_eq!(v.len() as u64, total / mean);
         assert!(v.iter().all(|&s| s >= 1));
         let (min, max) = (*v.iter().min().unwrap(), *v.iter().max().unwrap());
-        assert!(
-            min < mean / 10 && max > mean * 10,
-            "not spread: {min}..{max}"
-        );
+        assert!(min < mean / 10 && max > mean * 10, "not spread: {min}..{max}");
         assert_eq!(v, file_tree_sizes(&mut rng(5), total, mean, 1.2));
     }
 
@@ -417,10 +376,7 @@ mod tests {
         assert_eq!((v.len(), v.iter().sum::<u64>()), (333, 1000));
         assert!(v.iter().all(|&s| s >= 1));
         let big = file_tree_sizes(&mut r, u64::MAX, u64::MAX / 4, 0.5);
-        assert_eq!(
-            big.iter().fold(0u64, |a, &b| a.checked_add(b).unwrap()),
-            u64::MAX
-        );
+        assert_eq!(big.iter().fold(0u64, |a, &b| a.checked_add(b).unwrap()), u64::MAX);
     }
 
     #[test]
@@ -440,9 +396,6 @@ mod tests {
         let sizes = file_tree_sizes(&mut r, 1 << 20, 100_000, 1.0);
         assert_eq!(a, [47392, 39782, 20, 659, 0]);
         assert_eq!(n1.to_bits(), 0xbfe87ec6734035e0);
-        assert_eq!(
-            sizes,
-            [27849, 295749, 82267, 15304, 196830, 13592, 45917, 79231, 275710, 16127]
-        );
+        assert_eq!(sizes, [27849, 295749, 82267, 15304, 196830, 13592, 45917, 79231, 275710, 16127]);
     }
 }

@@ -185,7 +185,14 @@ impl Kernel {
     /// Readahead: bring [start, start+n) into the page cache, one disk request per run of
     /// missing pages. Marks the page at `mark` (if any) PG_readahead for the next async window.
     /// Returns the completion time of the last request, if any I/O was started.
-    pub fn page_cache_ra(&mut self, ctx: &mut Ctx, file: u32, start: u64, n: u64, mark: Option<u64>) -> Result<Option<u64>, AllocFail> {
+    pub fn page_cache_ra(
+        &mut self,
+        ctx: &mut Ctx,
+        file: u32,
+        start: u64,
+        n: u64,
+        mark: Option<u64>,
+    ) -> Result<Option<u64>, AllocFail> {
         let fsize = self.files[file as usize].npages();
         let end = (start + n).min(fsize);
         let mut last = None;
@@ -197,7 +204,13 @@ impl Kernel {
         while i < end {
             if self.files[file as usize].find(i).is_some() {
                 if !run.is_empty() {
-                    last = Some(self.submit_read(ctx, file, run_start, std::mem::take(&mut run), std::mem::take(&mut bounce)));
+                    last = Some(self.submit_read(
+                        ctx,
+                        file,
+                        run_start,
+                        std::mem::take(&mut run),
+                        std::mem::take(&mut bounce),
+                    ));
                 }
                 i += 1;
                 continue;
@@ -245,7 +258,14 @@ impl Kernel {
         if self.zones[self.zone_of(p)].kind != crate::mmzone::ZoneType::HighMem {
             return NIL;
         }
-        let gfp = Gfp { highest: crate::mmzone::ZoneType::Normal, direct_reclaim: true, atomic: false, noretry: true, mt: crate::mmzone::Mt::Unmovable, cold: false };
+        let gfp = Gfp {
+            highest: crate::mmzone::ZoneType::Normal,
+            direct_reclaim: true,
+            atomic: false,
+            noretry: true,
+            mt: crate::mmzone::Mt::Unmovable,
+            cold: false,
+        };
         // No __GFP_FS: a failed try_to_free_pages returns NULL rather than looping, so the caller
         // is not throttled.
         let throttle = ctx.throttle_until;
@@ -285,7 +305,8 @@ impl Kernel {
             let copies = if bounce.is_empty() {
                 0
             } else {
-                piece.iter().filter(|&&p| self.zones[self.zone_of(p)].kind == crate::mmzone::ZoneType::HighMem).count() as u64
+                piece.iter().filter(|&&p| self.zones[self.zone_of(p)].kind == crate::mmzone::ZoneType::HighMem).count()
+                    as u64
             };
             let t = t + copies * self.cost.copy_page;
             for &p in &piece {
@@ -306,7 +327,9 @@ impl Kernel {
     /// until some time, or absent (readahead could not get memory).
     pub fn find_page_wait(&self, ctx: &Ctx, file: u32, idx: u64) -> PageRes {
         match self.files[file as usize].find(idx) {
-            Some(p) if self.fr.has(p, pg::LOCKED) => PageRes::Wait(self.inflight.get(&p).copied().unwrap_or(ctx.clock())),
+            Some(p) if self.fr.has(p, pg::LOCKED) => {
+                PageRes::Wait(self.inflight.get(&p).copied().unwrap_or(ctx.clock()))
+            }
             Some(p) => PageRes::Ready(p),
             None => PageRes::Oom,
         }

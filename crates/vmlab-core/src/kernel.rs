@@ -307,7 +307,10 @@ impl Kernel {
             let (s, e) = (self.zones[zid].start_pfn, self.zones[zid].end_pfn);
             let mut p = s;
             while p < e {
-                if p == 0 || (p < reserved && self.zones[zid].kind != crate::mmzone::ZoneType::Dma) || (LOW_START..low_end).contains(&p) {
+                if p == 0
+                    || (p < reserved && self.zones[zid].kind != crate::mmzone::ZoneType::Dma)
+                    || (LOW_START..low_end).contains(&p)
+                {
                     self.fr.set(p, pg::RESERVED);
                     self.g.reserved += 1;
                     self.zones[zid].managed -= 1;
@@ -431,7 +434,13 @@ impl Kernel {
     pub fn check_conservation(&self) -> Result<(), String> {
         let free = self.nr_free_pages();
         let lru = self.nr_lru_pages();
-        let other = self.g.pagetable + self.g.quicklist + self.g.slab + self.g.reserved + self.g.isolated + self.g.kernel_stack + self.g.bounce;
+        let other = self.g.pagetable
+            + self.g.quicklist
+            + self.g.slab
+            + self.g.reserved
+            + self.g.isolated
+            + self.g.kernel_stack
+            + self.g.bounce;
         let sum = free + lru + other;
         if sum != self.total_pages() {
             return Err(format!(
@@ -454,20 +463,32 @@ impl Kernel {
                     let l = &z.free_area[o][mt];
                     let v = l.collect(&self.fr);
                     if v.len() as u64 != l.len {
-                        return Err(format!("zone {} order {o} list length {} but {} linked", z.kind.name(), l.len, v.len()));
+                        return Err(format!(
+                            "zone {} order {o} list length {} but {} linked",
+                            z.kind.name(),
+                            l.len,
+                            v.len()
+                        ));
                     }
                     for p in v {
                         if !self.fr.has(p, pg::BUDDY) || (self.fr.aux[p as usize] & 0xf) as usize != o {
                             return Err(format!("pfn {p} on order-{o} free list without PG_buddy/order"));
                         }
                         if !z.spans(p) {
-                            return Err(format!("pfn {p} on a free list of zone {} it does not belong to", z.kind.name()));
+                            return Err(format!(
+                                "pfn {p} on a free list of zone {} it does not belong to",
+                                z.kind.name()
+                            ));
                         }
                     }
                     blocks += l.len;
                 }
                 if blocks != z.nr_free[o] {
-                    return Err(format!("zone {} nr_free[{o}] = {} but {blocks} blocks listed", z.kind.name(), z.nr_free[o]));
+                    return Err(format!(
+                        "zone {} nr_free[{o}] = {} but {blocks} blocks listed",
+                        z.kind.name(),
+                        z.nr_free[o]
+                    ));
                 }
                 zfree += blocks << o;
             }

@@ -37,7 +37,10 @@ impl MachineConfig {
         }
         let per_node = total / nodes as u64;
         if per_node < 4096 {
-            return Err(format!("machine.memory gives {} pages per node; at least 16 MiB per node is needed", per_node));
+            return Err(format!(
+                "machine.memory gives {} pages per node; at least 16 MiB per node is needed",
+                per_node
+            ));
         }
         let mib = 256; // pages per MiB
         let mut z = Vec::new();
@@ -156,9 +159,25 @@ impl CostTable {
 impl CostTable {
     /// The entries a scenario may override (`[machine.cost]`), by field name.
     pub const NAMES: &'static [&'static str] = &[
-        "fault", "clear_page", "copy_page", "copy_user_page", "syscall", "lru_scan", "rmap_one",
-        "pte_walk", "page_alloc", "page_free", "pagecache_add", "context_switch", "io_submit",
-        "mmap", "mlock_page", "lock_handoff", "spin", "irq_handler", "irq_end_request",
+        "fault",
+        "clear_page",
+        "copy_page",
+        "copy_user_page",
+        "syscall",
+        "lru_scan",
+        "rmap_one",
+        "pte_walk",
+        "page_alloc",
+        "page_free",
+        "pagecache_add",
+        "context_switch",
+        "io_submit",
+        "mmap",
+        "mlock_page",
+        "lock_handoff",
+        "spin",
+        "irq_handler",
+        "irq_end_request",
     ];
 
     /// The entry called `name` (one of [`CostTable::NAMES`]).

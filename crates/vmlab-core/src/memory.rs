@@ -202,7 +202,17 @@ impl Kernel {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn do_swap_page(&mut self, ctx: &mut Ctx, mm: u32, vi: usize, vpn: u64, slot: usize, s: u32, write: bool, flags: u32) -> Fault {
+    fn do_swap_page(
+        &mut self,
+        ctx: &mut Ctx,
+        mm: u32,
+        vi: usize,
+        vpn: u64,
+        slot: usize,
+        s: u32,
+        write: bool,
+        flags: u32,
+    ) -> Fault {
         self.charge(ctx, KFunc::DoSwapPage, 0);
         let cached = self.swap.as_ref().map(|sw| sw.cache[s as usize]).unwrap_or(NIL);
         if cached == NIL {
@@ -242,7 +252,17 @@ impl Kernel {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn filemap_fault(&mut self, ctx: &mut Ctx, mm: u32, vpn: u64, slot: usize, file: u32, idx: u64, write: bool, flags: u32) -> Fault {
+    fn filemap_fault(
+        &mut self,
+        ctx: &mut Ctx,
+        mm: u32,
+        vpn: u64,
+        slot: usize,
+        file: u32,
+        idx: u64,
+        write: bool,
+        flags: u32,
+    ) -> Fault {
         self.charge(ctx, KFunc::FilemapFault, 0);
         if idx >= self.files[file as usize].npages() {
             return Fault::Segv;
@@ -282,7 +302,17 @@ impl Kernel {
 
     /// `shmem_fault`: from the segment's page cache, from the swap cache, from swap, or a new page.
     #[allow(clippy::too_many_arguments)]
-    fn shmem_fault(&mut self, ctx: &mut Ctx, mm: u32, vpn: u64, slot: usize, file: u32, idx: u64, write: bool, flags: u32) -> Fault {
+    fn shmem_fault(
+        &mut self,
+        ctx: &mut Ctx,
+        mm: u32,
+        vpn: u64,
+        slot: usize,
+        file: u32,
+        idx: u64,
+        write: bool,
+        flags: u32,
+    ) -> Fault {
         let _ = vpn;
         if idx >= self.files[file as usize].npages() {
             return Fault::Segv;

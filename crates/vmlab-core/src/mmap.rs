@@ -51,7 +51,10 @@ pub mod vm {
 pub enum VmaKind {
     Anon,
     /// A file (or shm segment) mapped from page `pgoff`.
-    File { file: u32, pgoff: u64 },
+    File {
+        file: u32,
+        pgoff: u64,
+    },
 }
 
 #[derive(Clone, Debug)]
@@ -400,7 +403,8 @@ impl Kernel {
 
     /// `free_pgtables`: free page tables wholly inside [start, end) that no VMA still uses.
     pub fn free_pgtables(&mut self, ctx: &mut Ctx, mm: u32, start: u64, end: u64) {
-        let keys: Vec<(u64, u32)> = self.mm(mm).ptes.range((start >> 9)..=((end.max(1) - 1) >> 9)).map(|(k, v)| (*k, *v)).collect();
+        let keys: Vec<(u64, u32)> =
+            self.mm(mm).ptes.range((start >> 9)..=((end.max(1) - 1) >> 9)).map(|(k, v)| (*k, *v)).collect();
         for (key, id) in keys {
             let (ts, te) = (key << 9, (key + 1) << 9);
             let still_used = self.mm(mm).vmas.iter().any(|v| v.start < te && v.end > ts);
@@ -419,7 +423,9 @@ impl Kernel {
         for ((level, idx), p) in uppers {
             let shift = if level == 1 { 18 } else { 27 };
             let (ts, te) = ((idx << shift) >> 9, ((idx + 1) << shift) >> 9);
-            if self.mm(mm).ptes.range(ts..te).next().is_none() && !self.mm(mm).vmas.iter().any(|v| v.start < (te << 9) && v.end > (ts << 9)) {
+            if self.mm(mm).ptes.range(ts..te).next().is_none()
+                && !self.mm(mm).vmas.iter().any(|v| v.start < (te << 9) && v.end > (ts << 9))
+            {
                 self.mm_mut(mm).upper.remove(&(level, idx));
                 self.pgtable_free(ctx, p);
             }

@@ -28,15 +28,36 @@ pub struct Gfp {
 impl Gfp {
     /// GFP_HIGHUSER_MOVABLE: anon and page-cache pages.
     pub fn highuser_movable() -> Gfp {
-        Gfp { highest: ZoneType::Movable, direct_reclaim: true, atomic: false, noretry: false, mt: Mt::Movable, cold: false }
+        Gfp {
+            highest: ZoneType::Movable,
+            direct_reclaim: true,
+            atomic: false,
+            noretry: false,
+            mt: Mt::Movable,
+            cold: false,
+        }
     }
     /// GFP_KERNEL: page tables and kernel objects.
     pub fn kernel() -> Gfp {
-        Gfp { highest: ZoneType::Normal, direct_reclaim: true, atomic: false, noretry: false, mt: Mt::Unmovable, cold: false }
+        Gfp {
+            highest: ZoneType::Normal,
+            direct_reclaim: true,
+            atomic: false,
+            noretry: false,
+            mt: Mt::Unmovable,
+            cold: false,
+        }
     }
     /// GFP_ATOMIC: interrupt context (network receive).
     pub fn atomic() -> Gfp {
-        Gfp { highest: ZoneType::Normal, direct_reclaim: false, atomic: true, noretry: true, mt: Mt::Unmovable, cold: false }
+        Gfp {
+            highest: ZoneType::Normal,
+            direct_reclaim: false,
+            atomic: true,
+            noretry: true,
+            mt: Mt::Unmovable,
+            cold: false,
+        }
     }
 }
 
@@ -64,8 +85,12 @@ impl Kernel {
     /// for the profile's watermark rule.
     pub fn setup_watermarks(&mut self) {
         let t = &self.profile.tunables;
-        let lowmem_pages: u64 =
-            self.zones.iter().filter(|z| z.kind != ZoneType::HighMem && z.kind != ZoneType::Movable).map(|z| z.managed).sum();
+        let lowmem_pages: u64 = self
+            .zones
+            .iter()
+            .filter(|z| z.kind != ZoneType::HighMem && z.kind != ZoneType::Movable)
+            .map(|z| z.managed)
+            .sum();
         let min_free_kbytes = if t.min_free_kbytes > 0 {
             t.min_free_kbytes
         } else {
@@ -85,11 +110,7 @@ impl Kernel {
                 }
                 WmarkRule::Linux2636 | WmarkRule::Linux68 => {
                     let tmp = if lowmem_pages == 0 { 0 } else { pages_min * z.managed / lowmem_pages };
-                    let min = if z.kind == ZoneType::HighMem {
-                        (z.managed / 1024).clamp(32, 128)
-                    } else {
-                        tmp
-                    };
+                    let min = if z.kind == ZoneType::HighMem { (z.managed / 1024).clamp(32, 128) } else { tmp };
                     if self.profile.wmark == WmarkRule::Linux2636 {
                         z.wmark = [min, min + tmp / 4, min + tmp / 2];
                     } else {
@@ -119,7 +140,15 @@ impl Kernel {
 
     /// `__zone_watermark_ok`: may an allocation of `order` proceed from zone `zid` leaving `mark`
     /// pages, for an allocation whose highest usable zone is `classzone`?
-    pub fn zone_watermark_ok(&self, zid: usize, order: u32, mark: u64, classzone: usize, harder: bool, high: bool) -> bool {
+    pub fn zone_watermark_ok(
+        &self,
+        zid: usize,
+        order: u32,
+        mark: u64,
+        classzone: usize,
+        harder: bool,
+        high: bool,
+    ) -> bool {
         let z = &self.zones[zid];
         let mut min = mark as i64;
         if high {
@@ -326,7 +355,9 @@ impl Kernel {
         if merge_tail && order < MAX_ORDER - 2 {
             let combined = zstart + ((pfn - zstart) & !(1 << order));
             let hb = zstart + ((combined - zstart) ^ (1 << (order + 1)));
-            to_tail = hb + (1 << (order + 1)) <= zend && fr.has(hb, pg::BUDDY) && (fr.aux[hb as usize] & 0xf) as usize == order + 1;
+            to_tail = hb + (1 << (order + 1)) <= zend
+                && fr.has(hb, pg::BUDDY)
+                && (fr.aux[hb as usize] & 0xf) as usize == order + 1;
         }
         if to_tail {
             z.free_area[order][mt].push_tail(fr, pfn);
@@ -339,7 +370,11 @@ impl Kernel {
     /// The pcp list an order-0 page of migrate type `mt` uses.
     #[inline(always)]
     fn pcp_list(&self, mt: usize) -> usize {
-        if self.profile.pcp_migratetype_lists { mt } else { 0 }
+        if self.profile.pcp_migratetype_lists {
+            mt
+        } else {
+            0
+        }
     }
 
     /// Allocate one order-0 page from the CPU's pcp list, refilling it in batches (`rmqueue_pcplist`;
@@ -374,7 +409,15 @@ impl Kernel {
 
     /// Try each zone of the zonelist against watermark `wm` (`get_page_from_freelist`).
     /// `harder`/`high`: ALLOC_HARDER / ALLOC_HIGH (the slow path's flags for atomic requests).
-    fn get_page_from_freelist(&mut self, ctx: &mut Ctx, gfp: Gfp, order: u32, wm: Option<usize>, harder: bool, high: bool) -> Option<Pfn> {
+    fn get_page_from_freelist(
+        &mut self,
+        ctx: &mut Ctx,
+        gfp: Gfp,
+        order: u32,
+        wm: Option<usize>,
+        harder: bool,
+        high: bool,
+    ) -> Option<Pfn> {
         let node = ctx.node.min(self.zonelists.len() - 1);
         let hz = (gfp.highest as usize).min(4);
         let nz = self.zonelists[node][hz].len();
@@ -518,7 +561,11 @@ impl Kernel {
         self.charge(ctx, KFunc::FreePages, self.cost.page_free);
         self.ev.add(Vm::Pgfree, 1 << order);
         let zid = self.zone_of(pfn);
-        debug_assert!(self.fr.flags[pfn as usize] & (pg::LRU | pg::BUDDY | pg::PCP) == 0, "freeing page {pfn} in use: {:#x}", self.fr.flags[pfn as usize]);
+        debug_assert!(
+            self.fr.flags[pfn as usize] & (pg::LRU | pg::BUDDY | pg::PCP) == 0,
+            "freeing page {pfn} in use: {:#x}",
+            self.fr.flags[pfn as usize]
+        );
         let i = pfn as usize;
         // Everything but PG_reserved cleared, and on no LRU list.
         let flags = (self.fr.flags[i] & pg::RESERVED) | ((crate::mmzone::LRU_NONE as u32) << pg::LRU_SHIFT);

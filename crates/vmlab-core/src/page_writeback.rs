@@ -144,13 +144,21 @@ pub fn end_page_writeback(k: &mut Kernel, ctx: &mut Ctx, p: Pfn) {
     }
     k.g.writeback -= 1;
     let anon = k.fr.has(p, pg::ANON);
-    if !anon && !k.fr.has(p, pg::SWAPBACKED) && k.files[k.fr.mapping[p as usize] as usize].unlinked && k.fr.mapcount[p as usize] == 0 {
+    if !anon
+        && !k.fr.has(p, pg::SWAPBACKED)
+        && k.files[k.fr.mapping[p as usize] as usize].unlinked
+        && k.fr.mapcount[p as usize] == 0
+    {
         crate::vmscan::del_page_from_lru(k, p);
         k.remove_from_page_cache(p, 0);
         k.free_pages(ctx, p, 0);
         return;
     }
-    if anon && k.fr.mapcount[p as usize] == 0 && crate::swap_state::page_swap_slot(k, p).map(|s| k.swap.as_ref().map(|sw| sw.count[s as usize]).unwrap_or(0)) == Some(0) {
+    if anon
+        && k.fr.mapcount[p as usize] == 0
+        && crate::swap_state::page_swap_slot(k, p).map(|s| k.swap.as_ref().map(|sw| sw.count[s as usize]).unwrap_or(0))
+            == Some(0)
+    {
         // Its process went away during the write: nothing references the page any more.
         crate::swap_state::free_anon_page(k, ctx, p);
         return;

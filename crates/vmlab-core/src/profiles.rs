@@ -390,7 +390,6 @@ const LINUX_2_6_27: Profile = Profile {
     ..LINUX_2_6_26
 };
 
-
 /// 2.6.36: per-zone split LRU, lumpy reclaim, the 2.6.36 kswapd.
 const LINUX_2636: Profile = Profile {
     name: "linux-2.6.36",
@@ -431,7 +430,8 @@ const LINUX_2636: Profile = Profile {
 /// 2.6.38: Mel Gorman's kswapd series, reclaim/compaction, FAULT_FLAG_ALLOW_RETRY.
 const LINUX_2638: Profile = Profile {
     name: "linux-2.6.38",
-    summary: "2.6.36 + Mel Gorman's kswapd series (classzone, 25 % pgdat_balanced, order-0 recheck), reclaim/compaction",
+    summary:
+        "2.6.36 + Mel Gorman's kswapd series (classzone, 25 % pgdat_balanced, order-0 recheck), reclaim/compaction",
     fault_locking: FaultLocking::Retry,
     pgdat_balanced_quarter: true,
     split26: Split26 {
@@ -545,7 +545,9 @@ impl Profile {
         let int = || -> Result<u64, String> {
             match v {
                 toml::Value::Integer(i) if *i >= 0 => Ok(*i as u64),
-                toml::Value::String(s) => s.parse::<u64>().map_err(|_| format!("`{section}.{key}` expects a non-negative integer, found \"{s}\"")),
+                toml::Value::String(s) => s
+                    .parse::<u64>()
+                    .map_err(|_| format!("`{section}.{key}` expects a non-negative integer, found \"{s}\"")),
                 other => Err(format!("`{section}.{key}` expects a non-negative integer, found {other}")),
             }
         };
@@ -666,16 +668,50 @@ impl Profile {
 }
 
 const VM_KEYS: &[&str] = &[
-    "swappiness", "min_free_kbytes", "watermark_scale_factor", "dirty_ratio", "dirty_background_ratio",
-    "dirty_expire_centisecs", "dirty_writeback_centisecs", "read_ahead_kb", "page_cluster",
-    "vm_cache_scan_ratio", "vm_mapped_ratio", "vm_passes", "vm_lru_balance_ratio", "vm_anon_lru",
+    "swappiness",
+    "min_free_kbytes",
+    "watermark_scale_factor",
+    "dirty_ratio",
+    "dirty_background_ratio",
+    "dirty_expire_centisecs",
+    "dirty_writeback_centisecs",
+    "read_ahead_kb",
+    "page_cluster",
+    "vm_cache_scan_ratio",
+    "vm_mapped_ratio",
+    "vm_passes",
+    "vm_lru_balance_ratio",
+    "vm_anon_lru",
 ];
 const RECLAIM_KEYS: &[&str] = &[
-    "unevictable_lru", "mlock_half_physmem", "kswapd_failures", "pgdat_balanced_quarter",
-    "kswapd_ignore_failure", "bounce_highmem_io", "irq", "bh_per_slab_page", "walk_skips_active", "objrmap_walk", "shm_writepage_io", "clean_cache_pass", "workingset", "pgfault_on_completion",
-    "fault_locking", "mmap_readahead", "swap_readahead", "rwsem", "quicklist", "kswapd_classzone", "kswapd_return_order", "kswapd_reset_after_sleep",
-    "unreclaimable_balanced", "sleep_check_inverted", "wmark_off_by_two", "reclaim_compaction",
-    "lumpy_stop_on_fail", "compaction_min_order",
+    "unevictable_lru",
+    "mlock_half_physmem",
+    "kswapd_failures",
+    "pgdat_balanced_quarter",
+    "kswapd_ignore_failure",
+    "bounce_highmem_io",
+    "irq",
+    "bh_per_slab_page",
+    "walk_skips_active",
+    "objrmap_walk",
+    "shm_writepage_io",
+    "clean_cache_pass",
+    "workingset",
+    "pgfault_on_completion",
+    "fault_locking",
+    "mmap_readahead",
+    "swap_readahead",
+    "rwsem",
+    "quicklist",
+    "kswapd_classzone",
+    "kswapd_return_order",
+    "kswapd_reset_after_sleep",
+    "unreclaimable_balanced",
+    "sleep_check_inverted",
+    "wmark_off_by_two",
+    "reclaim_compaction",
+    "lumpy_stop_on_fail",
+    "compaction_min_order",
 ];
 
 #[cfg(test)]
@@ -688,7 +724,10 @@ mod tests {
         for p in all() {
             let v = serde_json::to_value(&p).expect("serializes");
             for key in RECLAIM_KEYS {
-                let shown = v.get(*key).or_else(|| v["split26"].get(*key)).unwrap_or_else(|| panic!("{}: `{key}` not shown", p.name));
+                let shown = v
+                    .get(*key)
+                    .or_else(|| v["split26"].get(*key))
+                    .unwrap_or_else(|| panic!("{}: `{key}` not shown", p.name));
                 let tv = match shown {
                     serde_json::Value::Bool(b) => toml::Value::Boolean(*b),
                     serde_json::Value::Number(n) => toml::Value::Integer(n.as_i64().expect("integer")),

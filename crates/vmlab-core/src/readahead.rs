@@ -25,13 +25,7 @@ pub struct FileRaState {
 
 impl Default for FileRaState {
     fn default() -> Self {
-        FileRaState {
-            start: 0,
-            size: 0,
-            async_size: 0,
-            prev_index: u64::MAX,
-            mmap_miss: 0,
-        }
+        FileRaState { start: 0, size: 0, async_size: 0, prev_index: u64::MAX, mmap_miss: 0 }
     }
 }
 
@@ -62,9 +56,7 @@ impl Kernel {
     /// (`radix_tree_next_hole`); `from + max` when all are.
     fn next_hole(&self, file: u32, from: u64, max: u64) -> u64 {
         let f = &self.files[file as usize];
-        (from..from + max)
-            .find(|&i| f.find(i).is_none())
-            .unwrap_or(from + max)
+        (from..from + max).find(|&i| f.find(i).is_none()).unwrap_or(from + max)
     }
 
     /// Submit the current window of `file`'s readahead state (`ra_submit`).
@@ -87,16 +79,9 @@ impl Kernel {
     ) -> Result<Option<u64>, AllocFail> {
         let max = self.ra_pages();
         let ra = self.files[file as usize].ra;
-        let next = if idx != 0
-            && (idx == ra.start + ra.size - ra.async_size || idx == ra.start + ra.size)
-        {
+        let next = if idx != 0 && (idx == ra.start + ra.size - ra.async_size || idx == ra.start + ra.size) {
             let size = get_next_ra_size(ra.size, max);
-            FileRaState {
-                start: ra.start + ra.size,
-                size,
-                async_size: size,
-                ..ra
-            }
+            FileRaState { start: ra.start + ra.size, size, async_size: size, ..ra }
         } else if hit_marker {
             // A marked page without matching state (interleaved streams): the cached run
             // ahead of it stands for the old async window.
@@ -105,21 +90,11 @@ impl Kernel {
                 return Ok(None);
             }
             let size = get_next_ra_size(start - idx, max);
-            FileRaState {
-                start,
-                size,
-                async_size: size,
-                ..ra
-            }
+            FileRaState { start, size, async_size: size, ..ra }
         } else if idx.wrapping_sub(ra.prev_index) <= 1 || req > max {
             let size = get_init_ra_size(req, max);
             let async_size = if size > req { size - req } else { size };
-            FileRaState {
-                start: idx,
-                size,
-                async_size,
-                ..ra
-            }
+            FileRaState { start: idx, size, async_size, ..ra }
         } else {
             return self.page_cache_ra(ctx, file, idx, req.max(1), None);
         };
@@ -128,12 +103,7 @@ impl Kernel {
     }
 
     /// `do_sync_mmap_readahead`: a fault found no page.
-    fn sync_mmap_readahead(
-        &mut self,
-        ctx: &mut Ctx,
-        file: u32,
-        idx: u64,
-    ) -> Result<Option<u64>, AllocFail> {
+    fn sync_mmap_readahead(&mut self, ctx: &mut Ctx, file: u32, idx: u64) -> Result<Option<u64>, AllocFail> {
         let max = self.ra_pages();
         let mode = self.profile.mmap_readahead;
         let ra = self.files[file as usize].ra;
@@ -151,17 +121,8 @@ impl Kernel {
             return self.page_cache_ra(ctx, file, idx, 1, None);
         }
         // Read-around: the window centred on the fault.
-        let async_size = if mode == MmapReadahead::ReadAroundAsync {
-            max / 4
-        } else {
-            0
-        };
-        f.ra = FileRaState {
-            start: idx.saturating_sub(max / 2),
-            size: max,
-            async_size,
-            ..f.ra
-        };
+        let async_size = if mode == MmapReadahead::ReadAroundAsync { max / 4 } else { 0 };
+        f.ra = FileRaState { start: idx.saturating_sub(max / 2), size: max, async_size, ..f.ra };
         self.ra_submit(ctx, file)
     }
 
@@ -170,11 +131,7 @@ impl Kernel {
         let old_style = self.profile.mmap_readahead == MmapReadahead::ReadAround;
         let ra = &mut self.files[file as usize].ra;
         // 2.6.26's counter is a plain int that hits drive below zero; 2.6.31+ stop at zero.
-        ra.mmap_miss = if old_style {
-            ra.mmap_miss.saturating_sub(1)
-        } else {
-            (ra.mmap_miss - 1).max(0)
-        };
+        ra.mmap_miss = if old_style { ra.mmap_miss.saturating_sub(1) } else { (ra.mmap_miss - 1).max(0) };
         if !old_style && self.fr.test_clear(p, pg::READAHEAD) {
             let max = self.ra_pages();
             let _ = self.ondemand_readahead(ctx, file, idx, max, true);

@@ -36,7 +36,10 @@ pub enum TState {
 pub enum Outcome {
     Continue,
     /// Sleep until `until` (None: until explicitly woken). `io`: counts as iowait (D state).
-    Block { until: Option<u64>, io: bool },
+    Block {
+        until: Option<u64>,
+        io: bool,
+    },
     /// Sleeps for good (`sleep forever`): the workload counts it as finished.
     SleepForever,
     Exit,
@@ -323,7 +326,9 @@ pub fn run_kthread(k: &mut Kernel, ctx: &mut Ctx, kind: TaskKind) -> Outcome {
                         ctx.sys_ns = 1;
                     }
                 }
-                KswapdAction::Nap(ns) | KswapdAction::Throttle(ns) => return Outcome::Block { until: Some(ctx.clock() + ns), io: false },
+                KswapdAction::Nap(ns) | KswapdAction::Throttle(ns) => {
+                    return Outcome::Block { until: Some(ctx.clock() + ns), io: false }
+                }
                 KswapdAction::Sleep => return Outcome::Block { until: None, io: false },
                 KswapdAction::Yield => return Outcome::Continue,
             }

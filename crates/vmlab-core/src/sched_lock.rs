@@ -60,13 +60,7 @@ impl Default for RwSem {
 
 impl RwSem {
     pub fn new(kind: RwsemKind) -> RwSem {
-        RwSem {
-            kind,
-            readers: 0,
-            writer: None,
-            waiters: VecDeque::new(),
-            stats: RwSemStats::default(),
-        }
+        RwSem { kind, readers: 0, writer: None, waiters: VecDeque::new(), stats: RwSemStats::default() }
     }
 
     /// `down_read`: true if granted now; else the task is queued.
@@ -169,10 +163,7 @@ mod tests {
         let mut g = Vec::new();
         assert!(s.down_read(1, 0));
         assert!(!s.down_write(2, 0));
-        assert!(
-            !s.down_read(3, 10),
-            "a reader must queue behind a waiting writer"
-        );
+        assert!(!s.down_read(3, 10), "a reader must queue behind a waiting writer");
         assert!(!s.down_read(4, 10));
         assert!(!s.down_write(5, 10));
         assert!(!s.down_read(6, 10));
@@ -180,11 +171,7 @@ mod tests {
         assert_eq!(g, vec![2]);
         g.clear();
         s.up_write(&mut g, 150);
-        assert_eq!(
-            g,
-            vec![3, 4],
-            "FIFO: only the readers ahead of the next writer"
-        );
+        assert_eq!(g, vec![3, 4], "FIFO: only the readers ahead of the next writer");
         assert_eq!(s.readers, 2);
         assert_eq!((s.stats.read_contended, s.stats.write_contended), (3, 2));
         assert_eq!(s.stats.write_wait_ns, 100);
@@ -201,11 +188,7 @@ mod tests {
         assert!(!s.down_write(3, 0));
         assert!(!s.down_read(4, 0));
         s.up_write(&mut g, 5);
-        assert_eq!(
-            g,
-            vec![2, 4],
-            "readers behind a waiting writer are woken too"
-        );
+        assert_eq!(g, vec![2, 4], "readers behind a waiting writer are woken too");
         g.clear();
         s.up_read(&mut g, 6);
         assert!(g.is_empty());

@@ -9,7 +9,9 @@ use rustc_hash::FxHashMap;
 use crate::disk::{Disk, DiskParams};
 use crate::kernel::{Ctx, Kernel};
 use crate::machine::{MachineConfig, ZoneLayout};
-use crate::mmzone::{ZoneType, LRU_ACTIVE_ANON, LRU_ACTIVE_FILE, LRU_INACTIVE_ANON, LRU_INACTIVE_FILE, LRU_UNEVICTABLE};
+use crate::mmzone::{
+    ZoneType, LRU_ACTIVE_ANON, LRU_ACTIVE_FILE, LRU_INACTIVE_ANON, LRU_INACTIVE_FILE, LRU_UNEVICTABLE,
+};
 use crate::profiles::{self, Profile, QuicklistRule};
 use crate::sched::{Event, Outcome, SampleState, Sched, TState, TaskKind, QUANTUM_NS};
 use crate::stats::meminfo::{HighMem, Meminfo};
@@ -109,9 +111,14 @@ impl Sim {
                         "DMA32" => ZoneType::Dma32,
                         "Normal" => ZoneType::Normal,
                         "HighMem" => ZoneType::HighMem,
-                        other => return Err(SimError::msg(format!("machine.zones: unknown zone `{other}`; expected DMA, DMA32, Normal or HighMem"))),
+                        other => {
+                            return Err(SimError::msg(format!(
+                                "machine.zones: unknown zone `{other}`; expected DMA, DMA32, Normal or HighMem"
+                            )))
+                        }
                     };
-                    let bytes = units::size_from_value(val).map_err(|e| SimError::msg(format!("machine.zones.{name}: {e}")))?;
+                    let bytes =
+                        units::size_from_value(val).map_err(|e| SimError::msg(format!("machine.zones.{name}: {e}")))?;
                     v.push(ZoneLayout { kind, node: 0, pages: bytes / 4096 });
                 }
                 v.sort_by_key(|z| z.kind);
@@ -141,17 +148,22 @@ impl Sim {
         let mut k = Kernel::new(profile, cfg, f.seed).map_err(SimError::msg)?;
         for (name, v) in m.cost.iter().flatten() {
             let ns = units::cost_from_value(v).map_err(|e| SimError::msg(format!("machine.cost.{name}: {e}")))?;
-            let entry = k.cost.entry_mut(name).ok_or_else(|| SimError::msg(format!("machine.cost: unknown entry `{name}`")))?;
+            let entry =
+                k.cost.entry_mut(name).ok_or_else(|| SimError::msg(format!("machine.cost: unknown entry `{name}`")))?;
             *entry = ns;
         }
         // Disks.
         let mut disk_ids: BTreeMap<String, usize> = BTreeMap::new();
         for d in &f.disks {
             let mut p = DiskParams::preset(&d.model).ok_or_else(|| {
-                SimError::msg(format!("disk `{}`: unknown model `{}`; expected one of hdd, ssd, nvme, raid10, san", d.name, d.model))
+                SimError::msg(format!(
+                    "disk `{}`: unknown model `{}`; expected one of hdd, ssd, nvme, raid10, san",
+                    d.name, d.model
+                ))
             })?;
             if let Some(b) = &d.bandwidth {
-                p.bandwidth_bps = units::parse_bandwidth(b).map_err(|e| SimError::msg(format!("disk `{}` bandwidth: {e}", d.name)))?;
+                p.bandwidth_bps = units::parse_bandwidth(b)
+                    .map_err(|e| SimError::msg(format!("disk `{}` bandwidth: {e}", d.name)))?;
             }
             if let Some(s) = &d.seek {
                 p.seek_ns = dur(s, "disk seek")?;
@@ -174,7 +186,10 @@ impl Sim {
             }
             disk_ids.insert(d.name.clone(), k.disks.len());
             k.disks.push(disk);
-            k.prof.irq.push(crate::stats::kfunc::IrqRow { name: d.irq.clone().unwrap_or_else(|| DISK_IRQ.to_string()), ..Default::default() });
+            k.prof.irq.push(crate::stats::kfunc::IrqRow {
+                name: d.irq.clone().unwrap_or_else(|| DISK_IRQ.to_string()),
+                ..Default::default()
+            });
         }
         if k.disks.is_empty() {
             k.disks.push(Disk::preset("hdd").ok_or_else(|| SimError::msg("no `hdd` disk preset".to_string()))?);
@@ -194,7 +209,8 @@ impl Sim {
             k.swap = Some(crate::swap_state::SwapInfo::new(d, base, bytes));
         }
         for fs in &f.files {
-            let bytes = units::size_from_value(&fs.size).map_err(|e| SimError::msg(format!("file `{}` size: {e}", fs.name)))?;
+            let bytes =
+                units::size_from_value(&fs.size).map_err(|e| SimError::msg(format!("file `{}` size: {e}", fs.name)))?;
             let d = disk_of(&fs.disk)?;
             for i in 0..fs.count {
                 let name = fs.name.replace("{i}", &i.to_string());
@@ -207,7 +223,11 @@ impl Sim {
             let d = disk_of(&t.disk)?;
             let sizes = crate::dist::file_tree_sizes(&mut k.rng, total, mean.max(1), t.sigma.unwrap_or(1.2));
             for (i, s) in sizes.iter().enumerate() {
-                let name = if t.name.contains("{i}") { t.name.replace("{i}", &i.to_string()) } else { format!("{}{i}", t.name) };
+                let name = if t.name.contains("{i}") {
+                    t.name.replace("{i}", &i.to_string())
+                } else {
+                    format!("{}{i}", t.name)
+                };
                 k.file_create(&name, *s, d, false);
             }
         }
@@ -265,17 +285,26 @@ impl Sim {
                     return Err(SimError::msg(format!("fs.{key} is {v} bytes; a slab object is 8 to 32768 bytes")));
                 }
             }
-            k.vfs = Some(Box::new(crate::dcache::Vfs::new(fs.dentry_size as u64, fs.inode_size as u64, k.cfg.cpus as u64)));
+            k.vfs =
+                Some(Box::new(crate::dcache::Vfs::new(fs.dentry_size as u64, fs.inode_size as u64, k.cfg.cpus as u64)));
         }
         let mut netrx = Vec::new();
         for (i, n) in f.netrx.iter().enumerate() {
             let rate = units::rate_from_value(&n.rate).map_err(|e| SimError::msg(format!("netrx.{i}.rate: {e}")))?;
             let lifetime = dur(&n.lifetime, "netrx lifetime")?;
             if n.order as usize >= crate::mmzone::MAX_ORDER {
-                return Err(SimError::msg(format!("netrx.{i}.order is {}; the buddy allocator's orders are 0..={}", n.order, crate::mmzone::MAX_ORDER - 1)));
+                return Err(SimError::msg(format!(
+                    "netrx.{i}.order is {}; the buddy allocator's orders are 0..={}",
+                    n.order,
+                    crate::mmzone::MAX_ORDER - 1
+                )));
             }
             if n.node as usize >= k.nodes.len() {
-                return Err(SimError::msg(format!("netrx.{i}.node is {}; the machine has {} node(s)", n.node, k.nodes.len())));
+                return Err(SimError::msg(format!(
+                    "netrx.{i}.node is {}; the machine has {} node(s)",
+                    n.node,
+                    k.nodes.len()
+                )));
             }
             if rate == 0 {
                 continue;
@@ -284,12 +313,20 @@ impl Sim {
             src.exp_lifetime = match n.lifetime_dist.as_deref() {
                 None | Some("fixed") => false,
                 Some("exponential") => true,
-                Some(o) => return Err(SimError::msg(format!("netrx.{i}.lifetime_dist is \"{o}\"; expected \"fixed\" or \"exponential\""))),
+                Some(o) => {
+                    return Err(SimError::msg(format!(
+                        "netrx.{i}.lifetime_dist is \"{o}\"; expected \"fixed\" or \"exponential\""
+                    )))
+                }
             };
             if let Some(obj) = &n.object {
                 let bytes = units::parse_size(obj).map_err(|e| SimError::msg(format!("netrx.{i}.object: {e}")))?;
                 if bytes < 8 || bytes > 4096u64 << n.order {
-                    return Err(SimError::msg(format!("netrx.{i}.object is {bytes} bytes; it must be 8 bytes to the slab size ({} bytes at order {})", 4096u64 << n.order, n.order)));
+                    return Err(SimError::msg(format!(
+                        "netrx.{i}.object is {bytes} bytes; it must be 8 bytes to the slab size ({} bytes at order {})",
+                        4096u64 << n.order,
+                        n.order
+                    )));
                 }
                 src.object = bytes;
                 src.cache = Some(crate::slub::KmemCache::kmalloc_atomic(bytes, n.order));
@@ -637,7 +674,9 @@ impl Sim {
     fn reap_oom_victims(&mut self) {
         let victims = std::mem::take(&mut self.k.oom_killed);
         for mm in victims {
-            let tasks: Vec<usize> = (0..self.s.tasks.len()).filter(|&t| self.s.tasks[t].mm == Some(mm) && self.s.tasks[t].state != TState::Exited).collect();
+            let tasks: Vec<usize> = (0..self.s.tasks.len())
+                .filter(|&t| self.s.tasks[t].mm == Some(mm) && self.s.tasks[t].state != TState::Exited)
+                .collect();
             for &t in &tasks {
                 if let TState::Running(_) = self.s.tasks[t].state {
                     // It finishes its quantum first; mark it so its next step exits.
@@ -669,7 +708,12 @@ impl Sim {
         let ksw: u64 = self.s.tasks.iter().filter(|t| matches!(t.kind, TaskKind::Kswapd(_))).map(|t| t.stime_ns).sum();
         let r = self.s.tasks.iter().filter(|t| matches!(t.state, TState::Running(_) | TState::Runnable)).count() as u32;
         let b = self.s.tasks.iter().filter(|t| t.state == TState::Blocked && t.iowait).count() as u32;
-        let zones = self.k.zones.iter().map(|z| (z.free_pages, z.nr_free.iter().enumerate().skip(3).map(|(o, n)| n << o).sum())).collect();
+        let zones = self
+            .k
+            .zones
+            .iter()
+            .map(|z| (z.free_pages, z.nr_free.iter().enumerate().skip(3).map(|(o, n)| n << o).sum()))
+            .collect();
         self.buddy_samples.push((now as f64 / 1e9, zones));
         let mi = self.meminfo();
         let sample = Sample {
@@ -696,7 +740,9 @@ impl Sim {
             kswapd_cpu_pct: (ksw - self.sstate.last_kswapd_ns) as f64 * 100.0 / dt as f64,
             pgscank_s: per_s(ev(Vm::PgscanKswapd, &self.sstate, &self.k)) as f64,
             pgscand_s: per_s(ev(Vm::PgscanDirect, &self.sstate, &self.k)) as f64,
-            pgsteal_s: per_s(ev(Vm::PgstealKswapd, &self.sstate, &self.k) + ev(Vm::PgstealDirect, &self.sstate, &self.k)) as f64,
+            pgsteal_s: per_s(
+                ev(Vm::PgstealKswapd, &self.sstate, &self.k) + ev(Vm::PgstealDirect, &self.sstate, &self.k),
+            ) as f64,
             majflt_s: per_s(ev(Vm::Pgmajfault, &self.sstate, &self.k)) as f64,
         };
         self.samples.push(sample);
@@ -737,14 +783,31 @@ impl Sim {
             None
         } else {
             let ht: u64 = high.iter().map(|z| z.managed).sum();
-            let hf: u64 = k.zones.iter().enumerate().filter(|(_, z)| z.kind == ZoneType::HighMem).map(|(i, _)| k.zone_free(i)).sum();
-            Some(HighMem { high_total: kb(ht), high_free: kb(hf), low_total: kb(managed - ht), low_free: kb(free - hf) })
+            let hf: u64 = k
+                .zones
+                .iter()
+                .enumerate()
+                .filter(|(_, z)| z.kind == ZoneType::HighMem)
+                .map(|(i, _)| k.zone_free(i))
+                .sum();
+            Some(HighMem {
+                high_total: kb(ht),
+                high_free: kb(hf),
+                low_total: kb(managed - ht),
+                low_free: kb(free - hf),
+            })
         };
         let committed: u64 = k
             .mms
             .iter()
             .flatten()
-            .map(|m| m.vmas.iter().filter(|v| v.flags & crate::mmap::vm::WRITE != 0 && v.flags & crate::mmap::vm::SHARED == 0).map(|v| v.pages()).sum::<u64>())
+            .map(|m| {
+                m.vmas
+                    .iter()
+                    .filter(|v| v.flags & crate::mmap::vm::WRITE != 0 && v.flags & crate::mmap::vm::SHARED == 0)
+                    .map(|v| v.pages())
+                    .sum::<u64>()
+            })
             .sum();
         Meminfo {
             mem_total: kb(managed),
@@ -843,7 +906,11 @@ impl Sim {
             profile: self.k.profile.name.to_string(),
             seed: self.seed,
             params,
-            machine: Machine { memory_bytes: self.k.total_pages() * 4096, cpus: self.k.cfg.cpus, nodes: self.k.cfg.nodes },
+            machine: Machine {
+                memory_bytes: self.k.total_pages() * 4096,
+                cpus: self.k.cfg.cpus,
+                nodes: self.k.cfg.nodes,
+            },
             elapsed_s: self.elapsed_ns() as f64 / 1e9,
             vmstat: report::vmstat_map(&self.gauges(), &self.k.ev),
             meminfo: report::meminfo_map(&self.meminfo()),

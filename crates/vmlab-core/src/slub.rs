@@ -55,7 +55,24 @@ pub struct NetRx {
 
 impl NetRx {
     pub fn new(rate: u64, order: u32, lifetime_ns: u64, node: usize) -> NetRx {
-        NetRx { rate, order, lifetime_ns, exp_lifetime: false, node, object: 0, on_ns: 0, off_ns: 0, drain: 0, last_free: 0, cache: None, live: BinaryHeap::new(), arrivals: 0, allocated: 0, fallback: 0, failed: 0 }
+        NetRx {
+            rate,
+            order,
+            lifetime_ns,
+            exp_lifetime: false,
+            node,
+            object: 0,
+            on_ns: 0,
+            off_ns: 0,
+            drain: 0,
+            last_free: 0,
+            cache: None,
+            live: BinaryHeap::new(),
+            arrivals: 0,
+            allocated: 0,
+            fallback: 0,
+            failed: 0,
+        }
     }
 
     /// Time to the next arrival: exponential with mean 1/rate (inverse transform on `k.rng`).
@@ -292,7 +309,14 @@ impl KmemCache {
                 let gfp = if self.atomic {
                     Gfp::atomic()
                 } else {
-                    Gfp { highest: crate::mmzone::ZoneType::Normal, direct_reclaim: true, atomic: false, noretry: true, mt: self.mt, cold: false }
+                    Gfp {
+                        highest: crate::mmzone::ZoneType::Normal,
+                        direct_reclaim: true,
+                        atomic: false,
+                        noretry: true,
+                        mt: self.mt,
+                        cold: false,
+                    }
                 };
                 let (p, o) = match k.alloc_pages(ctx, gfp, self.order) {
                     Ok(p) => {

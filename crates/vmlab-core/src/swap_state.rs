@@ -194,7 +194,14 @@ const SWAP_RA_HITS_MAX: u32 = 63;
 
 /// A new swap-cache page for slot `s`, locked for its read (`__read_swap_cache_async` up to the
 /// I/O). `workingset_refault` runs for every page it adds, readahead ones included.
-fn add_swapin_page(k: &mut Kernel, ctx: &mut Ctx, s: u32, anon_vma: u32, vpn: u64, extra: u32) -> Result<Pfn, crate::page_alloc::AllocFail> {
+fn add_swapin_page(
+    k: &mut Kernel,
+    ctx: &mut Ctx,
+    s: u32,
+    anon_vma: u32,
+    vpn: u64,
+    extra: u32,
+) -> Result<Pfn, crate::page_alloc::AllocFail> {
     let p = k.alloc_pages(ctx, crate::page_alloc::Gfp::highuser_movable(), 0)?;
     k.fr.flags[p as usize] |= pg::ANON | pg::SWAPBACKED | pg::LOCKED | pg::SWAPCACHE | extra;
     k.fr.mapping[p as usize] = anon_vma;
@@ -240,7 +247,13 @@ fn read_run_holding(k: &mut Kernel, ctx: &mut Ctx, first: u32, pages: Vec<Pfn>, 
 
 /// Read slot `s` into a new swap-cache page (`swap_readpage`); returns the page and when the
 /// read completes. `None` when no page could be allocated.
-pub fn swapin(k: &mut Kernel, ctx: &mut Ctx, s: u32, anon_vma: u32, vpn: u64) -> Result<(Pfn, u64), crate::page_alloc::AllocFail> {
+pub fn swapin(
+    k: &mut Kernel,
+    ctx: &mut Ctx,
+    s: u32,
+    anon_vma: u32,
+    vpn: u64,
+) -> Result<(Pfn, u64), crate::page_alloc::AllocFail> {
     let p = add_swapin_page(k, ctx, s, anon_vma, vpn, 0)?;
     let t = swap_read_run(k, ctx, s, vec![p]);
     Ok((p, t))
@@ -342,7 +355,16 @@ fn valid_swaphandles(sw: &SwapInfo, s: u32, cluster: u64, around: bool) -> (u32,
 /// Returns the faulting page and when its read completes. Runs of consecutive slots go to disk
 /// as one request; the readahead pages carry PG_readahead (`swap_ra`).
 #[allow(clippy::too_many_arguments)]
-pub fn swapin_readahead(k: &mut Kernel, ctx: &mut Ctx, mm: u32, vi: usize, vpn: u64, pte_slot: usize, s: u32, anon_vma: u32) -> Result<(Pfn, u64), crate::page_alloc::AllocFail> {
+pub fn swapin_readahead(
+    k: &mut Kernel,
+    ctx: &mut Ctx,
+    mm: u32,
+    vi: usize,
+    vpn: u64,
+    pte_slot: usize,
+    s: u32,
+    anon_vma: u32,
+) -> Result<(Pfn, u64), crate::page_alloc::AllocFail> {
     let pc = k.profile.tunables.page_cluster;
     let mode = swap_ra_mode(k);
     // The window, in virtual pages (Vma) or slots (cluster modes).
@@ -402,7 +424,9 @@ pub fn swapin_readahead(k: &mut Kernel, ctx: &mut Ctx, mm: u32, vi: usize, vpn: 
             target_queued = true;
             target
         } else {
-            let wanted = |k: &Kernel| k.swap.as_ref().is_some_and(|sw| sw.cache[rs as usize] == NIL && sw.count[rs as usize] > 0);
+            let wanted = |k: &Kernel| {
+                k.swap.as_ref().is_some_and(|sw| sw.cache[rs as usize] == NIL && sw.count[rs as usize] > 0)
+            };
             if !wanted(k) {
                 continue;
             }

@@ -55,6 +55,9 @@ fn a_sweep_larger_than_memory_misses_every_page_on_its_second_pass_and_activates
     assert_eq!(r.counter("pgactivate"), 0, "pages written once are not activated");
     let (scanned, stolen) = (r.counter("pgscan_anon"), r.counter("pgsteal_anon"));
     assert!(stolen >= HEAP_PAGES, "the heap is evicted once per pass");
-    assert!(scanned <= 5 * stolen, "reclaim scans {scanned} pages to steal {stolen}: more than the kernel's ~3.5 per page");
+    assert!(
+        scanned <= 5 * stolen,
+        "reclaim scans {scanned} pages to steal {stolen}: more than the kernel's ~3.5 per page"
+    );
     sim.k.check_frames().expect("frames consistent");
 }

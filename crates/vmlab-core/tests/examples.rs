@@ -24,7 +24,22 @@ fn counter(r: &RunReport, name: &str) -> u64 {
 
 fn check_contract(r: &RunReport) {
     let v = serde_json::to_value(r).expect("serialises");
-    for key in ["schema", "scenario", "profile", "seed", "machine", "elapsed_s", "vmstat", "meminfo", "timeline", "tasks", "kernel_profile", "metrics", "events", "wall_s"] {
+    for key in [
+        "schema",
+        "scenario",
+        "profile",
+        "seed",
+        "machine",
+        "elapsed_s",
+        "vmstat",
+        "meminfo",
+        "timeline",
+        "tasks",
+        "kernel_profile",
+        "metrics",
+        "events",
+        "wall_s",
+    ] {
         assert!(v.get(key).is_some(), "JSON lacks `{key}`");
     }
     assert_eq!(v["schema"], "vmlab.run/1");
@@ -33,7 +48,8 @@ fn check_contract(r: &RunReport) {
     }
     let tl = v["timeline"].as_array().expect("timeline is an array");
     assert!(!tl.is_empty(), "no timeline samples");
-    for key in ["t_s", "free_kb", "cached_kb", "swap_used_kb", "si", "so", "bi", "bo", "us", "sy", "id", "wa", "r", "b"] {
+    for key in ["t_s", "free_kb", "cached_kb", "swap_used_kb", "si", "so", "bi", "bo", "us", "sy", "id", "wa", "r", "b"]
+    {
         assert!(tl[0].get(key).is_some(), "timeline sample lacks `{key}`");
     }
     let tasks = v["tasks"].as_array().expect("tasks");
@@ -43,7 +59,12 @@ fn check_contract(r: &RunReport) {
     assert!(v["vmstat"].get("pgfault").is_some() && v["meminfo"].get("MemTotal").is_some());
     assert!(r.events > 0);
     // Reclaim can only steal what it scanned.
-    for (steal, scan) in [("pgsteal_kswapd", "pgscan_kswapd"), ("pgsteal_direct", "pgscan_direct"), ("pgsteal_anon", "pgscan_anon"), ("pgsteal_file", "pgscan_file")] {
+    for (steal, scan) in [
+        ("pgsteal_kswapd", "pgscan_kswapd"),
+        ("pgsteal_direct", "pgscan_direct"),
+        ("pgsteal_anon", "pgscan_anon"),
+        ("pgsteal_file", "pgscan_file"),
+    ] {
         assert!(counter(r, steal) <= counter(r, scan), "{steal} {} > {scan} {}", counter(r, steal), counter(r, scan));
     }
 }
@@ -79,9 +100,19 @@ fn stream_does_not_evict_the_hot_set() {
     let hot = sim.k.file_ids["hot"] as usize;
     let stream = sim.k.file_ids["stream"] as usize;
     let hot_f = &sim.k.files[hot];
-    assert!(hot_f.nrpages * 100 >= hot_f.npages() * 95, "hot set resident: {} of {} pages", hot_f.nrpages, hot_f.npages());
+    assert!(
+        hot_f.nrpages * 100 >= hot_f.npages() * 95,
+        "hot set resident: {} of {} pages",
+        hot_f.nrpages,
+        hot_f.npages()
+    );
     let st = &sim.k.files[stream];
-    assert!(st.nrpages * 2 < st.npages(), "the stream should have been reclaimed: {} of {} cached", st.nrpages, st.npages());
+    assert!(
+        st.nrpages * 2 < st.npages(),
+        "the stream should have been reclaimed: {} of {} cached",
+        st.nrpages,
+        st.npages()
+    );
     assert!(counter(&r, "pgsteal_file") > 500_000);
     sim.k.check_frames().expect("frames consistent at the end");
 }

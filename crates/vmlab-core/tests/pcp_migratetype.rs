@@ -8,7 +8,16 @@ use vmlab_core::page_alloc::Gfp;
 fn kernel(profile: &str) -> Kernel {
     let mib = 256u64;
     let zones = MachineConfig::layout(mib << 20, 1, "x86_64").expect("layout");
-    let cfg = MachineConfig { memory_bytes: mib << 20, cpus: 2, nodes: 1, arch: "x86_64".into(), cpu_mhz: 3000, reserved_bytes: 0, reserved_low_bytes: 0, zones };
+    let cfg = MachineConfig {
+        memory_bytes: mib << 20,
+        cpus: 2,
+        nodes: 1,
+        arch: "x86_64".into(),
+        cpu_mhz: 3000,
+        reserved_bytes: 0,
+        reserved_low_bytes: 0,
+        zones,
+    };
     Kernel::new(vmlab_core::profiles::find(profile).expect("profile"), cfg, 1).expect("kernel")
 }
 

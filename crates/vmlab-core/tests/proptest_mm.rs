@@ -9,7 +9,16 @@ use vmlab_core::page_alloc::Gfp;
 
 fn kernel(mib: u64, cpus: u32) -> Kernel {
     let zones = MachineConfig::layout(mib << 20, 1, "x86_64").expect("layout");
-    let cfg = MachineConfig { memory_bytes: mib << 20, cpus, nodes: 1, arch: "x86_64".into(), cpu_mhz: 3000, reserved_bytes: 0, reserved_low_bytes: 0, zones };
+    let cfg = MachineConfig {
+        memory_bytes: mib << 20,
+        cpus,
+        nodes: 1,
+        arch: "x86_64".into(),
+        cpu_mhz: 3000,
+        reserved_bytes: 0,
+        reserved_low_bytes: 0,
+        zones,
+    };
     Kernel::new(vmlab_core::profiles::find("linux-6.8").expect("profile"), cfg, 1).expect("kernel")
 }
 

@@ -98,10 +98,7 @@ fn unterminated_block_points_at_the_brace() {
     // Drop the `}` closing `if errno != 0 {`: every later `}` then closes the block one level
     // further out, and the one left open at the end is the first `for`'s (line 21).
     let e = error_after("        break\n    }\n", "        break\n");
-    assert_eq!(
-        e,
-        "bad.toml:21:15: unterminated block: expected `}` to close this `{`, found end of program"
-    );
+    assert_eq!(e, "bad.toml:21:15: unterminated block: expected `}` to close this `{`, found end of program");
 }
 
 #[test]
@@ -122,40 +119,25 @@ fn unknown_op_key_and_missing_argument() {
         error_after("chunk=1MiB", "chunck=1MiB"),
         "bad.toml:35:19: unknown key `chunck` for `mlock`; did you mean `chunk`?"
     );
-    assert_eq!(
-        error_after("anon 427683520 prot=read", "anon prot=read"),
-        "bad.toml:22:5: mmap needs a length"
-    );
+    assert_eq!(error_after("anon 427683520 prot=read", "anon prot=read"), "bad.toml:22:5: mmap needs a length");
 }
 
 #[test]
 fn wrong_argument_type() {
     // A word where a number is expected, and a number where a word is expected.
-    assert_eq!(
-        error_after("anon 427683520", "anon fast"),
-        "bad.toml:22:23: unknown variable `fast`"
-    );
+    assert_eq!(error_after("anon 427683520", "anon fast"), "bad.toml:22:23: unknown variable `fast`");
     assert_eq!(
         error_after("fixed prot=read", "fixed prot=4"),
         "bad.toml:34:53: expected prot: one of `read`, `write`, `rw`, found `4`"
     );
-    assert_eq!(
-        error_after("cpus = 2", "cpus = \"two\""),
-        "bad.toml:6:8: expected u32, found string \"two\""
-    );
-    assert_eq!(
-        error_after("let slots = 0", "let slots = ="),
-        "bad.toml:20:13: expected an expression, found `=`"
-    );
+    assert_eq!(error_after("cpus = 2", "cpus = \"two\""), "bad.toml:6:8: expected u32, found string \"two\"");
+    assert_eq!(error_after("let slots = 0", "let slots = ="), "bad.toml:20:13: expected an expression, found `=`");
 }
 
 #[test]
 fn bad_set_names_the_set() {
     let err = |sets: &[&str]| load(GOOD, sets).unwrap_err().to_string();
-    assert_eq!(
-        err(&["machine.memory"]),
-        "--set machine.memory: malformed --set: expected KEY=VALUE, found no `=`"
-    );
+    assert_eq!(err(&["machine.memory"]), "--set machine.memory: malformed --set: expected KEY=VALUE, found no `=`");
     assert_eq!(
         err(&["process.3.count=2"]),
         "--set process.3.count=2: there is no `process` number 3: the scenario has 1 (counting from 0)"
@@ -164,40 +146,23 @@ fn bad_set_names_the_set() {
         err(&["machine.memory=2Gx"]),
         "--set machine.memory=2Gx: unknown size unit `Gx` in `2Gx`: expected one of B K KiB M MiB G GiB T TiB KB MB GB TB"
     );
-    assert_eq!(
-        err(&["machine.cpu=4"]),
-        "--set machine.cpu=4: unknown key `cpu` in [machine]; did you mean `cpus`?"
-    );
+    assert_eq!(err(&["machine.cpu=4"]), "--set machine.cpu=4: unknown key `cpu` in [machine]; did you mean `cpus`?");
     // The file is fine; the set is blamed even though it changes a file value.
-    assert_eq!(
-        err(&["seed=-1"]),
-        "--set seed=-1: invalid value: integer `-1`, expected u64"
-    );
-    assert!(load(
-        GOOD,
-        &[
-            "machine.memory=4GiB",
-            "vm.swappiness=60",
-            "process.loader.count=2"
-        ]
-    )
-    .is_ok());
+    assert_eq!(err(&["seed=-1"]), "--set seed=-1: invalid value: integer `-1`, expected u64");
+    assert!(load(GOOD, &["machine.memory=4GiB", "vm.swappiness=60", "process.loader.count=2"]).is_ok());
 }
 
 #[test]
 fn basic_string_programs_are_located_approximately() {
-    let text = GOOD
-        .replace("'''\nlet slots", "\"\"\"\nlet slots")
-        .replace("sleep forever\n'''", "sleep forevr\n\"\"\"");
+    let text =
+        GOOD.replace("'''\nlet slots", "\"\"\"\nlet slots").replace("sleep forever\n'''", "sleep forevr\n\"\"\"");
     let e = load(&text, &[]).unwrap_err().to_string();
     assert!(e.starts_with("bad.toml:38:"), "{e}");
 }
 
 #[test]
 fn crlf_files_keep_exact_columns() {
-    let text = GOOD
-        .replace('\n', "\r\n")
-        .replace("mark loaded", "mark loaded extra");
+    let text = GOOD.replace('\n', "\r\n").replace("mark loaded", "mark loaded extra");
     let e = load(&text, &[]).unwrap_err().to_string();
     assert_eq!(e, "bad.toml:37:13: unknown argument `extra` for `mark`");
 }
@@ -238,16 +203,12 @@ proptest! {
 
 #[test]
 fn miette_renders_snippet_label_and_help() {
-    let e =
-        load_scenario_str("bad.toml", &GOOD.replace("memory = ", "memroy = "), &[]).unwrap_err();
+    let e = load_scenario_str("bad.toml", &GOOD.replace("memory = ", "memroy = "), &[]).unwrap_err();
     let mut out = String::new();
     miette::GraphicalReportHandler::new_themed(miette::GraphicalTheme::unicode_nocolor())
         .render_report(&mut out, &e)
         .unwrap();
-    assert!(
-        out.contains("bad.toml:5:1: unknown key `memroy` in [machine]; did you mean `memory`?"),
-        "{out}"
-    );
+    assert!(out.contains("bad.toml:5:1: unknown key `memroy` in [machine]; did you mean `memory`?"), "{out}");
     assert!(out.contains("memroy = \"2GiB\""), "{out}");
     assert!(out.contains("unknown key"), "{out}");
     assert!(out.contains("help: expected one of `memory`"), "{out}");

@@ -17,7 +17,10 @@ fn scaled(mem: &str, size: u64, files: u32) -> Vec<String> {
     let text = std::fs::read_to_string(root().join("scenarios/seeds/google-mlock.toml")).expect("scenario");
     let t: toml::Table = toml::from_str(&text).expect("toml");
     let prog = t["process"].as_array().unwrap()[0]["program"].as_str().unwrap().to_string();
-    assert!(prog.contains("427683520") && prog.contains("for j in 0..20"), "the seed program changed; update this test");
+    assert!(
+        prog.contains("427683520") && prog.contains("for j in 0..20"),
+        "the seed program changed; update this test"
+    );
     let prog = prog.replace("427683520", &size.to_string()).replace("for j in 0..20", &format!("for j in 0..{files}"));
     vec![
         format!("machine.memory={mem}"),
@@ -61,13 +64,26 @@ fn a_zone_full_of_mlocked_pages_keeps_249_kswapd_running() {
     let runs = run(scaled("512MiB", 104_857_600, 6));
     let (old, bandaid, new) = (&runs[0], &runs[1], &runs[2]);
     for r in &runs {
-        assert_eq!(metric(r, "slots"), 2.0, "{}: mlock is capped at half of RAM (2.4) / RLIMIT_MEMLOCK (6.8)", r.profile);
+        assert_eq!(
+            metric(r, "slots"),
+            2.0,
+            "{}: mlock is capped at half of RAM (2.4) / RLIMIT_MEMLOCK (6.8)",
+            r.profile
+        );
         assert!(metric(r, "load_s").is_finite(), "{} did not finish loading", r.profile);
         assert!(metric(r, "sleeping_window_s") >= 60.0);
     }
     // 2.4.9: do_try_to_free_pages fails while DMA is short, and kswapd goes straight round again.
-    assert!(metric(old, "kswapd_cpu_pct_sleeping") >= 80.0, "2.4.9 kswapd while sleeping: {}", metric(old, "kswapd_cpu_pct_sleeping"));
-    assert!(metric(old, "kswapd_cpu_pct_loading") >= 80.0, "2.4.9 kswapd while loading: {}", metric(old, "kswapd_cpu_pct_loading"));
+    assert!(
+        metric(old, "kswapd_cpu_pct_sleeping") >= 80.0,
+        "2.4.9 kswapd while sleeping: {}",
+        metric(old, "kswapd_cpu_pct_sleeping")
+    );
+    assert!(
+        metric(old, "kswapd_cpu_pct_loading") >= 80.0,
+        "2.4.9 kswapd while loading: {}",
+        metric(old, "kswapd_cpu_pct_loading")
+    );
     assert!(metric(old, "kswapd_failed_passes") >= 10.0);
     let top = top_functions(old);
     assert_eq!(&top[..2], &["refill_inactive_scan", "page_launder"], "2.4.9 profile: {top:?}");
@@ -96,7 +112,13 @@ fn the_bandaid_costs_less_kswapd_time_than_249_and_68_least() {
     assert!(k[0] > k[1] && k[1] > k[2], "kswapd CPU over the run: {k:?}");
     for r in &runs[..2] {
         // Per-page scanning: every mlocked page is visited by refill_inactive_scan again and again.
-        assert!(r.counter("pgrefill") > 10 * r.counter("pgdeactivate"), "{}: pgrefill {} pgdeactivate {}", r.profile, r.counter("pgrefill"), r.counter("pgdeactivate"));
+        assert!(
+            r.counter("pgrefill") > 10 * r.counter("pgdeactivate"),
+            "{}: pgrefill {} pgdeactivate {}",
+            r.profile,
+            r.counter("pgrefill"),
+            r.counter("pgdeactivate")
+        );
     }
     assert_eq!(runs[2].counter("pgrefill"), 0, "6.8 never needs to age the active file list here");
 }
@@ -182,7 +204,11 @@ fn full_scale_must_shows() {
 #[test]
 fn explain_charges_249_kswapd_to_the_dma_shortage() {
     use vmlab_core::stats::explain::Why;
-    let sc = vmlab_core::workload::load_scenario(&root().join("scenarios/seeds/google-mlock.toml"), &scaled("512MiB", 104_857_600, 6)).expect("loads");
+    let sc = vmlab_core::workload::load_scenario(
+        &root().join("scenarios/seeds/google-mlock.toml"),
+        &scaled("512MiB", 104_857_600, 6),
+    )
+    .expect("loads");
     let (_, sim) = vmlab_core::api::run(&sc, Default::default()).expect("runs");
     let rows = &sim.k.kswapd_why.rows;
     let total: u64 = rows.iter().map(|r| r.1).sum();

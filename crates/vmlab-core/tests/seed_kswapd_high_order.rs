@@ -17,7 +17,10 @@ fn root() -> PathBuf {
 fn scaled_scenario() -> String {
     let text = std::fs::read_to_string(root().join("scenarios/seeds/kswapd-high-order.toml")).expect("scenario");
     let subs = [
-        ("zones = { DMA = \"16MiB\", DMA32 = \"3GiB\", Normal = \"1GiB\" }", "zones = { DMA = \"16MiB\", DMA32 = \"768MiB\", Normal = \"256MiB\" }"),
+        (
+            "zones = { DMA = \"16MiB\", DMA32 = \"3GiB\", Normal = \"1GiB\" }",
+            "zones = { DMA = \"16MiB\", DMA32 = \"768MiB\", Normal = \"256MiB\" }",
+        ),
         ("memory = \"4GiB\"", "memory = \"1GiB\""),
         ("let nfiles = 600000", "let nfiles = 150000"),
         ("let ntx = 1000000", "let ntx = 250000"),

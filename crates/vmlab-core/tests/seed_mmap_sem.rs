@@ -9,21 +9,13 @@ use vmlab_core::reproduce::{self, mmap_sem, ReproduceOpts};
 use vmlab_core::stats::report::{ReproduceReport, RunReport};
 
 fn opts(sets: &[&str]) -> ReproduceOpts {
-    ReproduceOpts {
-        sets: sets.iter().map(|s| s.to_string()).collect(),
-        root: reproduce::find_root(),
-        timing: false,
-    }
+    ReproduceOpts { sets: sets.iter().map(|s| s.to_string()).collect(), root: reproduce::find_root(), timing: false }
 }
 
 /// The full table of the seed (15 runs per profile), computed once for all tests.
 fn full() -> &'static ReproduceReport {
     static R: OnceLock<ReproduceReport> = OnceLock::new();
-    R.get_or_init(|| {
-        mmap_sem::run_table(&opts(&[]), mmap_sem::PROFILES, mmap_sem::THREADS)
-            .expect("reproduce runs")
-            .0
-    })
+    R.get_or_init(|| mmap_sem::run_table(&opts(&[]), mmap_sem::PROFILES, mmap_sem::THREADS).expect("reproduce runs").0)
 }
 
 fn run<'a>(r: &'a ReproduceReport, profile: &str, mode: &str, threads: u64) -> &'a RunReport {
@@ -38,27 +30,15 @@ fn run<'a>(r: &'a ReproduceReport, profile: &str, mode: &str, threads: u64) -> &
 }
 
 fn secs(r: &ReproduceReport, profile: &str, mode: &str, threads: u64) -> f64 {
-    run(r, profile, mode, threads)
-        .metrics
-        .get("elapsed_s")
-        .copied()
-        .expect("elapsed_s")
+    run(r, profile, mode, threads).metrics.get("elapsed_s").copied().expect("elapsed_s")
 }
 
 fn metric(r: &ReproduceReport, profile: &str, mode: &str, threads: u64, m: &str) -> f64 {
-    run(r, profile, mode, threads)
-        .metrics
-        .get(m)
-        .copied()
-        .unwrap_or_else(|| panic!("no metric {m}"))
+    run(r, profile, mode, threads).metrics.get(m).copied().unwrap_or_else(|| panic!("no metric {m}"))
 }
 
 fn vmstat(r: &ReproduceReport, profile: &str, mode: &str, threads: u64, c: &str) -> u64 {
-    run(r, profile, mode, threads)
-        .vmstat
-        .get(c)
-        .copied()
-        .unwrap_or(0)
+    run(r, profile, mode, threads).vmstat.get(c).copied().unwrap_or(0)
 }
 
 #[test]
@@ -66,23 +46,12 @@ fn json_shape() {
     let r = full();
     assert_eq!(r.schema, "vmlab.reproduce/1");
     assert_eq!(r.seed, "mmap-sem");
-    assert_eq!(
-        r.runs.len(),
-        mmap_sem::PROFILES.len() * mmap_sem::THREADS.len() * 2
-    );
+    assert_eq!(r.runs.len(), mmap_sem::PROFILES.len() * mmap_sem::THREADS.len() * 2);
     for x in &r.runs {
-        let mode = x
-            .params
-            .get("mode")
-            .and_then(|v| v.as_str())
-            .expect("params.mode");
+        let mode = x.params.get("mode").and_then(|v| v.as_str()).expect("params.mode");
         assert!(mode == "read" || mode == "mmap");
         assert!(x.params.get("threads").and_then(|v| v.as_u64()).is_some());
-        let e = x
-            .metrics
-            .get("elapsed_s")
-            .copied()
-            .expect("metrics.elapsed_s");
+        let e = x.metrics.get("elapsed_s").copied().expect("metrics.elapsed_s");
         assert!(e > 0.0 && e.is_finite());
     }
 }
@@ -93,26 +62,14 @@ fn linux_2_6_26_mmap_is_flat_while_read_scales() {
     let p = "linux-2.6.26";
     let (read1, mmap1) = (secs(r, p, "read", 1), secs(r, p, "mmap", 1));
     let (read8, mmap16) = (secs(r, p, "read", 8), secs(r, p, "mmap", 16));
-    assert!(
-        mmap16 >= 0.8 * mmap1,
-        "mmap: 16 threads {mmap16:.2} s vs 1 thread {mmap1:.2} s"
-    );
-    assert!(
-        read1 >= 3.0 * read8,
-        "read: 1 thread {read1:.2} s vs 8 threads {read8:.2} s"
-    );
+    assert!(mmap16 >= 0.8 * mmap1, "mmap: 16 threads {mmap16:.2} s vs 1 thread {mmap1:.2} s");
+    assert!(read1 >= 3.0 * read8, "read: 1 thread {read1:.2} s vs 8 threads {read8:.2} s");
     let ratio = read1.max(mmap1) / read1.min(mmap1);
-    assert!(
-        ratio <= 1.15,
-        "1 thread: read {read1:.2} s, mmap {mmap1:.2} s"
-    );
+    assert!(ratio <= 1.15, "1 thread: read {read1:.2} s, mmap {mmap1:.2} s");
     // Every thread count stays within the seed's band for mmap (it never gets 1.5x faster).
     for &n in mmap_sem::THREADS {
         let t = secs(r, p, "mmap", n as u64);
-        assert!(
-            t >= 0.75 * mmap1,
-            "mmap at {n} threads: {t:.2} s vs {mmap1:.2} s"
-        );
+        assert!(t >= 0.75 * mmap1, "mmap at {n} threads: {t:.2} s vs {mmap1:.2} s");
     }
 }
 
@@ -121,10 +78,7 @@ fn retry_and_per_vma_locks_let_mmap_scale() {
     let r = full();
     for p in ["linux-2.6.38", "linux-6.8"] {
         let (m1, m8) = (secs(r, p, "mmap", 1), secs(r, p, "mmap", 8));
-        assert!(
-            m1 >= 3.0 * m8,
-            "{p}: mmap 1 thread {m1:.2} s vs 8 threads {m8:.2} s"
-        );
+        assert!(m1 >= 3.0 * m8, "{p}: mmap 1 thread {m1:.2} s vs 8 threads {m8:.2} s");
     }
 }
 
@@ -137,34 +91,19 @@ fn convoy_counters() {
     assert!(metric(r, old, "mmap", 16, "faults_io_wait_holding_mmap_sem") > 0.0);
     assert!(metric(r, old, "mmap", 16, "mmap_sem_write_contended") > 0.0);
     let rd = metric(r, old, "mmap", 16, "mmap_sem_read_contended");
-    assert!(
-        rd > metric(r, old, "mmap", 16, "mmap_sem_write_contended"),
-        "readers queue behind each waiting writer"
-    );
+    assert!(rd > metric(r, old, "mmap", 16, "mmap_sem_write_contended"), "readers queue behind each waiting writer");
     assert!(
         metric(r, old, "mmap", 16, "mmap_sem_read_wait_s")
             > 10.0 * metric(r, old, "mmap", 2, "mmap_sem_read_wait_s").max(0.01)
     );
-    assert_eq!(
-        metric(r, old, "mmap", 1, "mmap_sem_read_contended"),
-        0.0,
-        "one thread has nobody to wait for"
-    );
+    assert_eq!(metric(r, old, "mmap", 1, "mmap_sem_read_contended"), 0.0, "one thread has nobody to wait for");
     for p in mmap_sem::PROFILES {
         for &n in mmap_sem::THREADS {
-            assert_eq!(
-                metric(r, p, "read", n as u64, "mmap_sem_read_contended"),
-                0.0,
-                "read() takes no mmap_sem"
-            );
+            assert_eq!(metric(r, p, "read", n as u64, "mmap_sem_read_contended"), 0.0, "read() takes no mmap_sem");
         }
     }
     for p in ["linux-2.6.38", "linux-6.8"] {
-        assert_eq!(
-            metric(r, p, "mmap", 16, "faults_io_wait_holding_mmap_sem"),
-            0.0,
-            "{p}"
-        );
+        assert_eq!(metric(r, p, "mmap", 16, "faults_io_wait_holding_mmap_sem"), 0.0, "{p}");
     }
     assert!(vmstat(r, "linux-2.6.38", "mmap", 16, "pgfault_retry") > 0);
     assert!(vmstat(r, "linux-6.8", "mmap", 16, "vma_lock_success") > 0);
@@ -174,21 +113,14 @@ fn convoy_counters() {
 /// Half the tree, and 8 CPUs instead of 4: the convoy does not depend on the exact size.
 #[test]
 fn half_tree_and_more_cpus_still_convoy() {
-    for sets in [
-        &["filetree.0.total=186MiB", "vars.files=1190"][..],
-        &["machine.cpus=8"][..],
-    ] {
-        let (r, _) = mmap_sem::run_table(&opts(sets), &["linux-2.6.26", "linux-6.8"], &[1, 8])
-            .expect("runs");
+    for sets in [&["filetree.0.total=186MiB", "vars.files=1190"][..], &["machine.cpus=8"][..]] {
+        let (r, _) = mmap_sem::run_table(&opts(sets), &["linux-2.6.26", "linux-6.8"], &[1, 8]).expect("runs");
         let old = "linux-2.6.26";
         let (m1, m8) = (secs(&r, old, "mmap", 1), secs(&r, old, "mmap", 8));
         let (r1, r8) = (secs(&r, old, "read", 1), secs(&r, old, "read", 8));
         assert!(m8 >= 0.8 * m1, "{sets:?}: 2.6.26 mmap {m1:.2} -> {m8:.2}");
         assert!(r1 >= 3.0 * r8, "{sets:?}: 2.6.26 read {r1:.2} -> {r8:.2}");
-        let (n1, n8) = (
-            secs(&r, "linux-6.8", "mmap", 1),
-            secs(&r, "linux-6.8", "mmap", 8),
-        );
+        let (n1, n8) = (secs(&r, "linux-6.8", "mmap", 1), secs(&r, "linux-6.8", "mmap", 8));
         assert!(n1 >= 3.0 * n8, "{sets:?}: 6.8 mmap {n1:.2} -> {n8:.2}");
     }
 }
@@ -199,40 +131,25 @@ fn half_tree_and_more_cpus_still_convoy() {
 fn retry_alone_fixes_2_6_26() {
     let o = opts(&["reclaim.fault_locking=retry"]);
     let (r, _) = mmap_sem::run_table(&o, &["linux-2.6.26"], &[1, 8]).expect("runs");
-    let (m1, m8) = (
-        secs(&r, "linux-2.6.26", "mmap", 1),
-        secs(&r, "linux-2.6.26", "mmap", 8),
-    );
+    let (m1, m8) = (secs(&r, "linux-2.6.26", "mmap", 1), secs(&r, "linux-2.6.26", "mmap", 8));
     assert!(m1 >= 3.0 * m8, "2.6.26 + retry: mmap {m1:.2} -> {m8:.2}");
 }
 
 #[test]
 fn deterministic() {
-    let a = mmap_sem::run_table(&opts(&[]), &["linux-2.6.26"], &[4])
-        .expect("runs")
-        .0
-        .with_wall_s_zeroed()
-        .to_json_string();
-    let b = mmap_sem::run_table(&opts(&[]), &["linux-2.6.26"], &[4])
-        .expect("runs")
-        .0
-        .with_wall_s_zeroed()
-        .to_json_string();
+    let a =
+        mmap_sem::run_table(&opts(&[]), &["linux-2.6.26"], &[4]).expect("runs").0.with_wall_s_zeroed().to_json_string();
+    let b =
+        mmap_sem::run_table(&opts(&[]), &["linux-2.6.26"], &[4]).expect("runs").0.with_wall_s_zeroed().to_json_string();
     assert_eq!(a, b);
 }
 
 #[test]
 fn text_has_the_seed_table() {
     let (_, text) = mmap_sem::run_table(&opts(&[]), &["linux-2.6.26"], &[1, 2]).expect("runs");
-    assert!(
-        text.contains("Kernel version, read, mmap, read, mmap"),
-        "{text}"
-    );
+    assert!(text.contains("Kernel version, read, mmap, read, mmap"), "{text}");
     assert!(text.contains("Speedups relative to nthreads=1"), "{text}");
-    assert!(
-        text.lines().any(|l| l.starts_with("linux-2.6.26, ")),
-        "{text}"
-    );
+    assert!(text.lines().any(|l| l.starts_with("linux-2.6.26, ")), "{text}");
 }
 
 /// The disk is calibrated to the seed's `hdparm -t` (98.57 MB/s buffered): one 372 MiB file

@@ -29,12 +29,23 @@ fn eight_gib_quicklists_before_and_after_the_fix() {
     let after = run("linux-2.6.27", &[]);
     eprintln!(
         "2.6.26: {} kB ({:.2}%, steady at {:?} s, {} forks); 2.6.27: {} kB ({:.2}%, steady at {:?} s)",
-        before.quicklists_kb, before.ratio_pct, before.steady_s, before.forks, after.quicklists_kb, after.ratio_pct, after.steady_s
+        before.quicklists_kb,
+        before.ratio_pct,
+        before.steady_s,
+        before.forks,
+        after.quicklists_kb,
+        after.ratio_pct,
+        after.steady_s
     );
     assert!(before.steady_s.is_some() && after.steady_s.is_some(), "both runs reach steady state");
     let q = before.quicklists_kb;
     assert!((600 * MIB..=1000 * MIB).contains(&q), "2.6.26 Quicklists {} MiB, want 600..1000", q / MIB);
-    assert!(after.quicklists_kb as f64 <= 0.35 * q as f64, "2.6.27 Quicklists {} kB vs 2.6.26 {} kB", after.quicklists_kb, q);
+    assert!(
+        after.quicklists_kb as f64 <= 0.35 * q as f64,
+        "2.6.27 Quicklists {} kB vs 2.6.26 {} kB",
+        after.quicklists_kb,
+        q
+    );
     assert!(after.quicklists_kb > 0);
     // The JSON carries what the reproduction promises.
     assert_eq!(before.report.metrics.get("quicklists_kb").copied(), Some(q as f64));

@@ -122,11 +122,18 @@ fn walk_needs_every_mapper_but_objrmap_does_not() {
     let (s1, s2) = (stats(&aa1), stats(&aa2));
     let first1 = s1.mm_visits_at_first_freeable_cache.expect("aa1 made a shm page freeable");
     let first2 = s2.mm_visits_at_first_freeable_cache.expect("aa2 made a shm page freeable");
-    println!("first freeable shm page after {first1} (aa1) / {first2} (aa2) mm visits; PTEs unmapped {} / {}", s1.walk_unmapped, s2.walk_unmapped + s2.objrmap_unmapped);
+    println!(
+        "first freeable shm page after {first1} (aa1) / {first2} (aa2) mm visits; PTEs unmapped {} / {}",
+        s1.walk_unmapped,
+        s2.walk_unmapped + s2.objrmap_unmapped
+    );
     // The first pass over the mms only ages young PTEs; after that aa1 needs to have walked every
     // process mapping the page, aa2 only the first one.
     assert!(first1 >= 2 * MAPPERS as u64 - 1, "aa1: first freeable shm page after {first1} mm visits");
-    assert!(first2 <= first1 - MAPPERS as u64 + 2, "aa2: first freeable shm page after {first2} mm visits (aa1 {first1})");
+    assert!(
+        first2 <= first1 - MAPPERS as u64 + 2,
+        "aa2: first freeable shm page after {first2} mm visits (aa1 {first1})"
+    );
     assert!(s2.objrmap_unmapped > 0 && s1.objrmap_unmapped == 0);
 }
 
@@ -154,7 +161,12 @@ fn clean_pass_frees_clean_cache_first() {
     let (_, aa1) = run_small("linux-2.4.23aa1");
     let (_, aa2) = run_small("linux-2.4.23aa2");
     assert_eq!(stats(&aa1).clean_pass_freed, 0);
-    assert!(stats(&aa2).clean_pass_freed > stats(&aa2).freed, "aa2 freed {} in the clean pass, {} in the scan", stats(&aa2).clean_pass_freed, stats(&aa2).freed);
+    assert!(
+        stats(&aa2).clean_pass_freed > stats(&aa2).freed,
+        "aa2 freed {} in the clean pass, {} in the scan",
+        stats(&aa2).clean_pass_freed,
+        stats(&aa2).freed
+    );
 }
 
 #[test]
@@ -183,10 +195,16 @@ fn reproduce_full_scale() {
             failed.push(what);
         }
     };
-    check(m(0, "swapcache_kb_at_first_swapout") >= 1048576.0, format!("aa1 swap cache at first swap-out {} kB < 1 GiB", m(0, "swapcache_kb_at_first_swapout")));
+    check(
+        m(0, "swapcache_kb_at_first_swapout") >= 1048576.0,
+        format!("aa1 swap cache at first swap-out {} kB < 1 GiB", m(0, "swapcache_kb_at_first_swapout")),
+    );
     check(m(0, "sy_pct_mean") >= 70.0, format!("aa1 sy while swapping {} < 70", m(0, "sy_pct_mean")));
     check(m(0, "cp_mb_per_s") <= 10.0, format!("aa1 cp {} MB/s > 10", m(0, "cp_mb_per_s")));
-    check(m(1, "swapcache_kb_at_first_swapout") <= 262144.0, format!("aa2 swap cache at first swap-out {} kB > 256 MiB", m(1, "swapcache_kb_at_first_swapout")));
+    check(
+        m(1, "swapcache_kb_at_first_swapout") <= 262144.0,
+        format!("aa2 swap cache at first swap-out {} kB > 256 MiB", m(1, "swapcache_kb_at_first_swapout")),
+    );
     check(m(1, "cp_mb_per_s") >= 60.0, format!("aa2 cp {} MB/s < 60", m(1, "cp_mb_per_s")));
     assert!(failed.is_empty(), "not reproduced: {failed:?}");
 }

@@ -100,12 +100,19 @@ fn cluster_readahead_reads_the_aligned_block_on_2_6() {
 
 #[test]
 fn a_rotational_swap_disk_makes_6_8_read_clusters_that_grow_with_the_hits() {
-    let small = ["machine.memory=128MiB", "process.hog.program=mmap heap anon 192MiB; touch heap write; mark pass1; touch heap write; mark done"];
+    let small = [
+        "machine.memory=128MiB",
+        "process.hog.program=mmap heap anon 192MiB; touch heap write; mark pass1; touch heap write; mark done",
+    ];
     let r = run_on("hdd", "linux-6.8", "", &small);
     let forced = run_on("hdd", "linux-6.8", "", &[small[0], small[1], "reclaim.swap_readahead=cluster"]);
     let (maj, pswpin, ra, hit) = (c(&r, "pgmajfault"), c(&r, "pswpin"), c(&r, "swap_ra"), c(&r, "swap_ra_hit"));
     eprintln!("6.8 hdd seq: pgmajfault {maj} pswpin {pswpin} swap_ra {ra} swap_ra_hit {hit}");
-    assert_eq!((maj, ra), (c(&forced, "pgmajfault"), c(&forced, "swap_ra")), "vma readahead falls back to the cluster one");
+    assert_eq!(
+        (maj, ra),
+        (c(&forced, "pgmajfault"), c(&forced, "swap_ra")),
+        "vma readahead falls back to the cluster one"
+    );
     // Slots written out of address order would shrink its windows (the VMA scheme does not
     // care): the bound leaves room for that.
     assert!(maj * 5 < pswpin && pswpin <= maj * 8, "pgmajfault {maj} for pswpin {pswpin}");

@@ -104,10 +104,8 @@ fn reproduce_json(py: Python<'_>, seed: String, sets: Vec<String>, root: Option<
 /// The seed reproductions this build knows, as JSON `[{"name": .., "summary": ..}, ..]`.
 #[pyfunction]
 fn seeds_json() -> String {
-    let v: Vec<serde_json::Value> = reproduce::seeds()
-        .iter()
-        .map(|s| serde_json::json!({ "name": s.name, "summary": s.summary }))
-        .collect();
+    let v: Vec<serde_json::Value> =
+        reproduce::seeds().iter().map(|s| serde_json::json!({ "name": s.name, "summary": s.summary })).collect();
     serde_json::Value::Array(v).to_string()
 }
 

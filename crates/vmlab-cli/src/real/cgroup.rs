@@ -94,11 +94,15 @@ impl Cgroup {
             CgVersion::V1 => "memory.usage_in_bytes",
             CgVersion::V2 => "memory.current",
         };
-        let usage = std::fs::read_to_string(self.path.join(usage_file)).ok().and_then(|s| s.trim().parse().ok()).unwrap_or(0);
+        let usage =
+            std::fs::read_to_string(self.path.join(usage_file)).ok().and_then(|s| s.trim().parse().ok()).unwrap_or(0);
         let mut stat = read_pairs(&self.path.join("memory.stat"));
         if self.version == CgVersion::V2 {
             // v2 keeps swap use out of memory.stat; v1 lists it there as `swap`.
-            let swap = std::fs::read_to_string(self.path.join("memory.swap.current")).ok().and_then(|s| s.trim().parse().ok()).unwrap_or(0);
+            let swap = std::fs::read_to_string(self.path.join("memory.swap.current"))
+                .ok()
+                .and_then(|s| s.trim().parse().ok())
+                .unwrap_or(0);
             stat.push(("swap".into(), swap));
         }
         CgStat { usage, stat }
@@ -116,8 +120,15 @@ impl Cgroup {
     /// Times the limit was hit (v1 failcnt; v2 memory.events `max`).
     pub fn failcnt(&self) -> u64 {
         match self.version {
-            CgVersion::V1 => std::fs::read_to_string(self.path.join("memory.failcnt")).ok().and_then(|s| s.trim().parse().ok()).unwrap_or(0),
-            CgVersion::V2 => read_pairs(&self.path.join("memory.events")).iter().find(|(k, _)| k == "max").map(|(_, v)| *v).unwrap_or(0),
+            CgVersion::V1 => std::fs::read_to_string(self.path.join("memory.failcnt"))
+                .ok()
+                .and_then(|s| s.trim().parse().ok())
+                .unwrap_or(0),
+            CgVersion::V2 => read_pairs(&self.path.join("memory.events"))
+                .iter()
+                .find(|(k, _)| k == "max")
+                .map(|(_, v)| *v)
+                .unwrap_or(0),
         }
     }
 

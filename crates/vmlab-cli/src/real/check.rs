@@ -63,7 +63,9 @@ pub fn find_memory_cgroup() -> Result<(CgVersion, PathBuf), String> {
 /// The first thing in the scenario the real executor cannot do, as an error pointing at it.
 pub fn check_scenario(sc: &Scenario) -> Result<(), ScenarioError> {
     let f = &sc.file;
-    let whole = |what: &str| Err(ScenarioError::new(&sc.path, format!("{what} is not supported by `vmlab real` (use `vmlab run` for it)")));
+    let whole = |what: &str| {
+        Err(ScenarioError::new(&sc.path, format!("{what} is not supported by `vmlab real` (use `vmlab run` for it)")))
+    };
     if !f.netrx.is_empty() {
         return whole("[[netrx]] (atomic network-receive allocations)");
     }

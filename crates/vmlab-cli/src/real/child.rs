@@ -161,7 +161,9 @@ impl Child<'_> {
                 Insn::Jump(to) => pc = *to,
                 Insn::End => return Ok(()),
                 // Refused before the run (check.rs); reaching one is a bug, not a silent skip.
-                Insn::Fork { .. } | Insn::Threads { .. } | Insn::Take { .. } => return Err((Span::default(), "fork/threads/queues are not supported by `vmlab real`".into())),
+                Insn::Fork { .. } | Insn::Threads { .. } | Insn::Take { .. } => {
+                    return Err((Span::default(), "fork/threads/queues are not supported by `vmlab real`".into()))
+                }
                 Insn::Op(kind, span) => {
                     self.vars[ERRNO] = 0;
                     if !self.op(kind, *span)? {
@@ -210,7 +212,10 @@ impl Child<'_> {
         let first = off as u64 / PAGE;
         let end = l.map(|l| (off as u64 + l as u64).div_ceil(PAGE)).unwrap_or(r.pages);
         if end > r.pages || first > end {
-            return Err((span, format!("range [{off}, +{}) is outside the region of {} bytes", l.unwrap_or(0), r.pages * PAGE)));
+            return Err((
+                span,
+                format!("range [{off}, +{}) is outside the region of {} bytes", l.unwrap_or(0), r.pages * PAGE),
+            ));
         }
         Ok((r, first, end))
     }
@@ -218,7 +223,9 @@ impl Child<'_> {
     /// Runs one operation; false when the program ends here (`exit`).
     fn op(&mut self, kind: &OpKind, span: Span) -> R<bool> {
         match kind {
-            OpKind::Mmap { name, backing, len, offset, fixed, shared, write, locked, populate } => self.mmap(name, backing, len, offset, [*fixed, *shared, *write, *locked, *populate], span)?,
+            OpKind::Mmap { name, backing, len, offset, fixed, shared, write, locked, populate } => {
+                self.mmap(name, backing, len, offset, [*fixed, *shared, *write, *locked, *populate], span)?
+            }
             OpKind::Munmap { name, offset, len } => {
                 let (r, a, b) = self.range(name, offset, len, span)?;
                 // SAFETY: the range lies inside a mapping this process made.
@@ -258,7 +265,9 @@ impl Child<'_> {
                     self.vars[ERRNO] = errno();
                 }
             }
-            OpKind::Touch { name, access, offset, len, stride, pattern, count, rate } => self.touch(name, *access == Access::Write, offset, len, stride, pattern, count, rate, span)?,
+            OpKind::Touch { name, access, offset, len, stride, pattern, count, rate } => {
+                self.touch(name, *access == Access::Write, offset, len, stride, pattern, count, rate, span)?
+            }
             OpKind::Read { file, offset, len, bs } => self.rw(file, offset, len, bs, None, span)?,
             OpKind::Write { file, offset, len, bs, append } => self.rw(file, offset, len, bs, Some(*append), span)?,
             OpKind::Create { file, size, disk: _ } => {
@@ -302,7 +311,11 @@ impl Child<'_> {
             OpKind::Exit => return Ok(false),
             // No children: `fork` is refused, so there is nothing to wait for.
             OpKind::Wait => {}
-            OpKind::Fork { .. } | OpKind::Threads { .. } | OpKind::ForeachQueue { .. } | OpKind::Migrate { .. } | OpKind::DropCaches { .. } => {
+            OpKind::Fork { .. }
+            | OpKind::Threads { .. }
+            | OpKind::ForeachQueue { .. }
+            | OpKind::Migrate { .. }
+            | OpKind::DropCaches { .. } => {
                 return Err((span, "not supported by `vmlab real`".into()));
             }
         }
@@ -310,7 +323,15 @@ impl Child<'_> {
     }
 
     /// flags: [fixed, shared, write, locked, populate].
-    fn mmap(&mut self, name: &Template, backing: &Backing, len: &Option<Expr>, offset: &Option<Expr>, flags: [bool; 5], span: Span) -> R<()> {
+    fn mmap(
+        &mut self,
+        name: &Template,
+        backing: &Backing,
+        len: &Option<Expr>,
+        offset: &Option<Expr>,
+        flags: [bool; 5],
+        span: Span,
+    ) -> R<()> {
         let [fixed, shared, write, locked, populate] = flags;
         let nm = self.name(name)?;
         let off = (self.ev_opt(offset, 0)?.max(0) as u64) / PAGE * PAGE;
@@ -346,7 +367,8 @@ impl Child<'_> {
                 -1
             }
             Some(p) => {
-                let c = CString::new(p.as_os_str().as_bytes()).map_err(|_| (span, "file name with a NUL byte".to_string()))?;
+                let c = CString::new(p.as_os_str().as_bytes())
+                    .map_err(|_| (span, "file name with a NUL byte".to_string()))?;
                 let mode = if shared && write { libc::O_RDWR } else { libc::O_RDONLY };
                 // SAFETY: a valid C string.
                 let fd = unsafe { libc::open(c.as_ptr(), mode | libc::O_CLOEXEC) };
@@ -379,7 +401,18 @@ impl Child<'_> {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn touch(&mut self, name: &Template, write: bool, offset: &Option<Expr>, len: &Option<Expr>, stride: &Option<Expr>, pattern: &Pattern, count: &Option<Expr>, rate: &Option<Expr>, span: Span) -> R<()> {
+    fn touch(
+        &mut self,
+        name: &Template,
+        write: bool,
+        offset: &Option<Expr>,
+        len: &Option<Expr>,
+        stride: &Option<Expr>,
+        pattern: &Pattern,
+        count: &Option<Expr>,
+        rate: &Option<Expr>,
+        span: Span,
+    ) -> R<()> {
         let (r, a, b) = self.range(name, offset, len, span)?;
         let (addr, rw, file_pages) = (r.addr, r.write, r.file_pages);
         let stride = (self.ev_opt(stride, PAGE as i64)?.max(1) as u64).div_ceil(PAGE).max(1);
@@ -434,7 +467,15 @@ impl Child<'_> {
     }
 
     /// Buffered read(2)/write(2) of a file; `append`: None for a read.
-    fn rw(&mut self, file: &Template, offset: &Option<Expr>, len: &Option<Expr>, bs: &Option<Expr>, append: Option<bool>, span: Span) -> R<()> {
+    fn rw(
+        &mut self,
+        file: &Template,
+        offset: &Option<Expr>,
+        len: &Option<Expr>,
+        bs: &Option<Expr>,
+        append: Option<bool>,
+        span: Span,
+    ) -> R<()> {
         use std::os::unix::fs::FileExt;
         let (_, p) = self.file(file, span)?;
         let mut oo = std::fs::OpenOptions::new();

@@ -97,7 +97,12 @@ pub fn real(a: RealArgs) -> ExitCode {
     report::emit(&rep, &text, a.json.as_deref())
 }
 
-fn set_up(env: &mut setup::Env, prep: &Prepared, version: check::CgVersion, parent: &std::path::Path) -> Result<(), String> {
+fn set_up(
+    env: &mut setup::Env,
+    prep: &Prepared,
+    version: check::CgVersion,
+    parent: &std::path::Path,
+) -> Result<(), String> {
     for (name, bytes) in &prep.files {
         env.make_file(name, *bytes)?;
     }
@@ -135,7 +140,13 @@ fn prepare(sc: &Scenario, interval: Option<f64>) -> Result<Prepared, ScenarioErr
         progs.push(compile(&pd.program).map_err(|e| sc.error_at(e.span, e.message))?);
         for c in 0..pd.count {
             let name = if pd.count > 1 { format!("{}.{c}", pd.name) } else { pd.name.clone() };
-            plan.push(run::Planned { prog: pi, copy: c, name, start: Duration::from_nanos(pd.start_ns), memlock_pages: pd.memlock_limit });
+            plan.push(run::Planned {
+                prog: pi,
+                copy: c,
+                name,
+                start: Duration::from_nanos(pd.start_ns),
+                memlock_pages: pd.memlock_limit,
+            });
         }
     }
     plan.sort_by_key(|p| p.start);

@@ -15,7 +15,9 @@ use super::cgroup::Cgroup;
 use super::run::Outcome;
 
 pub fn kernel_release() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/osrelease").map(|s| s.trim().to_string()).unwrap_or_else(|_| "unknown".into())
+    std::fs::read_to_string("/proc/sys/kernel/osrelease")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|_| "unknown".into())
 }
 
 fn host_cpus() -> u32 {
@@ -24,7 +26,15 @@ fn host_cpus() -> u32 {
 
 /// Node counters named `nr_*` that only ever grow (vmstat.c's node_stat_items that count events,
 /// like NR_VMSCAN_WRITE), so their delta is what the run did.
-const NR_EVENTS: &[&str] = &["nr_vmscan_write", "nr_vmscan_immediate_reclaim", "nr_dirtied", "nr_written", "nr_throttled_written", "nr_foll_pin_acquired", "nr_foll_pin_released"];
+const NR_EVENTS: &[&str] = &[
+    "nr_vmscan_write",
+    "nr_vmscan_immediate_reclaim",
+    "nr_dirtied",
+    "nr_written",
+    "nr_throttled_written",
+    "nr_foll_pin_acquired",
+    "nr_foll_pin_released",
+];
 
 /// A /proc/vmstat line that is a level (a gauge), not a count of events.
 fn is_gauge(k: &str) -> bool {
@@ -44,11 +54,24 @@ pub fn build(sc: &Scenario, out: &Outcome, cg: &Cgroup, swap: Option<u64>, sets:
     params.insert("real", json!(true));
     params.insert("kernel", json!(release));
     let ver = cg.version.name();
-    params.insert("machine_emulation", json!(format!("memory cgroup {ver} limit of {} bytes, not real RAM (host RAM and CPUs are the host's)", cg.limit)));
+    params.insert(
+        "machine_emulation",
+        json!(format!(
+            "memory cgroup {ver} limit of {} bytes, not real RAM (host RAM and CPUs are the host's)",
+            cg.limit
+        )),
+    );
     params.insert("vmstat_scope", json!("host-wide /proc/vmstat deltas over the run (every process on the host); gauges (nr_* but nr_vmscan_write, nr_dirtied, nr_written...) are end values"));
-    params.insert("timeline_scope", json!("memory columns from the cgroup; rates, CPU split and kswapd host-wide; majflt_s from the cgroup"));
+    params.insert(
+        "timeline_scope",
+        json!("memory columns from the cgroup; rates, CPU split and kswapd host-wide; majflt_s from the cgroup"),
+    );
     params.insert("swap_bytes", json!(swap.unwrap_or(0)));
-    let cg_delta: OrderedMap<u64> = b.cg.stat.iter().map(|(k, v)| (k.clone(), if is_event(k) { v.saturating_sub(a.cg.get(k)) } else { *v })).collect();
+    let cg_delta: OrderedMap<u64> =
+        b.cg.stat
+            .iter()
+            .map(|(k, v)| (k.clone(), if is_event(k) { v.saturating_sub(a.cg.get(k)) } else { *v }))
+            .collect();
     params.insert(
         "cgroup",
         json!({
@@ -103,7 +126,12 @@ pub fn text(rep: &RunReport, out: &Outcome, cg: &Cgroup) -> String {
     let _ = writeln!(o, "vmlab real: {}  host kernel {}  seed {}", rep.scenario, p("kernel"), rep.seed);
     let ver = cg.version.name();
     let _ = writeln!(o, "machine: {} MiB emulated by the memory limit of cgroup {ver} {} (not real RAM: host has {} CPUs and its own RAM)", cg.limit >> 20, cg.path.display(), rep.machine.cpus);
-    let _ = writeln!(o, "workload ended after {:.2} s wall{}\n", rep.elapsed_s, out.stopped_by.as_ref().map(|w| format!(" ({w})")).unwrap_or_default());
+    let _ = writeln!(
+        o,
+        "workload ended after {:.2} s wall{}\n",
+        rep.elapsed_s,
+        out.stopped_by.as_ref().map(|w| format!(" ({w})")).unwrap_or_default()
+    );
     let _ = writeln!(o, "Timeline (memory columns: the cgroup; rates and CPU: host-wide):");
     o.push_str(&timeline::format_vmstat_with(&rep.timeline, timeline::VmstatOpts { time: true }));
     o.push('\n');
@@ -117,7 +145,13 @@ pub fn text(rep: &RunReport, out: &Outcome, cg: &Cgroup) -> String {
         o.push('\n');
     }
     let max = cg.max_usage().unwrap_or(out.peak_polled);
-    let _ = writeln!(o, "cgroup: peak usage {:.1} MiB of a {:.1} MiB limit, limit hit {} times", max as f64 / 1048576.0, cg.limit as f64 / 1048576.0, cg.failcnt());
+    let _ = writeln!(
+        o,
+        "cgroup: peak usage {:.1} MiB of a {:.1} MiB limit, limit hit {} times",
+        max as f64 / 1048576.0,
+        cg.limit as f64 / 1048576.0,
+        cg.failcnt()
+    );
     if !out.oom_killed.is_empty() {
         let _ = writeln!(o, "OOM-killed in the cgroup: {}", out.oom_killed.join(", "));
     }

@@ -65,7 +65,12 @@ pub struct Outcome {
 
 pub enum Failure {
     /// A child's runtime error at a program span (offset, len, message), with the process name.
-    Program { who: String, offset: u32, len: u32, message: String },
+    Program {
+        who: String,
+        offset: u32,
+        len: u32,
+        message: String,
+    },
     Other(String),
     Interrupted,
 }
@@ -97,7 +102,15 @@ pub fn supervise(progs: &[Program], plan: Vec<Planned>, env: &mut Env, lim: &Lim
     let mut pending: VecDeque<Planned> = plan.into();
     let mut alive: BTreeMap<libc::pid_t, Alive> = BTreeMap::new();
     let mut names: BTreeMap<libc::pid_t, String> = BTreeMap::new();
-    let mut out = Outcome { elapsed: 0.0, snaps: Vec::new(), marks: Vec::new(), tasks: Vec::new(), peak_polled: 0, stopped_by: None, oom_killed: Vec::new() };
+    let mut out = Outcome {
+        elapsed: 0.0,
+        snaps: Vec::new(),
+        marks: Vec::new(),
+        tasks: Vec::new(),
+        peak_polled: 0,
+        stopped_by: None,
+        oom_killed: Vec::new(),
+    };
     let mut partial = String::new();
     let t0 = Instant::now();
     out.snaps.push(sample::read(0.0, &kswapd, cg));
@@ -183,7 +196,13 @@ pub fn supervise(progs: &[Program], plan: Vec<Planned>, env: &mut Env, lim: &Lim
 
 /// Handle the complete lines children have written: `PID M T_NS NAME`, `PID F`,
 /// `PID E OFFSET LEN MESSAGE`, `PID X MESSAGE`.
-fn drain(rfd: libc::c_int, partial: &mut String, names: &BTreeMap<libc::pid_t, String>, alive: &mut BTreeMap<libc::pid_t, Alive>, marks: &mut Vec<(String, f64)>) -> Result<(), Failure> {
+fn drain(
+    rfd: libc::c_int,
+    partial: &mut String,
+    names: &BTreeMap<libc::pid_t, String>,
+    alive: &mut BTreeMap<libc::pid_t, Alive>,
+    marks: &mut Vec<(String, f64)>,
+) -> Result<(), Failure> {
     let mut buf = [0u8; 4096];
     loop {
         // SAFETY: reads into a valid buffer from our non-blocking pipe.
@@ -224,7 +243,13 @@ fn drain(rfd: libc::c_int, partial: &mut String, names: &BTreeMap<libc::pid_t, S
 
 /// Reap exited children (flags: WNOHANG, or 0 to wait for all after killing them), recording
 /// their CPU time. A child that failed is an error, except a victim of the cgroup's OOM killer.
-fn reap(flags: libc::c_int, alive: &mut BTreeMap<libc::pid_t, Alive>, children: &mut Vec<libc::pid_t>, out: &mut Outcome, cg: &Cgroup) -> Result<(), Failure> {
+fn reap(
+    flags: libc::c_int,
+    alive: &mut BTreeMap<libc::pid_t, Alive>,
+    children: &mut Vec<libc::pid_t>,
+    out: &mut Outcome,
+    cg: &Cgroup,
+) -> Result<(), Failure> {
     let killing = flags == 0;
     while !alive.is_empty() {
         let mut status = 0;
@@ -238,7 +263,13 @@ fn reap(flags: libc::c_int, alive: &mut BTreeMap<libc::pid_t, Alive>, children: 
         children.retain(|&c| c != pid);
         let Some(a) = alive.remove(&pid) else { continue };
         let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-        out.tasks.push(TaskCpu { pid: pid as u32, name: a.name.clone(), cpu_s: tv(ru.ru_utime) + tv(ru.ru_stime), cpu_pct: 0.0, kthread: false });
+        out.tasks.push(TaskCpu {
+            pid: pid as u32,
+            name: a.name.clone(),
+            cpu_s: tv(ru.ru_utime) + tv(ru.ru_stime),
+            cpu_pct: 0.0,
+            kthread: false,
+        });
         if killing {
             continue;
         }
@@ -252,7 +283,11 @@ fn reap(flags: libc::c_int, alive: &mut BTreeMap<libc::pid_t, Alive>, children: 
             return Err(Failure::Other(format!("{} (pid {pid}) was killed by signal {sig}{}", a.name, oom_hint(sig))));
         }
         if libc::WEXITSTATUS(status) != 0 {
-            return Err(Failure::Other(format!("{} (pid {pid}) exited with status {}", a.name, libc::WEXITSTATUS(status))));
+            return Err(Failure::Other(format!(
+                "{} (pid {pid}) exited with status {}",
+                a.name,
+                libc::WEXITSTATUS(status)
+            )));
         }
     }
     Ok(())

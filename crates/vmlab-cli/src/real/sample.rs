@@ -50,7 +50,8 @@ fn task_ticks(pid: u32) -> u64 {
 }
 
 pub fn read(t: f64, kswapd: &[u32], cg: &Cgroup) -> HostSnap {
-    let mut h = HostSnap { t, vmstat: read_pairs(std::path::Path::new("/proc/vmstat")), cg: cg.read(), ..Default::default() };
+    let mut h =
+        HostSnap { t, vmstat: read_pairs(std::path::Path::new("/proc/vmstat")), cg: cg.read(), ..Default::default() };
     let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
     for l in stat.lines() {
         let mut it = l.split_whitespace();
@@ -87,7 +88,9 @@ pub fn kswapd_tasks(a: &HostSnap, b: &HostSnap) -> Vec<TaskCpu> {
         .map(|&(pid, t)| {
             let before = a.kswapd_each.iter().find(|(p, _)| *p == pid).map_or(t, |(_, t0)| *t0);
             let cpu_s = t.saturating_sub(before) as f64 / clk_tck();
-            let name = std::fs::read_to_string(format!("/proc/{pid}/comm")).map(|c| c.trim().to_string()).unwrap_or_else(|_| "kswapd".into());
+            let name = std::fs::read_to_string(format!("/proc/{pid}/comm"))
+                .map(|c| c.trim().to_string())
+                .unwrap_or_else(|_| "kswapd".into());
             TaskCpu { pid, name, cpu_s, cpu_pct: cpu_s / secs * 100.0, kthread: true }
         })
         .collect()

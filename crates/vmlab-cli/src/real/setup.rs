@@ -53,7 +53,8 @@ impl Env {
         let p = self.dir.join("swapfile");
         write_zeros(&p, bytes)?;
         self.swapfile = Some(p.clone());
-        std::fs::set_permissions(&p, std::os::unix::fs::PermissionsExt::from_mode(0o600)).map_err(|e| format!("chmod {}: {e}", p.display()))?;
+        std::fs::set_permissions(&p, std::os::unix::fs::PermissionsExt::from_mode(0o600))
+            .map_err(|e| format!("chmod {}: {e}", p.display()))?;
         run_tool("mkswap", &p)?;
         run_tool("swapon", &p)?;
         self.swap_on = true;

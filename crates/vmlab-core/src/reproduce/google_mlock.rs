@@ -61,7 +61,11 @@ pub fn measure(r: &mut RunReport, io_bound_s: f64, interval_s: f64) {
         _ if load.is_finite() => 0.0,
         _ => f64::NAN,
     };
-    let sleeping = if load.is_finite() && end - loaded >= MIN_SLEEP_S { kswapd_pct(&tl, interval_s, loaded, end) } else { f64::NAN };
+    let sleeping = if load.is_finite() && end - loaded >= MIN_SLEEP_S {
+        kswapd_pct(&tl, interval_s, loaded, end)
+    } else {
+        f64::NAN
+    };
     let whole = kswapd_pct(&tl, interval_s, 0.0, end);
     let m = &mut r.metrics;
     m.insert("load_s".to_string(), load);
@@ -83,10 +87,20 @@ fn run_one(opts: &ReproduceOpts, profile: &str, extra: &[String]) -> Result<RunO
     let io_bound_s = io_bytes / bw;
     measure(&mut report, io_bound_s, sim.interval as f64 / 1e9);
     // Slots the program managed to lock: its locked memory over the size of a file.
-    let locked: u64 = k.mms.iter().flatten().map(|m| m.vmas.iter().filter(|v| v.flags & vm::LOCKED != 0).map(|v| v.pages()).sum::<u64>()).sum();
+    let locked: u64 = k
+        .mms
+        .iter()
+        .flatten()
+        .map(|m| m.vmas.iter().filter(|v| v.flags & vm::LOCKED != 0).map(|v| v.pages()).sum::<u64>())
+        .sum();
     let file_pages = k.files.first().map(|f| f.npages()).unwrap_or(1).max(1);
     report.metrics.insert("slots".to_string(), locked.div_ceil(file_pages) as f64);
-    let spin = report.kernel_profile.iter().find(|e| e.function == crate::stats::kfunc::KFunc::LruLockSpin.name_in(k.profile.symbols)).map(|e| e.cpu_s).unwrap_or(0.0);
+    let spin = report
+        .kernel_profile
+        .iter()
+        .find(|e| e.function == crate::stats::kfunc::KFunc::LruLockSpin.name_in(k.profile.symbols))
+        .map(|e| e.cpu_s)
+        .unwrap_or(0.0);
     report.metrics.insert("lru_lock_spin_s".to_string(), spin);
     let engine = (k.profile.engine == crate::profiles::Engine::Riel24).then(|| k.riel.stats.clone());
     if let Some(st) = &engine {
@@ -105,7 +119,14 @@ fn run_one(opts: &ReproduceOpts, profile: &str, extra: &[String]) -> Result<RunO
     let zones = (0..k.zones.len())
         .map(|z| {
             let l = &k.zones[z].lru_pages;
-            (k.zones[z].kind.name(), k.zone_free(z), l[riel24::SLOT_CLEAN], l[riel24::SLOT_DIRTY], l[riel24::SLOT_ACTIVE], mapped[z])
+            (
+                k.zones[z].kind.name(),
+                k.zone_free(z),
+                l[riel24::SLOT_CLEAN],
+                l[riel24::SLOT_DIRTY],
+                l[riel24::SLOT_ACTIVE],
+                mapped[z],
+            )
         })
         .collect();
     report.params.insert("profile".to_string(), serde_json::Value::String(profile.to_string()));
@@ -122,7 +143,8 @@ fn run_one(opts: &ReproduceOpts, profile: &str, extra: &[String]) -> Result<RunO
 fn memlock_set(opts: &ReproduceOpts) -> Result<String, String> {
     let path = opts.root.join("scenarios").join("seeds").join(FILE);
     let sc = crate::workload::load_scenario(&path, &opts.sets).map_err(|e| format!("{:?}", miette::Report::new(e)))?;
-    let mem = crate::workload::units::parse_size(&sc.file.machine.memory).map_err(|e| format!("machine.memory: {e}"))?;
+    let mem =
+        crate::workload::units::parse_size(&sc.file.machine.memory).map_err(|e| format!("machine.memory: {e}"))?;
     let name = sc.processes.first().map(|p| p.name.clone()).ok_or("the scenario has no process")?;
     Ok(format!("process.{name}.memlock={}", mem / 2))
 }
@@ -190,7 +212,9 @@ fn render(outs: &[RunOut]) -> String {
         }
         s.push('\n');
     }
-    for (label, key) in [("kswapd passes (failed)", "kswapd_passes"), ("direct reclaim passes", "direct_reclaim_passes")] {
+    for (label, key) in
+        [("kswapd passes (failed)", "kswapd_passes"), ("direct reclaim passes", "direct_reclaim_passes")]
+    {
         let _ = write!(s, "{label:36}");
         for o in outs {
             let v = match (key, o.engine.is_some()) {
@@ -236,8 +260,25 @@ fn render(outs: &[RunOut]) -> String {
     }
     s.push('\n');
     for c in [
-        "pgpgin", "pgmajfault", "pgfault", "pgalloc_dma", "pgalloc_normal", "pgalloc_high", "pgrefill", "pgdeactivate", "pgactivate", "pgscan_kswapd", "pgscan_direct",
-        "pgsteal_kswapd", "pgsteal_direct", "allocstall", "pageoutrun", "unevictable_pgs_mlocked", "unevictable_pgs_culled", "nr_unevictable", "nr_mlock",
+        "pgpgin",
+        "pgmajfault",
+        "pgfault",
+        "pgalloc_dma",
+        "pgalloc_normal",
+        "pgalloc_high",
+        "pgrefill",
+        "pgdeactivate",
+        "pgactivate",
+        "pgscan_kswapd",
+        "pgscan_direct",
+        "pgsteal_kswapd",
+        "pgsteal_direct",
+        "allocstall",
+        "pageoutrun",
+        "unevictable_pgs_mlocked",
+        "unevictable_pgs_culled",
+        "nr_unevictable",
+        "nr_mlock",
     ] {
         let _ = write!(s, "{c:28}");
         for o in outs {
@@ -297,10 +338,16 @@ fn profile_table(o: &RunOut) -> String {
 
 fn engine_summary(o: &RunOut) -> String {
     let st = o.engine.as_ref().expect("engine stats");
-    let mut s = format!("\n{}: kswapd passes {}, failed {}, slept {} times; direct reclaim passes {}\n", o.report.profile, st.kswapd_passes, st.kswapd_failed_passes, st.kswapd_sleeps, st.direct_passes);
+    let mut s = format!(
+        "\n{}: kswapd passes {}, failed {}, slept {} times; direct reclaim passes {}\n",
+        o.report.profile, st.kswapd_passes, st.kswapd_failed_passes, st.kswapd_sleeps, st.direct_passes
+    );
     let mut why = Vec::new();
     for (z, (name, ..)) in o.zones.iter().enumerate() {
-        let (i, f) = (st.shortages.zone_inactive.get(z).copied().unwrap_or(0), st.shortages.zone_free.get(z).copied().unwrap_or(0));
+        let (i, f) = (
+            st.shortages.zone_inactive.get(z).copied().unwrap_or(0),
+            st.shortages.zone_free.get(z).copied().unwrap_or(0),
+        );
         if i + f > 0 {
             why.push(format!("{name}: inactive {i}, free {f}"));
         }
@@ -308,7 +355,11 @@ fn engine_summary(o: &RunOut) -> String {
     if st.shortages.global_inactive + st.shortages.global_free > 0 {
         why.push(format!("global: inactive {}, free {}", st.shortages.global_inactive, st.shortages.global_free));
     }
-    let _ = writeln!(s, "  shortages left at the end of failed passes: {}", if why.is_empty() { "none".to_string() } else { why.join("; ") });
+    let _ = writeln!(
+        s,
+        "  shortages left at the end of failed passes: {}",
+        if why.is_empty() { "none".to_string() } else { why.join("; ") }
+    );
     let a = st.alloc_pass;
     let _ = writeln!(
         s,
@@ -317,7 +368,11 @@ fn engine_summary(o: &RunOut) -> String {
     );
     for (z, (name, ..)) in o.zones.iter().enumerate().take(4) {
         let (r, c) = (st.alloc_zone_pass[z], st.alloc_zone_reclaimed[z]);
-        let _ = writeln!(s, "  {name:>10} by pass: {} / {} / {} / {} / {}; off inactive_clean {c}", r[0], r[1], r[2], r[3], r[4]);
+        let _ = writeln!(
+            s,
+            "  {name:>10} by pass: {} / {} / {} / {} / {}; off inactive_clean {c}",
+            r[0], r[1], r[2], r[3], r[4]
+        );
     }
     if st.bh_slab_grown > 0 {
         let _ = writeln!(

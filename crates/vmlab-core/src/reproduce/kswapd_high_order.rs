@@ -14,7 +14,12 @@ pub const POSTMARK: &str = "kswapd-high-order.toml";
 pub const STREAMING: &str = "kswapd-high-order-streaming.toml";
 
 pub fn def() -> SeedDef {
-    SeedDef { name: "kswapd-high-order", summary: "001: order-3 atomic allocations keep 2.6.36 kswapd reclaiming (too much free memory); 2.6.38 fixes it", run }
+    SeedDef {
+        name: "kswapd-high-order",
+        summary:
+            "001: order-3 atomic allocations keep 2.6.36 kswapd reclaiming (too much free memory); 2.6.38 fixes it",
+        run,
+    }
 }
 
 /// /proc/vmstat counters the seed's tables use, copied into `metrics` by name.
@@ -42,7 +47,8 @@ const COUNTERS: &[&str] = &[
 pub fn memfree_mean_pct(r: &RunReport) -> f64 {
     let total = r.meminfo.get("MemTotal").copied().unwrap_or(0) as f64;
     let half = r.elapsed_s / 2.0;
-    let xs: Vec<f64> = r.timeline.iter().filter(|s| s.t_s >= half && s.t_s <= r.elapsed_s + 1e-9).map(|s| s.free_kb as f64).collect();
+    let xs: Vec<f64> =
+        r.timeline.iter().filter(|s| s.t_s >= half && s.t_s <= r.elapsed_s + 1e-9).map(|s| s.free_kb as f64).collect();
     if xs.is_empty() || total == 0.0 {
         return f64::NAN;
     }
@@ -62,7 +68,9 @@ fn measure(r: &mut RunReport, sim: &Sim, workload: &str, program: Option<&str>) 
     let marks: Vec<(String, f64)> = r.metrics.iter().map(|(k, v)| (k.to_string(), *v)).collect();
     let mark = |n: &str| marks.iter().find(|(k, _)| k == n).map(|(_, v)| *v);
     let mut m = crate::stats::ordered::OrderedMap::new();
-    if let (Some(a), Some(b), Some(n)) = (mark("tx_start"), mark("tx_end"), program.and_then(|p| program_constant(p, "ntx"))) {
+    if let (Some(a), Some(b), Some(n)) =
+        (mark("tx_start"), mark("tx_end"), program.and_then(|p| program_constant(p, "ntx")))
+    {
         if b > a {
             m.insert("transactions_per_s", n / (b - a));
         }
@@ -88,7 +96,8 @@ fn measure(r: &mut RunReport, sim: &Sim, workload: &str, program: Option<&str>) 
     let late: Vec<&(f64, Vec<(u64, u64)>)> = sim.buddy_samples.iter().filter(|(t, _)| *t >= half).collect();
     for (zid, z) in k.zones.iter().enumerate() {
         let name = z.kind.name().to_lowercase();
-        let (free, o3) = late.iter().fold((0u64, 0u64), |(f, o), (_, zs)| zs.get(zid).map_or((f, o), |&(zf, zo)| (f + zf, o + zo)));
+        let (free, o3) =
+            late.iter().fold((0u64, 0u64), |(f, o), (_, zs)| zs.get(zid).map_or((f, o), |&(zf, zo)| (f + zf, o + zo)));
         let n = late.len().max(1) as f64;
         m.insert(format!("free_pages_mean_{name}"), free as f64 / n);
         m.insert(format!("free_order3_pct_{name}"), if free > 0 { o3 as f64 * 100.0 / free as f64 } else { 0.0 });
@@ -174,7 +183,10 @@ fn machine_line(opts: &ReproduceOpts) -> Result<String, String> {
     let m = &sc.file.machine;
     let zones = match &m.zones {
         Some(t) => {
-            let z: Vec<String> = t.iter().map(|(k, v)| format!("{k} {}", v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string()))).collect();
+            let z: Vec<String> = t
+                .iter()
+                .map(|(k, v)| format!("{k} {}", v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string())))
+                .collect();
             format!(" ({})", z.join(", "))
         }
         None => String::new(),
@@ -302,7 +314,10 @@ fn run(opts: &ReproduceOpts) -> Result<(ReproduceReport, String), String> {
     let pm = run_pair(opts, POSTMARK, "postmark")?;
     let st = run_pair(opts, STREAMING, "streaming")?;
     let mut text = String::new();
-    text += &format!("Seed 001 kswapd-high-order: {}, order-3 atomic SLUB allocations from network receive\n\n", machine_line(opts)?);
+    text += &format!(
+        "Seed 001 kswapd-high-order: {}, order-3 atomic SLUB allocations from network receive\n\n",
+        machine_line(opts)?
+    );
     text += "postmark (small-file transactions) with a background anonymous reader\n\n";
     text += &table(&pm);
     text += "\nMemFree over time, postmark\n";

@@ -52,12 +52,7 @@ pub fn run_table(
                     tree = describe(&sim);
                 }
                 let elapsed = annotate(&mut rep, &sim, mode, n)?;
-                cells.push(Cell {
-                    profile: p.to_string(),
-                    mode,
-                    threads: n,
-                    elapsed_s: elapsed,
-                });
+                cells.push(Cell { profile: p.to_string(), mode, threads: n, elapsed_s: elapsed });
                 runs.push(rep);
             }
         }
@@ -68,22 +63,13 @@ pub fn run_table(
 
 /// Elapsed time between the program's `mark start` and `mark done`, and the lock and disk
 /// figures that explain it, as metrics of the run.
-fn annotate(
-    rep: &mut RunReport,
-    sim: &Sim,
-    mode: &'static str,
-    threads: u32,
-) -> Result<f64, String> {
+fn annotate(rep: &mut RunReport, sim: &Sim, mode: &'static str, threads: u32) -> Result<f64, String> {
     let mark = |n: &str| {
-        rep.metrics
-            .get(n)
-            .copied()
-            .ok_or_else(|| format!("{SCENARIO}: the program never reached `mark {n}`"))
+        rep.metrics.get(n).copied().ok_or_else(|| format!("{SCENARIO}: the program never reached `mark {n}`"))
     };
     let elapsed = mark("done")? - mark("start")?;
     rep.params.insert("mode", serde_json::Value::from(mode));
-    rep.params
-        .insert("threads", serde_json::Value::from(threads));
+    rep.params.insert("threads", serde_json::Value::from(threads));
     let st = sim.k.mmap_sem_stats();
     let m = &mut rep.metrics;
     m.insert("elapsed_s", elapsed);
@@ -92,33 +78,17 @@ fn annotate(
     m.insert("mmap_sem_read_wait_s", st.read_wait_ns as f64 / 1e9);
     m.insert("mmap_sem_write_wait_s", st.write_wait_ns as f64 / 1e9);
     m.insert("mmap_sem_max_wait_ms", st.max_wait_ns as f64 / 1e6);
-    m.insert(
-        "faults_io_wait_holding_mmap_sem",
-        st.io_waits_holding as f64,
-    );
+    m.insert("faults_io_wait_holding_mmap_sem", st.io_waits_holding as f64);
     let end = sim.s.now;
     if let Some(d) = sim.k.disks.first() {
         m.insert("disk_util_pct", d.util_percent(end));
-        m.insert(
-            "disk_read_mb_s",
-            if elapsed > 0.0 {
-                d.bytes_read() as f64 / elapsed / 1e6
-            } else {
-                0.0
-            },
-        );
+        m.insert("disk_read_mb_s", if elapsed > 0.0 { d.bytes_read() as f64 / elapsed / 1e6 } else { 0.0 });
     }
     Ok(elapsed)
 }
 
 fn describe(sim: &Sim) -> String {
-    let sizes: Vec<u64> = sim
-        .k
-        .files
-        .iter()
-        .filter(|f| !f.shmem)
-        .map(|f| f.size)
-        .collect();
+    let sizes: Vec<u64> = sim.k.files.iter().filter(|f| !f.shmem).map(|f| f.size).collect();
     let total: u64 = sizes.iter().sum();
     let mut sorted = sizes.clone();
     sorted.sort_unstable();
@@ -148,18 +118,10 @@ fn describe(sim: &Sim) -> String {
 }
 
 fn cell<'a>(cells: &'a [Cell], p: &str, n: u32, mode: &str) -> Option<&'a Cell> {
-    cells
-        .iter()
-        .find(|c| c.profile == p && c.threads == n && c.mode == mode)
+    cells.iter().find(|c| c.profile == p && c.threads == n && c.mode == mode)
 }
 
-fn render(
-    tree: &str,
-    profiles: &[&str],
-    threads: &[u32],
-    cells: &[Cell],
-    runs: &[RunReport],
-) -> String {
+fn render(tree: &str, profiles: &[&str], threads: &[u32], cells: &[Cell], runs: &[RunReport]) -> String {
     let mut s = String::new();
     s.push_str("Seed 004 mmap-sem: N threads take files from a shared queue and read() each, or mmap() it,\n");
     s.push_str("touch every page and munmap() it; caches dropped before each run.\n");
@@ -197,9 +159,7 @@ fn render(
             for mode in MODES {
                 let base = cell(cells, p, threads[0], mode).map(|c| c.elapsed_s);
                 match (cell(cells, p, n, mode), base) {
-                    (Some(c), Some(b)) if c.elapsed_s > 0.0 => {
-                        s.push_str(&format!(", {:.2}", b / c.elapsed_s))
-                    }
+                    (Some(c), Some(b)) if c.elapsed_s > 0.0 => s.push_str(&format!(", {:.2}", b / c.elapsed_s)),
                     _ => s.push_str(", -"),
                 }
             }
@@ -209,28 +169,14 @@ fn render(
     s.push_str("\nWhy (mmap runs): mmap_sem waits and faults that slept on disk I/O holding it\n");
     s.push_str(&format!(
         "{:14} {:>7} {:>10} {:>10} {:>11} {:>11} {:>9} {:>11} {:>9}\n",
-        "kernel",
-        "threads",
-        "rd_waits",
-        "wr_waits",
-        "rd_wait_s",
-        "wr_wait_s",
-        "max_ms",
-        "io_holding",
-        "disk_MB/s"
+        "kernel", "threads", "rd_waits", "wr_waits", "rd_wait_s", "wr_wait_s", "max_ms", "io_holding", "disk_MB/s"
     ));
-    for r in runs
-        .iter()
-        .filter(|r| r.params.get("mode").and_then(|v| v.as_str()) == Some("mmap"))
-    {
+    for r in runs.iter().filter(|r| r.params.get("mode").and_then(|v| v.as_str()) == Some("mmap")) {
         let g = |k: &str| r.metrics.get(k).copied().unwrap_or(0.0);
         s.push_str(&format!(
             "{:14} {:>7} {:>10.0} {:>10.0} {:>11.2} {:>11.2} {:>9.1} {:>11.0} {:>9.1}\n",
             r.profile,
-            r.params
-                .get("threads")
-                .and_then(|v| v.as_u64())
-                .unwrap_or(0),
+            r.params.get("threads").and_then(|v| v.as_u64()).unwrap_or(0),
             g("mmap_sem_read_contended"),
             g("mmap_sem_write_contended"),
             g("mmap_sem_read_wait_s"),

@@ -56,11 +56,17 @@ pub fn find(name: &str) -> Option<SeedDef> {
 
 /// Load `scenarios/seeds/NAME.toml` with the user's sets plus extra ones, run it under a
 /// profile, and return the report.
-pub fn run_seed_scenario(opts: &ReproduceOpts, file: &str, profile: &str, extra_sets: &[String]) -> Result<(RunReport, crate::sim::Sim), String> {
+pub fn run_seed_scenario(
+    opts: &ReproduceOpts,
+    file: &str,
+    profile: &str,
+    extra_sets: &[String],
+) -> Result<(RunReport, crate::sim::Sim), String> {
     let path = opts.root.join("scenarios").join("seeds").join(file);
     let mut sets: Vec<String> = extra_sets.to_vec();
     sets.extend(opts.sets.iter().cloned());
-    let sc = crate::workload::load_scenario(Path::new(&path), &sets).map_err(|e| format!("{:?}", miette::Report::new(e)))?;
+    let sc =
+        crate::workload::load_scenario(Path::new(&path), &sets).map_err(|e| format!("{:?}", miette::Report::new(e)))?;
     let o = crate::api::RunOpts { profile: Some(profile), ..Default::default() };
     crate::api::run(&sc, o).map_err(|e| format!("{:?}", miette::Report::new(e)))
 }

@@ -61,12 +61,19 @@ pub struct Measured {
 
 /// Run `file` under `profile` with `sets` until steady state (or the scenario's duration).
 /// `per_cpu_detail` walks every quicklist at the end to tell which node each page is from.
-pub fn measure(opts: &ReproduceOpts, file: &str, profile: &str, sets: &[String], per_cpu_detail: bool) -> Result<Measured, String> {
+pub fn measure(
+    opts: &ReproduceOpts,
+    file: &str,
+    profile: &str,
+    sets: &[String],
+    per_cpu_detail: bool,
+) -> Result<Measured, String> {
     let wall = Instant::now();
     let path = opts.root.join("scenarios").join("seeds").join(file);
     let mut all_sets: Vec<String> = sets.to_vec();
     all_sets.extend(opts.sets.iter().cloned());
-    let sc = crate::workload::load_scenario(Path::new(&path), &all_sets).map_err(|e| format!("{:?}", miette::Report::new(e)))?;
+    let sc = crate::workload::load_scenario(Path::new(&path), &all_sets)
+        .map_err(|e| format!("{:?}", miette::Report::new(e)))?;
     let diag = |e| format!("{:?}", miette::Report::new(crate::api::diagnose(&sc, e)));
     let prof = resolve_profile(&sc, Some(profile)).map_err(diag)?;
     let mut sim = Sim::new(&sc, prof).map_err(diag)?;
@@ -98,7 +105,11 @@ pub fn measure(opts: &ReproduceOpts, file: &str, profile: &str, sets: &[String],
     let mi = sim.meminfo();
     let quicklists_kb = mi.quicklists.unwrap_or(0);
     let memfree_kb = mi.mem_free;
-    let ratio_pct = if quicklists_kb + memfree_kb == 0 { 0.0 } else { quicklists_kb as f64 * 100.0 / (quicklists_kb + memfree_kb) as f64 };
+    let ratio_pct = if quicklists_kb + memfree_kb == 0 {
+        0.0
+    } else {
+        quicklists_kb as f64 * 100.0 / (quicklists_kb + memfree_kb) as f64
+    };
     let forks = sim.s.tasks.iter().filter(|t| t.parent.is_some()).count() as u64;
     let nodes = sim.k.nodes.len();
     let per_cpu = (0..sim.k.quicklists.len())
@@ -123,7 +134,16 @@ pub fn measure(opts: &ReproduceOpts, file: &str, profile: &str, sets: &[String],
     report.metrics.insert("memfree_kb", memfree_kb as f64);
     report.metrics.insert("forks", forks as f64);
     report.metrics.insert("steady_s", steady_s.unwrap_or(-1.0));
-    Ok(Measured { report, quicklists_kb, memfree_kb, ratio_pct, steady_s, forks, per_cpu, wall_s: wall.elapsed().as_secs_f64() })
+    Ok(Measured {
+        report,
+        quicklists_kb,
+        memfree_kb,
+        ratio_pct,
+        steady_s,
+        forks,
+        per_cpu,
+        wall_s: wall.elapsed().as_secs_f64(),
+    })
 }
 
 fn round(x: f64, digits: i32) -> f64 {
@@ -172,9 +192,19 @@ fn meminfo_excerpt(out: &mut String, m: &Measured) {
 fn per_cpu_lines(out: &mut String, m: &Measured, cpus_per_node: usize) {
     let _ = writeln!(out, "    per-CPU quicklists (MiB; the node its pages came from):");
     for (c, (len, by_node)) in m.per_cpu.iter().enumerate() {
-        let from: Vec<String> = by_node.iter().enumerate().filter(|(_, &n)| n > 0).map(|(n, &v)| format!("node{n} {:.0}%", v as f64 * 100.0 / (*len).max(1) as f64)).collect();
+        let from: Vec<String> = by_node
+            .iter()
+            .enumerate()
+            .filter(|(_, &n)| n > 0)
+            .map(|(n, &v)| format!("node{n} {:.0}%", v as f64 * 100.0 / (*len).max(1) as f64))
+            .collect();
         let from = if from.is_empty() { "-".to_string() } else { from.join(", ") };
-        let _ = writeln!(out, "      cpu{c:<2} (node {}) {:>8.1}   {from}", c / cpus_per_node.max(1), *len as f64 * 4.0 / 1024.0);
+        let _ = writeln!(
+            out,
+            "      cpu{c:<2} (node {}) {:>8.1}   {from}",
+            c / cpus_per_node.max(1),
+            *len as f64 * 4.0 / 1024.0
+        );
     }
 }
 
@@ -204,7 +234,8 @@ fn job(file: &'static str, profile: &'static str, sets: Vec<String>, detail: boo
 /// do not depend on the number of threads (each run has its own machine and RNG).
 fn run_jobs(opts: &ReproduceOpts, jobs: &[Job], threads: usize) -> Result<Vec<Measured>, String> {
     let next = std::sync::atomic::AtomicUsize::new(0);
-    let results: Vec<std::sync::Mutex<Option<Result<Measured, String>>>> = jobs.iter().map(|_| std::sync::Mutex::new(None)).collect();
+    let results: Vec<std::sync::Mutex<Option<Result<Measured, String>>>> =
+        jobs.iter().map(|_| std::sync::Mutex::new(None)).collect();
     std::thread::scope(|sc| {
         for _ in 0..threads.clamp(1, jobs.len().max(1)) {
             sc.spawn(|| loop {
@@ -218,7 +249,10 @@ fn run_jobs(opts: &ReproduceOpts, jobs: &[Job], threads: usize) -> Result<Vec<Me
             });
         }
     });
-    results.into_iter().map(|m| m.into_inner().expect("no poisoning").unwrap_or_else(|| Err("a run did not finish".into()))).collect()
+    results
+        .into_iter()
+        .map(|m| m.into_inner().expect("no poisoning").unwrap_or_else(|| Err("a run did not finish".into())))
+        .collect()
 }
 
 /// Worker threads for the 8 GiB runs: the machine's CPUs, at most 8 (`VMLAB_JOBS` overrides).
@@ -231,9 +265,16 @@ fn threads() -> usize {
 
 pub fn run(opts: &ReproduceOpts) -> Result<(ReproduceReport, String), String> {
     let mut out = String::new();
-    let _ = writeln!(out, "Seed 003 — quicklists: page-table caches that grow with the number of CPUs (2.6.26 → 2.6.27)");
-    let _ = writeln!(out, "The seed's program: a parent on CPU 0 forks a child every second; the child maps 10 MiB, touches");
-    let _ = writeln!(out, "every page, moves to the next CPU (round robin over CPUs 1..N-1) and exits there. Every run goes on");
+    let _ =
+        writeln!(out, "Seed 003 — quicklists: page-table caches that grow with the number of CPUs (2.6.26 → 2.6.27)");
+    let _ = writeln!(
+        out,
+        "The seed's program: a parent on CPU 0 forks a child every second; the child maps 10 MiB, touches"
+    );
+    let _ = writeln!(
+        out,
+        "every page, moves to the next CPU (round robin over CPUs 1..N-1) and exits there. Every run goes on"
+    );
     let _ = writeln!(out, "until Quicklists: has stayed within 0.5% for an hour of simulated time.\n");
 
     // The 8 GiB runs: the seed's box before and after, then the table's cells.
@@ -290,12 +331,25 @@ pub fn run(opts: &ReproduceOpts) -> Result<(ReproduceReport, String), String> {
     row(&mut out, "seed (its formula (c-1)/(16+c-1))", &SEED_TABLE);
     row(&mut out, "linux-2.6.26, 1 node x c CPUs", &one_node.iter().map(|m| m.ratio_pct).collect::<Vec<_>>());
     row(&mut out, "linux-2.6.26, 2 nodes x c CPUs", &(0..4).map(|i| two(i).ratio_pct).collect::<Vec<_>>());
-    row(&mut out, "  (2c-1)/(2(15+c)), see below", &TABLE_CPUS.iter().map(|&c| explain_two_nodes(c)).collect::<Vec<_>>());
+    row(
+        &mut out,
+        "  (2c-1)/(2(15+c)), see below",
+        &TABLE_CPUS.iter().map(|&c| explain_two_nodes(c)).collect::<Vec<_>>(),
+    );
     row(&mut out, "linux-2.6.27, 1 node x c CPUs", &one_node_after.iter().map(|m| m.ratio_pct).collect::<Vec<_>>());
     let _ = writeln!(out);
-    let _ = writeln!(out, " The seed's formula describes one node: its forking CPU caches nothing, its c-1 other CPUs each");
-    let _ = writeln!(out, " hold node_free/16 of that node's pages. On two nodes the children also exit on the second node's");
-    let _ = writeln!(out, " c CPUs: quicklist_free() keeps a page of any node, and their bound follows node 1's free memory,");
+    let _ = writeln!(
+        out,
+        " The seed's formula describes one node: its forking CPU caches nothing, its c-1 other CPUs each"
+    );
+    let _ = writeln!(
+        out,
+        " hold node_free/16 of that node's pages. On two nodes the children also exit on the second node's"
+    );
+    let _ = writeln!(
+        out,
+        " c CPUs: quicklist_free() keeps a page of any node, and their bound follows node 1's free memory,"
+    );
     let _ = writeln!(out, " which the node-0 pages they hoard never reduce — hence more than the formula.");
     for (i, &c) in TABLE_CPUS.iter().enumerate() {
         for m in [&one_node[i], &one_node_after[i]] {

@@ -174,9 +174,24 @@ pub fn run(opts: &ReproduceOpts) -> Result<(ReproduceReport, String), String> {
     row(&mut out, "first swap-out (any page) at", ta(&figs[0]), ta(&figs[1]));
     row(&mut out, "cp throughput (MB/s)", format!("{:.1}", figs[0].cp_mb_per_s), format!("{:.1}", figs[1].cp_mb_per_s));
     row(&mut out, "cp progress (MiB)", format!("{:.0}", figs[0].cp_mib_done), format!("{:.0}", figs[1].cp_mib_done));
-    row(&mut out, "sy % while swapping (mean)", format!("{:.0}", figs[0].sy_pct_mean), format!("{:.0}", figs[1].sy_pct_mean));
-    row(&mut out, "minor faults since reclaim began", format!("{:.0}", figs[0].minor_faults), format!("{:.0}", figs[1].minor_faults));
-    row(&mut out, "swap used, peak (MiB)", format!("{:.0}", mib(figs[0].swpd_max_kb as f64)), format!("{:.0}", mib(figs[1].swpd_max_kb as f64)));
+    row(
+        &mut out,
+        "sy % while swapping (mean)",
+        format!("{:.0}", figs[0].sy_pct_mean),
+        format!("{:.0}", figs[1].sy_pct_mean),
+    );
+    row(
+        &mut out,
+        "minor faults since reclaim began",
+        format!("{:.0}", figs[0].minor_faults),
+        format!("{:.0}", figs[1].minor_faults),
+    );
+    row(
+        &mut out,
+        "swap used, peak (MiB)",
+        format!("{:.0}", mib(figs[0].swpd_max_kb as f64)),
+        format!("{:.0}", mib(figs[1].swpd_max_kb as f64)),
+    );
     for key in [
         "walk_ptes_unmapped",
         "walk_ptes_young",
@@ -198,7 +213,8 @@ pub fn run(opts: &ReproduceOpts) -> Result<(ReproduceReport, String), String> {
         row(&mut out, key, g(&runs[0]), g(&runs[1]));
     }
     for (r, prof) in runs.iter().zip(PROFILES) {
-        let top: Vec<String> = r.kernel_profile.iter().take(5).map(|e| format!("{} {:.1}s", e.function, e.cpu_s)).collect();
+        let top: Vec<String> =
+            r.kernel_profile.iter().take(5).map(|e| format!("{} {:.1}s", e.function, e.cpu_s)).collect();
         let _ = writeln!(out, "kernel profile {prof}: {}", top.join(", "));
     }
     Ok((ReproduceReport::new("shm-big-iron", runs), out))

@@ -78,7 +78,8 @@ impl Kernel {
         d.balanced_ends += 1;
         for (zid, z) in self.zones.iter().enumerate().take(ZONES) {
             d.end_free[zid] += z.free_pages;
-            d.end_nonmovable0[zid] += (0..MIGRATE_TYPES).filter(|&m| m != Mt::Movable as usize).map(|m| z.free_area[0][m].len).sum::<u64>();
+            d.end_nonmovable0[zid] +=
+                (0..MIGRATE_TYPES).filter(|&m| m != Mt::Movable as usize).map(|m| z.free_area[0][m].len).sum::<u64>();
             d.end_movable_o3[zid] += (3..MAX_ORDER).map(|o| z.free_area[o][Mt::Movable as usize].len << o).sum::<u64>();
         }
         if d.balanced_ends % 32 == 1 {
@@ -97,7 +98,11 @@ impl Kernel {
                     let i = if g & (pg::BUDDY | pg::BUDDY_TAIL | pg::PCP) != 0 {
                         4
                     } else if g & pg::LRU != 0 {
-                        if g & pg::ANON == 0 { 2 } else { 3 }
+                        if g & pg::ANON == 0 {
+                            2
+                        } else {
+                            3
+                        }
                     } else {
                         5
                     };

@@ -84,30 +84,15 @@ pub fn compare_with(runs: &[(String, RunReport)], opts: &CompareOpts) -> String 
     let t = |title: Option<&str>, rows: &[Row], later_w: usize, header: Option<&[&str]>| {
         stat_table(title, rows, later_w, header, opts)
     };
-    out.push_str(&t(
-        Some("MMTests Statistics: duration"),
-        &duration_rows(&reports),
-        10,
-        header,
-    ));
+    out.push_str(&t(Some("MMTests Statistics: duration"), &duration_rows(&reports), 10, header));
     out.push('\n');
     let (block1, block2) = vmscan_rows(&reports);
     // Seed 001 prints this block's later columns one wider (11) than the other tables (10).
-    out.push_str(&t(
-        Some("VMstat Reclaim Statistics: vmscan"),
-        &block1,
-        11,
-        None,
-    ));
+    out.push_str(&t(Some("VMstat Reclaim Statistics: vmscan"), &block1, 11, None));
     out.push('\n');
     out.push_str(&t(None, &block2, 10, None));
     out.push('\n');
-    out.push_str(&t(
-        Some("proc vmstat: Faults"),
-        &fault_rows(&reports),
-        10,
-        None,
-    ));
+    out.push_str(&t(Some("proc vmstat: Faults"), &fault_rows(&reports), 10, None));
     out
 }
 
@@ -129,16 +114,8 @@ fn metrics_table(runs: &[(String, RunReport)], style: DeltaStyle) -> String {
     if names.is_empty() {
         return String::new();
     }
-    let labels: Vec<String> = names
-        .iter()
-        .map(|n| format!("{}:", metric_label(n)))
-        .collect();
-    let lw = labels
-        .iter()
-        .map(|l| l.chars().count() + 1)
-        .max()
-        .unwrap_or(0)
-        .max(35);
+    let labels: Vec<String> = names.iter().map(|n| format!("{}:", metric_label(n))).collect();
+    let lw = labels.iter().map(|l| l.chars().count() + 1).max().unwrap_or(0).max(35);
     // cells[row][col] = (value text, delta text)
     let cells: Vec<Vec<(String, String)>> = names
         .iter()
@@ -155,14 +132,8 @@ fn metrics_table(runs: &[(String, RunReport)], style: DeltaStyle) -> String {
         .collect();
     let vw: Vec<usize> = (0..runs.len())
         .map(|c| {
-            let longest = cells
-                .iter()
-                .map(|row| row[c].0.len() + 1)
-                .max()
-                .unwrap_or(0);
-            longest
-                .max(9)
-                .max(runs[c].0.chars().count().saturating_sub(8))
+            let longest = cells.iter().map(|row| row[c].0.len() + 1).max().unwrap_or(0);
+            longest.max(9).max(runs[c].0.chars().count().saturating_sub(8))
         })
         .collect();
     let mut s = " ".repeat(lw);
@@ -207,11 +178,7 @@ impl Val {
 
 fn perl_num(v: f64) -> String {
     let s = format!("{v:.2}");
-    let s = if s.contains('.') {
-        s.trim_end_matches('0').trim_end_matches('.')
-    } else {
-        &s
-    };
+    let s = if s.contains('.') { s.trim_end_matches('0').trim_end_matches('.') } else { &s };
     if s == "-0" {
         "0".to_string()
     } else {
@@ -224,43 +191,19 @@ type Row = (&'static str, Vec<Val>);
 /// Label field 40 wide; the first column 10 wide, later ones `later_w`; columns widen so that at
 /// least one space separates them. With `stat_deltas`, each value is followed by its delta, padded
 /// to the widest delta of the column so the columns stay aligned.
-fn stat_table(
-    title: Option<&str>,
-    rows: &[Row],
-    later_w: usize,
-    header: Option<&[&str]>,
-    o: &CompareOpts,
-) -> String {
+fn stat_table(title: Option<&str>, rows: &[Row], later_w: usize, header: Option<&[&str]>, o: &CompareOpts) -> String {
     let ncol = rows.first().map_or(0, |r| r.1.len());
-    let vals: Vec<Vec<String>> = rows
-        .iter()
-        .map(|(_, vs)| vs.iter().map(|v| v.text()).collect())
-        .collect();
+    let vals: Vec<Vec<String>> = rows.iter().map(|(_, vs)| vs.iter().map(|v| v.text()).collect()).collect();
     let deltas: Vec<Vec<String>> = rows
         .iter()
-        .map(|(_, vs)| {
-            vs.iter()
-                .map(|v| fmt_delta(delta_pct(vs[0].num(), v.num(), o.delta)))
-                .collect()
-        })
+        .map(|(_, vs)| vs.iter().map(|v| fmt_delta(delta_pct(vs[0].num(), v.num(), o.delta))).collect())
         .collect();
-    let col_max =
-        |t: &Vec<Vec<String>>, c: usize| t.iter().map(|r| r[c].chars().count()).max().unwrap_or(0);
-    let dw: Vec<usize> = (0..ncol)
-        .map(|c| {
-            if o.stat_deltas {
-                col_max(&deltas, c) + 1
-            } else {
-                0
-            }
-        })
-        .collect();
+    let col_max = |t: &Vec<Vec<String>>, c: usize| t.iter().map(|r| r[c].chars().count()).max().unwrap_or(0);
+    let dw: Vec<usize> = (0..ncol).map(|c| if o.stat_deltas { col_max(&deltas, c) + 1 } else { 0 }).collect();
     let vw: Vec<usize> = (0..ncol)
         .map(|c| {
             let base = if c == 0 { 10 } else { later_w };
-            let hdr = header
-                .and_then(|h| h.get(c))
-                .map_or(0, |n| (n.chars().count() + 1).saturating_sub(dw[c]));
+            let hdr = header.and_then(|h| h.get(c)).map_or(0, |n| (n.chars().count() + 1).saturating_sub(dw[c]));
             base.max(col_max(&vals, c) + 1).max(hdr)
         })
         .collect();
@@ -307,59 +250,27 @@ fn pct(part: u64, whole: u64) -> f64 {
 }
 
 fn duration_rows(rs: &[&RunReport]) -> Vec<Row> {
-    let user_sys = |r: &RunReport| {
-        r.tasks
-            .iter()
-            .filter(|t| !t.kthread)
-            .map(|t| t.cpu_s)
-            .sum::<f64>()
-    };
+    let user_sys = |r: &RunReport| r.tasks.iter().filter(|t| !t.kthread).map(|t| t.cpu_s).sum::<f64>();
     vec![
-        (
-            "User/Sys Time Running Test (seconds)",
-            rs.iter().map(|r| Val::Secs(user_sys(r))).collect(),
-        ),
-        (
-            "Total Elapsed Time (seconds)",
-            rs.iter().map(|r| Val::Secs(r.elapsed_s)).collect(),
-        ),
+        ("User/Sys Time Running Test (seconds)", rs.iter().map(|r| Val::Secs(user_sys(r))).collect()),
+        ("Total Elapsed Time (seconds)", rs.iter().map(|r| Val::Secs(r.elapsed_s)).collect()),
     ]
 }
 
 fn vmscan_rows(rs: &[&RunReport]) -> (Vec<Row>, Vec<Row>) {
-    let ints =
-        |f: &dyn Fn(&RunReport) -> u64| rs.iter().map(|r| Val::Int(f(r))).collect::<Vec<_>>();
+    let ints = |f: &dyn Fn(&RunReport) -> u64| rs.iter().map(|r| Val::Int(f(r))).collect::<Vec<_>>();
     let c = |name: &'static str| move |r: &RunReport| r.counter(name);
     let scanned = |r: &RunReport| zsum(r, "pgscan_direct").saturating_add(zsum(r, "pgscan_kswapd"));
-    let stolen =
-        |r: &RunReport| zsum(r, "pgsteal_direct").saturating_add(zsum(r, "pgsteal_kswapd"));
+    let stolen = |r: &RunReport| zsum(r, "pgsteal_direct").saturating_add(zsum(r, "pgsteal_kswapd"));
     let block1 = vec![
         ("Direct reclaims", ints(&|r| zsum(r, "allocstall"))),
-        (
-            "Direct reclaim pages scanned",
-            ints(&|r| zsum(r, "pgscan_direct")),
-        ),
-        (
-            "Direct reclaim pages reclaimed",
-            ints(&|r| zsum(r, "pgsteal_direct")),
-        ),
+        ("Direct reclaim pages scanned", ints(&|r| zsum(r, "pgscan_direct"))),
+        ("Direct reclaim pages reclaimed", ints(&|r| zsum(r, "pgsteal_direct"))),
         ("Kswapd pages scanned", ints(&|r| zsum(r, "pgscan_kswapd"))),
-        (
-            "Kswapd pages reclaimed",
-            ints(&|r| zsum(r, "pgsteal_kswapd")),
-        ),
-        (
-            "Kswapd low wmark quickly",
-            ints(&c("kswapd_low_wmark_hit_quickly")),
-        ),
-        (
-            "Kswapd high wmark quickly",
-            ints(&c("kswapd_high_wmark_hit_quickly")),
-        ),
-        (
-            "Kswapd skip congestion_wait",
-            ints(&c("kswapd_skip_congestion_wait")),
-        ),
+        ("Kswapd pages reclaimed", ints(&|r| zsum(r, "pgsteal_kswapd"))),
+        ("Kswapd low wmark quickly", ints(&c("kswapd_low_wmark_hit_quickly"))),
+        ("Kswapd high wmark quickly", ints(&c("kswapd_high_wmark_hit_quickly"))),
+        ("Kswapd skip congestion_wait", ints(&c("kswapd_skip_congestion_wait"))),
         ("Pages activated", ints(&c("pgactivate"))),
         ("Pages deactivated", ints(&c("pgdeactivate"))),
         ("Pages written", ints(&c("nr_vmscan_write"))),
@@ -367,31 +278,20 @@ fn vmscan_rows(rs: &[&RunReport]) -> (Vec<Row>, Vec<Row>) {
     let block2 = vec![
         ("Total pages scanned", ints(&scanned)),
         ("Total pages reclaimed", ints(&stolen)),
-        (
-            "%age total pages scanned/reclaimed",
-            rs.iter()
-                .map(|r| Val::Pct(pct(stolen(r), scanned(r))))
-                .collect(),
-        ),
+        ("%age total pages scanned/reclaimed", rs.iter().map(|r| Val::Pct(pct(stolen(r), scanned(r)))).collect()),
         (
             "%age total pages scanned/written",
-            rs.iter()
-                .map(|r| Val::Pct(pct(r.counter("nr_vmscan_write"), scanned(r))))
-                .collect(),
+            rs.iter().map(|r| Val::Pct(pct(r.counter("nr_vmscan_write"), scanned(r)))).collect(),
         ),
     ];
     (block1, block2)
 }
 
 fn fault_rows(rs: &[&RunReport]) -> Vec<Row> {
-    let ints =
-        |f: &dyn Fn(&RunReport) -> u64| rs.iter().map(|r| Val::Int(f(r))).collect::<Vec<_>>();
+    let ints = |f: &dyn Fn(&RunReport) -> u64| rs.iter().map(|r| Val::Int(f(r))).collect::<Vec<_>>();
     vec![
         ("Major Faults", ints(&|r| r.counter("pgmajfault"))),
-        (
-            "Minor Faults",
-            ints(&|r| r.counter("pgfault").saturating_sub(r.counter("pgmajfault"))),
-        ),
+        ("Minor Faults", ints(&|r| r.counter("pgfault").saturating_sub(r.counter("pgmajfault")))),
         ("Page ins", ints(&|r| r.counter("pgpgin"))),
         ("Page outs", ints(&|r| r.counter("pgpgout"))),
         ("Swap ins", ints(&|r| r.counter("pswpin"))),

@@ -76,9 +76,13 @@ pub fn describe(k: &Kernel, r: &Reason) -> String {
         (Why::FreeShortage, Some(_)) => format!("free_shortage(): {z} free + inactive_clean below pages_low"),
         (Why::FreeShortage, None) => "free_shortage(): free + inactive_clean of all zones below freepages.high".into(),
         (Why::InactiveShortage, Some(_)) => format!("inactive_shortage(): {z} free + inactive below pages_high"),
-        (Why::InactiveShortage, None) => "inactive_shortage(): all zones' free + inactive below freepages.high + inactive_target".into(),
+        (Why::InactiveShortage, None) => {
+            "inactive_shortage(): all zones' free + inactive below freepages.high + inactive_target".into()
+        }
         (Why::BelowHigh, _) => format!("{z} below its high watermark for order {}", r.order),
-        (Why::NoZoneAboveHigh, _) => format!("pgdat_balanced(): no zone up to {z} meets its high watermark for order {}", r.order),
+        (Why::NoZoneAboveHigh, _) => {
+            format!("pgdat_balanced(): no zone up to {z} meets its high watermark for order {}", r.order)
+        }
         (Why::NeedBalance, _) => format!("kswapd_balance(): {z} marked need_balance"),
         (Why::Balanced, _) => "balanced: finishing a pass or deciding to sleep".into(),
     }

@@ -205,7 +205,8 @@ impl KernelProfile {
     /// `named()` plus the interrupt handlers' rows (disks sharing a handler name are one row),
     /// with their calls: (name, ns, calls), in the same order.
     pub fn rows(&self) -> Vec<(String, u64, Option<u64>)> {
-        let mut v: Vec<(String, u64, Option<u64>)> = self.named().into_iter().map(|(n, ns)| (n.to_string(), ns, None)).collect();
+        let mut v: Vec<(String, u64, Option<u64>)> =
+            self.named().into_iter().map(|(n, ns)| (n.to_string(), ns, None)).collect();
         for r in self.irq.iter().filter(|r| r.calls > 0) {
             match v.iter_mut().find(|e| e.0 == r.name) {
                 Some(e) => {

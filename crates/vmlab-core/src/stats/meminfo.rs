@@ -90,10 +90,7 @@ pub fn to_map(m: &Meminfo) -> Vec<(&'static str, u64)> {
     if let Some(q) = m.quicklists {
         v.push(("Quicklists", q));
     }
-    v.extend([
-        ("CommitLimit", m.commit_limit),
-        ("Committed_AS", m.committed_as),
-    ]);
+    v.extend([("CommitLimit", m.commit_limit), ("Committed_AS", m.committed_as)]);
     v
 }
 
@@ -104,10 +101,7 @@ pub fn format_line(name: &str, kb: u64) -> String {
 
 /// The whole `/proc/meminfo` text.
 pub fn format_meminfo(m: &Meminfo) -> String {
-    to_map(m)
-        .into_iter()
-        .map(|(n, v)| format_line(n, v))
-        .collect()
+    to_map(m).into_iter().map(|(n, v)| format_line(n, v)).collect()
 }
 
 #[cfg(test)]
@@ -116,63 +110,31 @@ mod tests {
 
     #[test]
     fn line_format_matches_kernel() {
-        assert_eq!(
-            format_line("MemTotal", 2097152),
-            "MemTotal:        2097152 kB\n"
-        );
-        assert_eq!(
-            format_line("Inactive(anon)", 0),
-            "Inactive(anon):        0 kB\n"
-        );
-        assert_eq!(
-            format_line("Committed_AS", 241588),
-            "Committed_AS:     241588 kB\n"
-        );
+        assert_eq!(format_line("MemTotal", 2097152), "MemTotal:        2097152 kB\n");
+        assert_eq!(format_line("Inactive(anon)", 0), "Inactive(anon):        0 kB\n");
+        assert_eq!(format_line("Committed_AS", 241588), "Committed_AS:     241588 kB\n");
         // Wider than 8 digits: the number just widens, as seq_put_decimal_ull_width does.
-        assert_eq!(
-            format_line("CommitLimit", 123456789),
-            "CommitLimit:    123456789 kB\n"
-        );
+        assert_eq!(format_line("CommitLimit", 123456789), "CommitLimit:    123456789 kB\n");
     }
 
     #[test]
     fn optional_fields_and_order() {
-        let mut m = Meminfo {
-            mem_total: 2097152,
-            mem_free: 1024,
-            ..Default::default()
-        };
+        let mut m = Meminfo { mem_total: 2097152, mem_free: 1024, ..Default::default() };
         let names: Vec<_> = to_map(&m).iter().map(|x| x.0).collect();
         assert_eq!(names.len(), 28);
         assert!(!names.contains(&"HighTotal") && !names.contains(&"Quicklists"));
-        m.highmem = Some(HighMem {
-            high_total: 1,
-            high_free: 2,
-            low_total: 3,
-            low_free: 4,
-        });
+        m.highmem = Some(HighMem { high_total: 1, high_free: 2, low_total: 3, low_free: 4 });
         m.quicklists = Some(5);
         let names: Vec<_> = to_map(&m).iter().map(|x| x.0).collect();
         assert_eq!(names.len(), 33);
-        assert_eq!(
-            &names[13..19],
-            &[
-                "Mlocked",
-                "HighTotal",
-                "HighFree",
-                "LowTotal",
-                "LowFree",
-                "SwapTotal"
-            ]
-        );
-        assert_eq!(
-            &names[29..],
-            &["PageTables", "Quicklists", "CommitLimit", "Committed_AS"]
-        );
+        assert_eq!(&names[13..19], &["Mlocked", "HighTotal", "HighFree", "LowTotal", "LowFree", "SwapTotal"]);
+        assert_eq!(&names[29..], &["PageTables", "Quicklists", "CommitLimit", "Committed_AS"]);
         let text = format_meminfo(&m);
         assert!(text.starts_with("MemTotal:        2097152 kB\nMemFree:            1024 kB\n"));
         assert!(text.contains("\nHighTotal:             1 kB\n"));
-        assert!(text.ends_with("Quicklists:            5 kB\nCommitLimit:           0 kB\nCommitted_AS:          0 kB\n"));
+        assert!(
+            text.ends_with("Quicklists:            5 kB\nCommitLimit:           0 kB\nCommitted_AS:          0 kB\n")
+        );
         assert_eq!(text.lines().count(), 33);
     }
 }

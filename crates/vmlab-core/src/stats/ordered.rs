@@ -90,9 +90,7 @@ mod tests {
 
     #[test]
     fn keeps_order_and_round_trips() {
-        let m: OrderedMap<u64> = [("zeta", 1u64), ("alpha", 2), ("mid", 3)]
-            .into_iter()
-            .collect();
+        let m: OrderedMap<u64> = [("zeta", 1u64), ("alpha", 2), ("mid", 3)].into_iter().collect();
         let s = serde_json::to_string(&m).unwrap();
         assert_eq!(s, r#"{"zeta":1,"alpha":2,"mid":3}"#);
         let back: OrderedMap<u64> = serde_json::from_str(&s).unwrap();

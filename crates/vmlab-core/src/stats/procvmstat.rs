@@ -29,19 +29,9 @@ mod tests {
         assert_eq!(lines.len(), 2 + Vm::COUNT);
         assert_eq!(
             &lines[..6],
-            &[
-                "nr_free_pages 12345",
-                "nr_inactive_anon 7",
-                "pgpgin 493588",
-                "pgpgout 0",
-                "pswpin 0",
-                "pswpout 1"
-            ]
+            &["nr_free_pages 12345", "nr_inactive_anon 7", "pgpgin 493588", "pgpgout 0", "pswpin 0", "pswpout 1"]
         );
-        assert_eq!(
-            *lines.last().unwrap(),
-            format!("{} 0", Vm::ALL[Vm::COUNT - 1].name())
-        );
+        assert_eq!(*lines.last().unwrap(), format!("{} 0", Vm::ALL[Vm::COUNT - 1].name()));
         assert!(s.ends_with('\n'));
     }
 }

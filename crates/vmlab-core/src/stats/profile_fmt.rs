@@ -8,10 +8,7 @@ use std::fmt::Write;
 /// (kernel function name, seconds, calls where counted) rows from a `KernelProfile`, most
 /// expensive first.
 pub fn kernel_profile_rows(p: &KernelProfile) -> Vec<(String, f64, Option<u64>)> {
-    p.rows()
-        .into_iter()
-        .map(|(f, ns, calls)| (f, ns as f64 / 1e9, calls))
-        .collect()
+    p.rows().into_iter().map(|(f, ns, calls)| (f, ns as f64 / 1e9, calls)).collect()
 }
 
 /// `format_flat_profile` with gprof's `calls` and `us/call` columns, shown when some row counts
@@ -23,7 +20,9 @@ pub fn format_flat_profile_calls(rows: &[(&str, f64, Option<u64>)], total_s: f64
     }
     let mut rows: Vec<(&str, f64, Option<u64>)> = rows.to_vec();
     rows.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(b.0)));
-    let mut s = String::from("  %   cumulative   self               self\n time   seconds   seconds      calls  us/call  name\n");
+    let mut s = String::from(
+        "  %   cumulative   self               self\n time   seconds   seconds      calls  us/call  name\n",
+    );
     let mut cum = 0.0;
     for (name, secs, calls) in rows {
         cum += secs;
@@ -47,11 +46,7 @@ pub fn format_flat_profile(rows: &[(&str, f64)], total_s: f64) -> String {
     let mut cum = 0.0;
     for (name, secs) in rows {
         cum += secs;
-        let pct = if total_s > 0.0 {
-            secs * 100.0 / total_s
-        } else {
-            0.0
-        };
+        let pct = if total_s > 0.0 { secs * 100.0 / total_s } else { 0.0 };
         let _ = writeln!(s, "{pct:>6.2}{cum:>10.2}{secs:>9.2}    {name}");
     }
     s
@@ -59,11 +54,7 @@ pub fn format_flat_profile(rows: &[(&str, f64)], total_s: f64) -> String {
 
 /// top's `TIME+`: minutes:seconds.hundredths.
 fn time_plus(secs: f64) -> String {
-    let cs = if secs.is_finite() && secs > 0.0 {
-        (secs * 100.0).round() as u64
-    } else {
-        0
-    };
+    let cs = if secs.is_finite() && secs > 0.0 { (secs * 100.0).round() as u64 } else { 0 };
     format!("{}:{:02}.{:02}", cs / 6000, cs / 100 % 60, cs % 100)
 }
 
@@ -85,14 +76,7 @@ pub fn format_tasks(tasks: &[TaskCpu]) -> String {
         } else {
             x.name.clone()
         };
-        let _ = writeln!(
-            s,
-            "{:>5} {:<15} {:>5.1} {:>8}",
-            x.pid,
-            name,
-            x.cpu_pct,
-            time_plus(x.cpu_s)
-        );
+        let _ = writeln!(s, "{:>5} {:<15} {:>5.1} {:>8}", x.pid, name, x.cpu_pct, time_plus(x.cpu_s));
     }
     s
 }
@@ -104,11 +88,7 @@ mod tests {
 
     #[test]
     fn flat_profile_exact() {
-        let rows = [
-            ("page_launder", 2.20),
-            ("refill_inactive_scan", 2.54),
-            ("default_idle", 25.61),
-        ];
+        let rows = [("page_launder", 2.20), ("refill_inactive_scan", 2.54), ("default_idle", 25.61)];
         let out = format_flat_profile(&rows, 35.76);
         let want = "  %   cumulative   self
  time   seconds   seconds    name
@@ -117,9 +97,7 @@ mod tests {
   6.15     30.35     2.20    page_launder
 ";
         assert_eq!(out, want);
-        assert!(
-            format_flat_profile(&[("x", 1.0)], 0.0).ends_with("  0.00      1.00     1.00    x\n")
-        );
+        assert!(format_flat_profile(&[("x", 1.0)], 0.0).ends_with("  0.00      1.00     1.00    x\n"));
     }
 
     #[test]
@@ -135,13 +113,7 @@ mod tests {
 
     #[test]
     fn tasks_exact() {
-        let t = |pid, name: &str, cpu_s, cpu_pct| TaskCpu {
-            pid,
-            name: name.into(),
-            cpu_s,
-            cpu_pct,
-            kthread: false,
-        };
+        let t = |pid, name: &str, cpu_s, cpu_pct| TaskCpu { pid, name: name.into(), cpu_s, cpu_pct, kthread: false };
         let out = format_tasks(&[
             t(1000, "postmark", 16.58, 7.6),
             t(52, "kswapd0", 212.5, 97.3),

@@ -83,11 +83,7 @@ pub struct RunReport {
 
 fn de_metrics<'de, D: Deserializer<'de>>(d: D) -> Result<OrderedMap<f64>, D::Error> {
     let m = OrderedMap::<Option<f64>>::deserialize(d)?;
-    Ok(OrderedMap(
-        m.0.into_iter()
-            .map(|(k, v)| (k, v.unwrap_or(f64::NAN)))
-            .collect(),
-    ))
+    Ok(OrderedMap(m.0.into_iter().map(|(k, v)| (k, v.unwrap_or(f64::NAN))).collect()))
 }
 
 impl Default for RunReport {
@@ -123,14 +119,7 @@ pub fn vmstat_map(gauges: &[(&str, u64)], events: &VmEvents) -> OrderedMap<u64> 
 
 /// `kernel_profile` entries from a `KernelProfile`, most expensive first (ties by name).
 pub fn kernel_profile_entries(p: &KernelProfile) -> Vec<ProfileEntry> {
-    p.rows()
-        .into_iter()
-        .map(|(f, ns, calls)| ProfileEntry {
-            function: f,
-            cpu_s: ns as f64 / 1e9,
-            calls,
-        })
-        .collect()
+    p.rows().into_iter().map(|(f, ns, calls)| ProfileEntry { function: f, cpu_s: ns as f64 / 1e9, calls }).collect()
 }
 
 /// `meminfo` map in /proc/meminfo order.
@@ -151,10 +140,7 @@ impl RunReport {
     }
     /// A copy with `wall_s = 0`, for byte-identical comparisons.
     pub fn with_wall_s_zeroed(&self) -> RunReport {
-        RunReport {
-            wall_s: 0.0,
-            ..self.clone()
-        }
+        RunReport { wall_s: 0.0, ..self.clone() }
     }
     /// A vmstat counter by kernel name, 0 when absent.
     pub fn counter(&self, name: &str) -> u64 {
@@ -172,11 +158,7 @@ pub struct ReproduceReport {
 
 impl ReproduceReport {
     pub fn new(seed: impl Into<String>, runs: Vec<RunReport>) -> Self {
-        ReproduceReport {
-            schema: REPRODUCE_SCHEMA.to_string(),
-            seed: seed.into(),
-            runs,
-        }
+        ReproduceReport { schema: REPRODUCE_SCHEMA.to_string(), seed: seed.into(), runs }
     }
     pub fn to_json_string(&self) -> String {
         let mut s = serde_json::to_string_pretty(self).unwrap_or_default();
@@ -184,14 +166,7 @@ impl ReproduceReport {
         s
     }
     pub fn with_wall_s_zeroed(&self) -> ReproduceReport {
-        ReproduceReport {
-            runs: self
-                .runs
-                .iter()
-                .map(RunReport::with_wall_s_zeroed)
-                .collect(),
-            ..self.clone()
-        }
+        ReproduceReport { runs: self.runs.iter().map(RunReport::with_wall_s_zeroed).collect(), ..self.clone() }
     }
 }
 
@@ -203,13 +178,9 @@ pub fn parse_reports(name: &str, text: &str) -> Result<Vec<RunReport>, String> {
 
 /// (is a reproduce file, its runs).
 fn parse_file(name: &str, text: &str) -> Result<(bool, Vec<RunReport>), String> {
-    let not_object = |e: String| {
-        format!(
-            "{name}: not a JSON object ({e}); expected a {RUN_SCHEMA} or {REPRODUCE_SCHEMA} report"
-        )
-    };
-    let value: serde_json::Value =
-        serde_json::from_str(text).map_err(|e| not_object(e.to_string()))?;
+    let not_object =
+        |e: String| format!("{name}: not a JSON object ({e}); expected a {RUN_SCHEMA} or {REPRODUCE_SCHEMA} report");
+    let value: serde_json::Value = serde_json::from_str(text).map_err(|e| not_object(e.to_string()))?;
     let Some(obj) = value.as_object() else {
         return Err(not_object("found a JSON array or value".into()));
     };
@@ -229,10 +200,7 @@ fn parse_file(name: &str, text: &str) -> Result<(bool, Vec<RunReport>), String> 
             let r: ReproduceReport = serde_json::from_str(text).map_err(bad)?;
             for (i, run) in r.runs.iter().enumerate() {
                 if run.schema != RUN_SCHEMA {
-                    return Err(format!(
-                        "{name}: runs[{i}] has schema \"{}\", expected \"{RUN_SCHEMA}\"",
-                        run.schema
-                    ));
+                    return Err(format!("{name}: runs[{i}] has schema \"{}\", expected \"{RUN_SCHEMA}\"", run.schema));
                 }
             }
             Ok((true, r.runs))
@@ -249,10 +217,7 @@ fn read(path: &Path) -> Result<String, String> {
 
 /// Loads report files; a vmlab.reproduce/1 file contributes all its runs, in order.
 pub fn load_reports<P: AsRef<Path>>(paths: &[P]) -> Result<Vec<RunReport>, String> {
-    Ok(load_reports_named(paths)?
-        .into_iter()
-        .map(|(_, r)| r)
-        .collect())
+    Ok(load_reports_named(paths)?.into_iter().map(|(_, r)| r).collect())
 }
 
 /// Like `load_reports`, with a column name for `compare`: the file stem for a run file, the run's
@@ -263,16 +228,9 @@ pub fn load_reports_named<P: AsRef<Path>>(paths: &[P]) -> Result<Vec<(String, Ru
         let p = p.as_ref();
         let text = read(p)?;
         let (is_reproduce, runs) = parse_file(&p.display().to_string(), &text)?;
-        let stem = p
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default();
+        let stem = p.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
         for r in runs {
-            let col = if is_reproduce {
-                r.profile.clone()
-            } else {
-                stem.clone()
-            };
+            let col = if is_reproduce { r.profile.clone() } else { stem.clone() };
             out.push((col, r));
         }
     }
@@ -292,34 +250,13 @@ mod tests {
             scenario: "seeds/001-postmark".into(),
             profile: "linux-2.6.36".into(),
             seed: 42,
-            machine: Machine {
-                memory_bytes: 4 << 30,
-                cpus: 4,
-                nodes: 1,
-            },
+            machine: Machine { memory_bytes: 4 << 30, cpus: 4, nodes: 1 },
             elapsed_s: 218.48,
             vmstat: vmstat_map(&[("nr_free_pages", 1000)], &ev),
-            meminfo: meminfo_map(&Meminfo {
-                mem_total: 4194304,
-                ..Default::default()
-            }),
-            timeline: vec![Sample {
-                t_s: 1.0,
-                free_kb: 1000,
-                ..Default::default()
-            }],
-            tasks: vec![TaskCpu {
-                pid: 52,
-                name: "kswapd0".into(),
-                cpu_s: 1.5,
-                cpu_pct: 0.69,
-                kthread: true,
-            }],
-            kernel_profile: vec![ProfileEntry {
-                function: "balance_pgdat".into(),
-                cpu_s: 1.25,
-                calls: None,
-            }],
+            meminfo: meminfo_map(&Meminfo { mem_total: 4194304, ..Default::default() }),
+            timeline: vec![Sample { t_s: 1.0, free_kb: 1000, ..Default::default() }],
+            tasks: vec![TaskCpu { pid: 52, name: "kswapd0".into(), cpu_s: 1.5, cpu_pct: 0.69, kthread: true }],
+            kernel_profile: vec![ProfileEntry { function: "balance_pgdat".into(), cpu_s: 1.25, calls: None }],
             events: 123456,
             wall_s: 0.731,
             ..Default::default()
@@ -349,8 +286,7 @@ mod tests {
         // Kernel order, not alphabetical.
         let i_free = s.find("\"nr_free_pages\"").unwrap();
         assert!(
-            i_free < s.find("\"pgpgin\"").unwrap()
-                && s.find("\"pgpgin\"").unwrap() < s.find("\"allocstall\"").unwrap()
+            i_free < s.find("\"pgpgin\"").unwrap() && s.find("\"pgpgin\"").unwrap() < s.find("\"allocstall\"").unwrap()
         );
         assert!(s.find("\"MemTotal\"").unwrap() < s.find("\"MemFree\"").unwrap());
         assert!(s.starts_with("{\n  \"schema\": \"vmlab.run/1\",\n  \"scenario\""));
@@ -360,10 +296,7 @@ mod tests {
 
     #[test]
     fn reproduce_round_trip() {
-        let rep = ReproduceReport::new(
-            "001",
-            vec![sample_report().with_wall_s_zeroed(), RunReport::default()],
-        );
+        let rep = ReproduceReport::new("001", vec![sample_report().with_wall_s_zeroed(), RunReport::default()]);
         let s = rep.to_json_string();
         assert!(s.contains("\"schema\": \"vmlab.reproduce/1\""));
         let runs = parse_reports("r.json", &s).unwrap();
@@ -381,21 +314,14 @@ mod tests {
         std::fs::write(&a, sample_report().to_json_string()).unwrap();
         let mut after = sample_report();
         after.profile = "linux-2.6.38".into();
-        std::fs::write(
-            &b,
-            ReproduceReport::new("001", vec![sample_report(), after]).to_json_string(),
-        )
-        .unwrap();
+        std::fs::write(&b, ReproduceReport::new("001", vec![sample_report(), after]).to_json_string()).unwrap();
         std::fs::write(&c, "{\"schema\": \"vmlab.run/1\", \"scenario\": 3}").unwrap();
         let named = load_reports_named(&[&a, &b]).unwrap();
         let cols: Vec<&str> = named.iter().map(|x| x.0.as_str()).collect();
         assert_eq!(cols, ["before", "linux-2.6.36", "linux-2.6.38"]);
         assert_eq!(load_reports(&[&b]).unwrap().len(), 2);
         let e = load_reports(&[&a, &c]).unwrap_err();
-        assert!(
-            e.contains("broken.json: invalid vmlab.run/1 report: invalid type"),
-            "{e}"
-        );
+        assert!(e.contains("broken.json: invalid vmlab.run/1 report: invalid type"), "{e}");
         let _ = std::fs::remove_dir_all(&dir);
     }
 
@@ -405,11 +331,7 @@ mod tests {
         p.add(crate::stats::kfunc::KFunc::PageLaunder, 1_500_000_000);
         assert_eq!(
             kernel_profile_entries(&p),
-            vec![ProfileEntry {
-                function: "page_launder".into(),
-                cpu_s: 1.5,
-                calls: None,
-            }]
+            vec![ProfileEntry { function: "page_launder".into(), cpu_s: 1.5, calls: None }]
         );
     }
 
@@ -421,14 +343,8 @@ mod tests {
             ("{\"a\":1", "not a JSON object"),
             ("{}", "no \"schema\" field"),
             ("{\"schema\":3}", "must be a string"),
-            (
-                "{\"schema\":\"vmlab.run/2\"}",
-                "unsupported schema \"vmlab.run/2\"",
-            ),
-            (
-                "{\"schema\":\"vmlab.run/1\"}",
-                "invalid vmlab.run/1 report: missing field",
-            ),
+            ("{\"schema\":\"vmlab.run/2\"}", "unsupported schema \"vmlab.run/2\""),
+            ("{\"schema\":\"vmlab.run/1\"}", "invalid vmlab.run/1 report: missing field"),
             (
                 "{\"schema\":\"vmlab.reproduce/1\",\"seed\":\"1\",\"runs\":[{\"schema\":\"x\"}]}",
                 "invalid vmlab.reproduce/1",
@@ -436,10 +352,7 @@ mod tests {
         ];
         for (text, want) in cases {
             let e = parse_reports("bad.json", text).unwrap_err();
-            assert!(
-                e.starts_with("bad.json: ") && e.contains(want),
-                "{text:?} gave {e}"
-            );
+            assert!(e.starts_with("bad.json: ") && e.contains(want), "{text:?} gave {e}");
         }
         let e = load_reports(&["/nonexistent/x.json"]).unwrap_err();
         assert!(e.starts_with("/nonexistent/x.json: cannot read"), "{e}");

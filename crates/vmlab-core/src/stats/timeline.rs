@@ -82,10 +82,8 @@ pub const CSV_COLUMNS: &[&str] = &[
     "majflt_s",
 ];
 
-const HEADER1: &str =
-    "procs -----------memory---------- ---swap-- -----io---- -system-- ------cpu-----";
-const HEADER2: &str =
-    " r  b   swpd   free   buff  cache   si   so    bi    bo   in   cs us sy id wa";
+const HEADER1: &str = "procs -----------memory---------- ---swap-- -----io---- -system-- ------cpu-----";
+const HEADER2: &str = " r  b   swpd   free   buff  cache   si   so    bi    bo   in   cs us sy id wa";
 
 /// Options for `format_vmstat_with`.
 #[derive(Clone, Copy, Debug, Default)]
@@ -101,11 +99,7 @@ pub fn format_vmstat(samples: &[Sample]) -> String {
 
 pub fn format_vmstat_with(samples: &[Sample], opts: VmstatOpts) -> String {
     let mut s = String::new();
-    let (p1, p2) = if opts.time {
-        ("--time-- ", "     t_s ")
-    } else {
-        ("", "")
-    };
+    let (p1, p2) = if opts.time { ("--time-- ", "     t_s ") } else { ("", "") };
     let _ = writeln!(s, "{p1}{HEADER1}");
     let _ = writeln!(s, "{p2}{HEADER2}");
     for x in samples {
@@ -116,8 +110,22 @@ pub fn format_vmstat_with(samples: &[Sample], opts: VmstatOpts) -> String {
         let _ = writeln!(
             s,
             "{:>2} {:>2} {:>6} {:>6} {:>6} {:>6} {:>4} {:>4} {:>5} {:>5} {:>4} {:>4} {:>2} {:>2} {:>2} {:>2}",
-            x.r, x.b, x.swpd_kb, x.free_kb, x.buff_kb, x.cache_kb, x.si, x.so, x.bi, x.bo, x.in_, x.cs, x.us, x.sy,
-            x.id, x.wa
+            x.r,
+            x.b,
+            x.swpd_kb,
+            x.free_kb,
+            x.buff_kb,
+            x.cache_kb,
+            x.si,
+            x.so,
+            x.bi,
+            x.bo,
+            x.in_,
+            x.cs,
+            x.us,
+            x.sy,
+            x.id,
+            x.wa
         );
     }
     s
@@ -187,12 +195,7 @@ mod tests {
 
     #[test]
     fn vmstat_exact() {
-        let big = Sample {
-            free_kb: 23303904,
-            swpd_kb: 1048576,
-            si: 12345,
-            ..sample()
-        };
+        let big = Sample { free_kb: 23303904, swpd_kb: 1048576, si: 12345, ..sample() };
         let out = format_vmstat(&[sample(), big]);
         let want = "\
 procs -----------memory---------- ---swap-- -----io---- -system-- ------cpu-----

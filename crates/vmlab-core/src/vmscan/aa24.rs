@@ -245,7 +245,8 @@ fn cz_count(k: &Kernel, cz: usize, l: usize) -> u64 {
 /// `__alloc_pages` found the classzone under its low watermark: mark it and wake kswapd.
 pub fn wakeup_kswapd(k: &mut Kernel, zid: usize, _order: u32, classzone: usize) {
     let node = k.zones[zid].node;
-    let target = k.nodes[node].zones.iter().copied().rfind(|&z| k.zones[z].kind as usize <= classzone && k.zones[z].managed > 0);
+    let target =
+        k.nodes[node].zones.iter().copied().rfind(|&z| k.zones[z].kind as usize <= classzone && k.zones[z].managed > 0);
     let Some(z) = target else { return };
     k.zones[z].need_balance = true;
     let ks = &mut k.nodes[node].kswapd;
@@ -264,7 +265,13 @@ fn observe_first_reclaim(k: &mut Kernel, ctx: &Ctx) {
 }
 
 fn new_tfp(k: &Kernel, cz: usize) -> Tfp {
-    Tfp { cz, tries: k.profile.tunables.vm_passes, nr: SWAP_CLUSTER_MAX as i64, failed_swapout: false, step: Step::PassStart }
+    Tfp {
+        cz,
+        tries: k.profile.tunables.vm_passes,
+        nr: SWAP_CLUSTER_MAX as i64,
+        failed_swapout: false,
+        step: Step::PassStart,
+    }
 }
 
 /// Direct reclaim from `balance_classzone`: `try_to_free_pages_zone(classzone)`. Returns the pages
@@ -310,7 +317,8 @@ fn classzone_need_balance(k: &Kernel, z: usize) -> bool {
     let cz = k.zones[z].kind as usize;
     !k.nodes[node].zones.iter().any(|&zl| {
         let zone = &k.zones[zl];
-        zone.kind as usize <= cz && k.zone_free(zl) > zone.high_wmark() + zone.lowmem_reserve.get(cz).copied().unwrap_or(0)
+        zone.kind as usize <= cz
+            && k.zone_free(zl) > zone.high_wmark() + zone.lowmem_reserve.get(cz).copied().unwrap_or(0)
     })
 }
 
@@ -319,7 +327,9 @@ fn classzone_need_balance(k: &Kernel, z: usize) -> bool {
 pub fn kswapd_why(k: &Kernel, node: usize) -> crate::stats::explain::Reason {
     use crate::stats::explain::{Reason, Why};
     let current = k.aa24.kswapd.get(node).and_then(|x| x.as_ref().map(|(z, _)| *z));
-    let z = current.or_else(|| k.nodes[node].zones.iter().rev().copied().find(|&z| k.zones[z].need_balance && k.zones[z].managed > 0));
+    let z = current.or_else(|| {
+        k.nodes[node].zones.iter().rev().copied().find(|&z| k.zones[z].need_balance && k.zones[z].managed > 0)
+    });
     match z {
         Some(z) => Reason::new(Why::NeedBalance, node, Some(z), 0),
         None => Reason::new(Why::Balanced, node, None, 0),
@@ -332,7 +342,8 @@ pub fn kswapd_step(k: &mut Kernel, ctx: &mut Ctx, node: usize) -> KswapdAction {
     let (z, mut st) = match k.aa24.kswapd[node].take() {
         Some(x) => x,
         None => {
-            let pick = k.nodes[node].zones.iter().rev().copied().find(|&z| k.zones[z].need_balance && k.zones[z].managed > 0);
+            let pick =
+                k.nodes[node].zones.iter().rev().copied().find(|&z| k.zones[z].need_balance && k.zones[z].managed > 0);
             let Some(z) = pick else {
                 let ks = &mut k.nodes[node].kswapd;
                 ks.phase = KswapdPhase::Sleeping;
@@ -578,7 +589,14 @@ enum ScanEnd {
 /// `shrink_cache`: from the inactive tail, every visited page first goes to the head; mapped
 /// pages use up `max_mapped`; dirty unmapped cache gets `writepage` and stays at the head;
 /// clean unmapped cache is freed; a page under writeback reclaim started is waited on.
-fn shrink_cache(k: &mut Kernel, ctx: &mut Ctx, st: &mut Tfp, mut max_scan: u64, mut max_mapped: i64, budget: u64) -> ScanEnd {
+fn shrink_cache(
+    k: &mut Kernel,
+    ctx: &mut Ctx,
+    st: &mut Tfp,
+    mut max_scan: u64,
+    mut max_mapped: i64,
+    budget: u64,
+) -> ScanEnd {
     let c = costs(k).lru;
     let scan_ev = if ctx.is_kswapd { Vm::PgscanKswapd } else { Vm::PgscanDirect };
     while max_scan > 0 && cz_count(k, st.cz, INACTIVE) > 0 {
@@ -751,7 +769,16 @@ fn swap_out_mm(k: &mut Kernel, ctx: &mut Ctx, mm: u32, mut count: u64, cz: usize
 /// page table costs a look; present PTEs go to `try_to_swap_out`. Returns (count left, vpn after
 /// the last PTE handled).
 #[allow(clippy::too_many_arguments)]
-fn swap_out_vma(k: &mut Kernel, ctx: &mut Ctx, mm: u32, from: u64, end: u64, flags: u32, mut count: u64, cz: usize) -> (u64, u64) {
+fn swap_out_vma(
+    k: &mut Kernel,
+    ctx: &mut Ctx,
+    mm: u32,
+    from: u64,
+    end: u64,
+    flags: u32,
+    mut count: u64,
+    cz: usize,
+) -> (u64, u64) {
     if from >= end {
         return (count, end);
     }
@@ -805,7 +832,16 @@ fn swap_out_vma(k: &mut Kernel, ctx: &mut Ctx, mm: u32, from: u64, end: u64, fla
 /// whether the page is now freeable: no PTE maps it any more. With `objrmap_walk` (aa2) a shared
 /// file/shm page is first unmapped from every other VMA through its mapping's i_mmap list.
 #[allow(clippy::too_many_arguments)]
-fn try_to_swap_out(k: &mut Kernel, ctx: &mut Ctx, mm: u32, vma_flags: u32, s: usize, p: Pfn, e: u32, cz: usize) -> bool {
+fn try_to_swap_out(
+    k: &mut Kernel,
+    ctx: &mut Ctx,
+    mm: u32,
+    vma_flags: u32,
+    s: usize,
+    p: Pfn,
+    e: u32,
+    cz: usize,
+) -> bool {
     if vma_flags & vm::LOCKED != 0 || e & pte::YOUNG != 0 {
         k.pt.entries[s] = e & !pte::YOUNG;
         mark_page_accessed(k, p);

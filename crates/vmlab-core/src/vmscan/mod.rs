@@ -263,7 +263,12 @@ pub fn page_mapcount_changed(k: &mut Kernel, p: Pfn, mapped: bool) {
 
 /// Engines with their own `__alloc_pages` (2.4.9) allocate here; `None` for the shared one.
 #[inline]
-pub fn engine_alloc_pages(k: &mut Kernel, ctx: &mut Ctx, gfp: Gfp, order: u32) -> Option<Result<Pfn, crate::page_alloc::AllocFail>> {
+pub fn engine_alloc_pages(
+    k: &mut Kernel,
+    ctx: &mut Ctx,
+    gfp: Gfp,
+    order: u32,
+) -> Option<Result<Pfn, crate::page_alloc::AllocFail>> {
     match k.profile.engine {
         Engine::Riel24 => Some(riel24::alloc::alloc_pages(k, ctx, gfp, order)),
         _ => None,

@@ -3,10 +3,15 @@
 //! `shrink_lruvec` → `shrink_active_list` / `shrink_inactive_list` → `shrink_folio_list`; kswapd
 //! with `balance_pgdat`, `pgdat_balanced`, `kswapd_failures` and the nap/sleep checks.
 
-use super::{add_to_list, del_page_from_lru, is_swapbacked, lru_index, pageout, remove_mapping_and_free, KswapdAction, DEF_PRIORITY, SWAP_CLUSTER_MAX};
+use super::{
+    add_to_list, del_page_from_lru, is_swapbacked, lru_index, pageout, remove_mapping_and_free, KswapdAction,
+    DEF_PRIORITY, SWAP_CLUSTER_MAX,
+};
 use crate::kernel::{Ctx, Kernel};
 use crate::mm_types::{pg, Pfn};
-use crate::mmzone::{KswapdPhase, ZoneType, LRU_ACTIVE_ANON, LRU_ACTIVE_FILE, LRU_INACTIVE_ANON, LRU_INACTIVE_FILE, LRU_UNEVICTABLE};
+use crate::mmzone::{
+    KswapdPhase, ZoneType, LRU_ACTIVE_ANON, LRU_ACTIVE_FILE, LRU_INACTIVE_ANON, LRU_INACTIVE_FILE, LRU_UNEVICTABLE,
+};
 use crate::page_alloc::Gfp;
 use crate::stats::kfunc::KFunc;
 use crate::stats::vmstat::Vm;
@@ -76,7 +81,12 @@ pub fn mark_page_accessed(k: &mut Kernel, p: Pfn) {
 
 /// Pages on list `l` of node `node` that live in zones up to `reclaim_idx`.
 fn lru_size(k: &Kernel, node: usize, l: usize, reclaim_idx: usize) -> u64 {
-    k.nodes[node].zones.iter().filter(|&&z| k.zones[z].kind as usize <= reclaim_idx).map(|&z| k.zones[z].lru_pages[l]).sum()
+    k.nodes[node]
+        .zones
+        .iter()
+        .filter(|&&z| k.zones[z].kind as usize <= reclaim_idx)
+        .map(|&z| k.zones[z].lru_pages[l])
+        .sum()
 }
 
 /// `inactive_is_low`.
@@ -172,7 +182,15 @@ fn get_scan_count(k: &Kernel, node: usize, sc: &ScanControl) -> [u64; 4] {
 
 /// Isolate up to `nr` eligible pages from the tail of list `l` (`isolate_lru_folios`). Pages of
 /// zones above `reclaim_idx` are skipped to the head. Returns pages scanned.
-fn isolate(k: &mut Kernel, ctx: &mut Ctx, node: usize, l: usize, nr: u64, reclaim_idx: usize, out: &mut Vec<Pfn>) -> u64 {
+fn isolate(
+    k: &mut Kernel,
+    ctx: &mut Ctx,
+    node: usize,
+    l: usize,
+    nr: u64,
+    reclaim_idx: usize,
+    out: &mut Vec<Pfn>,
+) -> u64 {
     out.clear();
     let mut scanned = 0;
     let mut skipped = 0;
@@ -437,7 +455,11 @@ fn shrink_lruvec(k: &mut Kernel, ctx: &mut Ctx, node: usize, sc: &mut ScanContro
         if nr_file == 0 || nr_anon == 0 {
             break;
         }
-        let (small, big) = if nr_file > nr_anon { (LRU_INACTIVE_ANON, LRU_INACTIVE_FILE) } else { (LRU_INACTIVE_FILE, LRU_INACTIVE_ANON) };
+        let (small, big) = if nr_file > nr_anon {
+            (LRU_INACTIVE_ANON, LRU_INACTIVE_FILE)
+        } else {
+            (LRU_INACTIVE_FILE, LRU_INACTIVE_ANON)
+        };
         let tgt_small = targets[small] + targets[small + 1] + 1;
         let pct = (nr[small] + nr[small + 1]) * 100 / tgt_small;
         nr[small] = 0;
@@ -569,7 +591,12 @@ pub fn kswapd_why(k: &Kernel, node: usize) -> crate::stats::explain::Reason {
     if pgdat_balanced(k, node, order, cz) {
         return Reason::new(Why::Balanced, node, None, order);
     }
-    let top = k.nodes[node].zones.iter().copied().filter(|&z| k.zones[z].kind as usize <= cz && k.zones[z].managed > 0).last();
+    let top = k.nodes[node]
+        .zones
+        .iter()
+        .copied()
+        .filter(|&z| k.zones[z].kind as usize <= cz && k.zones[z].managed > 0)
+        .last();
     Reason::new(Why::NoZoneAboveHigh, node, top, order)
 }
 

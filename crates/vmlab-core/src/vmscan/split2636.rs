@@ -5,10 +5,15 @@
 //! and kswapd — `wakeup_kswapd`, `balance_pgdat`, `sleeping_prematurely`, the HZ/10 nap — in
 //! its 2.6.36 form and with Mel Gorman's 2.6.38 series, chosen by `profile.split26` fields.
 
-use super::{add_to_list, del_page_from_lru, is_swapbacked, lru_index, pageout, remove_mapping_and_free, KswapdAction, DEF_PRIORITY, SWAP_CLUSTER_MAX};
+use super::{
+    add_to_list, del_page_from_lru, is_swapbacked, lru_index, pageout, remove_mapping_and_free, KswapdAction,
+    DEF_PRIORITY, SWAP_CLUSTER_MAX,
+};
 use crate::kernel::{Ctx, Kernel};
 use crate::mm_types::{pg, Pfn, NIL};
-use crate::mmzone::{KswapdPhase, ZoneType, LRU_ACTIVE_ANON, LRU_ACTIVE_FILE, LRU_INACTIVE_ANON, LRU_INACTIVE_FILE, LRU_UNEVICTABLE};
+use crate::mmzone::{
+    KswapdPhase, ZoneType, LRU_ACTIVE_ANON, LRU_ACTIVE_FILE, LRU_INACTIVE_ANON, LRU_INACTIVE_FILE, LRU_UNEVICTABLE,
+};
 use crate::page_alloc::Gfp;
 use crate::stats::kfunc::KFunc;
 use crate::stats::vmstat::Vm;
@@ -209,7 +214,18 @@ fn take(k: &mut Kernel, p: Pfn, out: &mut Vec<Pfn>, counts: &mut [u64; 4]) {
 /// the other pages of each one's naturally aligned 2^order block that `mode` allows (lumpy
 /// reclaim's neighbours; they count as scanned). Returns pages scanned.
 #[allow(clippy::too_many_arguments)]
-fn isolate_lru_pages(k: &mut Kernel, ctx: &mut Ctx, zid: usize, l: usize, nr: u64, order: u32, mode: Isolate, file: bool, out: &mut Vec<Pfn>, counts: &mut [u64; 4]) -> u64 {
+fn isolate_lru_pages(
+    k: &mut Kernel,
+    ctx: &mut Ctx,
+    zid: usize,
+    l: usize,
+    nr: u64,
+    order: u32,
+    mode: Isolate,
+    file: bool,
+    out: &mut Vec<Pfn>,
+    counts: &mut [u64; 4],
+) -> u64 {
     out.clear();
     let stop_on_fail = k.profile.split26.lumpy_stop_on_fail;
     let total = k.fr.len() as u32;
@@ -359,7 +375,11 @@ fn shrink_page_list(k: &mut Kernel, ctx: &mut Ctx, zid: usize, pages: &[Pfn], sc
             keep(k, &mut rotated);
             continue;
         }
-        if !activate && k.fr.has(p, pg::ANON) && !k.fr.has(p, pg::SWAPCACHE) && !crate::swap_state::add_to_swap(k, ctx, p) {
+        if !activate
+            && k.fr.has(p, pg::ANON)
+            && !k.fr.has(p, pg::SWAPCACHE)
+            && !crate::swap_state::add_to_swap(k, ctx, p)
+        {
             activate = true;
         }
         if !activate && k.fr.mapcount[p as usize] > 0 && !k.try_to_unmap(ctx, p) {
@@ -399,7 +419,15 @@ fn shrink_page_list(k: &mut Kernel, ctx: &mut Ctx, zid: usize, pages: &[Pfn], sc
 }
 
 /// `shrink_inactive_list`.
-fn shrink_inactive_list(k: &mut Kernel, ctx: &mut Ctx, zid: usize, nr: u64, sc: &mut Sc, priority: i32, file: bool) -> u64 {
+fn shrink_inactive_list(
+    k: &mut Kernel,
+    ctx: &mut Ctx,
+    zid: usize,
+    nr: u64,
+    sc: &mut Sc,
+    priority: i32,
+    file: bool,
+) -> u64 {
     if k.profile.split26.reclaim_compaction {
         set_reclaim_mode(k, sc, priority);
     }
@@ -652,7 +680,14 @@ fn shrink_zone(k: &mut Kernel, ctx: &mut Ctx, zid: usize, sc: &mut Sc, priority:
 /// down until SWAP_CLUSTER_MAX pages are back, waiting in congestion_wait below priority 10.
 pub fn try_to_free_pages(k: &mut Kernel, ctx: &mut Ctx, gfp: Gfp, order: u32, _classzone: usize) -> u64 {
     k.ev.inc(Vm::Allocstall);
-    let mut sc = Sc { nr_to_reclaim: SWAP_CLUSTER_MAX, order, may_writepage: true, may_swap: true, may_unmap: true, ..Default::default() };
+    let mut sc = Sc {
+        nr_to_reclaim: SWAP_CLUSTER_MAX,
+        order,
+        may_writepage: true,
+        may_swap: true,
+        may_unmap: true,
+        ..Default::default()
+    };
     let (zl, n) = k.zonelist(ctx.node, gfp);
     let mut total_scanned = 0;
     let mut all_unreclaimable = true;
@@ -668,7 +703,8 @@ pub fn try_to_free_pages(k: &mut Kernel, ctx: &mut Ctx, gfp: Gfp, order: u32, _c
         }
         // The filesystem's own slab allocations are GFP_NOFS: the dcache/icache shrinkers refuse.
         let lru_pages: u64 = zl[..n].iter().map(|&z| zone_reclaimable_pages(k, z)).sum();
-        sc.nr_reclaimed += crate::dcache::shrink_slab(k, ctx, sc.nr_scanned, lru_pages, gfp.mt != crate::mmzone::Mt::Reclaimable);
+        sc.nr_reclaimed +=
+            crate::dcache::shrink_slab(k, ctx, sc.nr_scanned, lru_pages, gfp.mt != crate::mmzone::Mt::Reclaimable);
         total_scanned += sc.nr_scanned;
         if sc.nr_reclaimed >= sc.nr_to_reclaim {
             break;
@@ -1131,7 +1167,16 @@ mod tests {
             ZoneLayout { kind: ZoneType::Dma32, node: 0, pages: 24576 },
             ZoneLayout { kind: ZoneType::Normal, node: 0, pages: 8192 },
         ];
-        let cfg = MachineConfig { memory_bytes: (4096 + 24576 + 8192) * 4096, cpus: 1, nodes: 1, arch: "x86_64".into(), cpu_mhz: 3000, reserved_bytes: 0, reserved_low_bytes: 0, zones };
+        let cfg = MachineConfig {
+            memory_bytes: (4096 + 24576 + 8192) * 4096,
+            cpus: 1,
+            nodes: 1,
+            arch: "x86_64".into(),
+            cpu_mhz: 3000,
+            reserved_bytes: 0,
+            reserved_low_bytes: 0,
+            zones,
+        };
         Kernel::new(crate::profiles::find(profile).expect("profile"), cfg, 1).expect("kernel")
     }
 

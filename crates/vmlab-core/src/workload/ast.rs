@@ -168,13 +168,38 @@ pub struct Op {
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub enum Stmt {
-    Let { name: String, value: Expr, span: Span },
-    Assign { name: String, value: Expr, span: Span },
+    Let {
+        name: String,
+        value: Expr,
+        span: Span,
+    },
+    Assign {
+        name: String,
+        value: Expr,
+        span: Span,
+    },
     /// `for VAR in A..B { }` (B exclusive)
-    For { var: String, from: Expr, to: Expr, body: Vec<Stmt>, span: Span },
+    For {
+        var: String,
+        from: Expr,
+        to: Expr,
+        body: Vec<Stmt>,
+        span: Span,
+    },
     /// `repeat N { }` or `loop { }` (count None = forever)
-    Repeat { count: Option<Expr>, body: Vec<Stmt>, span: Span },
-    If { cond: Expr, then: Vec<Stmt>, els: Vec<Stmt>, span: Span },
-    Break { span: Span },
+    Repeat {
+        count: Option<Expr>,
+        body: Vec<Stmt>,
+        span: Span,
+    },
+    If {
+        cond: Expr,
+        then: Vec<Stmt>,
+        els: Vec<Stmt>,
+        span: Span,
+    },
+    Break {
+        span: Span,
+    },
     Op(Op),
 }

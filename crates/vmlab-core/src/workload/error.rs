@@ -42,9 +42,7 @@ impl ScenarioError {
     /// An error about a whole file (or a program string) without a position.
     pub fn new(name: &str, message: impl Into<String>) -> Self {
         ScenarioError(Box::new(Inner {
-            origin: Origin::Whole {
-                name: name.to_string(),
-            },
+            origin: Origin::Whole { name: name.to_string() },
             message: message.into(),
             label: "here".into(),
             help: None,
@@ -55,22 +53,12 @@ impl ScenarioError {
 
     /// An error at byte range `offset..offset+len` of `text` (the file called `name`).
     /// Out-of-range offsets are clamped, never a panic.
-    pub fn at(
-        name: &str,
-        text: &str,
-        offset: usize,
-        len: usize,
-        message: impl Into<String>,
-    ) -> Self {
+    pub fn at(name: &str, text: &str, offset: usize, len: usize, message: impl Into<String>) -> Self {
         let offset = offset.min(text.len());
         let len = len.min(text.len() - offset);
         let (line, col) = line_col(text, offset);
         ScenarioError(Box::new(Inner {
-            origin: Origin::File {
-                name: name.to_string(),
-                line,
-                col,
-            },
+            origin: Origin::File { name: name.to_string(), line, col },
             message: message.into(),
             label: "here".into(),
             help: None,
@@ -91,9 +79,7 @@ impl ScenarioError {
         let offset = offset.min(arg.len());
         let len = len.min(arg.len() - offset);
         ScenarioError(Box::new(Inner {
-            origin: Origin::Set {
-                arg: arg.to_string(),
-            },
+            origin: Origin::Set { arg: arg.to_string() },
             message: message.into(),
             label: "here".into(),
             help: None,
@@ -127,9 +113,7 @@ impl ScenarioError {
     /// Re-home an error found while parsing a `--set` value (e.g. a program given with
     /// `--set process.0.program=...`, parsed against the argument text): it now names the set.
     pub fn into_set(mut self, arg: &str) -> Self {
-        self.0.origin = Origin::Set {
-            arg: arg.to_string(),
-        };
+        self.0.origin = Origin::Set { arg: arg.to_string() };
         if let Some(src) = self.0.source.take() {
             self.0.source = Some(NamedSource::new("--set", src.inner().clone()));
         }
@@ -195,9 +179,7 @@ impl Diagnostic for ScenarioError {
     }
 
     fn help<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
-        self.0.help
-            .as_ref()
-            .map(|h| Box::new(h) as Box<dyn fmt::Display>)
+        self.0.help.as_ref().map(|h| Box::new(h) as Box<dyn fmt::Display>)
     }
 
     fn source_code(&self) -> Option<&dyn miette::SourceCode> {
@@ -206,10 +188,7 @@ impl Diagnostic for ScenarioError {
 
     fn labels(&self) -> Option<Box<dyn Iterator<Item = LabeledSpan> + '_>> {
         let span = self.0.span?;
-        Some(Box::new(std::iter::once(LabeledSpan::new_with_span(
-            Some(self.0.label.clone()),
-            span,
-        ))))
+        Some(Box::new(std::iter::once(LabeledSpan::new_with_span(Some(self.0.label.clone()), span))))
     }
 }
 
@@ -260,14 +239,7 @@ pub(crate) fn unknown_key_message(serde_msg: &str, table: &str) -> Option<(Strin
     let help = if expected.is_empty() {
         "this table takes no keys".to_string()
     } else {
-        format!(
-            "expected one of {}",
-            expected
-                .iter()
-                .map(|e| format!("`{e}`"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        )
+        format!("expected one of {}", expected.iter().map(|e| format!("`{e}`")).collect::<Vec<_>>().join(", "))
     };
     Some((msg, help))
 }
@@ -296,29 +268,18 @@ mod tests {
 
     #[test]
     fn suggestions() {
-        assert_eq!(
-            suggest("memroy", ["memory", "cpus", "nodes"]),
-            Some("memory")
-        );
+        assert_eq!(suggest("memroy", ["memory", "cpus", "nodes"]), Some("memory"));
         assert_eq!(suggest("mmpa", ["mmap", "munmap", "mlock"]), Some("mmap"));
         assert_eq!(suggest("zzzz", ["memory", "cpus"]), None);
-        let (m, h) = unknown_key_message(
-            "unknown field `memroy`, expected one of `memory`, `cpus`",
-            "in [machine]",
-        )
-        .unwrap();
-        assert_eq!(
-            m,
-            "unknown key `memroy` in [machine]; did you mean `memory`?"
-        );
+        let (m, h) =
+            unknown_key_message("unknown field `memroy`, expected one of `memory`, `cpus`", "in [machine]").unwrap();
+        assert_eq!(m, "unknown key `memroy` in [machine]; did you mean `memory`?");
         assert_eq!(h, "expected one of `memory`, `cpus`");
     }
 
     #[test]
     fn diagnostic_has_label_and_source() {
-        let e = ScenarioError::at("s.toml", "abc", 1, 1, "m")
-            .with_help("h")
-            .with_label("l");
+        let e = ScenarioError::at("s.toml", "abc", 1, 1, "m").with_help("h").with_label("l");
         assert!(e.source_code().is_some());
         assert_eq!(e.labels().map(|l| l.count()), Some(1));
         assert_eq!(e.help().map(|h| h.to_string()), Some("h".into()));

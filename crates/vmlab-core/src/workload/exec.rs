@@ -172,7 +172,10 @@ fn page_range(off: i64, len: Option<i64>, pages: u64, span: Span) -> R<(u64, u64
         None => pages,
     };
     if end > pages || first > end {
-        return Err(err(span, format!("range [{off}, +{}) is outside the region of {} bytes", len.unwrap_or(0), pages * 4096)));
+        return Err(err(
+            span,
+            format!("range [{off}, +{}) is outside the region of {} bytes", len.unwrap_or(0), pages * 4096),
+        ));
     }
     Ok((first, end))
 }
@@ -210,7 +213,9 @@ fn region_range(
 
 fn file_id(sim: &Sim, n: &str, span: Span) -> R<u32> {
     sim.k.file_ids.get(n).copied().ok_or_else(|| {
-        let hint = super::error::suggest(n, sim.k.file_ids.keys().map(|s| s.as_str())).map(|s| format!("; did you mean `{s}`?")).unwrap_or_default();
+        let hint = super::error::suggest(n, sim.k.file_ids.keys().map(|s| s.as_str()))
+            .map(|s| format!("; did you mean `{s}`?"))
+            .unwrap_or_default();
         err(span, format!("no file named `{n}`{hint}"))
     })
 }
@@ -343,7 +348,15 @@ fn fault_inner(sim: &mut Sim, t: usize, ctx: &mut Ctx, ps: &mut ProgState, mm: u
     }
 }
 
-fn start(sim: &mut Sim, t: usize, ctx: &mut Ctx, ps: &mut ProgState, prog: &Program, kind: &OpKind, span: Span) -> R<Step> {
+fn start(
+    sim: &mut Sim,
+    t: usize,
+    ctx: &mut Ctx,
+    ps: &mut ProgState,
+    prog: &Program,
+    kind: &OpKind,
+    span: Span,
+) -> R<Step> {
     let Some(mm) = sim.s.tasks[t].mm else { return Ok(Step::Block(Outcome::Exit)) };
     sim.k.charge(ctx, KFunc::Syscall, sim.k.cost.syscall);
     ps.vars[ERRNO] = 0;
@@ -375,7 +388,12 @@ fn start(sim: &mut Sim, t: usize, ctx: &mut Ctx, ps: &mut ProgState, prog: &Prog
                 Some(c) => (ev(prog, ps, c)?.max(4096) as u64).div_ceil(4096),
                 None => b - a,
             };
-            Ok(Step::Ongoing(OpState::Populate { vpn: s + a, end: s + a, write: false, mlock_rest: Some((s + a, s + b, chunk)) }))
+            Ok(Step::Ongoing(OpState::Populate {
+                vpn: s + a,
+                end: s + a,
+                write: false,
+                mlock_rest: Some((s + a, s + b, chunk)),
+            }))
         }
         OpKind::Munlock { name: n, offset, len } => {
             let (s, a, b) = region_range(sim, prog, ps, mm, n, offset, len, span)?;
@@ -455,7 +473,11 @@ fn start(sim: &mut Sim, t: usize, ctx: &mut Ctx, ps: &mut ProgState, prog: &Prog
                 return Ok(Step::Done);
             }
             let bs = ev_opt(prog, ps, bs, 0)?.max(0) as u64;
-            Ok(Step::Ongoing(if is_write { OpState::Write { file: f, idx, end } } else { OpState::Read { file: f, idx, end, base: idx, bs: bs.div_ceil(4096) } }))
+            Ok(Step::Ongoing(if is_write {
+                OpState::Write { file: f, idx, end }
+            } else {
+                OpState::Read { file: f, idx, end, base: idx, bs: bs.div_ceil(4096) }
+            }))
         }
         OpKind::Create { file, size, disk } => {
             let fname = name(prog, ps, file)?;
@@ -628,7 +650,9 @@ fn fsync(sim: &mut Sim, ctx: &mut Ctx, f: u32) -> u64 {
     let mut first = 0;
     for idx in 0..n {
         let p = sim.k.files[f as usize].pages[idx];
-        let dirty = p != crate::mm_types::NIL && sim.k.fr.flags[p as usize] & (crate::mm_types::pg::DIRTY | crate::mm_types::pg::WRITEBACK) == crate::mm_types::pg::DIRTY;
+        let dirty = p != crate::mm_types::NIL
+            && sim.k.fr.flags[p as usize] & (crate::mm_types::pg::DIRTY | crate::mm_types::pg::WRITEBACK)
+                == crate::mm_types::pg::DIRTY;
         if dirty {
             if run.is_empty() {
                 first = idx as u64;
@@ -700,7 +724,12 @@ fn cont(sim: &mut Sim, t: usize, ctx: &mut Ctx, ps: &mut ProgState, _prog: &Prog
                         ps.op = Some(OpState::Touch(st));
                         return Ok(Step::Block(o));
                     }
-                    FStep::Segv => return Err(SimError::msg(format!("{}: SIGSEGV touching a page outside its mapping or without permission", sim.s.tasks[t].name))),
+                    FStep::Segv => {
+                        return Err(SimError::msg(format!(
+                            "{}: SIGSEGV touching a page outside its mapping or without permission",
+                            sim.s.tasks[t].name
+                        )))
+                    }
                     FStep::Oom => {
                         ps.op = Some(OpState::Touch(st));
                         return Ok(Step::Block(Outcome::Block { until: Some(backoff(ctx)), io: false }));
@@ -754,7 +783,12 @@ fn cont(sim: &mut Sim, t: usize, ctx: &mut Ctx, ps: &mut ProgState, _prog: &Prog
                         v.flags & vm::WRITE != 0 && v.flags & vm::SHARED == 0
                     });
                     return Ok(Step::Ongoing(match r {
-                        Ok(()) => OpState::Populate { vpn: next, end: ce, write: w.unwrap_or(false), mlock_rest: Some((ce, stop, chunk)) },
+                        Ok(()) => OpState::Populate {
+                            vpn: next,
+                            end: ce,
+                            write: w.unwrap_or(false),
+                            mlock_rest: Some((ce, stop, chunk)),
+                        },
                         Err(_) => {
                             ps.vars[ERRNO] = ENOMEM;
                             OpState::Populate { vpn: ce, end: ce, write: false, mlock_rest: Some((ce, stop, chunk)) }

@@ -13,10 +13,20 @@ pub enum Insn {
     Jump(usize),
     Op(Box<OpKind>, Span),
     /// Fork: the child starts at `start`; the parent continues after the body (a Jump follows).
-    Fork { start: usize },
-    Threads { count: Expr, start: usize },
+    Fork {
+        start: usize,
+    },
+    Threads {
+        count: Expr,
+        start: usize,
+    },
     /// Take the next item of a shared queue into `var`, or jump to `exit` when it is empty.
-    Take { var: usize, queue: Template, count: Expr, exit: usize },
+    Take {
+        var: usize,
+        queue: Template,
+        count: Expr,
+        exit: usize,
+    },
     /// End of a program or of a fork/thread body: the task exits.
     End,
 }
@@ -59,7 +69,8 @@ impl Compiler {
                     Ok(())
                 } else {
                     let cands: Vec<&str> = self.slots.keys().map(|s| s.as_str()).collect();
-                    let hint = super::error::suggest(n, cands).map(|s| format!("; did you mean `{s}`?")).unwrap_or_default();
+                    let hint =
+                        super::error::suggest(n, cands).map(|s| format!("; did you mean `{s}`?")).unwrap_or_default();
                     Err(CompileError { span: *sp, message: format!("undefined variable `{n}`{hint}") })
                 }
             }
@@ -89,7 +100,9 @@ impl Compiler {
                 }
                 exprs.extend(len.iter().chain(offset.iter()));
             }
-            OpKind::Munmap { name, offset, len } | OpKind::Munlock { name, offset, len } | OpKind::MadviseDontneed { name, offset, len } => {
+            OpKind::Munmap { name, offset, len }
+            | OpKind::Munlock { name, offset, len }
+            | OpKind::MadviseDontneed { name, offset, len } => {
                 tpls.push(name);
                 exprs.extend(offset.iter().chain(len.iter()));
             }
@@ -99,7 +112,9 @@ impl Compiler {
             }
             OpKind::Touch { name, offset, len, stride, count, rate, pattern, .. } => {
                 tpls.push(name);
-                exprs.extend(offset.iter().chain(len.iter()).chain(stride.iter()).chain(count.iter()).chain(rate.iter()));
+                exprs.extend(
+                    offset.iter().chain(len.iter()).chain(stride.iter()).chain(count.iter()).chain(rate.iter()),
+                );
                 if let super::ast::Pattern::Zipf { theta_milli } = pattern {
                     exprs.push(theta_milli);
                 }
@@ -145,7 +160,10 @@ impl Compiler {
             }
             Stmt::Assign { name, value, span } => {
                 if !self.slots.contains_key(name) {
-                    return Err(CompileError { span: *span, message: format!("assignment to `{name}` before `let {name} = ...`") });
+                    return Err(CompileError {
+                        span: *span,
+                        message: format!("assignment to `{name}` before `let {name} = ...`"),
+                    });
                 }
                 self.check_expr(value)?;
                 let v = self.slot(name);
@@ -159,11 +177,21 @@ impl Compiler {
                 self.code.push(Insn::Set(v, from.clone()));
                 self.code.push(Insn::Set(end, to.clone()));
                 let top = self.code.len();
-                let cond = Expr::Bin(BinOp::Lt, Box::new(Expr::Var(var.clone(), *span)), Box::new(Expr::Var(format!("#end{}", span.offset), *span)), *span);
+                let cond = Expr::Bin(
+                    BinOp::Lt,
+                    Box::new(Expr::Var(var.clone(), *span)),
+                    Box::new(Expr::Var(format!("#end{}", span.offset), *span)),
+                    *span,
+                );
                 self.code.push(Insn::JumpIfZero(cond, usize::MAX));
                 self.breaks.push(Vec::new());
                 self.block(body)?;
-                let inc = Expr::Bin(BinOp::Add, Box::new(Expr::Var(var.clone(), *span)), Box::new(Expr::Int(1, *span)), *span);
+                let inc = Expr::Bin(
+                    BinOp::Add,
+                    Box::new(Expr::Var(var.clone(), *span)),
+                    Box::new(Expr::Int(1, *span)),
+                    *span,
+                );
                 self.code.push(Insn::Set(v, inc));
                 self.code.push(Insn::Jump(top));
                 self.close_loop(top);
@@ -176,10 +204,16 @@ impl Compiler {
                     let v = self.slot(&name);
                     self.code.push(Insn::Set(v, c.clone()));
                     top = self.code.len();
-                    let cond = Expr::Bin(BinOp::Gt, Box::new(Expr::Var(name.clone(), *span)), Box::new(Expr::Int(0, *span)), *span);
+                    let cond = Expr::Bin(
+                        BinOp::Gt,
+                        Box::new(Expr::Var(name.clone(), *span)),
+                        Box::new(Expr::Int(0, *span)),
+                        *span,
+                    );
                     self.code.push(Insn::JumpIfZero(cond, usize::MAX));
                     self.breaks.push(Vec::new());
-                    let dec = Expr::Bin(BinOp::Sub, Box::new(Expr::Var(name, *span)), Box::new(Expr::Int(1, *span)), *span);
+                    let dec =
+                        Expr::Bin(BinOp::Sub, Box::new(Expr::Var(name, *span)), Box::new(Expr::Int(1, *span)), *span);
                     self.code.push(Insn::Set(v, dec));
                 } else {
                     top = self.code.len();
@@ -338,12 +372,29 @@ pub fn render(p: &Program, vars: &[i64], t: &Template) -> Result<String, (Span, 
 pub enum OpState {
     Touch(Box<TouchState>),
     /// Fault in [vpn, end) (mlock / MAP_POPULATE), then continue with the rest of an mlock.
-    Populate { vpn: u64, end: u64, write: bool, mlock_rest: Option<(u64, u64, u64)> },
+    Populate {
+        vpn: u64,
+        end: u64,
+        write: bool,
+        mlock_rest: Option<(u64, u64, u64)>,
+    },
     /// Buffered read of pages [idx, end) in `read()` calls of `bs` pages counted from `base`
     /// (bs = 0: one call for everything); the call size is readahead's request size.
-    Read { file: u32, idx: u64, end: u64, base: u64, bs: u64 },
-    Write { file: u32, idx: u64, end: u64 },
-    Compute { left: u64 },
+    Read {
+        file: u32,
+        idx: u64,
+        end: u64,
+        base: u64,
+        bs: u64,
+    },
+    Write {
+        file: u32,
+        idx: u64,
+        end: u64,
+    },
+    Compute {
+        left: u64,
+    },
     /// Sleep done by blocking; the op completes when the task runs again.
     Slept,
     /// fsync: wait until this time.
@@ -386,6 +437,16 @@ pub struct ProgState {
 
 impl ProgState {
     pub fn new(prog: usize, nvars: usize) -> ProgState {
-        ProgState { prog, pc: 0, vars: vec![0; nvars], op: None, holds_read: false, holds_write: false, fault_tried: false, slept_holding: false, waited_vpn: None }
+        ProgState {
+            prog,
+            pc: 0,
+            vars: vec![0; nvars],
+            op: None,
+            holds_read: false,
+            holds_write: false,
+            fault_tried: false,
+            slept_holding: false,
+            waited_vpn: None,
+        }
     }
 }

@@ -70,18 +70,10 @@ pub fn load_scenario(path: &Path, sets: &[String]) -> Result<Scenario, ScenarioE
 }
 
 /// Load a scenario from text; `name` is used in error messages.
-pub fn load_scenario_str(
-    name: &str,
-    text: &str,
-    sets: &[String],
-) -> Result<Scenario, ScenarioError> {
-    let table: toml::Table =
-        toml::from_str(text).map_err(|e| toml_error(name, text, &e, &SpanTree::default()))?;
+pub fn load_scenario_str(name: &str, text: &str, sets: &[String]) -> Result<Scenario, ScenarioError> {
+    let table: toml::Table = toml::from_str(text).map_err(|e| toml_error(name, text, &e, &SpanTree::default()))?;
     let tree = SpanTree::build(text);
-    let mut sets: Vec<SetArg> = sets
-        .iter()
-        .map(|s| SetArg::parse(s))
-        .collect::<Result<_, _>>()?;
+    let mut sets: Vec<SetArg> = sets.iter().map(|s| SetArg::parse(s)).collect::<Result<_, _>>()?;
     let mut edited = table.clone();
     for s in sets.iter_mut() {
         s.resolved = apply_set(&mut edited, s)?;
@@ -90,22 +82,14 @@ pub fn load_scenario_str(
         Ok(f) => f,
         Err(e) => return Err(deser_error(name, text, &tree, &table, &sets, &e)),
     };
-    let ctx = Ctx {
-        name,
-        text,
-        tree: &tree,
-        sets: &sets,
-    };
+    let ctx = Ctx { name, text, tree: &tree, sets: &sets };
     let processes = check(&ctx, &file)?;
     Ok(Scenario {
         path: name.to_string(),
         text: text.to_string(),
         file,
         processes,
-        sets: sets
-            .iter()
-            .map(|s| (s.arg[..s.eq].to_string(), s.arg[s.eq + 1..].to_string()))
-            .collect(),
+        sets: sets.iter().map(|s| (s.arg[..s.eq].to_string(), s.arg[s.eq + 1..].to_string())).collect(),
     })
 }
 
@@ -131,13 +115,8 @@ impl SpanTree {
     /// Index `text`; a file the index can't handle (it can always parse what `toml` parses,
     /// except perhaps exotic datetimes) just yields no positions rather than an error.
     fn build(text: &str) -> SpanTree {
-        toml::from_str::<RawNode>(text).map_or_else(
-            |_| SpanTree::default(),
-            |n| SpanTree {
-                span: 0..text.len(),
-                node: n.0,
-            },
-        )
+        toml::from_str::<RawNode>(text)
+            .map_or_else(|_| SpanTree::default(), |n| SpanTree { span: 0..text.len(), node: n.0 })
     }
 
     fn get(&self, path: &[&str]) -> Option<&SpanTree> {
@@ -207,10 +186,7 @@ impl<'de> Deserialize<'de> for RawNode {
                 let mut items = Vec::new();
                 while let Some(v) = seq.next_element::<toml::Spanned<RawNode>>()? {
                     let span = v.span();
-                    items.push(SpanTree {
-                        span,
-                        node: v.into_inner().0,
-                    });
+                    items.push(SpanTree { span, node: v.into_inner().0 });
                 }
                 Ok(RawNode(Node::Array(items)))
             }
@@ -219,14 +195,7 @@ impl<'de> Deserialize<'de> for RawNode {
                 while let Some(k) = map.next_key::<toml::Spanned<String>>()? {
                     let v = map.next_value::<toml::Spanned<RawNode>>()?;
                     let (kspan, vspan) = (k.span(), v.span());
-                    kv.push((
-                        k.into_inner(),
-                        kspan,
-                        SpanTree {
-                            span: vspan,
-                            node: v.into_inner().0,
-                        },
-                    ));
+                    kv.push((k.into_inner(), kspan, SpanTree { span: vspan, node: v.into_inner().0 }));
                 }
                 Ok(RawNode(Node::Table(kv)))
             }
@@ -240,11 +209,7 @@ fn describe_table(path: &[String]) -> String {
     if path.is_empty() {
         return "at the top level".into();
     }
-    let named: Vec<&str> = path
-        .iter()
-        .filter(|s| s.parse::<usize>().is_err())
-        .map(String::as_str)
-        .collect();
+    let named: Vec<&str> = path.iter().filter(|s| s.parse::<usize>().is_err()).map(String::as_str).collect();
     if path.last().is_some_and(|s| s.parse::<usize>().is_ok()) {
         format!("in [[{}]]", named.join("."))
     } else {
@@ -274,9 +239,7 @@ fn toml_error(name: &str, text: &str, e: &toml::de::Error, tree: &SpanTree) -> S
     };
     if let Some(table) = tree.table_of_key_at(span.start) {
         if let Some((m, help)) = unknown_key_message(msg, &describe_table(&table)) {
-            return ScenarioError::at(name, text, span.start, span.len(), m)
-                .with_label("unknown key")
-                .with_help(help);
+            return ScenarioError::at(name, text, span.start, span.len(), m).with_label("unknown key").with_help(help);
         }
     }
     ScenarioError::at(name, text, span.start, span.len(), reword(msg))
@@ -302,14 +265,11 @@ struct SetArg {
 impl SetArg {
     fn parse(arg: &str) -> Result<SetArg, ScenarioError> {
         let bad = |at: usize, len: usize, msg: String| {
-            ScenarioError::for_set(arg, at, len, msg).with_help("write `--set KEY=VALUE`, e.g. `--set machine.memory=4GiB` or `--set process.0.count=2`")
+            ScenarioError::for_set(arg, at, len, msg)
+                .with_help("write `--set KEY=VALUE`, e.g. `--set machine.memory=4GiB` or `--set process.0.count=2`")
         };
         let Some(eq) = arg.find('=') else {
-            return Err(bad(
-                0,
-                arg.len(),
-                "malformed --set: expected KEY=VALUE, found no `=`".into(),
-            ));
+            return Err(bad(0, arg.len(), "malformed --set: expected KEY=VALUE, found no `=`".into()));
         };
         let mut segs = Vec::new();
         let mut at = 0;
@@ -335,14 +295,7 @@ impl SetArg {
             .ok()
             .and_then(|mut t| t.remove("v"))
             .unwrap_or_else(|| toml::Value::String(text.to_string()));
-        Ok(SetArg {
-            arg: arg.to_string(),
-            eq,
-            segs,
-            value,
-            value_at,
-            resolved: Vec::new(),
-        })
+        Ok(SetArg { arg: arg.to_string(), eq, segs, value, value_at, resolved: Vec::new() })
     }
 
     fn key(&self) -> &str {
@@ -377,15 +330,10 @@ fn apply_set(root: &mut toml::Table, s: &SetArg) -> Result<Vec<String>, Scenario
             return Ok(resolved);
         }
         if !table.contains_key(&seg) && ARRAYS.contains(&seg.as_str()) && i == 0 {
-            return Err(s.err_seg(
-                i,
-                format!("the scenario has no [[{seg}]]: cannot set `{}`", s.key()),
-            ));
+            return Err(s.err_seg(i, format!("the scenario has no [[{seg}]]: cannot set `{}`", s.key())));
         }
         // Missing intermediate tables are created (`vm.swappiness` with no [vm] yet).
-        let entry = table
-            .entry(seg.clone())
-            .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+        let entry = table.entry(seg.clone()).or_insert_with(|| toml::Value::Table(toml::Table::new()));
         table = match entry {
             toml::Value::Table(t) => t,
             toml::Value::Array(items) => {
@@ -393,18 +341,17 @@ fn apply_set(root: &mut toml::Table, s: &SetArg) -> Result<Vec<String>, Scenario
                 let (sel, _) = s.segs.get(i).cloned().unwrap_or_default();
                 let idx = match sel.parse::<usize>() {
                     Ok(n) if n < items.len() => n,
-                    Ok(n) => return Err(s.err_seg(
-                        i,
-                        format!(
-                            "there is no `{seg}` number {n}: the scenario has {} (counting from 0)",
-                            items.len()
-                        ),
-                    )),
+                    Ok(n) => {
+                        return Err(s.err_seg(
+                            i,
+                            format!(
+                                "there is no `{seg}` number {n}: the scenario has {} (counting from 0)",
+                                items.len()
+                            ),
+                        ))
+                    }
                     Err(_) => {
-                        let names: Vec<&str> = items
-                            .iter()
-                            .filter_map(|v| v.get("name")?.as_str())
-                            .collect();
+                        let names: Vec<&str> = items.iter().filter_map(|v| v.get("name")?.as_str()).collect();
                         match names.iter().position(|n| *n == sel) {
                             Some(n) => n,
                             None => {
@@ -438,11 +385,7 @@ fn apply_set(root: &mut toml::Table, s: &SetArg) -> Result<Vec<String>, Scenario
                 let path: Vec<&str> = s.segs[..=i].iter().map(|(k, _)| k.as_str()).collect();
                 return Err(s.err_seg(
                     i + 1,
-                    format!(
-                        "`{}` is a value, not a table: cannot set `{}`",
-                        path.join("."),
-                        s.key()
-                    ),
+                    format!("`{}` is a value, not a table: cannot set `{}`", path.join("."), s.key()),
                 ));
             }
         };
@@ -461,21 +404,9 @@ fn deser_error(
 ) -> ScenarioError {
     let msg = e.message().trim_end();
     // An unknown key that a set wrote: blame that set, pointing at the key.
-    if let Some(key) = msg
-        .strip_prefix("unknown field ")
-        .and_then(|r| backquoted(r).first().copied())
-    {
-        if let Some(s) = sets
-            .iter()
-            .rev()
-            .find(|s| s.segs.last().is_some_and(|(k, _)| k == key))
-        {
-            let table: Vec<String> = s
-                .resolved
-                .iter()
-                .take(s.resolved.len().saturating_sub(1))
-                .cloned()
-                .collect();
+    if let Some(key) = msg.strip_prefix("unknown field ").and_then(|r| backquoted(r).first().copied()) {
+        if let Some(s) = sets.iter().rev().find(|s| s.segs.last().is_some_and(|(k, _)| k == key)) {
+            let table: Vec<String> = s.resolved.iter().take(s.resolved.len().saturating_sub(1)).cloned().collect();
             if let Some((m, help)) = unknown_key_message(msg, &describe_table(&table)) {
                 return s.err_seg(s.segs.len() - 1, m).with_help(help);
             }
@@ -489,12 +420,8 @@ fn deser_error(
         }
     }
     // Otherwise, the set after which this error first appeared.
-    let deser = |t: &toml::Table| {
-        t.clone()
-            .try_into::<ScenarioFile>()
-            .err()
-            .map(|e| e.message().trim_end().to_string())
-    };
+    let deser =
+        |t: &toml::Table| t.clone().try_into::<ScenarioFile>().err().map(|e| e.message().trim_end().to_string());
     let mut t = original.clone();
     let mut prev = deser(&t);
     let mut culprit = None;
@@ -527,9 +454,10 @@ struct Ctx<'a> {
 impl Ctx<'_> {
     /// The set that last wrote `path` (or a table containing it).
     fn set_for(&self, path: &[&str]) -> Option<&SetArg> {
-        self.sets.iter().rev().find(|s| {
-            s.resolved.len() <= path.len() && s.resolved.iter().zip(path).all(|(a, b)| a == b)
-        })
+        self.sets
+            .iter()
+            .rev()
+            .find(|s| s.resolved.len() <= path.len() && s.resolved.iter().zip(path).all(|(a, b)| a == b))
     }
 
     /// An error about the value at `path` (e.g. ["machine", "memory"]).
@@ -539,9 +467,7 @@ impl Ctx<'_> {
             return s.err_value(msg);
         }
         match self.tree.get(path) {
-            Some(t) if !path.is_empty() => {
-                ScenarioError::at(self.name, self.text, t.span.start, t.span.len(), msg)
-            }
+            Some(t) if !path.is_empty() => ScenarioError::at(self.name, self.text, t.span.start, t.span.len(), msg),
             _ => ScenarioError::new(self.name, format!("{msg} (at `{}`)", path.join("."))),
         }
     }
@@ -555,12 +481,7 @@ impl Ctx<'_> {
         match self.tree.get(path) {
             Some(t) if self.set_for(path).is_none() => {
                 let (line, col) = super::error::line_col(self.text, t.span.start);
-                Span {
-                    offset: t.span.start as u32,
-                    len: t.span.len() as u32,
-                    line,
-                    col,
-                }
+                Span { offset: t.span.start as u32, len: t.span.len() as u32, line, col }
             }
             _ => Span::default(),
         }
@@ -568,11 +489,7 @@ impl Ctx<'_> {
 }
 
 fn check(ctx: &Ctx<'_>, f: &ScenarioFile) -> Result<Vec<ProcessDef>, ScenarioError> {
-    for (key, v) in [
-        ("duration", &f.duration),
-        ("linger", &f.linger),
-        ("interval", &f.interval),
-    ] {
+    for (key, v) in [("duration", &f.duration), ("linger", &f.linger), ("interval", &f.interval)] {
         if let Some(v) = v {
             ctx.unit(&[key], units::parse_duration(v))?;
         }
@@ -604,14 +521,9 @@ fn check(ctx: &Ctx<'_>, f: &ScenarioFile) -> Result<Vec<ProcessDef>, ScenarioErr
         }
     }
     if !["x86_64", "i386"].contains(&m.arch.as_str()) {
-        let hint = suggest(&m.arch, ["x86_64", "i386"])
-            .map(|s| format!("; did you mean `{s}`?"))
-            .unwrap_or_default();
+        let hint = suggest(&m.arch, ["x86_64", "i386"]).map(|s| format!("; did you mean `{s}`?")).unwrap_or_default();
         return Err(ctx
-            .err(
-                &["machine", "arch"],
-                format!("unknown arch `{}`{hint}", m.arch),
-            )
+            .err(&["machine", "arch"], format!("unknown arch `{}`{hint}", m.arch))
             .with_help("arch is `x86_64` or `i386`"));
     }
     for (key, v) in [("cpus", m.cpus), ("nodes", m.nodes), ("cpu_mhz", m.cpu_mhz)] {
@@ -624,22 +536,15 @@ fn check(ctx: &Ctx<'_>, f: &ScenarioFile) -> Result<Vec<ProcessDef>, ScenarioErr
     for (i, d) in f.disks.iter().enumerate() {
         let i = i.to_string();
         if disk_names.contains(&d.name.as_str()) {
-            return Err(ctx.err(
-                &["disk", &i, "name"],
-                format!("duplicate disk name `{}`", d.name),
-            ));
+            return Err(ctx.err(&["disk", &i, "name"], format!("duplicate disk name `{}`", d.name)));
         }
         disk_names.push(&d.name);
         const MODELS: &[&str] = &["hdd", "ssd", "nvme", "raid10", "san"];
         if !MODELS.contains(&d.model.as_str()) {
-            let hint = suggest(&d.model, MODELS.iter().copied())
-                .map(|s| format!("; did you mean `{s}`?"))
-                .unwrap_or_default();
+            let hint =
+                suggest(&d.model, MODELS.iter().copied()).map(|s| format!("; did you mean `{s}`?")).unwrap_or_default();
             return Err(ctx
-                .err(
-                    &["disk", &i, "model"],
-                    format!("unknown disk model `{}`{hint}", d.model),
-                )
+                .err(&["disk", &i, "model"], format!("unknown disk model `{}`{hint}", d.model))
                 .with_help(format!("models: {}", MODELS.join(", "))));
         }
         if let Some(b) = &d.bandwidth {
@@ -665,9 +570,7 @@ fn check(ctx: &Ctx<'_>, f: &ScenarioFile) -> Result<Vec<ProcessDef>, ScenarioErr
                 } else {
                     format!("disks: {}", disk_names.join(", "))
                 };
-                Err(ctx
-                    .err(path, format!("no disk named `{d}`{hint}"))
-                    .with_help(known))
+                Err(ctx.err(path, format!("no disk named `{d}`{hint}")).with_help(known))
             }
             _ => Ok(()),
         }
@@ -689,10 +592,7 @@ fn check(ctx: &Ctx<'_>, f: &ScenarioFile) -> Result<Vec<ProcessDef>, ScenarioErr
                         file.count, file.name
                     ),
                 )
-                .with_help(format!(
-                    "e.g. name = \"{}{{i}}\" gives {0}0, {0}1, ...",
-                    file.name
-                )));
+                .with_help(format!("e.g. name = \"{}{{i}}\" gives {0}0, {0}1, ...", file.name)));
         }
     }
     for (i, t) in f.filetrees.iter().enumerate() {
@@ -704,10 +604,7 @@ fn check(ctx: &Ctx<'_>, f: &ScenarioFile) -> Result<Vec<ProcessDef>, ScenarioErr
     for (i, n) in f.netrx.iter().enumerate() {
         let i = i.to_string();
         ctx.unit(&["netrx", &i, "rate"], units::rate_from_value(&n.rate))?;
-        ctx.unit(
-            &["netrx", &i, "lifetime"],
-            units::parse_duration(&n.lifetime),
-        )?;
+        ctx.unit(&["netrx", &i, "lifetime"], units::parse_duration(&n.lifetime))?;
         if let Some(o) = &n.object {
             ctx.unit(&["netrx", &i, "object"], units::parse_size(o))?;
         }
@@ -723,10 +620,7 @@ fn check(ctx: &Ctx<'_>, f: &ScenarioFile) -> Result<Vec<ProcessDef>, ScenarioErr
             } else {
                 String::new()
             };
-            return Err(ctx.err(
-                &["process", &i, "name"],
-                format!("duplicate process name `{}`{at}", p.name),
-            ));
+            return Err(ctx.err(&["process", &i, "name"], format!("duplicate process name `{}`{at}", p.name)));
         }
         let start_ns = match &p.start {
             Some(s) => ctx.unit(&["process", &i, "start"], units::parse_duration(s))?,
@@ -806,9 +700,7 @@ fn parse_process_program(
     let names = || vars.iter().map(|(n, _, _)| n.as_str());
     let path = ["process", i, "program"];
     if let Some(s) = ctx.set_for(&path) {
-        let (base, _) = if matches!(s.value, toml::Value::String(_))
-            && s.arg[s.value_at..].starts_with(['\'', '"'])
-        {
+        let (base, _) = if matches!(s.value, toml::Value::String(_)) && s.arg[s.value_at..].starts_with(['\'', '"']) {
             string_content_offset(&s.arg, s.value_at)
         } else {
             (s.value_at, true)
@@ -825,32 +717,15 @@ fn parse_process_program(
             .map_err(|e| e.into_set(&s.arg));
     }
     let Some(node) = ctx.tree.get(&path) else {
-        return Parser::new(program, 0, program)
-            .with_defined(names())
-            .parse()
-            .map_err(|e| e.in_file(ctx.name));
+        return Parser::new(program, 0, program).with_defined(names()).parse().map_err(|e| e.in_file(ctx.name));
     };
     let (base, exact) = string_content_offset(ctx.text, node.span.start);
     // For a literal string the file's own bytes *are* the program (TOML may have turned CRLF
     // into LF in `program`, which would shift every later span), so parse those bytes.
     // Basic strings keep the decoded text: their spans are approximate (see the docs).
-    let delim = if ctx
-        .text
-        .get(node.span.start..)
-        .is_some_and(|t| t.starts_with("'''"))
-    {
-        3
-    } else {
-        1
-    };
-    let raw = ctx
-        .text
-        .get(base..node.span.end.saturating_sub(delim))
-        .filter(|_| exact);
-    Parser::new(raw.unwrap_or(program), base, ctx.text)
-        .with_defined(names())
-        .parse()
-        .map_err(|e| e.in_file(ctx.name))
+    let delim = if ctx.text.get(node.span.start..).is_some_and(|t| t.starts_with("'''")) { 3 } else { 1 };
+    let raw = ctx.text.get(base..node.span.end.saturating_sub(delim)).filter(|_| exact);
+    Parser::new(raw.unwrap_or(program), base, ctx.text).with_defined(names()).parse().map_err(|e| e.in_file(ctx.name))
 }
 
 /// The first `create ... disk=NAME` (with a literal name) naming a disk that doesn't exist.
@@ -870,9 +745,9 @@ fn check_program_disks(stmts: &[Stmt], disks: &[&str]) -> Result<(), (Span, Stri
                         }
                     }
                 }
-                OpKind::Fork { body }
-                | OpKind::Threads { body, .. }
-                | OpKind::ForeachQueue { body, .. } => check_program_disks(body, disks)?,
+                OpKind::Fork { body } | OpKind::Threads { body, .. } | OpKind::ForeachQueue { body, .. } => {
+                    check_program_disks(body, disks)?
+                }
                 _ => {}
             },
             _ => {}
@@ -929,14 +804,9 @@ program = "wait"
     fn loads_and_spans_point_into_file() {
         let s = load(SMALL, &[]).unwrap();
         assert_eq!(s.processes.len(), 2);
-        let Stmt::Op(op) = &s.processes[0].program[1] else {
-            panic!()
-        };
+        let Stmt::Op(op) = &s.processes[0].program[1] else { panic!() };
         assert_eq!((op.span.line, op.span.col), (21, 1));
-        assert_eq!(
-            &SMALL[op.span.offset as usize..][..op.span.len as usize],
-            "mmap a anon 4K"
-        );
+        assert_eq!(&SMALL[op.span.offset as usize..][..op.span.len as usize], "mmap a anon 4K");
         assert_eq!(s.processes[0].span.line, 18);
         let e = s.error_at(op.span, "no region");
         assert_eq!(e.to_string(), "t.toml:21:1: no region");
@@ -958,44 +828,23 @@ program = "wait"
         )
         .unwrap();
         assert_eq!(s.file.machine.memory, "3584MiB");
-        assert_eq!(
-            s.file.vm.get("swappiness").and_then(|v| v.as_integer()),
-            Some(100)
-        );
+        assert_eq!(s.file.vm.get("swappiness").and_then(|v| v.as_integer()), Some(100));
         assert_eq!(s.file.seed, 7);
         assert_eq!(s.processes[0].count, 2);
         assert_eq!(s.processes[1].cpu, Some(1));
         assert_eq!(s.file.disks[0].bandwidth.as_deref(), Some("50MB/s"));
         assert_eq!(s.file.machine.reserved.as_deref(), Some("4096"));
-        assert_eq!(
-            s.sets[0],
-            ("machine.memory".to_string(), "3584MiB".to_string())
-        );
+        assert_eq!(s.sets[0], ("machine.memory".to_string(), "3584MiB".to_string()));
     }
 
     #[test]
     fn set_program_spans_point_into_the_set() {
-        let s = load(
-            SMALL,
-            &["seed=1", "process.other.program=wait; mmap b anon 8K"],
-        )
-        .unwrap();
-        let Stmt::Op(op) = &s.processes[1].program[1] else {
-            panic!()
-        };
-        assert_eq!(
-            s.error_at(op.span, "boom").to_string(),
-            "--set process.other.program=wait; mmap b anon 8K: boom"
-        );
-        assert_eq!(
-            op.span.col as usize,
-            "process.other.program=wait; ".len() + 1
-        );
+        let s = load(SMALL, &["seed=1", "process.other.program=wait; mmap b anon 8K"]).unwrap();
+        let Stmt::Op(op) = &s.processes[1].program[1] else { panic!() };
+        assert_eq!(s.error_at(op.span, "boom").to_string(), "--set process.other.program=wait; mmap b anon 8K: boom");
+        assert_eq!(op.span.col as usize, "process.other.program=wait; ".len() + 1);
         let e = err(SMALL, &["process.other.program=wiat"]);
-        assert_eq!(
-            e,
-            "--set process.other.program=wiat: unknown operation `wiat`; did you mean `wait`?"
-        );
+        assert_eq!(e, "--set process.other.program=wiat: unknown operation `wiat`; did you mean `wait`?");
         let e = load(SMALL, &["process.other.program=wiat"]).unwrap_err();
         assert_eq!(e.byte_range(), Some(22..26));
     }
@@ -1003,37 +852,21 @@ program = "wait"
     #[test]
     fn file_errors() {
         let bad = SMALL.replace("memory = \"2GiB\"", "memroy = \"2GiB\"");
-        assert_eq!(
-            err(&bad, &[]),
-            "t.toml:5:1: unknown key `memroy` in [machine]; did you mean `memory`?"
-        );
+        assert_eq!(err(&bad, &[]), "t.toml:5:1: unknown key `memroy` in [machine]; did you mean `memory`?");
         let bad = SMALL.replace("\"2GiB\"", "\"2Gib\"");
         assert!(err(&bad, &[]).starts_with("t.toml:5:10: unknown size unit `Gib`"));
         let bad = SMALL.replace("mmap a anon 4K", "mmap a anon");
         assert_eq!(err(&bad, &[]), "t.toml:21:1: mmap needs a length");
         let bad = SMALL.replace("program = \"wait\"", "program = \"wait\"\nname = \"x\"");
-        assert!(
-            err(&bad, &[]).starts_with("t.toml:27:1: duplicate key"),
-            "{}",
-            err(&bad, &[])
-        );
+        assert!(err(&bad, &[]).starts_with("t.toml:27:1: duplicate key"), "{}", err(&bad, &[]));
         let bad = SMALL.replace("name = \"other\"", "name = \"loader\"");
-        assert_eq!(
-            err(&bad, &[]),
-            "t.toml:25:8: duplicate process name `loader` (first defined on line 18)"
-        );
+        assert_eq!(err(&bad, &[]), "t.toml:25:8: duplicate process name `loader` (first defined on line 18)");
         let bad = SMALL.replace("chunk{i}", "chunk");
         assert!(err(&bad, &[]).starts_with("t.toml:13:8: `count = 4` needs `{i}`"));
         let bad = SMALL.replace("size = \"1MiB\"", "size = \"1MiB\"\ndisk = \"sdb\"");
-        assert_eq!(
-            err(&bad, &[]),
-            "t.toml:16:8: no disk named `sdb`; did you mean `sda`?"
-        );
+        assert_eq!(err(&bad, &[]), "t.toml:16:8: no disk named `sdb`; did you mean `sda`?");
         let bad = SMALL.replace("cpus = 2", "cpus = \"two\"");
-        assert_eq!(
-            err(&bad, &[]),
-            "t.toml:6:8: expected u32, found string \"two\""
-        );
+        assert_eq!(err(&bad, &[]), "t.toml:6:8: expected u32, found string \"two\"");
     }
 
     #[test]
@@ -1049,7 +882,8 @@ program = "wait"
             err(SMALL, &["machine.cost.lru_scan=0ns"]),
             "--set machine.cost.lru_scan=0ns: a cost must be at least 1ns"
         );
-        assert!(err(SMALL, &["machine.cost.lru_scan=240"]).starts_with("--set machine.cost.lru_scan=240: expected a duration"));
+        assert!(err(SMALL, &["machine.cost.lru_scan=240"])
+            .starts_with("--set machine.cost.lru_scan=240: expected a duration"));
     }
 
     #[test]
@@ -1058,34 +892,32 @@ program = "wait"
             err(SMALL, &["machine.memory"]),
             "--set machine.memory: malformed --set: expected KEY=VALUE, found no `=`"
         );
-        assert_eq!(err(SMALL, &["process.5.count=2"]), "--set process.5.count=2: there is no `process` number 5: the scenario has 2 (counting from 0)");
-        assert_eq!(err(SMALL, &["process.lodaer.count=2"]), "--set process.lodaer.count=2: there is no `process` named `lodaer`; did you mean `loader`?");
+        assert_eq!(
+            err(SMALL, &["process.5.count=2"]),
+            "--set process.5.count=2: there is no `process` number 5: the scenario has 2 (counting from 0)"
+        );
+        assert_eq!(
+            err(SMALL, &["process.lodaer.count=2"]),
+            "--set process.lodaer.count=2: there is no `process` named `lodaer`; did you mean `loader`?"
+        );
         assert_eq!(
             err(SMALL, &["machine.memroy=1G"]),
             "--set machine.memroy=1G: unknown key `memroy` in [machine]; did you mean `memory`?"
         );
         assert_eq!(err(SMALL, &["machine.memory=3Gx"]), "--set machine.memory=3Gx: unknown size unit `Gx` in `3Gx`: expected one of B K KiB M MiB G GiB T TiB KB MB GB TB");
-        assert_eq!(
-            err(SMALL, &["machine.cpus=many"]),
-            "--set machine.cpus=many: expected u32, found string \"many\""
-        );
-        assert_eq!(
-            err(SMALL, &["seed.x=1"]),
-            "--set seed.x=1: `seed` is a value, not a table: cannot set `seed.x`"
-        );
+        assert_eq!(err(SMALL, &["machine.cpus=many"]), "--set machine.cpus=many: expected u32, found string \"many\"");
+        assert_eq!(err(SMALL, &["seed.x=1"]), "--set seed.x=1: `seed` is a value, not a table: cannot set `seed.x`");
         assert_eq!(
             err(SMALL, &["netrx.0.rate=1"]),
             "--set netrx.0.rate=1: the scenario has no [[netrx]]: cannot set `netrx.0.rate`"
         );
-        assert_eq!(
-            err(SMALL, &["a..b=1"]),
-            "--set a..b=1: malformed --set: empty key component in `a..b`"
-        );
+        assert_eq!(err(SMALL, &["a..b=1"]), "--set a..b=1: malformed --set: empty key component in `a..b`");
     }
 
     #[test]
     fn vars_define_program_variables() {
-        let text = SMALL.replace("let n = 0\nmmap a anon 4K", "mmap a anon len\ntouch a count=reps") + "\n[vars]\nlen = \"8KiB\"\nreps = 3\n";
+        let text = SMALL.replace("let n = 0\nmmap a anon 4K", "mmap a anon len\ntouch a count=reps")
+            + "\n[vars]\nlen = \"8KiB\"\nreps = 3\n";
         let s = load(&text, &["vars.reps=5"]).unwrap();
         let p = &s.processes[0].program;
         let lets: Vec<(String, i64)> = p

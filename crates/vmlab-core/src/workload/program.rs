@@ -17,11 +17,7 @@ use super::units::parse_quantity;
 /// Parse a program. `text` is the program string, found at byte `base_offset` of `file_text`
 /// (the whole scenario file, used for line/column). Errors name the file `<program>`; the
 /// loader renames them with `ScenarioError::in_file`.
-pub fn parse_program(
-    text: &str,
-    base_offset: usize,
-    file_text: &str,
-) -> Result<Vec<Stmt>, ScenarioError> {
+pub fn parse_program(text: &str, base_offset: usize, file_text: &str) -> Result<Vec<Stmt>, ScenarioError> {
     Parser::new(text, base_offset, file_text).parse()
 }
 
@@ -100,10 +96,7 @@ fn is_tpl_char(c: char) -> bool {
 /// The span covering `a` through `b`.
 fn join(a: Span, b: Span) -> Span {
     let end = (b.offset + b.len).max(a.offset + a.len);
-    Span {
-        len: end.saturating_sub(a.offset),
-        ..a
-    }
+    Span { len: end.saturating_sub(a.offset), ..a }
 }
 
 fn expr_span(e: &Expr) -> Span {
@@ -114,9 +107,7 @@ fn expr_span(e: &Expr) -> Span {
 
 impl<'a> Parser<'a> {
     pub(crate) fn new(src: &'a str, base: usize, file: &'a str) -> Self {
-        let line_starts = std::iter::once(0)
-            .chain(file.match_indices('\n').map(|(i, _)| i + 1))
-            .collect();
+        let line_starts = std::iter::once(0).chain(file.match_indices('\n').map(|(i, _)| i + 1)).collect();
         Parser {
             src,
             pos: 0,
@@ -153,15 +144,9 @@ impl<'a> Parser<'a> {
     /// The file span of local byte range `start..end`.
     fn span(&self, start: usize, end: usize) -> Span {
         let off = self.base.saturating_add(start);
-        let line_idx = self
-            .line_starts
-            .partition_point(|&s| s <= off)
-            .saturating_sub(1);
+        let line_idx = self.line_starts.partition_point(|&s| s <= off).saturating_sub(1);
         let line_start = self.line_starts.get(line_idx).copied().unwrap_or(0);
-        let col = self
-            .file
-            .get(line_start..off.min(self.file.len()))
-            .map_or(1, |s| s.chars().count() + 1);
+        let col = self.file.get(line_start..off.min(self.file.len())).map_or(1, |s| s.chars().count() + 1);
         Span {
             offset: off.saturating_add(self.shift) as u32,
             len: end.saturating_sub(start) as u32,
@@ -171,23 +156,12 @@ impl<'a> Parser<'a> {
     }
 
     fn err_at(&self, start: usize, end: usize, msg: impl Into<String>) -> ScenarioError {
-        let len = end
-            .saturating_sub(start)
-            .max(if start < self.src.len() { 1 } else { 0 });
-        ScenarioError::at(
-            "<program>",
-            self.file,
-            self.base.saturating_add(start),
-            len,
-            msg,
-        )
+        let len = end.saturating_sub(start).max(if start < self.src.len() { 1 } else { 0 });
+        ScenarioError::at("<program>", self.file, self.base.saturating_add(start), len, msg)
     }
 
     fn err_span(&self, span: Span, msg: impl Into<String>) -> ScenarioError {
-        let span = Span {
-            offset: (span.offset as usize).saturating_sub(self.shift) as u32,
-            ..span
-        };
+        let span = Span { offset: (span.offset as usize).saturating_sub(self.shift) as u32, ..span };
         ScenarioError::at_span("<program>", self.file, span, msg)
     }
 
@@ -198,10 +172,7 @@ impl<'a> Parser<'a> {
             None => "end of program".into(),
             Some('\n') | Some('\r') => "end of line".into(),
             Some(c) if is_ident_char(c) => {
-                let w: String = rest
-                    .chars()
-                    .take_while(|&c| is_ident_char(c) || c == '.')
-                    .collect();
+                let w: String = rest.chars().take_while(|&c| is_ident_char(c) || c == '.').collect();
                 format!("`{w}`")
             }
             Some(c) => format!("`{c}`"),
@@ -209,17 +180,9 @@ impl<'a> Parser<'a> {
     }
 
     fn expected(&self, what: &str) -> ScenarioError {
-        let end = self.pos
-            + self.src[self.pos..]
-                .chars()
-                .next()
-                .map_or(0, char::len_utf8);
-        self.err_at(
-            self.pos,
-            end,
-            format!("expected {what}, found {}", self.found()),
-        )
-        .with_label(format!("expected {what}"))
+        let end = self.pos + self.src[self.pos..].chars().next().map_or(0, char::len_utf8);
+        self.err_at(self.pos, end, format!("expected {what}, found {}", self.found()))
+            .with_label(format!("expected {what}"))
     }
 
     fn enter(&mut self) -> R<()> {
@@ -260,9 +223,7 @@ impl<'a> Parser<'a> {
             match c {
                 ' ' | '\t' | '\r' => self.pos += 1,
                 '#' => {
-                    self.pos = self.src[self.pos..]
-                        .find('\n')
-                        .map_or(self.src.len(), |i| self.pos + i);
+                    self.pos = self.src[self.pos..].find('\n').map_or(self.src.len(), |i| self.pos + i);
                 }
                 _ => break,
             }
@@ -333,14 +294,12 @@ impl<'a> Parser<'a> {
             self.skip_lines(true);
             match (self.peek(), open) {
                 (None, None) => return Ok(out),
-                (None, Some(o)) => return Err(self
-                    .err_at(
-                        o,
-                        o + 1,
-                        "unterminated block: expected `}` to close this `{`, found end of program",
-                    )
-                    .with_label("this block is never closed")
-                    .with_help("add a `}` on its own line at the end of the block")),
+                (None, Some(o)) => {
+                    return Err(self
+                        .err_at(o, o + 1, "unterminated block: expected `}` to close this `{`, found end of program")
+                        .with_label("this block is never closed")
+                        .with_help("add a `}` on its own line at the end of the block"))
+                }
                 (Some('}'), Some(_)) => {
                     self.bump();
                     return Ok(out);
@@ -390,11 +349,7 @@ impl<'a> Parser<'a> {
                 self.bump();
                 let value = self.expr()?;
                 self.define(&name);
-                Ok(Stmt::Let {
-                    name,
-                    value,
-                    span: self.span(start, self.last_end),
-                })
+                Ok(Stmt::Let { name, value, span: self.span(start, self.last_end) })
             }
             "for" => {
                 self.eat(word);
@@ -409,41 +364,25 @@ impl<'a> Parser<'a> {
                 let to = self.expr()?;
                 let span = self.span(start, self.last_end);
                 let body = self.block()?;
-                Ok(Stmt::For {
-                    var,
-                    from,
-                    to,
-                    body,
-                    span,
-                })
+                Ok(Stmt::For { var, from, to, body, span })
             }
             "repeat" => {
                 self.eat(word);
                 let count = self.expr()?;
                 let span = self.span(start, self.last_end);
                 let body = self.block()?;
-                Ok(Stmt::Repeat {
-                    count: Some(count),
-                    body,
-                    span,
-                })
+                Ok(Stmt::Repeat { count: Some(count), body, span })
             }
             "loop" => {
                 self.eat(word);
                 let span = self.span(start, self.last_end);
                 let body = self.block()?;
-                Ok(Stmt::Repeat {
-                    count: None,
-                    body,
-                    span,
-                })
+                Ok(Stmt::Repeat { count: None, body, span })
             }
             "if" => self.if_stmt(),
             "break" => {
                 self.eat(word);
-                Ok(Stmt::Break {
-                    span: self.span(start, self.last_end),
-                })
+                Ok(Stmt::Break { span: self.span(start, self.last_end) })
             }
             "else" => Err(self
                 .err_at(start, start + 4, "`else` without `if`")
@@ -484,19 +423,10 @@ impl<'a> Parser<'a> {
                             None => rhs,
                             Some(op) => {
                                 let s = join(name_span, expr_span(&rhs));
-                                Expr::Bin(
-                                    op,
-                                    Box::new(Expr::Var(word.to_string(), name_span)),
-                                    Box::new(rhs),
-                                    s,
-                                )
+                                Expr::Bin(op, Box::new(Expr::Var(word.to_string(), name_span)), Box::new(rhs), s)
                             }
                         };
-                        Ok(Stmt::Assign {
-                            name: word.to_string(),
-                            value,
-                            span,
-                        })
+                        Ok(Stmt::Assign { name: word.to_string(), value, span })
                     }
                     None => {
                         self.pos = save;
@@ -524,9 +454,7 @@ impl<'a> Parser<'a> {
             Some(s) => format!("unknown variable `{name}`; did you mean `{s}`?"),
             None => format!("unknown variable `{name}`"),
         };
-        Err(self
-            .err_span(span, msg)
-            .with_help(format!("define it first with `let {name} = ...`")))
+        Err(self.err_span(span, msg).with_help(format!("define it first with `let {name} = ...`")))
     }
 
     /// `errno`, `tid`, `nr_cpus` and `nr_nodes` are set by the machine; assigning them is surely
@@ -566,12 +494,7 @@ impl<'a> Parser<'a> {
             (self.pos, self.last_end) = save;
             Vec::new()
         };
-        Ok(Stmt::If {
-            cond,
-            then,
-            els,
-            span,
-        })
+        Ok(Stmt::If { cond, then, els, span })
     }
 
     // ---- names ----------------------------------------------------------------------------
@@ -599,12 +522,10 @@ impl<'a> Parser<'a> {
                     self.depth -= 1;
                     self.skip_ws();
                     if self.peek() != Some('}') {
-                        return Err(self
-                            .expected("`}` to close the `{` of a name hole")
-                            .with_help(format!(
-                                "the hole opened at byte {} of the name: write `name{{expr}}`",
-                                open - start
-                            )));
+                        return Err(self.expected("`}` to close the `{` of a name hole").with_help(format!(
+                            "the hole opened at byte {} of the name: write `name{{expr}}`",
+                            open - start
+                        )));
                     }
                     self.bump();
                     parts.push(TplPart::Hole(e));
@@ -616,14 +537,9 @@ impl<'a> Parser<'a> {
             parts.push(TplPart::Lit(lit));
         }
         if parts.is_empty() {
-            return Err(self
-                .expected(what)
-                .with_help("names use letters, digits, `_ . / -` and `{expr}` holes"));
+            return Err(self.expected(what).with_help("names use letters, digits, `_ . / -` and `{expr}` holes"));
         }
-        Ok(Template {
-            parts,
-            span: self.span(start, self.last_end),
-        })
+        Ok(Template { parts, span: self.span(start, self.last_end) })
     }
 
     // ---- expressions ----------------------------------------------------------------------
@@ -730,12 +646,7 @@ impl<'a> Parser<'a> {
                 let b = self.expr()?;
                 self.expect_char(')', "`)`")?;
                 self.depth -= 1;
-                Ok(Expr::Bin(
-                    op,
-                    Box::new(a),
-                    Box::new(b),
-                    self.span(start, self.last_end),
-                ))
+                Ok(Expr::Bin(op, Box::new(a), Box::new(b), self.span(start, self.last_end)))
             }
             _ => Err(self.expected("an expression")),
         }
@@ -759,8 +670,7 @@ impl<'a> Parser<'a> {
         let text = &self.src[start..self.pos];
         let span = self.span(start, self.pos);
         let (v, _) = parse_quantity(text).map_err(|e| self.err_span(span, e))?;
-        let v =
-            i64::try_from(v).map_err(|_| self.err_span(span, format!("`{text}` is too large")))?;
+        let v = i64::try_from(v).map_err(|_| self.err_span(span, format!("`{text}` is too large")))?;
         Ok(Expr::Int(v, span))
     }
 }
@@ -807,108 +717,42 @@ sleep forever
     fn seed000_parses() {
         let p = parse(SEED000);
         assert_eq!(p.len(), 5);
-        let Stmt::For { body, .. } = &p[1] else {
-            panic!()
-        };
-        let Stmt::Op(Op {
-            kind:
-                OpKind::Mmap {
-                    backing,
-                    len,
-                    write,
-                    ..
-                },
-            span,
-        }) = &body[0]
-        else {
-            panic!()
-        };
+        let Stmt::For { body, .. } = &p[1] else { panic!() };
+        let Stmt::Op(Op { kind: OpKind::Mmap { backing, len, write, .. }, span }) = &body[0] else { panic!() };
         assert_eq!(*backing, Backing::Anon);
         assert!(matches!(len, Some(Expr::Int(427683520, _))));
         assert!(!write);
         assert_eq!((span.line, span.col), (3, 5));
-        assert_eq!(
-            span.len as usize,
-            "mmap slot{s} anon 427683520 prot=read".len()
-        );
-        let Stmt::For { body, .. } = &p[2] else {
-            panic!()
-        };
-        let Stmt::Op(Op {
-            kind:
-                OpKind::Mmap {
-                    backing: Backing::File(f),
-                    fixed,
-                    ..
-                },
-            ..
-        }) = &body[3]
-        else {
+        assert_eq!(span.len as usize, "mmap slot{s} anon 427683520 prot=read".len());
+        let Stmt::For { body, .. } = &p[2] else { panic!() };
+        let Stmt::Op(Op { kind: OpKind::Mmap { backing: Backing::File(f), fixed, .. }, .. }) = &body[3] else {
             panic!()
         };
         assert!(fixed);
-        assert!(
-            matches!(&f.parts[..], [TplPart::Lit(l), TplPart::Hole(Expr::Var(v, _))] if l == "chunk" && v == "j")
-        );
-        let Stmt::Op(Op {
-            kind:
-                OpKind::Mlock {
-                    chunk: Some(Expr::Int(c, _)),
-                    ..
-                },
-            ..
-        }) = &body[4]
-        else {
-            panic!()
-        };
+        assert!(matches!(&f.parts[..], [TplPart::Lit(l), TplPart::Hole(Expr::Var(v, _))] if l == "chunk" && v == "j"));
+        let Stmt::Op(Op { kind: OpKind::Mlock { chunk: Some(Expr::Int(c, _)), .. }, .. }) = &body[4] else { panic!() };
         assert_eq!(*c, 1 << 20);
-        assert!(matches!(
-            p[4],
-            Stmt::Op(Op {
-                kind: OpKind::Sleep { dur: None },
-                ..
-            })
-        ));
+        assert!(matches!(p[4], Stmt::Op(Op { kind: OpKind::Sleep { dur: None }, .. })));
     }
 
     #[test]
     fn expressions_precedence_and_units() {
         let p = parse("let x = 1 + 2 * 3 == 7 && !0 || min(4K, 10ms) - -1");
-        let Stmt::Let {
-            value: Expr::Bin(BinOp::Or, l, r, _),
-            ..
-        } = &p[0]
-        else {
-            panic!("{p:?}")
-        };
+        let Stmt::Let { value: Expr::Bin(BinOp::Or, l, r, _), .. } = &p[0] else { panic!("{p:?}") };
         assert!(matches!(**l, Expr::Bin(BinOp::And, _, _, _)));
-        let Expr::Bin(BinOp::Sub, m, n, _) = &**r else {
-            panic!()
-        };
+        let Expr::Bin(BinOp::Sub, m, n, _) = &**r else { panic!() };
         assert!(matches!(**m, Expr::Bin(BinOp::Min, _, _, _)));
         assert!(matches!(**n, Expr::Un(UnOp::Neg, _, _)));
         let p = parse("let x = 0; let y = 0; x -= (1 + 2) * 3; y += 1.5s");
         assert_eq!(p.len(), 4);
-        let Stmt::Assign {
-            value: Expr::Bin(BinOp::Add, _, r, _),
-            ..
-        } = &p[3]
-        else {
-            panic!()
-        };
+        let Stmt::Assign { value: Expr::Bin(BinOp::Add, _, r, _), .. } = &p[3] else { panic!() };
         assert!(matches!(**r, Expr::Int(1_500_000_000, _)));
     }
 
     #[test]
     fn templates() {
         let p = parse("let i = 0\nread data/file{i+1}.x-y\nmark a.b-c");
-        let Stmt::Op(Op {
-            kind: OpKind::Read { file, .. },
-            ..
-        }) = &p[1]
-        else {
-            panic!()
-        };
+        let Stmt::Op(Op { kind: OpKind::Read { file, .. }, .. }) = &p[1] else { panic!() };
         assert_eq!(file.parts.len(), 3);
         assert!(matches!(&file.parts[2], TplPart::Lit(s) if s == ".x-y"));
         assert_eq!(file.span.len as usize, "data/file{i+1}.x-y".len());
@@ -938,37 +782,13 @@ sleep forever
              repeat 3 { if 1 { } else if 0 { } else { } }",
         );
         assert_eq!(p.len(), 23);
-        let Stmt::Op(Op {
-            kind:
-                OpKind::Mmap {
-                    shared,
-                    write,
-                    backing: Backing::Shm(_),
-                    ..
-                },
-            ..
-        }) = &p[0]
-        else {
+        let Stmt::Op(Op { kind: OpKind::Mmap { shared, write, backing: Backing::Shm(_), .. }, .. }) = &p[0] else {
             panic!()
         };
         assert!(*shared && *write);
-        let Stmt::Op(Op {
-            kind: OpKind::Mmap { shared, write, .. },
-            ..
-        }) = &p[1]
-        else {
-            panic!()
-        };
+        let Stmt::Op(Op { kind: OpKind::Mmap { shared, write, .. }, .. }) = &p[1] else { panic!() };
         assert!(!*shared && !*write);
-        let Stmt::Op(Op {
-            kind:
-                OpKind::Touch {
-                    pattern: Pattern::Zipf { theta_milli },
-                    access,
-                    ..
-                },
-            ..
-        }) = &p[6]
+        let Stmt::Op(Op { kind: OpKind::Touch { pattern: Pattern::Zipf { theta_milli }, access, .. }, .. }) = &p[6]
         else {
             panic!()
         };
@@ -980,81 +800,37 @@ sleep forever
     fn else_on_next_line() {
         let p = parse("let x = 1\nif x {\n wait\n}\nelse {\n exit\n}\nmark m");
         assert_eq!(p.len(), 3);
-        let Stmt::If { els, .. } = &p[1] else {
-            panic!()
-        };
+        let Stmt::If { els, .. } = &p[1] else { panic!() };
         assert_eq!(els.len(), 1);
     }
 
     #[test]
     fn errors() {
-        assert_eq!(
-            err("mmpa x anon 4K"),
-            "<program>:1:1: unknown operation `mmpa`; did you mean `mmap`?"
-        );
-        assert_eq!(
-            err("wait\nmmap x anon"),
-            "<program>:2:1: mmap needs a length"
-        );
-        assert_eq!(
-            err("mmap x 4K"),
-            "<program>:1:1: mmap needs a backing: `anon`, `file=NAME` or `shm=NAME`"
-        );
+        assert_eq!(err("mmpa x anon 4K"), "<program>:1:1: unknown operation `mmpa`; did you mean `mmap`?");
+        assert_eq!(err("wait\nmmap x anon"), "<program>:2:1: mmap needs a length");
+        assert_eq!(err("mmap x 4K"), "<program>:1:1: mmap needs a backing: `anon`, `file=NAME` or `shm=NAME`");
         assert_eq!(
             err("for i in 0..3 {\n  wait\n"),
             "<program>:1:15: unterminated block: expected `}` to close this `{`, found end of program"
         );
-        assert_eq!(
-            err("touch a strid=4K"),
-            "<program>:1:9: unknown key `strid` for `touch`; did you mean `stride`?"
-        );
-        assert_eq!(
-            err("mmap a anon 4K prot=rx"),
-            "<program>:1:21: unknown prot `rx`; did you mean `rw`?"
-        );
-        assert_eq!(
-            err("let x = 1 +"),
-            "<program>:1:12: expected an expression, found end of program"
-        );
-        assert_eq!(
-            err("sleep 10 20"),
-            "<program>:1:10: unexpected argument `20` for `sleep`"
-        );
-        assert_eq!(
-            err("let x = 3 4"),
-            "<program>:1:11: expected end of statement (a new line or `;`), found `4`"
-        );
+        assert_eq!(err("touch a strid=4K"), "<program>:1:9: unknown key `strid` for `touch`; did you mean `stride`?");
+        assert_eq!(err("mmap a anon 4K prot=rx"), "<program>:1:21: unknown prot `rx`; did you mean `rw`?");
+        assert_eq!(err("let x = 1 +"), "<program>:1:12: expected an expression, found end of program");
+        assert_eq!(err("sleep 10 20"), "<program>:1:10: unexpected argument `20` for `sleep`");
+        assert_eq!(err("let x = 3 4"), "<program>:1:11: expected end of statement (a new line or `;`), found `4`");
         assert_eq!(err("sleep 10q"), "<program>:1:7: unknown unit `q` in `10q`: expected a size unit (B K KiB M MiB G GiB T TiB KB MB GB TB) or a duration unit (ns us µs ms s min h)");
         assert_eq!(err("}"), "<program>:1:1: expected a statement, found `}`");
-        assert_eq!(
-            err("mmap a anon=1 4K"),
-            "<program>:1:8: `anon` is a flag of `mmap`: write it without `=`"
-        );
-        assert_eq!(
-            err("touch a theta=5"),
-            "<program>:1:9: `theta=` only applies to `pattern=zipf`"
-        );
-        assert_eq!(
-            err("let errno = 1"),
-            "<program>:1:1: `errno` is a built-in variable and cannot be assigned"
-        );
+        assert_eq!(err("mmap a anon=1 4K"), "<program>:1:8: `anon` is a flag of `mmap`: write it without `=`");
+        assert_eq!(err("touch a theta=5"), "<program>:1:9: `theta=` only applies to `pattern=zipf`");
+        assert_eq!(err("let errno = 1"), "<program>:1:1: `errno` is a built-in variable and cannot be assigned");
         assert_eq!(
             err("mark x{1"),
             "<program>:1:9: expected `}` to close the `{` of a name hole, found end of program"
         );
-        assert_eq!(
-            err("let x = foo(1)"),
-            "<program>:1:9: unknown function `foo`"
-        );
-        assert_eq!(
-            err("let slots = 1\nsleep slot"),
-            "<program>:2:7: unknown variable `slot`; did you mean `slots`?"
-        );
+        assert_eq!(err("let x = foo(1)"), "<program>:1:9: unknown function `foo`");
+        assert_eq!(err("let slots = 1\nsleep slot"), "<program>:2:7: unknown variable `slot`; did you mean `slots`?");
         assert_eq!(err("x += 1"), "<program>:1:1: unknown variable `x`");
-        assert!(
-            err(&"(".repeat(1000)).contains("nesting too deep")
-                || err(&"(".repeat(1000)).contains("expected")
-        );
+        assert!(err(&"(".repeat(1000)).contains("nesting too deep") || err(&"(".repeat(1000)).contains("expected"));
     }
 
     #[test]
@@ -1067,9 +843,6 @@ sleep forever
         assert_eq!(e.line_col(), Some((4, 3)));
         let p = parse_program("  wait\n", base, file).unwrap();
         let Stmt::Op(op) = &p[0] else { panic!() };
-        assert_eq!(
-            (op.span.line, op.span.col, op.span.offset as usize),
-            (3, 3, base + 2)
-        );
+        assert_eq!((op.span.line, op.span.col, op.span.offset as usize), (3, 3, base + 2));
     }
 }

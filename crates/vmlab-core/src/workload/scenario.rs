@@ -68,9 +68,9 @@ fn string_or_int<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Er
     match StrOrInt::deserialize(d) {
         Ok(StrOrInt::S(s)) => Ok(s),
         Ok(StrOrInt::I(i)) => Ok(i.to_string()),
-        Err(_) => Err(serde::de::Error::custom(
-            "expected a string with units (like \"2GiB\" or \"10ms\") or an integer",
-        )),
+        Err(_) => {
+            Err(serde::de::Error::custom("expected a string with units (like \"2GiB\" or \"10ms\") or an integer"))
+        }
     }
 }
 

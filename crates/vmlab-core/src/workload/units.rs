@@ -45,11 +45,8 @@ struct Number<'a> {
 /// Split "1.5 GiB" into ("1", "5", "GiB"). `_` separators are allowed in the digits (like TOML).
 fn split_number(s: &str) -> Result<Number<'_>, String> {
     let s = s.trim();
-    let digits_end = |from: usize| {
-        s[from..]
-            .find(|c: char| !(c.is_ascii_digit() || c == '_'))
-            .map_or(s.len(), |i| from + i)
-    };
+    let digits_end =
+        |from: usize| s[from..].find(|c: char| !(c.is_ascii_digit() || c == '_')).map_or(s.len(), |i| from + i);
     let int_end = digits_end(0);
     let int = &s[..int_end];
     if int.is_empty() || int.starts_with('_') {
@@ -68,11 +65,7 @@ fn split_number(s: &str) -> Result<Number<'_>, String> {
     } else {
         ("", int_end)
     };
-    Ok(Number {
-        int,
-        frac,
-        unit: s[rest_start..].trim_start(),
-    })
+    Ok(Number { int, frac, unit: s[rest_start..].trim_start() })
 }
 
 /// `int.frac * mult`, rounded down, checked to fit a u64.
@@ -81,30 +74,19 @@ fn scale(n: &Number<'_>, mult: u128, whole: &str) -> Result<u64, String> {
     let digits = |d: &str| -> Result<u128, String> {
         d.chars()
             .filter(|&c| c != '_')
-            .try_fold(0u128, |acc, c| {
-                acc.checked_mul(10)?
-                    .checked_add(u128::from(c.to_digit(10)?))
-            })
+            .try_fold(0u128, |acc, c| acc.checked_mul(10)?.checked_add(u128::from(c.to_digit(10)?)))
             .ok_or_else(too_big)
     };
     let int = digits(n.int)?;
     let frac_digits: String = n.frac.chars().filter(|&c| c != '_').take(18).collect();
     let frac = digits(&frac_digits)?;
     let denom = 10u128.pow(frac_digits.len() as u32);
-    let value = int
-        .checked_mul(mult)
-        .and_then(|v| v.checked_add(frac * mult / denom))
-        .ok_or_else(too_big)?;
+    let value = int.checked_mul(mult).and_then(|v| v.checked_add(frac * mult / denom)).ok_or_else(too_big)?;
     u64::try_from(value).map_err(|_| too_big())
 }
 
 fn unit_list(units: &[(&str, u128)]) -> String {
-    units
-        .iter()
-        .filter(|(u, _)| !u.is_empty())
-        .map(|(u, _)| *u)
-        .collect::<Vec<_>>()
-        .join(" ")
+    units.iter().filter(|(u, _)| !u.is_empty()).map(|(u, _)| *u).collect::<Vec<_>>().join(" ")
 }
 
 /// A size in bytes: "4096", "4K", "1.5GiB", "24MB" (decimal), "512B". Fractions round down.
@@ -112,12 +94,9 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
     let n = split_number(s)?;
     match SIZE_UNITS.iter().find(|(u, _)| *u == n.unit) {
         Some((_, mult)) => scale(&n, *mult, s.trim()),
-        None => Err(format!(
-            "unknown size unit `{}` in `{}`: expected one of {}",
-            n.unit,
-            s.trim(),
-            unit_list(SIZE_UNITS)
-        )),
+        None => {
+            Err(format!("unknown size unit `{}` in `{}`: expected one of {}", n.unit, s.trim(), unit_list(SIZE_UNITS)))
+        }
     }
 }
 
@@ -126,10 +105,7 @@ pub fn size_from_value(v: &toml::Value) -> Result<u64, String> {
     match v {
         toml::Value::Integer(i) => u64::try_from(*i).map_err(|_| format!("size {i} is negative")),
         toml::Value::String(s) => parse_size(s),
-        other => Err(format!(
-            "expected a size (an integer or a string like \"2GiB\"), found a {}",
-            other.type_str()
-        )),
+        other => Err(format!("expected a size (an integer or a string like \"2GiB\"), found a {}", other.type_str())),
     }
 }
 
@@ -188,10 +164,7 @@ fn strip_per_second(s: &str) -> (&str, bool) {
 pub fn parse_bandwidth(s: &str) -> Result<u64, String> {
     let (head, per_s) = strip_per_second(s);
     if !per_s && !head.chars().all(|c| c.is_ascii_digit() || c == '_') {
-        return Err(format!(
-            "bandwidth `{}` must end in `/s` (e.g. `24MB/s`)",
-            s.trim()
-        ));
+        return Err(format!("bandwidth `{}` must end in `/s` (e.g. `24MB/s`)", s.trim()));
     }
     parse_size(head).map_err(|e| format!("bad bandwidth `{}`: {e}", s.trim()))
 }
@@ -201,10 +174,7 @@ pub fn parse_rate(s: &str) -> Result<u64, String> {
     let (head, _) = strip_per_second(s);
     let n = split_number(head)?;
     if !n.unit.is_empty() {
-        return Err(format!(
-            "rate `{}`: expected a number of events per second like `2000/s`",
-            s.trim()
-        ));
+        return Err(format!("rate `{}`: expected a number of events per second like `2000/s`", s.trim()));
     }
     scale(&n, 1, s.trim())
 }
@@ -214,10 +184,7 @@ pub fn rate_from_value(v: &toml::Value) -> Result<u64, String> {
     match v {
         toml::Value::Integer(i) => u64::try_from(*i).map_err(|_| format!("rate {i} is negative")),
         toml::Value::String(s) => parse_rate(s),
-        other => Err(format!(
-            "expected a rate like \"2000/s\", found a {}",
-            other.type_str()
-        )),
+        other => Err(format!("expected a rate like \"2000/s\", found a {}", other.type_str())),
     }
 }
 
@@ -235,10 +202,7 @@ pub fn parse_quantity(s: &str) -> Result<(u64, QuantityKind), String> {
     let n = split_number(s)?;
     if n.unit.is_empty() {
         if !n.frac.is_empty() {
-            return Err(format!(
-                "`{}`: fractional numbers need a unit (expressions are integers)",
-                s.trim()
-            ));
+            return Err(format!("`{}`: fractional numbers need a unit (expressions are integers)", s.trim()));
         }
         return Ok((scale(&n, 1, s.trim())?, QuantityKind::Plain));
     }
@@ -273,15 +237,11 @@ mod tests {
         assert_eq!(parse_size("1TB"), Ok(1_000_000_000_000));
         assert_eq!(parse_size("512B"), Ok(512));
         assert_eq!(parse_size(" 16 MiB "), Ok(16 << 20));
-        assert!(parse_size("3Gx")
-            .unwrap_err()
-            .contains("unknown size unit `Gx`"));
+        assert!(parse_size("3Gx").unwrap_err().contains("unknown size unit `Gx`"));
         assert!(parse_size("").is_err());
         assert!(parse_size("MiB").is_err());
         assert!(parse_size("1.MiB").is_err());
-        assert!(parse_size("99999999999TiB")
-            .unwrap_err()
-            .contains("too large"));
+        assert!(parse_size("99999999999TiB").unwrap_err().contains("too large"));
     }
 
     #[test]
@@ -302,9 +262,7 @@ mod tests {
         assert_eq!(parse_duration("1h"), Ok(3_600_000_000_000));
         assert_eq!(parse_duration("0"), Ok(0));
         assert!(parse_duration("600").unwrap_err().contains("needs a unit"));
-        assert!(parse_duration("3d")
-            .unwrap_err()
-            .contains("unknown duration unit"));
+        assert!(parse_duration("3d").unwrap_err().contains("unknown duration unit"));
     }
 
     #[test]
@@ -324,14 +282,8 @@ mod tests {
     fn quantities() {
         assert_eq!(parse_quantity("4096"), Ok((4096, QuantityKind::Plain)));
         assert_eq!(parse_quantity("1MiB"), Ok((1 << 20, QuantityKind::Size)));
-        assert_eq!(
-            parse_quantity("10ms"),
-            Ok((10_000_000, QuantityKind::Duration))
-        );
-        assert_eq!(
-            parse_quantity("1.5s"),
-            Ok((1_500_000_000, QuantityKind::Duration))
-        );
+        assert_eq!(parse_quantity("10ms"), Ok((10_000_000, QuantityKind::Duration)));
+        assert_eq!(parse_quantity("1.5s"), Ok((1_500_000_000, QuantityKind::Duration)));
         assert!(parse_quantity("1.5").is_err());
         assert!(parse_quantity("5x").is_err());
     }

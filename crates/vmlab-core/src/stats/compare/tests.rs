@@ -42,36 +42,16 @@ Swap ins                                      1230       661
 Swap outs                                     9869      6355
 ";
 
-fn run(
-    metrics: &[(&str, f64)],
-    counters: &[(&str, u64)],
-    user_s: f64,
-    elapsed_s: f64,
-) -> RunReport {
-    let mut r = RunReport {
-        elapsed_s,
-        ..Default::default()
-    };
+fn run(metrics: &[(&str, f64)], counters: &[(&str, u64)], user_s: f64, elapsed_s: f64) -> RunReport {
+    let mut r = RunReport { elapsed_s, ..Default::default() };
     for &(k, v) in metrics {
         r.metrics.insert(k, v);
     }
     for &(k, v) in counters {
         r.vmstat.insert(k, v);
     }
-    r.tasks.push(TaskCpu {
-        pid: 1,
-        name: "postmark".into(),
-        cpu_s: user_s,
-        cpu_pct: 0.0,
-        kthread: false,
-    });
-    r.tasks.push(TaskCpu {
-        pid: 2,
-        name: "kswapd0".into(),
-        cpu_s: 99.0,
-        cpu_pct: 0.0,
-        kthread: true,
-    });
+    r.tasks.push(TaskCpu { pid: 1, name: "postmark".into(), cpu_s: user_s, cpu_pct: 0.0, kthread: false });
+    r.tasks.push(TaskCpu { pid: 2, name: "kswapd0".into(), cpu_s: 99.0, cpu_pct: 0.0, kthread: true });
     r
 }
 
@@ -106,25 +86,13 @@ fn seed_runs() -> Vec<(String, RunReport)> {
     ];
     let a_m = [156.0, 21.51, 29.28, 250.0, 79.0, 520.0, 79.0];
     let b_m = [153.0, 21.52, 29.11, 416.0, 76.0, 420.0, 76.0];
-    let a_c = [
-        0, 0, 0, 326631, 312632, 1, 122, 1, 700040, 212113, 9875, 300, 645483, 493588, 4960088,
-        1230, 9869,
-    ];
-    let b_c = [
-        4, 203, 184, 322018, 309784, 4, 475, 0, 705317, 203922, 6363, 254, 660538, 486704, 4986704,
-        661, 6355,
-    ];
+    let a_c = [0, 0, 0, 326631, 312632, 1, 122, 1, 700040, 212113, 9875, 300, 645483, 493588, 4960088, 1230, 9869];
+    let b_c = [4, 203, 184, 322018, 309784, 4, 475, 0, 705317, 203922, 6363, 254, 660538, 486704, 4986704, 661, 6355];
     let zip_m = |v: [f64; 7]| M.iter().copied().zip(v).collect::<Vec<_>>();
     let zip_c = |v: [u64; 17]| C.iter().copied().zip(v).collect::<Vec<_>>();
     vec![
-        (
-            "traceonly".to_string(),
-            run(&zip_m(a_m), &zip_c(a_c), 16.58, 218.48),
-        ),
-        (
-            "kanyzone".to_string(),
-            run(&zip_m(b_m), &zip_c(b_c), 17.4, 222.47),
-        ),
+        ("traceonly".to_string(), run(&zip_m(a_m), &zip_c(a_c), 16.58, 218.48)),
+        ("kanyzone".to_string(), run(&zip_m(b_m), &zip_c(b_c), 17.4, 222.47)),
     ]
 }
 
@@ -144,26 +112,14 @@ fn no_metrics_puts_names_above_duration() {
         .collect();
     let out = compare(&runs);
     let mut lines = out.lines();
-    assert_eq!(
-        lines.next().unwrap(),
-        format!("{}{:>10}{:>10}", " ".repeat(40), "traceonly", "kanyzone")
-    );
+    assert_eq!(lines.next().unwrap(), format!("{}{:>10}{:>10}", " ".repeat(40), "traceonly", "kanyzone"));
     assert_eq!(lines.next().unwrap(), "MMTests Statistics: duration");
     assert!(out.ends_with(&SEED_001[SEED_001.find("MMTests").unwrap() + 28..]));
 }
 
 #[test]
 fn zsum_adds_per_zone_counters_and_allocstall_forms() {
-    let r = run(
-        &[],
-        &[
-            ("allocstall_normal", 3),
-            ("allocstall_dma32", 2),
-            ("pgscan_direct_throttle", 7),
-        ],
-        0.0,
-        0.0,
-    );
+    let r = run(&[], &[("allocstall_normal", 3), ("allocstall_dma32", 2), ("pgscan_direct_throttle", 7)], 0.0, 0.0);
     assert_eq!(zsum(&r, "allocstall"), 5);
     assert_eq!(zsum(&r, "pgscan_direct"), 0);
 }
@@ -184,46 +140,20 @@ fn stat_deltas_missing_metrics_and_wide_names() {
     let mut runs = seed_runs();
     runs[1].1.metrics.insert("my_metric", 1.5);
     runs[0].0 = "a-very-long-column-name".into();
-    let out = compare_with(
-        &runs,
-        &CompareOpts {
-            delta: DeltaStyle::Relative,
-            stat_deltas: true,
-        },
-    );
+    let out = compare_with(&runs, &CompareOpts { delta: DeltaStyle::Relative, stat_deltas: true });
     let lines: Vec<&str> = out.lines().collect();
-    assert_eq!(
-        lines[0],
-        format!(
-            "{}{:>24}{:>18}",
-            " ".repeat(35),
-            "a-very-long-column-name",
-            "kanyzone"
-        )
-    );
-    assert_eq!(
-        lines[8],
-        format!(
-            "{:<35}{:>15} (   n/a){:>9} (   n/a)",
-            "my_metric:", "-", "1.50"
-        )
-    );
+    assert_eq!(lines[0], format!("{}{:>24}{:>18}", " ".repeat(35), "a-very-long-column-name", "kanyzone"));
+    assert_eq!(lines[8], format!("{:<35}{:>15} (   n/a){:>9} (   n/a)", "my_metric:", "-", "1.50"));
     assert!(
-        out.contains(
-            "\nDirect reclaims                                  0 ( 0.00%)          4 (  inf%)\n"
-        ),
+        out.contains("\nDirect reclaims                                  0 ( 0.00%)          4 (  inf%)\n"),
         "{out}"
     );
     assert!(
-        out.contains(
-            "\nKswapd skip congestion_wait                      1 ( 0.00%)          0 (-100.00%)\n"
-        ),
+        out.contains("\nKswapd skip congestion_wait                      1 ( 0.00%)          0 (-100.00%)\n"),
         "{out}"
     );
     assert!(
-        out.contains(
-            "\nSwap outs                                     9869 ( 0.00%)      6355 (-35.61%)\n"
-        ),
+        out.contains("\nSwap outs                                     9869 ( 0.00%)      6355 (-35.61%)\n"),
         "{out}"
     );
 }

@@ -48,7 +48,16 @@ fn rmqueue(k: &mut Kernel, z: usize, order: u32, gfp: Gfp) -> Option<Pfn> {
 /// only below pages_min + 8; Rik van Riel's "highmem deadlock removal" patch of 25 May 2001
 /// changed both, and the 2.4.10-pre2 `page_alloc.c` — same line numbers as 2.4.9's — has them.)
 #[allow(clippy::too_many_arguments)]
-fn alloc_limit(k: &mut Kernel, ctx: &mut Ctx, zl: &[usize], order: u32, wm: usize, direct: bool, gfp: Gfp, stage: usize) -> Option<Result<Pfn, AllocFail>> {
+fn alloc_limit(
+    k: &mut Kernel,
+    ctx: &mut Ctx,
+    zl: &[usize],
+    order: u32,
+    wm: usize,
+    direct: bool,
+    gfp: Gfp,
+    stage: usize,
+) -> Option<Result<Pfn, AllocFail>> {
     for &z in zl {
         if zone_free(k, z) + zone_clean(k, z) < k.zones[z].wmark[wm] {
             continue;

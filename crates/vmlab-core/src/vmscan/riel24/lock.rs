@@ -84,7 +84,10 @@ impl LruLock {
     fn hit_by(&self, cpu: u32, from: u64) -> Vec<usize> {
         let mut hit: Vec<usize> = Vec::new();
         for &(t, c, task) in &self.takes {
-            if c != cpu && !hit.contains(&task) && self.holds.iter().any(|h| h.2 == cpu && h.1 > from && h.0 <= t && t < h.1) {
+            if c != cpu
+                && !hit.contains(&task)
+                && self.holds.iter().any(|h| h.2 == cpu && h.1 > from && h.0 <= t && t < h.1)
+            {
                 hit.push(task);
             }
         }

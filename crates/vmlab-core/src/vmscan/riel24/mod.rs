@@ -329,7 +329,10 @@ pub fn activate_page(k: &mut Kernel, p: Pfn) {
 pub fn deactivate_page(k: &mut Kernel, p: Pfn) {
     k.fr.aux[p as usize] = 0;
     k.fr.clear(p, pg::REFERENCED);
-    if k.fr.has(p, pg::LRU) && k.fr.lru_list(p) as usize == SLOT_ACTIVE && page_count(k, p) <= if buffers(k, p) { 2 } else { 1 } {
+    if k.fr.has(p, pg::LRU)
+        && k.fr.lru_list(p) as usize == SLOT_ACTIVE
+        && page_count(k, p) <= if buffers(k, p) { 2 } else { 1 }
+    {
         del_page_from_lru(k, p);
         add_dirty(k, p);
         k.ev.inc(Vm::Pgdeactivate);
@@ -527,7 +530,14 @@ pub fn grow_buffer_heads(k: &mut Kernel, ctx: &mut Ctx) {
     }
     ensure(k);
     while k.riel.bh_slab.len() < bh_slab_needed(k) {
-        let gfp = crate::page_alloc::Gfp { highest: crate::mmzone::ZoneType::Normal, direct_reclaim: true, atomic: false, noretry: true, mt: crate::mmzone::Mt::Unmovable, cold: false };
+        let gfp = crate::page_alloc::Gfp {
+            highest: crate::mmzone::ZoneType::Normal,
+            direct_reclaim: true,
+            atomic: false,
+            noretry: true,
+            mt: crate::mmzone::Mt::Unmovable,
+            cold: false,
+        };
         let throttle = ctx.throttle_until;
         match k.alloc_pages(ctx, gfp, 0) {
             Ok(p) => {

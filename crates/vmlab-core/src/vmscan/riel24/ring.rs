@@ -53,7 +53,17 @@ impl Default for Ring {
 impl Ring {
     pub fn new(zone_end: Vec<u32>) -> Ring {
         let nz = zone_end.len().max(1);
-        Ring { ch: Vec::new(), free: Vec::new(), cur: NONE, idx: 0, len: 0, zone_end, nz, zlive: Vec::new(), zhot: Vec::new() }
+        Ring {
+            ch: Vec::new(),
+            free: Vec::new(),
+            cur: NONE,
+            idx: 0,
+            len: 0,
+            zone_end,
+            nz,
+            zlive: Vec::new(),
+            zhot: Vec::new(),
+        }
     }
 
     pub fn len(&self) -> u64 {
@@ -401,7 +411,10 @@ impl Ring {
                 }
                 let p = v & !HOT;
                 if fr.links[p as usize].next != c || fr.links[p as usize].prev as usize != i {
-                    return Err(format!("pfn {p} at chunk {c} index {i} has position ({}, {})", fr.links[p as usize].next, fr.links[p as usize].prev));
+                    return Err(format!(
+                        "pfn {p} at chunk {c} index {i} has position ({}, {})",
+                        fr.links[p as usize].next, fr.links[p as usize].prev
+                    ));
                 }
                 live += 1;
                 zl[self.zone(p)] += 1;
@@ -413,7 +426,10 @@ impl Ring {
             for z in 0..self.nz {
                 let j = c as usize * self.nz + z;
                 if self.zlive[j] != zl[z] || self.zhot[j] != zh[z] {
-                    return Err(format!("chunk {c} zone {z}: counts {}/{} but entries say {}/{}", self.zlive[j], self.zhot[j], zl[z], zh[z]));
+                    return Err(format!(
+                        "chunk {c} zone {z}: counts {}/{} but entries say {}/{}",
+                        self.zlive[j], self.zhot[j], zl[z], zh[z]
+                    ));
                 }
             }
             if self.ch[k.next as usize].prev != c {

@@ -4,8 +4,9 @@
 
 use super::lock::{spin_lock, spin_unlock};
 use super::{
-    activate_page, add_active, add_clean, add_dirty, age_down, age_up, buffers, deactivate_page, del_page_from_lru, has_mapping, page_count,
-    refresh, zone_free_plenty, zone_inactive_plenty, BUFFERS, DEF_PRIORITY, PAGE_AGE_START, SLOT_ACTIVE, SLOT_CLEAN, SLOT_OFF,
+    activate_page, add_active, add_clean, add_dirty, age_down, age_up, buffers, deactivate_page, del_page_from_lru,
+    has_mapping, page_count, refresh, zone_free_plenty, zone_inactive_plenty, BUFFERS, DEF_PRIORITY, PAGE_AGE_START,
+    SLOT_ACTIVE, SLOT_CLEAN, SLOT_OFF,
 };
 use crate::kernel::{Ctx, Kernel};
 use crate::mm_types::{pg, Pfn};
@@ -96,7 +97,12 @@ pub fn page_launder(k: &mut Kernel, ctx: &mut Ctx, can_fs: bool) -> u64 {
     k.riel.stats.page_launder += 1;
     let scanner = if ctx.is_kswapd { Vm::PgscanKswapd } else { Vm::PgscanDirect };
     let mut maxscan = k.riel.dirty.len() >> DEF_PRIORITY;
-    debug_assert!(k.riel.dirty_bufs <= k.riel.dirty.len(), "dirty_bufs {} > inactive_dirty {}", k.riel.dirty_bufs, k.riel.dirty.len());
+    debug_assert!(
+        k.riel.dirty_bufs <= k.riel.dirty.len(),
+        "dirty_bufs {} > inactive_dirty {}",
+        k.riel.dirty_bufs,
+        k.riel.dirty.len()
+    );
     let mut taken = spin_lock(k, ctx);
     let mut free_plenty = zone_flags(k, zone_free_plenty);
     let mut pending = Pending::default();

@@ -28,11 +28,7 @@ struct OpSpec {
 }
 
 const RANGE_KEYS: &[(&str, Kind)] = &[("offset", Kind::Expr), ("len", Kind::Expr)];
-const IO_KEYS: &[(&str, Kind)] = &[
-    ("offset", Kind::Expr),
-    ("len", Kind::Expr),
-    ("bs", Kind::Expr),
-];
+const IO_KEYS: &[(&str, Kind)] = &[("offset", Kind::Expr), ("len", Kind::Expr), ("bs", Kind::Expr)];
 const REGION: &[(&str, Kind)] = &[("a region name", Kind::Tpl)];
 const FILE: &[(&str, Kind)] = &[("a file name", Kind::Tpl)];
 
@@ -43,14 +39,7 @@ const fn spec(
     keys: &'static [(&'static str, Kind)],
     flags: &'static [&'static str],
 ) -> OpSpec {
-    OpSpec {
-        name,
-        positional,
-        required,
-        keys,
-        flags,
-        block: false,
-    }
+    OpSpec { name, positional, required, keys, flags, block: false }
 }
 
 const OPS: &[OpSpec] = &[
@@ -67,28 +56,9 @@ const OPS: &[OpSpec] = &[
         &["anon", "fixed", "shared", "private", "locked", "populate"],
     ),
     spec("munmap", REGION, 1, RANGE_KEYS, &[]),
-    spec(
-        "mlock",
-        REGION,
-        1,
-        &[
-            ("offset", Kind::Expr),
-            ("len", Kind::Expr),
-            ("chunk", Kind::Expr),
-        ],
-        &[],
-    ),
+    spec("mlock", REGION, 1, &[("offset", Kind::Expr), ("len", Kind::Expr), ("chunk", Kind::Expr)], &[]),
     spec("munlock", REGION, 1, RANGE_KEYS, &[]),
-    spec(
-        "madvise",
-        &[
-            ("a region name", Kind::Tpl),
-            ("an advice", Kind::Word(&["dontneed"])),
-        ],
-        2,
-        RANGE_KEYS,
-        &[],
-    ),
+    spec("madvise", &[("a region name", Kind::Tpl), ("an advice", Kind::Word(&["dontneed"]))], 2, RANGE_KEYS, &[]),
     spec(
         "touch",
         REGION,
@@ -106,23 +76,10 @@ const OPS: &[OpSpec] = &[
     ),
     spec("read", FILE, 1, IO_KEYS, &[]),
     spec("write", FILE, 1, IO_KEYS, &["append"]),
-    spec(
-        "create",
-        FILE,
-        1,
-        &[("size", Kind::Expr), ("disk", Kind::Tpl)],
-        &[],
-    ),
+    spec("create", FILE, 1, &[("size", Kind::Expr), ("disk", Kind::Tpl)], &[]),
     spec("unlink", FILE, 1, &[], &[]),
     spec("fsync", FILE, 1, &[], &[]),
-    OpSpec {
-        name: "fork",
-        positional: &[],
-        required: 0,
-        keys: &[],
-        flags: &[],
-        block: true,
-    },
+    OpSpec { name: "fork", positional: &[], required: 0, keys: &[], flags: &[], block: true },
     spec("wait", &[], 0, &[], &[]),
     OpSpec {
         name: "threads",
@@ -135,24 +92,11 @@ const OPS: &[OpSpec] = &[
     spec("exit", &[], 0, &[], &[]),
     spec("migrate", &[("a CPU number", Kind::Expr)], 1, &[], &[]),
     // `sleep forever` is recognised before the generic argument reader.
-    spec(
-        "sleep",
-        &[("a duration (or `forever`)", Kind::Expr)],
-        1,
-        &[],
-        &[],
-    ),
+    spec("sleep", &[("a duration (or `forever`)", Kind::Expr)], 1, &[], &[]),
     spec("compute", &[("a duration", Kind::Expr)], 1, &[], &[]),
     spec("drop_caches", &[("a value", Kind::Expr)], 0, &[], &[]),
     // `foreach VAR in queue NAME` is read by hand; this spec covers what follows NAME.
-    OpSpec {
-        name: "foreach",
-        positional: &[],
-        required: 0,
-        keys: &[("count", Kind::Expr)],
-        flags: &[],
-        block: true,
-    },
+    OpSpec { name: "foreach", positional: &[], required: 0, keys: &[("count", Kind::Expr)], flags: &[], block: true },
     spec("mark", &[("a metric name", Kind::Tpl)], 1, &[], &[]),
 ];
 
@@ -201,21 +145,13 @@ impl Args {
     }
     /// Positional argument `i` (the spec guarantees its kind).
     fn pos_expr(&mut self, i: usize) -> Option<Expr> {
-        match self
-            .positional
-            .get_mut(i)
-            .map(|v| std::mem::replace(v, Val::W("")))
-        {
+        match self.positional.get_mut(i).map(|v| std::mem::replace(v, Val::W(""))) {
             Some(Val::E(e)) => Some(e),
             _ => None,
         }
     }
     fn pos_tpl(&mut self, i: usize) -> Option<Template> {
-        match self
-            .positional
-            .get_mut(i)
-            .map(|v| std::mem::replace(v, Val::W("")))
-        {
+        match self.positional.get_mut(i).map(|v| std::mem::replace(v, Val::W(""))) {
             Some(Val::T(t)) => Some(t),
             _ => None,
         }
@@ -264,12 +200,7 @@ impl Parser<'_> {
                         "foreach needs `count=N` (the number of items in the queue)",
                     ));
                 };
-                OpKind::ForeachQueue {
-                    var,
-                    queue,
-                    count,
-                    body: a.body,
-                }
+                OpKind::ForeachQueue { var, queue, count, body: a.body }
             }
             _ => {
                 let a = self.args(spec, start)?;
@@ -277,15 +208,8 @@ impl Parser<'_> {
             }
         };
         // A block's span stops at its `{`: runtime errors point at the header, not the body.
-        let end = if spec.block {
-            self.header_end
-        } else {
-            self.last_end
-        };
-        Ok(Stmt::Op(Op {
-            kind,
-            span: self.span(start, end),
-        }))
+        let end = if spec.block { self.header_end } else { self.last_end };
+        Ok(Stmt::Op(Op { kind, span: self.span(start, end) }))
     }
 
     /// Read an operation's arguments (and its block, if it has one).
@@ -295,8 +219,7 @@ impl Parser<'_> {
         // called like a flag (`mmap fixed anon 4096` maps a region named `fixed`).
         if let Some((_, Kind::Tpl)) = spec.positional.first() {
             if !self.at_stmt_end() && self.peek() != Some('{') {
-                a.positional
-                    .push(Val::T(self.template(spec.positional[0].0)?));
+                a.positional.push(Val::T(self.template(spec.positional[0].0)?));
             }
         }
         loop {
@@ -311,11 +234,7 @@ impl Parser<'_> {
                         return Err(self.unknown_arg(spec, w, arg_start, true));
                     };
                     if a.keys.iter().any(|(k, _, _)| *k == key) {
-                        return Err(self.err_at(
-                            arg_start,
-                            arg_start + w.len(),
-                            format!("`{key}` given twice"),
-                        ));
+                        return Err(self.err_at(arg_start, arg_start + w.len(), format!("`{key}` given twice")));
                     }
                     self.eat(w);
                     self.eat("=");
@@ -367,11 +286,7 @@ impl Parser<'_> {
                         Val::W(x)
                     }
                     None => {
-                        let list = words
-                            .iter()
-                            .map(|x| format!("`{x}`"))
-                            .collect::<Vec<_>>()
-                            .join(", ");
+                        let list = words.iter().map(|x| format!("`{x}`")).collect::<Vec<_>>().join(", ");
                         let msg = match suggest(w, words.iter().copied()) {
                             Some(s) if !w.is_empty() => {
                                 format!("unknown {what} `{w}`; did you mean `{s}`?")
@@ -395,11 +310,7 @@ impl Parser<'_> {
         } else {
             format!("`{}` accepts: {}", spec.name, valid.join(" "))
         };
-        let names = spec
-            .keys
-            .iter()
-            .map(|(k, _)| *k)
-            .chain(spec.flags.iter().copied());
+        let names = spec.keys.iter().map(|(k, _)| *k).chain(spec.flags.iter().copied());
         let msg = if w.is_empty() {
             format!("unexpected argument {} for `{}`", self.found(), spec.name)
         } else if is_key && spec.flags.contains(&w) {
@@ -407,10 +318,7 @@ impl Parser<'_> {
         } else {
             let what = if is_key { "key" } else { "argument" };
             match suggest(w, names) {
-                Some(s) => format!(
-                    "unknown {what} `{w}` for `{}`; did you mean `{s}`?",
-                    spec.name
-                ),
+                Some(s) => format!("unknown {what} `{w}` for `{}`; did you mean `{s}`?", spec.name),
                 None => format!("unknown {what} `{w}` for `{}`", spec.name),
             }
         };
@@ -420,19 +328,12 @@ impl Parser<'_> {
     /// Turn read arguments into the operation's AST node, checking combinations.
     fn build(&mut self, name: &str, mut a: Args, start: usize) -> R<OpKind> {
         let whole = |p: &Self| p.span(start, p.last_end);
-        let name_of = |a: &mut Args| {
-            a.pos_tpl(0).unwrap_or(Template {
-                parts: Vec::new(),
-                span: Span::default(),
-            })
-        };
+        let name_of = |a: &mut Args| a.pos_tpl(0).unwrap_or(Template { parts: Vec::new(), span: Span::default() });
         Ok(match name {
             "mmap" => {
                 let file = a.tpl("file");
                 let shm = a.tpl("shm");
-                let backings = usize::from(a.flag("anon"))
-                    + usize::from(file.is_some())
-                    + usize::from(shm.is_some());
+                let backings = usize::from(a.flag("anon")) + usize::from(file.is_some()) + usize::from(shm.is_some());
                 if backings != 1 {
                     let msg = if backings == 0 {
                         "mmap needs a backing: `anon`, `file=NAME` or `shm=NAME`"
@@ -442,9 +343,7 @@ impl Parser<'_> {
                     return Err(self.err_span(whole(self), msg));
                 }
                 if a.flag("shared") && a.flag("private") {
-                    return Err(
-                        self.err_span(whole(self), "mmap cannot be both `shared` and `private`")
-                    );
+                    return Err(self.err_span(whole(self), "mmap cannot be both `shared` and `private`"));
                 }
                 let backing = match (file, shm) {
                     (Some(f), _) => Backing::File(f),
@@ -457,8 +356,7 @@ impl Parser<'_> {
                     None => !matches!(backing, Backing::File(_)),
                 };
                 // SysV shm is always shared memory; `private` is the only way to opt out.
-                let shared =
-                    a.flag("shared") || (matches!(backing, Backing::Shm(_)) && !a.flag("private"));
+                let shared = a.flag("shared") || (matches!(backing, Backing::Shm(_)) && !a.flag("private"));
                 // Only a file has a size of its own to map by default.
                 let len = a.pos_expr(1);
                 if len.is_none() && !matches!(backing, Backing::File(_)) {
@@ -478,38 +376,22 @@ impl Parser<'_> {
                     backing,
                 }
             }
-            "munmap" => OpKind::Munmap {
-                name: name_of(&mut a),
-                offset: a.expr("offset"),
-                len: a.expr("len"),
-            },
+            "munmap" => OpKind::Munmap { name: name_of(&mut a), offset: a.expr("offset"), len: a.expr("len") },
             "mlock" => OpKind::Mlock {
                 name: name_of(&mut a),
                 offset: a.expr("offset"),
                 len: a.expr("len"),
                 chunk: a.expr("chunk"),
             },
-            "munlock" => OpKind::Munlock {
-                name: name_of(&mut a),
-                offset: a.expr("offset"),
-                len: a.expr("len"),
-            },
-            "madvise" => OpKind::MadviseDontneed {
-                name: name_of(&mut a),
-                offset: a.expr("offset"),
-                len: a.expr("len"),
-            },
+            "munlock" => OpKind::Munlock { name: name_of(&mut a), offset: a.expr("offset"), len: a.expr("len") },
+            "madvise" => {
+                OpKind::MadviseDontneed { name: name_of(&mut a), offset: a.expr("offset"), len: a.expr("len") }
+            }
             "touch" => {
                 if a.flag("read") && a.flag("write") {
-                    return Err(
-                        self.err_span(whole(self), "touch takes `read` or `write`, not both")
-                    );
+                    return Err(self.err_span(whole(self), "touch takes `read` or `write`, not both"));
                 }
-                let access = if a.flag("write") {
-                    Access::Write
-                } else {
-                    Access::Read
-                };
+                let access = if a.flag("write") { Access::Write } else { Access::Read };
                 let theta = a.take_key("theta");
                 let pattern = match a.word("pattern") {
                     Some(("zipf", _)) => Pattern::Zipf {
@@ -541,12 +423,9 @@ impl Parser<'_> {
                     rate: a.expr("rate"),
                 }
             }
-            "read" => OpKind::Read {
-                file: name_of(&mut a),
-                offset: a.expr("offset"),
-                len: a.expr("len"),
-                bs: a.expr("bs"),
-            },
+            "read" => {
+                OpKind::Read { file: name_of(&mut a), offset: a.expr("offset"), len: a.expr("len"), bs: a.expr("bs") }
+            }
             "write" => OpKind::Write {
                 file: name_of(&mut a),
                 offset: a.expr("offset"),
@@ -554,17 +433,9 @@ impl Parser<'_> {
                 bs: a.expr("bs"),
                 append: a.flag("append"),
             },
-            "create" => OpKind::Create {
-                file: name_of(&mut a),
-                size: a.expr("size"),
-                disk: a.tpl("disk"),
-            },
-            "unlink" => OpKind::Unlink {
-                file: name_of(&mut a),
-            },
-            "fsync" => OpKind::Fsync {
-                file: name_of(&mut a),
-            },
+            "create" => OpKind::Create { file: name_of(&mut a), size: a.expr("size"), disk: a.tpl("disk") },
+            "unlink" => OpKind::Unlink { file: name_of(&mut a) },
+            "fsync" => OpKind::Fsync { file: name_of(&mut a) },
             "fork" => OpKind::Fork { body: a.body },
             "wait" => OpKind::Wait,
             "threads" => OpKind::Threads {
@@ -572,23 +443,11 @@ impl Parser<'_> {
                 body: std::mem::take(&mut a.body),
             },
             "exit" => OpKind::Exit,
-            "migrate" => OpKind::Migrate {
-                cpu: a.pos_expr(0).unwrap_or(Expr::Int(0, Span::default())),
-            },
-            "compute" => OpKind::Compute {
-                dur: a.pos_expr(0).unwrap_or(Expr::Int(0, Span::default())),
-            },
-            "drop_caches" => OpKind::DropCaches {
-                what: a.pos_expr(0),
-            },
-            "mark" => OpKind::Mark {
-                name: name_of(&mut a),
-            },
-            other => {
-                return Err(
-                    self.err_span(whole(self), format!("internal: no builder for `{other}`"))
-                )
-            }
+            "migrate" => OpKind::Migrate { cpu: a.pos_expr(0).unwrap_or(Expr::Int(0, Span::default())) },
+            "compute" => OpKind::Compute { dur: a.pos_expr(0).unwrap_or(Expr::Int(0, Span::default())) },
+            "drop_caches" => OpKind::DropCaches { what: a.pos_expr(0) },
+            "mark" => OpKind::Mark { name: name_of(&mut a) },
+            other => return Err(self.err_span(whole(self), format!("internal: no builder for `{other}`"))),
         })
     }
 }
