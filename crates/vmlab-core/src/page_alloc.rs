@@ -318,18 +318,12 @@ impl Kernel {
         let mut pfn = pfn;
         let mut order = order as usize;
         let mt = self.pageblock_mt[self.pageblock_of(pfn)] as usize;
-        let split2636 = self.profile.engine == crate::profiles::Engine::Split2636;
+        crate::vmscan::pages_freed(self, zid);
         let merge_tail = self.profile.buddy_merge_tail;
         let fr = &mut self.fr;
         let z = &mut self.zones[zid];
         let (zstart, zend) = (z.start_pfn, z.end_pfn);
         z.free_pages += 1 << order;
-        if split2636 {
-            // 2.6.36 free_one_page / free_pcppages_bulk: any page coming back makes the zone
-            // worth scanning again.
-            z.all_unreclaimable = false;
-            z.pages_scanned = 0;
-        }
         while order < MAX_ORDER - 1 {
             let rel = pfn - zstart;
             let buddy = zstart + (rel ^ (1 << order));

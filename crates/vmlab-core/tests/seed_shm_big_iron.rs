@@ -14,7 +14,7 @@ use vmlab_core::api::{run, RunOpts};
 use vmlab_core::reproduce::{self, shm_big_iron, ReproduceOpts};
 use vmlab_core::sim::Sim;
 use vmlab_core::stats::report::RunReport;
-use vmlab_core::vmscan::aa24::Aa24Stats;
+use vmlab_core::vmscan::Aa24Stats;
 use vmlab_core::workload::load_scenario_str;
 
 const MAPPERS: u32 = 12;
@@ -112,7 +112,7 @@ fn run_small(profile: &str) -> (RunReport, Sim) {
 }
 
 fn stats(sim: &Sim) -> &Aa24Stats {
-    &sim.k.aa24.stats
+    sim.k.reclaim.aa24_stats().expect("the 2.4-aa engine runs")
 }
 
 #[test]

@@ -85,7 +85,7 @@ fn measure(r: &mut RunReport, sim: &Sim, workload: &str, program: Option<&str>) 
     }
     // Per-zone kswapd scanning (2.6.36 reports pgscan per zone) and what kswapd ran.
     for (zid, z) in k.zones.iter().enumerate() {
-        let d = &k.nodes[z.node].kswapd.split26;
+        let d = k.reclaim.split2636_kswapd(z.node).cloned().unwrap_or_default();
         let name = z.kind.name().to_lowercase();
         m.insert(format!("pgscan_kswapd_{name}"), d.zone_scan_kswapd[zid.min(7)] as f64);
         m.insert(format!("pgsteal_kswapd_{name}"), d.zone_steal_kswapd[zid.min(7)] as f64);
@@ -132,7 +132,7 @@ fn measure(r: &mut RunReport, sim: &Sim, workload: &str, program: Option<&str>) 
         m.insert(format!("file_buddy_free_pct_{name}"), pct(bfree));
         m.insert(format!("file_buddy_other_pct_{name}"), pct(bo));
     }
-    let d = &k.nodes[0].kswapd.split26;
+    let d = k.reclaim.split2636_kswapd(0).cloned().unwrap_or_default();
     m.insert("kswapd_balance_runs_order0", d.balance_runs[0] as f64);
     m.insert("kswapd_balance_runs_high_order", d.balance_runs[1] as f64);
     m.insert("kswapd_high_order_passes", d.high_order_passes as f64);
