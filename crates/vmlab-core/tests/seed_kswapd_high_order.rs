@@ -177,8 +177,9 @@ sleep 5s
     assert!(format!("{err:?}").contains("go together"), "{err:?}");
 }
 
-/// The MMTests-faithful variant (not run by `reproduce`; see the era note, section 13) stays a
-/// valid scenario with MMTests' postmark parameters and the --consume-memory reader.
+/// The MMTests-faithful variant (not run by `reproduce`; see
+/// docs/notes/history/era-2.6.36-38-kswapd.md §13) stays a valid scenario with MMTests'
+/// postmark parameters and the --consume-memory reader.
 #[test]
 fn mmtests_variant_loads() {
     let path = root().join("scenarios/seeds/kswapd-high-order-mmtests.toml");

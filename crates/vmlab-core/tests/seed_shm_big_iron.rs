@@ -181,7 +181,7 @@ fn same_seed_same_bytes() {
 /// `swapcache_kb_at_first_swapout` is taken at the first swap write of a shm page (the seed's
 /// "first 4k of shm").
 #[test]
-#[ignore = "does not reproduce yet: aa1 converts MiBs, not GiBs, of shm before the first write (docs/notes/era-2.4.23aa.md §9, §10)"]
+#[ignore = "does not reproduce yet: aa1 converts MiBs, not GiBs, of shm before the first write (docs/notes/history/era-2.4.23aa.md §9, §10)"]
 fn reproduce_full_scale() {
     let opts = ReproduceOpts { sets: Vec::new(), root: reproduce::find_root(), timing: false };
     let (rep, text) = shm_big_iron::run(&opts).expect("reproduce runs");
