@@ -4,9 +4,9 @@
 
 use super::lock::{spin_lock, spin_unlock};
 use super::{
-    activate_page, add_active, add_clean, add_dirty, age_down, age_up, buffers, deactivate_page, del_page_from_lru,
-    has_mapping, page_count, refresh, zone_free_plenty, zone_inactive_plenty, BUFFERS, DEF_PRIORITY, PAGE_AGE_START,
-    SLOT_ACTIVE, SLOT_CLEAN, SLOT_OFF,
+    activate_page, add_active, add_clean, add_dirty, add_to_list, age_down, age_up, buffers, deactivate_page,
+    del_page_from_lru, has_mapping, page_count, refresh, zone_free_plenty, zone_inactive_plenty, BUFFERS, DEF_PRIORITY,
+    PAGE_AGE_START, SLOT_ACTIVE, SLOT_CLEAN, SLOT_OFF,
 };
 use crate::kernel::{Ctx, Kernel};
 use crate::mm_types::{pg, Pfn};
@@ -271,6 +271,14 @@ pub fn reclaim_page(k: &mut Kernel, ctx: &mut Ctx, z: usize) -> Option<Pfn> {
         if buffers(k, p) || f & (pg::DIRTY | pg::LOCKED | pg::WRITEBACK) != 0 {
             del_page_from_lru(k, p);
             add_dirty(k, p);
+            continue;
+        }
+        if k.fr.has(p, pg::ANON) && !k.fr.has(p, pg::SWAPCACHE) {
+            // "VM: reclaim_page, found unknown page": an anonymous page that left the swap cache
+            // while on this list has no cache to leave. 2.4.9 takes it off the list and goes on;
+            // here it goes where 2.4 keeps anonymous pages outside the swap cache.
+            del_page_from_lru(k, p);
+            add_to_list(k, p, SLOT_OFF);
             continue;
         }
         del_page_from_lru(k, p);
