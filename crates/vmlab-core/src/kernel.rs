@@ -147,8 +147,9 @@ pub struct Kernel {
     pub mmap_sem_retired: crate::sched_lock::RwSemStats,
     /// Filesystem metadata slab caches (a scenario's `[fs]`), else None.
     pub vfs: Option<Box<crate::dcache::Vfs>>,
-    /// Allocation-side diagnostics for high-order kswapd runs (counters only).
-    pub alloc_diag: crate::stats::alloc_diag::AllocDiag,
+    /// Observers of tracepoints (`crate::trace`), and whether any is attached.
+    pub tracers: Vec<Box<dyn crate::trace::Tracer>>,
+    pub tracing: bool,
     /// kswapd CPU time by what kept it awake (`vmlab explain`).
     pub kswapd_why: crate::stats::explain::KswapdWhy,
 }
@@ -199,7 +200,8 @@ impl Kernel {
             wb_done_since_wake: 0,
             isolate_buf: Vec::new(),
             zero_pfn: 0,
-            alloc_diag: Default::default(),
+            tracers: Vec::new(),
+            tracing: false,
             kswapd_why: Default::default(),
             cfg,
             mmap_sem_retired: Default::default(),

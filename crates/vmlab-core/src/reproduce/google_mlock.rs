@@ -79,7 +79,7 @@ pub fn measure(r: &mut RunReport, io_bound_s: f64, interval_s: f64) {
 }
 
 fn run_one(opts: &ReproduceOpts, profile: &str, extra: &[String]) -> Result<RunOut, String> {
-    let (mut report, sim) = run_seed_scenario(opts, FILE, profile, extra)?;
+    let (mut report, sim) = run_seed_scenario(opts, FILE, profile, extra, Vec::new())?;
     let k = &sim.k;
     let io_bytes: f64 = k.files.iter().filter(|f| !f.shmem).map(|f| f.size as f64).sum();
     let bw = k.disks.first().map(|d| d.bandwidth_bps()).unwrap_or(1).max(1) as f64;

@@ -146,7 +146,7 @@ pub fn run(opts: &ReproduceOpts) -> Result<(ReproduceReport, String), String> {
     let mut out = String::new();
     let mut figs = Vec::new();
     for prof in PROFILES {
-        let (mut r, sim) = run_seed_scenario(opts, SCENARIO, prof, &[])?;
+        let (mut r, sim) = run_seed_scenario(opts, SCENARIO, prof, &[], Vec::new())?;
         let f = figures(&r, &sim);
         record(&mut r, &sim, &f);
         let _ = writeln!(out, "== {prof}: {} MiB, {} CPUs ==", r.machine.memory_bytes >> 20, r.machine.cpus);

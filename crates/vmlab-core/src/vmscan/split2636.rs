@@ -19,6 +19,7 @@ use crate::mmzone::{
 use crate::page_alloc::Gfp;
 use crate::stats::kfunc::KFunc;
 use crate::stats::vmstat::Vm;
+use crate::trace::Tracepoint;
 
 /// HZ/10: kswapd's nap and `congestion_wait`'s timeout.
 pub const HZ_10_NS: u64 = 100_000_000;
@@ -976,9 +977,7 @@ fn start_balance(k: &mut Kernel, node: usize, order: u32, cz: usize) {
     l.sc_order = order;
     l.bal_cz = cz;
     l.balance_runs[(order > 0) as usize] += 1;
-    if order > 0 {
-        k.alloc_diag.run_started(k.now);
-    }
+    k.trace(Tracepoint::KswapdBalanceBegin { node, order });
     let l = &mut k.reclaim.split_mut().kswapd[node];
     l.end_zone = first;
     loop_again(k, node);
@@ -1176,10 +1175,8 @@ fn balance_out(k: &mut Kernel, node: usize) -> bool {
         l.order = order;
         l.cz = ez_idx;
     }
-    if k.reclaim.split_mut().kswapd[node].sc_order > 0 {
-        k.diag_balanced_end();
-    }
-    k.alloc_diag.run_ended(k.now);
+    let order = k.reclaim.split().kswapd[node].sc_order;
+    k.trace(Tracepoint::KswapdBalanceEnd { node, order });
     let ks = &mut k.nodes[node].kswapd;
     if k.reclaim.split_mut().kswapd[node].sc_order > 0 {
         k.reclaim.split_mut().kswapd[node].high_order_ends[0] += 1;
