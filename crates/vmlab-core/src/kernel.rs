@@ -450,7 +450,6 @@ impl Kernel {
     /// Full check against per-frame truth (slow; tests and proptests): every free block is
     /// flagged and on the list its flags say, list lengths match walks, LRU flags match lists.
     pub fn check_frames(&self) -> Result<(), String> {
-        let mut free = 0u64;
         for z in &self.zones {
             let mut zfree = 0;
             for o in 0..MAX_ORDER {
@@ -491,7 +490,6 @@ impl Kernel {
             if zfree != z.free_pages {
                 return Err(format!("zone {} free_pages {} but free lists hold {zfree}", z.kind.name(), z.free_pages));
             }
-            free += zfree;
         }
         let mut on_lru = 0u64;
         for p in 0..self.fr.len() as Pfn {
@@ -502,7 +500,6 @@ impl Kernel {
         if on_lru != self.nr_lru_pages() {
             return Err(format!("{on_lru} frames have PG_lru but the lists hold {}", self.nr_lru_pages()));
         }
-        let _ = free;
         self.check_conservation()
     }
 }

@@ -13,7 +13,7 @@ use crate::mmzone::{
     ZoneType, LRU_ACTIVE_ANON, LRU_ACTIVE_FILE, LRU_INACTIVE_ANON, LRU_INACTIVE_FILE, LRU_UNEVICTABLE,
 };
 use crate::profiles::{self, Profile, QuicklistRule};
-use crate::sched::{Event, Outcome, SampleState, Sched, TState, TaskKind, QUANTUM_NS};
+use crate::sched::{Event, Outcome, SampleState, Sched, TState, TaskKind};
 use crate::stats::meminfo::{HighMem, Meminfo};
 use crate::stats::report::{self, Machine, RunReport, TaskCpu};
 use crate::stats::timeline::Sample;
@@ -930,6 +930,3 @@ const DISK_IRQ: &str = "disk_irq";
 /// `sysctl_stat_interval` (HZ): `vmstat_update` runs on every CPU once a second, on a
 /// rounded jiffy (`round_jiffies_relative`).
 const VMSTAT_INTERVAL_NS: u64 = 1_000_000_000;
-
-/// Keep the quantum constant visible to users of this module.
-pub const _QUANTUM: u64 = QUANTUM_NS;

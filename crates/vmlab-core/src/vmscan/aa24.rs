@@ -894,8 +894,7 @@ fn try_to_swap_out(
         crate::swap_state::swap_duplicate(k, slot);
         slot + 1
     };
-    k.pte_set_slot(s, newe);
-    drop_rmap(k, mm, p, vma_flags);
+    k.unmap_pte(mm, vma_flags, s, p, newe);
     k.charge(ctx, KFunc::TryToSwapOut, costs(k).unmap);
     k.reclaim.aa24_mut().stats.walk_unmapped += 1;
     if k.profile.objrmap_walk && !anon && !k.fr.has(p, pg::SWAPCACHE) && k.fr.mapcount[p as usize] > 0 {
@@ -920,21 +919,6 @@ fn try_to_swap_out(
         }
     }
     freeable
-}
-
-/// The PTE is gone: `page_remove_rmap` and the mm's rss.
-fn drop_rmap(k: &mut Kernel, mm: u32, p: Pfn, vma_flags: u32) {
-    let anon = k.fr.has(p, pg::ANON);
-    k.page_remove_rmap(p);
-    if let Some(m) = k.mms[mm as usize].as_mut() {
-        if anon {
-            m.rss_anon = m.rss_anon.saturating_sub(1);
-        } else if vma_flags & vm::SHM != 0 {
-            m.rss_shmem = m.rss_shmem.saturating_sub(1);
-        } else {
-            m.rss_file = m.rss_file.saturating_sub(1);
-        }
-    }
 }
 
 /// aa2's objrmap in the walk: with the mapping's `i_shared_lock` (trylock), visit every VMA of
@@ -983,8 +967,7 @@ fn objrmap_unmap(k: &mut Kernel, ctx: &mut Ctx, cur_mm: u32, p: Pfn) {
         if e & pte::DIRTY != 0 {
             crate::page_writeback::set_page_dirty(k, p);
         }
-        k.pte_set_slot(slot, 0);
-        drop_rmap(k, m.mm, p, flags);
+        k.unmap_pte(m.mm, flags, slot, p, 0);
         k.charge(ctx, KFunc::TryToUnmapSharedVma, c.unmap);
         k.reclaim.aa24_mut().stats.objrmap_unmapped += 1;
         if k.fr.mapcount[p as usize] == 0 {

@@ -411,7 +411,6 @@ fn shrink_inactive_list(k: &mut Kernel, ctx: &mut Ctx, node: usize, l: usize, nr
     k.ev.add(if sc.is_kswapd { Vm::PgscanKswapd } else { Vm::PgscanDirect }, n);
     k.ev.add(if file { Vm::PgscanFile } else { Vm::PgscanAnon }, n);
     let (reclaimed, written) = shrink_folio_list(k, ctx, &buf, sc);
-    let _ = &buf;
     k.ev.add(if sc.is_kswapd { Vm::PgstealKswapd } else { Vm::PgstealDirect }, reclaimed);
     k.ev.add(if file { Vm::PgstealFile } else { Vm::PgstealAnon }, reclaimed);
     lru_note_cost(k, node, file, written + n - reclaimed);
@@ -751,10 +750,6 @@ fn finish_balance(k: &mut Kernel, node: usize, order: u32) {
     }
     ks.reclaim_order = order;
     ks.phase = KswapdPhase::TrySleep;
-    // Wakeups that arrived during the balance raise the next run's order.
-    if ks.max_order > order {
-        let _ = ks.max_order;
-    }
 }
 
 /// The 6.8 engine: per-node split LRU, `get_scan_count` from reclaim costs, `kswapd_failures`.

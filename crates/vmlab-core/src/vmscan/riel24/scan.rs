@@ -445,17 +445,7 @@ fn try_to_swap_out(k: &mut Kernel, ctx: &mut Ctx, mm: u32, vflags: u32, slot: us
         crate::swap_state::swap_duplicate(k, s);
         s + 1
     };
-    k.pte_set_slot(slot, newe);
-    k.page_remove_rmap(p);
-    if let Some(m) = k.mms[mm as usize].as_mut() {
-        if anon {
-            m.rss_anon -= 1;
-        } else if vflags & vm::SHM != 0 {
-            m.rss_shmem -= 1;
-        } else {
-            m.rss_file -= 1;
-        }
-    }
+    k.unmap_pte(mm, vflags, slot, p, newe);
     k.charge(ctx, KFunc::SwapOut, k.cost.rmap_one);
     if anon && k.fr.mapcount[p as usize] == 0 && !k.fr.has(p, pg::SWAPCACHE) {
         // The last reference to a clean anonymous page.
