@@ -890,10 +890,7 @@ fn parse_ints(key: &str, v: &toml::Value) -> Result<[u64; 4], String> {
         other => return Err(format!("`{key}` expects 4 integers (DMA, DMA32, Normal, HighMem), found {other}")),
     };
     if items.len() != 4 {
-        return Err(format!(
-            "`{key}` expects 4 integers (DMA, DMA32, Normal, HighMem), found {}",
-            items.len()
-        ));
+        return Err(format!("`{key}` expects 4 integers (DMA, DMA32, Normal, HighMem), found {}", items.len()));
     }
     let mut out = [0; 4];
     for (o, x) in out.iter_mut().zip(&items) {
@@ -904,7 +901,13 @@ fn parse_ints(key: &str, v: &toml::Value) -> Result<[u64; 4], String> {
 
 /// `0–100 from 2.6.0, 0–200 from 5.8`.
 fn describe_bounds(bounds: &[Bound]) -> String {
-    let r = |b: &Bound| if b.hi == INT_MAX { format!("{}–{INT_MAX} (INT_MAX)", b.lo) } else { format!("{}–{}", b.lo, b.hi) };
+    let r = |b: &Bound| {
+        if b.hi == INT_MAX {
+            format!("{}–{INT_MAX} (INT_MAX)", b.lo)
+        } else {
+            format!("{}–{}", b.lo, b.hi)
+        }
+    };
     match bounds {
         [b] if b.since == ANY => r(b),
         _ => bounds.iter().map(|b| format!("{} from {}", r(b), b.since)).collect::<Vec<_>>().join(", "),
@@ -1056,11 +1059,21 @@ impl Profile {
             .fold(None, |best: Option<(f64, &Knob)>, c| if best.is_none_or(|b| c.0 > b.0) { Some(c) } else { best });
         let hint = near.map(|(_, o)| format!("; the nearest knob it reads is `{}`", o.key())).unwrap_or_default();
         Err(format!(
-            "`{}` is not read by the {} engine, which {} runs (only {by} read it){hint}",
+            "`{}` is not read by the {} engine, which {} runs (read by: {by}){hint}",
             k.key(),
             engine_name(self.engine),
             self.name
         ))
+    }
+
+    /// Whether `--set` takes the knob under this row: its engine reads it, and the row's release
+    /// has the sysctl.
+    pub fn settable(&self, k: &Knob) -> bool {
+        let exists = match k.kind {
+            Kind::Int(b) | Kind::Ints(b) => b.first().is_none_or(|b| b.since <= self.version),
+            Kind::Bool | Kind::Word => true,
+        };
+        exists && k.readers.reads(self.engine)
     }
 
     /// A knob's value as `--set` takes it back (`min_free_kbytes` 0 is `auto`).
@@ -1107,4 +1120,232 @@ fn unknown_knob(section: &str, key: &str) -> String {
         return format!("unknown knob `{section}.{key}`; did you mean `{}`?", o.key());
     }
     format!("unknown knob `{section}.{key}` (the `{section}` knobs: {})", here.join(", "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::load::set_value;
+
+    fn int(i: i64) -> toml::Value {
+        toml::Value::Integer(i)
+    }
+
+    /// Every field `vmlab profiles` shows, for every profile, is a knob, and `--set` takes the
+    /// value as shown back (parsed as `--set` parses it) and shows it the same again.
+    #[test]
+    fn every_shown_value_can_be_set_back() {
+        for p in all() {
+            for (k, text) in p.shown() {
+                let mut q = p.clone();
+                let v = set_value(&text);
+                let r = q.set(k.section.name(), k.name, &v);
+                let exists = match k.kind {
+                    Kind::Int(b) | Kind::Ints(b) => b[0].since <= p.version,
+                    _ => true,
+                };
+                if !exists {
+                    assert!(r.unwrap_err().contains("does not exist before"), "{}: {}", p.name, k.key());
+                    continue;
+                }
+                r.unwrap_or_else(|e| panic!("{}: {}={text}: {e}", p.name, k.key()));
+                assert_eq!(q.get(k).as_deref(), Some(text.as_str()), "{}: {}", p.name, k.key());
+            }
+        }
+    }
+
+    /// `--json` has no field that `shown` (and so `--set`) lacks.
+    #[test]
+    fn every_json_field_is_a_knob() {
+        let v = serde_json::to_value(find("linux-6.8").unwrap()).unwrap();
+        let mut n = 0;
+        for (key, val) in v.as_object().unwrap() {
+            let (section, names): (Section, Vec<&String>) = match (key.as_str(), val) {
+                ("name" | "summary" | "version", _) => continue,
+                ("tunables", serde_json::Value::Object(t)) => (Section::Vm, t.keys().collect()),
+                (_, serde_json::Value::Object(t)) => (Section::Reclaim, t.keys().collect()),
+                _ => (Section::Reclaim, vec![key]),
+            };
+            for name in names {
+                assert!(knob(section, name).is_some(), "`{}.{name}` is shown by --json but is no knob", section.name());
+                n += 1;
+            }
+        }
+        assert_eq!(n, KNOBS.len());
+    }
+
+    /// A new enum variant must be added to its `Word::ALL` (the match fails to compile otherwise).
+    #[test]
+    fn word_lists_are_complete() {
+        fn idx<T: Word + PartialEq>(x: T) -> usize {
+            T::ALL.iter().position(|y| *y == x).expect("listed")
+        }
+        for e in [Engine::Modern, Engine::Split2636, Engine::Riel24, Engine::Aa24] {
+            match e {
+                Engine::Modern | Engine::Split2636 | Engine::Riel24 | Engine::Aa24 => idx(e),
+            };
+        }
+        for w in WmarkRule::ALL {
+            match w {
+                WmarkRule::Linux24 | WmarkRule::Linux2636 | WmarkRule::Linux68 => idx(*w),
+            };
+        }
+        let _ = |h: HighOrderCheck| match h {
+            HighOrderCheck::SubtractLowerOrders | HighOrderCheck::AnyBlock => 2,
+        };
+        let _ = |f: FaultLocking| match f {
+            FaultLocking::HoldAcrossIo | FaultLocking::Retry | FaultLocking::PerVma => 3,
+        };
+        let _ = |m: MmapReadahead| match m {
+            MmapReadahead::Cluster
+            | MmapReadahead::ReadAround
+            | MmapReadahead::SequentialOrReadAround
+            | MmapReadahead::ReadAroundAsync => 4,
+        };
+        let _ = |m: SwapReadahead| match m {
+            SwapReadahead::None
+            | SwapReadahead::ClusterFromBase
+            | SwapReadahead::ClusterAround
+            | SwapReadahead::Cluster
+            | SwapReadahead::Vma => 5,
+        };
+        let _ = |r: RwsemKind| match r {
+            RwsemKind::Fifo | RwsemKind::Handoff => 2,
+        };
+        let _ = |q: QuicklistRule| match q {
+            QuicklistRule::None | QuicklistRule::NodeFree16 | QuicklistRule::NodeFree16PerCpu => 3,
+        };
+        let _ = |i: IrqRule| match i {
+            IrqRule::None | IrqRule::LowestPriority24 | IrqRule::Fixed => 3,
+        };
+        let _ = |s: Symbols| match s {
+            Symbols::Linux24 | Symbols::Linux26 | Symbols::Linux68 => 3,
+        };
+        assert_eq!(
+            [
+                HighOrderCheck::ALL.len(),
+                FaultLocking::ALL.len(),
+                MmapReadahead::ALL.len(),
+                SwapReadahead::ALL.len(),
+                RwsemKind::ALL.len(),
+                QuicklistRule::ALL.len(),
+                IrqRule::ALL.len(),
+                Symbols::ALL.len()
+            ],
+            [2, 3, 4, 5, 2, 3, 3, 3]
+        );
+    }
+
+    #[test]
+    fn swappiness_range_follows_the_release() {
+        let mut p = find("linux-2.6.36").unwrap();
+        assert_eq!(
+            p.set("vm", "swappiness", &int(150)).unwrap_err(),
+            "`vm.swappiness` = 150 is out of range: linux-2.6.36 models Linux 2.6.36, where it is 0–100 \
+             (0–100 from 2.6.0, 0–200 from 5.8)"
+        );
+        p.set("vm", "swappiness", &int(100)).unwrap();
+        assert_eq!(p.tunables.swappiness, 100);
+        let mut m = find("linux-6.8").unwrap();
+        m.set("vm", "swappiness", &int(200)).unwrap();
+        assert_eq!(m.tunables.swappiness, 200);
+        assert!(m.set("vm", "swappiness", &int(201)).unwrap_err().contains("where it is 0–200"));
+        let mut old = find("linux-2.4.9").unwrap();
+        assert_eq!(
+            old.set("vm", "swappiness", &int(60)).unwrap_err(),
+            "`vm.swappiness` does not exist before Linux 2.6.0, and linux-2.4.9 models Linux 2.4.9"
+        );
+    }
+
+    #[test]
+    fn other_sysctl_bounds() {
+        let mut p = find("linux-2.6.36").unwrap();
+        assert_eq!(
+            p.set("vm", "watermark_scale_factor", &int(10)).unwrap_err(),
+            "`vm.watermark_scale_factor` does not exist before Linux 4.6, and linux-2.6.36 models Linux 2.6.36"
+        );
+        assert_eq!(
+            p.set("vm", "dirty_ratio", &int(101)).unwrap_err(),
+            "`vm.dirty_ratio` = 101 is out of range: linux-2.6.36 models Linux 2.6.36, where it is 0–100"
+        );
+        assert!(p.set("vm", "page_cluster", &int(32)).unwrap_err().contains("where it is 0–31"));
+        assert!(p.set("vm", "min_free_kbytes", &int(-1)).unwrap_err().contains("expects a non-negative integer"));
+        assert!(p.set("vm", "min_free_kbytes_max", &int(127)).unwrap_err().contains("where it is 128–"));
+        let mut m = find("linux-6.8").unwrap();
+        m.set("vm", "watermark_scale_factor", &int(3000)).unwrap();
+        assert_eq!(m.tunables.watermark_scale_factor, 3000);
+        assert!(m.set("vm", "watermark_scale_factor", &int(0)).unwrap_err().contains("where it is 1–3000"));
+        m.set("vm", "lowmem_reserve_ratio", &set_value("256,256,32,1")).unwrap();
+        assert_eq!(m.tunables.lowmem_reserve_ratio, [256, 256, 32, 1]);
+        m.set("vm", "lowmem_reserve_ratio", &set_value("[1, 2, 3, 4]")).unwrap();
+        assert_eq!(m.tunables.lowmem_reserve_ratio, [1, 2, 3, 4]);
+        assert!(m.set("vm", "lowmem_reserve_ratio", &set_value("1,2")).unwrap_err().contains("expects 4 integers"));
+        m.set("vm", "min_free_kbytes", &set_value("auto")).unwrap();
+        assert_eq!(m.tunables.min_free_kbytes, 0);
+    }
+
+    #[test]
+    fn knobs_the_engine_does_not_read_are_refused() {
+        let p = find("linux-6.8").unwrap();
+        assert_eq!(
+            p.check_read("reclaim", "objrmap_walk").unwrap_err(),
+            "`reclaim.objrmap_walk` is not read by the modern engine, which linux-6.8 runs (read by: aa24); \
+             the nearest knob it reads is `reclaim.bh_per_slab_page`"
+        );
+        p.check_read("reclaim", "kswapd_failures").unwrap();
+        p.check_read("vm", "dirty_ratio").unwrap();
+        // The engine that counts is the final one.
+        let mut q = p.clone();
+        q.set("reclaim", "engine", &set_value("aa24")).unwrap();
+        q.check_read("reclaim", "objrmap_walk").unwrap();
+        assert!(q.check_read("vm", "swappiness").is_err());
+    }
+
+    #[test]
+    fn every_field_is_settable() {
+        let mut p = find("linux-6.8").unwrap();
+        p.set("reclaim", "engine", &set_value("split2636")).unwrap();
+        assert_eq!(p.engine, Engine::Split2636);
+        p.set("reclaim", "wmark", &set_value("linux2636")).unwrap();
+        assert_eq!(p.wmark, WmarkRule::Linux2636);
+        p.set("reclaim", "high_order_check", &set_value("subtract_lower_orders")).unwrap();
+        assert_eq!(p.high_order_check, HighOrderCheck::SubtractLowerOrders);
+        p.set("reclaim", "pcp_batch_bytes", &int(512 << 10)).unwrap();
+        assert_eq!(p.pcp_batch_bytes, 512 << 10);
+        p.set("reclaim", "pcp_migratetype_lists", &set_value("true")).unwrap();
+        assert!(p.pcp_migratetype_lists);
+        p.set("reclaim", "buddy_merge_tail", &set_value("false")).unwrap();
+        assert!(!p.buddy_merge_tail);
+        p.set("reclaim", "page_cache_read_cold", &set_value("true")).unwrap();
+        assert!(p.page_cache_read_cold);
+        p.set("reclaim", "symbols", &set_value("2.6")).unwrap();
+        assert_eq!(p.symbols, Symbols::Linux26);
+        assert_eq!(
+            p.set("reclaim", "engine", &set_value("modren")).unwrap_err(),
+            "`reclaim.engine` is one of modern, split2636, riel24, aa24; found `modren`; did you mean `modern`?"
+        );
+    }
+
+    #[test]
+    fn unknown_keys_suggest() {
+        let mut p = find("linux-6.8").unwrap();
+        assert_eq!(
+            p.set("vm", "swapiness", &int(1)).unwrap_err(),
+            "unknown knob `vm.swapiness`; did you mean `vm.swappiness`?"
+        );
+        assert_eq!(
+            p.set("vm", "unevictable_lru", &set_value("true")).unwrap_err(),
+            "unknown knob `vm.unevictable_lru`; did you mean `reclaim.unevictable_lru`?"
+        );
+        p.set("reclaim", "unevictable_lru", &toml::Value::Boolean(false)).unwrap();
+        assert!(!p.unevictable_lru);
+    }
+
+    #[test]
+    fn versions_print_as_the_kernel_names_them() {
+        assert_eq!(Version(6, 8, 0).to_string(), "6.8");
+        assert_eq!(Version(2, 6, 0).to_string(), "2.6.0");
+        assert_eq!(Version(2, 4, 23).to_string(), "2.4.23");
+        assert_eq!(serde_json::to_string(&Version(2, 6, 36)).unwrap(), "\"2.6.36\"");
+    }
 }

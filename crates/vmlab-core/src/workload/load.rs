@@ -452,14 +452,18 @@ fn apply_set(root: &mut toml::Table, s: &SetArg) -> Result<Vec<String>, Scenario
 /// A `--set vars.NAME` must name a variable the file declares: a misspelt one would otherwise
 /// define a variable no program reads, and the run would silently use the file's value.
 fn check_set_vars(original: &toml::Table, sets: &[SetArg]) -> Result<(), ScenarioError> {
-    let declared: Vec<&str> =
-        original.get("vars").and_then(|v| v.as_table()).map(|t| t.keys().map(String::as_str).collect()).unwrap_or_default();
+    let declared: Vec<&str> = original
+        .get("vars")
+        .and_then(|v| v.as_table())
+        .map(|t| t.keys().map(String::as_str).collect())
+        .unwrap_or_default();
     for s in sets {
         let [table, name] = s.resolved.as_slice() else { continue };
         if table != "vars" || declared.contains(&name.as_str()) {
             continue;
         }
-        let hint = suggest(name, declared.iter().copied()).map(|x| format!("; did you mean `{x}`?")).unwrap_or_default();
+        let hint =
+            suggest(name, declared.iter().copied()).map(|x| format!("; did you mean `{x}`?")).unwrap_or_default();
         let help = if declared.is_empty() {
             "the scenario has no [vars]: declare the variable there to set it with --set".to_string()
         } else {
