@@ -189,6 +189,13 @@ fn load_and_run(
     sets: &[String],
     interval: Option<f64>,
 ) -> Result<(RunReport, vmlab_core::sim::Sim), ExitCode> {
+    if let Some(name) = profile.filter(|n| vmlab_core::profiles::find(n).is_none()) {
+        let hint =
+            vmlab_core::profiles::suggest_name(name).map(|s| format!("; did you mean `{s}`?")).unwrap_or_default();
+        let known = vmlab_core::profiles::names().join(", ");
+        eprintln!("vmlab: --profile {name}: unknown profile `{name}`{hint} (known profiles: {known})");
+        return Err(ExitCode::from(2));
+    }
     let sc = vmlab_core::workload::load_scenario(path, sets).map_err(fail)?;
     let opts = RunOpts { profile, interval_s: interval, progress: progress() };
     let r = api::run(&sc, opts).map_err(fail)?;
