@@ -285,7 +285,8 @@ pub struct Profile {
     pub page_cache_read_cold: bool,
     /// Whose function names the flat kernel profile uses (presentation only).
     pub symbols: Symbols,
-    /// The split-LRU engine's 2.6.36/2.6.38 choices (only `Engine::Split2636` reads them).
+    /// The split-LRU engine's 2.6.36/2.6.38 choices (`Engine::Split2636` reads them, except
+    /// `wmark_off_by_two`, which the allocator's watermark check reads under every engine).
     pub split26: Split26,
     pub tunables: Tunables,
 }
