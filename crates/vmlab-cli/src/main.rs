@@ -79,9 +79,12 @@ enum Cmd {
         #[arg(long)]
         timing: bool,
     },
-    /// List the kernel profiles and their mechanism tables.
+    /// List the kernel profiles and their mechanism tables; `vmlab profiles NAME` shows one,
+    /// `vmlab profiles A B` only the fields that differ between them.
     Profiles {
-        /// Print the table as JSON.
+        /// Profiles to show (all when none are named).
+        names: Vec<String>,
+        /// Print as JSON.
         #[arg(long)]
         json: bool,
     },
@@ -132,7 +135,7 @@ fn main() -> ExitCode {
         Cmd::Run { scenario, profile, sets, json, csv, interval, timing } => {
             run(scenario, profile, sets, json, csv, interval, timing)
         }
-        Cmd::Profiles { json } => profiles(json),
+        Cmd::Profiles { names, json } => profiles(&names, json),
         Cmd::Explain { scenario, profile, sets } => explain(scenario, profile, sets),
         Cmd::Reproduce { seed, list, sets, json, timing } => reproduce(seed, list, sets, json, timing),
         Cmd::Real { scenario, sets, json, interval, keep, dir } => {
@@ -186,6 +189,13 @@ fn load_and_run(
     sets: &[String],
     interval: Option<f64>,
 ) -> Result<(RunReport, vmlab_core::sim::Sim), ExitCode> {
+    if let Some(name) = profile.filter(|n| vmlab_core::profiles::find(n).is_none()) {
+        let hint =
+            vmlab_core::profiles::suggest_name(name).map(|s| format!("; did you mean `{s}`?")).unwrap_or_default();
+        let known = vmlab_core::profiles::names().join(", ");
+        eprintln!("vmlab: --profile {name}: unknown profile `{name}`{hint} (known profiles: {known})");
+        return Err(ExitCode::from(2));
+    }
     let sc = vmlab_core::workload::load_scenario(path, sets).map_err(fail)?;
     let opts = RunOpts { profile, interval_s: interval, progress: progress(), ..Default::default() };
     let r = api::run(&sc, opts).map_err(fail)?;
@@ -343,51 +353,98 @@ fn print_text(rep: &RunReport, sim: &vmlab_core::sim::Sim) {
     emit(&o);
 }
 
-fn profiles(json: bool) -> ExitCode {
-    let all = vmlab_core::profiles::all();
-    if json {
-        println!("{}", serde_json::to_string_pretty(&all).unwrap_or_default());
-        return ExitCode::SUCCESS;
-    }
-    // The text form is made from the JSON one, so it lists every field a profile has, with the
-    // values `--set` takes (`reclaim.mmap_readahead=cluster`, `vm.page_cluster=4`).
-    for p in &all {
-        println!("{}", p.name);
-        println!("    {}", p.summary);
-        let Ok(serde_json::Value::Object(v)) = serde_json::to_value(p) else { continue };
-        let mut mech = Vec::new();
-        let mut groups = Vec::new();
-        for (k, val) in &v {
-            match (k.as_str(), val) {
-                ("name" | "summary", _) => {}
-                ("tunables", serde_json::Value::Object(t)) => groups.push(("vm", t)),
-                (_, serde_json::Value::Object(t)) => groups.push((k.as_str(), t)),
-                _ => mech.push(format!("{k}={}", plain(val))),
+fn profiles(names: &[String], json: bool) -> ExitCode {
+    use vmlab_core::profiles::{self, Profile, Section};
+    let mut chosen: Vec<Profile> = Vec::new();
+    for n in names {
+        match profiles::find(n) {
+            Some(p) => chosen.push(p),
+            None => {
+                let hint = profiles::suggest_name(n).map(|s| format!("; did you mean `{s}`?")).unwrap_or_default();
+                eprintln!(
+                    "vmlab profiles: unknown profile `{n}`{hint} (known profiles: {})",
+                    profiles::names().join(", ")
+                );
+                return ExitCode::from(2);
             }
         }
-        print_wrapped("mechanisms", &mech);
-        for (g, t) in groups {
-            let kv: Vec<String> = t
-                .iter()
-                .map(|(k, val)| match (k.as_str(), val.as_u64()) {
-                    ("min_free_kbytes", Some(0)) => format!("{k}=auto"),
-                    _ => format!("{k}={}", plain(val)),
-                })
-                .collect();
-            print_wrapped(g, &kv);
+    }
+    if chosen.len() >= 2 {
+        return profiles_diff(&chosen, json);
+    }
+    let one = !chosen.is_empty();
+    let list = if one { chosen } else { profiles::all() };
+    if json {
+        let doc = if one { serde_json::to_string_pretty(&list[0]) } else { serde_json::to_string_pretty(&list) };
+        println!("{}", doc.unwrap_or_default());
+        return ExitCode::SUCCESS;
+    }
+    // Every field is shown under the name `--set` takes it by (`reclaim.mmap_readahead=cluster`,
+    // `vm.page_cluster=4`); knobs the row's engine never reads, or sysctls its release does not
+    // have, are listed apart, since `--set` refuses them under this profile.
+    for p in &list {
+        let shown = p.shown();
+        let engine = shown.iter().find(|(k, _)| k.name == "engine").map(|(_, v)| v.clone()).unwrap_or_default();
+        println!("{}", p.name);
+        println!("    {}", p.summary);
+        println!("    models Linux {}; engine {engine}", p.version);
+        let mut unread = Vec::new();
+        for section in [Section::Reclaim, Section::Vm] {
+            let mut kv = Vec::new();
+            for (k, v) in shown.iter().filter(|(k, _)| k.section == section) {
+                if p.settable(k) {
+                    kv.push(format!("{}={v}", k.name));
+                } else {
+                    unread.push(format!("{}={v}", k.key()));
+                }
+            }
+            print_wrapped(section.name(), &kv);
+        }
+        if !unread.is_empty() {
+            print_wrapped("unread or absent", &unread);
         }
         println!();
     }
     ExitCode::SUCCESS
 }
 
-/// A JSON value as `--set` spells it: strings unquoted, arrays comma-separated.
-fn plain(v: &serde_json::Value) -> String {
-    match v {
-        serde_json::Value::String(s) => s.clone(),
-        serde_json::Value::Array(a) => a.iter().map(plain).collect::<Vec<_>>().join(","),
-        other => other.to_string(),
+/// `vmlab profiles A B ...`: the fields whose values differ, a column per profile.
+fn profiles_diff(list: &[vmlab_core::profiles::Profile], json: bool) -> ExitCode {
+    let mut rows: Vec<(String, Vec<String>)> =
+        vec![("version".into(), list.iter().map(|p| p.version.to_string()).collect())];
+    for k in vmlab_core::profiles::KNOBS {
+        rows.push((k.key(), list.iter().map(|p| p.get(k).unwrap_or_default()).collect()));
     }
+    rows.retain(|(_, v)| v.iter().any(|x| *x != v[0]));
+    if json {
+        let differ: Vec<serde_json::Value> =
+            rows.iter().map(|(k, v)| serde_json::json!({ "key": k, "values": v })).collect();
+        let names: Vec<&str> = list.iter().map(|p| p.name).collect();
+        let doc = serde_json::json!({ "profiles": names, "differ": differ });
+        println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+        return ExitCode::SUCCESS;
+    }
+    let kw = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
+    let widths: Vec<usize> = list
+        .iter()
+        .enumerate()
+        .map(|(i, p)| rows.iter().map(|r| r.1[i].len()).max().unwrap_or(0).max(p.name.len()))
+        .collect();
+    let line = |key: &str, cells: Vec<&str>| {
+        let mut s = format!("{key:kw$}");
+        for (c, w) in cells.iter().zip(&widths) {
+            s.push_str(&format!("  {c:w$}"));
+        }
+        println!("{}", s.trim_end());
+    };
+    line("", list.iter().map(|p| p.name).collect());
+    if rows.is_empty() {
+        println!("(no field differs)");
+    }
+    for (k, v) in &rows {
+        line(k, v.iter().map(String::as_str).collect());
+    }
+    ExitCode::SUCCESS
 }
 
 /// `    label: k=v k=v ...`, wrapped under the first pair at about 110 columns.

@@ -79,17 +79,38 @@ fn dur(s: &str, what: &str) -> Result<u64, SimError> {
     units::parse_duration(s).map_err(|e| SimError::msg(format!("{what}: {e}")))
 }
 
-/// Resolve the profile: the scenario's (or the override), then `[vm]`/`[reclaim]` tables.
+/// Resolve the profile: the scenario's (or the override), then `[vm]`/`[reclaim]` tables (with
+/// the `--set`s applied). Each knob is checked against the final profile: its range in the row's
+/// release, and, once every knob is in (`reclaim.engine` may be one), whether the engine reads
+/// it. Errors point at the `--set` or the file line that wrote the knob.
 pub fn resolve_profile(sc: &Scenario, override_name: Option<&str>) -> Result<Profile, SimError> {
+    use crate::workload::load::Part;
+    let at = |path: &[&str], part: Part, message: String| SimError { span: sc.span_of(path, part), message };
     let name = override_name.or(sc.file.profile.as_deref()).unwrap_or("linux-6.8");
     let mut p = profiles::find(name).ok_or_else(|| {
-        SimError::msg(format!("unknown profile `{name}`; known profiles: {}", profiles::names().join(", ")))
+        let hint = profiles::suggest_name(name).map(|s| format!("; did you mean `{s}`?")).unwrap_or_default();
+        let msg = format!("unknown profile `{name}`{hint} (known profiles: {})", profiles::names().join(", "));
+        match override_name {
+            Some(_) => SimError::msg(msg),
+            None => at(&["profile"], Part::Value, msg),
+        }
     })?;
-    for (k, v) in &sc.file.vm {
-        p.set("vm", k, v).map_err(SimError::msg)?;
+    let knobs = || {
+        let vm = sc.file.vm.iter().map(|(k, v)| ("vm", k, v));
+        vm.chain(sc.file.reclaim.iter().map(|(k, v)| ("reclaim", k, v)))
+    };
+    for (section, k, v) in knobs() {
+        p.set(section, k, v).map_err(|e| {
+            let part = if profiles::Section::parse(section).and_then(|s| profiles::knob(s, k)).is_some() {
+                Part::Value
+            } else {
+                Part::Key
+            };
+            at(&[section, k], part, e)
+        })?;
     }
-    for (k, v) in &sc.file.reclaim {
-        p.set("reclaim", k, v).map_err(SimError::msg)?;
+    for (section, k, _) in knobs() {
+        p.check_read(section, k).map_err(|e| at(&[section, k], Part::Key, e))?;
     }
     Ok(p)
 }

@@ -61,6 +61,49 @@ impl Scenario {
     }
 }
 
+/// Which part of a `key = value` an error points at.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Part {
+    Key,
+    Value,
+}
+
+impl Scenario {
+    /// Where the value at `path` (e.g. ["vm", "swappiness"]) was written: in the last `--set`
+    /// that wrote it (a span past the end of `text`, laid out as `error_at` reads it) or in the
+    /// file. `None` when neither has it (a default).
+    pub fn span_of(&self, path: &[&str], part: Part) -> Option<Span> {
+        let mut start = self.text.len() + 1;
+        let mut found = None;
+        for (k, v) in &self.sets {
+            let segs: Vec<&str> = k.split('.').map(str::trim).collect();
+            // `--set vm.swappiness=1` writes the path; `--set vm={ swappiness = 1 }` a table holding it.
+            if segs.len() <= path.len() && segs.iter().zip(path).all(|(a, b)| a == b) {
+                let (at, len) = if part == Part::Key && segs.len() == path.len() {
+                    let last = k.rsplit('.').next().unwrap_or(k);
+                    let lead = last.len() - last.trim_start().len();
+                    (k.len() - last.len() + lead, last.trim().len())
+                } else {
+                    let lead = v.len() - v.trim_start().len();
+                    (k.len() + 1 + lead, v.trim().len())
+                };
+                found = Some(Span { offset: (start + at) as u32, len: len.max(1) as u32, line: 0, col: 0 });
+            }
+            start += k.len() + 1 + v.len() + 1;
+        }
+        if found.is_some() {
+            return found;
+        }
+        let tree = SpanTree::build(&self.text);
+        let r = match part {
+            Part::Key => tree.key_range(path)?,
+            Part::Value => tree.get(path)?.span.clone(),
+        };
+        let (line, col) = super::error::line_col(&self.text, r.start);
+        Some(Span { offset: r.start as u32, len: r.len() as u32, line, col })
+    }
+}
+
 /// Load a scenario file and apply `--set KEY=VALUE` overrides.
 pub fn load_scenario(path: &Path, sets: &[String]) -> Result<Scenario, ScenarioError> {
     let name = path.display().to_string();
@@ -78,6 +121,7 @@ pub fn load_scenario_str(name: &str, text: &str, sets: &[String]) -> Result<Scen
     for s in sets.iter_mut() {
         s.resolved = apply_set(&mut edited, s)?;
     }
+    check_set_vars(&table, &sets)?;
     let file: ScenarioFile = match edited.try_into() {
         Ok(f) => f,
         Err(e) => return Err(deser_error(name, text, &tree, &table, &sets, &e)),
@@ -129,6 +173,15 @@ impl SpanTree {
             Node::Leaf => None,
         }?;
         child.get(rest)
+    }
+
+    /// The byte range of the key at `path` (its last component).
+    fn key_range(&self, path: &[&str]) -> Option<Range<usize>> {
+        let (last, parent) = path.split_last()?;
+        match &self.get(parent)?.node {
+            Node::Table(kv) => kv.iter().find(|(k, _, _)| k == last).map(|(_, r, _)| r.clone()),
+            _ => None,
+        }
     }
 
     /// The path of the table holding the key whose span starts at `offset`.
@@ -287,14 +340,7 @@ impl SetArg {
         }
         let raw = &arg[eq + 1..];
         let value_at = eq + 1 + (raw.len() - raw.trim_start().len());
-        let text = raw.trim();
-        // A value is TOML when it parses as TOML (`100`, `true`, `"x"`, `[1, 2]`), else a string
-        // (`3584MiB`, `50MB/s`, a program).
-        let value = format!("v = {text}")
-            .parse::<toml::Table>()
-            .ok()
-            .and_then(|mut t| t.remove("v"))
-            .unwrap_or_else(|| toml::Value::String(text.to_string()));
+        let value = set_value(raw.trim());
         Ok(SetArg { arg: arg.to_string(), eq, segs, value, value_at, resolved: Vec::new() })
     }
 
@@ -311,6 +357,16 @@ impl SetArg {
         let len = self.arg.len().saturating_sub(self.value_at);
         ScenarioError::for_set(&self.arg, self.value_at, len, msg)
     }
+}
+
+/// The value of `--set KEY=TEXT`: TOML when it parses as TOML (`100`, `true`, `"x"`, `[1, 2]`),
+/// else a string (`3584MiB`, `50MB/s`, a program, `256,256,32,0`).
+pub fn set_value(text: &str) -> toml::Value {
+    format!("v = {text}")
+        .parse::<toml::Table>()
+        .ok()
+        .and_then(|mut t| t.remove("v"))
+        .unwrap_or_else(|| toml::Value::String(text.to_string()))
 }
 
 /// Arrays of tables in a scenario: their elements are addressed by index or by `name`.
@@ -391,6 +447,31 @@ fn apply_set(root: &mut toml::Table, s: &SetArg) -> Result<Vec<String>, Scenario
         };
         i += 1;
     }
+}
+
+/// A `--set vars.NAME` must name a variable the file declares: a misspelt one would otherwise
+/// define a variable no program reads, and the run would silently use the file's value.
+fn check_set_vars(original: &toml::Table, sets: &[SetArg]) -> Result<(), ScenarioError> {
+    let declared: Vec<&str> = original
+        .get("vars")
+        .and_then(|v| v.as_table())
+        .map(|t| t.keys().map(String::as_str).collect())
+        .unwrap_or_default();
+    for s in sets {
+        let [table, name] = s.resolved.as_slice() else { continue };
+        if table != "vars" || declared.contains(&name.as_str()) {
+            continue;
+        }
+        let hint =
+            suggest(name, declared.iter().copied()).map(|x| format!("; did you mean `{x}`?")).unwrap_or_default();
+        let help = if declared.is_empty() {
+            "the scenario has no [vars]: declare the variable there to set it with --set".to_string()
+        } else {
+            format!("the scenario's [vars]: {}", declared.join(", "))
+        };
+        return Err(s.err_seg(1, format!("the scenario declares no variable `{name}`{hint}")).with_help(help));
+    }
+    Ok(())
 }
 
 /// A deserialisation error of the edited table, attributed to the file or to a set.
