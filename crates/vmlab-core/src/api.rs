@@ -55,7 +55,7 @@ pub fn render(e: ScenarioError) -> String {
 /// the bounds of the scenario's own `interval` for a run of at most `limit_ns`.
 pub fn interval_ns(seconds: f64, limit_ns: u64) -> Result<u64, String> {
     let what = format!("--interval {seconds}");
-    if !(seconds > 0.0) || !seconds.is_finite() {
+    if !seconds.is_finite() || seconds <= 0.0 {
         return Err(format!("{what}: the interval is a positive number of seconds"));
     }
     let ns = seconds * 1e9;
