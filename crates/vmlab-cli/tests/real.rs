@@ -498,3 +498,21 @@ fn sigkill_at_three_stages_leaves_nothing_after_the_next_run() {
         assert_eq!(leftovers(pid, &work), Vec::<String>::new(), "stage {stage}: left behind");
     }
 }
+
+/// A loop with no operation in it ends with the simulator's error, at the loop, and cleans up.
+#[test]
+fn real_loop_that_does_nothing_ends_with_a_positioned_error() {
+    if let Some(why) = cannot_run_real() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let d = test_dir("noop");
+    let work = d.join("work");
+    std::fs::create_dir_all(&work).expect("work dir");
+    let p = write(&d, "noop.toml", &TINY.replace("touch a write", "let x = 0\nfor i in 0..1000000000000 { x += 1 }"));
+    let _one = REAL_RUNS.lock().unwrap_or_else(|e| e.into_inner());
+    let (code, _, err) = vmlab(&["real", &p, "--dir", &work.to_string_lossy()], &[]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("noop.toml:10:1") && err.contains("steps without"), "{err}");
+    assert!(std::fs::read_dir(&work).expect("work").next().is_none(), "left behind in {}", work.display());
+}

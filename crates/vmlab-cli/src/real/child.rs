@@ -190,7 +190,7 @@ impl Child<'_> {
                 }
                 Insn::Op(kind, span) => {
                     steps = 0;
-                    last_span = *span;
+                    last_span = Span::default();
                     self.vars[ERRNO] = 0;
                     if !self.op(kind, *span)? {
                         return Ok(());

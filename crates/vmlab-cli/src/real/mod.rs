@@ -100,7 +100,12 @@ pub fn real(a: RealArgs) -> ExitCode {
         Err(run::Failure::Program { who, offset, len, message }) => {
             let span = vmlab_core::workload::ast::Span { offset, len, line: 0, col: 0 };
             drop(env);
-            return crate::fail(sc.error_at(span, format!("{who}: {message}")));
+            // An empty span at 0 is no position (`loop { }` has none): not line 1, column 1.
+            let message = format!("{who}: {message}");
+            if offset == 0 && len == 0 {
+                return crate::fail(ScenarioError::new(&sc.path, message));
+            }
+            return crate::fail(sc.error_at(span, message));
         }
         Err(run::Failure::Other(m)) => {
             drop(env);

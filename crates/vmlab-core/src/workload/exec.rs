@@ -21,7 +21,7 @@ use crate::stats::vmstat::Vm;
 const ENOMEM: i64 = 12;
 const EINVAL: i64 = 22;
 /// Instructions a program may run while simulated time stands still (no operation took any):
-/// `loop { }` or `for i in 0..10^12 { x += 1 }` would otherwise hold the simulator forever, past
+/// `loop { }` or `for i in 0..1000000000000 { x += 1 }` would otherwise hold the simulator forever, past
 /// `duration`, since only operations advance the clock. Tens of milliseconds of wall time.
 pub const MAX_STEPS_WITHOUT_TIME: u64 = 10_000_000;
 
@@ -108,6 +108,7 @@ fn run(sim: &mut Sim, t: usize, ctx: &mut Ctx, ps: &mut ProgState, prog: &Progra
         if ctx.sys_ns + ctx.user_ns != spent {
             spent = ctx.sys_ns + ctx.user_ns;
             steps = 0;
+            last_span = Span::default();
         }
         steps += 1;
         if steps > MAX_STEPS_WITHOUT_TIME {
