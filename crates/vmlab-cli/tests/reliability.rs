@@ -59,6 +59,7 @@ fn a_full_stdout_is_an_error_not_a_panic_or_success() {
         vec!["run", &p],
         vec!["run", &p, "--json", "-"],
         vec!["explain", &p],
+        vec!["reproduce", "mmap-sem"],
     ] {
         let (code, _, err) = vmlab_with(&args, full());
         assert_eq!(code, 1, "vmlab {args:?}: {err}");
