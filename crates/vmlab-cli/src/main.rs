@@ -273,7 +273,7 @@ fn load_and_run(
     interval: Option<f64>,
 ) -> Result<(RunReport, vmlab_core::sim::Sim), ExitCode> {
     let sc = vmlab_core::workload::load_scenario(path, sets).map_err(fail)?;
-    let opts = RunOpts { profile, interval_s: interval, progress: progress() };
+    let opts = RunOpts { profile, interval_s: interval, progress: progress(), ..Default::default() };
     let r = api::run(&sc, opts).map_err(fail)?;
     if std::io::stderr().is_terminal() {
         eprint!("\r{:60}\r", "");

@@ -15,6 +15,8 @@ pub struct RunOpts<'a> {
     pub interval_s: Option<f64>,
     /// Progress callback with the simulated time in ns.
     pub progress: Option<Box<dyn FnMut(u64)>>,
+    /// Observers of the run's tracepoints, attached before it starts.
+    pub tracers: Vec<Box<dyn crate::trace::Tracer>>,
 }
 
 /// Turn a simulation error into a diagnostic pointing into the scenario when it has a span.
@@ -76,6 +78,9 @@ pub fn run(sc: &Scenario, opts: RunOpts) -> Result<(RunReport, Sim), ScenarioErr
         sim.interval = interval_ns(i, sim.end_limit).map_err(|m| ScenarioError::new(&sc.path, m))?;
     }
     sim.progress = opts.progress;
+    for t in opts.tracers {
+        sim.k.attach_tracer(t);
+    }
     sim.run().map_err(|e| diagnose(sc, e))?;
     let report = sim.report(wall.elapsed().as_secs_f64());
     Ok((report, sim))

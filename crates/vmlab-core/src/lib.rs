@@ -29,6 +29,7 @@ pub mod sim;
 pub mod slub;
 pub mod stats;
 pub mod swap_state;
+pub mod trace;
 pub mod vmscan;
 pub mod workingset;
 pub mod workload;

@@ -258,6 +258,8 @@ pub struct Profile {
     /// `zone_batchsize` caps a pcp batch at this many bytes of zone per 1/1024 (before the /4):
     /// 512 KiB until 2.6.3x (batch 31), 1 MiB later (batch 63).
     pub pcp_batch_bytes: u64,
+    /// The allocator has per-CPU page lists (hot/cold pages came with 2.5; 2.4.0–2.4.9 has none).
+    pub pcp_lists: bool,
     /// Per-CPU page lists per migrate type (`pcp->lists[MIGRATE_PCPTYPES]`, 2.6.24+): an order-0
     /// unmovable or reclaimable allocation refills from its own buddy lists (stealing through
     /// `__rmqueue_fallback` when they are empty) instead of taking whatever page was freed last.
@@ -332,6 +334,7 @@ const MODERN: Profile = Profile {
     clean_cache_pass: false,
     workingset: true,
     pcp_batch_bytes: 1 << 20,
+    pcp_lists: true,
     pcp_migratetype_lists: false,
     reclaim_frees_cold: false,
     pgfault_on_completion: true,
@@ -369,6 +372,7 @@ const LINUX_2_6_26: Profile = Profile {
     clean_cache_pass: false,
     workingset: false,
     pcp_batch_bytes: 512 << 10,
+    pcp_lists: true,
     pcp_migratetype_lists: false,
     reclaim_frees_cold: false,
     pgfault_on_completion: false,
@@ -415,6 +419,7 @@ const LINUX_2636: Profile = Profile {
     clean_cache_pass: false,
     workingset: false,
     pcp_batch_bytes: 512 << 10,
+    pcp_lists: true,
     pcp_migratetype_lists: true,
     reclaim_frees_cold: true,
     pgfault_on_completion: false,
@@ -476,6 +481,7 @@ const LINUX_249: Profile = Profile {
     clean_cache_pass: false,
     workingset: false,
     pcp_batch_bytes: 512 << 10,
+    pcp_lists: false,
     pcp_migratetype_lists: false,
     reclaim_frees_cold: false,
     pgfault_on_completion: false,
@@ -511,6 +517,10 @@ const AA1: Profile = Profile {
     mmap_readahead: MmapReadahead::ReadAround,
     // Seed 002 was calibrated without interrupt time.
     irq: IrqRule::None,
+    // 2.4 had no per-CPU page lists, but seed 002 was calibrated with them (the engine used to
+    // decide this, and only the 2.4.9 engine turned them off); moving it needs seed 002
+    // re-measured.
+    pcp_lists: true,
     tunables: Tunables { read_ahead_kb: 124, vm_anon_lru: 0, ..BASE_TUNABLES },
     ..LINUX_249
 };

@@ -622,7 +622,7 @@ impl Sim {
             if crate::irq::charged_to_task(self.k.profile.irq) {
                 self.s.tasks[t].stime_ns += ns;
             }
-            crate::vmscan::riel24::lock::interrupted(&mut self.k, cpu, now, ns);
+            crate::vmscan::irq_interrupted(&mut self.k, cpu, now, ns);
         } else {
             // An idle CPU absorbs it; a task woken there meanwhile starts once it returns.
             let end = c.busy_until.max(now) + ns;
