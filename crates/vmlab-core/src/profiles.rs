@@ -733,8 +733,8 @@ pub const KNOBS: &[Knob] = &[
     rc("kswapd_ignore_failure", Kind::Bool, RIEL_ONLY),
     // filemap.rs, page_writeback.rs, irq.rs.
     rc("bounce_highmem_io", Kind::Bool, Readers::All),
-    // filemap.rs calls riel24::grow_buffer_heads whatever the engine.
-    rc("bh_per_slab_page", Kind::Int(BH_PER_SLAB), Readers::All),
+    // riel24's page_cache_added hook grows the buffer_head slab; the aa24 rows have none.
+    rc("bh_per_slab_page", Kind::Int(BH_PER_SLAB), RIEL_ONLY),
     // vmscan/aa24.rs swap_out and shrink_cache.
     rc("walk_skips_active", Kind::Bool, AA_ONLY),
     rc("objrmap_walk", Kind::Bool, AA_ONLY),
@@ -745,6 +745,7 @@ pub const KNOBS: &[Knob] = &[
     rc("workingset", Kind::Bool, Readers::All),
     // kernel.rs zone_batchsize, page_alloc.rs.
     rc("pcp_batch_bytes", Kind::Int(INT), Readers::All),
+    rc("pcp_lists", Kind::Bool, Readers::All),
     rc("pcp_migratetype_lists", Kind::Bool, Readers::All),
     // vmscan/mod.rs remove_mapping_and_free: called by every engine but riel24, which frees
     // through its own free_reclaimed.
@@ -960,6 +961,7 @@ impl Profile {
             "shm_writepage_io" => &mut self.shm_writepage_io,
             "clean_cache_pass" => &mut self.clean_cache_pass,
             "workingset" => &mut self.workingset,
+            "pcp_lists" => &mut self.pcp_lists,
             "pcp_migratetype_lists" => &mut self.pcp_migratetype_lists,
             "reclaim_frees_cold" => &mut self.reclaim_frees_cold,
             "pgfault_on_completion" => &mut self.pgfault_on_completion,

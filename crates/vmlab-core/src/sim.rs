@@ -20,7 +20,7 @@ use crate::stats::timeline::Sample;
 use crate::stats::vmstat::Vm;
 use crate::workload::ast::Span;
 use crate::workload::interp::{self, ProgState, Program};
-use crate::workload::load::Scenario;
+use crate::workload::load::{self, Scenario};
 use crate::workload::units;
 
 /// A run failed because of the scenario (a runtime error in a program, a bad machine).
@@ -289,12 +289,12 @@ impl Sim {
             }
         }
         let interval = match &f.interval {
-            Some(i) => dur(i, "interval")?.max(1_000_000),
+            Some(i) => dur(i, "interval")?.max(load::MIN_INTERVAL_NS),
             None => 1_000_000_000,
         };
         let end_limit = match &f.duration {
             Some(d) => dur(d, "duration")?,
-            None => 24 * 3600 * 1_000_000_000,
+            None => load::DEFAULT_DURATION_NS,
         };
         let linger = match &f.linger {
             Some(d) => dur(d, "linger")?,
@@ -425,8 +425,8 @@ impl Sim {
                 break;
             }
             if let Some(we) = self.workload_end {
-                if t > we + self.linger {
-                    self.s.now = we + self.linger;
+                if t > we.saturating_add(self.linger) {
+                    self.s.now = we.saturating_add(self.linger);
                     break;
                 }
             }
@@ -579,8 +579,8 @@ impl Sim {
                     f(self);
                     self.on_sample = Some(f);
                 }
-                if self.workload_end.map(|w| self.s.now <= w + self.linger).unwrap_or(true) {
-                    self.s.push(self.s.now + self.interval, Event::Sample);
+                if self.workload_end.map(|w| self.s.now <= w.saturating_add(self.linger)).unwrap_or(true) {
+                    self.s.push(self.s.now.saturating_add(self.interval), Event::Sample);
                 }
             }
             Event::IdleTick(cpu) => {

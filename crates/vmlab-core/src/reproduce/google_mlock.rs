@@ -134,7 +134,7 @@ fn run_one(opts: &ReproduceOpts, profile: &str, extra: &[String]) -> Result<RunO
 /// lock the same number of slots.
 fn memlock_set(opts: &ReproduceOpts) -> Result<String, String> {
     let path = opts.root.join("scenarios").join("seeds").join(FILE);
-    let sc = crate::workload::load_scenario(&path, &opts.sets).map_err(|e| format!("{:?}", miette::Report::new(e)))?;
+    let sc = crate::workload::load_scenario(&path, &opts.sets).map_err(crate::api::render)?;
     let mem =
         crate::workload::units::parse_size(&sc.file.machine.memory).map_err(|e| format!("machine.memory: {e}"))?;
     let name = sc.processes.first().map(|p| p.name.clone()).ok_or("the scenario has no process")?;

@@ -181,7 +181,7 @@ pub fn run_pair(opts: &ReproduceOpts, file: &str, workload: &str) -> Result<Vec<
 /// The postmark scenario's machine as run (with the user's `--set`s): memory, CPUs, zones.
 fn machine_line(opts: &ReproduceOpts) -> Result<String, String> {
     let path = opts.root.join("scenarios").join("seeds").join(POSTMARK);
-    let sc = crate::workload::load_scenario(&path, &opts.sets).map_err(|e| format!("{:?}", miette::Report::new(e)))?;
+    let sc = crate::workload::load_scenario(&path, &opts.sets).map_err(crate::api::render)?;
     let m = &sc.file.machine;
     let zones = match &m.zones {
         Some(t) => {
@@ -199,7 +199,7 @@ fn machine_line(opts: &ReproduceOpts) -> Result<String, String> {
 /// The scenario's first process program text (for its `let ntx = N`).
 fn first_program(opts: &ReproduceOpts, file: &str) -> Result<Option<String>, String> {
     let path = opts.root.join("scenarios").join("seeds").join(file);
-    let sc = crate::workload::load_scenario(&path, &opts.sets).map_err(|e| format!("{:?}", miette::Report::new(e)))?;
+    let sc = crate::workload::load_scenario(&path, &opts.sets).map_err(crate::api::render)?;
     Ok(sc.file.processes.first().map(|p| p.program.clone()))
 }
 

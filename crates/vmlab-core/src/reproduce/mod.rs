@@ -66,10 +66,9 @@ pub fn run_seed_scenario(
     let path = opts.root.join("scenarios").join("seeds").join(file);
     let mut sets: Vec<String> = extra_sets.to_vec();
     sets.extend(opts.sets.iter().cloned());
-    let sc =
-        crate::workload::load_scenario(Path::new(&path), &sets).map_err(|e| format!("{:?}", miette::Report::new(e)))?;
+    let sc = crate::workload::load_scenario(Path::new(&path), &sets).map_err(crate::api::render)?;
     let o = crate::api::RunOpts { profile: Some(profile), tracers, ..Default::default() };
-    crate::api::run(&sc, o).map_err(|e| format!("{:?}", miette::Report::new(e)))
+    crate::api::run(&sc, o).map_err(crate::api::render)
 }
 
 /// Find the repository root (the directory holding `scenarios/`) from the current directory or

@@ -8,6 +8,7 @@ use rand::Rng;
 
 use super::ast::{Access, Backing, OpKind, Pattern, Span};
 use super::interp::{eval, render, Insn, OpState, ProgState, Program, TouchState, ERRNO, TID};
+use super::load::MAX_STORAGE_BYTES;
 use crate::kernel::Ctx;
 use crate::memory::Fault;
 use crate::mmap::{pte, vm, Vma, VmaKind};
@@ -19,6 +20,23 @@ use crate::stats::vmstat::Vm;
 
 const ENOMEM: i64 = 12;
 const EINVAL: i64 = 22;
+/// Instructions a program may run while simulated time stands still (no operation took any):
+/// `loop { }` or `for i in 0..1000000000000 { x += 1 }` would otherwise hold the simulator forever, past
+/// `duration`, since only operations advance the clock. Tens of milliseconds of wall time.
+pub const MAX_STEPS_WITHOUT_TIME: u64 = 10_000_000;
+
+/// The error for a program past `MAX_STEPS_WITHOUT_TIME`.
+pub fn no_progress_message() -> String {
+    format!(
+        "{MAX_STEPS_WITHOUT_TIME} steps without an operation that takes time: a loop that does nothing would never end"
+    )
+}
+
+/// A file the simulator cannot hold (its page index is 4 bytes a page).
+fn too_big(bytes: u64) -> String {
+    format!("a file of {bytes} bytes; the simulator holds files of up to 1 TiB")
+}
+
 /// Back-off when an allocation failed and the OOM killer is at work.
 const OOM_BACKOFF_NS: u64 = 10_000_000;
 
@@ -80,9 +98,24 @@ pub fn step(sim: &mut Sim, t: usize, ctx: &mut Ctx) -> Outcome {
 }
 
 fn run(sim: &mut Sim, t: usize, ctx: &mut Ctx, ps: &mut ProgState, prog: &Program) -> R<Outcome> {
+    let mut steps = 0u64;
+    let mut spent = 0u64;
+    let mut last_span = Span::default();
     loop {
         if ctx.sys_ns + ctx.user_ns >= QUANTUM_NS || ctx.sleep_ns > 0 {
             return Ok(Outcome::Continue);
+        }
+        if ctx.sys_ns + ctx.user_ns != spent {
+            spent = ctx.sys_ns + ctx.user_ns;
+            steps = 0;
+            last_span = Span::default();
+        }
+        steps += 1;
+        if steps > MAX_STEPS_WITHOUT_TIME {
+            // `loop { }` evaluates nothing that has a position: name the process instead.
+            let span = (last_span != Span::default()).then_some(last_span);
+            let message = format!("process `{}`: {}", sim.s.tasks[t].name, no_progress_message());
+            return Err(SimError { span, message });
         }
         if ps.pc == usize::MAX {
             return Ok(Outcome::Exit);
@@ -103,10 +136,12 @@ fn run(sim: &mut Sim, t: usize, ctx: &mut Ctx, ps: &mut ProgState, prog: &Progra
         let Some(insn) = prog.code.get(ps.pc) else { return Ok(Outcome::Exit) };
         match insn {
             Insn::Set(v, e) => {
+                last_span = e.span();
                 ps.vars[*v] = ev(prog, ps, e)?;
                 ps.pc += 1;
             }
             Insn::JumpIfZero(e, to) => {
+                last_span = e.span();
                 ps.pc = if ev(prog, ps, e)? == 0 { *to } else { ps.pc + 1 };
             }
             Insn::Jump(to) => ps.pc = *to,
@@ -152,11 +187,14 @@ fn run(sim: &mut Sim, t: usize, ctx: &mut Ctx, ps: &mut ProgState, prog: &Progra
                     ps.pc = *exit;
                 }
             }
-            Insn::Op(kind, span) => match start(sim, t, ctx, ps, prog, kind, *span)? {
-                Step::Done => ps.pc += 1,
-                Step::Ongoing(s) => ps.op = Some(s),
-                Step::Block(o) => return Ok(o),
-            },
+            Insn::Op(kind, span) => {
+                last_span = *span;
+                match start(sim, t, ctx, ps, prog, kind, *span)? {
+                    Step::Done => ps.pc += 1,
+                    Step::Ongoing(s) => ps.op = Some(s),
+                    Step::Block(o) => return Ok(o),
+                }
+            }
         }
     }
 }
@@ -465,6 +503,9 @@ fn start(
                 None => fsize.saturating_sub(off),
             };
             if is_write {
+                if off + l > MAX_STORAGE_BYTES {
+                    return Err(err(span, too_big(off + l)));
+                }
                 sim.k.files[f as usize].extend(off + l);
             }
             let end = (off + l).min(sim.k.files[f as usize].size).div_ceil(4096);
@@ -482,6 +523,9 @@ fn start(
         OpKind::Create { file, size, disk } => {
             let fname = name(prog, ps, file)?;
             let bytes = ev_opt(prog, ps, size, 0)?.max(0) as u64;
+            if bytes > MAX_STORAGE_BYTES {
+                return Err(err(span, too_big(bytes)));
+            }
             let d = match disk {
                 Some(dn) => {
                     let dn = name(prog, ps, dn)?;

@@ -525,6 +525,113 @@ fn deser_error(
 
 // ---- static checks ----------------------------------------------------------------------------
 
+// What a scenario may ask the simulator to hold, checked here, before a run, so that a typo in
+// a size is a positioned error instead of an allocation that takes the host down. The reasons
+// are in docs/SCENARIOS.md, "Limits".
+
+/// The finest timeline interval (a scenario's finer `interval` is raised to it).
+pub const MIN_INTERVAL_NS: u64 = 1_000_000;
+/// The coarsest timeline interval: a year.
+pub const MAX_INTERVAL_NS: u64 = 365 * 24 * 3600 * 1_000_000_000;
+/// How long a run without `duration` may last, simulated.
+pub const DEFAULT_DURATION_NS: u64 = 24 * 3600 * 1_000_000_000;
+/// Timeline samples a run may take: 100,000 took 130 MB of memory with the text report and
+/// 49 MB of JSON, so this is under a gigabyte.
+pub const MAX_TIMELINE_SAMPLES: u64 = 500_000;
+/// A swap area, and all `[[file]]`s and `[[filetree]]`s together: the largest machine's memory.
+pub const MAX_STORAGE_BYTES: u64 = 1 << 40;
+/// Files made before the run (`[[file]]` copies and `[[filetree]]` files).
+pub const MAX_FILES: u64 = 1_000_000;
+/// The smallest zone given in `machine.zones`, and the smallest machine they may make.
+pub const MIN_ZONE_BYTES: u64 = 1 << 20;
+pub const MIN_NODE_BYTES: u64 = 16 << 20;
+
+/// The number of timeline samples a run of at most `limit_ns` takes every `interval_ns`, or an
+/// error saying which bound was crossed (`what` names the interval: `interval`, `--interval`).
+pub fn check_timeline(what: &str, interval_ns: u64, limit_ns: u64) -> Result<u64, String> {
+    if interval_ns > MAX_INTERVAL_NS {
+        return Err(format!("{what} is longer than a year"));
+    }
+    let samples = limit_ns / interval_ns.max(MIN_INTERVAL_NS);
+    if samples > MAX_TIMELINE_SAMPLES {
+        return Err(format!(
+            "{what} {:.3} s over a run of up to {:.0} s is {samples} timeline samples; the limit is {MAX_TIMELINE_SAMPLES}: \
+             set a shorter `duration` or a longer interval",
+            interval_ns.max(MIN_INTERVAL_NS) as f64 / 1e9,
+            limit_ns as f64 / 1e9,
+        ));
+    }
+    Ok(samples)
+}
+
+/// The timeline's size (interval, duration) and the storage and zones the machine is given.
+fn check_limits(ctx: &Ctx<'_>, f: &ScenarioFile) -> Result<(), ScenarioError> {
+    let interval = f.interval.as_deref().map(units::parse_duration).transpose().ok().flatten();
+    let duration = f.duration.as_deref().map(units::parse_duration).transpose().ok().flatten();
+    let at: &[&str] = if f.interval.is_some() { &["interval"] } else { &["duration"] };
+    check_timeline("interval", interval.unwrap_or(1_000_000_000), duration.unwrap_or(DEFAULT_DURATION_NS))
+        .map_err(|e| ctx.err(at, e))?;
+
+    let tib = |b: u64| b as f64 / (1u64 << 40) as f64;
+    if let Some(s) = &f.swap {
+        let bytes = ctx.unit(&["swap", "size"], units::parse_size(&s.size))?;
+        if bytes > MAX_STORAGE_BYTES {
+            return Err(ctx.err(&["swap", "size"], format!("swap of {:.1} TiB; the limit is 1 TiB", tib(bytes))));
+        }
+    }
+    let (mut bytes, mut files) = (0u64, 0u64);
+    let too_much = |bytes: u64, files: u64| -> Option<String> {
+        if bytes > MAX_STORAGE_BYTES {
+            Some(format!("the scenario's files come to {:.1} TiB; the limit is 1 TiB in all", tib(bytes)))
+        } else if files > MAX_FILES {
+            Some(format!("the scenario's files number {files}; the limit is {MAX_FILES} in all"))
+        } else {
+            None
+        }
+    };
+    for (i, file) in f.files.iter().enumerate() {
+        let i = i.to_string();
+        let size = ctx.unit(&["file", &i, "size"], units::size_from_value(&file.size))?;
+        bytes = bytes.saturating_add(size.saturating_mul(file.count as u64));
+        files += file.count as u64;
+        if let Some(m) = too_much(bytes, files) {
+            let key = if size > MAX_STORAGE_BYTES || files <= MAX_FILES { "size" } else { "count" };
+            return Err(ctx.err(&["file", &i, key], m));
+        }
+    }
+    for (i, t) in f.filetrees.iter().enumerate() {
+        let i = i.to_string();
+        let total = ctx.unit(&["filetree", &i, "total"], units::parse_size(&t.total))?;
+        let mean = ctx.unit(&["filetree", &i, "mean"], units::parse_size(&t.mean))?;
+        bytes = bytes.saturating_add(total);
+        // As many files as dist::file_tree_sizes makes.
+        files += if total == 0 { 0 } else { (total / mean.max(1)).clamp(1, total) };
+        if let Some(m) = too_much(bytes, files) {
+            let key = if files > MAX_FILES { "mean" } else { "total" };
+            return Err(ctx.err(&["filetree", &i, key], m));
+        }
+    }
+    if let Some(zones) = &f.machine.zones {
+        let mut sum = 0u64;
+        for (z, v) in zones {
+            let b = ctx.unit(&["machine", "zones", z], units::size_from_value(v))?;
+            if b < MIN_ZONE_BYTES {
+                return Err(
+                    ctx.err(&["machine", "zones", z], format!("zone {z} of {b} bytes; a zone is at least 1 MiB"))
+                );
+            }
+            sum = sum.saturating_add(b);
+        }
+        if sum < MIN_NODE_BYTES {
+            return Err(ctx.err(
+                &["machine", "zones"],
+                format!("the zones come to {sum} bytes; at least 16 MiB per node is needed"),
+            ));
+        }
+    }
+    Ok(())
+}
+
 struct Ctx<'a> {
     name: &'a str,
     text: &'a str,
@@ -613,6 +720,8 @@ fn check(ctx: &Ctx<'_>, f: &ScenarioFile) -> Result<Vec<ProcessDef>, ScenarioErr
         }
     }
 
+    check_limits(ctx, f)?;
+
     let mut disk_names: Vec<&str> = Vec::new();
     for (i, d) in f.disks.iter().enumerate() {
         let i = i.to_string();
@@ -657,12 +766,10 @@ fn check(ctx: &Ctx<'_>, f: &ScenarioFile) -> Result<Vec<ProcessDef>, ScenarioErr
         }
     };
     if let Some(s) = &f.swap {
-        ctx.unit(&["swap", "size"], units::parse_size(&s.size))?;
         check_disk(&["swap", "disk"], &s.disk)?;
     }
     for (i, file) in f.files.iter().enumerate() {
         let i = i.to_string();
-        ctx.unit(&["file", &i, "size"], units::size_from_value(&file.size))?;
         check_disk(&["file", &i, "disk"], &file.disk)?;
         if file.count > 1 && !file.name.contains("{i}") {
             return Err(ctx
@@ -678,8 +785,6 @@ fn check(ctx: &Ctx<'_>, f: &ScenarioFile) -> Result<Vec<ProcessDef>, ScenarioErr
     }
     for (i, t) in f.filetrees.iter().enumerate() {
         let i = i.to_string();
-        ctx.unit(&["filetree", &i, "total"], units::parse_size(&t.total))?;
-        ctx.unit(&["filetree", &i, "mean"], units::parse_size(&t.mean))?;
         check_disk(&["filetree", &i, "disk"], &t.disk)?;
     }
     for (i, n) in f.netrx.iter().enumerate() {
