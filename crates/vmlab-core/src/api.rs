@@ -31,7 +31,7 @@ pub fn run(sc: &Scenario, opts: RunOpts) -> Result<(RunReport, Sim), ScenarioErr
     let profile = resolve_profile(sc, opts.profile).map_err(|e| diagnose(sc, e))?;
     let mut sim = Sim::new(sc, profile).map_err(|e| diagnose(sc, e))?;
     if let Some(i) = opts.interval_s {
-        if !(i > 0.0) {
+        if i.is_nan() || i <= 0.0 {
             return Err(ScenarioError::new(&sc.path, "--interval must be a positive number of seconds"));
         }
         sim.interval = (i * 1e9) as u64;

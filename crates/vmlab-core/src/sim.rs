@@ -639,9 +639,7 @@ impl Sim {
             Outcome::Continue if sleep_after > 0 => self.s.block(t, Some(now + sleep_after), false),
             Outcome::Continue => self.s.set_runnable(t),
             Outcome::Block { until, io } => {
-                if pending && until.is_none() {
-                    self.s.set_runnable(t);
-                } else if pending && self.s.tasks[t].kind != TaskKind::User {
+                if pending && (until.is_none() || self.s.tasks[t].kind != TaskKind::User) {
                     self.s.set_runnable(t);
                 } else {
                     let until = until.map(|u| u.max(now) + sleep_after);
