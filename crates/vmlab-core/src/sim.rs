@@ -366,7 +366,13 @@ impl Sim {
             samples: Vec::new(),
             buddy_samples: Vec::new(),
             sstate,
-            scenario_name: f.name.clone().unwrap_or_else(|| sc.path.clone()),
+            // The file's name, not the path it was given by: the same scenario run from another
+            // directory gives the same output.
+            scenario_name: f.name.clone().unwrap_or_else(|| {
+                std::path::Path::new(&sc.path)
+                    .file_name()
+                    .map_or_else(|| sc.path.clone(), |n| n.to_string_lossy().into_owned())
+            }),
             seed: f.seed,
             params: Vec::new(),
             progress: None,
