@@ -1,29 +1,73 @@
 #!/usr/bin/env bash
-# Every test vmlab has: Rust unit, integration and property tests (debug build: page
-# conservation is asserted after every simulated quantum), the CLI tests, the full-scale seed
-# reproductions that pass (release build), and — when the Python package is present — its pytest
-# suite. Needs only Rust, Python 3.11 and pip.
+# Every gate and every test vmlab has, in order, stopping at the first failure:
+#   1. cargo fmt --check and clippy with warnings as errors (the Python crate included);
+#   2. Rust unit, integration and property tests (debug build: page conservation is asserted
+#      after every simulated quantum), the CLI tests — under cargo nextest when it is installed,
+#      else cargo test, a line per test either way;
+#   3. in release: the full-scale seed reproductions that pass, then the golden hashes of every
+#      seed's and every example×profile's JSON (crates/vmlab-cli/tests/golden.rs);
+#   4. when the Python package is present, its pytest suite.
+# Needs only Rust, Python 3.11 and pip. Everything is printed as it happens; a step that runs a
+# long time says so every 50 s, so the log is never silent for a minute. The time of each step
+# is summed up at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-log=$(mktemp)
 
-# Run a cargo command quietly: print the test lines, and the tail of the log if it fails.
-run_cargo() {
-    local status
-    set +e
-    "$@" >"$log" 2>&1
-    status=$?
-    set -e
-    grep -E "^(test result|     Running)|FAILED|panicked" "$log" || true
-    if [ "$status" -ne 0 ]; then
-        echo "$* failed (exit $status); last lines:"
-        tail -60 "$log"
-        exit "$status"
-    fi
+timings=()
+total_start=$(date +%s)
+
+summary() {
+    echo "== time by step"
+    for t in "${timings[@]}"; do
+        echo "   $t"
+    done
+    echo "   $(printf '%-56s %5d s' total $(($(date +%s) - total_start)))"
 }
 
-echo "== cargo test --workspace"
-run_cargo cargo test --workspace --locked
+# step LABEL CMD...: run CMD with its output as it comes, a heartbeat line every 50 s, and its
+# wall time recorded; stop the script if it fails.
+step() {
+    local label=$1
+    shift
+    echo "== $label: $*"
+    local t0 status
+    t0=$(date +%s)
+    (
+        n=0
+        while sleep 5; do
+            n=$((n + 5))
+            if [ $((n % 50)) -eq 0 ]; then
+                echo "   ... $label still running ($n s)"
+            fi
+        done
+    ) &
+    local beat=$!
+    set +e
+    "$@"
+    status=$?
+    set -e
+    kill "$beat" 2>/dev/null || true
+    wait "$beat" 2>/dev/null || true
+    local dt=$(($(date +%s) - t0))
+    timings+=("$(printf '%-56s %5d s' "$label" "$dt")")
+    if [ "$status" -ne 0 ]; then
+        echo "== FAILED: $label (exit $status) after $dt s"
+        summary
+        exit "$status"
+    fi
+    echo "== $label: ok in $dt s"
+}
+
+step "rustfmt" cargo fmt --all --check
+# The workspace includes vmlab-py (pyo3): it type-checks without an interpreter to link against.
+step "clippy" cargo clippy --workspace --all-targets --locked -- -D warnings
+
+if cargo nextest --version >/dev/null 2>&1; then
+    # nextest runs no doctests; vmlab has none (`cargo test --doc` would add a build for nothing).
+    step "tests (nextest, debug)" cargo nextest run --workspace --locked --no-fail-fast
+else
+    step "tests (cargo test, debug)" cargo test --workspace --locked --no-fail-fast
+fi
 
 # Full-scale seed reproductions that pass: each runs a seed at its original size, too slow for a
 # debug build. The ones that do not reproduce yet stay #[ignore]d with the reason; list a test
@@ -34,11 +78,16 @@ full_scale=(
 )
 for entry in "${full_scale[@]}"; do
     read -r target name <<<"$entry"
-    echo "== full scale (release): $target::$name"
-    run_cargo cargo test --release --locked -p vmlab-core --test "$target" -- --ignored --exact "$name"
+    step "full scale (release): $target::$name" \
+        cargo test --release --locked -p vmlab-core --test "$target" -- --ignored --exact "$name" --nocapture
 done
 
+# Every seed's and every example×profile's JSON against crates/vmlab-cli/tests/golden/hashes.txt;
+# each run is printed as it finishes.
+step "golden hashes (release)" cargo test --release --locked -p vmlab --test golden -- --ignored --nocapture
+
 if [ -x scripts/python-test.sh ]; then
-    echo "== python"
-    scripts/python-test.sh
+    step "python" scripts/python-test.sh
 fi
+
+summary

@@ -158,7 +158,7 @@ impl Kernel {
     pub fn new(profile: Profile, cfg: MachineConfig, seed: u64) -> Result<Kernel, String> {
         use rand::SeedableRng;
         let total = cfg.total_pages();
-        if total >= (1u64 << 28) + 1 {
+        if total > (1u64 << 28) {
             return Err(format!("machine.memory is {} GiB; vmlab supports up to 1 TiB", total >> 18));
         }
         let cost = CostTable::for_mhz(cfg.cpu_mhz);

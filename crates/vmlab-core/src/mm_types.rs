@@ -208,7 +208,7 @@ mod tests {
     use super::*;
     #[test]
     fn frame_state_fits_the_budget() {
-        assert!(Frames::BYTES_PER_FRAME <= 24);
+        const { assert!(Frames::BYTES_PER_FRAME <= 24) };
     }
     #[test]
     fn list_ops_keep_order_and_length() {

@@ -110,7 +110,7 @@ impl Kernel {
                     z.wmark = [mask, 2 * mask, 3 * mask];
                 }
                 WmarkRule::Linux2636 | WmarkRule::Linux68 => {
-                    let tmp = if lowmem_pages == 0 { 0 } else { pages_min * z.managed / lowmem_pages };
+                    let tmp = (pages_min * z.managed).checked_div(lowmem_pages).unwrap_or(0);
                     let min = if z.kind == ZoneType::HighMem { (z.managed / 1024).clamp(32, 128) } else { tmp };
                     if self.profile.wmark == WmarkRule::Linux2636 {
                         z.wmark = [min, min + tmp / 4, min + tmp / 2];
@@ -129,11 +129,11 @@ impl Kernel {
             let kind_i = self.zones[i].kind as usize;
             let ratio = self.profile.tunables.lowmem_reserve_ratio[kind_i.min(3)];
             let mut sum = 0;
-            for j in (kind_i + 1)..5 {
+            for (j, r) in res.iter_mut().enumerate().skip(kind_i + 1) {
                 if let Some(zj) = self.zones.iter().find(|z| z.node == node && z.kind as usize == j) {
                     sum += zj.managed;
                 }
-                res[j] = if ratio == 0 { 0 } else { sum / ratio };
+                *r = sum.checked_div(ratio).unwrap_or(0);
             }
             self.zones[i].lowmem_reserve = res;
         }

@@ -387,7 +387,13 @@ impl Sim {
             samples: Vec::new(),
             buddy_samples: Vec::new(),
             sstate,
-            scenario_name: f.name.clone().unwrap_or_else(|| sc.path.clone()),
+            // The file's name, not the path it was given by: the same scenario run from another
+            // directory gives the same output.
+            scenario_name: f.name.clone().unwrap_or_else(|| {
+                std::path::Path::new(&sc.path)
+                    .file_name()
+                    .map_or_else(|| sc.path.clone(), |n| n.to_string_lossy().into_owned())
+            }),
             seed: f.seed,
             params: Vec::new(),
             progress: None,
@@ -660,9 +666,7 @@ impl Sim {
             Outcome::Continue if sleep_after > 0 => self.s.block(t, Some(now + sleep_after), false),
             Outcome::Continue => self.s.set_runnable(t),
             Outcome::Block { until, io } => {
-                if pending && until.is_none() {
-                    self.s.set_runnable(t);
-                } else if pending && self.s.tasks[t].kind != TaskKind::User {
+                if pending && (until.is_none() || self.s.tasks[t].kind != TaskKind::User) {
                     self.s.set_runnable(t);
                 } else {
                     let until = until.map(|u| u.max(now) + sleep_after);

@@ -107,8 +107,8 @@ impl NetRx {
         } else {
             self.lifetime_ns
         };
-        let free_at = if self.drain > 0 {
-            self.last_free = (ctx.now + life).max(self.last_free + 1_000_000_000 / self.drain);
+        let free_at = if let Some(gap) = 1_000_000_000u64.checked_div(self.drain) {
+            self.last_free = (ctx.now + life).max(self.last_free + gap);
             self.last_free
         } else {
             ctx.now + life

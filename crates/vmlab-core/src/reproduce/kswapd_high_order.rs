@@ -237,7 +237,7 @@ pub fn memfree_over_time(runs: &[RunReport]) -> String {
         let t = end * i as f64 / steps as f64;
         s += &format!("{:>8.0}", t);
         for r in runs {
-            let v = r.timeline.iter().filter(|x| x.t_s <= t + 1e-9).last().map(|x| x.free_kb as f64 / 1024.0);
+            let v = r.timeline.iter().rfind(|x| x.t_s <= t + 1e-9).map(|x| x.free_kb as f64 / 1024.0);
             s += &match v {
                 Some(v) => format!("{:>16.0}", v),
                 None => format!("{:>16}", "-"),

@@ -107,7 +107,7 @@ pub fn format_kswapd(k: &Kernel, elapsed_s: f64) -> String {
     let _ = writeln!(o, "  time by what kept kswapd awake when each step began (the engine's own test):");
     let _ = writeln!(o, "  {:>10} {:>6} {:>10}  reason", "CPU s", "%", "steps");
     let mut rows = k.kswapd_why.rows.clone();
-    rows.sort_by(|a, b| b.1.cmp(&a.1));
+    rows.sort_by_key(|r| std::cmp::Reverse(r.1));
     for (r, ns, steps) in rows.iter().filter(|r| r.1 > 0) {
         let _ = writeln!(
             o,

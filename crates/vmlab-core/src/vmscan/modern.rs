@@ -347,21 +347,20 @@ fn shrink_folio_list(k: &mut Kernel, ctx: &mut Ctx, pages: &[Pfn], sc: &mut Scan
         // throttling", pageout()). A reclaimer that finds the request queue full sleeps in submit_bio and
         // then goes on with the rest of its isolated batch; vmlab writes the batch now and
         // the reclaimer sleeps after it, until the last write has room (shrink_lruvec stops).
-        if anon && !k.fr.has(p, pg::SWAPCACHE) {
-            if !can_reclaim_anon(k, sc) || !crate::swap_state::add_to_swap(k, ctx, p) {
-                k.fr.set(p, pg::ACTIVE);
-                activated += 1;
-                putback(k, p);
-                continue;
-            }
+        if anon
+            && !k.fr.has(p, pg::SWAPCACHE)
+            && (!can_reclaim_anon(k, sc) || !crate::swap_state::add_to_swap(k, ctx, p))
+        {
+            k.fr.set(p, pg::ACTIVE);
+            activated += 1;
+            putback(k, p);
+            continue;
         }
-        if k.fr.mapcount[p as usize] > 0 {
-            if !sc.may_unmap || !k.try_to_unmap(ctx, p) {
-                k.fr.set(p, pg::ACTIVE);
-                activated += 1;
-                putback(k, p);
-                continue;
-            }
+        if k.fr.mapcount[p as usize] > 0 && (!sc.may_unmap || !k.try_to_unmap(ctx, p)) {
+            k.fr.set(p, pg::ACTIVE);
+            activated += 1;
+            putback(k, p);
+            continue;
         }
         if k.fr.has(p, pg::DIRTY) {
             let file = !is_swapbacked(k, p);
@@ -592,12 +591,7 @@ pub fn kswapd_why(k: &Kernel, node: usize) -> crate::stats::explain::Reason {
     if pgdat_balanced(k, node, order, cz) {
         return Reason::new(Why::Balanced, node, None, order);
     }
-    let top = k.nodes[node]
-        .zones
-        .iter()
-        .copied()
-        .filter(|&z| k.zones[z].kind as usize <= cz && k.zones[z].managed > 0)
-        .last();
+    let top = k.nodes[node].zones.iter().copied().rfind(|&z| k.zones[z].kind as usize <= cz && k.zones[z].managed > 0);
     Reason::new(Why::NoZoneAboveHigh, node, top, order)
 }
 

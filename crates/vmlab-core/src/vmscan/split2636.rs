@@ -645,7 +645,7 @@ fn compaction_suitable(k: &Kernel, zid: usize, order: u32) -> bool {
         // Index 0 (no free blocks) skips; -1000 (a block exists) continues.
         return blocks != 0;
     }
-    let idx = 1000i64 - ((1000 + (z.free_pages * 1000 >> order) as i64) / blocks as i64);
+    let idx = 1000i64 - ((1000 + ((z.free_pages * 1000) >> order) as i64) / blocks as i64);
     idx > 500
 }
 

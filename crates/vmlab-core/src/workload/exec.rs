@@ -483,7 +483,7 @@ fn start(
                 write: *access == Access::Write,
                 kind,
                 zipf,
-                gap_ns: if rate > 0 { 1_000_000_000 / rate } else { 0 },
+                gap_ns: 1_000_000_000u64.checked_div(rate).unwrap_or(0),
                 next_at: 0,
                 cur: None,
             }))))
@@ -680,10 +680,8 @@ fn do_mmap(
     let write_locked = sim.k.profile.fault_locking == FaultLocking::PerVma;
     sim.k.vma_insert(mm, Vma { start, end: start + pages, flags, kind, write_locked, swap_ra: Default::default() });
     sim.k.mm_mut(mm).regions.insert(nm, (start, pages));
-    if locked {
-        if crate::mlock::mlock_fixup(&mut sim.k, ctx, mm, start, start + pages, true).is_err() {
-            ps.vars[ERRNO] = ENOMEM;
-        }
+    if locked && crate::mlock::mlock_fixup(&mut sim.k, ctx, mm, start, start + pages, true).is_err() {
+        ps.vars[ERRNO] = ENOMEM;
     }
     Ok((start, start + pages, write))
 }

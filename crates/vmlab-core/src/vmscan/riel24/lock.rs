@@ -188,11 +188,13 @@ mod tests {
 
     #[test]
     fn a_burst_computed_early_waits_for_each_later_hold_it_runs_into() {
-        let mut l = LruLock::default();
         // The loader (task 1, cpu 1) took the lock at 10, 20 and 30 µs, 10 µs apart, before
         // kswapd's quantum (cpu 0) was computed: holds 5–100 µs and 105–300 µs.
-        l.takes = vec![(10_000, 1, 1), (20_000, 1, 1), (30_000, 1, 1), (15_000, 0, 0)];
-        l.holds = vec![(5_000, 100_000, 0), (105_000, 300_000, 0)];
+        let mut l = LruLock {
+            takes: vec![(10_000, 1, 1), (20_000, 1, 1), (30_000, 1, 1), (15_000, 0, 0)],
+            holds: vec![(5_000, 100_000, 0), (105_000, 300_000, 0)],
+            ..Default::default()
+        };
         let (owed, waits) = l.settle(1);
         // 10 → 100 (90 µs); the next moves to 110, inside the second hold → 300 (190 µs); the
         // last moves to 310, free.
@@ -204,11 +206,9 @@ mod tests {
 
     #[test]
     fn an_interrupt_inside_a_hold_lengthens_the_spinners_wait() {
-        let mut l = LruLock::default();
         // kswapd (cpu 0) holds the lock 0–100 µs; the loader (task 1, cpu 1) wants it at 50 µs
         // and spins to 100 µs.
-        l.holds = vec![(0, 100_000, 0)];
-        l.takes = vec![(50_000, 1, 1)];
+        let mut l = LruLock { holds: vec![(0, 100_000, 0)], takes: vec![(50_000, 1, 1)], ..Default::default() };
         assert_eq!(l.owe(1), 1);
         assert_eq!(l.owed, vec![(1, 50_000)]);
         // A 98 µs disk interrupt lands on cpu 0 at 60 µs, inside the hold: the loader spins 98 µs
@@ -223,9 +223,7 @@ mod tests {
 
     #[test]
     fn an_interrupt_outside_any_hold_costs_the_lock_nothing() {
-        let mut l = LruLock::default();
-        l.holds = vec![(0, 100_000, 0)];
-        l.takes = vec![(150_000, 1, 1)];
+        let mut l = LruLock { holds: vec![(0, 100_000, 0)], takes: vec![(150_000, 1, 1)], ..Default::default() };
         // cpu 0 is past its hold: nothing moves, nobody waits.
         assert_eq!(l.interrupted(0, 120_000, 98_000), 0);
         assert_eq!(l.holds, vec![(0, 100_000, 0)]);
