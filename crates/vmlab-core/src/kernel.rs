@@ -148,6 +148,9 @@ pub struct Kernel {
     pub mmap_sem_retired: crate::sched_lock::RwSemStats,
     /// State of the 2.4-aa reclaim engine (swap_out cursor, reclaim continuations).
     pub aa24: crate::vmscan::aa24::Aa24State,
+    /// State of the 2.6.26 reclaim engine (per-zone prev_priority, scan credit, pages_scanned;
+    /// per-node balance_pgdat locals).
+    pub zone26: crate::vmscan::zone26::Zone26State,
     /// Filesystem metadata slab caches (a scenario's `[fs]`), else None.
     pub vfs: Option<Box<crate::dcache::Vfs>>,
     /// Allocation-side diagnostics for high-order kswapd runs (counters only).
@@ -204,6 +207,7 @@ impl Kernel {
             isolate_buf: Vec::new(),
             zero_pfn: 0,
             aa24: Default::default(),
+            zone26: Default::default(),
             alloc_diag: Default::default(),
             kswapd_why: Default::default(),
             cfg,
@@ -211,6 +215,7 @@ impl Kernel {
             vfs: None,
         };
         k.build_zones();
+        k.zone26 = crate::vmscan::zone26::Zone26State::new(k.zones.len(), k.nodes.len());
         Ok(k)
     }
 

@@ -318,6 +318,9 @@ impl Kernel {
         let mut pfn = pfn;
         let mut order = order as usize;
         let mt = self.pageblock_mt[self.pageblock_of(pfn)] as usize;
+        if self.profile.engine == crate::profiles::Engine::Zone26 {
+            crate::vmscan::zone26::zone_freed(self, zid);
+        }
         let split2636 = self.profile.engine == crate::profiles::Engine::Split2636;
         let merge_tail = self.profile.buddy_merge_tail;
         let fr = &mut self.fr;
@@ -476,7 +479,7 @@ impl Kernel {
         let classzone = zl[..n].iter().map(|&z| self.zones[z].kind as usize).max().unwrap_or(0);
         let mut no_progress = 0;
         let entry_sleep = ctx.sleep_ns;
-        let max_tries = 16;
+        let max_tries = crate::vmscan::oom_after_failed_reclaims(self);
         loop {
             if !ctx.is_kswapd {
                 crate::vmscan::wake_all_kswapd(self, &zl[..n], order, classzone);

@@ -17,6 +17,9 @@ pub enum Engine {
     Riel24,
     /// 2.4.10+ (Andrea Arcangeli): active/inactive with classzones, page-table-walk swap_out.
     Aa24,
+    /// 2.6.26/2.6.27: one active/inactive pair per zone, `reclaim_mapped` from swap_tendency and
+    /// prev_priority, balance_pgdat with temp_priority.
+    Zone26,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -348,7 +351,7 @@ const MODERN: Profile = Profile {
 const LINUX_2_6_26: Profile = Profile {
     name: "linux-2.6.26",
     summary: "no split LRU yet, quicklists node_free/16 per CPU, mmap_sem held across fault I/O, FIFO rwsem",
-    engine: Engine::Modern,
+    engine: Engine::Zone26,
     unevictable_lru: false,
     wmark: WmarkRule::Linux2636,
     high_order_check: HighOrderCheck::SubtractLowerOrders,

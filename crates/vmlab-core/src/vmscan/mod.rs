@@ -6,6 +6,7 @@ pub mod aa24;
 pub mod modern;
 pub mod riel24;
 pub mod split2636;
+pub mod zone26;
 
 use crate::kernel::{Ctx, Kernel};
 use crate::mm_types::{pg, List, Pfn};
@@ -37,7 +38,7 @@ pub fn scope_of(k: &Kernel, p: Pfn) -> LruScope {
 fn scope_in_zone(k: &Kernel, zid: usize) -> LruScope {
     match k.profile.engine {
         Engine::Modern => LruScope::Node(k.zones[zid].node),
-        Engine::Split2636 => LruScope::Zone(zid),
+        Engine::Split2636 | Engine::Zone26 => LruScope::Zone(zid),
         Engine::Riel24 | Engine::Aa24 => LruScope::Global,
     }
 }
@@ -106,6 +107,7 @@ pub fn lru_add(k: &mut Kernel, p: Pfn) {
         Engine::Split2636 => split2636::lru_add(k, p),
         Engine::Aa24 => aa24::lru_add(k, p),
         Engine::Modern => modern::lru_add(k, p),
+        Engine::Zone26 => zone26::lru_add(k, p),
     }
 }
 
@@ -125,14 +127,18 @@ pub fn mark_page_accessed(k: &mut Kernel, p: Pfn) {
         Engine::Split2636 => split2636::mark_page_accessed(k, p),
         Engine::Aa24 => aa24::mark_page_accessed(k, p),
         Engine::Modern => modern::mark_page_accessed(k, p),
+        Engine::Zone26 => zone26::mark_page_accessed(k, p),
     }
 }
 
 /// A page fault found page `p` in the page cache (`filemap_nopage` / `shmem_nopage`): the 2.4
-/// engines count that as an access (`mark_page_accessed`); later kernels only set the young bit.
+/// engines and 2.6.26/27's `filemap_fault` count that as an access (`mark_page_accessed`); later
+/// kernels only set the young bit.
 pub fn nopage_accessed(k: &mut Kernel, p: Pfn) {
-    if k.profile.engine == Engine::Aa24 {
-        aa24::mark_page_accessed(k, p);
+    match k.profile.engine {
+        Engine::Aa24 => aa24::mark_page_accessed(k, p),
+        Engine::Zone26 => zone26::nopage_accessed(k, p),
+        _ => {}
     }
 }
 
@@ -156,7 +162,8 @@ pub fn move_to_evictable(k: &mut Kernel, p: Pfn) {
     del_page_from_lru(k, p);
     k.fr.clear(p, pg::UNEVICTABLE);
     k.ev.inc(Vm::UnevictablePgsRescued);
-    let l = if is_swapbacked(k, p) { LRU_INACTIVE_ANON } else { LRU_INACTIVE_FILE };
+    let l =
+        if is_swapbacked(k, p) && k.profile.engine != Engine::Zone26 { LRU_INACTIVE_ANON } else { LRU_INACTIVE_FILE };
     add_to_list(k, p, l, false);
 }
 
@@ -179,6 +186,7 @@ pub fn wakeup_kswapd(k: &mut Kernel, zid: usize, order: u32, classzone: usize) {
         Engine::Split2636 => split2636::wakeup_kswapd(k, zid, order, classzone),
         Engine::Aa24 => aa24::wakeup_kswapd(k, zid, order, classzone),
         Engine::Modern => modern::wakeup_kswapd(k, zid, order, classzone),
+        Engine::Zone26 => zone26::wakeup_kswapd(k, zid, order, classzone),
     }
 }
 
@@ -186,9 +194,9 @@ pub fn wakeup_kswapd(k: &mut Kernel, zid: usize, order: u32, classzone: usize) {
 /// of the zonelist (each checks its own watermark); 6.8 wakes each node's kswapd once.
 pub fn wake_all_kswapd(k: &mut Kernel, zonelist: &[usize], order: u32, classzone: usize) {
     match k.profile.engine {
-        Engine::Split2636 => {
+        Engine::Split2636 | Engine::Zone26 => {
             for &zid in zonelist {
-                split2636::wakeup_kswapd(k, zid, order, classzone);
+                wakeup_kswapd(k, zid, order, classzone);
             }
         }
         Engine::Modern | Engine::Riel24 | Engine::Aa24 => {
@@ -213,6 +221,7 @@ pub fn try_to_free_pages(k: &mut Kernel, ctx: &mut Ctx, gfp: Gfp, order: u32, cl
         Engine::Split2636 => split2636::try_to_free_pages(k, ctx, gfp, order, classzone),
         Engine::Aa24 => aa24::try_to_free_pages(k, ctx, gfp, order, classzone),
         Engine::Modern => modern::try_to_free_pages(k, ctx, gfp, order, classzone),
+        Engine::Zone26 => zone26::try_to_free_pages(k, ctx, gfp, order, classzone),
     };
     ctx.in_reclaim = was;
     r
@@ -248,6 +257,7 @@ pub fn kswapd_step(k: &mut Kernel, ctx: &mut Ctx, node: usize) -> KswapdAction {
         Engine::Split2636 => (split2636::kswapd_why(k, node), split2636::kswapd_step(k, ctx, node)),
         Engine::Aa24 => (aa24::kswapd_why(k, node), aa24::kswapd_step(k, ctx, node)),
         Engine::Modern => (modern::kswapd_why(k, node), modern::kswapd_step(k, ctx, node)),
+        Engine::Zone26 => (zone26::kswapd_why(k, node), zone26::kswapd_step(k, ctx, node)),
     };
     k.kswapd_why.add(why, ctx.sys_ns - before);
     action
@@ -272,6 +282,17 @@ pub fn engine_alloc_pages(
     match k.profile.engine {
         Engine::Riel24 => Some(riel24::alloc::alloc_pages(k, ctx, gfp, order)),
         _ => None,
+    }
+}
+
+/// Failed direct reclaims (returning 0) the allocator takes before the OOM killer: 2.6.26's
+/// `__alloc_pages` goes for it on the first (`did_some_progress == 0`); the others keep the
+/// shared MAX_RECLAIM_RETRIES-style count.
+#[inline]
+pub fn oom_after_failed_reclaims(k: &Kernel) -> u32 {
+    match k.profile.engine {
+        Engine::Zone26 => 1,
+        _ => 16,
     }
 }
 
