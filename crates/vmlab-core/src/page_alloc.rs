@@ -479,7 +479,7 @@ impl Kernel {
         let classzone = zl[..n].iter().map(|&z| self.zones[z].kind as usize).max().unwrap_or(0);
         let mut no_progress = 0;
         let entry_sleep = ctx.sleep_ns;
-        let max_tries = crate::vmscan::oom_after_failed_reclaims(self);
+        let max_tries = 16;
         loop {
             if !ctx.is_kswapd {
                 crate::vmscan::wake_all_kswapd(self, &zl[..n], order, classzone);

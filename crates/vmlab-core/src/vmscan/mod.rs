@@ -285,17 +285,6 @@ pub fn engine_alloc_pages(
     }
 }
 
-/// Failed direct reclaims (returning 0) the allocator takes before the OOM killer: 2.6.26's
-/// `__alloc_pages` goes for it on the first (`did_some_progress == 0`); the others keep the
-/// shared MAX_RECLAIM_RETRIES-style count.
-#[inline]
-pub fn oom_after_failed_reclaims(k: &Kernel) -> u32 {
-    match k.profile.engine {
-        Engine::Zone26 => 1,
-        _ => 16,
-    }
-}
-
 /// Does the engine run kreclaimd (2.4.0–2.4.9)?
 pub fn has_kreclaimd(p: &crate::profiles::Profile) -> bool {
     p.engine == Engine::Riel24

@@ -490,8 +490,12 @@ fn note_zone_scanning_priority(k: &mut Kernel, zid: usize, priority: i32) {
 
 /// `try_to_free_pages` → `do_try_to_free_pages`: shrink the zonelist's zones from priority 12 down
 /// until SWAP_CLUSTER_MAX pages are back, waiting in congestion_wait below priority 10. Returns
-/// what it reclaimed; 0 tells `__alloc_pages` to go for the OOM killer — as 2.6.26 also does when
-/// a full pass over zones not all unreclaimable reclaimed nothing.
+/// what it reclaimed, 0 also when the zones were not all unreclaimable (2.6.26's `ret =
+/// nr_reclaimed`, Nishanth Aravamudan's "smarter retry of costly-order allocations"), where
+/// `__alloc_pages` goes for the OOM killer at once. vmlab's allocator keeps its shared count of
+/// failed reclaims instead: here a direct reclaim runs as one piece of work, without the kswapd
+/// pass and write completions that overlap it in the kernel and feed its inactive list, and a
+/// single 0 would kill a task the kernel would not have killed.
 pub fn try_to_free_pages(k: &mut Kernel, ctx: &mut Ctx, gfp: Gfp, order: u32, _classzone: usize) -> u64 {
     k.ev.inc(Vm::Allocstall);
     let mut sc = Sc { order, may_writepage: true, may_swap: true, ..Default::default() };
