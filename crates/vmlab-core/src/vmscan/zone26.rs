@@ -256,6 +256,7 @@ fn take(k: &mut Kernel, p: Pfn, out: &mut Vec<Pfn>) {
 /// `isolate_lru_pages`: up to `nr` pages from the tail of list `l` of zone `zid`; for order > 0
 /// also the pages of each one's aligned 2^order block that `mode` allows (lumpy reclaim's
 /// neighbours, counted as scanned). Returns pages scanned.
+#[allow(clippy::too_many_arguments)]
 fn isolate_lru_pages(
     k: &mut Kernel,
     ctx: &mut Ctx,
