@@ -924,6 +924,11 @@ mod tests {
         assert!(k.ev.get(Vm::Pageoutrun) >= 1);
         assert_eq!(k.nodes[0].kswapd.phase, KswapdPhase::Sleeping);
         assert_eq!(k.g.isolated, 0);
+        k.check_frames().expect("consistent free lists");
+        for l in [LRU_INACTIVE, LRU_ACTIVE] {
+            assert_eq!(k.zones[z].lruvec.lists[l].len, k.zones[z].lru_pages[l], "list {l} count");
+        }
+        assert_eq!(k.zones[z].lru_pages[crate::mmzone::LRU_INACTIVE_ANON], 0, "the anon slots stay empty");
         // A zone above LOW does not wake it again.
         wakeup_kswapd(&mut k, z, 0, ZoneType::Normal as usize);
         assert!(!k.zone26.nodes[0].woken);
