@@ -17,6 +17,9 @@ pub enum Engine {
     Riel24,
     /// 2.4.10+ (Andrea Arcangeli): active/inactive with classzones, page-table-walk swap_out.
     Aa24,
+    /// 2.6.26/2.6.27: one active/inactive pair per zone, `reclaim_mapped` from swap_tendency and
+    /// prev_priority, balance_pgdat with temp_priority.
+    Zone26,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -356,7 +359,7 @@ const LINUX_2_6_26: Profile = Profile {
     name: "linux-2.6.26",
     version: Version(2, 6, 26),
     summary: "no split LRU yet, quicklists node_free/16 per CPU, mmap_sem held across fault I/O, FIFO rwsem",
-    engine: Engine::Modern,
+    engine: Engine::Zone26,
     unevictable_lru: false,
     wmark: WmarkRule::Linux2636,
     high_order_check: HighOrderCheck::SubtractLowerOrders,
@@ -749,7 +752,11 @@ pub const KNOBS: &[Knob] = &[
     rc("pcp_migratetype_lists", Kind::Bool, Readers::All),
     // vmscan/mod.rs remove_mapping_and_free: called by every engine but riel24, which frees
     // through its own free_reclaimed.
-    rc("reclaim_frees_cold", Kind::Bool, Readers::Only(&[Engine::Modern, Engine::Split2636, Engine::Aa24])),
+    rc(
+        "reclaim_frees_cold",
+        Kind::Bool,
+        Readers::Only(&[Engine::Modern, Engine::Split2636, Engine::Aa24, Engine::Zone26]),
+    ),
     // memory.rs.
     rc("pgfault_on_completion", Kind::Bool, Readers::All),
     // irq.rs, sim.rs.
@@ -771,7 +778,7 @@ pub const KNOBS: &[Knob] = &[
     // Recorded for split2636's era; no code reads it yet (see `Split26`).
     rc("compaction_min_order", Kind::Int(ORDER), SPLIT_ONLY),
     // vmscan/modern.rs and vmscan/split2636.rs get_scan_count; 2.4 had no swappiness.
-    vm("swappiness", Kind::Int(SWAPPINESS), Readers::Only(&[Engine::Modern, Engine::Split2636])),
+    vm("swappiness", Kind::Int(SWAPPINESS), Readers::Only(&[Engine::Modern, Engine::Split2636, Engine::Zone26])),
     // page_alloc.rs setup_watermarks.
     vm("min_free_kbytes", Kind::Int(INT), Readers::All),
     vm("watermark_scale_factor", Kind::Int(WSF), Readers::All),
@@ -805,7 +812,7 @@ trait Word: Copy + Serialize + 'static {
 }
 
 impl Word for Engine {
-    const ALL: &'static [Self] = &[Engine::Modern, Engine::Split2636, Engine::Riel24, Engine::Aa24];
+    const ALL: &'static [Self] = &[Engine::Modern, Engine::Split2636, Engine::Riel24, Engine::Aa24, Engine::Zone26];
 }
 impl Word for WmarkRule {
     const ALL: &'static [Self] = &[WmarkRule::Linux24, WmarkRule::Linux2636, WmarkRule::Linux68];
@@ -1193,9 +1200,9 @@ mod tests {
         fn idx<T: Word + PartialEq>(x: T) -> usize {
             T::ALL.iter().position(|y| *y == x).expect("listed")
         }
-        for e in [Engine::Modern, Engine::Split2636, Engine::Riel24, Engine::Aa24] {
+        for e in [Engine::Modern, Engine::Split2636, Engine::Riel24, Engine::Aa24, Engine::Zone26] {
             match e {
-                Engine::Modern | Engine::Split2636 | Engine::Riel24 | Engine::Aa24 => idx(e),
+                Engine::Modern | Engine::Split2636 | Engine::Riel24 | Engine::Aa24 | Engine::Zone26 => idx(e),
             };
         }
         for w in WmarkRule::ALL {

@@ -8,6 +8,7 @@ pub mod aa24;
 pub mod modern;
 pub mod riel24;
 pub mod split2636;
+pub mod zone26;
 
 use crate::kernel::{Ctx, Kernel};
 use crate::mm_types::{pg, List, Pfn};
@@ -29,6 +30,14 @@ pub trait ReclaimEngine {
     fn lru_scope(k: &Kernel, zid: usize) -> LruScope;
     /// The names of the list slots as the era's `/proc/meminfo` would call them (`None`: unused).
     fn lru_names() -> [Option<&'static str>; NR_LRU_LISTS];
+    /// The inactive list a page of this type goes back to (`putback_lru_page`).
+    fn inactive_list(anon: bool) -> usize {
+        if anon {
+            LRU_INACTIVE_ANON
+        } else {
+            LRU_INACTIVE_FILE
+        }
+    }
     /// A new page enters the LRU (`lru_cache_add`).
     fn lru_add(k: &mut Kernel, p: Pfn);
     /// `mark_page_accessed` from read()/write().
@@ -88,6 +97,7 @@ pub enum EngineState {
     Split2636(Box<split2636::Split2636>),
     Riel24(Box<riel24::Riel24>),
     Aa24(Box<aa24::Aa24State>),
+    Zone26(Box<zone26::Zone26State>),
 }
 
 impl EngineState {
@@ -100,6 +110,7 @@ impl EngineState {
             Engine::Split2636 => EngineState::Split2636(Box::new(split2636::Split2636::new(zones, nodes))),
             Engine::Riel24 => EngineState::Riel24(Box::new(riel24::Riel24::new(zone_ends))),
             Engine::Aa24 => EngineState::Aa24(Box::new(aa24::Aa24State::new(zones))),
+            Engine::Zone26 => EngineState::Zone26(Box::new(zone26::Zone26State::new(zones, nodes))),
         }
     }
     pub(crate) fn riel24(&self) -> &riel24::Riel24 {
@@ -124,6 +135,18 @@ impl EngineState {
         match self {
             EngineState::Aa24(s) => s,
             _ => unreachable!("2.4-aa state asked for under another engine"),
+        }
+    }
+    pub(crate) fn zone26(&self) -> &zone26::Zone26State {
+        match self {
+            EngineState::Zone26(s) => s,
+            _ => unreachable!("2.6.26 state asked for under another engine"),
+        }
+    }
+    pub(crate) fn zone26_mut(&mut self) -> &mut zone26::Zone26State {
+        match self {
+            EngineState::Zone26(s) => s,
+            _ => unreachable!("2.6.26 state asked for under another engine"),
         }
     }
     pub(crate) fn split(&self) -> &split2636::Split2636 {
@@ -197,6 +220,7 @@ macro_rules! dispatch {
             Engine::Split2636 => <split2636::Split2636 as ReclaimEngine>::$m($($a),*),
             Engine::Riel24 => <riel24::Riel24 as ReclaimEngine>::$m($($a),*),
             Engine::Aa24 => <aa24::Aa24State as ReclaimEngine>::$m($($a),*),
+            Engine::Zone26 => <zone26::Zone26State as ReclaimEngine>::$m($($a),*),
         }
     };
 }
@@ -209,6 +233,7 @@ macro_rules! dispatch_static {
             Engine::Split2636 => <split2636::Split2636 as ReclaimEngine>::$m($($a),*),
             Engine::Riel24 => <riel24::Riel24 as ReclaimEngine>::$m($($a),*),
             Engine::Aa24 => <aa24::Aa24State as ReclaimEngine>::$m($($a),*),
+            Engine::Zone26 => <zone26::Zone26State as ReclaimEngine>::$m($($a),*),
         }
     };
 }
@@ -316,7 +341,8 @@ pub fn mark_page_accessed(k: &mut Kernel, p: Pfn) {
 }
 
 /// A page fault found page `p` in the page cache (`filemap_nopage` / `shmem_nopage`): the 2.4
-/// engines count that as an access (`mark_page_accessed`); later kernels only set the young bit.
+/// engines and 2.6.26/27's `filemap_fault` count that as an access (`mark_page_accessed`); later
+/// kernels only set the young bit.
 pub fn nopage_accessed(k: &mut Kernel, p: Pfn) {
     dispatch!(k, nopage_accessed(k, p))
 }
@@ -356,7 +382,8 @@ pub fn move_to_evictable(k: &mut Kernel, p: Pfn) {
     del_page_from_lru(k, p);
     k.fr.clear(p, pg::UNEVICTABLE);
     k.ev.inc(Vm::UnevictablePgsRescued);
-    let l = if is_swapbacked(k, p) { LRU_INACTIVE_ANON } else { LRU_INACTIVE_FILE };
+    let anon = is_swapbacked(k, p);
+    let l = dispatch!(k, inactive_list(anon));
     add_to_list(k, p, l, false);
 }
 
