@@ -1186,6 +1186,47 @@ fn balance_out(k: &mut Kernel, node: usize) -> bool {
     false
 }
 
+impl ReclaimEngine for Split2636 {
+    fn lru_scope(_k: &Kernel, zid: usize) -> LruScope {
+        LruScope::Zone(zid)
+    }
+    fn lru_names() -> [Option<&'static str>; NR_LRU_LISTS] {
+        SPLIT_LRU_NAMES
+    }
+    fn lru_add(k: &mut Kernel, p: Pfn) {
+        lru_add(k, p)
+    }
+    fn mark_page_accessed(k: &mut Kernel, p: Pfn) {
+        mark_page_accessed(k, p)
+    }
+    /// `free_one_page` / `free_pcppages_bulk`: any page coming back makes the zone worth
+    /// scanning again.
+    fn pages_freed(k: &mut Kernel, zid: usize) {
+        let z = &mut k.reclaim.split_mut().zone[zid];
+        z.all_unreclaimable = false;
+        z.pages_scanned = 0;
+    }
+    fn wakeup_kswapd(k: &mut Kernel, zid: usize, order: u32, classzone: usize) {
+        wakeup_kswapd(k, zid, order, classzone)
+    }
+    /// 2.6.x calls `wakeup_kswapd` for every zone of the zonelist (each checks its own
+    /// watermark).
+    fn wake_all_kswapd(k: &mut Kernel, zonelist: &[usize], order: u32, classzone: usize) {
+        for &zid in zonelist {
+            wakeup_kswapd(k, zid, order, classzone);
+        }
+    }
+    fn try_to_free_pages(k: &mut Kernel, ctx: &mut Ctx, gfp: Gfp, order: u32, classzone: usize) -> u64 {
+        try_to_free_pages(k, ctx, gfp, order, classzone)
+    }
+    fn kswapd_why(k: &Kernel, node: usize) -> crate::stats::explain::Reason {
+        kswapd_why(k, node)
+    }
+    fn kswapd_step(k: &mut Kernel, ctx: &mut Ctx, node: usize) -> KswapdAction {
+        kswapd_step(k, ctx, node)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1286,46 +1327,5 @@ mod tests {
         let mut k = kernel("linux-2.6.38");
         wakeup_kswapd(&mut k, 1, 3, ZoneType::Normal as usize);
         assert_eq!(k.nodes[0].kswapd.max_order, 3);
-    }
-}
-
-impl ReclaimEngine for Split2636 {
-    fn lru_scope(_k: &Kernel, zid: usize) -> LruScope {
-        LruScope::Zone(zid)
-    }
-    fn lru_names() -> [Option<&'static str>; NR_LRU_LISTS] {
-        SPLIT_LRU_NAMES
-    }
-    fn lru_add(k: &mut Kernel, p: Pfn) {
-        lru_add(k, p)
-    }
-    fn mark_page_accessed(k: &mut Kernel, p: Pfn) {
-        mark_page_accessed(k, p)
-    }
-    /// `free_one_page` / `free_pcppages_bulk`: any page coming back makes the zone worth
-    /// scanning again.
-    fn pages_freed(k: &mut Kernel, zid: usize) {
-        let z = &mut k.reclaim.split_mut().zone[zid];
-        z.all_unreclaimable = false;
-        z.pages_scanned = 0;
-    }
-    fn wakeup_kswapd(k: &mut Kernel, zid: usize, order: u32, classzone: usize) {
-        wakeup_kswapd(k, zid, order, classzone)
-    }
-    /// 2.6.x calls `wakeup_kswapd` for every zone of the zonelist (each checks its own
-    /// watermark).
-    fn wake_all_kswapd(k: &mut Kernel, zonelist: &[usize], order: u32, classzone: usize) {
-        for &zid in zonelist {
-            wakeup_kswapd(k, zid, order, classzone);
-        }
-    }
-    fn try_to_free_pages(k: &mut Kernel, ctx: &mut Ctx, gfp: Gfp, order: u32, classzone: usize) -> u64 {
-        try_to_free_pages(k, ctx, gfp, order, classzone)
-    }
-    fn kswapd_why(k: &Kernel, node: usize) -> crate::stats::explain::Reason {
-        kswapd_why(k, node)
-    }
-    fn kswapd_step(k: &mut Kernel, ctx: &mut Ctx, node: usize) -> KswapdAction {
-        kswapd_step(k, ctx, node)
     }
 }

@@ -769,6 +769,53 @@ fn balance_out(k: &mut Kernel, node: usize) -> KswapdAction {
     KswapdAction::Continue
 }
 
+impl ReclaimEngine for Zone26State {
+    fn lru_scope(_k: &Kernel, zid: usize) -> LruScope {
+        LruScope::Zone(zid)
+    }
+    fn lru_names() -> [Option<&'static str>; NR_LRU_LISTS] {
+        let mut n = [None; NR_LRU_LISTS];
+        n[LRU_INACTIVE_FILE] = Some("Inactive");
+        n[LRU_ACTIVE_FILE] = Some("Active");
+        n[LRU_UNEVICTABLE] = Some("Unevictable");
+        n
+    }
+    /// One inactive list for both types.
+    fn inactive_list(_anon: bool) -> usize {
+        LRU_INACTIVE_FILE
+    }
+    fn lru_add(k: &mut Kernel, p: Pfn) {
+        lru_add(k, p)
+    }
+    fn mark_page_accessed(k: &mut Kernel, p: Pfn) {
+        mark_page_accessed(k, p)
+    }
+    fn nopage_accessed(k: &mut Kernel, p: Pfn) {
+        nopage_accessed(k, p)
+    }
+    fn pages_freed(k: &mut Kernel, zid: usize) {
+        zone_freed(k, zid)
+    }
+    fn wakeup_kswapd(k: &mut Kernel, zid: usize, order: u32, classzone: usize) {
+        wakeup_kswapd(k, zid, order, classzone)
+    }
+    /// 2.6.x calls `wakeup_kswapd` for every zone of the zonelist.
+    fn wake_all_kswapd(k: &mut Kernel, zonelist: &[usize], order: u32, classzone: usize) {
+        for &zid in zonelist {
+            wakeup_kswapd(k, zid, order, classzone);
+        }
+    }
+    fn try_to_free_pages(k: &mut Kernel, ctx: &mut Ctx, gfp: Gfp, order: u32, classzone: usize) -> u64 {
+        try_to_free_pages(k, ctx, gfp, order, classzone)
+    }
+    fn kswapd_why(k: &Kernel, node: usize) -> crate::stats::explain::Reason {
+        kswapd_why(k, node)
+    }
+    fn kswapd_step(k: &mut Kernel, ctx: &mut Ctx, node: usize) -> KswapdAction {
+        kswapd_step(k, ctx, node)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -934,52 +981,5 @@ mod tests {
         // A zone above LOW does not wake it again.
         wakeup_kswapd(&mut k, z, 0, ZoneType::Normal as usize);
         assert!(!k.reclaim.zone26_mut().nodes[0].woken);
-    }
-}
-
-impl ReclaimEngine for Zone26State {
-    fn lru_scope(_k: &Kernel, zid: usize) -> LruScope {
-        LruScope::Zone(zid)
-    }
-    fn lru_names() -> [Option<&'static str>; NR_LRU_LISTS] {
-        let mut n = [None; NR_LRU_LISTS];
-        n[LRU_INACTIVE_FILE] = Some("Inactive");
-        n[LRU_ACTIVE_FILE] = Some("Active");
-        n[LRU_UNEVICTABLE] = Some("Unevictable");
-        n
-    }
-    /// One inactive list for both types.
-    fn inactive_list(_anon: bool) -> usize {
-        LRU_INACTIVE_FILE
-    }
-    fn lru_add(k: &mut Kernel, p: Pfn) {
-        lru_add(k, p)
-    }
-    fn mark_page_accessed(k: &mut Kernel, p: Pfn) {
-        mark_page_accessed(k, p)
-    }
-    fn nopage_accessed(k: &mut Kernel, p: Pfn) {
-        nopage_accessed(k, p)
-    }
-    fn pages_freed(k: &mut Kernel, zid: usize) {
-        zone_freed(k, zid)
-    }
-    fn wakeup_kswapd(k: &mut Kernel, zid: usize, order: u32, classzone: usize) {
-        wakeup_kswapd(k, zid, order, classzone)
-    }
-    /// 2.6.x calls `wakeup_kswapd` for every zone of the zonelist.
-    fn wake_all_kswapd(k: &mut Kernel, zonelist: &[usize], order: u32, classzone: usize) {
-        for &zid in zonelist {
-            wakeup_kswapd(k, zid, order, classzone);
-        }
-    }
-    fn try_to_free_pages(k: &mut Kernel, ctx: &mut Ctx, gfp: Gfp, order: u32, classzone: usize) -> u64 {
-        try_to_free_pages(k, ctx, gfp, order, classzone)
-    }
-    fn kswapd_why(k: &Kernel, node: usize) -> crate::stats::explain::Reason {
-        kswapd_why(k, node)
-    }
-    fn kswapd_step(k: &mut Kernel, ctx: &mut Ctx, node: usize) -> KswapdAction {
-        kswapd_step(k, ctx, node)
     }
 }
