@@ -1310,7 +1310,7 @@ mod tests {
         assert_eq!(
             p.check_read("reclaim", "objrmap_walk").unwrap_err(),
             "`reclaim.objrmap_walk` is not read by the modern engine, which linux-6.8 runs (read by: aa24); \
-             the nearest knob it reads is `reclaim.bh_per_slab_page`"
+             the nearest knob it reads is `reclaim.buddy_merge_tail`"
         );
         p.check_read("reclaim", "kswapd_failures").unwrap();
         p.check_read("vm", "dirty_ratio").unwrap();
