@@ -14,6 +14,7 @@ pub mod memory;
 pub mod mlock;
 pub mod mm_types;
 pub mod mmap;
+pub mod mmap_lock;
 pub mod mmzone;
 pub mod oom_kill;
 pub mod page_alloc;

@@ -70,6 +70,8 @@ pub struct Task {
     pub waiting_children: bool,
     /// RLIMIT_MEMLOCK of the process, in pages (u64::MAX: unlimited).
     pub memlock_limit: u64,
+    /// What the task holds of its mm's mmap_sem, kept across quanta (a fault waiting for I/O).
+    pub mmap_lock: crate::mmap_lock::MmapLockState,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -187,6 +189,7 @@ impl Sched {
             children: 0,
             waiting_children: false,
             memlock_limit: u64::MAX,
+            mmap_lock: Default::default(),
         });
         id
     }

@@ -1,6 +1,5 @@
-//! Executing program operations as system calls into the simulated mm. The fault path's
-//! locking lives here: mmap_sem (a real rwsem) held across disk I/O, dropped and retried
-//! (FAULT_FLAG_ALLOW_RETRY), or bypassed with per-VMA locks — chosen by the profile.
+//! Executing program operations as system calls into the simulated mm. How a fault treats
+//! mmap_sem is the mm's (`mmap_lock`); the lock state a task keeps is in its `sched::Task`.
 
 use std::sync::Arc;
 
@@ -9,13 +8,11 @@ use rand::Rng;
 use super::ast::{Access, Backing, OpKind, Pattern, Span};
 use super::interp::{eval, render, Insn, OpState, ProgState, Program, TouchState, ERRNO, TID};
 use crate::kernel::Ctx;
-use crate::memory::Fault;
 use crate::mmap::{pte, vm, Vma, VmaKind};
-use crate::profiles::FaultLocking;
+use crate::mmap_lock::{self, FaultStep};
 use crate::sched::{Outcome, TState, QUANTUM_NS};
 use crate::sim::{Sim, SimError};
 use crate::stats::kfunc::KFunc;
-use crate::stats::vmstat::Vm;
 
 const ENOMEM: i64 = 12;
 const EINVAL: i64 = 22;
@@ -221,131 +218,16 @@ fn file_id(sim: &Sim, n: &str, span: Span) -> R<u32> {
 }
 
 /// Take mmap_sem for write; Block if it must wait (the grant wakes the task holding it).
-fn lock_write(sim: &mut Sim, t: usize, ctx: &mut Ctx, ps: &mut ProgState, mm: u32) -> Option<Step> {
-    if ps.holds_write {
-        return None;
-    }
-    ps.holds_write = true;
-    if sim.k.mm_mut(mm).mmap_sem.down_write(t, ctx.clock()) {
-        None
-    } else {
-        sim.k.charge(ctx, KFunc::RwsemDownWrite, sim.k.cost.lock_handoff);
-        Some(Step::Block(Outcome::Block { until: None, io: false }))
-    }
+fn lock_write(sim: &mut Sim, t: usize, ctx: &mut Ctx, mm: u32) -> Option<Step> {
+    mmap_lock::mmap_write_lock(&mut sim.k, t, ctx, &mut sim.s.tasks[t].mmap_lock, mm).map(Step::Block)
 }
 
-/// `mmap_write_unlock`: also ends every VMA write lock taken under it (`vma_end_write_all`).
-fn unlock_write(sim: &mut Sim, ctx: &Ctx, ps: &mut ProgState, mm: u32) {
-    if ps.holds_write {
-        ps.holds_write = false;
-        let mut g = std::mem::take(&mut sim.k.wakeups);
-        let m = sim.k.mm_mut(mm);
-        for v in m.vmas.iter_mut() {
-            v.write_locked = false;
-        }
-        m.mmap_sem.up_write(&mut g, ctx.clock());
-        sim.k.wakeups = g;
-    }
+fn unlock_write(sim: &mut Sim, t: usize, ctx: &Ctx, mm: u32) {
+    mmap_lock::mmap_write_unlock(&mut sim.k, ctx.clock(), &mut sim.s.tasks[t].mmap_lock, mm);
 }
 
-fn unlock_read(sim: &mut Sim, now: u64, ps: &mut ProgState, mm: u32) {
-    if ps.holds_read {
-        ps.holds_read = false;
-        let mut g = std::mem::take(&mut sim.k.wakeups);
-        sim.k.mm_mut(mm).mmap_sem.up_read(&mut g, now);
-        sim.k.wakeups = g;
-    }
-}
-
-enum FStep {
-    Done,
-    Block(Outcome),
-    Segv,
-    Oom,
-}
-
-/// A user access that may fault (x86 `do_page_fault` / `do_user_addr_fault`), locked as the
-/// profile says. When the page needs I/O: `HoldAcrossIo` sleeps holding mmap_sem for read
-/// (2.6.26 `lock_page` in `filemap_fault`); `Retry` drops it, waits, and retries once under it
-/// (FAULT_FLAG_ALLOW_RETRY; the retry itself may not drop it again); `PerVma` first tries under
-/// the VMA's own lock, which it drops for the wait, and retries under mmap_sem.
-fn fault(sim: &mut Sim, t: usize, ctx: &mut Ctx, ps: &mut ProgState, mm: u32, vpn: u64, write: bool) -> FStep {
-    ctx.fault_tried = ps.waited_vpn == Some(vpn);
-    ctx.fault_resumed = std::mem::take(&mut ps.slept_holding) && ctx.fault_tried;
-    let r = fault_inner(sim, t, ctx, ps, mm, vpn, write);
-    ctx.fault_tried = false;
-    ctx.fault_resumed = false;
-    ps.waited_vpn = match r {
-        FStep::Block(Outcome::Block { io: true, .. }) => Some(vpn),
-        FStep::Block(_) => ps.waited_vpn,
-        _ => None,
-    };
-    r
-}
-
-fn fault_inner(sim: &mut Sim, t: usize, ctx: &mut Ctx, ps: &mut ProgState, mm: u32, vpn: u64, write: bool) -> FStep {
-    if !ps.holds_read {
-        if let Some(slot) = sim.k.pte_slot(mm, vpn) {
-            let e = sim.k.pt.entries[slot];
-            if pte::present(e) && (!write || e & pte::WRITE != 0) {
-                sim.k.pt.entries[slot] = e | pte::YOUNG | if write { pte::DIRTY } else { 0 };
-                ctx.user_ns += 2;
-                return FStep::Done;
-            }
-        }
-    }
-    let mode = sim.k.profile.fault_locking;
-    let wait = |until: u64| FStep::Block(Outcome::Block { until: Some(until), io: true });
-    let to_step = |r: Fault| match r {
-        Fault::Done => FStep::Done,
-        Fault::Segv => FStep::Segv,
-        Fault::Oom => FStep::Oom,
-        Fault::Wait { until, .. } => wait(until),
-    };
-    if mode == FaultLocking::PerVma && !ps.holds_read && !ps.fault_tried {
-        // lock_vma_under_rcu: fails only while a writer has this VMA write-locked.
-        match sim.k.find_vma(mm, vpn) {
-            Some(i) if !sim.k.mm(mm).vmas[i].write_locked => {
-                return match sim.k.handle_mm_fault(ctx, mm, vpn, write) {
-                    Fault::Wait { until, .. } => {
-                        sim.k.ev.inc(Vm::VmaLockRetry);
-                        ps.fault_tried = true;
-                        wait(until)
-                    }
-                    other => {
-                        sim.k.ev.inc(Vm::VmaLockSuccess);
-                        to_step(other)
-                    }
-                };
-            }
-            _ => sim.k.ev.inc(Vm::VmaLockAbort),
-        }
-    }
-    if !ps.holds_read {
-        ps.holds_read = true;
-        if !sim.k.mm_mut(mm).mmap_sem.down_read(t, ctx.clock()) {
-            sim.k.charge(ctx, KFunc::RwsemDownRead, sim.k.cost.lock_handoff);
-            return FStep::Block(Outcome::Block { until: None, io: false });
-        }
-    }
-    match sim.k.handle_mm_fault(ctx, mm, vpn, write) {
-        Fault::Wait { until, .. } => {
-            if mode != FaultLocking::HoldAcrossIo && !ps.fault_tried {
-                unlock_read(sim, ctx.clock(), ps, mm);
-                ps.fault_tried = true;
-                sim.k.ev.inc(Vm::MinorFaultRetry);
-            } else {
-                sim.k.mm_mut(mm).mmap_sem.stats.io_waits_holding += 1;
-                ps.slept_holding = true;
-            }
-            wait(until)
-        }
-        other => {
-            unlock_read(sim, ctx.clock(), ps, mm);
-            ps.fault_tried = false;
-            to_step(other)
-        }
-    }
+fn fault(sim: &mut Sim, t: usize, ctx: &mut Ctx, mm: u32, vpn: u64, write: bool) -> FaultStep {
+    mmap_lock::do_user_addr_fault(&mut sim.k, t, ctx, &mut sim.s.tasks[t].mmap_lock, mm, vpn, write)
 }
 
 fn start(
@@ -362,11 +244,11 @@ fn start(
     ps.vars[ERRNO] = 0;
     match kind {
         OpKind::Mmap { name: n, backing, len, offset, fixed, shared, write, locked, populate } => {
-            if let Some(b) = lock_write(sim, t, ctx, ps, mm) {
+            if let Some(b) = lock_write(sim, t, ctx, mm) {
                 return Ok(b);
             }
             let r = do_mmap(sim, ctx, ps, prog, mm, n, backing, len, offset, *fixed, *shared, *write, *locked, span);
-            unlock_write(sim, ctx, ps, mm);
+            unlock_write(sim, t, ctx, mm);
             let (s, e, w) = r?;
             if *locked || *populate {
                 return Ok(Step::Ongoing(OpState::Populate { vpn: s, end: e, write: w && !*shared, mlock_rest: None }));
@@ -375,11 +257,11 @@ fn start(
         }
         OpKind::Munmap { name: n, offset, len } => {
             let (s, a, b) = region_range(sim, prog, ps, mm, n, offset, len, span)?;
-            if let Some(b) = lock_write(sim, t, ctx, ps, mm) {
+            if let Some(b) = lock_write(sim, t, ctx, mm) {
                 return Ok(b);
             }
             sim.k.do_munmap(ctx, mm, s + a, b - a);
-            unlock_write(sim, ctx, ps, mm);
+            unlock_write(sim, t, ctx, mm);
             Ok(Step::Done)
         }
         OpKind::Mlock { name: n, offset, len, chunk } => {
@@ -397,11 +279,11 @@ fn start(
         }
         OpKind::Munlock { name: n, offset, len } => {
             let (s, a, b) = region_range(sim, prog, ps, mm, n, offset, len, span)?;
-            if let Some(bl) = lock_write(sim, t, ctx, ps, mm) {
+            if let Some(bl) = lock_write(sim, t, ctx, mm) {
                 return Ok(bl);
             }
             let _ = crate::mlock::mlock_fixup(&mut sim.k, ctx, mm, s + a, s + b, false);
-            unlock_write(sim, ctx, ps, mm);
+            unlock_write(sim, t, ctx, mm);
             Ok(Step::Done)
         }
         OpKind::MadviseDontneed { name: n, offset, len } => {
@@ -633,7 +515,7 @@ fn do_mmap(
         sim.k.files[file as usize].i_mmap_add(mm, start, start + pages, pgoff);
     }
     // vma_start_write: a new VMA is write-locked until mmap_write_unlock.
-    let write_locked = sim.k.profile.fault_locking == FaultLocking::PerVma;
+    let write_locked = mmap_lock::new_vma_write_locked(&sim.k);
     sim.k.vma_insert(mm, Vma { start, end: start + pages, flags, kind, write_locked, swap_ra: Default::default() });
     sim.k.mm_mut(mm).regions.insert(nm, (start, pages));
     if locked {
@@ -710,9 +592,9 @@ fn cont(sim: &mut Sim, t: usize, ctx: &mut Ctx, ps: &mut ProgState, _prog: &Prog
                         i
                     }
                 };
-                let r = fault(sim, t, ctx, ps, mm, st.start + idx, st.write);
+                let r = fault(sim, t, ctx, mm, st.start + idx, st.write);
                 match r {
-                    FStep::Done => {
+                    FaultStep::Done => {
                         st.cur = None;
                         st.i += 1;
                         sim.k.events += 1;
@@ -720,17 +602,17 @@ fn cont(sim: &mut Sim, t: usize, ctx: &mut Ctx, ps: &mut ProgState, _prog: &Prog
                             st.next_at = ctx.clock() + st.gap_ns;
                         }
                     }
-                    FStep::Block(o) => {
+                    FaultStep::Block(o) => {
                         ps.op = Some(OpState::Touch(st));
                         return Ok(Step::Block(o));
                     }
-                    FStep::Segv => {
+                    FaultStep::Segv => {
                         return Err(SimError::msg(format!(
                             "{}: SIGSEGV touching a page outside its mapping or without permission",
                             sim.s.tasks[t].name
                         )))
                     }
-                    FStep::Oom => {
+                    FaultStep::Oom => {
                         ps.op = Some(OpState::Touch(st));
                         return Ok(Step::Block(Outcome::Block { until: Some(backoff(ctx)), io: false }));
                     }
@@ -743,8 +625,8 @@ fn cont(sim: &mut Sim, t: usize, ctx: &mut Ctx, ps: &mut ProgState, _prog: &Prog
                 if ctx.sys_ns + ctx.user_ns >= QUANTUM_NS {
                     return Ok(Step::Ongoing(OpState::Populate { vpn, end, write, mlock_rest }));
                 }
-                match fault(sim, t, ctx, ps, mm, vpn, write) {
-                    FStep::Done => {
+                match fault(sim, t, ctx, mm, vpn, write) {
+                    FaultStep::Done => {
                         sim.k.events += 1;
                         // Pages that were already mapped become mlocked now.
                         let e = sim.k.pte_get(mm, vpn);
@@ -757,12 +639,12 @@ fn cont(sim: &mut Sim, t: usize, ctx: &mut Ctx, ps: &mut ProgState, _prog: &Prog
                         }
                         vpn += 1;
                     }
-                    FStep::Block(o) => {
+                    FaultStep::Block(o) => {
                         ps.op = Some(OpState::Populate { vpn, end, write, mlock_rest });
                         return Ok(Step::Block(o));
                     }
-                    FStep::Segv => vpn += 1,
-                    FStep::Oom => {
+                    FaultStep::Segv => vpn += 1,
+                    FaultStep::Oom => {
                         ps.op = Some(OpState::Populate { vpn, end, write, mlock_rest });
                         return Ok(Step::Block(Outcome::Block { until: Some(backoff(ctx)), io: false }));
                     }
@@ -771,13 +653,13 @@ fn cont(sim: &mut Sim, t: usize, ctx: &mut Ctx, ps: &mut ProgState, _prog: &Prog
             // Next mlock chunk, if any.
             if let Some((next, stop, chunk)) = mlock_rest {
                 if next < stop {
-                    if let Some(b) = lock_write(sim, t, ctx, ps, mm) {
+                    if let Some(b) = lock_write(sim, t, ctx, mm) {
                         ps.op = Some(OpState::Populate { vpn, end, write, mlock_rest });
                         return Ok(b);
                     }
                     let ce = (next + chunk).min(stop);
                     let r = crate::mlock::mlock_fixup(&mut sim.k, ctx, mm, next, ce, true);
-                    unlock_write(sim, ctx, ps, mm);
+                    unlock_write(sim, t, ctx, mm);
                     let w = sim.k.find_vma(mm, next).map(|i| {
                         let v = &sim.k.mm(mm).vmas[i];
                         v.flags & vm::WRITE != 0 && v.flags & vm::SHARED == 0
@@ -898,11 +780,8 @@ fn do_fork(sim: &mut Sim, t: usize, ctx: &mut Ctx, ps: &ProgState, start: usize)
 /// this CPU — quicklists fill here), and tell a waiting parent.
 fn do_exit(sim: &mut Sim, t: usize, ctx: &mut Ctx) {
     let Some(mm) = sim.s.tasks[t].mm else { return };
-    if let Some(mut ps) = sim.s.tasks[t].prog.take() {
-        if sim.k.mms[mm as usize].is_some() {
-            unlock_read(sim, ctx.clock(), &mut ps, mm);
-            unlock_write(sim, ctx, &mut ps, mm);
-        }
+    if sim.s.tasks[t].prog.take().is_some() && sim.k.mms[mm as usize].is_some() {
+        mmap_lock::mmap_lock_release(&mut sim.k, ctx, &mut sim.s.tasks[t].mmap_lock, mm);
     }
     if sim.k.mms[mm as usize].is_some() {
         let m = sim.k.mm_mut(mm);

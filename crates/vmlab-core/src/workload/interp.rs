@@ -424,29 +424,10 @@ pub struct ProgState {
     pub pc: usize,
     pub vars: Vec<i64>,
     pub op: Option<OpState>,
-    /// mmap_sem held for read across a fault's I/O wait (hold_across_io), or granted while queued.
-    pub holds_read: bool,
-    pub holds_write: bool,
-    /// The fault in progress already dropped its lock once to wait for I/O (FAULT_FLAG_TRIED).
-    pub fault_tried: bool,
-    /// The last fault attempt slept inside `handle_mm_fault` holding mmap_sem (one kernel call).
-    pub slept_holding: bool,
-    /// The page whose fault last blocked on I/O (its next fault is a retry).
-    pub waited_vpn: Option<u64>,
 }
 
 impl ProgState {
     pub fn new(prog: usize, nvars: usize) -> ProgState {
-        ProgState {
-            prog,
-            pc: 0,
-            vars: vec![0; nvars],
-            op: None,
-            holds_read: false,
-            holds_write: false,
-            fault_tried: false,
-            slept_holding: false,
-            waited_vpn: None,
-        }
+        ProgState { prog, pc: 0, vars: vec![0; nvars], op: None }
     }
 }
