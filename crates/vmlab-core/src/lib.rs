@@ -30,6 +30,7 @@ pub mod sim;
 pub mod slub;
 pub mod stats;
 pub mod swap_state;
+pub mod syscalls;
 pub mod vmscan;
 pub mod workingset;
 pub mod workload;

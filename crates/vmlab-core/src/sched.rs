@@ -31,19 +31,8 @@ pub enum TState {
     Exited,
 }
 
-/// What a task does after its quantum.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Outcome {
-    Continue,
-    /// Sleep until `until` (None: until explicitly woken). `io`: counts as iowait (D state).
-    Block {
-        until: Option<u64>,
-        io: bool,
-    },
-    /// Sleeps for good (`sleep forever`): the workload counts it as finished.
-    SleepForever,
-    Exit,
-}
+/// How a task's quantum ends (the interpreter's and the kernel threads' alike).
+pub use crate::workload::syscalls::Outcome;
 
 pub struct Task {
     pub pid: u32,

@@ -18,23 +18,12 @@ use crate::stats::meminfo::{HighMem, Meminfo};
 use crate::stats::report::{self, Machine, RunReport, TaskCpu};
 use crate::stats::timeline::Sample;
 use crate::stats::vmstat::Vm;
-use crate::workload::ast::Span;
 use crate::workload::interp::{self, ProgState, Program};
 use crate::workload::load::Scenario;
 use crate::workload::units;
 
 /// A run failed because of the scenario (a runtime error in a program, a bad machine).
-#[derive(Debug, Clone)]
-pub struct SimError {
-    pub span: Option<Span>,
-    pub message: String,
-}
-
-impl SimError {
-    pub fn msg(m: impl Into<String>) -> SimError {
-        SimError { span: None, message: m.into() }
-    }
-}
+pub type SimError = crate::workload::exec::RunError;
 
 /// See `Sim::on_sample`.
 pub type SampleHook = Box<dyn FnMut(&mut Sim)>;
@@ -67,6 +56,8 @@ pub struct Sim {
     pub on_sample: Option<SampleHook>,
     /// `[[netrx]]` sources: atomic slab allocations from network receive.
     pub netrx: Vec<crate::slub::NetRx>,
+    /// The scenario's disks by name (`create FILE disk=NAME`).
+    pub disk_ids: BTreeMap<String, usize>,
     cpu_idle: Vec<bool>,
     /// An IdleTick is pending for this CPU.
     idle_tick_armed: Vec<bool>,
@@ -372,6 +363,7 @@ impl Sim {
             progress: None,
             on_sample: None,
             netrx,
+            disk_ids,
             cpu_idle: vec![true; ncpu],
             idle_tick_armed: vec![false; ncpu],
         })
@@ -488,7 +480,7 @@ impl Sim {
         self.s.tasks[t].last_cpu = cpu;
         let kind = self.s.tasks[t].kind;
         let outcome = match kind {
-            TaskKind::User => crate::workload::exec::step(self, t, &mut ctx),
+            TaskKind::User => crate::syscalls::step(self, t, &mut ctx),
             _ => crate::sched::run_kthread(&mut self.k, &mut ctx, kind),
         };
         // Queue the I/O this quantum started now, ahead of the task's own wake-up at its
@@ -685,7 +677,7 @@ impl Sim {
                     }
                     continue;
                 }
-                crate::workload::exec::kill_task(self, t);
+                crate::syscalls::kill_task(self, t);
             }
         }
     }

@@ -6,6 +6,7 @@ pub mod interp;
 pub mod load;
 pub mod program;
 pub mod scenario;
+pub mod syscalls;
 pub mod units;
 
 pub use error::ScenarioError;
