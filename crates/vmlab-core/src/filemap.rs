@@ -423,7 +423,7 @@ pub fn filemap_read(k: &mut Kernel, ctx: &mut Ctx, file: u32, idx: &mut u64, end
             Some(calls) => (base + (calls + 1) * bs).min(end),
             None => end,
         };
-        if bs != 0 && (*idx - base) % bs == 0 {
+        if bs != 0 && (*idx - base).is_multiple_of(bs) {
             k.charge(ctx, KFunc::Syscall, k.cost.syscall);
         }
         match k.filemap_read_page(ctx, file, *idx, call_end - *idx) {

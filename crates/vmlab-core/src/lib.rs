@@ -5,7 +5,8 @@
 pub mod api;
 pub mod dcache;
 pub mod disk;
-pub mod dist;
+/// Deterministic distributions (Zipf, log-normal), shared with the workload's access patterns.
+pub use vmlab_workload::dist;
 pub mod filemap;
 pub mod irq;
 pub mod kernel;

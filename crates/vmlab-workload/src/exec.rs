@@ -6,9 +6,9 @@ use std::sync::Arc;
 
 use rand::Rng;
 
-use super::ast::{Access, Backing, Expr, OpKind, Pattern, Span, Template};
-use super::interp::{eval, render, Insn, OpState, ProgState, Program, TouchState, ERRNO, TID};
-use super::syscalls::{self as sys, MapBacking, MmapArgs, Outcome, Progress, Sys, Syscalls};
+use crate::ast::{Access, Backing, Expr, OpKind, Pattern, Span, Template};
+use crate::interp::{eval, render, Insn, OpState, ProgState, Program, TouchState, ERRNO, TID};
+use crate::syscalls::{self as sys, MapBacking, MmapArgs, Outcome, Progress, Sys, Syscalls};
 
 const EINVAL: i64 = 22;
 
@@ -283,7 +283,7 @@ fn start<S: Syscalls>(sys: &mut S, ps: &mut ProgState, prog: &Program, kind: &Op
                 write: *access == Access::Write,
                 kind,
                 zipf,
-                gap_ns: if rate > 0 { 1_000_000_000 / rate } else { 0 },
+                gap_ns: 1_000_000_000u64.checked_div(rate).unwrap_or(0),
                 next_at: 0,
                 cur: None,
             }))))

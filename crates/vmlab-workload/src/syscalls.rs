@@ -5,7 +5,7 @@
 
 use rand::RngCore;
 
-use super::interp::ProgState;
+use crate::interp::ProgState;
 
 /// How a task's quantum ends.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
