@@ -66,6 +66,11 @@ def test_interval_and_profile_options(small):
         vmlab.run(small, profile="no-such-kernel")
     with pytest.raises(vmlab.ScenarioError, match="interval"):
         vmlab.run(small, interval=-1)
+    # The scenario's own bounds (issue 19: 1e-5 grew to 2.5 GB; 1e20 overflowed).
+    with pytest.raises(vmlab.ScenarioError, match="finest interval"):
+        vmlab.run(small, interval=1e-5)
+    with pytest.raises(vmlab.ScenarioError, match="longer than a year"):
+        vmlab.run(small, interval=1e20)
 
 
 def test_bad_scenario_names_file_line_col(tmp_path, small):

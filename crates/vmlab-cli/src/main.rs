@@ -79,9 +79,12 @@ enum Cmd {
         #[arg(long)]
         timing: bool,
     },
-    /// List the kernel profiles and their mechanism tables.
+    /// List the kernel profiles and their mechanism tables; `vmlab profiles NAME` shows one,
+    /// `vmlab profiles A B` only the fields that differ between them.
     Profiles {
-        /// Print the table as JSON.
+        /// Profiles to show (all when none are named).
+        names: Vec<String>,
+        /// Print as JSON.
         #[arg(long)]
         json: bool,
     },
@@ -132,17 +135,14 @@ fn main() -> ExitCode {
         Cmd::Run { scenario, profile, sets, json, csv, interval, timing } => {
             run(scenario, profile, sets, json, csv, interval, timing)
         }
-        Cmd::Profiles { json } => profiles(json),
+        Cmd::Profiles { names, json } => profiles(&names, json),
         Cmd::Explain { scenario, profile, sets } => explain(scenario, profile, sets),
         Cmd::Reproduce { seed, list, sets, json, timing } => reproduce(seed, list, sets, json, timing),
         Cmd::Real { scenario, sets, json, interval, keep, dir } => {
             real::real(real::RealArgs { scenario, sets, json, interval, keep, dir })
         }
         Cmd::Compare { runs } => match compare::load_reports_named(&runs) {
-            Ok(r) => {
-                emit(&compare::compare(&r));
-                ExitCode::SUCCESS
-            }
+            Ok(r) => emit_status(&compare::compare(&r)),
             Err(e) => {
                 eprintln!("vmlab compare: {e}");
                 ExitCode::from(2)
@@ -151,14 +151,103 @@ fn main() -> ExitCode {
     }
 }
 
-/// Write to stdout; a reader that went away (`| head`) is not an error.
-fn emit(s: &str) {
+/// Write to stdout. A reader that went away (`| head`) ends the process by SIGPIPE (see `main`),
+/// as it does C tools; any other failure (a full disk, `> /dev/full`) is reported and the exit
+/// status is 1, so a script never takes a lost report for a good one.
+fn emit(s: &str) -> Result<(), ExitCode> {
     let mut out = std::io::stdout().lock();
-    let _ = out.write_all(s.as_bytes()).and_then(|_| out.flush());
+    out.write_all(s.as_bytes()).and_then(|_| out.flush()).map_err(|e| {
+        eprintln!("vmlab: cannot write to standard output: {e}");
+        ExitCode::from(1)
+    })
+}
+
+/// `emit`, as the command's exit status.
+fn emit_status(s: &str) -> ExitCode {
+    match emit(s) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(c) => c,
+    }
+}
+
+/// Where a run's output goes, checked before the run so that a long run is not lost to a typo
+/// in a path: the file can be created (or is writable), and it is not the scenario itself.
+/// Nothing is created or truncated here.
+fn check_output(what: &str, out: &std::path::Path, inputs: &[&std::path::Path]) -> Result<(), ExitCode> {
+    let refuse = |why: String| {
+        eprintln!("vmlab: {what} {}: {why}", out.display());
+        Err(ExitCode::from(2))
+    };
+    if let Ok(m) = std::fs::metadata(out) {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            for i in inputs {
+                if std::fs::metadata(i).is_ok_and(|im| im.dev() == m.dev() && im.ino() == m.ino()) {
+                    return refuse(format!("is the scenario {}; refusing to overwrite it", i.display()));
+                }
+            }
+        }
+        if m.is_dir() {
+            return refuse("is a directory".into());
+        }
+        // Opened for writing without truncation: the permission check the kernel will make.
+        if let Err(e) = std::fs::OpenOptions::new().write(true).open(out) {
+            return refuse(format!("cannot be written: {e}"));
+        }
+        return Ok(());
+    }
+    let parent = match out.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => std::path::Path::new("."),
+    };
+    match std::fs::metadata(parent) {
+        Ok(m) if m.is_dir() => {}
+        Ok(_) => return refuse(format!("{} is not a directory", parent.display())),
+        Err(e) => return refuse(format!("cannot be created in {}: {e}", parent.display())),
+    }
+    // The directory exists; whether a file can be made in it is only known by making one, so
+    // make a uniquely named probe and remove it.
+    let probe = parent.join(format!(".vmlab-probe-{}", std::process::id()));
+    match std::fs::OpenOptions::new().write(true).create_new(true).open(&probe) {
+        Ok(_) => {
+            let _ = std::fs::remove_file(&probe);
+            Ok(())
+        }
+        Err(e) => refuse(format!("cannot be created in {}: {e}", parent.display())),
+    }
+}
+
+/// `check_output` for every file destination of a command (`-` is standard output), and no
+/// two of them the same file.
+fn check_outputs(outs: &[(&str, Option<&str>)], inputs: &[&std::path::Path]) -> Result<(), ExitCode> {
+    let files: Vec<(&str, &str)> = outs.iter().filter_map(|(w, f)| f.filter(|f| *f != "-").map(|f| (*w, f))).collect();
+    for (i, (what, f)) in files.iter().enumerate() {
+        check_output(what, std::path::Path::new(f), inputs)?;
+        if let Some((other, _)) = files[..i].iter().find(|(_, g)| same_file(f, g)) {
+            eprintln!("vmlab: {what} {f} is also the {other} file");
+            return Err(ExitCode::from(2));
+        }
+    }
+    Ok(())
+}
+
+fn same_file(a: &str, b: &str) -> bool {
+    if a == b {
+        return true;
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        if let (Ok(x), Ok(y)) = (std::fs::metadata(a), std::fs::metadata(b)) {
+            return x.dev() == y.dev() && x.ino() == y.ino();
+        }
+    }
+    false
 }
 
 fn fail(e: vmlab_core::workload::ScenarioError) -> ExitCode {
-    eprintln!("{:?}", miette::Report::new(e));
+    eprintln!("{}", api::render(e));
     ExitCode::from(2)
 }
 
@@ -186,8 +275,15 @@ fn load_and_run(
     sets: &[String],
     interval: Option<f64>,
 ) -> Result<(RunReport, vmlab_core::sim::Sim), ExitCode> {
+    if let Some(name) = profile.filter(|n| vmlab_core::profiles::find(n).is_none()) {
+        let hint =
+            vmlab_core::profiles::suggest_name(name).map(|s| format!("; did you mean `{s}`?")).unwrap_or_default();
+        let known = vmlab_core::profiles::names().join(", ");
+        eprintln!("vmlab: --profile {name}: unknown profile `{name}`{hint} (known profiles: {known})");
+        return Err(ExitCode::from(2));
+    }
     let sc = vmlab_core::workload::load_scenario(path, sets).map_err(fail)?;
-    let opts = RunOpts { profile, interval_s: interval, progress: progress() };
+    let opts = RunOpts { profile, interval_s: interval, progress: progress(), ..Default::default() };
     let r = api::run(&sc, opts).map_err(fail)?;
     if std::io::stderr().is_terminal() {
         eprint!("\r{:60}\r", "");
@@ -204,6 +300,10 @@ fn run(
     interval: Option<f64>,
     timing: bool,
 ) -> ExitCode {
+    let csv_s = csv.as_ref().map(|c| c.to_string_lossy().into_owned());
+    if let Err(c) = check_outputs(&[("--json", json.as_deref()), ("--csv", csv_s.as_deref())], &[path.as_path()]) {
+        return c;
+    }
     let (rep, sim) = match load_and_run(&path, profile.as_deref(), &sets, interval) {
         Ok(r) => r,
         Err(code) => return code,
@@ -227,10 +327,9 @@ fn run(
     }
     match write_json(json.as_deref(), &rep.to_json_string()) {
         Ok(true) => print_text(&rep, &sim),
-        Ok(false) => {}
-        Err(code) => return code,
+        Ok(false) => ExitCode::SUCCESS,
+        Err(code) => code,
     }
-    ExitCode::SUCCESS
 }
 
 fn explain(path: PathBuf, profile: Option<String>, sets: Vec<String>) -> ExitCode {
@@ -273,17 +372,13 @@ fn explain(path: PathBuf, profile: Option<String>, sets: Vec<String>) -> ExitCod
     o.push('\n');
     let _ = writeln!(o, "Where kernel time went (simulated CPU, top 8):");
     o.push_str(&flat_profile_top(&sim, 8));
-    emit(&o);
-    ExitCode::SUCCESS
+    emit_status(&o)
 }
 
 /// `--json FILE|-`: writes the document; Ok(true) when the text form should follow (not `-`).
 fn write_json(json: Option<&str>, doc: &str) -> Result<bool, ExitCode> {
     match json {
-        Some("-") => {
-            emit(doc);
-            Ok(false)
-        }
+        Some("-") => emit(doc).map(|()| false),
         Some(f) => match std::fs::write(f, doc) {
             Ok(()) => Ok(true),
             Err(e) => {
@@ -303,7 +398,7 @@ fn flat_profile_top(sim: &vmlab_core::sim::Sim, n: usize) -> String {
     profile_fmt::format_flat_profile_calls(&top, total)
 }
 
-fn print_text(rep: &RunReport, sim: &vmlab_core::sim::Sim) {
+fn print_text(rep: &RunReport, sim: &vmlab_core::sim::Sim) -> ExitCode {
     use std::fmt::Write as _;
     let mut o = String::new();
     let _ = writeln!(
@@ -340,69 +435,120 @@ fn print_text(rep: &RunReport, sim: &vmlab_core::sim::Sim) {
             let _ = writeln!(o, "{k} {v}");
         }
     }
-    emit(&o);
+    emit_status(&o)
 }
 
-fn profiles(json: bool) -> ExitCode {
-    let all = vmlab_core::profiles::all();
-    if json {
-        println!("{}", serde_json::to_string_pretty(&all).unwrap_or_default());
-        return ExitCode::SUCCESS;
-    }
-    // The text form is made from the JSON one, so it lists every field a profile has, with the
-    // values `--set` takes (`reclaim.mmap_readahead=cluster`, `vm.page_cluster=4`).
-    for p in &all {
-        println!("{}", p.name);
-        println!("    {}", p.summary);
-        let Ok(serde_json::Value::Object(v)) = serde_json::to_value(p) else { continue };
-        let mut mech = Vec::new();
-        let mut groups = Vec::new();
-        for (k, val) in &v {
-            match (k.as_str(), val) {
-                ("name" | "summary", _) => {}
-                ("tunables", serde_json::Value::Object(t)) => groups.push(("vm", t)),
-                (_, serde_json::Value::Object(t)) => groups.push((k.as_str(), t)),
-                _ => mech.push(format!("{k}={}", plain(val))),
+fn profiles(names: &[String], json: bool) -> ExitCode {
+    use std::fmt::Write as _;
+    use vmlab_core::profiles::{self, Profile, Section};
+    let mut chosen: Vec<Profile> = Vec::new();
+    for n in names {
+        match profiles::find(n) {
+            Some(p) => chosen.push(p),
+            None => {
+                let hint = profiles::suggest_name(n).map(|s| format!("; did you mean `{s}`?")).unwrap_or_default();
+                eprintln!(
+                    "vmlab profiles: unknown profile `{n}`{hint} (known profiles: {})",
+                    profiles::names().join(", ")
+                );
+                return ExitCode::from(2);
             }
         }
-        print_wrapped("mechanisms", &mech);
-        for (g, t) in groups {
-            let kv: Vec<String> = t
-                .iter()
-                .map(|(k, val)| match (k.as_str(), val.as_u64()) {
-                    ("min_free_kbytes", Some(0)) => format!("{k}=auto"),
-                    _ => format!("{k}={}", plain(val)),
-                })
-                .collect();
-            print_wrapped(g, &kv);
-        }
-        println!();
     }
-    ExitCode::SUCCESS
+    if chosen.len() >= 2 {
+        return profiles_diff(&chosen, json);
+    }
+    let one = !chosen.is_empty();
+    let list = if one { chosen } else { profiles::all() };
+    if json {
+        let doc = if one { serde_json::to_string_pretty(&list[0]) } else { serde_json::to_string_pretty(&list) };
+        return emit_status(&format!("{}\n", doc.unwrap_or_default()));
+    }
+    // Every field is shown under the name `--set` takes it by (`reclaim.mmap_readahead=cluster`,
+    // `vm.page_cluster=4`); knobs the row's engine never reads, or sysctls its release does not
+    // have, are listed apart, since `--set` refuses them under this profile.
+    let mut o = String::new();
+    for p in &list {
+        let shown = p.shown();
+        let engine = shown.iter().find(|(k, _)| k.name == "engine").map(|(_, v)| v.clone()).unwrap_or_default();
+        let _ = writeln!(o, "{}", p.name);
+        let _ = writeln!(o, "    {}", p.summary);
+        let _ = writeln!(o, "    models Linux {}; engine {engine}", p.version);
+        let mut unread = Vec::new();
+        for section in [Section::Reclaim, Section::Vm] {
+            let mut kv = Vec::new();
+            for (k, v) in shown.iter().filter(|(k, _)| k.section == section) {
+                if p.settable(k) {
+                    kv.push(format!("{}={v}", k.name));
+                } else {
+                    unread.push(format!("{}={v}", k.key()));
+                }
+            }
+            wrapped(&mut o, section.name(), &kv);
+        }
+        if !unread.is_empty() {
+            wrapped(&mut o, "unread or absent", &unread);
+        }
+        o.push('\n');
+    }
+    emit_status(&o)
 }
 
-/// A JSON value as `--set` spells it: strings unquoted, arrays comma-separated.
-fn plain(v: &serde_json::Value) -> String {
-    match v {
-        serde_json::Value::String(s) => s.clone(),
-        serde_json::Value::Array(a) => a.iter().map(plain).collect::<Vec<_>>().join(","),
-        other => other.to_string(),
+/// `vmlab profiles A B ...`: the fields whose values differ, a column per profile.
+fn profiles_diff(list: &[vmlab_core::profiles::Profile], json: bool) -> ExitCode {
+    let mut rows: Vec<(String, Vec<String>)> =
+        vec![("version".into(), list.iter().map(|p| p.version.to_string()).collect())];
+    for k in vmlab_core::profiles::KNOBS {
+        rows.push((k.key(), list.iter().map(|p| p.get(k).unwrap_or_default()).collect()));
     }
+    rows.retain(|(_, v)| v.iter().any(|x| *x != v[0]));
+    if json {
+        let differ: Vec<serde_json::Value> =
+            rows.iter().map(|(k, v)| serde_json::json!({ "key": k, "values": v })).collect();
+        let names: Vec<&str> = list.iter().map(|p| p.name).collect();
+        let doc = serde_json::json!({ "profiles": names, "differ": differ });
+        return emit_status(&format!("{}\n", serde_json::to_string_pretty(&doc).unwrap_or_default()));
+    }
+    let mut o = String::new();
+    let kw = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
+    let widths: Vec<usize> = list
+        .iter()
+        .enumerate()
+        .map(|(i, p)| rows.iter().map(|r| r.1[i].len()).max().unwrap_or(0).max(p.name.len()))
+        .collect();
+    let line = |o: &mut String, key: &str, cells: Vec<&str>| {
+        let mut s = format!("{key:kw$}");
+        for (c, w) in cells.iter().zip(&widths) {
+            s.push_str(&format!("  {c:w$}"));
+        }
+        o.push_str(s.trim_end());
+        o.push('\n');
+    };
+    line(&mut o, "", list.iter().map(|p| p.name).collect());
+    if rows.is_empty() {
+        o.push_str("(no field differs)\n");
+    }
+    for (k, v) in &rows {
+        line(&mut o, k, v.iter().map(String::as_str).collect());
+    }
+    emit_status(&o)
 }
 
 /// `    label: k=v k=v ...`, wrapped under the first pair at about 110 columns.
-fn print_wrapped(label: &str, kv: &[String]) {
+fn wrapped(o: &mut String, label: &str, kv: &[String]) {
     let head = format!("    {label}: ");
     let mut line = head.clone();
     for item in kv {
         if line.len() > head.len() && line.len() + item.len() > 110 {
-            println!("{}", line.trim_end());
+            o.push_str(line.trim_end());
+            o.push('\n');
             line = " ".repeat(head.len());
         }
         line.push_str(item);
         line.push(' ');
     }
-    println!("{}", line.trim_end());
+    o.push_str(line.trim_end());
+    o.push('\n');
 }
 
 fn reproduce(seed: Option<String>, list: bool, sets: Vec<String>, json: Option<String>, timing: bool) -> ExitCode {
@@ -410,20 +556,22 @@ fn reproduce(seed: Option<String>, list: bool, sets: Vec<String>, json: Option<S
     let all = reproduce::seeds();
     let names: Vec<&str> = all.iter().map(|s| s.name).collect();
     if list || seed.is_none() {
-        for s in &all {
-            println!("{:20} {}", s.name, s.summary);
-        }
+        let text: String = all.iter().map(|s| format!("{:20} {}\n", s.name, s.summary)).collect();
+        let code = emit_status(&text);
         if seed.is_none() && !list {
             eprintln!("vmlab reproduce: name a seed ({})", names.join(", "));
             return ExitCode::from(2);
         }
-        return ExitCode::SUCCESS;
+        return code;
     }
     let name = seed.unwrap_or_default();
     let Some(def) = reproduce::find(&name) else {
         eprintln!("vmlab reproduce: unknown seed `{name}`; known seeds: {}", names.join(", "));
         return ExitCode::from(2);
     };
+    if let Err(c) = check_outputs(&[("--json", json.as_deref())], &[]) {
+        return c;
+    }
     let opts = reproduce::ReproduceOpts { sets, root: reproduce::find_root(), timing };
     match (def.run)(&opts) {
         Ok((rep, text)) => {
@@ -435,18 +583,11 @@ fn reproduce(seed: Option<String>, list: bool, sets: Vec<String>, json: Option<S
             } else {
                 rep.with_wall_s_zeroed()
             };
-            match json.as_deref() {
-                Some("-") => emit(&rep.to_json_string()),
-                Some(f) => {
-                    if let Err(e) = std::fs::write(f, rep.to_json_string()) {
-                        eprintln!("vmlab: cannot write {f}: {e}");
-                        return ExitCode::from(1);
-                    }
-                    emit(&text);
-                }
-                None => emit(&text),
+            match write_json(json.as_deref(), &rep.to_json_string()) {
+                Ok(true) => emit_status(&text),
+                Ok(false) => ExitCode::SUCCESS,
+                Err(code) => code,
             }
-            ExitCode::SUCCESS
         }
         Err(e) => {
             eprintln!("{e}");

@@ -12,11 +12,17 @@ fn vmlab(args: &[&str]) -> (i32, String, String) {
     )
 }
 
-/// miette wraps a long message at the terminal's width behind a `│` gutter; the tests look for
-/// phrases, so join the lines back.
+/// miette wraps a long message at the terminal's width behind a `│` gutter, at spaces and after
+/// hyphens (`linux-` / `2.6.36`); the tests look for phrases, so join the lines back.
 fn unwrap_lines(err: &str) -> String {
-    let parts: Vec<&str> = err.lines().map(|l| l.trim_start_matches(|c: char| c.is_whitespace() || c == '│')).collect();
-    parts.join(" ")
+    let mut out = String::new();
+    for l in err.lines().map(|l| l.trim_start_matches(|c: char| c.is_whitespace() || c == '│')) {
+        if !out.is_empty() && !out.ends_with('-') {
+            out.push(' ');
+        }
+        out.push_str(l);
+    }
+    out
 }
 
 fn scenario(name: &str, text: &str) -> String {
@@ -89,12 +95,213 @@ fn runtime_error_points_into_the_program() {
 #[test]
 fn unknown_profile_and_tunable_are_clear_errors() {
     let p = scenario("prof.toml", GOOD);
-    let (code, _, err) = vmlab(&["run", &p, "--profile", "linux-9.9"]);
+    let (code, _, err) = vmlab(&["run", &p, "--profile", "linux-6.9"]);
     assert_eq!(code, 2);
-    assert!(err.contains("unknown profile `linux-9.9`"), "{err}");
+    assert!(
+        err.starts_with("vmlab: --profile linux-6.9: unknown profile `linux-6.9`; did you mean `linux-6.8`?"),
+        "{err}"
+    );
     let (code, _, err) = vmlab(&["run", &p, "--set", "vm.swapiness=10"]);
     assert_eq!(code, 2);
-    assert!(err.contains("vm.swappiness"), "{err}");
+    assert!(err.contains("--set vm.swapiness=10: unknown knob `vm.swapiness`; did you mean `vm.swappiness`?"), "{err}");
+    let (code, _, err) = vmlab(&["run", &p, "--set", "profile=linux-2.6.3"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--set profile=linux-2.6.3: unknown profile `linux-2.6.3`; did you mean"), "{err}");
+}
+
+/// A bad `[vm]`/`[reclaim]` value is blamed on where it was written: the `--set` argument, or
+/// the file's line and column.
+#[test]
+fn knob_errors_point_at_the_set_or_the_file_line() {
+    let p = scenario("knob.toml", &GOOD.replace("[[process]]", "[vm]\nswappiness = 300\n\n[[process]]"));
+    let (code, _, err) = vmlab(&["run", &p]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains(
+            "knob.toml:7:14: `vm.swappiness` = 300 is out of range: linux-6.8 models Linux 6.8, where it is 0–200 \
+             (0–100 from 2.6.0, 0–200 from 5.8)"
+        ),
+        "{err}"
+    );
+    let (code, _, err) = vmlab(&["run", &p, "--set", "vm.swappiness=150", "--profile", "linux-2.6.36"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains(
+            "--set vm.swappiness=150: `vm.swappiness` = 150 is out of range: linux-2.6.36 models Linux 2.6.36, \
+             where it is 0–100 (0–100 from 2.6.0, 0–200 from 5.8)"
+        ),
+        "{err}"
+    );
+    let (code, _, err) = vmlab(&["run", &p, "--set", "vm.swappiness=150", "--set", "vm.watermark_scale_factor=5000"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains(
+            "--set vm.watermark_scale_factor=5000: `vm.watermark_scale_factor` = 5000 is out of range: linux-6.8 \
+             models Linux 6.8, where it is 1–3000 (1–1000 from 4.6, 1–3000 from 5.17)"
+        ),
+        "{err}"
+    );
+    let (code, _, err) = vmlab(&["run", &p, "--set", "vm.swappiness=60", "--set", "vm.dirty_ratio=lots"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("--set vm.dirty_ratio=lots: `vm.dirty_ratio` expects a non-negative integer, found \"lots\""),
+        "{err}"
+    );
+}
+
+/// A knob the engine never reads is refused, whichever order `--set profile=` comes in: the
+/// final profile's engine decides.
+#[test]
+fn knobs_the_final_engine_does_not_read_are_refused() {
+    let p = scenario("engine.toml", GOOD);
+    for order in [
+        ["reclaim.objrmap_walk=true", "profile=linux-2.4.23aa1"],
+        ["profile=linux-2.4.23aa1", "reclaim.objrmap_walk=true"],
+    ] {
+        let (code, _, err) = vmlab(&["run", &p, "--set", order[0], "--set", order[1]]);
+        assert_eq!(code, 0, "{order:?}: {err}");
+    }
+    let (code, _, err) = vmlab(&["run", &p, "--set", "reclaim.objrmap_walk=true", "--set", "profile=linux-6.8"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains(
+            "--set reclaim.objrmap_walk=true: `reclaim.objrmap_walk` is not read by the modern engine, which \
+             linux-6.8 runs (read by: aa24); the nearest knob it reads is `reclaim.bh_per_slab_page`"
+        ),
+        "{err}"
+    );
+    // `--profile` overrides the scenario's, and is the engine that counts.
+    let (code, _, err) = vmlab(&[
+        "run",
+        &p,
+        "--set",
+        "reclaim.objrmap_walk=true",
+        "--profile",
+        "linux-2.4.23aa2",
+        "--set",
+        "profile=linux-6.8",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    // Switching the engine makes its own knobs settable.
+    let (code, _, err) =
+        vmlab(&["run", &p, "--set", "reclaim.kswapd_ignore_failure=true", "--set", "reclaim.engine=riel24"]);
+    assert_eq!(code, 0, "{err}");
+}
+
+#[test]
+fn set_of_an_undeclared_variable_suggests_the_declared_one() {
+    let text = GOOD.replace("[[process]]", "[vars]\nthreads = 1\n\n[[process]]");
+    let p = scenario("vars.toml", &text);
+    let (code, _, err) = vmlab(&["run", &p, "--set", "vars.thread=16"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("--set vars.thread=16: the scenario declares no variable `thread`; did you mean `threads`?"),
+        "{err}"
+    );
+    assert!(err.contains("help: the scenario's [vars]: threads"), "{err}");
+    let (code, _, err) = vmlab(&["run", &p, "--set", "vars.threads=2"]);
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = vmlab(&["run", &scenario("novars.toml", GOOD), "--set", "vars.n=2"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--set vars.n=2: the scenario declares no variable `n`"), "{err}");
+    assert!(err.contains("help: the scenario has no [vars]"), "{err}");
+}
+
+/// The `k=v` pairs of one labelled group of a `vmlab profiles` block, wrapped lines included.
+fn shown_pairs(block: &str, label: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut on = false;
+    for line in block.lines().skip(1) {
+        let t = line.trim_start();
+        if let Some((l, rest)) = t.split_once(": ") {
+            if !l.contains('=') && !l.contains(' ') || l == "unread or absent" {
+                on = l == label;
+                if on {
+                    out.extend(rest.split_whitespace().map(String::from));
+                }
+                continue;
+            }
+        }
+        if on && line.starts_with("      ") {
+            out.extend(t.split_whitespace().map(String::from));
+        }
+    }
+    out
+}
+
+/// Every value `vmlab profiles` shows can be given back with `--set` and changes nothing; the
+/// ones it lists as unread or absent are refused.
+#[test]
+fn every_shown_value_sets_back_through_the_command_line() {
+    let p = scenario("setback.toml", GOOD);
+    let (code, names, _) = vmlab(&["profiles", "--json"]);
+    assert_eq!(code, 0);
+    let all: serde_json::Value = serde_json::from_str(&names).expect("JSON");
+    for prof in all.as_array().expect("array") {
+        let name = prof["name"].as_str().expect("name");
+        let (code, block, _) = vmlab(&["profiles", name]);
+        assert_eq!(code, 0);
+        let mut args = vec!["run".to_string(), p.clone(), "--profile".into(), name.into()];
+        let base = vmlab(&args.iter().map(String::as_str).collect::<Vec<_>>());
+        assert_eq!(base.0, 0, "{name}: {}", base.2);
+        let mut n = 0;
+        for section in ["reclaim", "vm"] {
+            for kv in shown_pairs(&block, section) {
+                args.push("--set".into());
+                args.push(format!("{section}.{kv}"));
+                n += 1;
+            }
+        }
+        assert!(n > 30, "{name}: only {n} knobs shown");
+        let again = vmlab(&args.iter().map(String::as_str).collect::<Vec<_>>());
+        assert_eq!(again.0, 0, "{name}: {}", again.2);
+        assert_eq!(again.1, base.1, "{name}: setting every shown value back changed the run");
+        for kv in shown_pairs(&block, "unread or absent") {
+            let (code, _, err) = vmlab(&["run", &p, "--profile", name, "--set", &kv]);
+            assert_eq!(code, 2, "{name}: --set {kv} was taken");
+            assert!(err.contains("is not read by the") || err.contains("does not exist before"), "{name}: {err}");
+        }
+    }
+}
+
+#[test]
+fn profiles_shows_one_or_the_differences() {
+    let (code, out, _) = vmlab(&["profiles", "linux-2.6.36"]);
+    assert_eq!(code, 0);
+    assert!(out.starts_with("linux-2.6.36\n"), "{out}");
+    assert!(out.contains("    models Linux 2.6.36; engine split2636\n"), "{out}");
+    assert!(!out.contains("linux-6.8"), "{out}");
+    let (code, out, _) = vmlab(&["profiles", "linux-2.6.36", "linux-2.6.38"]);
+    assert_eq!(code, 0);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[0], "                                  linux-2.6.36    linux-2.6.38");
+    assert_eq!(lines[1], "version                           2.6.36          2.6.38");
+    assert_eq!(lines[2], "reclaim.fault_locking             hold_across_io  retry");
+    assert!(!out.contains("reclaim.engine"), "the engine is the same: {out}");
+    let (code, out, _) = vmlab(&["profiles", "linux-2.6.36", "linux-2.6.38", "--json"]);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    assert_eq!(v["profiles"], serde_json::json!(["linux-2.6.36", "linux-2.6.38"]));
+    assert_eq!(
+        v["differ"][1],
+        serde_json::json!({ "key": "reclaim.fault_locking", "values": ["hold_across_io", "retry"] })
+    );
+    let (code, out, _) = vmlab(&["profiles", "linux-6.8", "--json"]);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    assert_eq!(v["name"], "linux-6.8");
+    assert_eq!(v["version"], "6.8");
+    let (code, out, err) = vmlab(&["profiles", "linux-2.6.63"]);
+    assert_eq!(code, 2);
+    assert!(out.is_empty());
+    assert!(
+        err.starts_with(
+            "vmlab profiles: unknown profile `linux-2.6.36`"
+                .replace("36`", "63`; did you mean `linux-2.6.36`?")
+                .as_str()
+        ),
+        "{err}"
+    );
 }
 
 #[test]
@@ -138,12 +345,14 @@ fn profiles_text_shows_every_json_field() {
         for (k, v) in p.as_object().expect("object") {
             match v.as_object() {
                 Some(inner) => keys.extend(inner.keys().cloned()),
-                None if k != "name" && k != "summary" => keys.push(k.clone()),
+                None if k != "name" && k != "summary" && k != "version" => keys.push(k.clone()),
                 None => {}
             }
         }
         for k in keys {
-            assert!(block.contains(&format!(" {k}=")), "{name}: `{k}` missing from `vmlab profiles`");
+            // `k=v` under its table's label, or `vm.k=v` among the knobs the row refuses.
+            let shown = block.contains(&format!(" {k}=")) || block.contains(&format!(".{k}="));
+            assert!(shown, "{name}: `{k}` missing from `vmlab profiles`");
         }
     }
 }

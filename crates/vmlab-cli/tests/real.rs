@@ -395,3 +395,124 @@ fn real_run_ends_after_linger_when_the_rest_sleeps_forever() {
     let procs = v["tasks"].as_array().map_or(0, |t| t.iter().filter(|x| x["kthread"] == false).count());
     assert_eq!(procs, 2, "{}", v["tasks"]);
 }
+
+/// A run that takes a while at each stage: files to write, a swap file, a process that stays.
+const STAGES: &str = r#"
+linger = "60s"
+[machine]
+memory = "32MiB"
+
+[swap]
+size = "32MiB"
+
+[[file]]
+name = "f{i}"
+count = 4
+size = "16MiB"
+
+[[process]]
+name = "stay"
+program = '''
+mmap a anon 4MiB
+touch a write
+sleep forever
+'''
+"#;
+
+const TINY: &str = r#"
+[machine]
+memory = "16MiB"
+
+[[process]]
+name = "p"
+program = '''
+mmap a anon 1MiB
+touch a write
+'''
+"#;
+
+/// Pids of the tasks in a `vmlab-real-<pid>` cgroup.
+fn cgroup_tasks(pid: u32) -> Vec<u32> {
+    ["/sys/fs/cgroup/memory", "/sys/fs/cgroup"]
+        .iter()
+        .filter_map(|cg| std::fs::read_to_string(Path::new(cg).join(format!("vmlab-real-{pid}/cgroup.procs"))).ok())
+        .flat_map(|s| s.split_whitespace().filter_map(|p| p.parse().ok()).collect::<Vec<u32>>())
+        .collect()
+}
+
+/// SIGKILL during setup (files being written), after swapon, and mid-run (children in the
+/// cgroup): the killed run cannot clean up, its children die with it, and the next `vmlab real`
+/// sweeps the cgroup, the active swap file and the directory.
+#[test]
+fn sigkill_at_three_stages_leaves_nothing_after_the_next_run() {
+    if let Some(why) = cannot_run_real() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let d = test_dir("sigkill");
+    let _one = REAL_RUNS.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(why) = cannot_swapon(&d) {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let work = d.join("work");
+    std::fs::create_dir_all(&work).expect("work dir");
+    let scenario = write(&d, "stages.toml", STAGES);
+    let tiny = write(&d, "tiny.toml", TINY);
+    let stages: [(&str, &dyn Fn(u32) -> bool); 3] = [
+        ("setup", &|pid| work.join(format!("vmlab-real-{pid}/files")).exists()),
+        ("swapon", &|pid| {
+            std::fs::read_to_string("/proc/swaps").unwrap_or_default().contains(&format!("vmlab-real-{pid}/"))
+        }),
+        ("run", &|pid| !cgroup_tasks(pid).is_empty()),
+    ];
+    for (stage, reached) in stages {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_vmlab"))
+            .args(["real", &scenario, "--dir", &work.to_string_lossy()])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("vmlab runs");
+        let pid = child.id();
+        let t = std::time::Instant::now();
+        while !reached(pid) {
+            assert!(t.elapsed().as_secs() < 60, "stage {stage} not reached");
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        let tasks = cgroup_tasks(pid);
+        child.kill().expect("SIGKILL");
+        let _ = child.wait();
+        // The killed run's children die with it (a zombie is dead: it waits for init to reap it).
+        let running = |p: &u32| {
+            std::fs::read_to_string(format!("/proc/{p}/stat"))
+                .is_ok_and(|st| st.rsplit(')').next().and_then(|r| r.split_whitespace().next()) != Some("Z"))
+        };
+        let t = std::time::Instant::now();
+        while tasks.iter().any(running) {
+            assert!(t.elapsed().as_secs() < 5, "stage {stage}: children {tasks:?} outlived vmlab");
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        let (code, _, err) = vmlab(&["real", &tiny, "--dir", &work.to_string_lossy()], &[]);
+        assert_eq!(code, 0, "stage {stage}: {err}");
+        assert!(err.contains("left by an earlier run"), "stage {stage}: {err}");
+        assert_eq!(leftovers(pid, &work), Vec::<String>::new(), "stage {stage}: left behind");
+    }
+}
+
+/// A loop with no operation in it ends with the simulator's error, at the loop, and cleans up.
+#[test]
+fn real_loop_that_does_nothing_ends_with_a_positioned_error() {
+    if let Some(why) = cannot_run_real() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let d = test_dir("noop");
+    let work = d.join("work");
+    std::fs::create_dir_all(&work).expect("work dir");
+    let p = write(&d, "noop.toml", &TINY.replace("touch a write", "let x = 0\nfor i in 0..1000000000000 { x += 1 }"));
+    let _one = REAL_RUNS.lock().unwrap_or_else(|e| e.into_inner());
+    let (code, _, err) = vmlab(&["real", &p, "--dir", &work.to_string_lossy()], &[]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("noop.toml:10:1") && err.contains("steps without"), "{err}");
+    assert!(std::fs::read_dir(&work).expect("work").next().is_none(), "left behind in {}", work.display());
+}

@@ -1,7 +1,7 @@
 //! Device interrupts. A disk's completion raises a hard interrupt; its handler runs on one CPU
 //! (chosen as the profile's `IrqRule` says the interrupt controller delivers it) and the time it
 //! takes is stolen from whatever that CPU was running: the task's quantum ends later by as much,
-//! and a spinlock it held with interrupts enabled is held longer (`riel24::lock::interrupted`).
+//! and a spinlock it held with interrupts enabled is held longer (the engine's `irq_interrupted` hook).
 //! An idle CPU absorbs the handler. The handler is one row of the flat profile, named after the
 //! disk's driver, with its calls.
 //!

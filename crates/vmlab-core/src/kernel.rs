@@ -98,10 +98,9 @@ pub struct Kernel {
     pub pageblock_zone: Vec<u8>,
     /// Zonelists: [node][highest zone type] → zone ids in fallback order.
     pub zonelists: Vec<Vec<Vec<usize>>>,
-    /// The 2.4 engines' global lists.
-    pub global_lru: Lruvec,
-    /// State of the 2.4.0–2.4.9 reclaim engine (its rings, memory_pressure, kswapd's loop).
-    pub riel: crate::vmscan::riel24::Riel24,
+    /// The reclaim engine's own state (lists it keeps beyond the zones' and nodes', cursors,
+    /// per-zone and per-node locals).
+    pub reclaim: crate::vmscan::EngineState,
     pub pageblock_mt: Vec<u8>,
     pub ev: VmEvents,
     pub prof: KernelProfile,
@@ -146,12 +145,11 @@ pub struct Kernel {
     pub oom_killed: Vec<u32>,
     /// mmap_sem contention of address spaces that have exited (live ones keep their own).
     pub mmap_sem_retired: crate::sched_lock::RwSemStats,
-    /// State of the 2.4-aa reclaim engine (swap_out cursor, reclaim continuations).
-    pub aa24: crate::vmscan::aa24::Aa24State,
     /// Filesystem metadata slab caches (a scenario's `[fs]`), else None.
     pub vfs: Option<Box<crate::dcache::Vfs>>,
-    /// Allocation-side diagnostics for high-order kswapd runs (counters only).
-    pub alloc_diag: crate::stats::alloc_diag::AllocDiag,
+    /// Observers of tracepoints (`crate::trace`), and whether any is attached.
+    pub tracers: Vec<Box<dyn crate::trace::Tracer>>,
+    pub tracing: bool,
     /// kswapd CPU time by what kept it awake (`vmlab explain`).
     pub kswapd_why: crate::stats::explain::KswapdWhy,
 }
@@ -171,10 +169,9 @@ impl Kernel {
             fr: Frames::new(total as usize),
             zones: Vec::new(),
             nodes: Vec::new(),
-            global_lru: Lruvec::default(),
+            reclaim: crate::vmscan::EngineState::Modern,
             pageblock_zone: Vec::new(),
             zonelists: Vec::new(),
-            riel: Default::default(),
             pageblock_mt: vec![crate::mmzone::Mt::Movable as u8; ((total >> PAGEBLOCK_ORDER) + 1) as usize],
             ev: VmEvents::default(),
             prof: KernelProfile::new(symbols),
@@ -203,8 +200,8 @@ impl Kernel {
             wb_done_since_wake: 0,
             isolate_buf: Vec::new(),
             zero_pfn: 0,
-            aa24: Default::default(),
-            alloc_diag: Default::default(),
+            tracers: Vec::new(),
+            tracing: false,
             kswapd_why: Default::default(),
             cfg,
             mmap_sem_retired: Default::default(),
@@ -240,8 +237,7 @@ impl Kernel {
             let b = ((zl.pages / 1024).min(cap) / 4).max(1);
             let x = b + b / 2;
             let batch = ((1u64 << (63 - x.leading_zeros())) - 1).max(1);
-            // 2.4 has no per-CPU page lists (they came with 2.5's hot/cold pages).
-            let pcp_cpus = if self.profile.engine == crate::profiles::Engine::Riel24 { 0 } else { ncpu };
+            let pcp_cpus = if self.profile.pcp_lists { ncpu } else { 0 };
             let pcp = vec![Pcp { lists: [List::default(); 3], high: 6 * batch, batch }; pcp_cpus];
             self.zones.push(Zone {
                 id,
@@ -260,9 +256,6 @@ impl Kernel {
                 pcp,
                 lruvec: Lruvec::default(),
                 lru_pages: [0; crate::mmzone::NR_LRU_LISTS],
-                all_unreclaimable: false,
-                pages_scanned: 0,
-                need_balance: false,
             });
             let node = &mut self.nodes[zl.node];
             if node.zones.is_empty() {
@@ -297,6 +290,9 @@ impl Kernel {
             }
             self.zonelists.push(per);
         }
+        // The engine's state needs the layout, and exists before the first page is freed.
+        let ends: Vec<u32> = self.zones.iter().map(|z| z.end_pfn).collect();
+        self.reclaim = crate::vmscan::EngineState::new(self.profile.engine, &ends, self.nodes.len());
         // Firmware/kernel-image reservation comes off the bottom of node 0 (after DMA).
         let reserved = (self.cfg.reserved_bytes / 4096) as u32;
         // Below 16 MiB from 640 KiB up: the ISA hole (never RAM in the e820 map) and, on i386, the
@@ -423,7 +419,7 @@ impl Kernel {
     }
 
     pub fn nr_lru_pages(&self) -> u64 {
-        let mut n: u64 = self.global_lru.lists.iter().map(|l| l.len).sum();
+        let mut n: u64 = self.reclaim.global_lru_pages();
         n += self.nodes.iter().map(|nd| nd.lruvec.lists.iter().map(|l| l.len).sum::<u64>()).sum::<u64>();
         n += self.zones.iter().map(|z| z.lruvec.lists.iter().map(|l| l.len).sum::<u64>()).sum::<u64>();
         n
@@ -454,7 +450,6 @@ impl Kernel {
     /// Full check against per-frame truth (slow; tests and proptests): every free block is
     /// flagged and on the list its flags say, list lengths match walks, LRU flags match lists.
     pub fn check_frames(&self) -> Result<(), String> {
-        let mut free = 0u64;
         for z in &self.zones {
             let mut zfree = 0;
             for o in 0..MAX_ORDER {
@@ -495,7 +490,6 @@ impl Kernel {
             if zfree != z.free_pages {
                 return Err(format!("zone {} free_pages {} but free lists hold {zfree}", z.kind.name(), z.free_pages));
             }
-            free += zfree;
         }
         let mut on_lru = 0u64;
         for p in 0..self.fr.len() as Pfn {
@@ -506,7 +500,6 @@ impl Kernel {
         if on_lru != self.nr_lru_pages() {
             return Err(format!("{on_lru} frames have PG_lru but the lists hold {}", self.nr_lru_pages()));
         }
-        let _ = free;
         self.check_conservation()
     }
 }

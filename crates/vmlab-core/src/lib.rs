@@ -32,6 +32,7 @@ pub mod slub;
 pub mod stats;
 pub mod swap_state;
 pub mod syscalls;
+pub mod trace;
 pub mod vmscan;
 pub mod workingset;
 pub mod workload;

@@ -84,7 +84,7 @@ impl Kernel {
             VmaKind::File { file, pgoff } => {
                 let idx = pgoff + (vpn - self.mm(mm).vmas[vi].start);
                 if self.files[file as usize].shmem {
-                    self.shmem_fault(ctx, mm, vpn, slot, file, idx, write, flags)
+                    self.shmem_fault(ctx, mm, slot, file, idx, write, flags)
                 } else {
                     self.filemap_fault(ctx, mm, vpn, slot, file, idx, write, flags)
                 }
@@ -306,14 +306,12 @@ impl Kernel {
         &mut self,
         ctx: &mut Ctx,
         mm: u32,
-        vpn: u64,
         slot: usize,
         file: u32,
         idx: u64,
         write: bool,
         flags: u32,
     ) -> Fault {
-        let _ = vpn;
         if idx >= self.files[file as usize].npages() {
             return Fault::Segv;
         }

@@ -53,15 +53,10 @@ pub struct Lruvec {
     /// get_scan_count cost model (6.8): anon/file reclaim cost, decayed.
     pub anon_cost: u64,
     pub file_cost: u64,
-    /// 2.6.36: recent_scanned / recent_rotated per type (0 anon, 1 file).
-    pub recent_scanned: [u64; 2],
-    pub recent_rotated: [u64; 2],
     /// Workingset: evictions counter (nonresident_age) and refaults at the last reclaim cycle.
     pub nonresident_age: u64,
     pub refaults: [u64; 2],
     pub last_refaults: [u64; 2],
-    /// 2.6.36 `nr_scan_try_batch`: scan counts below SWAP_CLUSTER_MAX saved per list.
-    pub nr_saved_scan: [u64; 4],
 }
 
 impl Lruvec {
@@ -105,14 +100,10 @@ pub struct Zone {
     /// lowmem_reserve[classzone]: pages to keep when the allocation could have used a higher zone.
     pub lowmem_reserve: Vec<u64>,
     pub pcp: Vec<Pcp>,
-    /// Per-zone lruvec (used by the engines whose LRU is per zone; 2.4.9 keeps inactive_clean here).
+    /// Per-zone lruvec (the engines whose lists are per zone use it; 2.4.9 keeps inactive_clean here).
     pub lruvec: Lruvec,
     /// Pages of this zone on each LRU list (NR_ZONE_*_LRU), whatever lruvec holds them.
     pub lru_pages: [u64; NR_LRU_LISTS],
-    pub all_unreclaimable: bool,
-    pub pages_scanned: u64,
-    /// 2.4 `need_balance` / zone pressure flags, used by the 2.4 engines.
-    pub need_balance: bool,
 }
 
 impl Zone {
@@ -167,8 +158,6 @@ pub struct KswapdState {
     /// It is in the short HZ/10 nap of kswapd_try_to_sleep.
     pub napping: bool,
     pub woken_during_nap: bool,
-    /// The 2.6.36/2.6.38 engine's kswapd()/balance_pgdat() locals.
-    pub split26: crate::vmscan::split2636::KswapdLocals,
 }
 
 pub struct Node {

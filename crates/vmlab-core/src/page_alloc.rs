@@ -8,6 +8,7 @@ use crate::mmzone::{Mt, ZoneType, MAX_ORDER, PAGEBLOCK_ORDER};
 use crate::profiles::{HighOrderCheck, WmarkRule};
 use crate::stats::kfunc::KFunc;
 use crate::stats::vmstat::Vm;
+use crate::trace::Tracepoint;
 
 /// What the caller may do to get memory (`gfp_t`, reduced to what vmlab models).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -218,7 +219,12 @@ impl Kernel {
         let pref = mt as usize;
         for o in order as usize..MAX_ORDER {
             if let Some(pfn) = self.zones[zid].free_area[o][pref].pop_head(&mut self.fr) {
-                self.diag_split(zid, o, order, pref);
+                self.trace(Tracepoint::MmPageAllocZoneLocked {
+                    zone: zid,
+                    block_order: o as u32,
+                    order,
+                    migratetype: mt,
+                });
                 self.take_free_block(zid, pfn, order, o, pref);
                 return Some(pfn);
             }
@@ -236,7 +242,8 @@ impl Kernel {
         for o in (order as usize..MAX_ORDER).rev() {
             for &alt in &FALLBACKS[pref] {
                 let Some(pfn) = self.zones[zid].free_area[o][alt].pop_head(&mut self.fr) else { continue };
-                self.diag_split(zid, o, order, pref);
+                let migratetype = [Mt::Unmovable, Mt::Movable, Mt::Reclaimable][pref];
+                self.trace(Tracepoint::MmPageAllocZoneLocked { zone: zid, block_order: o as u32, order, migratetype });
                 let mut use_mt = alt;
                 if o as u32 >= PAGEBLOCK_ORDER / 2 || pref == Mt::Reclaimable as usize {
                     let moved = (1u64 << o) + self.move_freepages_block(zid, pfn, pref);
@@ -318,18 +325,12 @@ impl Kernel {
         let mut pfn = pfn;
         let mut order = order as usize;
         let mt = self.pageblock_mt[self.pageblock_of(pfn)] as usize;
-        let split2636 = self.profile.engine == crate::profiles::Engine::Split2636;
+        crate::vmscan::pages_freed(self, zid);
         let merge_tail = self.profile.buddy_merge_tail;
         let fr = &mut self.fr;
         let z = &mut self.zones[zid];
         let (zstart, zend) = (z.start_pfn, z.end_pfn);
         z.free_pages += 1 << order;
-        if split2636 {
-            // 2.6.36 free_one_page / free_pcppages_bulk: any page coming back makes the zone
-            // worth scanning again.
-            z.all_unreclaimable = false;
-            z.pages_scanned = 0;
-        }
         while order < MAX_ORDER - 1 {
             let rel = pfn - zstart;
             let buddy = zstart + (rel ^ (1 << order));
@@ -443,7 +444,7 @@ impl Kernel {
                 self.rmqueue(zid, order, gfp.mt)
             };
             if let Some(p) = got {
-                self.diag_alloc(zid, order, gfp.mt);
+                self.trace(Tracepoint::MmPageAlloc { zone: zid, order, migratetype: gfp.mt });
                 let c = match self.zones[zid].kind {
                     ZoneType::Dma => Vm::PgallocDma,
                     ZoneType::Dma32 => Vm::PgallocDma32,

@@ -213,6 +213,8 @@ pub struct Tunables {
 pub struct Profile {
     pub name: &'static str,
     pub summary: &'static str,
+    /// The kernel release the row models: tunables are range-checked against its sysctl table.
+    pub version: Version,
     pub engine: Engine,
     /// Mlocked pages go to the unevictable LRU (2.6.28+) instead of staying on the scanned lists.
     pub unevictable_lru: bool,
@@ -258,6 +260,8 @@ pub struct Profile {
     /// `zone_batchsize` caps a pcp batch at this many bytes of zone per 1/1024 (before the /4):
     /// 512 KiB until 2.6.3x (batch 31), 1 MiB later (batch 63).
     pub pcp_batch_bytes: u64,
+    /// The allocator has per-CPU page lists (hot/cold pages came with 2.5; 2.4.0–2.4.9 has none).
+    pub pcp_lists: bool,
     /// Per-CPU page lists per migrate type (`pcp->lists[MIGRATE_PCPTYPES]`, 2.6.24+): an order-0
     /// unmovable or reclaimable allocation refills from its own buddy lists (stealing through
     /// `__rmqueue_fallback` when they are empty) instead of taking whatever page was freed last.
@@ -283,7 +287,8 @@ pub struct Profile {
     pub page_cache_read_cold: bool,
     /// Whose function names the flat kernel profile uses (presentation only).
     pub symbols: Symbols,
-    /// The split-LRU engine's 2.6.36/2.6.38 choices (only `Engine::Split2636` reads them).
+    /// The split-LRU engine's 2.6.36/2.6.38 choices (`Engine::Split2636` reads them, except
+    /// `wmark_off_by_two`, which the allocator's watermark check reads under every engine).
     pub split26: Split26,
     pub tunables: Tunables,
 }
@@ -309,6 +314,7 @@ const BASE_TUNABLES: Tunables = Tunables {
 
 const MODERN: Profile = Profile {
     name: "linux-6.8",
+    version: Version(6, 8, 0),
     summary: "node lruvec, get_scan_count cost model, watermark_scale_factor, kswapd_failures, per-VMA locks",
     engine: Engine::Modern,
     unevictable_lru: true,
@@ -332,6 +338,7 @@ const MODERN: Profile = Profile {
     clean_cache_pass: false,
     workingset: true,
     pcp_batch_bytes: 1 << 20,
+    pcp_lists: true,
     pcp_migratetype_lists: false,
     reclaim_frees_cold: false,
     pgfault_on_completion: true,
@@ -347,6 +354,7 @@ const MODERN: Profile = Profile {
 /// in 2.6.28), page-table quicklists of node_free/16 per CPU, mmap_sem held across fault I/O.
 const LINUX_2_6_26: Profile = Profile {
     name: "linux-2.6.26",
+    version: Version(2, 6, 26),
     summary: "no split LRU yet, quicklists node_free/16 per CPU, mmap_sem held across fault I/O, FIFO rwsem",
     engine: Engine::Modern,
     unevictable_lru: false,
@@ -369,6 +377,7 @@ const LINUX_2_6_26: Profile = Profile {
     clean_cache_pass: false,
     workingset: false,
     pcp_batch_bytes: 512 << 10,
+    pcp_lists: true,
     pcp_migratetype_lists: false,
     reclaim_frees_cold: false,
     pgfault_on_completion: false,
@@ -385,6 +394,7 @@ const LINUX_2_6_26: Profile = Profile {
 /// node (seed 003's fix).
 const LINUX_2_6_27: Profile = Profile {
     name: "linux-2.6.27",
+    version: Version(2, 6, 27),
     summary: "as linux-2.6.26, quicklists node_free/16/cpus_on_node",
     quicklist: QuicklistRule::NodeFree16PerCpu,
     ..LINUX_2_6_26
@@ -393,6 +403,7 @@ const LINUX_2_6_27: Profile = Profile {
 /// 2.6.36: per-zone split LRU, lumpy reclaim, the 2.6.36 kswapd.
 const LINUX_2636: Profile = Profile {
     name: "linux-2.6.36",
+    version: Version(2, 6, 36),
     summary: "per-zone split anon/file LRU, lumpy reclaim, 2.6.36 kswapd (balances every zone at the woken order)",
     engine: Engine::Split2636,
     unevictable_lru: true,
@@ -415,6 +426,7 @@ const LINUX_2636: Profile = Profile {
     clean_cache_pass: false,
     workingset: false,
     pcp_batch_bytes: 512 << 10,
+    pcp_lists: true,
     pcp_migratetype_lists: true,
     reclaim_frees_cold: true,
     pgfault_on_completion: false,
@@ -430,6 +442,7 @@ const LINUX_2636: Profile = Profile {
 /// 2.6.38: Mel Gorman's kswapd series, reclaim/compaction, FAULT_FLAG_ALLOW_RETRY.
 const LINUX_2638: Profile = Profile {
     name: "linux-2.6.38",
+    version: Version(2, 6, 38),
     summary:
         "2.6.36 + Mel Gorman's kswapd series (classzone, 25 % pgdat_balanced, order-0 recheck), reclaim/compaction",
     fault_locking: FaultLocking::Retry,
@@ -451,6 +464,7 @@ const LINUX_2638: Profile = Profile {
 /// Linus' 2.4.9 (Aug 2001): Rik van Riel's VM as it stood before the 2.4.10 switch.
 const LINUX_249: Profile = Profile {
     name: "linux-2.4.9",
+    version: Version(2, 4, 9),
     summary: "Rik van Riel VM: active/inactive_dirty/inactive_clean with page age, refill_inactive_scan, page_launder, swap_out page-table walk; kswapd loops while any shortage remains; no unevictable list",
     engine: Engine::Riel24,
     unevictable_lru: false,
@@ -476,6 +490,7 @@ const LINUX_249: Profile = Profile {
     clean_cache_pass: false,
     workingset: false,
     pcp_batch_bytes: 512 << 10,
+    pcp_lists: false,
     pcp_migratetype_lists: false,
     reclaim_frees_cold: false,
     pgfault_on_completion: false,
@@ -500,6 +515,7 @@ const LINUX_249_PHILLIPS: Profile = Profile {
 /// mechanism choice outside the reclaim engine is the 2.4 era's, as in `LINUX_249`.
 const AA1: Profile = Profile {
     name: "linux-2.4.23aa1",
+    version: Version(2, 4, 23),
     summary: "Andrea 2.4 VM: active/inactive with classzones, shrink_cache + page-table-walk swap_out; shm_writepage defers I/O",
     engine: Engine::Aa24,
     // 2.4.23's drivers may declare highmem I/O; the -aa seeds were calibrated without bounces.
@@ -511,6 +527,10 @@ const AA1: Profile = Profile {
     mmap_readahead: MmapReadahead::ReadAround,
     // Seed 002 was calibrated without interrupt time.
     irq: IrqRule::None,
+    // 2.4 had no per-CPU page lists, but seed 002 was calibrated with them (the engine used to
+    // decide this, and only the 2.4.9 engine turned them off); moving it needs seed 002
+    // re-measured.
+    pcp_lists: true,
     tunables: Tunables { read_ahead_kb: 124, vm_anon_lru: 0, ..BASE_TUNABLES },
     ..LINUX_249
 };
@@ -539,214 +559,806 @@ pub fn names() -> Vec<&'static str> {
     all().iter().map(|p| p.name).collect()
 }
 
-impl Profile {
-    /// Apply one `vm.NAME` / `reclaim.NAME` override. Errors name the nearest valid key.
-    pub fn set(&mut self, section: &str, key: &str, v: &toml::Value) -> Result<(), String> {
-        let int = || -> Result<u64, String> {
-            match v {
-                toml::Value::Integer(i) if *i >= 0 => Ok(*i as u64),
-                toml::Value::String(s) => s
-                    .parse::<u64>()
-                    .map_err(|_| format!("`{section}.{key}` expects a non-negative integer, found \"{s}\"")),
-                other => Err(format!("`{section}.{key}` expects a non-negative integer, found {other}")),
-            }
-        };
-        let boolean = || -> Result<bool, String> {
-            match v {
-                toml::Value::Boolean(b) => Ok(*b),
-                toml::Value::String(s) if s == "true" || s == "1" => Ok(true),
-                toml::Value::String(s) if s == "false" || s == "0" => Ok(false),
-                other => Err(format!("`{section}.{key}` expects true or false, found {other}")),
-            }
-        };
-        let word = || -> Result<String, String> {
-            match v {
-                toml::Value::String(s) => Ok(s.clone()),
-                other => Err(format!("`{section}.{key}` expects a word, found {other}")),
-            }
-        };
-        let t = &mut self.tunables;
-        match (section, key) {
-            ("vm", "swappiness") => t.swappiness = int()?.min(200),
-            ("vm", "min_free_kbytes") => t.min_free_kbytes = int()?,
-            ("vm", "watermark_scale_factor") => t.watermark_scale_factor = int()?.clamp(1, 3000),
-            ("vm", "dirty_ratio") => t.dirty_ratio = int()?.min(100),
-            ("vm", "dirty_background_ratio") => t.dirty_background_ratio = int()?.min(100),
-            ("vm", "dirty_expire_centisecs") => t.dirty_expire_centisecs = int()?,
-            ("vm", "dirty_writeback_centisecs") => t.dirty_writeback_centisecs = int()?,
-            ("vm", "read_ahead_kb") => t.read_ahead_kb = int()?,
-            ("vm", "page_cluster") => t.page_cluster = int()?.min(10),
-            ("vm", "vm_cache_scan_ratio") => t.vm_cache_scan_ratio = int()?.max(1),
-            ("vm", "vm_mapped_ratio") => t.vm_mapped_ratio = int()?.max(1),
-            ("vm", "vm_passes") => t.vm_passes = int()?.max(1),
-            ("vm", "vm_lru_balance_ratio") => t.vm_lru_balance_ratio = int()?.max(1),
-            ("vm", "vm_anon_lru") => t.vm_anon_lru = int()?.min(1),
-            ("reclaim", "unevictable_lru") => self.unevictable_lru = boolean()?,
-            ("reclaim", "mlock_half_physmem") => self.mlock_half_physmem = boolean()?,
-            ("reclaim", "kswapd_failures") => self.kswapd_failures = boolean()?,
-            ("reclaim", "pgdat_balanced_quarter") => self.pgdat_balanced_quarter = boolean()?,
-            ("reclaim", "kswapd_ignore_failure") => self.kswapd_ignore_failure = boolean()?,
-            ("reclaim", "bounce_highmem_io") => self.bounce_highmem_io = boolean()?,
-            ("reclaim", "irq") => {
-                self.irq = match word()?.as_str() {
-                    "none" => IrqRule::None,
-                    "lowest_priority_24" => IrqRule::LowestPriority24,
-                    "fixed" => IrqRule::Fixed,
-                    o => return Err(format!("`reclaim.irq` is \"{o}\"; expected \"none\", \"lowest_priority_24\" or \"fixed\"")),
-                }
-            }
-            ("reclaim", "bh_per_slab_page") => self.bh_per_slab_page = int()?.min(4096) as u32,
-            ("reclaim", "walk_skips_active") => self.walk_skips_active = boolean()?,
-            ("reclaim", "objrmap_walk") => self.objrmap_walk = boolean()?,
-            ("reclaim", "shm_writepage_io") => self.shm_writepage_io = boolean()?,
-            ("reclaim", "clean_cache_pass") => self.clean_cache_pass = boolean()?,
-            ("reclaim", "workingset") => self.workingset = boolean()?,
-            ("reclaim", "pgfault_on_completion") => self.pgfault_on_completion = boolean()?,
-            ("reclaim", "kswapd_classzone") => self.split26.kswapd_classzone = boolean()?,
-            ("reclaim", "kswapd_return_order") => self.split26.kswapd_return_order = boolean()?,
-            ("reclaim", "kswapd_reset_after_sleep") => self.split26.kswapd_reset_after_sleep = boolean()?,
-            ("reclaim", "unreclaimable_balanced") => self.split26.unreclaimable_balanced = boolean()?,
-            ("reclaim", "sleep_check_inverted") => self.split26.sleep_check_inverted = boolean()?,
-            ("reclaim", "wmark_off_by_two") => self.split26.wmark_off_by_two = boolean()?,
-            ("reclaim", "reclaim_compaction") => self.split26.reclaim_compaction = boolean()?,
-            ("reclaim", "lumpy_stop_on_fail") => self.split26.lumpy_stop_on_fail = boolean()?,
-            ("reclaim", "compaction_min_order") => self.split26.compaction_min_order = int()?.min(11) as u32,
-            ("reclaim", "fault_locking") => {
-                self.fault_locking = match word()?.as_str() {
-                    "hold_across_io" => FaultLocking::HoldAcrossIo,
-                    "retry" => FaultLocking::Retry,
-                    "per_vma" => FaultLocking::PerVma,
-                    w => return Err(format!("`reclaim.fault_locking` is one of hold_across_io, retry, per_vma; found `{w}`")),
-                }
-            }
-            ("reclaim", "mmap_readahead") => {
-                self.mmap_readahead = match word()?.as_str() {
-                    "cluster" => MmapReadahead::Cluster,
-                    "read_around" => MmapReadahead::ReadAround,
-                    "sequential_or_read_around" => MmapReadahead::SequentialOrReadAround,
-                    "read_around_async" => MmapReadahead::ReadAroundAsync,
-                    w => return Err(format!("`reclaim.mmap_readahead` is one of cluster, read_around, sequential_or_read_around, read_around_async; found `{w}`")),
-                }
-            }
-            ("reclaim", "swap_readahead") => {
-                self.swap_readahead = match word()?.as_str() {
-                    "none" => SwapReadahead::None,
-                    "cluster_from_base" => SwapReadahead::ClusterFromBase,
-                    "cluster_around" => SwapReadahead::ClusterAround,
-                    "cluster" => SwapReadahead::Cluster,
-                    "vma" => SwapReadahead::Vma,
-                    w => return Err(format!("`reclaim.swap_readahead` is one of none, cluster_from_base, cluster_around, cluster, vma; found `{w}`")),
-                }
-            }
-            ("reclaim", "rwsem") => {
-                self.rwsem = match word()?.as_str() {
-                    "fifo" => RwsemKind::Fifo,
-                    "handoff" => RwsemKind::Handoff,
-                    w => return Err(format!("`reclaim.rwsem` is one of fifo, handoff; found `{w}`")),
-                }
-            }
-            ("reclaim", "quicklist") => {
-                self.quicklist = match word()?.as_str() {
-                    "none" => QuicklistRule::None,
-                    "node_free_16" => QuicklistRule::NodeFree16,
-                    "node_free_16_per_cpu" => QuicklistRule::NodeFree16PerCpu,
-                    w => return Err(format!("`reclaim.quicklist` is one of none, node_free_16, node_free_16_per_cpu; found `{w}`")),
-                }
-            }
-            _ => {
-                let keys: &[&str] = if section == "vm" { VM_KEYS } else { RECLAIM_KEYS };
-                let best = keys
-                    .iter()
-                    .map(|k| (strsim::jaro_winkler(k, key), *k))
-                    .fold((0.0, ""), |a, b| if b.0 > a.0 { b } else { a });
-                let hint = if best.0 > 0.8 { format!("; did you mean `{section}.{}`?", best.1) } else { String::new() };
-                return Err(format!("unknown tunable `{section}.{key}`{hint} (known: {})", keys.join(", ")));
-            }
+/// The profile name nearest a misspelt one.
+pub fn suggest_name(name: &str) -> Option<&'static str> {
+    crate::workload::error::suggest(name, names())
+}
+
+/// A kernel release: `Version(2, 6, 36)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Version(pub u32, pub u32, pub u32);
+
+impl std::fmt::Display for Version {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Releases from 3.0 on are named without a trailing .0 (`6.8`); 2.x releases are not.
+        if self.0 >= 3 && self.2 == 0 {
+            write!(f, "{}.{}", self.0, self.1)
+        } else {
+            write!(f, "{}.{}.{}", self.0, self.1, self.2)
         }
-        Ok(())
     }
 }
 
-const VM_KEYS: &[&str] = &[
-    "swappiness",
-    "min_free_kbytes",
-    "watermark_scale_factor",
-    "dirty_ratio",
-    "dirty_background_ratio",
-    "dirty_expire_centisecs",
-    "dirty_writeback_centisecs",
-    "read_ahead_kb",
-    "page_cluster",
-    "vm_cache_scan_ratio",
-    "vm_mapped_ratio",
-    "vm_passes",
-    "vm_lru_balance_ratio",
-    "vm_anon_lru",
+impl Serialize for Version {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+// ---- knobs: the fields `[vm]`, `[reclaim]` and `--set` reach ----------------------------------
+
+/// The scenario table a knob lives in: `[vm]` (the sysctls) or `[reclaim]` (mechanisms).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Section {
+    Vm,
+    Reclaim,
+}
+
+impl Section {
+    pub fn name(self) -> &'static str {
+        match self {
+            Section::Vm => "vm",
+            Section::Reclaim => "reclaim",
+        }
+    }
+    pub fn parse(s: &str) -> Option<Section> {
+        match s {
+            "vm" => Some(Section::Vm),
+            "reclaim" => Some(Section::Reclaim),
+            _ => None,
+        }
+    }
+}
+
+/// Which engines read a knob: a knob the running engine never reads is refused rather than
+/// silently ignored.
+#[derive(Clone, Copy, Debug)]
+pub enum Readers {
+    /// Read by code every engine runs (the allocator, faults, readahead, writeback, the
+    /// `vmscan/mod.rs` helpers every engine calls).
+    All,
+    /// Read only by these engines' own reclaim code.
+    Only(&'static [Engine]),
+}
+
+impl Readers {
+    pub fn reads(self, e: Engine) -> bool {
+        match self {
+            Readers::All => true,
+            Readers::Only(es) => es.contains(&e),
+        }
+    }
+}
+
+/// A sysctl's bounds from release `since` on (until the next bound's `since`).
+#[derive(Clone, Copy, Debug)]
+pub struct Bound {
+    pub since: Version,
+    pub lo: u64,
+    pub hi: u64,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub enum Kind {
+    Bool,
+    /// One of an enum's names, as `vmlab profiles` shows them.
+    Word,
+    /// An integer; a release older than the first bound's `since` has no such sysctl.
+    Int(&'static [Bound]),
+    /// `lowmem_reserve_ratio`: one integer per zone type (DMA, DMA32, Normal, HighMem).
+    Ints(&'static [Bound]),
+}
+
+/// One settable field of a profile.
+#[derive(Clone, Copy, Debug)]
+pub struct Knob {
+    pub section: Section,
+    pub name: &'static str,
+    pub kind: Kind,
+    pub readers: Readers,
+}
+
+impl Knob {
+    /// `vm.swappiness`.
+    pub fn key(&self) -> String {
+        format!("{}.{}", self.section.name(), self.name)
+    }
+}
+
+const ANY: Version = Version(0, 0, 0);
+/// `proc_dointvec`'s int: the largest value any int sysctl takes (and what keeps the model's
+/// centisecs-to-ns and KiB-to-page products inside u64).
+const INT_MAX: u64 = i32::MAX as u64;
+const INT: &[Bound] = &[Bound { since: ANY, lo: 0, hi: INT_MAX }];
+/// The model divides by these (2.4-aa `shrink_cache`, `try_to_free_pages`); 0 was taken as 1.
+const INT_POSITIVE: &[Bound] = &[Bound { since: ANY, lo: 1, hi: INT_MAX }];
+/// `dirty_ratio`, `dirty_background_ratio`: `extra1 = &zero, extra2 = &one_hundred` in the 2.6.36
+/// vm_table and in 6.8's page-writeback sysctls.
+const PERCENT: &[Bound] = &[Bound { since: ANY, lo: 0, hi: 100 }];
+/// `vm_swappiness` came with the 2.5 VM (2.6.0 is the first release that has it): 0–100; 5.8's
+/// anon/file cost balancing raised the ceiling to 200.
+const SWAPPINESS: &[Bound] =
+    &[Bound { since: Version(2, 6, 0), lo: 0, hi: 100 }, Bound { since: Version(5, 8, 0), lo: 0, hi: 200 }];
+/// `watermark_scale_factor` came in 4.6 (`extra1 = &one, extra2 = &one_thousand`); 5.17 raised
+/// the ceiling to 3000 (Suren Baghdasaryan, "change watermark_scale_factor max limit to 30%").
+const WSF: &[Bound] =
+    &[Bound { since: Version(4, 6, 0), lo: 1, hi: 1000 }, Bound { since: Version(5, 17, 0), lo: 1, hi: 3000 }];
+/// `page-cluster`: `1 << page_cluster` pages; 6.x bounds it by `page_cluster_max` = 31, and
+/// earlier kernels' int shift overflows past 31 as well.
+const PAGE_CLUSTER: &[Bound] = &[Bound { since: ANY, lo: 0, hi: 31 }];
+/// The model's `clamp(128, min_free_kbytes_max)` of the computed min_free_kbytes.
+const MIN_FREE_MAX: &[Bound] = &[Bound { since: ANY, lo: 128, hi: INT_MAX }];
+/// 2.4-aa `vm_anon_lru` is on or off.
+const ONE_BIT: &[Bound] = &[Bound { since: ANY, lo: 0, hi: 1 }];
+/// Buffer heads per slab page: at most one per 1-byte object of a 4 KiB page.
+const BH_PER_SLAB: &[Bound] = &[Bound { since: ANY, lo: 0, hi: 4096 }];
+/// An allocation order below MAX_ORDER (11).
+const ORDER: &[Bound] = &[Bound { since: ANY, lo: 0, hi: 11 }];
+
+const MODERN_ONLY: Readers = Readers::Only(&[Engine::Modern]);
+const SPLIT_ONLY: Readers = Readers::Only(&[Engine::Split2636]);
+const RIEL_ONLY: Readers = Readers::Only(&[Engine::Riel24]);
+const AA_ONLY: Readers = Readers::Only(&[Engine::Aa24]);
+
+const fn vm(name: &'static str, kind: Kind, readers: Readers) -> Knob {
+    Knob { section: Section::Vm, name, kind, readers }
+}
+const fn rc(name: &'static str, kind: Kind, readers: Readers) -> Knob {
+    Knob { section: Section::Reclaim, name, kind, readers }
+}
+
+/// Every settable field, in the order `vmlab profiles` shows them, with who reads it (found by
+/// reading where the field is used: `vmscan/<engine>.rs` is one engine, everything else is
+/// shared).
+pub const KNOBS: &[Knob] = &[
+    // Everything dispatches on it.
+    rc("engine", Kind::Word, Readers::All),
+    // mlock.rs.
+    rc("unevictable_lru", Kind::Bool, Readers::All),
+    // page_alloc.rs setup_watermarks / zone_watermark_ok.
+    rc("wmark", Kind::Word, Readers::All),
+    rc("high_order_check", Kind::Word, Readers::All),
+    // workload/exec.rs, readahead.rs, swap_state.rs, mmap.rs, quicklist.rs, mlock.rs.
+    rc("fault_locking", Kind::Word, Readers::All),
+    rc("mmap_readahead", Kind::Word, Readers::All),
+    rc("swap_readahead", Kind::Word, Readers::All),
+    rc("rwsem", Kind::Word, Readers::All),
+    rc("quicklist", Kind::Word, Readers::All),
+    rc("mlock_half_physmem", Kind::Bool, Readers::All),
+    // vmscan/modern.rs kswapd.
+    rc("kswapd_failures", Kind::Bool, MODERN_ONLY),
+    // vmscan/split2636.rs pgdat_balanced.
+    rc("pgdat_balanced_quarter", Kind::Bool, SPLIT_ONLY),
+    // vmscan/riel24 kswapd.
+    rc("kswapd_ignore_failure", Kind::Bool, RIEL_ONLY),
+    // filemap.rs, page_writeback.rs, irq.rs.
+    rc("bounce_highmem_io", Kind::Bool, Readers::All),
+    // riel24's page_cache_added hook grows the buffer_head slab; the aa24 rows have none.
+    rc("bh_per_slab_page", Kind::Int(BH_PER_SLAB), RIEL_ONLY),
+    // vmscan/aa24.rs swap_out and shrink_cache.
+    rc("walk_skips_active", Kind::Bool, AA_ONLY),
+    rc("objrmap_walk", Kind::Bool, AA_ONLY),
+    // vmscan/mod.rs pageout, which every engine calls.
+    rc("shm_writepage_io", Kind::Bool, Readers::All),
+    rc("clean_cache_pass", Kind::Bool, AA_ONLY),
+    // workingset.rs refaults (filemap.rs, swap_state.rs).
+    rc("workingset", Kind::Bool, Readers::All),
+    // kernel.rs zone_batchsize, page_alloc.rs.
+    rc("pcp_batch_bytes", Kind::Int(INT), Readers::All),
+    rc("pcp_lists", Kind::Bool, Readers::All),
+    rc("pcp_migratetype_lists", Kind::Bool, Readers::All),
+    // vmscan/mod.rs remove_mapping_and_free: called by every engine but riel24, which frees
+    // through its own free_reclaimed.
+    rc("reclaim_frees_cold", Kind::Bool, Readers::Only(&[Engine::Modern, Engine::Split2636, Engine::Aa24])),
+    // memory.rs.
+    rc("pgfault_on_completion", Kind::Bool, Readers::All),
+    // irq.rs, sim.rs.
+    rc("irq", Kind::Word, Readers::All),
+    // page_alloc.rs __free_one_page, filemap.rs.
+    rc("buddy_merge_tail", Kind::Bool, Readers::All),
+    rc("page_cache_read_cold", Kind::Bool, Readers::All),
+    // The flat profile's names (presentation only).
+    rc("symbols", Kind::Word, Readers::All),
+    // Split26: vmscan/split2636.rs, except wmark_off_by_two (page_alloc.rs zone_watermark_ok).
+    rc("kswapd_classzone", Kind::Bool, SPLIT_ONLY),
+    rc("kswapd_return_order", Kind::Bool, SPLIT_ONLY),
+    rc("kswapd_reset_after_sleep", Kind::Bool, SPLIT_ONLY),
+    rc("unreclaimable_balanced", Kind::Bool, SPLIT_ONLY),
+    rc("sleep_check_inverted", Kind::Bool, SPLIT_ONLY),
+    rc("wmark_off_by_two", Kind::Bool, Readers::All),
+    rc("reclaim_compaction", Kind::Bool, SPLIT_ONLY),
+    rc("lumpy_stop_on_fail", Kind::Bool, SPLIT_ONLY),
+    // Recorded for split2636's era; no code reads it yet (see `Split26`).
+    rc("compaction_min_order", Kind::Int(ORDER), SPLIT_ONLY),
+    // vmscan/modern.rs and vmscan/split2636.rs get_scan_count; 2.4 had no swappiness.
+    vm("swappiness", Kind::Int(SWAPPINESS), Readers::Only(&[Engine::Modern, Engine::Split2636])),
+    // page_alloc.rs setup_watermarks.
+    vm("min_free_kbytes", Kind::Int(INT), Readers::All),
+    vm("watermark_scale_factor", Kind::Int(WSF), Readers::All),
+    // page_writeback.rs, sim.rs.
+    vm("dirty_ratio", Kind::Int(PERCENT), Readers::All),
+    vm("dirty_background_ratio", Kind::Int(PERCENT), Readers::All),
+    vm("dirty_expire_centisecs", Kind::Int(INT), Readers::All),
+    vm("dirty_writeback_centisecs", Kind::Int(INT), Readers::All),
+    // readahead.rs, swap_state.rs.
+    vm("read_ahead_kb", Kind::Int(INT), Readers::All),
+    vm("page_cluster", Kind::Int(PAGE_CLUSTER), Readers::All),
+    // page_alloc.rs setup_watermarks.
+    vm("lowmem_reserve_ratio", Kind::Ints(INT), Readers::All),
+    // vmscan/aa24.rs: the 2.4-aa sysctls.
+    vm("vm_cache_scan_ratio", Kind::Int(INT_POSITIVE), AA_ONLY),
+    vm("vm_mapped_ratio", Kind::Int(INT_POSITIVE), AA_ONLY),
+    vm("vm_passes", Kind::Int(INT_POSITIVE), AA_ONLY),
+    vm("vm_lru_balance_ratio", Kind::Int(INT_POSITIVE), AA_ONLY),
+    vm("vm_anon_lru", Kind::Int(ONE_BIT), AA_ONLY),
+    // page_alloc.rs setup_watermarks.
+    vm("min_free_kbytes_max", Kind::Int(MIN_FREE_MAX), Readers::All),
 ];
-const RECLAIM_KEYS: &[&str] = &[
-    "unevictable_lru",
-    "mlock_half_physmem",
-    "kswapd_failures",
-    "pgdat_balanced_quarter",
-    "kswapd_ignore_failure",
-    "bounce_highmem_io",
-    "irq",
-    "bh_per_slab_page",
-    "walk_skips_active",
-    "objrmap_walk",
-    "shm_writepage_io",
-    "clean_cache_pass",
-    "workingset",
-    "pgfault_on_completion",
-    "fault_locking",
-    "mmap_readahead",
-    "swap_readahead",
-    "rwsem",
-    "quicklist",
-    "kswapd_classzone",
-    "kswapd_return_order",
-    "kswapd_reset_after_sleep",
-    "unreclaimable_balanced",
-    "sleep_check_inverted",
-    "wmark_off_by_two",
-    "reclaim_compaction",
-    "lumpy_stop_on_fail",
-    "compaction_min_order",
-];
+
+pub fn knob(section: Section, name: &str) -> Option<&'static Knob> {
+    KNOBS.iter().find(|k| k.section == section && k.name == name)
+}
+
+/// An enum field as a word: the names are its serde names, what `vmlab profiles` shows.
+trait Word: Copy + Serialize + 'static {
+    const ALL: &'static [Self];
+}
+
+impl Word for Engine {
+    const ALL: &'static [Self] = &[Engine::Modern, Engine::Split2636, Engine::Riel24, Engine::Aa24];
+}
+impl Word for WmarkRule {
+    const ALL: &'static [Self] = &[WmarkRule::Linux24, WmarkRule::Linux2636, WmarkRule::Linux68];
+}
+impl Word for HighOrderCheck {
+    const ALL: &'static [Self] = &[HighOrderCheck::SubtractLowerOrders, HighOrderCheck::AnyBlock];
+}
+impl Word for FaultLocking {
+    const ALL: &'static [Self] = &[FaultLocking::HoldAcrossIo, FaultLocking::Retry, FaultLocking::PerVma];
+}
+impl Word for MmapReadahead {
+    const ALL: &'static [Self] = &[
+        MmapReadahead::Cluster,
+        MmapReadahead::ReadAround,
+        MmapReadahead::SequentialOrReadAround,
+        MmapReadahead::ReadAroundAsync,
+    ];
+}
+impl Word for SwapReadahead {
+    const ALL: &'static [Self] = &[
+        SwapReadahead::None,
+        SwapReadahead::ClusterFromBase,
+        SwapReadahead::ClusterAround,
+        SwapReadahead::Cluster,
+        SwapReadahead::Vma,
+    ];
+}
+impl Word for RwsemKind {
+    const ALL: &'static [Self] = &[RwsemKind::Fifo, RwsemKind::Handoff];
+}
+impl Word for QuicklistRule {
+    const ALL: &'static [Self] = &[QuicklistRule::None, QuicklistRule::NodeFree16, QuicklistRule::NodeFree16PerCpu];
+}
+impl Word for IrqRule {
+    const ALL: &'static [Self] = &[IrqRule::None, IrqRule::LowestPriority24, IrqRule::Fixed];
+}
+impl Word for Symbols {
+    const ALL: &'static [Self] = &[Symbols::Linux24, Symbols::Linux26, Symbols::Linux68];
+}
+
+fn word_name<T: Word>(x: T) -> String {
+    match serde_json::to_value(x) {
+        Ok(serde_json::Value::String(s)) => s,
+        _ => String::new(),
+    }
+}
+
+fn parse_word<T: Word>(key: &str, v: &toml::Value) -> Result<T, String> {
+    // `symbols = 2.6` parses as a number; its text is the word.
+    let w = match v {
+        toml::Value::String(s) => s.clone(),
+        toml::Value::Float(f) => f.to_string(),
+        toml::Value::Integer(i) => i.to_string(),
+        other => return Err(format!("`{key}` expects a word, found {other}")),
+    };
+    let names: Vec<String> = T::ALL.iter().map(|x| word_name(*x)).collect();
+    if let Some(i) = names.iter().position(|n| *n == w) {
+        return Ok(T::ALL[i]);
+    }
+    let hint = crate::workload::error::suggest(&w, names.iter().map(String::as_str))
+        .map(|s| format!("; did you mean `{s}`?"))
+        .unwrap_or_default();
+    Err(format!("`{key}` is one of {}; found `{w}`{hint}", names.join(", ")))
+}
+
+fn parse_bool(key: &str, v: &toml::Value) -> Result<bool, String> {
+    match v {
+        toml::Value::Boolean(b) => Ok(*b),
+        toml::Value::Integer(1) => Ok(true),
+        toml::Value::Integer(0) => Ok(false),
+        toml::Value::String(s) if s == "true" || s == "1" => Ok(true),
+        toml::Value::String(s) if s == "false" || s == "0" => Ok(false),
+        other => Err(format!("`{key}` expects true or false, found {other}")),
+    }
+}
+
+fn parse_int(key: &str, v: &toml::Value) -> Result<u64, String> {
+    match v {
+        toml::Value::Integer(i) if *i >= 0 => Ok(*i as u64),
+        // `vmlab profiles` shows an automatic min_free_kbytes (0) as `auto`.
+        toml::Value::String(s) if s == "auto" && key == "vm.min_free_kbytes" => Ok(0),
+        toml::Value::String(s) => {
+            s.parse::<u64>().map_err(|_| format!("`{key}` expects a non-negative integer, found \"{s}\""))
+        }
+        other => Err(format!("`{key}` expects a non-negative integer, found {other}")),
+    }
+}
+
+fn parse_ints(key: &str, v: &toml::Value) -> Result<[u64; 4], String> {
+    let items: Vec<toml::Value> = match v {
+        toml::Value::Array(a) => a.clone(),
+        // As `vmlab profiles` shows it: `256,256,32,0`.
+        toml::Value::String(s) => s.split(',').map(|x| toml::Value::String(x.trim().to_string())).collect(),
+        other => return Err(format!("`{key}` expects 4 integers (DMA, DMA32, Normal, HighMem), found {other}")),
+    };
+    if items.len() != 4 {
+        return Err(format!("`{key}` expects 4 integers (DMA, DMA32, Normal, HighMem), found {}", items.len()));
+    }
+    let mut out = [0; 4];
+    for (o, x) in out.iter_mut().zip(&items) {
+        *o = parse_int(key, x)?;
+    }
+    Ok(out)
+}
+
+/// `0–100 from 2.6.0, 0–200 from 5.8`.
+fn describe_bounds(bounds: &[Bound]) -> String {
+    let r = |b: &Bound| {
+        if b.hi == INT_MAX {
+            format!("{}–{INT_MAX} (INT_MAX)", b.lo)
+        } else {
+            format!("{}–{}", b.lo, b.hi)
+        }
+    };
+    match bounds {
+        [b] if b.since == ANY => r(b),
+        _ => bounds.iter().map(|b| format!("{} from {}", r(b), b.since)).collect::<Vec<_>>().join(", "),
+    }
+}
+
+fn engine_name(e: Engine) -> String {
+    word_name(e)
+}
+
+impl Profile {
+    /// The bound of `bounds` in force in this row's release; an error when the sysctl does not
+    /// exist yet or `n` is outside it.
+    fn check_bounds(&self, key: &str, bounds: &[Bound], n: u64) -> Result<(), String> {
+        let era = format!("{} models Linux {}", self.name, self.version);
+        let Some(b) = bounds.iter().rev().find(|b| b.since <= self.version) else {
+            let first = bounds.first().map_or(ANY, |b| b.since);
+            return Err(format!("`{key}` does not exist before Linux {first}, and {era}"));
+        };
+        if n < b.lo || n > b.hi {
+            let all = if bounds.len() > 1 { format!(" ({})", describe_bounds(bounds)) } else { String::new() };
+            let range = describe_bounds(&[Bound { since: ANY, ..*b }]);
+            return Err(format!("`{key}` = {n} is out of range: {era}, where it is {range}{all}"));
+        }
+        Ok(())
+    }
+
+    fn flag(&mut self, name: &str) -> Option<&mut bool> {
+        let s = &mut self.split26;
+        Some(match name {
+            "unevictable_lru" => &mut self.unevictable_lru,
+            "mlock_half_physmem" => &mut self.mlock_half_physmem,
+            "kswapd_failures" => &mut self.kswapd_failures,
+            "pgdat_balanced_quarter" => &mut self.pgdat_balanced_quarter,
+            "kswapd_ignore_failure" => &mut self.kswapd_ignore_failure,
+            "bounce_highmem_io" => &mut self.bounce_highmem_io,
+            "walk_skips_active" => &mut self.walk_skips_active,
+            "objrmap_walk" => &mut self.objrmap_walk,
+            "shm_writepage_io" => &mut self.shm_writepage_io,
+            "clean_cache_pass" => &mut self.clean_cache_pass,
+            "workingset" => &mut self.workingset,
+            "pcp_lists" => &mut self.pcp_lists,
+            "pcp_migratetype_lists" => &mut self.pcp_migratetype_lists,
+            "reclaim_frees_cold" => &mut self.reclaim_frees_cold,
+            "pgfault_on_completion" => &mut self.pgfault_on_completion,
+            "buddy_merge_tail" => &mut self.buddy_merge_tail,
+            "page_cache_read_cold" => &mut self.page_cache_read_cold,
+            "kswapd_classzone" => &mut s.kswapd_classzone,
+            "kswapd_return_order" => &mut s.kswapd_return_order,
+            "kswapd_reset_after_sleep" => &mut s.kswapd_reset_after_sleep,
+            "unreclaimable_balanced" => &mut s.unreclaimable_balanced,
+            "sleep_check_inverted" => &mut s.sleep_check_inverted,
+            "wmark_off_by_two" => &mut s.wmark_off_by_two,
+            "reclaim_compaction" => &mut s.reclaim_compaction,
+            "lumpy_stop_on_fail" => &mut s.lumpy_stop_on_fail,
+            _ => return None,
+        })
+    }
+
+    fn put_int(&mut self, name: &str, n: u64) -> Option<()> {
+        let t = &mut self.tunables;
+        let small = |n: u64| u32::try_from(n).ok();
+        match name {
+            "bh_per_slab_page" => self.bh_per_slab_page = small(n)?,
+            "compaction_min_order" => self.split26.compaction_min_order = small(n)?,
+            "pcp_batch_bytes" => self.pcp_batch_bytes = n,
+            "swappiness" => t.swappiness = n,
+            "min_free_kbytes" => t.min_free_kbytes = n,
+            "watermark_scale_factor" => t.watermark_scale_factor = n,
+            "dirty_ratio" => t.dirty_ratio = n,
+            "dirty_background_ratio" => t.dirty_background_ratio = n,
+            "dirty_expire_centisecs" => t.dirty_expire_centisecs = n,
+            "dirty_writeback_centisecs" => t.dirty_writeback_centisecs = n,
+            "read_ahead_kb" => t.read_ahead_kb = n,
+            "page_cluster" => t.page_cluster = n,
+            "vm_cache_scan_ratio" => t.vm_cache_scan_ratio = n,
+            "vm_mapped_ratio" => t.vm_mapped_ratio = n,
+            "vm_passes" => t.vm_passes = n,
+            "vm_lru_balance_ratio" => t.vm_lru_balance_ratio = n,
+            "vm_anon_lru" => t.vm_anon_lru = n,
+            "min_free_kbytes_max" => t.min_free_kbytes_max = n,
+            _ => return None,
+        }
+        Some(())
+    }
+
+    fn put_word(&mut self, name: &str, key: &str, v: &toml::Value) -> Result<(), String> {
+        match name {
+            "engine" => self.engine = parse_word(key, v)?,
+            "wmark" => self.wmark = parse_word(key, v)?,
+            "high_order_check" => self.high_order_check = parse_word(key, v)?,
+            "fault_locking" => self.fault_locking = parse_word(key, v)?,
+            "mmap_readahead" => self.mmap_readahead = parse_word(key, v)?,
+            "swap_readahead" => self.swap_readahead = parse_word(key, v)?,
+            "rwsem" => self.rwsem = parse_word(key, v)?,
+            "quicklist" => self.quicklist = parse_word(key, v)?,
+            "irq" => self.irq = parse_word(key, v)?,
+            "symbols" => self.symbols = parse_word(key, v)?,
+            _ => return Err(format!("`{key}` has no setter (a bug: every knob must have one)")),
+        }
+        Ok(())
+    }
+
+    /// Apply one `vm.NAME` / `reclaim.NAME` override: the value's type, and its range in the
+    /// row's release, are checked here; whether the engine reads it is `check_read`'s business
+    /// (a later `reclaim.engine` may change the engine). Errors name the nearest valid key.
+    pub fn set(&mut self, section: &str, key: &str, v: &toml::Value) -> Result<(), String> {
+        let Some(k) = Section::parse(section).and_then(|s| knob(s, key)) else {
+            return Err(unknown_knob(section, key));
+        };
+        let full = k.key();
+        match k.kind {
+            Kind::Bool => {
+                let b = parse_bool(&full, v)?;
+                *self.flag(k.name).ok_or_else(|| format!("`{full}` has no setter (a bug)"))? = b;
+            }
+            Kind::Int(bounds) => {
+                let n = parse_int(&full, v)?;
+                self.check_bounds(&full, bounds, n)?;
+                self.put_int(k.name, n).ok_or_else(|| format!("`{full}` has no setter (a bug)"))?;
+            }
+            Kind::Ints(bounds) => {
+                let ns = parse_ints(&full, v)?;
+                for n in ns {
+                    self.check_bounds(&full, bounds, n)?;
+                }
+                self.tunables.lowmem_reserve_ratio = ns;
+            }
+            Kind::Word => self.put_word(k.name, &full, v)?,
+        }
+        Ok(())
+    }
+
+    /// Refuse a knob the row's (final) engine never reads, naming the nearest knob it does.
+    pub fn check_read(&self, section: &str, key: &str) -> Result<(), String> {
+        let Some(k) = Section::parse(section).and_then(|s| knob(s, key)) else {
+            return Err(unknown_knob(section, key));
+        };
+        if k.readers.reads(self.engine) {
+            return Ok(());
+        }
+        let by = match k.readers {
+            Readers::Only(es) => es.iter().map(|e| engine_name(*e)).collect::<Vec<_>>().join(", "),
+            Readers::All => String::new(),
+        };
+        let near = KNOBS
+            .iter()
+            .filter(|o| o.section == k.section && o.readers.reads(self.engine))
+            .map(|o| (strsim::jaro_winkler(o.name, k.name), o))
+            .fold(None, |best: Option<(f64, &Knob)>, c| if best.is_none_or(|b| c.0 > b.0) { Some(c) } else { best });
+        let hint = near.map(|(_, o)| format!("; the nearest knob it reads is `{}`", o.key())).unwrap_or_default();
+        Err(format!(
+            "`{}` is not read by the {} engine, which {} runs (read by: {by}){hint}",
+            k.key(),
+            engine_name(self.engine),
+            self.name
+        ))
+    }
+
+    /// Whether `--set` takes the knob under this row: its engine reads it, and the row's release
+    /// has the sysctl.
+    pub fn settable(&self, k: &Knob) -> bool {
+        let exists = match k.kind {
+            Kind::Int(b) | Kind::Ints(b) => b.first().is_none_or(|b| b.since <= self.version),
+            Kind::Bool | Kind::Word => true,
+        };
+        exists && k.readers.reads(self.engine)
+    }
+
+    /// A knob's value as `--set` takes it back (`min_free_kbytes` 0 is `auto`).
+    pub fn get(&self, k: &Knob) -> Option<String> {
+        let j = serde_json::to_value(self).ok()?;
+        let v = match k.section {
+            Section::Vm => j["tunables"].get(k.name)?,
+            Section::Reclaim => match j.get(k.name) {
+                Some(v) if !v.is_object() => v,
+                _ => j["split26"].get(k.name)?,
+            },
+        };
+        Some(match (k.name, v) {
+            ("min_free_kbytes", serde_json::Value::Number(n)) if n.as_u64() == Some(0) => "auto".into(),
+            _ => plain(v),
+        })
+    }
+
+    /// Every knob with its value, in `KNOBS` order.
+    pub fn shown(&self) -> Vec<(&'static Knob, String)> {
+        KNOBS.iter().filter_map(|k| Some((k, self.get(k)?))).collect()
+    }
+}
+
+/// A JSON value as `--set` spells it: strings unquoted, arrays comma-separated.
+fn plain(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::Array(a) => a.iter().map(plain).collect::<Vec<_>>().join(","),
+        other => other.to_string(),
+    }
+}
+
+fn unknown_knob(section: &str, key: &str) -> String {
+    let Some(sec) = Section::parse(section) else {
+        return format!("unknown table `{section}`: knobs are `vm.NAME` or `reclaim.NAME`");
+    };
+    let here: Vec<&str> = KNOBS.iter().filter(|k| k.section == sec).map(|k| k.name).collect();
+    if let Some(s) = crate::workload::error::suggest(key, here.iter().copied()) {
+        return format!("unknown knob `{section}.{key}`; did you mean `{section}.{s}`?");
+    }
+    // The right name in the other table: `vm.unevictable_lru`.
+    if let Some(o) = KNOBS.iter().find(|k| k.section != sec && k.name == key) {
+        return format!("unknown knob `{section}.{key}`; did you mean `{}`?", o.key());
+    }
+    format!("unknown knob `{section}.{key}` (the `{section}` knobs: {})", here.join(", "))
+}
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::workload::load::set_value;
 
-    /// What `vmlab profiles` shows for a mechanism is what `[reclaim]` accepts for it.
+    fn int(i: i64) -> toml::Value {
+        toml::Value::Integer(i)
+    }
+
+    /// Every field `vmlab profiles` shows, for every profile, is a knob, and `--set` takes the
+    /// value as shown back (parsed as `--set` parses it) and shows it the same again.
     #[test]
-    fn every_shown_reclaim_value_can_be_set_back() {
+    fn every_shown_value_can_be_set_back() {
         for p in all() {
-            let v = serde_json::to_value(&p).expect("serializes");
-            for key in RECLAIM_KEYS {
-                let shown = v
-                    .get(*key)
-                    .or_else(|| v["split26"].get(*key))
-                    .unwrap_or_else(|| panic!("{}: `{key}` not shown", p.name));
-                let tv = match shown {
-                    serde_json::Value::Bool(b) => toml::Value::Boolean(*b),
-                    serde_json::Value::Number(n) => toml::Value::Integer(n.as_i64().expect("integer")),
-                    serde_json::Value::String(s) => toml::Value::String(s.clone()),
-                    other => panic!("{}: `{key}` shown as {other}", p.name),
-                };
+            for (k, text) in p.shown() {
                 let mut q = p.clone();
-                q.set("reclaim", key, &tv).unwrap_or_else(|e| panic!("{}: reclaim.{key} = {tv}: {e}", p.name));
+                let v = set_value(&text);
+                let r = q.set(k.section.name(), k.name, &v);
+                let exists = match k.kind {
+                    Kind::Int(b) | Kind::Ints(b) => b[0].since <= p.version,
+                    _ => true,
+                };
+                if !exists {
+                    assert!(r.unwrap_err().contains("does not exist before"), "{}: {}", p.name, k.key());
+                    continue;
+                }
+                r.unwrap_or_else(|e| panic!("{}: {}={text}: {e}", p.name, k.key()));
+                assert_eq!(q.get(k).as_deref(), Some(text.as_str()), "{}: {}", p.name, k.key());
             }
         }
     }
+
+    /// `--json` has no field that `shown` (and so `--set`) lacks.
     #[test]
-    fn overrides_apply_and_unknown_keys_suggest() {
-        let mut p = find("linux-6.8").unwrap();
-        p.set("vm", "swappiness", &toml::Value::Integer(100)).unwrap();
+    fn every_json_field_is_a_knob() {
+        let v = serde_json::to_value(find("linux-6.8").unwrap()).unwrap();
+        let mut n = 0;
+        for (key, val) in v.as_object().unwrap() {
+            let (section, names): (Section, Vec<&String>) = match (key.as_str(), val) {
+                ("name" | "summary" | "version", _) => continue,
+                ("tunables", serde_json::Value::Object(t)) => (Section::Vm, t.keys().collect()),
+                (_, serde_json::Value::Object(t)) => (Section::Reclaim, t.keys().collect()),
+                _ => (Section::Reclaim, vec![key]),
+            };
+            for name in names {
+                assert!(knob(section, name).is_some(), "`{}.{name}` is shown by --json but is no knob", section.name());
+                n += 1;
+            }
+        }
+        assert_eq!(n, KNOBS.len());
+    }
+
+    /// A new enum variant must be added to its `Word::ALL` (the match fails to compile otherwise).
+    #[test]
+    fn word_lists_are_complete() {
+        fn idx<T: Word + PartialEq>(x: T) -> usize {
+            T::ALL.iter().position(|y| *y == x).expect("listed")
+        }
+        for e in [Engine::Modern, Engine::Split2636, Engine::Riel24, Engine::Aa24] {
+            match e {
+                Engine::Modern | Engine::Split2636 | Engine::Riel24 | Engine::Aa24 => idx(e),
+            };
+        }
+        for w in WmarkRule::ALL {
+            match w {
+                WmarkRule::Linux24 | WmarkRule::Linux2636 | WmarkRule::Linux68 => idx(*w),
+            };
+        }
+        let _ = |h: HighOrderCheck| match h {
+            HighOrderCheck::SubtractLowerOrders | HighOrderCheck::AnyBlock => 2,
+        };
+        let _ = |f: FaultLocking| match f {
+            FaultLocking::HoldAcrossIo | FaultLocking::Retry | FaultLocking::PerVma => 3,
+        };
+        let _ = |m: MmapReadahead| match m {
+            MmapReadahead::Cluster
+            | MmapReadahead::ReadAround
+            | MmapReadahead::SequentialOrReadAround
+            | MmapReadahead::ReadAroundAsync => 4,
+        };
+        let _ = |m: SwapReadahead| match m {
+            SwapReadahead::None
+            | SwapReadahead::ClusterFromBase
+            | SwapReadahead::ClusterAround
+            | SwapReadahead::Cluster
+            | SwapReadahead::Vma => 5,
+        };
+        let _ = |r: RwsemKind| match r {
+            RwsemKind::Fifo | RwsemKind::Handoff => 2,
+        };
+        let _ = |q: QuicklistRule| match q {
+            QuicklistRule::None | QuicklistRule::NodeFree16 | QuicklistRule::NodeFree16PerCpu => 3,
+        };
+        let _ = |i: IrqRule| match i {
+            IrqRule::None | IrqRule::LowestPriority24 | IrqRule::Fixed => 3,
+        };
+        let _ = |s: Symbols| match s {
+            Symbols::Linux24 | Symbols::Linux26 | Symbols::Linux68 => 3,
+        };
+        assert_eq!(
+            [
+                HighOrderCheck::ALL.len(),
+                FaultLocking::ALL.len(),
+                MmapReadahead::ALL.len(),
+                SwapReadahead::ALL.len(),
+                RwsemKind::ALL.len(),
+                QuicklistRule::ALL.len(),
+                IrqRule::ALL.len(),
+                Symbols::ALL.len()
+            ],
+            [2, 3, 4, 5, 2, 3, 3, 3]
+        );
+    }
+
+    #[test]
+    fn swappiness_range_follows_the_release() {
+        let mut p = find("linux-2.6.36").unwrap();
+        assert_eq!(
+            p.set("vm", "swappiness", &int(150)).unwrap_err(),
+            "`vm.swappiness` = 150 is out of range: linux-2.6.36 models Linux 2.6.36, where it is 0–100 \
+             (0–100 from 2.6.0, 0–200 from 5.8)"
+        );
+        p.set("vm", "swappiness", &int(100)).unwrap();
         assert_eq!(p.tunables.swappiness, 100);
-        let e = p.set("vm", "swapiness", &toml::Value::Integer(1)).unwrap_err();
-        assert!(e.contains("did you mean `vm.swappiness`"), "{e}");
+        let mut m = find("linux-6.8").unwrap();
+        m.set("vm", "swappiness", &int(200)).unwrap();
+        assert_eq!(m.tunables.swappiness, 200);
+        assert!(m.set("vm", "swappiness", &int(201)).unwrap_err().contains("where it is 0–200"));
+        let mut old = find("linux-2.4.9").unwrap();
+        assert_eq!(
+            old.set("vm", "swappiness", &int(60)).unwrap_err(),
+            "`vm.swappiness` does not exist before Linux 2.6.0, and linux-2.4.9 models Linux 2.4.9"
+        );
+    }
+
+    #[test]
+    fn other_sysctl_bounds() {
+        let mut p = find("linux-2.6.36").unwrap();
+        assert_eq!(
+            p.set("vm", "watermark_scale_factor", &int(10)).unwrap_err(),
+            "`vm.watermark_scale_factor` does not exist before Linux 4.6, and linux-2.6.36 models Linux 2.6.36"
+        );
+        assert_eq!(
+            p.set("vm", "dirty_ratio", &int(101)).unwrap_err(),
+            "`vm.dirty_ratio` = 101 is out of range: linux-2.6.36 models Linux 2.6.36, where it is 0–100"
+        );
+        assert!(p.set("vm", "page_cluster", &int(32)).unwrap_err().contains("where it is 0–31"));
+        assert!(p.set("vm", "min_free_kbytes", &int(-1)).unwrap_err().contains("expects a non-negative integer"));
+        assert!(p.set("vm", "min_free_kbytes_max", &int(127)).unwrap_err().contains("where it is 128–"));
+        let mut m = find("linux-6.8").unwrap();
+        m.set("vm", "watermark_scale_factor", &int(3000)).unwrap();
+        assert_eq!(m.tunables.watermark_scale_factor, 3000);
+        assert!(m.set("vm", "watermark_scale_factor", &int(0)).unwrap_err().contains("where it is 1–3000"));
+        m.set("vm", "lowmem_reserve_ratio", &set_value("256,256,32,1")).unwrap();
+        assert_eq!(m.tunables.lowmem_reserve_ratio, [256, 256, 32, 1]);
+        m.set("vm", "lowmem_reserve_ratio", &set_value("[1, 2, 3, 4]")).unwrap();
+        assert_eq!(m.tunables.lowmem_reserve_ratio, [1, 2, 3, 4]);
+        assert!(m.set("vm", "lowmem_reserve_ratio", &set_value("1,2")).unwrap_err().contains("expects 4 integers"));
+        m.set("vm", "min_free_kbytes", &set_value("auto")).unwrap();
+        assert_eq!(m.tunables.min_free_kbytes, 0);
+    }
+
+    #[test]
+    fn knobs_the_engine_does_not_read_are_refused() {
+        let p = find("linux-6.8").unwrap();
+        assert_eq!(
+            p.check_read("reclaim", "objrmap_walk").unwrap_err(),
+            "`reclaim.objrmap_walk` is not read by the modern engine, which linux-6.8 runs (read by: aa24); \
+             the nearest knob it reads is `reclaim.bh_per_slab_page`"
+        );
+        p.check_read("reclaim", "kswapd_failures").unwrap();
+        p.check_read("vm", "dirty_ratio").unwrap();
+        // The engine that counts is the final one.
+        let mut q = p.clone();
+        q.set("reclaim", "engine", &set_value("aa24")).unwrap();
+        q.check_read("reclaim", "objrmap_walk").unwrap();
+        assert!(q.check_read("vm", "swappiness").is_err());
+    }
+
+    #[test]
+    fn every_field_is_settable() {
+        let mut p = find("linux-6.8").unwrap();
+        p.set("reclaim", "engine", &set_value("split2636")).unwrap();
+        assert_eq!(p.engine, Engine::Split2636);
+        p.set("reclaim", "wmark", &set_value("linux2636")).unwrap();
+        assert_eq!(p.wmark, WmarkRule::Linux2636);
+        p.set("reclaim", "high_order_check", &set_value("subtract_lower_orders")).unwrap();
+        assert_eq!(p.high_order_check, HighOrderCheck::SubtractLowerOrders);
+        p.set("reclaim", "pcp_batch_bytes", &int(512 << 10)).unwrap();
+        assert_eq!(p.pcp_batch_bytes, 512 << 10);
+        p.set("reclaim", "pcp_migratetype_lists", &set_value("true")).unwrap();
+        assert!(p.pcp_migratetype_lists);
+        p.set("reclaim", "buddy_merge_tail", &set_value("false")).unwrap();
+        assert!(!p.buddy_merge_tail);
+        p.set("reclaim", "page_cache_read_cold", &set_value("true")).unwrap();
+        assert!(p.page_cache_read_cold);
+        p.set("reclaim", "symbols", &set_value("2.6")).unwrap();
+        assert_eq!(p.symbols, Symbols::Linux26);
+        assert_eq!(
+            p.set("reclaim", "engine", &set_value("modren")).unwrap_err(),
+            "`reclaim.engine` is one of modern, split2636, riel24, aa24; found `modren`; did you mean `modern`?"
+        );
+    }
+
+    #[test]
+    fn unknown_keys_suggest() {
+        let mut p = find("linux-6.8").unwrap();
+        assert_eq!(
+            p.set("vm", "swapiness", &int(1)).unwrap_err(),
+            "unknown knob `vm.swapiness`; did you mean `vm.swappiness`?"
+        );
+        assert_eq!(
+            p.set("vm", "unevictable_lru", &set_value("true")).unwrap_err(),
+            "unknown knob `vm.unevictable_lru`; did you mean `reclaim.unevictable_lru`?"
+        );
         p.set("reclaim", "unevictable_lru", &toml::Value::Boolean(false)).unwrap();
         assert!(!p.unevictable_lru);
+    }
+
+    #[test]
+    fn versions_print_as_the_kernel_names_them() {
+        assert_eq!(Version(6, 8, 0).to_string(), "6.8");
+        assert_eq!(Version(2, 6, 0).to_string(), "2.6.0");
+        assert_eq!(Version(2, 4, 23).to_string(), "2.4.23");
+        assert_eq!(serde_json::to_string(&Version(2, 6, 36)).unwrap(), "\"2.6.36\"");
     }
 }

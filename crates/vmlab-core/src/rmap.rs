@@ -109,6 +109,24 @@ impl Kernel {
         (young, locked)
     }
 
+    /// A PTE of `mm` in a VMA with `vma_flags` stops mapping `p`: it becomes `newe` (a swap
+    /// entry, or none), the page loses the mapping (`page_remove_rmap`) and the mm its rss.
+    pub fn unmap_pte(&mut self, mm: u32, vma_flags: u32, slot: usize, p: Pfn, newe: u32) {
+        self.pte_set_slot(slot, newe);
+        let anon = self.fr.has(p, pg::ANON);
+        self.page_remove_rmap(p);
+        if let Some(m) = self.mms[mm as usize].as_mut() {
+            let rss = if anon {
+                &mut m.rss_anon
+            } else if vma_flags & vm::SHM != 0 {
+                &mut m.rss_shmem
+            } else {
+                &mut m.rss_file
+            };
+            *rss = rss.saturating_sub(1);
+        }
+    }
+
     /// `try_to_unmap`: remove every mapping of `p`. Anon pages must be in the swap cache (their
     /// PTEs become swap entries). Fails (returns false) on an mlocked VMA, leaving the rest mapped.
     pub fn try_to_unmap(&mut self, ctx: &mut Ctx, p: Pfn) -> bool {
@@ -133,17 +151,7 @@ impl Kernel {
                 }
                 None => 0,
             };
-            self.pte_set_slot(m.slot, newe);
-            self.page_remove_rmap(p);
-            if let Some(mm) = self.mms[m.mm as usize].as_mut() {
-                if anon {
-                    mm.rss_anon -= 1;
-                } else if m.vma_flags & vm::SHM != 0 {
-                    mm.rss_shmem -= 1;
-                } else {
-                    mm.rss_file -= 1;
-                }
-            }
+            self.unmap_pte(m.mm, m.vma_flags, m.slot, p, newe);
         }
         self.charge(ctx, KFunc::TryToUnmap, buf.len() as u64 * self.cost.rmap_one);
         self.rmap_buf = buf;

@@ -13,13 +13,13 @@ use crate::mmzone::{
     ZoneType, LRU_ACTIVE_ANON, LRU_ACTIVE_FILE, LRU_INACTIVE_ANON, LRU_INACTIVE_FILE, LRU_UNEVICTABLE,
 };
 use crate::profiles::{self, Profile, QuicklistRule};
-use crate::sched::{Event, Outcome, SampleState, Sched, TState, TaskKind, QUANTUM_NS};
+use crate::sched::{Event, Outcome, SampleState, Sched, TState, TaskKind};
 use crate::stats::meminfo::{HighMem, Meminfo};
 use crate::stats::report::{self, Machine, RunReport, TaskCpu};
 use crate::stats::timeline::Sample;
 use crate::stats::vmstat::Vm;
 use crate::workload::interp::{self, ProgState, Program};
-use crate::workload::load::Scenario;
+use crate::workload::load::{self, Scenario};
 use crate::workload::scenario::ZoneName;
 
 /// A run failed because of the scenario (a runtime error in a program, a bad machine).
@@ -63,17 +63,38 @@ pub struct Sim {
     idle_tick_armed: Vec<bool>,
 }
 
-/// Resolve the profile: the scenario's (or the override), then `[vm]`/`[reclaim]` tables.
+/// Resolve the profile: the scenario's (or the override), then `[vm]`/`[reclaim]` tables (with
+/// the `--set`s applied). Each knob is checked against the final profile: its range in the row's
+/// release, and, once every knob is in (`reclaim.engine` may be one), whether the engine reads
+/// it. Errors point at the `--set` or the file line that wrote the knob.
 pub fn resolve_profile(sc: &Scenario, override_name: Option<&str>) -> Result<Profile, SimError> {
+    use crate::workload::load::Part;
+    let at = |path: &[&str], part: Part, message: String| SimError { span: sc.span_of(path, part), message };
     let name = override_name.or(sc.file.profile.as_deref()).unwrap_or("linux-6.8");
     let mut p = profiles::find(name).ok_or_else(|| {
-        SimError::msg(format!("unknown profile `{name}`; known profiles: {}", profiles::names().join(", ")))
+        let hint = profiles::suggest_name(name).map(|s| format!("; did you mean `{s}`?")).unwrap_or_default();
+        let msg = format!("unknown profile `{name}`{hint} (known profiles: {})", profiles::names().join(", "));
+        match override_name {
+            Some(_) => SimError::msg(msg),
+            None => at(&["profile"], Part::Value, msg),
+        }
     })?;
-    for (k, v) in &sc.file.vm {
-        p.set("vm", k, v).map_err(SimError::msg)?;
+    let knobs = || {
+        let vm = sc.file.vm.iter().map(|(k, v)| ("vm", k, v));
+        vm.chain(sc.file.reclaim.iter().map(|(k, v)| ("reclaim", k, v)))
+    };
+    for (section, k, v) in knobs() {
+        p.set(section, k, v).map_err(|e| {
+            let part = if profiles::Section::parse(section).and_then(|s| profiles::knob(s, k)).is_some() {
+                Part::Value
+            } else {
+                Part::Key
+            };
+            at(&[section, k], part, e)
+        })?;
     }
-    for (k, v) in &sc.file.reclaim {
-        p.set("reclaim", k, v).map_err(SimError::msg)?;
+    for (section, k, _) in knobs() {
+        p.check_read(section, k).map_err(|e| at(&[section, k], Part::Key, e))?;
     }
     Ok(p)
 }
@@ -216,10 +237,10 @@ impl Sim {
             }
         }
         let interval = match setup.interval_ns {
-            Some(i) => i.max(1_000_000),
+            Some(i) => i.max(load::MIN_INTERVAL_NS),
             None => 1_000_000_000,
         };
-        let end_limit = setup.duration_ns.unwrap_or(24 * 3600 * 1_000_000_000);
+        let end_limit = setup.duration_ns.unwrap_or(load::DEFAULT_DURATION_NS);
         let linger = setup.linger_ns.unwrap_or(0);
         if let Some((inode_size, dentry_size)) = setup.fs {
             k.vfs = Some(Box::new(crate::dcache::Vfs::new(dentry_size as u64, inode_size as u64, k.cfg.cpus as u64)));
@@ -302,8 +323,8 @@ impl Sim {
                 break;
             }
             if let Some(we) = self.workload_end {
-                if t > we + self.linger {
-                    self.s.now = we + self.linger;
+                if t > we.saturating_add(self.linger) {
+                    self.s.now = we.saturating_add(self.linger);
                     break;
                 }
             }
@@ -456,8 +477,8 @@ impl Sim {
                     f(self);
                     self.on_sample = Some(f);
                 }
-                if self.workload_end.map(|w| self.s.now <= w + self.linger).unwrap_or(true) {
-                    self.s.push(self.s.now + self.interval, Event::Sample);
+                if self.workload_end.map(|w| self.s.now <= w.saturating_add(self.linger)).unwrap_or(true) {
+                    self.s.push(self.s.now.saturating_add(self.interval), Event::Sample);
                 }
             }
             Event::IdleTick(cpu) => {
@@ -520,7 +541,7 @@ impl Sim {
             if crate::irq::charged_to_task(self.k.profile.irq) {
                 self.s.tasks[t].stime_ns += ns;
             }
-            crate::vmscan::riel24::lock::interrupted(&mut self.k, cpu, now, ns);
+            crate::vmscan::irq_interrupted(&mut self.k, cpu, now, ns);
         } else {
             // An idle CPU absorbs it; a task woken there meanwhile starts once it returns.
             let end = c.busy_until.max(now) + ns;
@@ -828,6 +849,3 @@ const DISK_IRQ: &str = "disk_irq";
 /// `sysctl_stat_interval` (HZ): `vmstat_update` runs on every CPU once a second, on a
 /// rounded jiffy (`round_jiffies_relative`).
 const VMSTAT_INTERVAL_NS: u64 = 1_000_000_000;
-
-/// Keep the quantum constant visible to users of this module.
-pub const _QUANTUM: u64 = QUANTUM_NS;

@@ -66,7 +66,7 @@ fn kswapd_2638_reclaims_less_and_leaves_less_free_memory() {
     );
     // The order-3 wakeups happened in both kernels, and both kswapds balanced at order 3.
     for s in [&sa, &sb] {
-        let d = &s.k.nodes[0].kswapd.split26;
+        let d = s.k.reclaim.split2636_kswapd(0).expect("the 2.6.36/38 engine runs");
         assert!(d.high_order_wakeups > 0 && d.balance_runs[1] > 0, "no order-3 kswapd activity: {msg}");
     }
     // 2.6.38 stops high-order balancing once a quarter of the node is balanced.
@@ -177,8 +177,9 @@ sleep 5s
     assert!(msg.starts_with("netrx-bursts.toml:") && msg.contains("go together"), "{msg}");
 }
 
-/// The MMTests-faithful variant (not run by `reproduce`; see the era note, section 13) stays a
-/// valid scenario with MMTests' postmark parameters and the --consume-memory reader.
+/// The MMTests-faithful variant (not run by `reproduce`; see
+/// docs/notes/history/era-2.6.36-38-kswapd.md §13) stays a valid scenario with MMTests'
+/// postmark parameters and the --consume-memory reader.
 #[test]
 fn mmtests_variant_loads() {
     let path = root().join("scenarios/seeds/kswapd-high-order-mmtests.toml");

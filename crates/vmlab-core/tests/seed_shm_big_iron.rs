@@ -14,7 +14,7 @@ use vmlab_core::api::{run, RunOpts};
 use vmlab_core::reproduce::{self, shm_big_iron, ReproduceOpts};
 use vmlab_core::sim::Sim;
 use vmlab_core::stats::report::RunReport;
-use vmlab_core::vmscan::aa24::Aa24Stats;
+use vmlab_core::vmscan::Aa24Stats;
 use vmlab_core::workload::load_scenario_str;
 
 const MAPPERS: u32 = 12;
@@ -112,7 +112,7 @@ fn run_small(profile: &str) -> (RunReport, Sim) {
 }
 
 fn stats(sim: &Sim) -> &Aa24Stats {
-    &sim.k.aa24.stats
+    sim.k.reclaim.aa24_stats().expect("the 2.4-aa engine runs")
 }
 
 #[test]
@@ -181,7 +181,7 @@ fn same_seed_same_bytes() {
 /// `swapcache_kb_at_first_swapout` is taken at the first swap write of a shm page (the seed's
 /// "first 4k of shm").
 #[test]
-#[ignore = "does not reproduce yet: aa1 converts MiBs, not GiBs, of shm before the first write (docs/notes/era-2.4.23aa.md §9, §10)"]
+#[ignore = "does not reproduce yet: aa1 converts MiBs, not GiBs, of shm before the first write (docs/notes/history/era-2.4.23aa.md §9, §10)"]
 fn reproduce_full_scale() {
     let opts = ReproduceOpts { sets: Vec::new(), root: reproduce::find_root(), timing: false };
     let (rep, text) = shm_big_iron::run(&opts).expect("reproduce runs");

@@ -69,7 +69,7 @@ fn run_json(
             (None, t) => load_scenario_str(name.as_deref().unwrap_or("<string>"), t.as_deref().unwrap_or(""), &sets),
         }
         .map_err(scenario_failure)?;
-        let opts = RunOpts { profile: profile.as_deref(), interval_s: interval, progress: None };
+        let opts = RunOpts { profile: profile.as_deref(), interval_s: interval, ..Default::default() };
         let (mut report, _sim) = api::run(&sc, opts).map_err(scenario_failure)?;
         if report.params.is_empty() {
             for (k, v) in &sc.sets {

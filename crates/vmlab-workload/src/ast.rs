@@ -48,6 +48,14 @@ pub enum Expr {
     Un(UnOp, Box<Expr>, Span),
 }
 
+impl Expr {
+    pub fn span(&self) -> Span {
+        match self {
+            Expr::Int(_, s) | Expr::Var(_, s) | Expr::Bin(_, _, _, s) | Expr::Un(_, _, s) => *s,
+        }
+    }
+}
+
 /// A name with `{expr}` holes: `chunk{j}`, `slot{j % slots}`.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Template {

@@ -8,9 +8,26 @@ use rand::Rng;
 
 use crate::ast::{Access, Backing, Expr, OpKind, Pattern, Span, Template};
 use crate::interp::{eval, render, Insn, OpState, ProgState, Program, TouchState, ERRNO, TID};
+use crate::load::MAX_STORAGE_BYTES;
 use crate::syscalls::{self as sys, MapBacking, MmapArgs, Outcome, Progress, Sys, Syscalls};
 
 const EINVAL: i64 = 22;
+/// Instructions a program may run while simulated time stands still (no operation took any):
+/// `loop { }` or `for i in 0..1000000000000 { x += 1 }` would otherwise hold the simulator forever, past
+/// `duration`, since only operations advance the clock. Tens of milliseconds of wall time.
+pub const MAX_STEPS_WITHOUT_TIME: u64 = 10_000_000;
+
+/// The error for a program past `MAX_STEPS_WITHOUT_TIME`.
+pub fn no_progress_message() -> String {
+    format!(
+        "{MAX_STEPS_WITHOUT_TIME} steps without an operation that takes time: a loop that does nothing would never end"
+    )
+}
+
+/// A file the simulator cannot hold (its page index is 4 bytes a page).
+fn too_big(bytes: u64) -> String {
+    format!("a file of {bytes} bytes; the simulator holds files of up to 1 TiB")
+}
 
 /// A run failed because of the scenario (a runtime error in a program, a bad machine).
 #[derive(Debug, Clone)]
@@ -54,9 +71,25 @@ fn name(p: &Program, ps: &ProgState, t: &Template) -> R<String> {
 
 /// Run one quantum of a task: until its program blocks, ends, or the quantum is spent.
 pub fn run<S: Syscalls>(sys: &mut S, ps: &mut ProgState, prog: &Arc<Program>) -> R<Outcome> {
+    let mut steps = 0u64;
+    let mut spent = sys.clock();
+    let mut last_span = Span::default();
     loop {
         if sys.need_resched() {
             return Ok(Outcome::Continue);
+        }
+        let clock = sys.clock();
+        if clock != spent {
+            spent = clock;
+            steps = 0;
+            last_span = Span::default();
+        }
+        steps += 1;
+        if steps > MAX_STEPS_WITHOUT_TIME {
+            // `loop { }` evaluates nothing that has a position: name the process instead.
+            let span = (last_span != Span::default()).then_some(last_span);
+            let message = format!("process `{}`: {}", sys.comm(), no_progress_message());
+            return Err(RunError { span, message });
         }
         if ps.pc == usize::MAX {
             return Ok(Outcome::Exit);
@@ -77,10 +110,12 @@ pub fn run<S: Syscalls>(sys: &mut S, ps: &mut ProgState, prog: &Arc<Program>) ->
         let Some(insn) = prog.code.get(ps.pc) else { return Ok(Outcome::Exit) };
         match insn {
             Insn::Set(v, e) => {
+                last_span = e.span();
                 ps.vars[*v] = ev(prog, ps, e)?;
                 ps.pc += 1;
             }
             Insn::JumpIfZero(e, to) => {
+                last_span = e.span();
                 ps.pc = if ev(prog, ps, e)? == 0 { *to } else { ps.pc + 1 };
             }
             Insn::Jump(to) => ps.pc = *to,
@@ -125,11 +160,14 @@ pub fn run<S: Syscalls>(sys: &mut S, ps: &mut ProgState, prog: &Arc<Program>) ->
                     None => ps.pc = *exit,
                 }
             }
-            Insn::Op(kind, span) => match start(sys, ps, prog, kind, *span)? {
-                Step::Done => ps.pc += 1,
-                Step::Ongoing(s) => ps.op = Some(s),
-                Step::Block(o) => return Ok(o),
-            },
+            Insn::Op(kind, span) => {
+                last_span = *span;
+                match start(sys, ps, prog, kind, *span)? {
+                    Step::Done => ps.pc += 1,
+                    Step::Ongoing(s) => ps.op = Some(s),
+                    Step::Block(o) => return Ok(o),
+                }
+            }
         }
     }
 }
@@ -300,6 +338,9 @@ fn start<S: Syscalls>(sys: &mut S, ps: &mut ProgState, prog: &Program, kind: &Op
                 Some(l) => ev(prog, ps, l)?.max(0) as u64,
                 None => f.size.saturating_sub(off),
             };
+            if is_write && off + l > MAX_STORAGE_BYTES {
+                return Err(err(span, too_big(off + l)));
+            }
             let size = if is_write { sys.extend(f.id, off + l) } else { f.size };
             let end = (off + l).min(size).div_ceil(4096);
             let idx = off / 4096;
@@ -316,6 +357,9 @@ fn start<S: Syscalls>(sys: &mut S, ps: &mut ProgState, prog: &Program, kind: &Op
         OpKind::Create { file, size, disk } => {
             let fname = name(prog, ps, file)?;
             let bytes = ev_opt(prog, ps, size, 0)?.max(0) as u64;
+            if bytes > MAX_STORAGE_BYTES {
+                return Err(err(span, too_big(bytes)));
+            }
             let disk = match disk {
                 Some(d) => Some(name(prog, ps, d)?),
                 None => None,

@@ -73,6 +73,49 @@ impl Scenario {
     }
 }
 
+/// Which part of a `key = value` an error points at.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Part {
+    Key,
+    Value,
+}
+
+impl Scenario {
+    /// Where the value at `path` (e.g. ["vm", "swappiness"]) was written: in the last `--set`
+    /// that wrote it (a span past the end of `text`, laid out as `error_at` reads it) or in the
+    /// file. `None` when neither has it (a default).
+    pub fn span_of(&self, path: &[&str], part: Part) -> Option<Span> {
+        let mut start = self.text.len() + 1;
+        let mut found = None;
+        for (k, v) in &self.sets {
+            let segs: Vec<&str> = k.split('.').map(str::trim).collect();
+            // `--set vm.swappiness=1` writes the path; `--set vm={ swappiness = 1 }` a table holding it.
+            if segs.len() <= path.len() && segs.iter().zip(path).all(|(a, b)| a == b) {
+                let (at, len) = if part == Part::Key && segs.len() == path.len() {
+                    let last = k.rsplit('.').next().unwrap_or(k);
+                    let lead = last.len() - last.trim_start().len();
+                    (k.len() - last.len() + lead, last.trim().len())
+                } else {
+                    let lead = v.len() - v.trim_start().len();
+                    (k.len() + 1 + lead, v.trim().len())
+                };
+                found = Some(Span { offset: (start + at) as u32, len: len.max(1) as u32, line: 0, col: 0 });
+            }
+            start += k.len() + 1 + v.len() + 1;
+        }
+        if found.is_some() {
+            return found;
+        }
+        let tree = SpanTree::build(&self.text);
+        let r = match part {
+            Part::Key => tree.key_range(path)?,
+            Part::Value => tree.get(path)?.span.clone(),
+        };
+        let (line, col) = super::error::line_col(&self.text, r.start);
+        Some(Span { offset: r.start as u32, len: r.len() as u32, line, col })
+    }
+}
+
 /// Load a scenario file and apply `--set KEY=VALUE` overrides.
 pub fn load_scenario(path: &Path, sets: &[String], vocab: &Vocabulary) -> Result<Scenario, ScenarioError> {
     let name = path.display().to_string();
@@ -95,6 +138,7 @@ pub fn load_scenario_str(
     for s in sets.iter_mut() {
         s.resolved = apply_set(&mut edited, s)?;
     }
+    check_set_vars(&table, &sets)?;
     let file: ScenarioFile = match edited.try_into() {
         Ok(f) => f,
         Err(e) => return Err(deser_error(name, text, &tree, &table, &sets, &e)),
@@ -147,6 +191,15 @@ impl SpanTree {
             Node::Leaf => None,
         }?;
         child.get(rest)
+    }
+
+    /// The byte range of the key at `path` (its last component).
+    fn key_range(&self, path: &[&str]) -> Option<Range<usize>> {
+        let (last, parent) = path.split_last()?;
+        match &self.get(parent)?.node {
+            Node::Table(kv) => kv.iter().find(|(k, _, _)| k == last).map(|(_, r, _)| r.clone()),
+            _ => None,
+        }
     }
 
     /// The path of the table holding the key whose span starts at `offset`.
@@ -305,14 +358,7 @@ impl SetArg {
         }
         let raw = &arg[eq + 1..];
         let value_at = eq + 1 + (raw.len() - raw.trim_start().len());
-        let text = raw.trim();
-        // A value is TOML when it parses as TOML (`100`, `true`, `"x"`, `[1, 2]`), else a string
-        // (`3584MiB`, `50MB/s`, a program).
-        let value = format!("v = {text}")
-            .parse::<toml::Table>()
-            .ok()
-            .and_then(|mut t| t.remove("v"))
-            .unwrap_or_else(|| toml::Value::String(text.to_string()));
+        let value = set_value(raw.trim());
         Ok(SetArg { arg: arg.to_string(), eq, segs, value, value_at, resolved: Vec::new() })
     }
 
@@ -329,6 +375,16 @@ impl SetArg {
         let len = self.arg.len().saturating_sub(self.value_at);
         ScenarioError::for_set(&self.arg, self.value_at, len, msg)
     }
+}
+
+/// The value of `--set KEY=TEXT`: TOML when it parses as TOML (`100`, `true`, `"x"`, `[1, 2]`),
+/// else a string (`3584MiB`, `50MB/s`, a program, `256,256,32,0`).
+pub fn set_value(text: &str) -> toml::Value {
+    format!("v = {text}")
+        .parse::<toml::Table>()
+        .ok()
+        .and_then(|mut t| t.remove("v"))
+        .unwrap_or_else(|| toml::Value::String(text.to_string()))
 }
 
 /// Arrays of tables in a scenario: their elements are addressed by index or by `name`.
@@ -411,6 +467,31 @@ fn apply_set(root: &mut toml::Table, s: &SetArg) -> Result<Vec<String>, Scenario
     }
 }
 
+/// A `--set vars.NAME` must name a variable the file declares: a misspelt one would otherwise
+/// define a variable no program reads, and the run would silently use the file's value.
+fn check_set_vars(original: &toml::Table, sets: &[SetArg]) -> Result<(), ScenarioError> {
+    let declared: Vec<&str> = original
+        .get("vars")
+        .and_then(|v| v.as_table())
+        .map(|t| t.keys().map(String::as_str).collect())
+        .unwrap_or_default();
+    for s in sets {
+        let [table, name] = s.resolved.as_slice() else { continue };
+        if table != "vars" || declared.contains(&name.as_str()) {
+            continue;
+        }
+        let hint =
+            suggest(name, declared.iter().copied()).map(|x| format!("; did you mean `{x}`?")).unwrap_or_default();
+        let help = if declared.is_empty() {
+            "the scenario has no [vars]: declare the variable there to set it with --set".to_string()
+        } else {
+            format!("the scenario's [vars]: {}", declared.join(", "))
+        };
+        return Err(s.err_seg(1, format!("the scenario declares no variable `{name}`{hint}")).with_help(help));
+    }
+    Ok(())
+}
+
 /// A deserialisation error of the edited table, attributed to the file or to a set.
 fn deser_error(
     name: &str,
@@ -461,6 +542,113 @@ fn deser_error(
 }
 
 // ---- static checks ----------------------------------------------------------------------------
+
+// What a scenario may ask the simulator to hold, checked here, before a run, so that a typo in
+// a size is a positioned error instead of an allocation that takes the host down. The reasons
+// are in docs/SCENARIOS.md, "Limits".
+
+/// The finest timeline interval (a scenario's finer `interval` is raised to it).
+pub const MIN_INTERVAL_NS: u64 = 1_000_000;
+/// The coarsest timeline interval: a year.
+pub const MAX_INTERVAL_NS: u64 = 365 * 24 * 3600 * 1_000_000_000;
+/// How long a run without `duration` may last, simulated.
+pub const DEFAULT_DURATION_NS: u64 = 24 * 3600 * 1_000_000_000;
+/// Timeline samples a run may take: 100,000 took 130 MB of memory with the text report and
+/// 49 MB of JSON, so this is under a gigabyte.
+pub const MAX_TIMELINE_SAMPLES: u64 = 500_000;
+/// A swap area, and all `[[file]]`s and `[[filetree]]`s together: the largest machine's memory.
+pub const MAX_STORAGE_BYTES: u64 = 1 << 40;
+/// Files made before the run (`[[file]]` copies and `[[filetree]]` files).
+pub const MAX_FILES: u64 = 1_000_000;
+/// The smallest zone given in `machine.zones`, and the smallest machine they may make.
+pub const MIN_ZONE_BYTES: u64 = 1 << 20;
+pub const MIN_NODE_BYTES: u64 = 16 << 20;
+
+/// The number of timeline samples a run of at most `limit_ns` takes every `interval_ns`, or an
+/// error saying which bound was crossed (`what` names the interval: `interval`, `--interval`).
+pub fn check_timeline(what: &str, interval_ns: u64, limit_ns: u64) -> Result<u64, String> {
+    if interval_ns > MAX_INTERVAL_NS {
+        return Err(format!("{what} is longer than a year"));
+    }
+    let samples = limit_ns / interval_ns.max(MIN_INTERVAL_NS);
+    if samples > MAX_TIMELINE_SAMPLES {
+        return Err(format!(
+            "{what} {:.3} s over a run of up to {:.0} s is {samples} timeline samples; the limit is {MAX_TIMELINE_SAMPLES}: \
+             set a shorter `duration` or a longer interval",
+            interval_ns.max(MIN_INTERVAL_NS) as f64 / 1e9,
+            limit_ns as f64 / 1e9,
+        ));
+    }
+    Ok(samples)
+}
+
+/// The timeline's size (interval, duration) and the storage and zones the machine is given.
+fn check_limits(ctx: &Ctx<'_>, f: &ScenarioFile) -> Result<(), ScenarioError> {
+    let interval = f.interval.as_deref().map(units::parse_duration).transpose().ok().flatten();
+    let duration = f.duration.as_deref().map(units::parse_duration).transpose().ok().flatten();
+    let at: &[&str] = if f.interval.is_some() { &["interval"] } else { &["duration"] };
+    check_timeline("interval", interval.unwrap_or(1_000_000_000), duration.unwrap_or(DEFAULT_DURATION_NS))
+        .map_err(|e| ctx.err(at, e))?;
+
+    let tib = |b: u64| b as f64 / (1u64 << 40) as f64;
+    if let Some(s) = &f.swap {
+        let bytes = ctx.unit(&["swap", "size"], units::parse_size(&s.size))?;
+        if bytes > MAX_STORAGE_BYTES {
+            return Err(ctx.err(&["swap", "size"], format!("swap of {:.1} TiB; the limit is 1 TiB", tib(bytes))));
+        }
+    }
+    let (mut bytes, mut files) = (0u64, 0u64);
+    let too_much = |bytes: u64, files: u64| -> Option<String> {
+        if bytes > MAX_STORAGE_BYTES {
+            Some(format!("the scenario's files come to {:.1} TiB; the limit is 1 TiB in all", tib(bytes)))
+        } else if files > MAX_FILES {
+            Some(format!("the scenario's files number {files}; the limit is {MAX_FILES} in all"))
+        } else {
+            None
+        }
+    };
+    for (i, file) in f.files.iter().enumerate() {
+        let i = i.to_string();
+        let size = ctx.unit(&["file", &i, "size"], units::size_from_value(&file.size))?;
+        bytes = bytes.saturating_add(size.saturating_mul(file.count as u64));
+        files += file.count as u64;
+        if let Some(m) = too_much(bytes, files) {
+            let key = if size > MAX_STORAGE_BYTES || files <= MAX_FILES { "size" } else { "count" };
+            return Err(ctx.err(&["file", &i, key], m));
+        }
+    }
+    for (i, t) in f.filetrees.iter().enumerate() {
+        let i = i.to_string();
+        let total = ctx.unit(&["filetree", &i, "total"], units::parse_size(&t.total))?;
+        let mean = ctx.unit(&["filetree", &i, "mean"], units::parse_size(&t.mean))?;
+        bytes = bytes.saturating_add(total);
+        // As many files as dist::file_tree_sizes makes.
+        files += if total == 0 { 0 } else { (total / mean.max(1)).clamp(1, total) };
+        if let Some(m) = too_much(bytes, files) {
+            let key = if files > MAX_FILES { "mean" } else { "total" };
+            return Err(ctx.err(&["filetree", &i, key], m));
+        }
+    }
+    if let Some(zones) = &f.machine.zones {
+        let mut sum = 0u64;
+        for (z, v) in zones {
+            let b = ctx.unit(&["machine", "zones", z], units::size_from_value(v))?;
+            if b < MIN_ZONE_BYTES {
+                return Err(
+                    ctx.err(&["machine", "zones", z], format!("zone {z} of {b} bytes; a zone is at least 1 MiB"))
+                );
+            }
+            sum = sum.saturating_add(b);
+        }
+        if sum < MIN_NODE_BYTES {
+            return Err(ctx.err(
+                &["machine", "zones"],
+                format!("the zones come to {sum} bytes; at least 16 MiB per node is needed"),
+            ));
+        }
+    }
+    Ok(())
+}
 
 struct Ctx<'a> {
     vocab: &'a Vocabulary,
@@ -578,6 +766,8 @@ fn resolve(ctx: &Ctx<'_>, f: &ScenarioFile) -> Result<(Setup, Vec<String>), Scen
     if m.cpus > 4096 {
         return Err(ctx.err(&["machine", "cpus"], "`cpus` must be between 1 and 4096"));
     }
+
+    check_limits(ctx, f)?;
 
     let mut disks = Vec::new();
     let mut disk_names: Vec<&str> = Vec::new();

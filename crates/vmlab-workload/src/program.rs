@@ -58,6 +58,9 @@ mod ops;
 /// Deepest nesting of blocks, parentheses and unary operators: bounded so hostile input gives
 /// an error instead of a stack overflow.
 const MAX_DEPTH: usize = 64;
+/// Deepest expression tree. A chain `1 + 1 + ... + 1` is parsed in a loop but makes a tree as
+/// deep as it is long, which compiling, evaluating and dropping walk recursively.
+const MAX_EXPR_DEPTH: usize = 512;
 
 /// The parser state: a cursor into the program text plus what is needed to turn local
 /// offsets into file spans. `load.rs` uses it directly for `--set` programs (`with_shift`).
@@ -71,6 +74,8 @@ pub(crate) struct Parser<'a> {
     /// Byte offsets where each line of `file` starts.
     line_starts: Vec<usize>,
     depth: usize,
+    /// The depth of the expression tree parsed last (0 for a number or a variable).
+    expr_depth: usize,
     /// Where the arguments of the last operation ended (before its block, if any).
     header_end: usize,
     /// Added to every span offset (not to line/col): programs given with `--set` are parsed
@@ -116,6 +121,7 @@ impl<'a> Parser<'a> {
             file,
             line_starts,
             depth: 0,
+            expr_depth: 0,
             header_end: 0,
             shift: 0,
             defined: vec!["errno".into(), "tid".into(), "nr_cpus".into(), "nr_nodes".into()],
@@ -554,12 +560,16 @@ impl<'a> Parser<'a> {
             return self.unary();
         }
         let mut lhs = self.binary(level + 1)?;
+        let mut depth = self.expr_depth;
         loop {
             self.skip_ws();
+            let at = self.pos;
             let Some(op) = self.peek_binop(level) else {
+                self.expr_depth = depth;
                 return Ok(lhs);
             };
             let rhs = self.binary(level + 1)?;
+            depth = self.deeper(depth.max(self.expr_depth), at)?;
             let span = join(expr_span(&lhs), expr_span(&rhs));
             lhs = Expr::Bin(op, Box::new(lhs), Box::new(rhs), span);
         }
@@ -591,6 +601,16 @@ impl<'a> Parser<'a> {
         Some(op)
     }
 
+    /// One level above a subtree `depth` deep, for an operator at byte `at`.
+    fn deeper(&self, depth: usize, at: usize) -> R<usize> {
+        if depth + 1 > MAX_EXPR_DEPTH {
+            return Err(self
+                .err_at(at, at + 1, format!("expression too deep (more than {MAX_EXPR_DEPTH} operators)"))
+                .with_help("split it into several `let`s"));
+        }
+        Ok(depth + 1)
+    }
+
     fn unary(&mut self) -> R<Expr> {
         self.skip_ws();
         let start = self.pos;
@@ -603,6 +623,7 @@ impl<'a> Parser<'a> {
         self.enter()?;
         let e = self.unary()?;
         self.depth -= 1;
+        self.expr_depth = self.deeper(self.expr_depth, start)?;
         let span = join(self.span(start, start + 1), expr_span(&e));
         Ok(Expr::Un(op, Box::new(e), span))
     }
@@ -610,6 +631,7 @@ impl<'a> Parser<'a> {
     fn primary(&mut self) -> R<Expr> {
         self.skip_ws();
         let start = self.pos;
+        self.expr_depth = 0;
         match self.peek() {
             Some(c) if c.is_ascii_digit() => self.number(),
             Some('(') => {
@@ -642,8 +664,10 @@ impl<'a> Parser<'a> {
                 self.bump();
                 self.enter()?;
                 let a = self.expr()?;
+                let da = self.expr_depth;
                 self.expect_char(',', "`,` between the two arguments")?;
                 let b = self.expr()?;
+                self.expr_depth = self.deeper(da.max(self.expr_depth), start)?;
                 self.expect_char(')', "`)`")?;
                 self.depth -= 1;
                 Ok(Expr::Bin(op, Box::new(a), Box::new(b), self.span(start, self.last_end)))

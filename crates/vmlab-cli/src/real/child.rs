@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use rand::{Rng, SeedableRng};
 use vmlab_core::workload::ast::{Access, Backing, Expr, OpKind, Pattern, Span, Template};
+use vmlab_core::workload::exec::{no_progress_message, MAX_STEPS_WITHOUT_TIME};
 use vmlab_core::workload::interp::{eval, render, Insn, Program, ERRNO, NR_CPUS, NR_NODES, TID};
 
 use super::setup::file_path;
@@ -21,6 +22,8 @@ const PAGE: u64 = 4096;
 const DEFAULT_BS: u64 = 1 << 20;
 
 pub struct ChildSpec<'a> {
+    /// The supervisor: the child must not outlive it.
+    pub parent: libc::pid_t,
     pub prog: &'a Program,
     pub dir: &'a Path,
     pub procs_file: PathBuf,
@@ -54,6 +57,15 @@ type R<T> = Result<T, (Span, String)>;
 
 /// Entry point after fork: join the cgroup, run the program, `_exit`.
 pub fn main(s: &ChildSpec) -> ! {
+    // A supervisor killed with SIGKILL cannot kill its children: the kernel does, by this
+    // request. The supervisor may have died between fork and here, when the child has already
+    // been reparented and no signal will come.
+    // SAFETY: prctl with PR_SET_PDEATHSIG takes a signal number; getppid has no preconditions.
+    unsafe {
+        if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong) != 0 || libc::getppid() != s.parent {
+            libc::_exit(3);
+        }
+    }
     let code = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(s))).unwrap_or(101);
     // SAFETY: ends this forked process without running the parent's destructors.
     unsafe { libc::_exit(code) }
@@ -151,13 +163,25 @@ impl Child<'_> {
     fn interpret(&mut self) -> R<()> {
         let prog = self.s.prog;
         let mut pc = 0;
+        // As in the simulator (exec.rs): a run of instructions with no operation is a loop
+        // that does nothing and would never end.
+        let mut steps = 0u64;
+        let mut last_span = Span::default();
         while let Some(insn) = prog.code.get(pc) {
+            steps += 1;
+            if steps > MAX_STEPS_WITHOUT_TIME {
+                return Err((last_span, no_progress_message()));
+            }
             match insn {
                 Insn::Set(v, e) => {
+                    last_span = e.span();
                     self.vars[*v] = self.ev(e)?;
                     pc += 1;
                 }
-                Insn::JumpIfZero(e, to) => pc = if self.ev(e)? == 0 { *to } else { pc + 1 },
+                Insn::JumpIfZero(e, to) => {
+                    last_span = e.span();
+                    pc = if self.ev(e)? == 0 { *to } else { pc + 1 }
+                }
                 Insn::Jump(to) => pc = *to,
                 Insn::End => return Ok(()),
                 // Refused before the run (check.rs); reaching one is a bug, not a silent skip.
@@ -165,6 +189,8 @@ impl Child<'_> {
                     return Err((Span::default(), "fork/threads/queues are not supported by `vmlab real`".into()))
                 }
                 Insn::Op(kind, span) => {
+                    steps = 0;
+                    last_span = Span::default();
                     self.vars[ERRNO] = 0;
                     if !self.op(kind, *span)? {
                         return Ok(());

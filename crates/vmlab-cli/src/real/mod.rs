@@ -10,13 +10,14 @@ mod report;
 mod run;
 mod sample;
 mod setup;
+mod sweep;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use vmlab_core::workload::interp::{compile, Program};
-use vmlab_core::workload::{load_scenario, units, Scenario, ScenarioError};
+use vmlab_core::workload::{load, load_scenario, units, Scenario, ScenarioError};
 
 pub struct RealArgs {
     pub scenario: PathBuf,
@@ -44,6 +45,9 @@ fn refuse(msg: impl std::fmt::Display) -> ExitCode {
 }
 
 pub fn real(a: RealArgs) -> ExitCode {
+    if let Err(c) = crate::check_outputs(&[("--json", a.json.as_deref())], &[a.scenario.as_path()]) {
+        return c;
+    }
     let sc = match load_scenario(&a.scenario, &a.sets) {
         Ok(s) => s,
         Err(e) => return crate::fail(e),
@@ -62,13 +66,32 @@ pub fn real(a: RealArgs) -> ExitCode {
         Ok(c) => c,
         Err(e) => return refuse(e),
     };
+    let base = a.dir.clone().unwrap_or_else(std::env::temp_dir);
+    if !base.is_dir() {
+        return refuse(format!("vmlab real: --dir {}: no such directory (it is not created for you)", base.display()));
+    }
     run::catch_signals();
-    let mut env = match setup::Env::new(a.dir.clone(), a.keep) {
+    let mut bases = vec![std::env::temp_dir()];
+    if !bases.contains(&base) {
+        bases.push(base.clone());
+    }
+    let (swept, problems) = sweep::sweep(&parent, &bases);
+    for s in swept {
+        eprintln!("vmlab real: left by an earlier run that was killed: {s}");
+    }
+    for p in problems {
+        eprintln!("vmlab real: {p}");
+    }
+    let mut env = match setup::Env::new(&base, a.keep) {
         Ok(e) => e,
         Err(e) => return refuse(format!("vmlab real: {e}")),
     };
     if let Err(e) = set_up(&mut env, &prep, version, &parent) {
         drop(env);
+        if run::interrupted() {
+            eprintln!("vmlab real: interrupted; cleaned up");
+            return ExitCode::from(130);
+        }
         eprintln!("vmlab real: {e}");
         return ExitCode::from(1);
     }
@@ -77,7 +100,12 @@ pub fn real(a: RealArgs) -> ExitCode {
         Err(run::Failure::Program { who, offset, len, message }) => {
             let span = vmlab_core::workload::ast::Span { offset, len, line: 0, col: 0 };
             drop(env);
-            return crate::fail(sc.error_at(span, format!("{who}: {message}")));
+            // An empty span at 0 is no position (`loop { }` has none): not line 1, column 1.
+            let message = format!("{who}: {message}");
+            if offset == 0 && len == 0 {
+                return crate::fail(ScenarioError::new(&sc.path, message));
+            }
+            return crate::fail(sc.error_at(span, message));
         }
         Err(run::Failure::Other(m)) => {
             drop(env);
@@ -108,6 +136,9 @@ fn set_up(
     }
     if let Some(s) = prep.swap {
         env.make_swap(s)?;
+    }
+    if run::interrupted() {
+        return Err(setup::INTERRUPTED.into());
     }
     env.cgroup = Some(cgroup::Cgroup::create(version, parent, prep.memory, prep.swap.unwrap_or(0))?);
     Ok(())
@@ -150,14 +181,19 @@ fn prepare(sc: &Scenario, interval: Option<f64>) -> Result<Prepared, ScenarioErr
         }
     }
     plan.sort_by_key(|p| p.start);
+    let duration = dur(&f.duration, "duration")?;
+    // Without `duration` a real run lasts as long as its processes: the supervisor stops
+    // sampling at the timeline's limit instead.
+    let limit = duration.map_or(0, |d| d.as_nanos().min(u64::MAX as u128) as u64);
+    // The host is read at most every 10 ms: a reading takes about a millisecond.
     let interval = match interval {
-        Some(i) if i.is_finite() && i > 0.0 => Duration::from_secs_f64(i.max(0.01)),
-        Some(i) => return Err(err("--interval", format!("{i} is not a positive number of seconds"))),
-        None => dur(&f.interval, "interval")?.unwrap_or(Duration::from_secs(1)).max(Duration::from_millis(10)),
+        Some(i) => vmlab_core::api::interval_ns(i, limit).map_err(|m| ScenarioError::new(&sc.path, m))?,
+        None => dur(&f.interval, "interval")?.map_or(1_000_000_000, |d| d.as_nanos() as u64),
     };
+    let interval = Duration::from_nanos(interval.clamp(10_000_000, load::MAX_INTERVAL_NS));
     let limits = run::Limits {
         interval,
-        duration: dur(&f.duration, "duration")?,
+        duration,
         linger: dur(&f.linger, "linger")?.unwrap_or_default(),
         seed: f.seed,
         cpus: f.machine.cpus,

@@ -166,9 +166,8 @@ pub fn text(rep: &RunReport, out: &Outcome, cg: &Cgroup) -> String {
 
 pub fn emit(rep: &RunReport, text: &str, json: Option<&str>) -> ExitCode {
     match crate::write_json(json, &rep.to_json_string()) {
-        Ok(true) => crate::emit(text),
-        Ok(false) => {}
-        Err(code) => return code,
+        Ok(true) => crate::emit_status(text),
+        Ok(false) => ExitCode::SUCCESS,
+        Err(code) => code,
     }
-    ExitCode::SUCCESS
 }

@@ -20,6 +20,11 @@ extern "C" fn on_signal(_: libc::c_int) {
     INTERRUPTED.store(true, Ordering::SeqCst);
 }
 
+/// Whether Ctrl-C or SIGTERM has arrived (setup checks between its steps).
+pub fn interrupted() -> bool {
+    INTERRUPTED.load(Ordering::SeqCst)
+}
+
 /// Ctrl-C and kill end the run through the normal cleanup path instead of killing vmlab.
 pub fn catch_signals() {
     let h = on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
@@ -99,6 +104,8 @@ pub fn supervise(progs: &[Program], plan: Vec<Planned>, env: &mut Env, lim: &Lim
             libc::close(wfd);
         }
     };
+    // SAFETY: getpid has no preconditions.
+    let parent = unsafe { libc::getpid() };
     let mut pending: VecDeque<Planned> = plan.into();
     let mut alive: BTreeMap<libc::pid_t, Alive> = BTreeMap::new();
     let mut names: BTreeMap<libc::pid_t, String> = BTreeMap::new();
@@ -124,6 +131,7 @@ pub fn supervise(progs: &[Program], plan: Vec<Planned>, env: &mut Env, lim: &Lim
         while pending.front().is_some_and(|p| p.start <= now) {
             let Some(p) = pending.pop_front() else { break };
             let spec = ChildSpec {
+                parent,
                 prog: &progs[p.prog],
                 dir,
                 procs_file: cg.procs_file(),
@@ -157,6 +165,10 @@ pub fn supervise(progs: &[Program], plan: Vec<Planned>, env: &mut Env, lim: &Lim
         if now >= next_sample {
             out.snaps.push(sample::read(now.as_secs_f64(), &kswapd, cg));
             next_sample += lim.interval;
+            if out.snaps.len() as u64 >= vmlab_core::workload::load::MAX_TIMELINE_SAMPLES {
+                out.stopped_by = Some(format!("the timeline's limit of {} samples reached", out.snaps.len()));
+                break Ok(());
+            }
         }
         if pending.is_empty() && alive.values().all(|a| a.forever) {
             let q = *quiet_since.get_or_insert(now);

@@ -31,11 +31,17 @@ pub fn file_path(dir: &Path, name: &str) -> PathBuf {
 }
 
 impl Env {
-    pub fn new(dir: Option<PathBuf>, keep: bool) -> Result<Env, String> {
-        let base = dir.unwrap_or_else(std::env::temp_dir);
-        let dir = base.join(format!("vmlab-real-{}", std::process::id()));
-        std::fs::create_dir_all(dir.join("files")).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-        Ok(Env { dir, cgroup: None, swapfile: None, swap_on: false, keep, children: Vec::new() })
+    /// The working directory under `base`, which must exist: a mistyped `--dir` is an error, not
+    /// a tree of new directories left behind.
+    pub fn new(base: &Path, keep: bool) -> Result<Env, String> {
+        if !base.is_dir() {
+            return Err(format!("--dir {}: no such directory (it is not created for you)", base.display()));
+        }
+        let dir = base.join(format!("{}{}", super::sweep::PREFIX, std::process::id()));
+        std::fs::create_dir(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        let env = Env { dir, cgroup: None, swapfile: None, swap_on: false, keep, children: Vec::new() };
+        std::fs::create_dir(env.dir.join("files")).map_err(|e| format!("cannot create {}: {e}", env.dir.display()))?;
+        Ok(env)
     }
 
     /// A file of `bytes` real zeros, on disk and not in the page cache.
@@ -81,10 +87,12 @@ impl Env {
             let _ = std::fs::remove_file(p);
         }
         if self.keep {
-            if let Some(cg) = &self.cgroup {
-                eprintln!("vmlab real: kept the cgroup {} and {}", cg.path.display(), self.dir.display());
+            // Renamed, so that the next run's sweep of `vmlab-real-*` leftovers leaves them alone.
+            let dir = kept_name(&self.dir);
+            if let Some(cg) = self.cgroup.take() {
+                eprintln!("vmlab real: kept the cgroup {} and {}", kept_name(&cg.path).display(), dir.display());
             } else {
-                eprintln!("vmlab real: kept {}", self.dir.display());
+                eprintln!("vmlab real: kept {}", dir.display());
             }
             return;
         }
@@ -97,19 +105,32 @@ impl Env {
     }
 }
 
+/// `vmlab-real-<pid>` renamed `vmlab-kept-<pid>` (the name it has if the rename fails).
+fn kept_name(p: &Path) -> PathBuf {
+    let Some(name) = p.file_name().and_then(|n| n.to_str()) else { return p.to_path_buf() };
+    let to = p.with_file_name(name.replacen("vmlab-real-", "vmlab-kept-", 1));
+    match std::fs::rename(p, &to) {
+        Ok(()) => to,
+        Err(_) => p.to_path_buf(),
+    }
+}
+
 impl Drop for Env {
     fn drop(&mut self) {
         self.teardown();
     }
 }
 
-fn run_tool(tool: &str, p: &Path) -> Result<(), String> {
+pub fn run_tool(tool: &str, p: &Path) -> Result<(), String> {
     let out = Command::new(tool).arg(p).output().map_err(|e| format!("cannot run {tool}: {e}"))?;
     if !out.status.success() {
         return Err(format!("{tool} {} failed: {}", p.display(), String::from_utf8_lossy(&out.stderr).trim()));
     }
     Ok(())
 }
+
+/// The error of a setup step that stopped for Ctrl-C or SIGTERM.
+pub const INTERRUPTED: &str = "interrupted";
 
 /// Zeros written in 1 MiB pieces (not a sparse file, not fallocate: reads must go to the disk),
 /// then fsync'd.
@@ -118,6 +139,9 @@ pub fn write_zeros(p: &Path, bytes: u64) -> Result<(), String> {
     let chunk = vec![0u8; 1 << 20];
     let mut left = bytes;
     while left > 0 {
+        if super::run::interrupted() {
+            return Err(INTERRUPTED.into());
+        }
         let n = left.min(chunk.len() as u64) as usize;
         f.write_all(&chunk[..n]).map_err(|e| format!("cannot write {}: {e}", p.display()))?;
         left -= n as u64;

@@ -8,7 +8,6 @@ use super::{run_seed_scenario, ReproduceOpts, SeedDef};
 use crate::mmap::vm;
 use crate::stats::report::{ReproduceReport, RunReport};
 use crate::stats::timeline::Sample;
-use crate::vmscan::riel24;
 use std::fmt::Write;
 
 pub const NAME: &str = "google-mlock";
@@ -24,7 +23,7 @@ pub fn def() -> SeedDef {
 /// What a run leaves behind besides its report (the Sim stays in its thread).
 struct RunOut {
     report: RunReport,
-    engine: Option<riel24::Stats>,
+    engine: Option<crate::vmscan::Riel24Stats>,
     /// name, free, inactive_clean, inactive_dirty, active, mapped (pages) at the end.
     zones: Vec<(&'static str, u64, u64, u64, u64, u64)>,
 }
@@ -80,7 +79,7 @@ pub fn measure(r: &mut RunReport, io_bound_s: f64, interval_s: f64) {
 }
 
 fn run_one(opts: &ReproduceOpts, profile: &str, extra: &[String]) -> Result<RunOut, String> {
-    let (mut report, sim) = run_seed_scenario(opts, FILE, profile, extra)?;
+    let (mut report, sim) = run_seed_scenario(opts, FILE, profile, extra, Vec::new())?;
     let k = &sim.k;
     let io_bytes: f64 = k.files.iter().filter(|f| !f.shmem).map(|f| f.size as f64).sum();
     let bw = k.disks.first().map(|d| d.bandwidth_bps()).unwrap_or(1).max(1) as f64;
@@ -102,7 +101,7 @@ fn run_one(opts: &ReproduceOpts, profile: &str, extra: &[String]) -> Result<RunO
         .map(|e| e.cpu_s)
         .unwrap_or(0.0);
     report.metrics.insert("lru_lock_spin_s".to_string(), spin);
-    let engine = (k.profile.engine == crate::profiles::Engine::Riel24).then(|| k.riel.stats.clone());
+    let engine = k.reclaim.riel24_stats().cloned();
     if let Some(st) = &engine {
         let m = &mut report.metrics;
         m.insert("kswapd_passes".to_string(), st.kswapd_passes as f64);
@@ -118,15 +117,8 @@ fn run_one(opts: &ReproduceOpts, profile: &str, extra: &[String]) -> Result<RunO
     }
     let zones = (0..k.zones.len())
         .map(|z| {
-            let l = &k.zones[z].lru_pages;
-            (
-                k.zones[z].kind.name(),
-                k.zone_free(z),
-                l[riel24::SLOT_CLEAN],
-                l[riel24::SLOT_DIRTY],
-                l[riel24::SLOT_ACTIVE],
-                mapped[z],
-            )
+            let l = |name| crate::vmscan::zone_lru_pages(k, z, name);
+            (k.zones[z].kind.name(), k.zone_free(z), l("Inact_clean"), l("Inact_dirty"), l("Active"), mapped[z])
         })
         .collect();
     report.params.insert("profile".to_string(), serde_json::Value::String(profile.to_string()));
@@ -142,7 +134,7 @@ fn run_one(opts: &ReproduceOpts, profile: &str, extra: &[String]) -> Result<RunO
 /// lock the same number of slots.
 fn memlock_set(opts: &ReproduceOpts) -> Result<String, String> {
     let path = opts.root.join("scenarios").join("seeds").join(FILE);
-    let sc = crate::workload::load_scenario(&path, &opts.sets).map_err(|e| format!("{:?}", miette::Report::new(e)))?;
+    let sc = crate::workload::load_scenario(&path, &opts.sets).map_err(crate::api::render)?;
     let mem =
         crate::workload::units::parse_size(&sc.file.machine.memory).map_err(|e| format!("machine.memory: {e}"))?;
     let name = sc.processes.first().map(|p| p.name.clone()).ok_or("the scenario has no process")?;

@@ -6,6 +6,7 @@
 
 use super::{run_seed_scenario, ReproduceOpts, SeedDef};
 use crate::sim::Sim;
+use crate::stats::alloc_diag::{AllocDiag, ZONES};
 use crate::stats::compare;
 use crate::stats::report::{ReproduceReport, RunReport};
 
@@ -85,7 +86,7 @@ fn measure(r: &mut RunReport, sim: &Sim, workload: &str, program: Option<&str>) 
     }
     // Per-zone kswapd scanning (2.6.36 reports pgscan per zone) and what kswapd ran.
     for (zid, z) in k.zones.iter().enumerate() {
-        let d = &k.nodes[z.node].kswapd.split26;
+        let d = k.reclaim.split2636_kswapd(z.node).cloned().unwrap_or_default();
         let name = z.kind.name().to_lowercase();
         m.insert(format!("pgscan_kswapd_{name}"), d.zone_scan_kswapd[zid.min(7)] as f64);
         m.insert(format!("pgsteal_kswapd_{name}"), d.zone_steal_kswapd[zid.min(7)] as f64);
@@ -104,10 +105,11 @@ fn measure(r: &mut RunReport, sim: &Sim, workload: &str, program: Option<&str>) 
     }
     // Where order-0 movable allocations went inside and outside high-order kswapd runs, who
     // split each zone's order >= 3 free blocks, and each zone's layout when a run ended balanced.
-    let ad = &k.alloc_diag;
+    let none = AllocDiag::default();
+    let ad = k.tracer::<AllocDiag>().unwrap_or(&none);
     let ends = ad.balanced_ends.max(1) as f64;
     m.insert("high_order_run_s", ad.run_ns as f64 / 1e9);
-    for (zid, z) in k.zones.iter().enumerate().take(crate::stats::alloc_diag::ZONES) {
+    for (zid, z) in k.zones.iter().enumerate().take(ZONES) {
         let name = z.kind.name().to_lowercase();
         m.insert(format!("movable0_alloc_outside_runs_{name}"), ad.movable0[0][zid] as f64);
         m.insert(format!("movable0_alloc_in_runs_{name}"), ad.movable0[1][zid] as f64);
@@ -121,7 +123,7 @@ fn measure(r: &mut RunReport, sim: &Sim, workload: &str, program: Option<&str>) 
     // reclaiming the page can start an order-1 block only when the buddy is free or reclaimed
     // too. (Simon's Normal had 24 of 18,249 free pages in blocks of order >= 1.)
     let samples = ad.layout_samples.max(1) as f64;
-    for (zid, z) in k.zones.iter().enumerate().take(crate::stats::alloc_diag::ZONES) {
+    for (zid, z) in k.zones.iter().enumerate().take(ZONES) {
         let name = z.kind.name().to_lowercase();
         let [file, anon, bf, ba, bfree, bo] = ad.layout[zid];
         m.insert(format!("sampled_file_lru_pages_{name}"), file as f64 / samples);
@@ -132,7 +134,7 @@ fn measure(r: &mut RunReport, sim: &Sim, workload: &str, program: Option<&str>) 
         m.insert(format!("file_buddy_free_pct_{name}"), pct(bfree));
         m.insert(format!("file_buddy_other_pct_{name}"), pct(bo));
     }
-    let d = &k.nodes[0].kswapd.split26;
+    let d = k.reclaim.split2636_kswapd(0).cloned().unwrap_or_default();
     m.insert("kswapd_balance_runs_order0", d.balance_runs[0] as f64);
     m.insert("kswapd_balance_runs_high_order", d.balance_runs[1] as f64);
     m.insert("kswapd_high_order_passes", d.high_order_passes as f64);
@@ -168,7 +170,7 @@ fn measure(r: &mut RunReport, sim: &Sim, workload: &str, program: Option<&str>) 
 pub fn run_pair(opts: &ReproduceOpts, file: &str, workload: &str) -> Result<Vec<RunReport>, String> {
     let mut out = Vec::new();
     for p in PROFILES {
-        let (mut r, sim) = run_seed_scenario(opts, file, p, &[])?;
+        let (mut r, sim) = run_seed_scenario(opts, file, p, &[], vec![Box::new(AllocDiag::default())])?;
         let source = first_program(opts, file)?;
         measure(&mut r, &sim, workload, source.as_deref());
         out.push(r);
@@ -179,7 +181,7 @@ pub fn run_pair(opts: &ReproduceOpts, file: &str, workload: &str) -> Result<Vec<
 /// The postmark scenario's machine as run (with the user's `--set`s): memory, CPUs, zones.
 fn machine_line(opts: &ReproduceOpts) -> Result<String, String> {
     let path = opts.root.join("scenarios").join("seeds").join(POSTMARK);
-    let sc = crate::workload::load_scenario(&path, &opts.sets).map_err(|e| format!("{:?}", miette::Report::new(e)))?;
+    let sc = crate::workload::load_scenario(&path, &opts.sets).map_err(crate::api::render)?;
     let m = &sc.file.machine;
     let zones = match &m.zones {
         Some(t) => {
@@ -197,7 +199,7 @@ fn machine_line(opts: &ReproduceOpts) -> Result<String, String> {
 /// The scenario's first process program text (for its `let ntx = N`).
 fn first_program(opts: &ReproduceOpts, file: &str) -> Result<Option<String>, String> {
     let path = opts.root.join("scenarios").join("seeds").join(file);
-    let sc = crate::workload::load_scenario(&path, &opts.sets).map_err(|e| format!("{:?}", miette::Report::new(e)))?;
+    let sc = crate::workload::load_scenario(&path, &opts.sets).map_err(crate::api::render)?;
     Ok(sc.file.processes.first().map(|p| p.program.clone()))
 }
 

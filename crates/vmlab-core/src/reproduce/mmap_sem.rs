@@ -47,7 +47,7 @@ pub fn run_table(
         for &n in threads {
             for (mi, &mode) in MODES.iter().enumerate() {
                 let sets = vec![format!("vars.threads={n}"), format!("vars.mmap={mi}")];
-                let (mut rep, sim) = run_seed_scenario(opts, SCENARIO, p, &sets)?;
+                let (mut rep, sim) = run_seed_scenario(opts, SCENARIO, p, &sets, Vec::new())?;
                 if tree.is_empty() {
                     tree = describe(&sim);
                 }

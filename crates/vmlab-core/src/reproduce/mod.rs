@@ -61,14 +61,14 @@ pub fn run_seed_scenario(
     file: &str,
     profile: &str,
     extra_sets: &[String],
+    tracers: Vec<Box<dyn crate::trace::Tracer>>,
 ) -> Result<(RunReport, crate::sim::Sim), String> {
     let path = opts.root.join("scenarios").join("seeds").join(file);
     let mut sets: Vec<String> = extra_sets.to_vec();
     sets.extend(opts.sets.iter().cloned());
-    let sc =
-        crate::workload::load_scenario(Path::new(&path), &sets).map_err(|e| format!("{:?}", miette::Report::new(e)))?;
-    let o = crate::api::RunOpts { profile: Some(profile), ..Default::default() };
-    crate::api::run(&sc, o).map_err(|e| format!("{:?}", miette::Report::new(e)))
+    let sc = crate::workload::load_scenario(Path::new(&path), &sets).map_err(crate::api::render)?;
+    let o = crate::api::RunOpts { profile: Some(profile), tracers, ..Default::default() };
+    crate::api::run(&sc, o).map_err(crate::api::render)
 }
 
 /// Find the repository root (the directory holding `scenarios/`) from the current directory or

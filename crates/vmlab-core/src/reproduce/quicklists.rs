@@ -72,9 +72,8 @@ pub fn measure(
     let path = opts.root.join("scenarios").join("seeds").join(file);
     let mut all_sets: Vec<String> = sets.to_vec();
     all_sets.extend(opts.sets.iter().cloned());
-    let sc = crate::workload::load_scenario(Path::new(&path), &all_sets)
-        .map_err(|e| format!("{:?}", miette::Report::new(e)))?;
-    let diag = |e| format!("{:?}", miette::Report::new(crate::api::diagnose(&sc, e)));
+    let sc = crate::workload::load_scenario(Path::new(&path), &all_sets).map_err(crate::api::render)?;
+    let diag = |e| crate::api::render(crate::api::diagnose(&sc, e));
     let prof = resolve_profile(&sc, Some(profile)).map_err(diag)?;
     let mut sim = Sim::new(&sc, prof).map_err(diag)?;
     let steady_at: Rc<RefCell<Option<u64>>> = Rc::new(RefCell::new(None));

@@ -60,7 +60,7 @@ fn cp_throughput(r: &RunReport) -> (f64, f64) {
 }
 
 pub fn figures(r: &RunReport, sim: &Sim) -> Figures {
-    let st = &sim.k.aa24.stats;
+    let st = sim.k.reclaim.aa24_stats().cloned().unwrap_or_default();
     let mut f = Figures {
         swapcache_kb_at_first_swapout: st.swapcache_at_first_shm_swapout.map(|p| (p * 4) as f64),
         first_swapout_s: st.first_shm_swapout_ns.map(|t| t as f64 / 1e9),
@@ -107,7 +107,7 @@ fn record(r: &mut RunReport, sim: &Sim, f: &Figures) {
     m.insert("sy_pct_mean".to_string(), f.sy_pct_mean);
     m.insert("minor_faults".to_string(), f.minor_faults);
     m.insert("swpd_max_kb".to_string(), f.swpd_max_kb as f64);
-    let st = &sim.k.aa24.stats;
+    let st = sim.k.reclaim.aa24_stats().cloned().unwrap_or_default();
     for (k, v) in [
         ("walk_ptes_unmapped", st.walk_unmapped),
         ("walk_ptes_young", st.walk_young),
@@ -131,7 +131,8 @@ fn record(r: &mut RunReport, sim: &Sim, f: &Figures) {
 
 /// The timeline from a few seconds before swapping starts.
 fn storm_window<'a>(r: &'a RunReport, sim: &Sim) -> &'a [Sample] {
-    let walk = &sim.k.aa24.stats.walk_ptes_per_s;
+    let stats = sim.k.reclaim.aa24_stats().cloned().unwrap_or_default();
+    let walk = &stats.walk_ptes_per_s;
     let first = r.timeline.windows(2).position(|w| swapping(&w[0], &w[1], walk)).unwrap_or(0);
     &r.timeline[first.saturating_sub(2)..]
 }
@@ -145,7 +146,7 @@ pub fn run(opts: &ReproduceOpts) -> Result<(ReproduceReport, String), String> {
     let mut out = String::new();
     let mut figs = Vec::new();
     for prof in PROFILES {
-        let (mut r, sim) = run_seed_scenario(opts, SCENARIO, prof, &[])?;
+        let (mut r, sim) = run_seed_scenario(opts, SCENARIO, prof, &[], Vec::new())?;
         let f = figures(&r, &sim);
         record(&mut r, &sim, &f);
         let _ = writeln!(out, "== {prof}: {} MiB, {} CPUs ==", r.machine.memory_bytes >> 20, r.machine.cpus);

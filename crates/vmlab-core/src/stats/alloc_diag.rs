@@ -1,12 +1,13 @@
 //! Where page allocations are served while kswapd balances for a high order, and who splits the
 //! free blocks of order >= 3 (the seed-001 validation hooks: a 2.6.36 order-3 kswapd run ends
 //! only when the preferred zone shows enough order-3 blocks at its HIGH watermark, so what
-//! matters is whether allocators take those blocks before kswapd sees them). Counters only;
-//! no effect on the simulation.
+//! matters is whether allocators take those blocks before kswapd sees them). An observer of tracepoints
+//! (`crate::trace`), attached by the seed's report; no effect on the simulation.
 
 use crate::kernel::Kernel;
 use crate::mm_types::pg;
 use crate::mmzone::{Mt, MAX_ORDER, MIGRATE_TYPES};
+use crate::trace::{Tracepoint, Tracer};
 
 /// Zone ids tracked (larger ids are folded into the last slot).
 pub const ZONES: usize = 8;
@@ -46,37 +47,37 @@ impl AllocDiag {
     }
 }
 
-impl Kernel {
+impl AllocDiag {
     /// kswapd of node 0 is inside a balance_pgdat for order > 0.
     fn in_high_order_run(&self) -> usize {
-        self.alloc_diag.run_start.is_some() as usize
+        self.run_start.is_some() as usize
     }
 
-    pub(crate) fn diag_alloc(&mut self, zid: usize, order: u32, mt: Mt) {
+    fn alloc(&mut self, zid: usize, order: u32, mt: Mt) {
         if order == 0 && mt == Mt::Movable {
             let r = self.in_high_order_run();
-            self.alloc_diag.movable0[r][zid.min(ZONES - 1)] += 1;
+            self.movable0[r][zid.min(ZONES - 1)] += 1;
         }
     }
 
-    pub(crate) fn diag_split(&mut self, zid: usize, block_order: usize, order: u32, mt: usize) {
+    fn split(&mut self, zid: usize, block_order: u32, order: u32, mt: Mt) {
         if block_order >= 3 {
-            let who = if order == 0 && mt == Mt::Movable as usize {
+            let who = if order == 0 && mt == Mt::Movable {
                 0
             } else if order > 0 {
                 1
             } else {
                 2
             };
-            self.alloc_diag.split_o3[who][zid.min(ZONES - 1)] += 1;
+            self.split_o3[who][zid.min(ZONES - 1)] += 1;
         }
     }
 
     /// A high-order run ended balanced: record each zone's free-page layout.
-    pub(crate) fn diag_balanced_end(&mut self) {
-        let d = &mut self.alloc_diag;
+    fn balanced_end(&mut self, k: &Kernel) {
+        let d = self;
         d.balanced_ends += 1;
-        for (zid, z) in self.zones.iter().enumerate().take(ZONES) {
+        for (zid, z) in k.zones.iter().enumerate().take(ZONES) {
             d.end_free[zid] += z.free_pages;
             d.end_nonmovable0[zid] +=
                 (0..MIGRATE_TYPES).filter(|&m| m != Mt::Movable as usize).map(|m| z.free_area[0][m].len).sum::<u64>();
@@ -84,17 +85,17 @@ impl Kernel {
         }
         if d.balanced_ends % 32 == 1 {
             d.layout_samples += 1;
-            for (zid, z) in self.zones.iter().enumerate().take(ZONES) {
+            for (zid, z) in k.zones.iter().enumerate().take(ZONES) {
                 let l = &mut d.layout[zid];
                 l[1] += z.lru_pages[0] + z.lru_pages[1];
                 for p in z.start_pfn..z.end_pfn {
-                    let f = self.fr.flags[p as usize];
+                    let f = k.fr.flags[p as usize];
                     if f & pg::LRU == 0 || f & pg::ANON != 0 {
                         continue;
                     }
                     l[0] += 1;
                     let b = p ^ 1;
-                    let g = if z.spans(b) { self.fr.flags[b as usize] } else { 0 };
+                    let g = if z.spans(b) { k.fr.flags[b as usize] } else { 0 };
                     let i = if g & (pg::BUDDY | pg::BUDDY_TAIL | pg::PCP) != 0 {
                         4
                     } else if g & pg::LRU != 0 {
@@ -110,5 +111,30 @@ impl Kernel {
                 }
             }
         }
+    }
+}
+
+impl Tracer for AllocDiag {
+    fn event(&mut self, k: &Kernel, ev: &Tracepoint) {
+        match *ev {
+            Tracepoint::MmPageAlloc { zone, order, migratetype } => self.alloc(zone, order, migratetype),
+            Tracepoint::MmPageAllocZoneLocked { zone, block_order, order, migratetype } => {
+                self.split(zone, block_order, order, migratetype)
+            }
+            Tracepoint::KswapdBalanceBegin { order, .. } => {
+                if order > 0 {
+                    self.run_started(k.now);
+                }
+            }
+            Tracepoint::KswapdBalanceEnd { order, .. } => {
+                if order > 0 {
+                    self.balanced_end(k);
+                }
+                self.run_ended(k.now);
+            }
+        }
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
     }
 }

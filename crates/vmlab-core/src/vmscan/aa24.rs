@@ -19,9 +19,11 @@
 use rustc_hash::FxHashMap;
 
 use super::{add_to_list, del_page_from_lru, pageout, remove_mapping_and_free, KswapdAction, SWAP_CLUSTER_MAX};
+use super::{LruScope, ReclaimEngine};
 use crate::kernel::{Ctx, IoDone, Kernel};
 use crate::mm_types::{pg, Pfn, NIL};
 use crate::mmap::{pte, vm, PTRS_PER_TABLE};
+use crate::mmzone::NR_LRU_LISTS;
 use crate::mmzone::{KswapdPhase, LRU_ACTIVE_ANON, LRU_ACTIVE_FILE, LRU_INACTIVE_FILE};
 use crate::page_alloc::Gfp;
 use crate::sched::QUANTUM_NS;
@@ -57,6 +59,10 @@ pub struct Aa24State {
     scratch: Vec<(u64, u32)>,
     /// What the run observed, for reports.
     pub stats: Aa24Stats,
+    /// The global lists (slots: see the module comment).
+    pub lru: crate::mmzone::Lruvec,
+    /// Per zone: `zone->need_balance`, set by an allocation that failed its watermark.
+    pub need_balance: Vec<bool>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -171,6 +177,9 @@ fn grow<T: Clone>(v: &mut Vec<T>, i: usize, fill: T) {
 }
 
 impl Aa24State {
+    pub fn new(zones: usize) -> Aa24State {
+        Aa24State { need_balance: vec![false; zones], ..Default::default() }
+    }
     fn swap_address(&self, mm: u32) -> u64 {
         self.swap_address.get(mm as usize).copied().unwrap_or(0)
     }
@@ -248,7 +257,7 @@ pub fn wakeup_kswapd(k: &mut Kernel, zid: usize, _order: u32, classzone: usize) 
     let target =
         k.nodes[node].zones.iter().copied().rfind(|&z| k.zones[z].kind as usize <= classzone && k.zones[z].managed > 0);
     let Some(z) = target else { return };
-    k.zones[z].need_balance = true;
+    k.reclaim.aa24_mut().need_balance[z] = true;
     let ks = &mut k.nodes[node].kswapd;
     if ks.phase == KswapdPhase::Sleeping {
         ks.phase = KswapdPhase::Balancing;
@@ -258,9 +267,9 @@ pub fn wakeup_kswapd(k: &mut Kernel, zid: usize, _order: u32, classzone: usize) 
 }
 
 fn observe_first_reclaim(k: &mut Kernel, ctx: &Ctx) {
-    if k.aa24.stats.faults_at_first_reclaim.is_none() {
-        k.aa24.stats.faults_at_first_reclaim = Some((k.ev.get(Vm::Pgfault), k.ev.get(Vm::Pgmajfault)));
-        k.aa24.stats.first_reclaim_ns = Some(ctx.clock());
+    if k.reclaim.aa24_mut().stats.faults_at_first_reclaim.is_none() {
+        k.reclaim.aa24_mut().stats.faults_at_first_reclaim = Some((k.ev.get(Vm::Pgfault), k.ev.get(Vm::Pgmajfault)));
+        k.reclaim.aa24_mut().stats.first_reclaim_ns = Some(ctx.clock());
     }
 }
 
@@ -279,12 +288,12 @@ fn new_tfp(k: &Kernel, cz: usize) -> Tfp {
 pub fn try_to_free_pages(k: &mut Kernel, ctx: &mut Ctx, _gfp: Gfp, _order: u32, classzone: usize) -> u64 {
     observe_first_reclaim(k, ctx);
     let t = ctx.task;
-    grow(&mut k.aa24.tfp, t, None);
-    let mut st = match k.aa24.tfp[t].take() {
+    grow(&mut k.reclaim.aa24_mut().tfp, t, None);
+    let mut st = match k.reclaim.aa24_mut().tfp[t].take() {
         Some(s) if s.cz == classzone => s,
         other => {
             // A call for another classzone (a page-table allocation) stays parked.
-            k.aa24.tfp[t] = other;
+            k.reclaim.aa24_mut().tfp[t] = other;
             k.ev.inc(Vm::Allocstall);
             new_tfp(k, classzone)
         }
@@ -299,12 +308,12 @@ pub fn try_to_free_pages(k: &mut Kernel, ctx: &mut Ctx, _gfp: Gfp, _order: u32, 
             }
         }
         Run::Resched => {
-            k.aa24.tfp[t] = Some(st);
+            k.reclaim.aa24_mut().tfp[t] = Some(st);
             ctx.throttle_until = ctx.clock() + 1;
             0
         }
         Run::Wait(until) => {
-            k.aa24.tfp[t] = Some(st);
+            k.reclaim.aa24_mut().tfp[t] = Some(st);
             ctx.throttle_until = until.max(ctx.clock() + 1);
             0
         }
@@ -326,9 +335,9 @@ fn classzone_need_balance(k: &Kernel, z: usize) -> bool {
 /// first, as `kswapd_balance` takes them).
 pub fn kswapd_why(k: &Kernel, node: usize) -> crate::stats::explain::Reason {
     use crate::stats::explain::{Reason, Why};
-    let current = k.aa24.kswapd.get(node).and_then(|x| x.as_ref().map(|(z, _)| *z));
+    let current = k.reclaim.aa24().kswapd.get(node).and_then(|x| x.as_ref().map(|(z, _)| *z));
     let z = current.or_else(|| {
-        k.nodes[node].zones.iter().rev().copied().find(|&z| k.zones[z].need_balance && k.zones[z].managed > 0)
+        k.nodes[node].zones.iter().rev().copied().find(|&z| k.reclaim.aa24().need_balance[z] && k.zones[z].managed > 0)
     });
     match z {
         Some(z) => Reason::new(Why::NeedBalance, node, Some(z), 0),
@@ -338,12 +347,16 @@ pub fn kswapd_why(k: &Kernel, node: usize) -> crate::stats::explain::Reason {
 
 /// One step of kswapd: `kswapd_balance` over the zones marked `need_balance`, highest first.
 pub fn kswapd_step(k: &mut Kernel, ctx: &mut Ctx, node: usize) -> KswapdAction {
-    grow(&mut k.aa24.kswapd, node, None);
-    let (z, mut st) = match k.aa24.kswapd[node].take() {
+    grow(&mut k.reclaim.aa24_mut().kswapd, node, None);
+    let (z, mut st) = match k.reclaim.aa24_mut().kswapd[node].take() {
         Some(x) => x,
         None => {
-            let pick =
-                k.nodes[node].zones.iter().rev().copied().find(|&z| k.zones[z].need_balance && k.zones[z].managed > 0);
+            let pick = k.nodes[node]
+                .zones
+                .iter()
+                .rev()
+                .copied()
+                .find(|&z| k.reclaim.aa24().need_balance[z] && k.zones[z].managed > 0);
             let Some(z) = pick else {
                 let ks = &mut k.nodes[node].kswapd;
                 ks.phase = KswapdPhase::Sleeping;
@@ -359,20 +372,20 @@ pub fn kswapd_step(k: &mut Kernel, ctx: &mut Ctx, node: usize) -> KswapdAction {
     let budget = ctx.sys_ns + QUANTUM_NS;
     match run(k, ctx, &mut st, budget) {
         Run::Resched => {
-            k.aa24.kswapd[node] = Some((z, st));
+            k.reclaim.aa24_mut().kswapd[node] = Some((z, st));
             KswapdAction::Continue
         }
         Run::Wait(until) => {
-            k.aa24.kswapd[node] = Some((z, st));
+            k.reclaim.aa24_mut().kswapd[node] = Some((z, st));
             KswapdAction::Nap(until.saturating_sub(ctx.clock()).max(1))
         }
         Run::Done(false) => {
-            k.zones[z].need_balance = false;
+            k.reclaim.aa24_mut().need_balance[z] = false;
             KswapdAction::Nap(KSWAPD_FAIL_SLEEP_NS)
         }
         Run::Done(true) => {
             if !classzone_need_balance(k, z) {
-                k.zones[z].need_balance = false;
+                k.reclaim.aa24_mut().need_balance[z] = false;
             }
             KswapdAction::Continue
         }
@@ -381,7 +394,7 @@ pub fn kswapd_step(k: &mut Kernel, ctx: &mut Ctx, node: usize) -> KswapdAction {
 
 /// A page fault takes `mm->page_table_lock`: it spins while a walker holds it.
 pub fn page_table_lock(k: &mut Kernel, ctx: &mut Ctx, mm: u32) {
-    let busy = k.aa24.ptl_busy(mm);
+    let busy = k.reclaim.aa24_mut().ptl_busy(mm);
     if busy > ctx.clock() {
         let spin = busy - ctx.clock();
         k.charge(ctx, KFunc::PageTableLockSpin, spin);
@@ -398,7 +411,7 @@ fn scan_step(k: &Kernel, st: &Tfp) -> Step {
 }
 
 fn new_swap_out(k: &mut Kernel) -> SwapOut {
-    k.aa24.stats.swap_out_calls += 1;
+    k.reclaim.aa24_mut().stats.swap_out_calls += 1;
     let mms = k.mms.iter().filter(|m| m.is_some()).count() as i64;
     SwapOut { nr: SWAP_CLUSTER_MAX, counter: mms << 1 }
 }
@@ -501,8 +514,8 @@ fn refill_inactive(k: &mut Kernel, ctx: &mut Ctx, nr: u64, cz: usize) {
     let active = cz_count(k, cz, ACTIVE);
     let inactive = cz_count(k, cz, INACTIVE);
     let mut ratio = nr * active / (inactive * k.profile.tunables.vm_lru_balance_ratio + 1);
-    let mut visits = k.global_lru.lists[ACTIVE].len;
-    let mut e = k.global_lru.lists[ACTIVE].tail;
+    let mut visits = k.reclaim.aa24_mut().lru.lists[ACTIVE].len;
+    let mut e = k.reclaim.aa24_mut().lru.lists[ACTIVE].tail;
     let mut scanned = 0u64;
     let mut deact = 0u64;
     while ratio > 0 && visits > 0 && e != NIL {
@@ -536,7 +549,7 @@ fn only_cache_ref(k: &Kernel, p: Pfn) -> bool {
 }
 
 fn free_page(k: &mut Kernel, ctx: &mut Ctx, p: Pfn) {
-    k.aa24.launder_done.remove(&p);
+    k.reclaim.aa24_mut().launder_done.remove(&p);
     del_page_from_lru(k, p);
     remove_mapping_and_free(k, ctx, p);
     k.ev.inc(if ctx.is_kswapd { Vm::PgstealKswapd } else { Vm::PgstealDirect });
@@ -552,7 +565,7 @@ fn clean_pass(k: &mut Kernel, ctx: &mut Ctx, st: &mut Tfp, mut left: u64, budget
         if ctx.sys_ns >= budget {
             return Some(left);
         }
-        let p = k.global_lru.lists[INACTIVE].tail;
+        let p = k.reclaim.aa24_mut().lru.lists[INACTIVE].tail;
         if p == NIL {
             break;
         }
@@ -568,7 +581,7 @@ fn clean_pass(k: &mut Kernel, ctx: &mut Ctx, st: &mut Tfp, mut left: u64, budget
             continue;
         }
         free_page(k, ctx, p);
-        k.aa24.stats.clean_pass_freed += 1;
+        k.reclaim.aa24_mut().stats.clean_pass_freed += 1;
         st.nr -= 1;
         if st.nr <= 0 {
             return None;
@@ -603,7 +616,7 @@ fn shrink_cache(
         if ctx.sys_ns >= budget {
             return ScanEnd::Resched(max_scan, max_mapped);
         }
-        let p = k.global_lru.lists[INACTIVE].tail;
+        let p = k.reclaim.aa24_mut().lru.lists[INACTIVE].tail;
         if p == NIL {
             break;
         }
@@ -625,9 +638,9 @@ fn shrink_cache(
         let f = k.fr.flags[p as usize];
         if f & (pg::LOCKED | pg::WRITEBACK) != 0 {
             if f & pg::LAUNDER != 0 {
-                if let Some(&until) = k.aa24.launder_done.get(&p) {
+                if let Some(&until) = k.reclaim.aa24_mut().launder_done.get(&p) {
                     if until > ctx.clock() {
-                        k.aa24.stats.launder_waits += 1;
+                        k.reclaim.aa24_mut().stats.launder_waits += 1;
                         return ScanEnd::Wait(max_scan, max_mapped, until);
                     }
                 }
@@ -636,14 +649,14 @@ fn shrink_cache(
         }
         if f & pg::LAUNDER != 0 {
             k.fr.clear(p, pg::LAUNDER);
-            k.aa24.launder_done.remove(&p);
+            k.reclaim.aa24_mut().launder_done.remove(&p);
         }
         if f & pg::DIRTY != 0 {
             writepage(k, ctx, p);
             continue;
         }
         free_page(k, ctx, p);
-        k.aa24.stats.freed += 1;
+        k.reclaim.aa24_mut().stats.freed += 1;
         st.nr -= 1;
         if st.nr <= 0 {
             return ScanEnd::Freed;
@@ -657,7 +670,7 @@ fn shrink_cache(
 /// filesystem. A page whose writepage fails is reactivated (`fail_writepage`).
 fn writepage(k: &mut Kernel, ctx: &mut Ctx, p: Pfn) {
     let swapouts = k.ev.get(Vm::Pswpout);
-    k.aa24.stats.writepages += 1;
+    k.reclaim.aa24_mut().stats.writepages += 1;
     if !pageout(k, ctx, p) {
         del_page_from_lru(k, p);
         k.fr.set(p, pg::ACTIVE | pg::REFERENCED);
@@ -669,12 +682,12 @@ fn writepage(k: &mut Kernel, ctx: &mut Ctx, p: Pfn) {
         if let Some((t, IoDone::Write { pages: v, .. })) = k.io_queue.last() {
             if v.last() == Some(&p) {
                 let t = *t;
-                k.aa24.launder_done.insert(p, t);
+                k.reclaim.aa24_mut().launder_done.insert(p, t);
             }
         }
     }
     if k.ev.get(Vm::Pswpout) > swapouts {
-        let st = &mut k.aa24.stats;
+        let st = &mut k.reclaim.aa24_mut().stats;
         if st.swapcache_at_first_swapout.is_none() {
             st.swapcache_at_first_swapout = Some(k.g.swapcache);
             st.first_swapout_ns = Some(ctx.clock());
@@ -703,7 +716,7 @@ fn swap_out(k: &mut Kernel, ctx: &mut Ctx, so: &mut SwapOut, cz: usize, budget: 
             return None;
         }
         // Skip (and rewind) exhausted address spaces; init_mm is never walked.
-        let start = k.aa24.swap_mm;
+        let start = k.reclaim.aa24_mut().swap_mm;
         let mut mm = start;
         let mut steps = 0;
         let cur = loop {
@@ -711,10 +724,10 @@ fn swap_out(k: &mut Kernel, ctx: &mut Ctx, so: &mut SwapOut, cz: usize, budget: 
                 if k.mms[m as usize].is_some() {
                     // Reading swap_address races with a walker that holds the mm: it waits.
                     page_table_lock(k, ctx, m);
-                    if k.aa24.swap_address(m) != END {
+                    if k.reclaim.aa24_mut().swap_address(m) != END {
                         break m;
                     }
-                    k.aa24.set_swap_address(m, 0);
+                    k.reclaim.aa24_mut().set_swap_address(m, 0);
                 }
             }
             mm = next_mm(k, mm);
@@ -722,11 +735,11 @@ fn swap_out(k: &mut Kernel, ctx: &mut Ctx, so: &mut SwapOut, cz: usize, budget: 
             if mm == start || steps > k.mms.len() + 2 {
                 return Some(false);
             }
-            k.aa24.swap_mm = mm;
+            k.reclaim.aa24_mut().swap_mm = mm;
         };
         so.nr = swap_out_mm(k, ctx, cur, so.nr, cz);
         if so.nr == 0 {
-            k.aa24.stats.swap_out_success += 1;
+            k.reclaim.aa24_mut().stats.swap_out_success += 1;
             return Some(true);
         }
         so.counter -= 1;
@@ -739,8 +752,8 @@ fn swap_out(k: &mut Kernel, ctx: &mut Ctx, so: &mut SwapOut, cz: usize, budget: 
 /// `swap_out_mm`: under the mm's page_table_lock, walk its VMAs from `swap_address` until `count`
 /// pages became freeable; remember where it stopped.
 fn swap_out_mm(k: &mut Kernel, ctx: &mut Ctx, mm: u32, mut count: u64, cz: usize) -> u64 {
-    k.aa24.stats.mm_visits += 1;
-    let mut addr = k.aa24.swap_address(mm);
+    k.reclaim.aa24_mut().stats.mm_visits += 1;
+    let mut addr = k.reclaim.aa24_mut().swap_address(mm);
     let nv = k.mm(mm).vmas.len();
     let first = k.mm(mm).vmas.partition_point(|v| v.end <= addr);
     for vi in first..nv {
@@ -752,16 +765,16 @@ fn swap_out_mm(k: &mut Kernel, ctx: &mut Ctx, mm: u32, mut count: u64, cz: usize
         let (left, next) = swap_out_vma(k, ctx, mm, addr, end, flags, count, cz);
         count = left;
         if count == 0 {
-            k.aa24.set_swap_address(mm, next);
-            grow(&mut k.aa24.ptl_busy_until, mm as usize, 0);
-            k.aa24.ptl_busy_until[mm as usize] = ctx.clock();
+            k.reclaim.aa24_mut().set_swap_address(mm, next);
+            grow(&mut k.reclaim.aa24_mut().ptl_busy_until, mm as usize, 0);
+            k.reclaim.aa24_mut().ptl_busy_until[mm as usize] = ctx.clock();
             return 0;
         }
     }
-    k.aa24.set_swap_address(mm, END);
-    k.aa24.stats.mms_walked += 1;
-    grow(&mut k.aa24.ptl_busy_until, mm as usize, 0);
-    k.aa24.ptl_busy_until[mm as usize] = ctx.clock();
+    k.reclaim.aa24_mut().set_swap_address(mm, END);
+    k.reclaim.aa24_mut().stats.mms_walked += 1;
+    grow(&mut k.reclaim.aa24_mut().ptl_busy_until, mm as usize, 0);
+    k.reclaim.aa24_mut().ptl_busy_until[mm as usize] = ctx.clock();
     count
 }
 
@@ -783,7 +796,7 @@ fn swap_out_vma(
         return (count, end);
     }
     let c = costs(k);
-    let mut tables = std::mem::take(&mut k.aa24.scratch);
+    let mut tables = std::mem::take(&mut k.reclaim.aa24_mut().scratch);
     tables.clear();
     tables.extend(k.mm(mm).ptes.range((from >> 9)..=((end - 1) >> 9)).map(|(&key, &id)| (key, id)));
     let mut slots = 0u64;
@@ -818,10 +831,10 @@ fn swap_out_vma(
             }
         }
     }
-    k.aa24.scratch = tables;
+    k.reclaim.aa24_mut().scratch = tables;
     let sec = (ctx.clock() / 1_000_000_000) as usize;
-    grow(&mut k.aa24.stats.walk_ptes_per_s, sec, 0);
-    k.aa24.stats.walk_ptes_per_s[sec] += present;
+    grow(&mut k.reclaim.aa24_mut().stats.walk_ptes_per_s, sec, 0);
+    k.reclaim.aa24_mut().stats.walk_ptes_per_s[sec] += present;
     k.charge(ctx, KFunc::SwapOut, slots * c.pte + present * c.present);
     k.events += slots / 8 + present;
     (count, next)
@@ -845,12 +858,12 @@ fn try_to_swap_out(
     if vma_flags & vm::LOCKED != 0 || e & pte::YOUNG != 0 {
         k.pt.entries[s] = e & !pte::YOUNG;
         mark_page_accessed(k, p);
-        k.aa24.stats.walk_young += 1;
+        k.reclaim.aa24_mut().stats.walk_young += 1;
         return false;
     }
     let f = k.fr.flags[p as usize];
     if f & pg::ACTIVE != 0 {
-        k.aa24.stats.walk_active += 1;
+        k.reclaim.aa24_mut().stats.walk_active += 1;
         if k.profile.walk_skips_active {
             return false;
         }
@@ -881,46 +894,31 @@ fn try_to_swap_out(
         crate::swap_state::swap_duplicate(k, slot);
         slot + 1
     };
-    k.pte_set_slot(s, newe);
-    drop_rmap(k, mm, p, vma_flags);
+    k.unmap_pte(mm, vma_flags, s, p, newe);
     k.charge(ctx, KFunc::TryToSwapOut, costs(k).unmap);
-    k.aa24.stats.walk_unmapped += 1;
+    k.reclaim.aa24_mut().stats.walk_unmapped += 1;
     if k.profile.objrmap_walk && !anon && !k.fr.has(p, pg::SWAPCACHE) && k.fr.mapcount[p as usize] > 0 {
         objrmap_unmap(k, ctx, mm, p);
     }
     if anon && k.fr.mapcount[p as usize] == 0 && !k.fr.has(p, pg::SWAPCACHE) {
         // A clean anonymous page with no swap copy: dropping its PTE frees it.
         crate::swap_state::free_anon_page(k, ctx, p);
-        k.aa24.stats.walk_freeable_anon += 1;
+        k.reclaim.aa24_mut().stats.walk_freeable_anon += 1;
         return true;
     }
     let freeable = k.fr.mapcount[p as usize] == 0 && k.fr.extra[p as usize] == 0;
     if freeable {
         if anon {
-            k.aa24.stats.walk_freeable_anon += 1;
+            k.reclaim.aa24_mut().stats.walk_freeable_anon += 1;
         } else {
-            k.aa24.stats.walk_freeable_cache += 1;
-            if k.aa24.stats.mm_visits_at_first_freeable_cache.is_none() {
-                k.aa24.stats.mm_visits_at_first_freeable_cache = Some(k.aa24.stats.mm_visits);
+            k.reclaim.aa24_mut().stats.walk_freeable_cache += 1;
+            if k.reclaim.aa24_mut().stats.mm_visits_at_first_freeable_cache.is_none() {
+                k.reclaim.aa24_mut().stats.mm_visits_at_first_freeable_cache =
+                    Some(k.reclaim.aa24_mut().stats.mm_visits);
             }
         }
     }
     freeable
-}
-
-/// The PTE is gone: `page_remove_rmap` and the mm's rss.
-fn drop_rmap(k: &mut Kernel, mm: u32, p: Pfn, vma_flags: u32) {
-    let anon = k.fr.has(p, pg::ANON);
-    k.page_remove_rmap(p);
-    if let Some(m) = k.mms[mm as usize].as_mut() {
-        if anon {
-            m.rss_anon = m.rss_anon.saturating_sub(1);
-        } else if vma_flags & vm::SHM != 0 {
-            m.rss_shmem = m.rss_shmem.saturating_sub(1);
-        } else {
-            m.rss_file = m.rss_file.saturating_sub(1);
-        }
-    }
 }
 
 /// aa2's objrmap in the walk: with the mapping's `i_shared_lock` (trylock), visit every VMA of
@@ -931,9 +929,9 @@ fn objrmap_unmap(k: &mut Kernel, ctx: &mut Ctx, cur_mm: u32, p: Pfn) {
     let file = k.fr.mapping[p as usize] as usize;
     let idx = k.fr.index[p as usize] as u64;
     let c = costs(k);
-    grow(&mut k.aa24.i_shared_busy_until, file, 0);
-    if k.aa24.i_shared_busy_until[file] > ctx.clock() {
-        k.aa24.stats.objrmap_trylock_failed += 1;
+    grow(&mut k.reclaim.aa24_mut().i_shared_busy_until, file, 0);
+    if k.reclaim.aa24_mut().i_shared_busy_until[file] > ctx.clock() {
+        k.reclaim.aa24_mut().stats.objrmap_trylock_failed += 1;
         return;
     }
     let n = k.files[file].i_mmap.len();
@@ -943,8 +941,8 @@ fn objrmap_unmap(k: &mut Kernel, ctx: &mut Ctx, cur_mm: u32, p: Pfn) {
         if idx < m.pgoff || idx >= m.pgoff + (m.end - m.start) || k.mms[m.mm as usize].is_none() {
             continue;
         }
-        if m.mm != cur_mm && k.aa24.ptl_busy(m.mm) > ctx.clock() {
-            k.aa24.stats.objrmap_trylock_failed += 1;
+        if m.mm != cur_mm && k.reclaim.aa24_mut().ptl_busy(m.mm) > ctx.clock() {
+            k.reclaim.aa24_mut().stats.objrmap_trylock_failed += 1;
             continue;
         }
         let vpn = m.start + (idx - m.pgoff);
@@ -958,7 +956,7 @@ fn objrmap_unmap(k: &mut Kernel, ctx: &mut Ctx, cur_mm: u32, p: Pfn) {
             // (and 2.6's try_to_unmap_one), leave it mapped and age the PTE.
             k.pt.entries[slot] = e & !pte::YOUNG;
             mark_page_accessed(k, p);
-            k.aa24.stats.objrmap_young += 1;
+            k.reclaim.aa24_mut().stats.objrmap_young += 1;
             break;
         }
         let Some(vi) = k.find_vma(m.mm, vpn) else { continue };
@@ -969,13 +967,47 @@ fn objrmap_unmap(k: &mut Kernel, ctx: &mut Ctx, cur_mm: u32, p: Pfn) {
         if e & pte::DIRTY != 0 {
             crate::page_writeback::set_page_dirty(k, p);
         }
-        k.pte_set_slot(slot, 0);
-        drop_rmap(k, m.mm, p, flags);
+        k.unmap_pte(m.mm, flags, slot, p, 0);
         k.charge(ctx, KFunc::TryToUnmapSharedVma, c.unmap);
-        k.aa24.stats.objrmap_unmapped += 1;
+        k.reclaim.aa24_mut().stats.objrmap_unmapped += 1;
         if k.fr.mapcount[p as usize] == 0 {
             break;
         }
     }
-    k.aa24.i_shared_busy_until[file] = ctx.clock();
+    k.reclaim.aa24_mut().i_shared_busy_until[file] = ctx.clock();
+}
+
+impl ReclaimEngine for Aa24State {
+    fn lru_scope(_k: &Kernel, _zid: usize) -> LruScope {
+        LruScope::Global
+    }
+    fn lru_names() -> [Option<&'static str>; NR_LRU_LISTS] {
+        [None, Some("Unlisted(anon)"), Some("Inactive"), Some("Active"), Some("Unevictable")]
+    }
+    fn lru_add(k: &mut Kernel, p: Pfn) {
+        lru_add(k, p)
+    }
+    fn mark_page_accessed(k: &mut Kernel, p: Pfn) {
+        mark_page_accessed(k, p)
+    }
+    /// `filemap_nopage` / `shmem_nopage` call `mark_page_accessed` in 2.4.
+    fn nopage_accessed(k: &mut Kernel, p: Pfn) {
+        mark_page_accessed(k, p)
+    }
+    /// The 2.4 page-table walk holds page_table_lock: a fault may have to spin.
+    fn fault_page_table_lock(k: &mut Kernel, ctx: &mut Ctx, mm: u32) {
+        page_table_lock(k, ctx, mm)
+    }
+    fn wakeup_kswapd(k: &mut Kernel, zid: usize, order: u32, classzone: usize) {
+        wakeup_kswapd(k, zid, order, classzone)
+    }
+    fn try_to_free_pages(k: &mut Kernel, ctx: &mut Ctx, gfp: Gfp, order: u32, classzone: usize) -> u64 {
+        try_to_free_pages(k, ctx, gfp, order, classzone)
+    }
+    fn kswapd_why(k: &Kernel, node: usize) -> crate::stats::explain::Reason {
+        kswapd_why(k, node)
+    }
+    fn kswapd_step(k: &mut Kernel, ctx: &mut Ctx, node: usize) -> KswapdAction {
+        kswapd_step(k, ctx, node)
+    }
 }

@@ -1,6 +1,8 @@
 //! Page reclaim (`mm/vmscan.c`). What is shared by every era lives here: the LRU list
-//! operations, `pageout`, `__remove_mapping`; each era's engine (list layout, scan policy,
-//! kswapd) is a submodule chosen by the profile's `engine` field.
+//! operations, `pageout`, `__remove_mapping`. Each era's engine (list layout, scan policy,
+//! kswapd) is a submodule implementing [`ReclaimEngine`] and owning its state in one
+//! [`EngineState`] variant, chosen by the profile's `engine` field. This module is the only
+//! place that asks which engine runs: the rest of the mm calls the functions below.
 
 pub mod aa24;
 pub mod modern;
@@ -9,10 +11,212 @@ pub mod split2636;
 
 use crate::kernel::{Ctx, Kernel};
 use crate::mm_types::{pg, List, Pfn};
-use crate::mmzone::{LRU_ACTIVE_ANON, LRU_INACTIVE_ANON, LRU_INACTIVE_FILE, LRU_NONE, LRU_UNEVICTABLE};
-use crate::page_alloc::Gfp;
+use crate::mmzone::{Lruvec, LRU_INACTIVE_ANON, LRU_INACTIVE_FILE, LRU_NONE, LRU_UNEVICTABLE, NR_LRU_LISTS};
+use crate::page_alloc::{AllocFail, Gfp};
 use crate::profiles::Engine;
+use crate::stats::explain::Reason;
 use crate::stats::vmstat::Vm;
+
+pub use aa24::Aa24Stats;
+pub use riel24::Stats as Riel24Stats;
+pub use split2636::KswapdLocals as Split2636Kswapd;
+
+/// One era's reclaim: where a page enters the LRU, what an access does, kswapd's wake test and
+/// step, direct reclaim. The state lives in the engine's [`EngineState`] variant, so every
+/// method takes the kernel; the defaults are what an era without the hook does.
+pub trait ReclaimEngine {
+    /// Which lruvec holds the lists of zone `zid`'s pages.
+    fn lru_scope(k: &Kernel, zid: usize) -> LruScope;
+    /// The names of the list slots as the era's `/proc/meminfo` would call them (`None`: unused).
+    fn lru_names() -> [Option<&'static str>; NR_LRU_LISTS];
+    /// A new page enters the LRU (`lru_cache_add`).
+    fn lru_add(k: &mut Kernel, p: Pfn);
+    /// `mark_page_accessed` from read()/write().
+    fn mark_page_accessed(k: &mut Kernel, p: Pfn);
+    /// A fault found `p` in the page cache.
+    fn nopage_accessed(_k: &mut Kernel, _p: Pfn) {}
+    /// A fault takes its mm's page_table_lock.
+    fn fault_page_table_lock(_k: &mut Kernel, _ctx: &mut Ctx, _mm: u32) {}
+    /// A PTE mapping `p` was added or removed.
+    fn page_mapcount_changed(_k: &mut Kernel, _p: Pfn, _mapped: bool) {}
+    /// Free a page the kernel itself held.
+    fn free_kernel_page(k: &mut Kernel, ctx: &mut Ctx, p: Pfn) {
+        k.free_pages(ctx, p, 0)
+    }
+    /// Pages went back to zone `zid`'s buddy lists.
+    fn pages_freed(_k: &mut Kernel, _zid: usize) {}
+    /// A page was added to the page cache by a read (the buffer heads it gets).
+    fn page_cache_added(_k: &mut Kernel, _ctx: &mut Ctx) {}
+    /// A hard interrupt on `cpu` at `at` took `ns` from whatever ran there.
+    fn irq_interrupted(_k: &mut Kernel, _cpu: u32, _at: u64, _ns: u64) {}
+    /// The engine's own `__alloc_pages`, or `None` for the shared allocator.
+    fn alloc_pages(_k: &mut Kernel, _ctx: &mut Ctx, _gfp: Gfp, _order: u32) -> Option<Result<Pfn, AllocFail>> {
+        None
+    }
+    fn wakeup_kswapd(k: &mut Kernel, zid: usize, order: u32, classzone: usize);
+    /// `wake_all_kswapd`: by default each node's kswapd once, for the first zone of the list
+    /// on that node.
+    fn wake_all_kswapd(k: &mut Kernel, zonelist: &[usize], order: u32, classzone: usize) {
+        let mut woken = [false; 64];
+        for &zid in zonelist {
+            let node = k.zones[zid].node.min(63);
+            if !woken[node] {
+                woken[node] = true;
+                Self::wakeup_kswapd(k, zid, order, classzone);
+            }
+        }
+    }
+    /// Direct reclaim; returns pages reclaimed.
+    fn try_to_free_pages(k: &mut Kernel, ctx: &mut Ctx, gfp: Gfp, order: u32, classzone: usize) -> u64;
+    /// What keeps node `node`'s kswapd awake, in the era's own test.
+    fn kswapd_why(k: &Kernel, node: usize) -> Reason;
+    fn kswapd_step(k: &mut Kernel, ctx: &mut Ctx, node: usize) -> KswapdAction;
+    /// The era runs kreclaimd beside kswapd.
+    fn has_kreclaimd() -> bool {
+        false
+    }
+    fn set_kreclaimd_task(_k: &mut Kernel, _t: usize) {}
+    fn kreclaimd_step(_k: &mut Kernel, _ctx: &mut Ctx) -> KswapdAction {
+        KswapdAction::Sleep
+    }
+}
+
+/// The running engine's own state, one variant per engine (6.8 keeps everything in the
+/// shared node lruvecs and kswapd state).
+pub enum EngineState {
+    Modern,
+    Split2636(Box<split2636::Split2636>),
+    Riel24(Box<riel24::Riel24>),
+    Aa24(Box<aa24::Aa24State>),
+}
+
+impl EngineState {
+    /// The state `engine` starts with on a machine of `zones` zones and `nodes` nodes.
+    /// `zone_ends`: each zone's end pfn, in zone-id order.
+    pub fn new(engine: Engine, zone_ends: &[u32], nodes: usize) -> EngineState {
+        let zones = zone_ends.len();
+        match engine {
+            Engine::Modern => EngineState::Modern,
+            Engine::Split2636 => EngineState::Split2636(Box::new(split2636::Split2636::new(zones, nodes))),
+            Engine::Riel24 => EngineState::Riel24(Box::new(riel24::Riel24::new(zone_ends))),
+            Engine::Aa24 => EngineState::Aa24(Box::new(aa24::Aa24State::new(zones))),
+        }
+    }
+    pub(crate) fn riel24(&self) -> &riel24::Riel24 {
+        match self {
+            EngineState::Riel24(s) => s,
+            _ => unreachable!("2.4.9 state asked for under another engine"),
+        }
+    }
+    pub(crate) fn riel24_mut(&mut self) -> &mut riel24::Riel24 {
+        match self {
+            EngineState::Riel24(s) => s,
+            _ => unreachable!("2.4.9 state asked for under another engine"),
+        }
+    }
+    pub(crate) fn aa24(&self) -> &aa24::Aa24State {
+        match self {
+            EngineState::Aa24(s) => s,
+            _ => unreachable!("2.4-aa state asked for under another engine"),
+        }
+    }
+    pub(crate) fn aa24_mut(&mut self) -> &mut aa24::Aa24State {
+        match self {
+            EngineState::Aa24(s) => s,
+            _ => unreachable!("2.4-aa state asked for under another engine"),
+        }
+    }
+    pub(crate) fn split(&self) -> &split2636::Split2636 {
+        match self {
+            EngineState::Split2636(s) => s,
+            _ => unreachable!("2.6.36 state asked for under another engine"),
+        }
+    }
+    pub(crate) fn split_mut(&mut self) -> &mut split2636::Split2636 {
+        match self {
+            EngineState::Split2636(s) => s,
+            _ => unreachable!("2.6.36 state asked for under another engine"),
+        }
+    }
+    /// The engine's global lists (the 2.4 engines), if it has them.
+    fn global_lru(&self) -> Option<&Lruvec> {
+        match self {
+            EngineState::Riel24(s) => Some(&s.lru),
+            EngineState::Aa24(s) => Some(&s.lru),
+            _ => None,
+        }
+    }
+    fn global_lru_mut(&mut self) -> &mut Lruvec {
+        match self {
+            EngineState::Riel24(s) => &mut s.lru,
+            EngineState::Aa24(s) => &mut s.lru,
+            _ => unreachable!("a global LRU asked for under an engine with none"),
+        }
+    }
+    /// Pages on the engine's global lists (conservation checks).
+    pub fn global_lru_pages(&self) -> u64 {
+        self.global_lru().map_or(0, |l| l.lists.iter().map(|x| x.len).sum())
+    }
+    /// 2.4.9's counters, when that engine runs (seed reports).
+    pub fn riel24_stats(&self) -> Option<&Riel24Stats> {
+        match self {
+            EngineState::Riel24(s) => Some(&s.stats),
+            _ => None,
+        }
+    }
+    /// 2.4-aa's counters, when that engine runs (seed reports).
+    pub fn aa24_stats(&self) -> Option<&Aa24Stats> {
+        match self {
+            EngineState::Aa24(s) => Some(&s.stats),
+            _ => None,
+        }
+    }
+    /// 2.6.36/38 kswapd's locals and counters of node `node`, when that engine runs.
+    pub fn split2636_kswapd(&self, node: usize) -> Option<&Split2636Kswapd> {
+        match self {
+            EngineState::Split2636(s) => s.kswapd.get(node),
+            _ => None,
+        }
+    }
+}
+
+/// The split LRU's lists as `/proc/meminfo` names them (2.6.28+).
+pub const SPLIT_LRU_NAMES: [Option<&str>; NR_LRU_LISTS] =
+    [Some("Inactive(anon)"), Some("Active(anon)"), Some("Inactive(file)"), Some("Active(file)"), Some("Unevictable")];
+
+/// Pages of zone `zid` on the engine's list called `name` (0 if the era has no such list).
+pub fn zone_lru_pages(k: &Kernel, zid: usize, name: &str) -> u64 {
+    lru_names(k.profile.engine).iter().position(|n| *n == Some(name)).map_or(0, |l| k.zones[zid].lru_pages[l])
+}
+
+/// Call engine method `$m` of the engine the profile chose.
+macro_rules! dispatch {
+    ($k:expr, $m:ident($($a:expr),*)) => {
+        match $k.profile.engine {
+            Engine::Modern => <modern::Modern as ReclaimEngine>::$m($($a),*),
+            Engine::Split2636 => <split2636::Split2636 as ReclaimEngine>::$m($($a),*),
+            Engine::Riel24 => <riel24::Riel24 as ReclaimEngine>::$m($($a),*),
+            Engine::Aa24 => <aa24::Aa24State as ReclaimEngine>::$m($($a),*),
+        }
+    };
+}
+
+/// Call associated function `$m` (no kernel) of engine `$e`.
+macro_rules! dispatch_static {
+    ($e:expr, $m:ident($($a:expr),*)) => {
+        match $e {
+            Engine::Modern => <modern::Modern as ReclaimEngine>::$m($($a),*),
+            Engine::Split2636 => <split2636::Split2636 as ReclaimEngine>::$m($($a),*),
+            Engine::Riel24 => <riel24::Riel24 as ReclaimEngine>::$m($($a),*),
+            Engine::Aa24 => <aa24::Aa24State as ReclaimEngine>::$m($($a),*),
+        }
+    };
+}
+
+/// The names of the LRU list slots in the engine's era.
+pub fn lru_names(engine: Engine) -> [Option<&'static str>; NR_LRU_LISTS] {
+    dispatch_static!(engine, lru_names())
+}
 
 pub const SWAP_CLUSTER_MAX: u64 = 32;
 pub const DEF_PRIORITY: i32 = 12;
@@ -35,11 +239,7 @@ pub fn scope_of(k: &Kernel, p: Pfn) -> LruScope {
 /// `scope_of` for a page already known to be in zone `zid` (the list ops need the zone anyway).
 #[inline]
 fn scope_in_zone(k: &Kernel, zid: usize) -> LruScope {
-    match k.profile.engine {
-        Engine::Modern => LruScope::Node(k.zones[zid].node),
-        Engine::Split2636 => LruScope::Zone(zid),
-        Engine::Riel24 | Engine::Aa24 => LruScope::Global,
-    }
+    dispatch!(k, lru_scope(k, zid))
 }
 
 /// The list `l` of a scope, with the frame array (split borrow).
@@ -48,7 +248,7 @@ pub fn list_mut(k: &mut Kernel, s: LruScope, l: usize) -> (&mut List, &mut crate
     match s {
         LruScope::Node(n) => (&mut k.nodes[n].lruvec.lists[l], &mut k.fr),
         LruScope::Zone(z) => (&mut k.zones[z].lruvec.lists[l], &mut k.fr),
-        LruScope::Global => (&mut k.global_lru.lists[l], &mut k.fr),
+        LruScope::Global => (&mut k.reclaim.global_lru_mut().lists[l], &mut k.fr),
     }
 }
 
@@ -56,8 +256,8 @@ pub fn list_mut(k: &mut Kernel, s: LruScope, l: usize) -> (&mut List, &mut crate
 #[inline]
 pub fn add_to_list(k: &mut Kernel, p: Pfn, l: usize, at_tail: bool) {
     debug_assert!(!k.fr.has(p, pg::LRU), "pfn {p} already on an LRU");
-    if k.profile.engine == Engine::Riel24 {
-        // 2.4 lists take new pages at the head only.
+    if let EngineState::Riel24(_) = k.reclaim {
+        // 2.4.9's lists are rings that take new pages at the head only.
         return riel24::add_to_list(k, p, l);
     }
     let zid = k.zone_of(p);
@@ -79,7 +279,7 @@ pub fn del_page_from_lru(k: &mut Kernel, p: Pfn) {
     if !k.fr.has(p, pg::LRU) {
         return;
     }
-    if k.profile.engine == Engine::Riel24 {
+    if let EngineState::Riel24(_) = k.reclaim {
         return riel24::del_page_from_lru(k, p);
     }
     let l = k.fr.lru_list(p) as usize;
@@ -101,48 +301,48 @@ pub fn is_swapbacked(k: &Kernel, p: Pfn) -> bool {
 /// A new page enters the LRU (`folio_add_lru`).
 #[inline]
 pub fn lru_add(k: &mut Kernel, p: Pfn) {
-    match k.profile.engine {
-        Engine::Riel24 => riel24::lru_cache_add(k, p),
-        Engine::Split2636 => split2636::lru_add(k, p),
-        Engine::Aa24 => aa24::lru_add(k, p),
-        Engine::Modern => modern::lru_add(k, p),
-    }
+    dispatch!(k, lru_add(k, p))
 }
 
 /// Free a page the kernel itself held (a bounce page at I/O end): 2.4.9's `__free_pages_ok`
 /// also eases `memory_pressure`.
 pub fn free_kernel_page(k: &mut Kernel, ctx: &mut Ctx, p: Pfn) {
-    match k.profile.engine {
-        Engine::Riel24 => riel24::free_reclaimed(k, ctx, p),
-        _ => k.free_pages(ctx, p, 0),
-    }
+    dispatch!(k, free_kernel_page(k, ctx, p))
 }
 
 /// `mark_page_accessed` from read()/write() (mapped accesses only set the PTE young bit).
 pub fn mark_page_accessed(k: &mut Kernel, p: Pfn) {
-    match k.profile.engine {
-        Engine::Riel24 => riel24::mark_page_accessed(k, p),
-        Engine::Split2636 => split2636::mark_page_accessed(k, p),
-        Engine::Aa24 => aa24::mark_page_accessed(k, p),
-        Engine::Modern => modern::mark_page_accessed(k, p),
-    }
+    dispatch!(k, mark_page_accessed(k, p))
 }
 
 /// A page fault found page `p` in the page cache (`filemap_nopage` / `shmem_nopage`): the 2.4
 /// engines count that as an access (`mark_page_accessed`); later kernels only set the young bit.
 pub fn nopage_accessed(k: &mut Kernel, p: Pfn) {
-    if k.profile.engine == Engine::Aa24 {
-        aa24::mark_page_accessed(k, p);
-    }
+    dispatch!(k, nopage_accessed(k, p))
 }
 
 /// A page fault takes its mm's page_table_lock: with the 2.4 page-table walk it may have to
 /// spin while `swap_out` holds it.
 #[inline]
 pub fn fault_page_table_lock(k: &mut Kernel, ctx: &mut Ctx, mm: u32) {
-    if k.profile.engine == Engine::Aa24 {
-        aa24::page_table_lock(k, ctx, mm);
-    }
+    dispatch!(k, fault_page_table_lock(k, ctx, mm))
+}
+
+/// Pages went back to zone `zid`'s buddy lists (`free_one_page`, `free_pcppages_bulk`).
+#[inline]
+pub fn pages_freed(k: &mut Kernel, zid: usize) {
+    dispatch!(k, pages_freed(k, zid))
+}
+
+/// A read added a page to the page cache.
+#[inline]
+pub fn page_cache_added(k: &mut Kernel, ctx: &mut Ctx) {
+    dispatch!(k, page_cache_added(k, ctx))
+}
+
+/// A hard interrupt on `cpu` at `at` took `ns` from whatever ran there.
+pub fn irq_interrupted(k: &mut Kernel, cpu: u32, at: u64, ns: u64) {
+    dispatch!(k, irq_interrupted(k, cpu, at, ns))
 }
 
 pub fn move_to_unevictable(k: &mut Kernel, p: Pfn) {
@@ -174,46 +374,20 @@ pub fn rotate_reclaimable_page(k: &mut Kernel, p: Pfn) {
 
 /// `wakeup_kswapd` for an allocation that failed the LOW watermark in zone `zid`.
 pub fn wakeup_kswapd(k: &mut Kernel, zid: usize, order: u32, classzone: usize) {
-    match k.profile.engine {
-        Engine::Riel24 => riel24::wakeup_kswapd(k),
-        Engine::Split2636 => split2636::wakeup_kswapd(k, zid, order, classzone),
-        Engine::Aa24 => aa24::wakeup_kswapd(k, zid, order, classzone),
-        Engine::Modern => modern::wakeup_kswapd(k, zid, order, classzone),
-    }
+    dispatch!(k, wakeup_kswapd(k, zid, order, classzone))
 }
 
 /// `wake_all_kswapd` from the allocation slow path: 2.6.x calls `wakeup_kswapd` for every zone
 /// of the zonelist (each checks its own watermark); 6.8 wakes each node's kswapd once.
 pub fn wake_all_kswapd(k: &mut Kernel, zonelist: &[usize], order: u32, classzone: usize) {
-    match k.profile.engine {
-        Engine::Split2636 => {
-            for &zid in zonelist {
-                split2636::wakeup_kswapd(k, zid, order, classzone);
-            }
-        }
-        Engine::Modern | Engine::Riel24 | Engine::Aa24 => {
-            let mut woken = [false; 64];
-            for &zid in zonelist {
-                let node = k.zones[zid].node.min(63);
-                if !woken[node] {
-                    woken[node] = true;
-                    wakeup_kswapd(k, zid, order, classzone);
-                }
-            }
-        }
-    }
+    dispatch!(k, wake_all_kswapd(k, zonelist, order, classzone))
 }
 
 /// Direct reclaim (`try_to_free_pages`); returns pages reclaimed.
 pub fn try_to_free_pages(k: &mut Kernel, ctx: &mut Ctx, gfp: Gfp, order: u32, classzone: usize) -> u64 {
     let was = ctx.in_reclaim;
     ctx.in_reclaim = true;
-    let r = match k.profile.engine {
-        Engine::Riel24 => riel24::try_to_free_pages(k, ctx) as u64,
-        Engine::Split2636 => split2636::try_to_free_pages(k, ctx, gfp, order, classzone),
-        Engine::Aa24 => aa24::try_to_free_pages(k, ctx, gfp, order, classzone),
-        Engine::Modern => modern::try_to_free_pages(k, ctx, gfp, order, classzone),
-    };
+    let r = dispatch!(k, try_to_free_pages(k, ctx, gfp, order, classzone));
     ctx.in_reclaim = was;
     r
 }
@@ -240,15 +414,8 @@ pub fn kswapd_step(k: &mut Kernel, ctx: &mut Ctx, node: usize) -> KswapdAction {
     ctx.in_reclaim = true;
     // What kept kswapd awake is read before the step, its cost after (`vmlab explain`).
     let before = ctx.sys_ns;
-    let (why, action) = match k.profile.engine {
-        Engine::Riel24 => {
-            riel24::ensure(k);
-            (riel24::kswapd_why(k, node), riel24::kswapd_step(k, ctx, node))
-        }
-        Engine::Split2636 => (split2636::kswapd_why(k, node), split2636::kswapd_step(k, ctx, node)),
-        Engine::Aa24 => (aa24::kswapd_why(k, node), aa24::kswapd_step(k, ctx, node)),
-        Engine::Modern => (modern::kswapd_why(k, node), modern::kswapd_step(k, ctx, node)),
-    };
+    let why = dispatch!(k, kswapd_why(k, node));
+    let action = dispatch!(k, kswapd_step(k, ctx, node));
     k.kswapd_why.add(why, ctx.sys_ns - before);
     action
 }
@@ -256,39 +423,28 @@ pub fn kswapd_step(k: &mut Kernel, ctx: &mut Ctx, node: usize) -> KswapdAction {
 /// A PTE mapping `p` was added (`mapped`) or removed.
 #[inline]
 pub fn page_mapcount_changed(k: &mut Kernel, p: Pfn, mapped: bool) {
-    if k.profile.engine == Engine::Riel24 {
-        riel24::page_mapcount_changed(k, p, mapped);
-    }
+    dispatch!(k, page_mapcount_changed(k, p, mapped))
 }
 
 /// Engines with their own `__alloc_pages` (2.4.9) allocate here; `None` for the shared one.
 #[inline]
-pub fn engine_alloc_pages(
-    k: &mut Kernel,
-    ctx: &mut Ctx,
-    gfp: Gfp,
-    order: u32,
-) -> Option<Result<Pfn, crate::page_alloc::AllocFail>> {
-    match k.profile.engine {
-        Engine::Riel24 => Some(riel24::alloc::alloc_pages(k, ctx, gfp, order)),
-        _ => None,
-    }
+pub fn engine_alloc_pages(k: &mut Kernel, ctx: &mut Ctx, gfp: Gfp, order: u32) -> Option<Result<Pfn, AllocFail>> {
+    dispatch!(k, alloc_pages(k, ctx, gfp, order))
 }
 
 /// Does the engine run kreclaimd (2.4.0–2.4.9)?
 pub fn has_kreclaimd(p: &crate::profiles::Profile) -> bool {
-    p.engine == Engine::Riel24
+    dispatch_static!(p.engine, has_kreclaimd())
 }
 
 pub fn set_kreclaimd_task(k: &mut Kernel, t: usize) {
-    riel24::ensure(k);
-    k.riel.kreclaimd_task = Some(t);
+    dispatch!(k, set_kreclaimd_task(k, t))
 }
 
 /// One step of kreclaimd.
 pub fn kreclaimd_step(k: &mut Kernel, ctx: &mut Ctx) -> KswapdAction {
     ctx.in_reclaim = true;
-    riel24::kreclaimd_step(k, ctx)
+    dispatch!(k, kreclaimd_step(k, ctx))
 }
 
 /// The nap timer of a napping kswapd fired (not woken early).
@@ -373,5 +529,3 @@ pub fn shmem_move_to_swapcache(k: &mut Kernel, ctx: &mut Ctx, p: Pfn) -> bool {
 pub fn lru_index(anon: bool, active: bool) -> usize {
     (if anon { LRU_INACTIVE_ANON } else { LRU_INACTIVE_FILE }) + active as usize
 }
-
-pub const _ACTIVE_ANON: usize = LRU_ACTIVE_ANON;

@@ -7,8 +7,10 @@ use super::{
     add_to_list, del_page_from_lru, is_swapbacked, lru_index, pageout, remove_mapping_and_free, KswapdAction,
     DEF_PRIORITY, SWAP_CLUSTER_MAX,
 };
+use super::{LruScope, ReclaimEngine, SPLIT_LRU_NAMES};
 use crate::kernel::{Ctx, Kernel};
 use crate::mm_types::{pg, Pfn};
+use crate::mmzone::NR_LRU_LISTS;
 use crate::mmzone::{
     KswapdPhase, ZoneType, LRU_ACTIVE_ANON, LRU_ACTIVE_FILE, LRU_INACTIVE_ANON, LRU_INACTIVE_FILE, LRU_UNEVICTABLE,
 };
@@ -409,7 +411,6 @@ fn shrink_inactive_list(k: &mut Kernel, ctx: &mut Ctx, node: usize, l: usize, nr
     k.ev.add(if sc.is_kswapd { Vm::PgscanKswapd } else { Vm::PgscanDirect }, n);
     k.ev.add(if file { Vm::PgscanFile } else { Vm::PgscanAnon }, n);
     let (reclaimed, written) = shrink_folio_list(k, ctx, &buf, sc);
-    let _ = &buf;
     k.ev.add(if sc.is_kswapd { Vm::PgstealKswapd } else { Vm::PgstealDirect }, reclaimed);
     k.ev.add(if file { Vm::PgstealFile } else { Vm::PgstealAnon }, reclaimed);
     lru_note_cost(k, node, file, written + n - reclaimed);
@@ -749,8 +750,34 @@ fn finish_balance(k: &mut Kernel, node: usize, order: u32) {
     }
     ks.reclaim_order = order;
     ks.phase = KswapdPhase::TrySleep;
-    // Wakeups that arrived during the balance raise the next run's order.
-    if ks.max_order > order {
-        let _ = ks.max_order;
+}
+
+/// The 6.8 engine: per-node split LRU, `get_scan_count` from reclaim costs, `kswapd_failures`.
+pub struct Modern;
+
+impl ReclaimEngine for Modern {
+    fn lru_scope(k: &Kernel, zid: usize) -> LruScope {
+        LruScope::Node(k.zones[zid].node)
+    }
+    fn lru_names() -> [Option<&'static str>; NR_LRU_LISTS] {
+        SPLIT_LRU_NAMES
+    }
+    fn lru_add(k: &mut Kernel, p: Pfn) {
+        lru_add(k, p)
+    }
+    fn mark_page_accessed(k: &mut Kernel, p: Pfn) {
+        mark_page_accessed(k, p)
+    }
+    fn wakeup_kswapd(k: &mut Kernel, zid: usize, order: u32, classzone: usize) {
+        wakeup_kswapd(k, zid, order, classzone)
+    }
+    fn try_to_free_pages(k: &mut Kernel, ctx: &mut Ctx, gfp: Gfp, order: u32, classzone: usize) -> u64 {
+        try_to_free_pages(k, ctx, gfp, order, classzone)
+    }
+    fn kswapd_why(k: &Kernel, node: usize) -> crate::stats::explain::Reason {
+        kswapd_why(k, node)
+    }
+    fn kswapd_step(k: &mut Kernel, ctx: &mut Ctx, node: usize) -> KswapdAction {
+        kswapd_step(k, ctx, node)
     }
 }

@@ -9,14 +9,17 @@ use super::{
     add_to_list, del_page_from_lru, is_swapbacked, lru_index, pageout, remove_mapping_and_free, KswapdAction,
     DEF_PRIORITY, SWAP_CLUSTER_MAX,
 };
+use super::{LruScope, ReclaimEngine, SPLIT_LRU_NAMES};
 use crate::kernel::{Ctx, Kernel};
 use crate::mm_types::{pg, Pfn, NIL};
+use crate::mmzone::NR_LRU_LISTS;
 use crate::mmzone::{
     KswapdPhase, ZoneType, LRU_ACTIVE_ANON, LRU_ACTIVE_FILE, LRU_INACTIVE_ANON, LRU_INACTIVE_FILE, LRU_UNEVICTABLE,
 };
 use crate::page_alloc::Gfp;
 use crate::stats::kfunc::KFunc;
 use crate::stats::vmstat::Vm;
+use crate::trace::Tracepoint;
 
 /// HZ/10: kswapd's nap and `congestion_wait`'s timeout.
 pub const HZ_10_NS: u64 = 100_000_000;
@@ -85,6 +88,33 @@ struct Sc {
     compaction: bool,
 }
 
+/// The 2.6.36/38 engine's state: kswapd's locals per node, and per zone what the kernel keeps
+/// in `struct zone` for this era's reclaim.
+#[derive(Clone, Debug, Default)]
+pub struct Split2636 {
+    pub kswapd: Vec<KswapdLocals>,
+    pub zone: Vec<ZoneReclaim>,
+}
+
+impl Split2636 {
+    pub fn new(zones: usize, nodes: usize) -> Split2636 {
+        Split2636 { kswapd: vec![KswapdLocals::default(); nodes], zone: vec![ZoneReclaim::default(); zones] }
+    }
+}
+
+/// The reclaim fields of 2.6.36's `struct zone`.
+#[derive(Clone, Debug, Default)]
+pub struct ZoneReclaim {
+    /// `ZONE_ALL_UNRECLAIMABLE` and `pages_scanned` since pages were last freed here.
+    pub all_unreclaimable: bool,
+    pub pages_scanned: u64,
+    /// `reclaim_stat`: recent_scanned / recent_rotated per type (0 anon, 1 file).
+    pub recent_scanned: [u64; 2],
+    pub recent_rotated: [u64; 2],
+    /// `nr_scan_try_batch`: scan counts below SWAP_CLUSTER_MAX saved per list.
+    pub nr_saved_scan: [u64; 4],
+}
+
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Isolate {
     Inactive,
@@ -93,7 +123,7 @@ enum Isolate {
 }
 
 fn locals(k: &mut Kernel, node: usize) -> &mut KswapdLocals {
-    let l = &mut k.nodes[node].kswapd.split26;
+    let l = &mut k.reclaim.split_mut().kswapd[node];
     if !l.inited {
         l.inited = true;
         l.cz = MAX_CLASSZONE;
@@ -144,7 +174,7 @@ pub fn lru_add(k: &mut Kernel, p: Pfn) {
     let active = k.fr.has(p, pg::ACTIVE);
     add_to_list(k, p, lru_index(anon, active), false);
     let zid = k.zone_of(p);
-    let lv = &mut k.zones[zid].lruvec;
+    let lv = &mut k.reclaim.split_mut().zone[zid];
     let file = !anon as usize;
     lv.recent_scanned[file] += 1;
     if active {
@@ -163,7 +193,7 @@ pub fn mark_page_accessed(k: &mut Kernel, p: Pfn) {
         add_to_list(k, p, lru_index(anon, true), false);
         k.ev.inc(Vm::Pgactivate);
         let zid = k.zone_of(p);
-        let lv = &mut k.zones[zid].lruvec;
+        let lv = &mut k.reclaim.split_mut().zone[zid];
         lv.recent_scanned[!anon as usize] += 1;
         lv.recent_rotated[!anon as usize] += 1;
         k.fr.clear(p, pg::REFERENCED);
@@ -412,7 +442,7 @@ fn shrink_page_list(k: &mut Kernel, ctx: &mut Ctx, zid: usize, pages: &[Pfn], sc
         k.events += 1;
     }
     k.ev.add(Vm::Pgactivate, activated);
-    let lv = &mut k.zones[zid].lruvec;
+    let lv = &mut k.reclaim.split_mut().zone[zid];
     lv.recent_rotated[0] += rotated[0];
     lv.recent_rotated[1] += rotated[1];
     reclaimed
@@ -436,12 +466,12 @@ fn shrink_inactive_list(
     let mut buf = std::mem::take(&mut k.isolate_buf);
     let mut counts = [0u64; 4];
     let scanned = isolate_lru_pages(k, ctx, zid, l, nr, sc.order, mode, file, &mut buf, &mut counts);
-    k.zones[zid].pages_scanned += scanned;
+    k.reclaim.split_mut().zone[zid].pages_scanned += scanned;
     k.ev.add(if sc.is_kswapd { Vm::PgscanKswapd } else { Vm::PgscanDirect }, scanned);
     let zi = zid.min(7);
     let node = k.zones[zid].node;
     {
-        let d = &mut k.nodes[node].kswapd.split26;
+        let d = &mut k.reclaim.split_mut().kswapd[node];
         if sc.is_kswapd {
             d.zone_scan_kswapd[zi] += scanned;
         } else {
@@ -458,14 +488,14 @@ fn shrink_inactive_list(
     k.ev.add(Vm::Pgdeactivate, nr_active);
     k.ev.add(Vm::PgscanAnon, counts[LRU_INACTIVE_ANON] + counts[LRU_ACTIVE_ANON]);
     k.ev.add(Vm::PgscanFile, counts[LRU_INACTIVE_FILE] + counts[LRU_ACTIVE_FILE]);
-    let lv = &mut k.zones[zid].lruvec;
+    let lv = &mut k.reclaim.split_mut().zone[zid];
     lv.recent_scanned[0] += counts[LRU_INACTIVE_ANON] + counts[LRU_ACTIVE_ANON];
     lv.recent_scanned[1] += counts[LRU_INACTIVE_FILE] + counts[LRU_ACTIVE_FILE];
     let reclaimed = shrink_page_list(k, ctx, zid, &buf, sc);
     k.ev.add(if sc.is_kswapd { Vm::PgstealKswapd } else { Vm::PgstealDirect }, reclaimed);
     k.ev.add(if file { Vm::PgstealFile } else { Vm::PgstealAnon }, reclaimed);
     {
-        let d = &mut k.nodes[node].kswapd.split26;
+        let d = &mut k.reclaim.split_mut().kswapd[node];
         if sc.is_kswapd {
             d.zone_steal_kswapd[zi] += reclaimed;
         } else {
@@ -483,8 +513,8 @@ fn shrink_active_list(k: &mut Kernel, ctx: &mut Ctx, zid: usize, nr: u64, sc: &S
     let mut buf = std::mem::take(&mut k.isolate_buf);
     let mut counts = [0u64; 4];
     let scanned = isolate_lru_pages(k, ctx, zid, l, nr, sc.order, Isolate::Active, file, &mut buf, &mut counts);
-    k.zones[zid].pages_scanned += scanned;
-    k.zones[zid].lruvec.recent_scanned[file as usize] += buf.len() as u64;
+    k.reclaim.split_mut().zone[zid].pages_scanned += scanned;
+    k.reclaim.split_mut().zone[zid].recent_scanned[file as usize] += buf.len() as u64;
     k.ev.add(Vm::Pgrefill, scanned);
     let mut rotated = 0;
     let mut deact = 0;
@@ -504,7 +534,7 @@ fn shrink_active_list(k: &mut Kernel, ctx: &mut Ctx, zid: usize, nr: u64, sc: &S
         putback(k, p);
         deact += 1;
     }
-    k.zones[zid].lruvec.recent_rotated[file as usize] += rotated;
+    k.reclaim.split_mut().zone[zid].recent_rotated[file as usize] += rotated;
     k.ev.add(Vm::Pgdeactivate, deact);
     k.charge(ctx, KFunc::ShrinkActiveList, scanned * k.cost.lru_scan);
     k.isolate_buf = buf;
@@ -537,7 +567,7 @@ fn zone_reclaimable_pages(k: &Kernel, zid: usize) -> u64 {
 }
 
 fn zone_reclaimable(k: &Kernel, zid: usize) -> bool {
-    k.zones[zid].pages_scanned < zone_reclaimable_pages(k, zid) * 6
+    k.reclaim.split().zone[zid].pages_scanned < zone_reclaimable_pages(k, zid) * 6
 }
 
 /// `get_scan_count` (2.6.36): anon/file pressure from `recent_scanned / recent_rotated` weighted
@@ -561,7 +591,7 @@ fn get_scan_count(k: &mut Kernel, zid: usize, sc: &Sc, priority: i32) -> [u64; 4
         // Almost no page cache left: only anon can give.
         (1, 0, 1)
     } else {
-        let lv = &mut k.zones[zid].lruvec;
+        let lv = &mut k.reclaim.split_mut().zone[zid];
         if lv.recent_scanned[0] > anon / 4 {
             lv.recent_scanned[0] /= 2;
             lv.recent_rotated[0] /= 2;
@@ -583,7 +613,7 @@ fn get_scan_count(k: &mut Kernel, zid: usize, sc: &Sc, priority: i32) -> [u64; 4
             scan = scan * if is_file { ff } else { fa } / den;
         }
         // nr_scan_try_batch
-        let saved = &mut k.zones[zid].lruvec.nr_saved_scan[l];
+        let saved = &mut k.reclaim.split_mut().zone[zid].nr_saved_scan[l];
         let total = *saved + scan;
         if total >= SWAP_CLUSTER_MAX {
             *saved = 0;
@@ -695,7 +725,9 @@ pub fn try_to_free_pages(k: &mut Kernel, ctx: &mut Ctx, gfp: Gfp, order: u32, _c
         sc.nr_scanned = 0;
         all_unreclaimable = true;
         for &zid in &zl[..n] {
-            if k.zones[zid].present == 0 || (k.zones[zid].all_unreclaimable && priority != DEF_PRIORITY) {
+            if k.zones[zid].present == 0
+                || (k.reclaim.split_mut().zone[zid].all_unreclaimable && priority != DEF_PRIORITY)
+            {
                 continue;
             }
             shrink_zone(k, ctx, zid, &mut sc, priority);
@@ -744,11 +776,11 @@ fn pgdat_balanced(k: &Kernel, node: usize, balanced: u64, cz: usize) -> bool {
 /// at the order being balanced for (its `end_zone`).
 pub fn kswapd_why(k: &Kernel, node: usize) -> crate::stats::explain::Reason {
     use crate::stats::explain::{Reason, Why};
-    let order = k.nodes[node].kswapd.split26.sc_order;
+    let order = k.reclaim.split().kswapd[node].sc_order;
     let (zs, n) = node_zones(k, node);
     for &zid in zs[..n].iter().rev() {
         let z = &k.zones[zid];
-        if z.present == 0 || z.all_unreclaimable {
+        if z.present == 0 || k.reclaim.split().zone[zid].all_unreclaimable {
             continue;
         }
         if !wmark_ok(k, zid, order, z.high_wmark(), 0) {
@@ -773,7 +805,7 @@ fn sleeping_prematurely(k: &Kernel, node: usize, order: u32, remaining: bool, cz
         if z.present == 0 {
             continue;
         }
-        if z.all_unreclaimable {
+        if k.reclaim.split().zone[zid].all_unreclaimable {
             if s.unreclaimable_balanced {
                 balanced += z.present;
             }
@@ -808,7 +840,7 @@ pub fn wakeup_kswapd(k: &mut Kernel, zid: usize, order: u32, classzone: usize) {
         // 2.6.38: the request is recorded first; the LOW check only decides the wake itself.
         let ks_max = k.nodes[node].kswapd.max_order;
         if order > 0 {
-            k.nodes[node].kswapd.split26.high_order_wakeups += 1;
+            k.reclaim.split_mut().kswapd[node].high_order_wakeups += 1;
         }
         if ks_max < order {
             k.nodes[node].kswapd.max_order = order;
@@ -826,7 +858,7 @@ pub fn wakeup_kswapd(k: &mut Kernel, zid: usize, order: u32, classzone: usize) {
         let ks = &mut k.nodes[node].kswapd;
         ks.max_order = ks.max_order.max(order);
         if order > 0 {
-            ks.split26.high_order_wakeups += 1;
+            k.reclaim.split_mut().kswapd[node].high_order_wakeups += 1;
         }
         if !waitqueue_active(k, node) {
             return;
@@ -835,7 +867,7 @@ pub fn wakeup_kswapd(k: &mut Kernel, zid: usize, order: u32, classzone: usize) {
     let ks = &mut k.nodes[node].kswapd;
     match ks.phase {
         KswapdPhase::Napping => ks.woken_during_nap = true,
-        KswapdPhase::Sleeping => ks.split26.woken = true,
+        KswapdPhase::Sleeping => k.reclaim.split_mut().kswapd[node].woken = true,
         _ => return,
     }
     let t = ks.task;
@@ -853,7 +885,7 @@ pub fn kswapd_step(k: &mut Kernel, ctx: &mut Ctx, node: usize) -> KswapdAction {
     locals(k, node);
     match k.nodes[node].kswapd.phase {
         KswapdPhase::Sleeping => {
-            if !std::mem::take(&mut k.nodes[node].kswapd.split26.woken) {
+            if !std::mem::take(&mut k.reclaim.split_mut().kswapd[node].woken) {
                 return KswapdAction::Sleep;
             }
             k.nodes[node].kswapd.sleeping = false;
@@ -865,12 +897,12 @@ pub fn kswapd_step(k: &mut Kernel, ctx: &mut Ctx, node: usize) -> KswapdAction {
             let ks = &mut k.nodes[node].kswapd;
             ks.napping = false;
             let remaining = std::mem::take(&mut ks.woken_during_nap);
-            let (order, cz) = (ks.split26.order, ks.split26.cz);
+            let (order, cz) = (k.reclaim.split_mut().kswapd[node].order, k.reclaim.split_mut().kswapd[node].cz);
             if !sleeping_prematurely(k, node, order, remaining, cz) {
                 let ks = &mut k.nodes[node].kswapd;
                 ks.phase = KswapdPhase::Sleeping;
                 ks.sleeping = true;
-                ks.split26.full_sleeps += 1;
+                k.reclaim.split_mut().kswapd[node].full_sleeps += 1;
                 return KswapdAction::Sleep;
             }
             k.ev.inc(if remaining { Vm::KswapdLowWmarkHitQuickly } else { Vm::KswapdHighWmarkHitQuickly });
@@ -879,7 +911,7 @@ pub fn kswapd_step(k: &mut Kernel, ctx: &mut Ctx, node: usize) -> KswapdAction {
         }
         KswapdPhase::Balancing => {
             k.charge(ctx, KFunc::BalancePgdat, k.cost.syscall);
-            if std::mem::take(&mut k.nodes[node].kswapd.split26.pending_out) {
+            if std::mem::take(&mut k.reclaim.split_mut().kswapd[node].pending_out) {
                 balance_out(k, node);
                 return KswapdAction::Continue;
             }
@@ -941,20 +973,18 @@ fn start_balance(k: &mut Kernel, node: usize, order: u32, cz: usize) {
     ks.phase = KswapdPhase::Balancing;
     ks.sleeping = false;
     ks.bal_order = order;
-    let l = &mut ks.split26;
+    let l = &mut k.reclaim.split_mut().kswapd[node];
     l.sc_order = order;
     l.bal_cz = cz;
     l.balance_runs[(order > 0) as usize] += 1;
-    if order > 0 {
-        k.alloc_diag.run_started(k.now);
-    }
-    let l = &mut k.nodes[node].kswapd.split26;
+    k.trace(Tracepoint::KswapdBalanceBegin { node, order });
+    let l = &mut k.reclaim.split_mut().kswapd[node];
     l.end_zone = first;
     loop_again(k, node);
 }
 
 fn loop_again(k: &mut Kernel, node: usize) {
-    let l = &mut k.nodes[node].kswapd.split26;
+    let l = &mut k.reclaim.split_mut().kswapd[node];
     l.total_scanned = 0;
     l.nr_reclaimed = 0;
     l.may_writepage = true;
@@ -973,14 +1003,14 @@ fn balance_priority(k: &mut Kernel, ctx: &mut Ctx, node: usize) -> KswapdAction 
     let quarter = k.profile.pgdat_balanced_quarter;
     let (zs, n) = node_zones(k, node);
     let (order, priority) = {
-        let l = &k.nodes[node].kswapd.split26;
+        let l = &k.reclaim.split_mut().kswapd[node];
         (l.sc_order, l.priority)
     };
     let mut sc = Sc {
         nr_to_reclaim: u64::MAX,
-        nr_reclaimed: k.nodes[node].kswapd.split26.nr_reclaimed,
+        nr_reclaimed: k.reclaim.split_mut().kswapd[node].nr_reclaimed,
         order,
-        may_writepage: k.nodes[node].kswapd.split26.may_writepage,
+        may_writepage: k.reclaim.split_mut().kswapd[node].may_writepage,
         may_swap: true,
         may_unmap: true,
         is_kswapd: true,
@@ -989,7 +1019,8 @@ fn balance_priority(k: &mut Kernel, ctx: &mut Ctx, node: usize) -> KswapdAction 
     // The highest zone that fails `order` at HIGH (classzone 0) is where balancing must reach.
     let mut end: Option<usize> = None;
     for &zid in zs[..n].iter().rev() {
-        if k.zones[zid].present == 0 || (k.zones[zid].all_unreclaimable && priority != DEF_PRIORITY) {
+        if k.zones[zid].present == 0 || (k.reclaim.split_mut().zone[zid].all_unreclaimable && priority != DEF_PRIORITY)
+        {
             continue;
         }
         // Background aging of the anon list, so pages get a chance to be referenced.
@@ -1002,7 +1033,7 @@ fn balance_priority(k: &mut Kernel, ctx: &mut Ctx, node: usize) -> KswapdAction 
         }
     }
     let Some(end_zone) = end else {
-        let l = &mut k.nodes[node].kswapd.split26;
+        let l = &mut k.reclaim.split_mut().kswapd[node];
         l.all_ok = true;
         l.nr_reclaimed = sc.nr_reclaimed;
         balance_out(k, node);
@@ -1010,15 +1041,15 @@ fn balance_priority(k: &mut Kernel, ctx: &mut Ctx, node: usize) -> KswapdAction 
     };
     let end_idx = zidx(k, end_zone);
     {
-        let l = &mut k.nodes[node].kswapd.split26;
+        let l = &mut k.reclaim.split_mut().kswapd[node];
         l.end_zone = end_zone;
         if s.kswapd_classzone {
             l.bal_cz = end_idx;
         }
     }
-    let bal_cz = k.nodes[node].kswapd.split26.bal_cz;
+    let bal_cz = k.reclaim.split_mut().kswapd[node].bal_cz;
     {
-        let l = &mut k.nodes[node].kswapd.split26;
+        let l = &mut k.reclaim.split_mut().kswapd[node];
         if order > 0 && priority < DEF_PRIORITY - 2 {
             l.high_order_low_prio_passes += 1;
         }
@@ -1027,12 +1058,13 @@ fn balance_priority(k: &mut Kernel, ctx: &mut Ctx, node: usize) -> KswapdAction 
     let mut all_ok = true;
     let mut under_min = false;
     let mut balanced = 0u64;
-    let mut total_scanned = k.nodes[node].kswapd.split26.total_scanned;
+    let mut total_scanned = k.reclaim.split_mut().kswapd[node].total_scanned;
     for &zid in &zs[..n] {
         if zid > end_zone {
             break;
         }
-        if k.zones[zid].present == 0 || (k.zones[zid].all_unreclaimable && priority != DEF_PRIORITY) {
+        if k.zones[zid].present == 0 || (k.reclaim.split_mut().zone[zid].all_unreclaimable && priority != DEF_PRIORITY)
+        {
             continue;
         }
         sc.nr_scanned = 0;
@@ -1044,11 +1076,11 @@ fn balance_priority(k: &mut Kernel, ctx: &mut Ctx, node: usize) -> KswapdAction 
         let nr_slab = crate::dcache::shrink_slab(k, ctx, sc.nr_scanned, lru_pages, true);
         sc.nr_reclaimed += nr_slab;
         total_scanned += sc.nr_scanned;
-        if k.zones[zid].all_unreclaimable {
+        if k.reclaim.split_mut().zone[zid].all_unreclaimable {
             continue;
         }
         if nr_slab == 0 && !zone_reclaimable(k, zid) {
-            k.zones[zid].all_unreclaimable = true;
+            k.reclaim.split_mut().zone[zid].all_unreclaimable = true;
         }
         if total_scanned > 2 * SWAP_CLUSTER_MAX && total_scanned > sc.nr_reclaimed + sc.nr_reclaimed / 2 {
             sc.may_writepage = true;
@@ -1063,7 +1095,7 @@ fn balance_priority(k: &mut Kernel, ctx: &mut Ctx, node: usize) -> KswapdAction 
         }
     }
     let done = all_ok || (quarter && order > 0 && pgdat_balanced(k, node, balanced, bal_cz));
-    let l = &mut k.nodes[node].kswapd.split26;
+    let l = &mut k.reclaim.split_mut().kswapd[node];
     l.total_scanned = total_scanned;
     l.nr_reclaimed = sc.nr_reclaimed;
     l.may_writepage = sc.may_writepage;
@@ -1080,7 +1112,7 @@ fn balance_priority(k: &mut Kernel, ctx: &mut Ctx, node: usize) -> KswapdAction 
             action = KswapdAction::Nap(HZ_10_NS);
         }
     }
-    let l = &mut k.nodes[node].kswapd.split26;
+    let l = &mut k.reclaim.split_mut().kswapd[node];
     if sc.nr_reclaimed >= SWAP_CLUSTER_MAX || priority == 0 {
         l.pending_out = true;
     } else {
@@ -1096,7 +1128,7 @@ fn balance_priority(k: &mut Kernel, ctx: &mut Ctx, node: usize) -> KswapdAction 
 /// balance_pgdat's `out:`. Returns true when it went back to `loop_again`.
 fn balance_out(k: &mut Kernel, node: usize) -> bool {
     let s = k.profile.split26;
-    let l = &mut k.nodes[node].kswapd.split26;
+    let l = &mut k.reclaim.split_mut().kswapd[node];
     if !l.all_ok {
         // Fragmentation may keep a high order unreachable: a whole pass that got less than
         // SWAP_CLUSTER_MAX falls back to order 0.
@@ -1117,17 +1149,19 @@ fn balance_out(k: &mut Kernel, node: usize) -> bool {
         if order > 0 {
             // Before sleeping at a high order, every zone up to end_zone must be fine at order 0.
             let (zs, n) = node_zones(k, node);
-            let end_zone = k.nodes[node].kswapd.split26.end_zone;
-            let priority = k.nodes[node].kswapd.split26.priority;
+            let end_zone = k.reclaim.split_mut().kswapd[node].end_zone;
+            let priority = k.reclaim.split_mut().kswapd[node].priority;
             for &zid in &zs[..n] {
                 if zid > end_zone {
                     break;
                 }
-                if k.zones[zid].present == 0 || (k.zones[zid].all_unreclaimable && priority != DEF_PRIORITY) {
+                if k.zones[zid].present == 0
+                    || (k.reclaim.split_mut().zone[zid].all_unreclaimable && priority != DEF_PRIORITY)
+                {
                     continue;
                 }
                 if !wmark_ok(k, zid, 0, k.zones[zid].high_wmark(), 0) {
-                    let l = &mut k.nodes[node].kswapd.split26;
+                    let l = &mut k.reclaim.split_mut().kswapd[node];
                     l.sc_order = 0;
                     l.order = 0;
                     loop_again(k, node);
@@ -1135,21 +1169,19 @@ fn balance_out(k: &mut Kernel, node: usize) -> bool {
                 }
             }
         }
-        let ez = k.nodes[node].kswapd.split26.end_zone;
+        let ez = k.reclaim.split_mut().kswapd[node].end_zone;
         let ez_idx = zidx(k, ez);
-        let l = &mut k.nodes[node].kswapd.split26;
+        let l = &mut k.reclaim.split_mut().kswapd[node];
         l.order = order;
         l.cz = ez_idx;
     }
-    if k.nodes[node].kswapd.split26.sc_order > 0 {
-        k.diag_balanced_end();
-    }
-    k.alloc_diag.run_ended(k.now);
+    let order = k.reclaim.split().kswapd[node].sc_order;
+    k.trace(Tracepoint::KswapdBalanceEnd { node, order });
     let ks = &mut k.nodes[node].kswapd;
-    if ks.split26.sc_order > 0 {
-        ks.split26.high_order_ends[0] += 1;
+    if k.reclaim.split_mut().kswapd[node].sc_order > 0 {
+        k.reclaim.split_mut().kswapd[node].high_order_ends[0] += 1;
     }
-    ks.reclaim_order = ks.split26.order;
+    ks.reclaim_order = k.reclaim.split_mut().kswapd[node].order;
     ks.phase = KswapdPhase::TrySleep;
     false
 }
@@ -1254,5 +1286,46 @@ mod tests {
         let mut k = kernel("linux-2.6.38");
         wakeup_kswapd(&mut k, 1, 3, ZoneType::Normal as usize);
         assert_eq!(k.nodes[0].kswapd.max_order, 3);
+    }
+}
+
+impl ReclaimEngine for Split2636 {
+    fn lru_scope(_k: &Kernel, zid: usize) -> LruScope {
+        LruScope::Zone(zid)
+    }
+    fn lru_names() -> [Option<&'static str>; NR_LRU_LISTS] {
+        SPLIT_LRU_NAMES
+    }
+    fn lru_add(k: &mut Kernel, p: Pfn) {
+        lru_add(k, p)
+    }
+    fn mark_page_accessed(k: &mut Kernel, p: Pfn) {
+        mark_page_accessed(k, p)
+    }
+    /// `free_one_page` / `free_pcppages_bulk`: any page coming back makes the zone worth
+    /// scanning again.
+    fn pages_freed(k: &mut Kernel, zid: usize) {
+        let z = &mut k.reclaim.split_mut().zone[zid];
+        z.all_unreclaimable = false;
+        z.pages_scanned = 0;
+    }
+    fn wakeup_kswapd(k: &mut Kernel, zid: usize, order: u32, classzone: usize) {
+        wakeup_kswapd(k, zid, order, classzone)
+    }
+    /// 2.6.x calls `wakeup_kswapd` for every zone of the zonelist (each checks its own
+    /// watermark).
+    fn wake_all_kswapd(k: &mut Kernel, zonelist: &[usize], order: u32, classzone: usize) {
+        for &zid in zonelist {
+            wakeup_kswapd(k, zid, order, classzone);
+        }
+    }
+    fn try_to_free_pages(k: &mut Kernel, ctx: &mut Ctx, gfp: Gfp, order: u32, classzone: usize) -> u64 {
+        try_to_free_pages(k, ctx, gfp, order, classzone)
+    }
+    fn kswapd_why(k: &Kernel, node: usize) -> crate::stats::explain::Reason {
+        kswapd_why(k, node)
+    }
+    fn kswapd_step(k: &mut Kernel, ctx: &mut Ctx, node: usize) -> KswapdAction {
+        kswapd_step(k, ctx, node)
     }
 }

@@ -19,8 +19,8 @@ const PAGES_LOW: usize = 1;
 const PAGES_HIGH: usize = 2;
 
 fn got(k: &mut Kernel, ctx: &mut Ctx, z: usize, p: Pfn, gfp: Gfp, order: u32, stage: usize) -> Result<Pfn, AllocFail> {
-    k.riel.stats.alloc_pass[stage] += 1;
-    if let Some(row) = k.riel.stats.alloc_zone_pass.get_mut(z) {
+    k.reclaim.riel24_mut().stats.alloc_pass[stage] += 1;
+    if let Some(row) = k.reclaim.riel24_mut().stats.alloc_zone_pass.get_mut(z) {
         row[stage] += 1;
     }
     let c = match k.zones[z].kind {
@@ -67,7 +67,7 @@ fn alloc_limit(
             p = super::scan::reclaim_page(k, ctx, z);
             if p.is_some() {
                 k.ev.inc(Vm::PgstealDirect);
-                if let Some(c) = k.riel.stats.alloc_zone_reclaimed.get_mut(z) {
+                if let Some(c) = k.reclaim.riel24_mut().stats.alloc_zone_reclaimed.get_mut(z) {
                     *c += 1;
                 }
             }
@@ -83,9 +83,8 @@ fn alloc_limit(
 }
 
 pub fn alloc_pages(k: &mut Kernel, ctx: &mut Ctx, gfp: Gfp, order: u32) -> Result<Pfn, AllocFail> {
-    super::ensure(k);
     k.charge(ctx, KFunc::AllocPages, k.cost.page_alloc);
-    k.riel.memory_pressure += 1;
+    k.reclaim.riel24_mut().memory_pressure += 1;
     let (zla, n) = k.zonelist(ctx.node, gfp);
     let zl = &zla[..n];
     let direct = order == 0 && gfp.direct_reclaim;

@@ -119,14 +119,14 @@ impl LruLock {
 
 /// See `LruLock::interrupted`.
 pub fn interrupted(k: &mut Kernel, cpu: u32, at: u64, ns: u64) {
-    let waits = k.riel.lock.interrupted(cpu, at, ns);
-    k.riel.stats.lock_contended += waits;
+    let waits = k.reclaim.riel24_mut().lock.interrupted(cpu, at, ns);
+    k.reclaim.riel24_mut().stats.lock_contended += waits;
 }
 
 /// `spin_lock(&pagemap_lru_lock)`: returns the time the lock was taken.
 pub fn spin_lock(k: &mut Kernel, ctx: &mut Ctx) -> u64 {
     let now = k.now;
-    let l = &mut k.riel.lock;
+    let l = &mut k.reclaim.riel24_mut().lock;
     // Quanta computed from here on start at `now` or later, so their holds end after it.
     if l.pruned_at != Some(now) {
         l.holds.retain(|h| h.1 > now);
@@ -141,15 +141,15 @@ pub fn spin_lock(k: &mut Kernel, ctx: &mut Ctx) -> u64 {
     let t = ctx.clock() + wait;
     let until = l.covered(ctx.cpu, t).unwrap_or(t);
     if until > t {
-        k.riel.stats.lock_contended += 1;
+        k.reclaim.riel24_mut().stats.lock_contended += 1;
     }
     wait += until - t;
     if wait > 0 {
-        k.riel.lock.spin_ns += wait;
+        k.reclaim.riel24_mut().lock.spin_ns += wait;
         k.charge(ctx, KFunc::LruLockSpin, wait);
     }
     let taken = ctx.clock();
-    let l = &mut k.riel.lock;
+    let l = &mut k.reclaim.riel24_mut().lock;
     if taken < now {
         l.pruned_at = None;
     }
@@ -163,8 +163,10 @@ pub fn spin_unlock(k: &mut Kernel, ctx: &Ctx, taken: u64) {
     if end < taken + MIN_HOLD_NS {
         return;
     }
-    let l = &mut k.riel.lock;
-    if end <= k.now {
+    let now = k.now;
+    let r = k.reclaim.riel24_mut();
+    let l = &mut r.lock;
+    if end <= now {
         l.pruned_at = None;
     }
     l.holds.push((taken, end, ctx.cpu));
@@ -176,7 +178,7 @@ pub fn spin_unlock(k: &mut Kernel, ctx: &Ctx, taken: u64) {
         }
     }
     for task in hit {
-        k.riel.stats.lock_contended += l.owe(task);
+        r.stats.lock_contended += l.owe(task);
     }
 }
 

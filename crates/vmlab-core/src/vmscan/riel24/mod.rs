@@ -10,9 +10,9 @@
 //! kswapd does not sleep while any shortage remains.
 //!
 //! List slots: the active ring is `LRU_ACTIVE_FILE`, the inactive_dirty ring `LRU_INACTIVE_FILE`
-//! (both in `k.global_lru`, whose list lengths mirror the rings), inactive_clean is
+//! (both in the engine's `lru`, whose list lengths mirror the rings), inactive_clean is
 //! `LRU_INACTIVE_ANON` of each zone's lruvec, and anonymous pages not yet in the swap cache —
-//! which 2.4 keeps on no list — sit on `LRU_ACTIVE_ANON` of `k.global_lru`, never scanned.
+//! which 2.4 keeps on no list — sit on `LRU_ACTIVE_ANON` of the engine's `lru`, never scanned.
 //! Per page: age in `fr.aux`, "has buffers" in `fr.extra` bit 0.
 
 pub mod alloc;
@@ -22,11 +22,13 @@ pub mod scan;
 
 use crate::kernel::{Ctx, Kernel};
 use crate::mm_types::{pg, Pfn};
+use crate::mmzone::NR_LRU_LISTS;
 use crate::mmzone::{LRU_ACTIVE_ANON, LRU_ACTIVE_FILE, LRU_INACTIVE_ANON, LRU_INACTIVE_FILE, LRU_NONE};
+use crate::page_alloc::{AllocFail, Gfp};
 use crate::stats::explain::{Reason, Why};
 use crate::stats::kfunc::KFunc;
 use crate::stats::vmstat::Vm;
-use crate::vmscan::KswapdAction;
+use crate::vmscan::{KswapdAction, LruScope, ReclaimEngine};
 use ring::Ring;
 
 pub const SLOT_ACTIVE: usize = LRU_ACTIVE_FILE;
@@ -136,23 +138,24 @@ pub struct Riel24 {
     pub dirty_bufs: u64,
     pub bh_slab: std::collections::VecDeque<Pfn>,
     pub stats: Stats,
-    ready: bool,
+    /// The global lists: the rings' lengths, and anonymous pages off the LRU (see above).
+    pub lru: crate::mmzone::Lruvec,
 }
 
-/// Set the engine up on first use (the rings need the zone layout).
-#[inline]
-pub fn ensure(k: &mut Kernel) {
-    if k.riel.ready {
-        return;
+impl Riel24 {
+    /// The engine on a machine whose zones end at `zone_ends` (the rings need the layout).
+    pub fn new(zone_ends: &[u32]) -> Riel24 {
+        let nz = zone_ends.len();
+        let mut r = Riel24 {
+            active: Ring::new(zone_ends.to_vec()),
+            dirty: Ring::new(zone_ends.to_vec()),
+            kreclaimd_asleep: true,
+            ..Default::default()
+        };
+        r.ks.asleep = true;
+        r.stats.shortages = Shortages { zone_inactive: vec![0; nz], zone_free: vec![0; nz], ..Default::default() };
+        r
     }
-    let ends: Vec<u32> = k.zones.iter().map(|z| z.end_pfn).collect();
-    let nz = ends.len();
-    k.riel.active = Ring::new(ends.clone());
-    k.riel.dirty = Ring::new(ends);
-    k.riel.ks.asleep = true;
-    k.riel.kreclaimd_asleep = true;
-    k.riel.stats.shortages = Shortages { zone_inactive: vec![0; nz], zone_free: vec![0; nz], ..Default::default() };
-    k.riel.ready = true;
 }
 
 // ---- page state -------------------------------------------------------------------------
@@ -194,11 +197,11 @@ pub fn refresh(k: &mut Kernel, p: Pfn) {
     match k.fr.lru_list(p) as usize {
         SLOT_ACTIVE => {
             let h = active_hot(k, p);
-            k.riel.active.set_hot(&k.fr, p, h);
+            k.reclaim.riel24_mut().active.set_hot(&k.fr, p, h);
         }
         SLOT_DIRTY => {
             let h = dirty_hot(k, p);
-            k.riel.dirty.set_hot(&k.fr, p, h);
+            k.reclaim.riel24_mut().dirty.set_hot(&k.fr, p, h);
         }
         _ => {}
     }
@@ -235,16 +238,16 @@ pub fn add_active(k: &mut Kernel, p: Pfn) {
     mark_on(k, p, SLOT_ACTIVE);
     k.fr.set(p, pg::ACTIVE);
     let h = active_hot(k, p);
-    k.riel.active.push_head(&mut k.fr, p, h);
-    k.global_lru.lists[SLOT_ACTIVE].len += 1;
+    k.reclaim.riel24_mut().active.push_head(&mut k.fr, p, h);
+    k.reclaim.riel24_mut().lru.lists[SLOT_ACTIVE].len += 1;
 }
 
 pub fn add_dirty(k: &mut Kernel, p: Pfn) {
     mark_on(k, p, SLOT_DIRTY);
-    k.riel.dirty_bufs += buffers(k, p) as u64;
+    k.reclaim.riel24_mut().dirty_bufs += buffers(k, p) as u64;
     let h = dirty_hot(k, p);
-    k.riel.dirty.push_head(&mut k.fr, p, h);
-    k.global_lru.lists[SLOT_DIRTY].len += 1;
+    k.reclaim.riel24_mut().dirty.push_head(&mut k.fr, p, h);
+    k.reclaim.riel24_mut().lru.lists[SLOT_DIRTY].len += 1;
 }
 
 pub fn add_clean(k: &mut Kernel, p: Pfn) {
@@ -255,7 +258,7 @@ pub fn add_clean(k: &mut Kernel, p: Pfn) {
 
 fn add_off(k: &mut Kernel, p: Pfn) {
     mark_on(k, p, SLOT_OFF);
-    k.global_lru.lists[SLOT_OFF].push_head(&mut k.fr, p);
+    k.reclaim.riel24_mut().lru.lists[SLOT_OFF].push_head(&mut k.fr, p);
 }
 
 /// Take a page off whatever list holds it (`lru_cache_del` and friends).
@@ -266,26 +269,25 @@ pub fn del_page_from_lru(k: &mut Kernel, p: Pfn) {
     let slot = k.fr.lru_list(p) as usize;
     match slot {
         SLOT_ACTIVE => {
-            k.riel.active.remove(&mut k.fr, p);
-            k.global_lru.lists[SLOT_ACTIVE].len -= 1;
+            k.reclaim.riel24_mut().active.remove(&mut k.fr, p);
+            k.reclaim.riel24_mut().lru.lists[SLOT_ACTIVE].len -= 1;
         }
         SLOT_DIRTY => {
-            k.riel.dirty.remove(&mut k.fr, p);
-            k.riel.dirty_bufs -= buffers(k, p) as u64;
-            k.global_lru.lists[SLOT_DIRTY].len -= 1;
+            k.reclaim.riel24_mut().dirty.remove(&mut k.fr, p);
+            k.reclaim.riel24_mut().dirty_bufs -= buffers(k, p) as u64;
+            k.reclaim.riel24_mut().lru.lists[SLOT_DIRTY].len -= 1;
         }
         SLOT_CLEAN => {
             let z = k.zone_of(p);
             k.zones[z].lruvec.lists[SLOT_CLEAN].remove(&mut k.fr, p);
         }
-        _ => k.global_lru.lists[slot].remove(&mut k.fr, p),
+        _ => k.reclaim.riel24_mut().lru.lists[slot].remove(&mut k.fr, p),
     }
     mark_off(k, p, slot);
 }
 
 /// A generic "put this page on list `l`" from shared code.
 pub fn add_to_list(k: &mut Kernel, p: Pfn, l: usize) {
-    ensure(k);
     match l {
         SLOT_ACTIVE => add_active(k, p),
         SLOT_DIRTY => add_dirty(k, p),
@@ -298,14 +300,13 @@ pub fn add_to_list(k: &mut Kernel, p: Pfn, l: usize) {
 /// inactive_dirty with age 0 (2.4.8 use-once). An anonymous page not in the swap cache is on no
 /// 2.4 list. A file page read or written through ext2 carries buffer heads.
 pub fn lru_cache_add(k: &mut Kernel, p: Pfn) {
-    ensure(k);
     if k.fr.has(p, pg::ANON) && !k.fr.has(p, pg::SWAPCACHE) {
         add_off(k, p);
         return;
     }
     if !k.fr.has(p, pg::ANON) && !k.fr.has(p, pg::SWAPBACKED) && !buffers(k, p) {
         k.fr.extra[p as usize] |= BUFFERS;
-        k.riel.bh_live += 1;
+        k.reclaim.riel24_mut().bh_live += 1;
     }
     k.fr.clear(p, pg::ACTIVE);
     k.fr.aux[p as usize] = 0;
@@ -408,7 +409,7 @@ pub fn freepages(k: &Kernel) -> [u64; 3] {
 
 /// `inactive_target`: about a second's worth of allocations.
 pub fn inactive_target(k: &Kernel) -> u64 {
-    (k.riel.memory_pressure >> 6).min(k.total_pages() / 4)
+    (k.reclaim.riel24().memory_pressure >> 6).min(k.total_pages() / 4)
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -479,21 +480,21 @@ fn shortage_now(k: &Kernel) -> u8 {
 
 fn note_failure(k: &mut Kernel) {
     match inactive_shortage(k) {
-        Some(Short::Zone(z)) => k.riel.stats.shortages.zone_inactive[z] += 1,
-        Some(Short::Global) => k.riel.stats.shortages.global_inactive += 1,
+        Some(Short::Zone(z)) => k.reclaim.riel24_mut().stats.shortages.zone_inactive[z] += 1,
+        Some(Short::Global) => k.reclaim.riel24_mut().stats.shortages.global_inactive += 1,
         None => {}
     }
     match free_shortage(k) {
-        Some(Short::Zone(z)) => k.riel.stats.shortages.zone_free[z] += 1,
-        Some(Short::Global) => k.riel.stats.shortages.global_free += 1,
+        Some(Short::Zone(z)) => k.reclaim.riel24_mut().stats.shortages.zone_free[z] += 1,
+        Some(Short::Global) => k.reclaim.riel24_mut().stats.shortages.global_free += 1,
         None => {}
     }
 }
 
 /// `recalculate_vm_stats`: memory_pressure decays by a 64th once a second.
 fn recalculate_vm_stats(k: &mut Kernel) {
-    let mp = k.riel.memory_pressure;
-    k.riel.memory_pressure = mp - (mp >> 6);
+    let mp = k.reclaim.riel24_mut().memory_pressure;
+    k.reclaim.riel24_mut().memory_pressure = mp - (mp >> 6);
 }
 
 /// `shrink_dcache_memory`, `shrink_icache_memory`, `kmem_cache_reap`: vmlab has no dentry or
@@ -518,7 +519,7 @@ fn shrink_caches(k: &mut Kernel, ctx: &mut Ctx) {
 /// Slab pages the live buffer heads need.
 fn bh_slab_needed(k: &Kernel) -> usize {
     let per = k.profile.bh_per_slab_page.max(1) as u64;
-    k.riel.bh_live.div_ceil(per) as usize
+    k.reclaim.riel24().bh_live.div_ceil(per) as usize
 }
 
 /// `kmem_cache_grow` for the buffer heads of the page just added to the page cache. When no
@@ -528,8 +529,7 @@ pub fn grow_buffer_heads(k: &mut Kernel, ctx: &mut Ctx) {
     if k.profile.bh_per_slab_page == 0 {
         return;
     }
-    ensure(k);
-    while k.riel.bh_slab.len() < bh_slab_needed(k) {
+    while k.reclaim.riel24_mut().bh_slab.len() < bh_slab_needed(k) {
         let gfp = crate::page_alloc::Gfp {
             highest: crate::mmzone::ZoneType::Normal,
             direct_reclaim: true,
@@ -543,13 +543,14 @@ pub fn grow_buffer_heads(k: &mut Kernel, ctx: &mut Ctx) {
             Ok(p) => {
                 k.fr.set(p, pg::SLAB);
                 k.g.slab += 1;
-                k.riel.bh_slab.push_back(p);
-                k.riel.stats.bh_slab_grown += 1;
-                k.riel.stats.bh_slab_max = k.riel.stats.bh_slab_max.max(k.riel.bh_slab.len() as u64);
+                k.reclaim.riel24_mut().bh_slab.push_back(p);
+                k.reclaim.riel24_mut().stats.bh_slab_grown += 1;
+                k.reclaim.riel24_mut().stats.bh_slab_max =
+                    k.reclaim.riel24_mut().stats.bh_slab_max.max(k.reclaim.riel24_mut().bh_slab.len() as u64);
             }
             Err(_) => {
                 ctx.throttle_until = throttle;
-                k.riel.stats.bh_slab_failed += 1;
+                k.reclaim.riel24_mut().stats.bh_slab_failed += 1;
                 break;
             }
         }
@@ -559,17 +560,17 @@ pub fn grow_buffer_heads(k: &mut Kernel, ctx: &mut Ctx) {
 /// `kmem_cache_reap`'s share for the buffer_head slab: 80 % of its empty slabs, oldest first
 /// (2.4.0–2.4.9 `best_len = (best_len*4 + 1)/5`; the three-list slab of 2.4.10 made it 50 %).
 fn reap_buffer_heads(k: &mut Kernel, ctx: &mut Ctx) {
-    let pages = k.riel.bh_slab.len();
+    let pages = k.reclaim.riel24_mut().bh_slab.len();
     let per = k.profile.bh_per_slab_page.max(1) as u64;
-    if pages == 0 || k.riel.bh_live >= pages as u64 * per {
+    if pages == 0 || k.reclaim.riel24_mut().bh_live >= pages as u64 * per {
         return;
     }
-    let holes = 1.0 - k.riel.bh_live as f64 / (pages as u64 * per) as f64;
+    let holes = 1.0 - k.reclaim.riel24_mut().bh_live as f64 / (pages as u64 * per) as f64;
     let empty = ((pages as f64 * holes.powi(per as i32)) as usize).min(pages - bh_slab_needed(k));
     for _ in 0..(empty * 4 + 1) / 5 {
-        let Some(p) = k.riel.bh_slab.pop_front() else { break };
+        let Some(p) = k.reclaim.riel24_mut().bh_slab.pop_front() else { break };
         k.g.slab -= 1;
-        k.riel.stats.bh_slab_reaped += 1;
+        k.reclaim.riel24_mut().stats.bh_slab_reaped += 1;
         free_reclaimed(k, ctx, p);
     }
 }
@@ -593,12 +594,12 @@ fn iteration(k: &mut Kernel, ctx: &mut Ctx, shortage: u8, can_fs: bool) {
 /// `do_try_to_free_pages` as 2.4.9 has it: start with an inactive shortage, loop up to 64
 /// times while any shortage remains, and report success only if none is left.
 pub fn do_try_to_free_pages(k: &mut Kernel, ctx: &mut Ctx, can_fs: bool) -> bool {
-    k.riel.stats.do_try_to_free_pages += 1;
+    k.reclaim.riel24_mut().stats.do_try_to_free_pages += 1;
     let mut shortage = INACTIVE_SHORTAGE;
     let mut maxtry = 1u32 << DEF_PRIORITY;
     loop {
         iteration(k, ctx, shortage, can_fs);
-        k.riel.stats.do_try_iterations += 1;
+        k.reclaim.riel24_mut().stats.do_try_iterations += 1;
         shortage = shortage_now(k);
         maxtry -= 1;
         if maxtry == 0 || shortage == 0 {
@@ -613,9 +614,8 @@ pub fn do_try_to_free_pages(k: &mut Kernel, ctx: &mut Ctx, can_fs: bool) -> bool
 
 /// Direct reclaim from `__alloc_pages` (`try_to_free_pages` with PF_MEMALLOC set).
 pub fn try_to_free_pages(k: &mut Kernel, ctx: &mut Ctx) -> bool {
-    ensure(k);
     k.ev.inc(Vm::Allocstall);
-    k.riel.stats.direct_passes += 1;
+    k.reclaim.riel24_mut().stats.direct_passes += 1;
     let was = ctx.in_reclaim;
     ctx.in_reclaim = true;
     let ok = do_try_to_free_pages(k, ctx, true);
@@ -625,17 +625,16 @@ pub fn try_to_free_pages(k: &mut Kernel, ctx: &mut Ctx) -> bool {
 
 /// `wakeup_kswapd`: only a kswapd sleeping on kswapd_wait hears it.
 pub fn wakeup_kswapd(k: &mut Kernel) {
-    ensure(k);
-    if k.riel.ks.asleep && !k.nodes.is_empty() {
-        k.riel.ks.asleep = false;
+    if k.reclaim.riel24_mut().ks.asleep && !k.nodes.is_empty() {
+        k.reclaim.riel24_mut().ks.asleep = false;
         k.wakeups.push(k.nodes[0].kswapd.task);
     }
 }
 
 pub fn wakeup_kreclaimd(k: &mut Kernel) {
-    if let Some(t) = k.riel.kreclaimd_task {
-        if k.riel.kreclaimd_asleep {
-            k.riel.kreclaimd_asleep = false;
+    if let Some(t) = k.reclaim.riel24_mut().kreclaimd_task {
+        if k.reclaim.riel24_mut().kreclaimd_asleep {
+            k.reclaim.riel24_mut().kreclaimd_asleep = false;
             k.wakeups.push(t);
         }
     }
@@ -667,57 +666,56 @@ pub fn kswapd_step(k: &mut Kernel, ctx: &mut Ctx, node: usize) -> KswapdAction {
         // One kswapd for the whole machine in 2.4.
         return KswapdAction::Sleep;
     }
-    ensure(k);
-    k.riel.ks.asleep = false;
-    let ks = k.riel.ks.clone();
+    k.reclaim.riel24_mut().ks.asleep = false;
+    let ks = k.reclaim.riel24_mut().ks.clone();
     match ks.phase {
         Phase::Top => {
-            if ctx.clock() >= k.riel.recalc_at + HZ_NS {
-                k.riel.recalc_at = ctx.clock();
+            if ctx.clock() >= k.reclaim.riel24_mut().recalc_at + HZ_NS {
+                k.reclaim.riel24_mut().recalc_at = ctx.clock();
                 recalculate_vm_stats(k);
             }
-            k.riel.stats.kswapd_passes += 1;
-            k.riel.stats.do_try_to_free_pages += 1;
+            k.reclaim.riel24_mut().stats.kswapd_passes += 1;
+            k.reclaim.riel24_mut().stats.do_try_to_free_pages += 1;
             k.ev.inc(Vm::Pageoutrun);
-            k.riel.ks.shortage = INACTIVE_SHORTAGE;
-            k.riel.ks.maxtry = 1 << DEF_PRIORITY;
-            k.riel.ks.phase = Phase::SwapOut;
+            k.reclaim.riel24_mut().ks.shortage = INACTIVE_SHORTAGE;
+            k.reclaim.riel24_mut().ks.maxtry = 1 << DEF_PRIORITY;
+            k.reclaim.riel24_mut().ks.phase = Phase::SwapOut;
         }
         Phase::SwapOut => {
             if ks.shortage & INACTIVE_SHORTAGE != 0 {
                 scan::swap_out(k, ctx);
             }
-            k.riel.ks.phase = Phase::Refill;
+            k.reclaim.riel24_mut().ks.phase = Phase::Refill;
         }
         Phase::Refill => {
             if ks.shortage & INACTIVE_SHORTAGE != 0 {
                 scan::refill_inactive_scan(k, ctx);
             }
-            k.riel.ks.phase = Phase::Launder;
+            k.reclaim.riel24_mut().ks.phase = Phase::Launder;
         }
         Phase::Launder => {
             if ks.shortage & FREE_SHORTAGE != 0 {
                 scan::page_launder(k, ctx, true);
             }
-            k.riel.ks.phase = Phase::General;
+            k.reclaim.riel24_mut().ks.phase = Phase::General;
         }
         Phase::General => {
             if ks.shortage & GENERAL_SHORTAGE != 0 {
                 shrink_caches(k, ctx);
             }
-            k.riel.stats.do_try_iterations += 1;
+            k.reclaim.riel24_mut().stats.do_try_iterations += 1;
             let shortage = shortage_now(k);
             let maxtry = ks.maxtry - 1;
-            k.riel.ks.shortage = shortage;
-            k.riel.ks.maxtry = maxtry;
+            k.reclaim.riel24_mut().ks.shortage = shortage;
+            k.reclaim.riel24_mut().ks.maxtry = maxtry;
             if maxtry > 0 && shortage != 0 {
-                k.riel.ks.phase = Phase::SwapOut;
+                k.reclaim.riel24_mut().ks.phase = Phase::SwapOut;
                 return KswapdAction::Continue;
             }
-            k.riel.ks.phase = Phase::Top;
+            k.reclaim.riel24_mut().ks.phase = Phase::Top;
             if shortage != 0 {
                 note_failure(k);
-                k.riel.stats.kswapd_failed_passes += 1;
+                k.reclaim.riel24_mut().stats.kswapd_failed_passes += 1;
                 if !k.profile.kswapd_ignore_failure {
                     // `if (!do_try_to_free_pages(GFP_KSWAPD, 1)) { if (out_of_memory()) oom_kill(); continue; }`
                     if out_of_memory(k) {
@@ -726,8 +724,8 @@ pub fn kswapd_step(k: &mut Kernel, ctx: &mut Ctx, node: usize) -> KswapdAction {
                     return KswapdAction::Continue;
                 }
             }
-            k.riel.ks.asleep = true;
-            k.riel.stats.kswapd_sleeps += 1;
+            k.reclaim.riel24_mut().ks.asleep = true;
+            k.reclaim.riel24_mut().stats.kswapd_sleeps += 1;
             return KswapdAction::Nap(HZ_NS);
         }
     }
@@ -736,8 +734,7 @@ pub fn kswapd_step(k: &mut Kernel, ctx: &mut Ctx, node: usize) -> KswapdAction {
 
 /// kreclaimd: move inactive_clean pages to the free lists of every zone below pages_low.
 pub fn kreclaimd_step(k: &mut Kernel, ctx: &mut Ctx) -> KswapdAction {
-    ensure(k);
-    k.riel.kreclaimd_asleep = false;
+    k.reclaim.riel24_mut().kreclaimd_asleep = false;
     for z in 0..k.zones.len() {
         if k.zones[z].present == 0 {
             continue;
@@ -755,16 +752,74 @@ pub fn kreclaimd_step(k: &mut Kernel, ctx: &mut Ctx) -> KswapdAction {
             }
         }
     }
-    k.riel.stats.kreclaimd_runs += 1;
-    k.riel.kreclaimd_asleep = true;
+    k.reclaim.riel24_mut().stats.kreclaimd_runs += 1;
+    k.reclaim.riel24_mut().kreclaimd_asleep = true;
     KswapdAction::Sleep
 }
 
 /// `__free_page` of a page reclaim_page handed over.
 pub fn free_reclaimed(k: &mut Kernel, ctx: &mut Ctx, p: Pfn) {
     let ncpu = k.cfg.cpus as u64;
-    if k.riel.memory_pressure > ncpu {
-        k.riel.memory_pressure -= 1;
+    if k.reclaim.riel24_mut().memory_pressure > ncpu {
+        k.reclaim.riel24_mut().memory_pressure -= 1;
     }
     k.free_pages(ctx, p, 0);
+}
+
+impl ReclaimEngine for Riel24 {
+    fn lru_scope(_k: &Kernel, _zid: usize) -> LruScope {
+        LruScope::Global
+    }
+    fn lru_names() -> [Option<&'static str>; NR_LRU_LISTS] {
+        let mut n = [None; NR_LRU_LISTS];
+        n[SLOT_CLEAN] = Some("Inact_clean");
+        n[SLOT_OFF] = Some("Unlisted(anon)");
+        n[SLOT_DIRTY] = Some("Inact_dirty");
+        n[SLOT_ACTIVE] = Some("Active");
+        n
+    }
+    fn lru_add(k: &mut Kernel, p: Pfn) {
+        lru_cache_add(k, p)
+    }
+    fn mark_page_accessed(k: &mut Kernel, p: Pfn) {
+        mark_page_accessed(k, p)
+    }
+    fn page_mapcount_changed(k: &mut Kernel, p: Pfn, mapped: bool) {
+        page_mapcount_changed(k, p, mapped)
+    }
+    /// 2.4.9's `__free_pages_ok` also eases `memory_pressure`.
+    fn free_kernel_page(k: &mut Kernel, ctx: &mut Ctx, p: Pfn) {
+        free_reclaimed(k, ctx, p)
+    }
+    fn page_cache_added(k: &mut Kernel, ctx: &mut Ctx) {
+        grow_buffer_heads(k, ctx)
+    }
+    /// `pagemap_lru_lock` is taken with interrupts on: a handler lengthens the hold.
+    fn irq_interrupted(k: &mut Kernel, cpu: u32, at: u64, ns: u64) {
+        lock::interrupted(k, cpu, at, ns)
+    }
+    fn alloc_pages(k: &mut Kernel, ctx: &mut Ctx, gfp: Gfp, order: u32) -> Option<Result<Pfn, AllocFail>> {
+        Some(alloc::alloc_pages(k, ctx, gfp, order))
+    }
+    fn wakeup_kswapd(k: &mut Kernel, _zid: usize, _order: u32, _classzone: usize) {
+        wakeup_kswapd(k)
+    }
+    fn try_to_free_pages(k: &mut Kernel, ctx: &mut Ctx, _gfp: Gfp, _order: u32, _classzone: usize) -> u64 {
+        try_to_free_pages(k, ctx) as u64
+    }
+    fn kswapd_why(k: &Kernel, node: usize) -> Reason {
+        kswapd_why(k, node)
+    }
+    fn kswapd_step(k: &mut Kernel, ctx: &mut Ctx, node: usize) -> KswapdAction {
+        kswapd_step(k, ctx, node)
+    }
+    fn has_kreclaimd() -> bool {
+        true
+    }
+    fn set_kreclaimd_task(k: &mut Kernel, t: usize) {
+        k.reclaim.riel24_mut().kreclaimd_task = Some(t);
+    }
+    fn kreclaimd_step(k: &mut Kernel, ctx: &mut Ctx) -> KswapdAction {
+        kreclaimd_step(k, ctx)
+    }
 }

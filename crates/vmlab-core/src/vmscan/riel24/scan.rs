@@ -4,9 +4,9 @@
 
 use super::lock::{spin_lock, spin_unlock};
 use super::{
-    activate_page, add_active, add_clean, add_dirty, age_down, age_up, buffers, deactivate_page, del_page_from_lru,
-    has_mapping, page_count, refresh, zone_free_plenty, zone_inactive_plenty, BUFFERS, DEF_PRIORITY, PAGE_AGE_START,
-    SLOT_ACTIVE, SLOT_CLEAN, SLOT_OFF,
+    activate_page, add_active, add_clean, add_dirty, add_to_list, age_down, age_up, buffers, deactivate_page,
+    del_page_from_lru, has_mapping, page_count, refresh, zone_free_plenty, zone_inactive_plenty, BUFFERS, DEF_PRIORITY,
+    PAGE_AGE_START, SLOT_ACTIVE, SLOT_CLEAN, SLOT_OFF,
 };
 use crate::kernel::{Ctx, Kernel};
 use crate::mm_types::{pg, Pfn};
@@ -15,7 +15,7 @@ use crate::stats::kfunc::KFunc;
 use crate::stats::vmstat::Vm;
 
 fn zone_flags(k: &mut Kernel, f: fn(&Kernel, usize) -> bool) -> Vec<bool> {
-    let mut v = std::mem::take(&mut k.riel.scratch);
+    let mut v = std::mem::take(&mut k.reclaim.riel24_mut().scratch);
     v.clear();
     v.extend((0..k.zones.len()).map(|z| f(k, z)));
     v
@@ -29,25 +29,25 @@ fn zone_flags(k: &mut Kernel, f: fn(&Kernel, usize) -> bool) -> Vec<bool> {
 /// ...`, the old side of Jan Harkes' 4 Sep 2001 patch against 2.4.10-pre4); later 2.4.10-pres
 /// dropped it.
 pub fn refill_inactive_scan(k: &mut Kernel, ctx: &mut Ctx) -> u64 {
-    k.riel.stats.refill_inactive_scan += 1;
-    let mut maxscan = k.riel.active.len() >> DEF_PRIORITY;
+    k.reclaim.riel24_mut().stats.refill_inactive_scan += 1;
+    let mut maxscan = k.reclaim.riel24_mut().active.len() >> DEF_PRIORITY;
     let taken = spin_lock(k, ctx);
     let mut plenty = zone_flags(k, zone_inactive_plenty);
     let mut visits = 0u64;
     let mut deactivated = 0u64;
-    while maxscan > 0 && !k.riel.active.is_empty() {
-        let n = k.riel.active.skip(&mut k.fr, maxscan, |z, _, hot| plenty[z] || hot == 0);
+    while maxscan > 0 && !k.reclaim.riel24_mut().active.is_empty() {
+        let n = k.reclaim.riel24_mut().active.skip(&mut k.fr, maxscan, |z, _, hot| plenty[z] || hot == 0);
         if n > 0 {
             visits += n;
             maxscan -= n;
             continue;
         }
-        let Some((p, hot)) = k.riel.active.peek() else { break };
+        let Some((p, hot)) = k.reclaim.riel24_mut().active.peek() else { break };
         visits += 1;
         maxscan -= 1;
-        let z = k.riel.active.zone(p);
+        let z = k.reclaim.riel24_mut().active.zone(p);
         if plenty[z] || !hot {
-            k.riel.active.keep(&mut k.fr);
+            k.reclaim.riel24_mut().active.keep(&mut k.fr);
             continue;
         }
         if k.fr.test_clear(p, pg::REFERENCED) {
@@ -56,8 +56,8 @@ pub fn refill_inactive_scan(k: &mut Kernel, ctx: &mut Ctx) -> u64 {
             age_down(k, p);
             if k.fr.aux[p as usize] == 0 && page_count(k, p) <= if buffers(k, p) { 2 } else { 1 } {
                 // deactivate_page_nolock
-                k.riel.active.take(&mut k.fr);
-                k.global_lru.lists[SLOT_ACTIVE].len -= 1;
+                k.reclaim.riel24_mut().active.take(&mut k.fr);
+                k.reclaim.riel24_mut().lru.lists[SLOT_ACTIVE].len -= 1;
                 k.fr.clear(p, pg::LRU | pg::ACTIVE | pg::REFERENCED);
                 k.zones[z].lru_pages[SLOT_ACTIVE] -= 1;
                 k.fr.aux[p as usize] = 0;
@@ -67,11 +67,11 @@ pub fn refill_inactive_scan(k: &mut Kernel, ctx: &mut Ctx) -> u64 {
                 continue;
             }
         }
-        k.riel.active.keep(&mut k.fr);
+        k.reclaim.riel24_mut().active.keep(&mut k.fr);
         refresh(k, p);
     }
-    k.riel.scratch = plenty;
-    k.riel.stats.zone_inactive_plenty += visits;
+    k.reclaim.riel24_mut().scratch = plenty;
+    k.reclaim.riel24_mut().stats.zone_inactive_plenty += visits;
     k.ev.add(Vm::Pgrefill, visits);
     k.ev.add(Vm::Pgdeactivate, deactivated);
     k.events += visits;
@@ -94,23 +94,23 @@ const RAMDISK_TEST_DIV: u64 = 4;
 /// over; dirty pages are written; buffers are stripped; clean unused pages go to the zone's
 /// inactive_clean list. The lock is dropped around each write and each `try_to_free_buffers`.
 pub fn page_launder(k: &mut Kernel, ctx: &mut Ctx, can_fs: bool) -> u64 {
-    k.riel.stats.page_launder += 1;
+    k.reclaim.riel24_mut().stats.page_launder += 1;
     let scanner = if ctx.is_kswapd { Vm::PgscanKswapd } else { Vm::PgscanDirect };
-    let mut maxscan = k.riel.dirty.len() >> DEF_PRIORITY;
+    let mut maxscan = k.reclaim.riel24_mut().dirty.len() >> DEF_PRIORITY;
     debug_assert!(
-        k.riel.dirty_bufs <= k.riel.dirty.len(),
+        k.reclaim.riel24().dirty_bufs <= k.reclaim.riel24().dirty.len(),
         "dirty_bufs {} > inactive_dirty {}",
-        k.riel.dirty_bufs,
-        k.riel.dirty.len()
+        k.reclaim.riel24().dirty_bufs,
+        k.reclaim.riel24().dirty.len()
     );
     let mut taken = spin_lock(k, ctx);
     let mut free_plenty = zone_flags(k, zone_free_plenty);
     let mut pending = Pending::default();
     let mut visits = 0u64;
     let mut cleaned = 0u64;
-    while maxscan > 0 && !k.riel.dirty.is_empty() {
-        let (bufs_before, len_before) = (k.riel.dirty_bufs, k.riel.dirty.len());
-        let n = k.riel.dirty.skip(&mut k.fr, maxscan, |z, _, hot| hot == 0 && free_plenty[z]);
+    while maxscan > 0 && !k.reclaim.riel24_mut().dirty.is_empty() {
+        let (bufs_before, len_before) = (k.reclaim.riel24_mut().dirty_bufs, k.reclaim.riel24_mut().dirty.len());
+        let n = k.reclaim.riel24_mut().dirty.skip(&mut k.fr, maxscan, |z, _, hot| hot == 0 && free_plenty[z]);
         if n > 0 {
             // Pages stepped over are not referenced; which of them have buffers is not kept per
             // chunk, so the list's share stands in for the run's.
@@ -119,10 +119,10 @@ pub fn page_launder(k: &mut Kernel, ctx: &mut Ctx, can_fs: bool) -> u64 {
             maxscan -= n;
             continue;
         }
-        let Some((p, _)) = k.riel.dirty.peek() else { break };
+        let Some((p, _)) = k.reclaim.riel24_mut().dirty.peek() else { break };
         pending.visits += 1;
         maxscan -= 1;
-        let z = k.riel.dirty.zone(p);
+        let z = k.reclaim.riel24_mut().dirty.zone(p);
         let f = k.fr.flags[p as usize];
         let bufs = buffers(k, p);
         if f & pg::REFERENCED == 0 && bufs {
@@ -137,7 +137,7 @@ pub fn page_launder(k: &mut Kernel, ctx: &mut Ctx, can_fs: bool) -> u64 {
             continue;
         }
         if free_plenty[z] || f & (pg::LOCKED | pg::WRITEBACK) != 0 {
-            k.riel.dirty.keep(&mut k.fr);
+            k.reclaim.riel24_mut().dirty.keep(&mut k.fr);
             continue;
         }
         if f & pg::DIRTY != 0 {
@@ -147,7 +147,7 @@ pub fn page_launder(k: &mut Kernel, ctx: &mut Ctx, can_fs: bool) -> u64 {
                 continue;
             }
             if !can_fs {
-                k.riel.dirty.keep(&mut k.fr);
+                k.reclaim.riel24_mut().dirty.keep(&mut k.fr);
                 continue;
             }
             // writepage with the lock dropped; the page, now locked for the write, is met again
@@ -160,7 +160,7 @@ pub fn page_launder(k: &mut Kernel, ctx: &mut Ctx, can_fs: bool) -> u64 {
                 pending.visits += 1;
                 maxscan -= 1;
             }
-            k.riel.dirty.keep(&mut k.fr);
+            k.reclaim.riel24_mut().dirty.keep(&mut k.fr);
             continue;
         }
         if bufs {
@@ -193,7 +193,7 @@ pub fn page_launder(k: &mut Kernel, ctx: &mut Ctx, can_fs: bool) -> u64 {
         }
     }
     flush(k, ctx, &mut pending, &mut visits);
-    k.riel.scratch = free_plenty;
+    k.reclaim.riel24_mut().scratch = free_plenty;
     k.ev.add(scanner, visits);
     k.events += visits;
     spin_unlock(k, ctx, taken);
@@ -218,9 +218,9 @@ fn flush(k: &mut Kernel, ctx: &mut Ctx, pending: &mut Pending, visits: &mut u64)
 
 /// Remove the page under inactive_dirty's cursor (`del_page_from_inactive_dirty_list`).
 fn take_dirty(k: &mut Kernel) {
-    let Some(p) = k.riel.dirty.take(&mut k.fr) else { return };
-    k.riel.dirty_bufs -= buffers(k, p) as u64;
-    k.global_lru.lists[super::SLOT_DIRTY].len -= 1;
+    let Some(p) = k.reclaim.riel24_mut().dirty.take(&mut k.fr) else { return };
+    k.reclaim.riel24_mut().dirty_bufs -= buffers(k, p) as u64;
+    k.reclaim.riel24_mut().lru.lists[super::SLOT_DIRTY].len -= 1;
     let z = k.zone_of(p);
     k.zones[z].lru_pages[super::SLOT_DIRTY] -= 1;
     k.fr.clear(p, pg::LRU | pg::ACTIVE);
@@ -229,9 +229,9 @@ fn take_dirty(k: &mut Kernel) {
 
 /// `try_to_free_buffers`: the buffers of a clean page go; the page loses their reference.
 fn try_to_free_buffers(k: &mut Kernel, ctx: &mut Ctx, p: Pfn) {
-    k.riel.stats.try_to_free_buffers += 1;
+    k.reclaim.riel24_mut().stats.try_to_free_buffers += 1;
     k.fr.extra[p as usize] &= !BUFFERS;
-    k.riel.bh_live = k.riel.bh_live.saturating_sub(1);
+    k.reclaim.riel24_mut().bh_live = k.reclaim.riel24_mut().bh_live.saturating_sub(1);
     k.charge(ctx, KFunc::TryToFreeBuffers, k.cost.lru_scan + k.cost.lru_scan / 2);
 }
 
@@ -251,7 +251,7 @@ fn reset_page(k: &mut Kernel, p: Pfn) {
 /// it from the page or swap cache and hand it over. Pages found in use or dirty go back to the
 /// active or inactive_dirty list.
 pub fn reclaim_page(k: &mut Kernel, ctx: &mut Ctx, z: usize) -> Option<Pfn> {
-    k.riel.stats.reclaim_page += 1;
+    k.reclaim.riel24_mut().stats.reclaim_page += 1;
     let taken = spin_lock(k, ctx);
     let mut maxscan = k.zones[z].lruvec.lists[SLOT_CLEAN].len;
     let mut visits = 0u64;
@@ -273,6 +273,14 @@ pub fn reclaim_page(k: &mut Kernel, ctx: &mut Ctx, z: usize) -> Option<Pfn> {
             add_dirty(k, p);
             continue;
         }
+        if k.fr.has(p, pg::ANON) && !k.fr.has(p, pg::SWAPCACHE) {
+            // "VM: reclaim_page, found unknown page": an anonymous page that left the swap cache
+            // while on this list has no cache to leave. 2.4.9 takes it off the list and goes on;
+            // here it goes where 2.4 keeps anonymous pages outside the swap cache.
+            del_page_from_lru(k, p);
+            add_to_list(k, p, SLOT_OFF);
+            continue;
+        }
         del_page_from_lru(k, p);
         if k.fr.has(p, pg::SWAPCACHE) {
             crate::swap_state::delete_from_swap_cache(k, p);
@@ -283,7 +291,7 @@ pub fn reclaim_page(k: &mut Kernel, ctx: &mut Ctx, z: usize) -> Option<Pfn> {
             k.remove_from_page_cache(p, 0);
         }
         reset_page(k, p);
-        k.riel.memory_pressure += 1;
+        k.reclaim.riel24_mut().memory_pressure += 1;
         found = Some(p);
         break;
     }
@@ -313,7 +321,7 @@ fn swap_amount(k: &Kernel, mm: u32) -> u64 {
 /// processes in turn (`(mmlist_nr << 4) >> priority`, plus one), `swap_amount` present PTEs each.
 /// VM_LOCKED areas are passed over whole.
 pub fn swap_out(k: &mut Kernel, ctx: &mut Ctx) {
-    k.riel.stats.swap_out += 1;
+    k.reclaim.riel24_mut().stats.swap_out += 1;
     if let Some(mm) = ctx.mm.filter(|_| !ctx.is_kswapd) {
         if k.mms.get(mm as usize).is_some_and(|m| m.is_some()) {
             let n = swap_amount(k, mm);
@@ -327,11 +335,11 @@ pub fn swap_out(k: &mut Kernel, ctx: &mut Ctx) {
     let mut counter = (nr << 4) >> DEF_PRIORITY;
     loop {
         let total = k.mms.len();
-        let mut i = k.riel.swap_mm % total;
+        let mut i = k.reclaim.riel24_mut().swap_mm % total;
         while k.mms[i].is_none() {
             i = (i + 1) % total;
         }
-        k.riel.swap_mm = i + 1;
+        k.reclaim.riel24_mut().swap_mm = i + 1;
         let n = swap_amount(k, i as u32);
         swap_out_mm(k, ctx, i as u32, n);
         if counter == 0 {
@@ -345,10 +353,10 @@ fn swap_out_mm(k: &mut Kernel, ctx: &mut Ctx, mm: u32, mut count: u64) {
     if count == 0 {
         return;
     }
-    if k.riel.swap_address.len() <= mm as usize {
-        k.riel.swap_address.resize(mm as usize + 1, 0);
+    if k.reclaim.riel24_mut().swap_address.len() <= mm as usize {
+        k.reclaim.riel24_mut().swap_address.resize(mm as usize + 1, 0);
     }
-    let addr = k.riel.swap_address[mm as usize];
+    let addr = k.reclaim.riel24_mut().swap_address[mm as usize];
     let mut steps = 0u64;
     let mut i = k.mm(mm).vmas.partition_point(|v| v.end <= addr);
     let mut next_addr = 0;
@@ -386,13 +394,13 @@ fn swap_out_mm(k: &mut Kernel, ctx: &mut Ctx, mm: u32, mut count: u64) {
             vpn += 1;
         }
     }
-    k.riel.swap_address[mm as usize] = next_addr;
+    k.reclaim.riel24_mut().swap_address[mm as usize] = next_addr;
     k.charge(ctx, KFunc::SwapOut, steps * k.cost.pte_walk);
 }
 
 /// `try_to_swap_out` for one present PTE of an unlocked VMA.
 fn try_to_swap_out(k: &mut Kernel, ctx: &mut Ctx, mm: u32, vflags: u32, slot: usize, p: Pfn) {
-    k.riel.stats.zone_inactive_plenty += 1;
+    k.reclaim.riel24_mut().stats.zone_inactive_plenty += 1;
     let z = k.zone_of(p);
     if zone_inactive_plenty(k, z) {
         return;
@@ -437,17 +445,7 @@ fn try_to_swap_out(k: &mut Kernel, ctx: &mut Ctx, mm: u32, vflags: u32, slot: us
         crate::swap_state::swap_duplicate(k, s);
         s + 1
     };
-    k.pte_set_slot(slot, newe);
-    k.page_remove_rmap(p);
-    if let Some(m) = k.mms[mm as usize].as_mut() {
-        if anon {
-            m.rss_anon -= 1;
-        } else if vflags & vm::SHM != 0 {
-            m.rss_shmem -= 1;
-        } else {
-            m.rss_file -= 1;
-        }
-    }
+    k.unmap_pte(mm, vflags, slot, p, newe);
     k.charge(ctx, KFunc::SwapOut, k.cost.rmap_one);
     if anon && k.fr.mapcount[p as usize] == 0 && !k.fr.has(p, pg::SWAPCACHE) {
         // The last reference to a clean anonymous page.
