@@ -5,8 +5,10 @@ use crate::kernel::{Ctx, IoDone, Kernel};
 use crate::mm_types::{pg, Pfn, NIL};
 use crate::page_alloc::{AllocFail, Gfp};
 use crate::readahead::FileRaState;
+use crate::sched::{Outcome, QUANTUM_NS};
 use crate::stats::kfunc::KFunc;
 use crate::stats::vmstat::Vm;
+use crate::workload::syscalls::Progress;
 
 /// One mapping of a file into an mm (the i_mmap tree, as a list).
 #[derive(Clone, Copy, Debug)]
@@ -397,4 +399,99 @@ impl Kernel {
             self.free_pages(ctx, p, 0);
         }
     }
+}
+
+/// Path lookup by name, with the nearest known name in the message.
+pub fn file_lookup(k: &Kernel, n: &str) -> Result<u32, String> {
+    k.file_ids.get(n).copied().ok_or_else(|| {
+        let hint = crate::workload::error::suggest(n, k.file_ids.keys().map(|s| s.as_str()))
+            .map(|s| format!("; did you mean `{s}`?"))
+            .unwrap_or_default();
+        format!("no file named `{n}`{hint}")
+    })
+}
+
+/// Buffered `read()` of pages [*idx, end) in calls of `bs` pages counted from `base` (bs = 0:
+/// one call for everything); the call size is readahead's request size. Stops when the quantum
+/// is spent, or to wait for a page under I/O.
+pub fn filemap_read(k: &mut Kernel, ctx: &mut Ctx, file: u32, idx: &mut u64, end: u64, base: u64, bs: u64) -> Progress {
+    while *idx < end {
+        if ctx.sys_ns + ctx.user_ns >= QUANTUM_NS {
+            return Progress::Preempted;
+        }
+        let call_end = match (*idx - base).checked_div(bs) {
+            Some(calls) => (base + (calls + 1) * bs).min(end),
+            None => end,
+        };
+        if bs != 0 && (*idx - base).is_multiple_of(bs) {
+            k.charge(ctx, KFunc::Syscall, k.cost.syscall);
+        }
+        match k.filemap_read_page(ctx, file, *idx, call_end - *idx) {
+            PageRes::Ready(p) => {
+                k.charge(ctx, KFunc::CopyUserGeneric, k.cost.copy_user_page);
+                crate::vmscan::mark_page_accessed(k, p);
+                k.events += 1;
+                *idx += 1;
+            }
+            PageRes::Wait(until) => return Progress::Block(Outcome::Block { until: Some(until), io: true }),
+            PageRes::Oom => {
+                return Progress::Block(Outcome::Block { until: Some(crate::oom_kill::alloc_retry_at(ctx)), io: false })
+            }
+        }
+    }
+    Progress::Done
+}
+
+/// `generic_perform_write` of pages [*idx, end): copy into the page cache (allocating pages),
+/// dirty them, and throttle in `balance_dirty_pages` every 32 pages of a call and at its end.
+pub fn generic_perform_write(k: &mut Kernel, ctx: &mut Ctx, file: u32, idx: &mut u64, end: u64) -> Progress {
+    let mut n = 0;
+    while *idx < end {
+        if ctx.sys_ns + ctx.user_ns >= QUANTUM_NS || ctx.sleep_ns > 0 {
+            return Progress::Preempted;
+        }
+        let p = match k.files[file as usize].find(*idx) {
+            Some(p) => {
+                if k.fr.has(p, pg::LOCKED) {
+                    let until = k.inflight.get(&p).copied().unwrap_or(ctx.clock());
+                    return Progress::Block(Outcome::Block { until: Some(until), io: true });
+                }
+                p
+            }
+            None => match k.alloc_pages(ctx, Gfp::highuser_movable(), 0) {
+                Ok(p) => {
+                    k.fr.set(p, pg::UPTODATE);
+                    k.add_to_page_cache(ctx, file, *idx, p);
+                    p
+                }
+                Err(_) => {
+                    return Progress::Block(Outcome::Block {
+                        until: Some(crate::oom_kill::alloc_retry_at(ctx)),
+                        io: false,
+                    })
+                }
+            },
+        };
+        k.charge(ctx, KFunc::GenericFileWrite, k.cost.copy_user_page);
+        crate::page_writeback::set_page_dirty(k, p);
+        crate::vmscan::mark_page_accessed(k, p);
+        k.events += 1;
+        *idx += 1;
+        n += 1;
+        if n % 32 == 0 {
+            crate::page_writeback::balance_dirty_pages(k, ctx, file);
+        }
+    }
+    crate::page_writeback::balance_dirty_pages(k, ctx, file);
+    Progress::Done
+}
+
+/// `creat()`: a file of that name is replaced; the new one's blocks go on `disk` right after
+/// the previous file created there.
+pub fn do_creat(k: &mut Kernel, ctx: &mut Ctx, name: &str, size: u64, disk: usize) {
+    if let Some(&old) = k.file_ids.get(name) {
+        k.file_unlink(ctx, old);
+    }
+    let f = k.file_create_packed(name, size, disk);
+    crate::dcache::lookup(k, ctx, f);
 }

@@ -5,7 +5,8 @@
 pub mod api;
 pub mod dcache;
 pub mod disk;
-pub mod dist;
+/// Deterministic distributions (Zipf, log-normal), shared with the workload's access patterns.
+pub use vmlab_workload::dist;
 pub mod filemap;
 pub mod irq;
 pub mod kernel;
@@ -14,6 +15,7 @@ pub mod memory;
 pub mod mlock;
 pub mod mm_types;
 pub mod mmap;
+pub mod mmap_lock;
 pub mod mmzone;
 pub mod oom_kill;
 pub mod page_alloc;
@@ -29,6 +31,7 @@ pub mod sim;
 pub mod slub;
 pub mod stats;
 pub mod swap_state;
+pub mod syscalls;
 pub mod trace;
 pub mod vmscan;
 pub mod workingset;

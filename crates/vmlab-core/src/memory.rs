@@ -1,6 +1,6 @@
 //! Page faults (`mm/memory.c`, `filemap_fault`, `shmem_fault`): anonymous (zero page on read),
 //! copy-on-write, file and shm faults, swap-in. Locking (mmap_sem / per-VMA) is the caller's —
-//! see `workload::interp` — because what a fault does with its lock while it waits for I/O is
+//! see `mmap_lock` — because what a fault does with its lock while it waits for I/O is
 //! exactly what differs between eras.
 
 use crate::filemap::PageRes;

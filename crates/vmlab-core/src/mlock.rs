@@ -5,8 +5,11 @@
 use crate::kernel::{Ctx, Kernel};
 use crate::mm_types::{pg, Pfn};
 use crate::mmap::{pte, vm, Vma};
+use crate::mmap_lock::{FaultStep, MmapLockState};
+use crate::sched::{Outcome, QUANTUM_NS};
 use crate::stats::kfunc::KFunc;
 use crate::stats::vmstat::Vm;
+use crate::workload::syscalls::Progress;
 
 /// Why an mlock was refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -103,4 +106,61 @@ fn mapped_locked_elsewhere(k: &mut Kernel, ctx: &mut Ctx, p: Pfn, mm: u32, vpn: 
     let r = buf.iter().any(|m| !(m.mm == mm && m.vpn == vpn) && m.vma_flags & vm::LOCKED != 0);
     k.rmap_buf = buf;
     r
+}
+
+pub const ENOMEM: i64 = 12;
+
+/// `populate_vma_page_range` / `__mm_populate`: fault in [*vpn, end) as user accesses do (with
+/// the fault-locking policy's mmap_sem handling); pages already mapped in a VM_LOCKED VMA
+/// become mlocked. Stops when the quantum is spent, or to sleep.
+#[allow(clippy::too_many_arguments)]
+pub fn populate_vma_page_range(
+    k: &mut Kernel,
+    t: usize,
+    ctx: &mut Ctx,
+    lk: &mut MmapLockState,
+    mm: u32,
+    vpn: &mut u64,
+    end: u64,
+    write: bool,
+) -> Progress {
+    while *vpn < end {
+        if ctx.sys_ns + ctx.user_ns >= QUANTUM_NS {
+            return Progress::Preempted;
+        }
+        match crate::mmap_lock::do_user_addr_fault(k, t, ctx, lk, mm, *vpn, write) {
+            FaultStep::Done => {
+                k.events += 1;
+                let e = k.pte_get(mm, *vpn);
+                if pte::present(e) && pte::pfn(e) != k.zero_pfn {
+                    if let Some(i) = k.find_vma(mm, *vpn) {
+                        if k.mm(mm).vmas[i].flags & vm::LOCKED != 0 {
+                            mlock_vma_page(k, ctx, pte::pfn(e));
+                        }
+                    }
+                }
+                *vpn += 1;
+            }
+            FaultStep::Block(o) => return Progress::Block(o),
+            FaultStep::Segv => *vpn += 1,
+            FaultStep::Oom => {
+                return Progress::Block(Outcome::Block { until: Some(crate::oom_kill::alloc_retry_at(ctx)), io: false })
+            }
+        }
+    }
+    Progress::Done
+}
+
+/// One chunk of an mlock() (the caller holds mmap_sem for write): `Ok(write)` whether its pages
+/// are then populated by write faults (a private writable VMA), `Err(ENOMEM)` when refused.
+pub fn mlock_chunk(k: &mut Kernel, ctx: &mut Ctx, mm: u32, start: u64, end: u64) -> Result<bool, i64> {
+    let r = mlock_fixup(k, ctx, mm, start, end, true);
+    let w = k.find_vma(mm, start).map(|i| {
+        let v = &k.mm(mm).vmas[i];
+        v.flags & vm::WRITE != 0 && v.flags & vm::SHARED == 0
+    });
+    match r {
+        Ok(()) => Ok(w.unwrap_or(false)),
+        Err(_) => Err(ENOMEM),
+    }
 }

@@ -8,6 +8,7 @@ use crate::kernel::{Ctx, Kernel};
 use crate::mm_types::{pg, Pfn};
 use crate::sched_lock::RwSem;
 use crate::stats::kfunc::KFunc;
+use crate::workload::syscalls::{MapBacking, Mapped, MmapArgs};
 
 /// PTE bits. A present PTE holds a pfn (28 bits: 1 TiB of frames); a non-present, non-zero PTE
 /// is a swap entry (slot + 1).
@@ -527,3 +528,86 @@ impl Kernel {
         Ok(child)
     }
 }
+
+/// A name the process gave a mapping, with the nearest known one in the message.
+pub fn region_lookup(k: &Kernel, mm: u32, n: &str) -> Result<(u64, u64), String> {
+    k.mm(mm).regions.get(n).copied().ok_or_else(|| {
+        let known: Vec<&str> = k.mm(mm).regions.keys().map(|s| s.as_str()).collect();
+        let hint =
+            crate::workload::error::suggest(n, known).map(|s| format!("; did you mean `{s}`?")).unwrap_or_default();
+        format!("no mapping named `{n}` in this process{hint}")
+    })
+}
+
+/// `do_mmap` (the caller holds mmap_sem for write): a new VMA under the region's name, and
+/// VM_LOCKED set on it for MAP_LOCKED (`errno` ENOMEM when that is refused; populating it is
+/// the caller's, after unlocking).
+pub fn do_mmap(k: &mut Kernel, ctx: &mut Ctx, mm: u32, a: &MmapArgs) -> Result<Mapped, String> {
+    k.charge(ctx, KFunc::DoMmap, k.cost.mmap);
+    let off = a.offset;
+    let bytes = match (a.len, &a.backing) {
+        (Some(l), _) => l,
+        // No length: the rest of the file (the parser allows this only for files).
+        (None, MapBacking::File(f)) => {
+            let id = crate::filemap::file_lookup(k, f)?;
+            k.files[id as usize].size.saturating_sub(off) as i64
+        }
+        (None, _) => 0,
+    };
+    if bytes <= 0 {
+        return Err("mmap length must be positive".into());
+    }
+    let pages = (bytes as u64).div_ceil(4096);
+    let start = if a.fixed {
+        let (s, _) = region_lookup(k, mm, &a.name)?;
+        k.do_munmap(ctx, mm, s, pages);
+        s
+    } else {
+        k.get_unmapped_area(mm, pages)
+    };
+    let mut flags = vm::READ | if a.write { vm::WRITE } else { 0 } | if a.shared { vm::SHARED } else { 0 };
+    let kind = match &a.backing {
+        MapBacking::Anon => VmaKind::Anon,
+        MapBacking::File(f) => {
+            let id = crate::filemap::file_lookup(k, f)?;
+            VmaKind::File { file: id, pgoff: off / 4096 }
+        }
+        MapBacking::Shm(sname) => {
+            let sn = format!("SYSV:{sname}");
+            let id = match k.file_ids.get(&sn) {
+                Some(&id) => id,
+                None => k.file_create(&sn, pages * 4096, 0, true),
+            };
+            flags |= vm::SHM | vm::SHARED;
+            VmaKind::File { file: id, pgoff: off / 4096 }
+        }
+    };
+    if let VmaKind::File { file, pgoff } = kind {
+        k.files[file as usize].i_mmap_add(mm, start, start + pages, pgoff);
+    }
+    let write_locked = crate::mmap_lock::new_vma_write_locked(k);
+    k.vma_insert(mm, Vma { start, end: start + pages, flags, kind, write_locked, swap_ra: Default::default() });
+    k.mm_mut(mm).regions.insert(a.name.clone(), (start, pages));
+    let mut errno = 0;
+    if a.locked && crate::mlock::mlock_fixup(k, ctx, mm, start, start + pages, true).is_err() {
+        errno = crate::mlock::ENOMEM;
+    }
+    Ok(Mapped { start, end: start + pages, write: a.write, errno })
+}
+
+/// MADV_DONTNEED over [start, end): zaps every VMA there but locked ones (EINVAL).
+pub fn madvise_dontneed(k: &mut Kernel, ctx: &mut Ctx, mm: u32, start: u64, end: u64) -> i64 {
+    let r = k.vmas_in(mm, start, end);
+    let vmas: Vec<Vma> = k.mm(mm).vmas[r].to_vec();
+    let mut errno = 0;
+    for v in &vmas {
+        if v.flags & vm::LOCKED != 0 {
+            errno = EINVAL;
+            continue;
+        }
+        k.zap_range(ctx, mm, v, v.start, v.end);
+    }
+    errno
+}
+
+const EINVAL: i64 = 22;

@@ -27,3 +27,17 @@ pub fn out_of_memory(k: &mut Kernel, ctx: &mut Ctx) -> bool {
     }
     true
 }
+
+/// Back-off when an allocation failed and the OOM killer is at work.
+const OOM_BACKOFF_NS: u64 = 10_000_000;
+
+/// How long a task whose allocation failed waits before retrying: until writeback wakes it
+/// when reclaim throttled, else a short back-off while the OOM killer's victim exits.
+pub fn alloc_retry_at(ctx: &mut Ctx) -> u64 {
+    let t = std::mem::take(&mut ctx.throttle_until);
+    if t > ctx.clock() {
+        t
+    } else {
+        ctx.clock() + OOM_BACKOFF_NS
+    }
+}

@@ -254,3 +254,28 @@ pub fn flusher_pass(k: &mut Kernel, ctx: &mut Ctx) -> FlushAction {
     }
     FlushAction::More
 }
+
+/// `vfs_fsync`: start writeback of the file's dirty pages, in runs of consecutive ones; returns
+/// when its disk's queue (and so the last of them) completes.
+pub fn vfs_fsync(k: &mut Kernel, ctx: &mut Ctx, f: u32) -> u64 {
+    let n = k.files[f as usize].pages.len();
+    let mut run = Vec::new();
+    let mut first = 0;
+    for idx in 0..n {
+        let p = k.files[f as usize].pages[idx];
+        let dirty = p != NIL && k.fr.flags[p as usize] & (pg::DIRTY | pg::WRITEBACK) == pg::DIRTY;
+        if dirty {
+            if run.is_empty() {
+                first = idx as u64;
+            }
+            run.push(p);
+        } else if !run.is_empty() {
+            submit_write(k, ctx, f, first, std::mem::take(&mut run));
+        }
+    }
+    if !run.is_empty() {
+        submit_write(k, ctx, f, first, run);
+    }
+    let d = k.files[f as usize].disk;
+    k.disks[d].queued_until()
+}

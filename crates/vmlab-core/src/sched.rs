@@ -31,19 +31,8 @@ pub enum TState {
     Exited,
 }
 
-/// What a task does after its quantum.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Outcome {
-    Continue,
-    /// Sleep until `until` (None: until explicitly woken). `io`: counts as iowait (D state).
-    Block {
-        until: Option<u64>,
-        io: bool,
-    },
-    /// Sleeps for good (`sleep forever`): the workload counts it as finished.
-    SleepForever,
-    Exit,
-}
+/// How a task's quantum ends (the interpreter's and the kernel threads' alike).
+pub use crate::workload::syscalls::Outcome;
 
 pub struct Task {
     pub pid: u32,
@@ -70,6 +59,8 @@ pub struct Task {
     pub waiting_children: bool,
     /// RLIMIT_MEMLOCK of the process, in pages (u64::MAX: unlimited).
     pub memlock_limit: u64,
+    /// What the task holds of its mm's mmap_sem, kept across quanta (a fault waiting for I/O).
+    pub mmap_lock: crate::mmap_lock::MmapLockState,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -187,6 +178,7 @@ impl Sched {
             children: 0,
             waiting_children: false,
             memlock_limit: u64::MAX,
+            mmap_lock: Default::default(),
         });
         id
     }

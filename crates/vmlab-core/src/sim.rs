@@ -18,23 +18,12 @@ use crate::stats::meminfo::{HighMem, Meminfo};
 use crate::stats::report::{self, Machine, RunReport, TaskCpu};
 use crate::stats::timeline::Sample;
 use crate::stats::vmstat::Vm;
-use crate::workload::ast::Span;
 use crate::workload::interp::{self, ProgState, Program};
 use crate::workload::load::{self, Scenario};
-use crate::workload::units;
+use crate::workload::scenario::ZoneName;
 
 /// A run failed because of the scenario (a runtime error in a program, a bad machine).
-#[derive(Debug, Clone)]
-pub struct SimError {
-    pub span: Option<Span>,
-    pub message: String,
-}
-
-impl SimError {
-    pub fn msg(m: impl Into<String>) -> SimError {
-        SimError { span: None, message: m.into() }
-    }
-}
+pub type SimError = crate::workload::exec::RunError;
 
 /// See `Sim::on_sample`.
 pub type SampleHook = Box<dyn FnMut(&mut Sim)>;
@@ -67,16 +56,11 @@ pub struct Sim {
     pub on_sample: Option<SampleHook>,
     /// `[[netrx]]` sources: atomic slab allocations from network receive.
     pub netrx: Vec<crate::slub::NetRx>,
+    /// The scenario's disks by name (`create FILE disk=NAME`).
+    pub disk_ids: BTreeMap<String, usize>,
     cpu_idle: Vec<bool>,
     /// An IdleTick is pending for this CPU.
     idle_tick_armed: Vec<bool>,
-}
-
-fn size(s: &str, what: &str) -> Result<u64, SimError> {
-    units::parse_size(s).map_err(|e| SimError::msg(format!("{what}: {e}")))
-}
-fn dur(s: &str, what: &str) -> Result<u64, SimError> {
-    units::parse_duration(s).map_err(|e| SimError::msg(format!("{what}: {e}")))
 }
 
 /// Resolve the profile: the scenario's (or the override), then `[vm]`/`[reclaim]` tables (with
@@ -118,42 +102,26 @@ pub fn resolve_profile(sc: &Scenario, override_name: Option<&str>) -> Result<Pro
 impl Sim {
     pub fn new(sc: &Scenario, profile: Profile) -> Result<Sim, SimError> {
         let f = &sc.file;
-        let m = &f.machine;
-        let memory = size(&m.memory, "machine.memory")?;
-        if m.cpus == 0 || m.cpus > 4096 {
-            return Err(SimError::msg("machine.cpus must be between 1 and 4096"));
-        }
+        let setup = &sc.setup;
+        let m = &setup.machine;
         let zones = match &m.zones {
             Some(t) => {
-                let mut v = Vec::new();
-                for (name, val) in t {
-                    let kind = match name.as_str() {
-                        "DMA" => ZoneType::Dma,
-                        "DMA32" => ZoneType::Dma32,
-                        "Normal" => ZoneType::Normal,
-                        "HighMem" => ZoneType::HighMem,
-                        other => {
-                            return Err(SimError::msg(format!(
-                                "machine.zones: unknown zone `{other}`; expected DMA, DMA32, Normal or HighMem"
-                            )))
-                        }
-                    };
-                    let bytes =
-                        units::size_from_value(val).map_err(|e| SimError::msg(format!("machine.zones.{name}: {e}")))?;
-                    v.push(ZoneLayout { kind, node: 0, pages: bytes / 4096 });
-                }
+                let mut v: Vec<ZoneLayout> = t
+                    .iter()
+                    .map(|&(name, bytes)| {
+                        let kind = match name {
+                            ZoneName::Dma => ZoneType::Dma,
+                            ZoneName::Dma32 => ZoneType::Dma32,
+                            ZoneName::Normal => ZoneType::Normal,
+                            ZoneName::HighMem => ZoneType::HighMem,
+                        };
+                        ZoneLayout { kind, node: 0, pages: bytes / 4096 }
+                    })
+                    .collect();
                 v.sort_by_key(|z| z.kind);
                 v
             }
-            None => MachineConfig::layout(memory, m.nodes, &m.arch).map_err(SimError::msg)?,
-        };
-        let reserved = match &m.reserved {
-            Some(r) => size(r, "machine.reserved")?,
-            None => 0,
-        };
-        let reserved_low = match &m.reserved_low {
-            Some(r) => size(r, "machine.reserved_low")?,
-            None => 0,
+            None => MachineConfig::layout(m.memory_bytes, m.nodes, &m.arch).map_err(SimError::msg)?,
         };
         let cfg = MachineConfig {
             memory_bytes: zones.iter().map(|z| z.pages).sum::<u64>() * 4096,
@@ -161,36 +129,32 @@ impl Sim {
             nodes: m.nodes.max(1),
             arch: m.arch.clone(),
             cpu_mhz: m.cpu_mhz,
-            reserved_bytes: reserved,
-            reserved_low_bytes: reserved_low,
+            reserved_bytes: m.reserved_bytes,
+            reserved_low_bytes: m.reserved_low_bytes,
             zones,
         };
         let ncpu = cfg.cpus as usize;
         let mut k = Kernel::new(profile, cfg, f.seed).map_err(SimError::msg)?;
-        for (name, v) in m.cost.iter().flatten() {
-            let ns = units::cost_from_value(v).map_err(|e| SimError::msg(format!("machine.cost.{name}: {e}")))?;
+        for (name, ns) in &m.cost {
             let entry =
                 k.cost.entry_mut(name).ok_or_else(|| SimError::msg(format!("machine.cost: unknown entry `{name}`")))?;
-            *entry = ns;
+            *entry = *ns;
         }
         // Disks.
         let mut disk_ids: BTreeMap<String, usize> = BTreeMap::new();
-        for d in &f.disks {
-            let mut p = DiskParams::preset(&d.model).ok_or_else(|| {
-                SimError::msg(format!(
-                    "disk `{}`: unknown model `{}`; expected one of hdd, ssd, nvme, raid10, san",
-                    d.name, d.model
-                ))
+        for d in &setup.disks {
+            let mut p = DiskParams::preset(&d.model).ok_or_else(|| SimError {
+                span: Some(d.span),
+                message: format!("disk `{}`: unknown model `{}`", d.name, d.model),
             })?;
-            if let Some(b) = &d.bandwidth {
-                p.bandwidth_bps = units::parse_bandwidth(b)
-                    .map_err(|e| SimError::msg(format!("disk `{}` bandwidth: {e}", d.name)))?;
+            if let Some(b) = d.bandwidth_bps {
+                p.bandwidth_bps = b;
             }
-            if let Some(s) = &d.seek {
-                p.seek_ns = dur(s, "disk seek")?;
+            if let Some(s) = d.seek_ns {
+                p.seek_ns = s;
             }
-            if let Some(s) = &d.latency {
-                p.latency_ns = dur(s, "disk latency")?;
+            if let Some(s) = d.latency_ns {
+                p.latency_ns = s;
             }
             if let Some(q) = d.queue_depth {
                 p.queue_depth = q;
@@ -198,13 +162,11 @@ impl Sim {
             if let Some(n) = d.spindles {
                 p.spindles = n;
             }
-            if let Some(c) = &d.chunk {
-                p.chunk_bytes = size(c, "disk chunk")?;
+            if let Some(c) = d.chunk_bytes {
+                p.chunk_bytes = c;
             }
-            let disk = Disk::new(p).map_err(|e| SimError::msg(format!("disk `{}`: {e}", d.name)))?;
-            if d.irq.as_deref().is_some_and(|n| n.is_empty() || n.chars().any(char::is_whitespace)) {
-                return Err(SimError::msg(format!("disk `{}`: irq must be a function name (one word)", d.name)));
-            }
+            let disk = Disk::new(p)
+                .map_err(|e| SimError { span: Some(d.span), message: format!("disk `{}`: {e}", d.name) })?;
             disk_ids.insert(d.name.clone(), k.disks.len());
             k.disks.push(disk);
             k.prof.irq.push(crate::stats::kfunc::IrqRow {
@@ -217,39 +179,25 @@ impl Sim {
             disk_ids.insert("sda".into(), 0);
             k.prof.irq.push(crate::stats::kfunc::IrqRow { name: DISK_IRQ.to_string(), ..Default::default() });
         }
-        let disk_of = |name: &Option<String>| -> Result<usize, SimError> {
-            match name {
-                None => Ok(0),
-                Some(n) => disk_ids.get(n).copied().ok_or_else(|| SimError::msg(format!("unknown disk `{n}`"))),
-            }
-        };
-        if let Some(sw) = &f.swap {
-            let bytes = size(&sw.size, "swap.size")?;
-            let d = disk_of(&sw.disk)?;
-            let base = k.disks[d].allocate_extent(bytes);
-            k.swap = Some(crate::swap_state::SwapInfo::new(d, base, bytes));
+        if let Some(sw) = &setup.swap {
+            let base = k.disks[sw.disk].allocate_extent(sw.bytes);
+            k.swap = Some(crate::swap_state::SwapInfo::new(sw.disk, base, sw.bytes));
         }
-        for fs in &f.files {
-            let bytes =
-                units::size_from_value(&fs.size).map_err(|e| SimError::msg(format!("file `{}` size: {e}", fs.name)))?;
-            let d = disk_of(&fs.disk)?;
+        for fs in &setup.files {
             for i in 0..fs.count {
                 let name = fs.name.replace("{i}", &i.to_string());
-                k.file_create(&name, bytes, d, false);
+                k.file_create(&name, fs.bytes, fs.disk, false);
             }
         }
-        for t in &f.filetrees {
-            let total = size(&t.total, "filetree.total")?;
-            let mean = size(&t.mean, "filetree.mean")?;
-            let d = disk_of(&t.disk)?;
-            let sizes = crate::dist::file_tree_sizes(&mut k.rng, total, mean.max(1), t.sigma.unwrap_or(1.2));
+        for t in &setup.filetrees {
+            let sizes = crate::dist::file_tree_sizes(&mut k.rng, t.total_bytes, t.mean_bytes.max(1), t.sigma);
             for (i, s) in sizes.iter().enumerate() {
                 let name = if t.name.contains("{i}") {
                     t.name.replace("{i}", &i.to_string())
                 } else {
                     format!("{}{i}", t.name)
                 };
-                k.file_create(&name, *s, d, false);
+                k.file_create(&name, *s, t.disk, false);
             }
         }
         let mut s = Sched::new(ncpu);
@@ -288,83 +236,32 @@ impl Sim {
                 sim_user += 1;
             }
         }
-        let interval = match &f.interval {
-            Some(i) => dur(i, "interval")?.max(load::MIN_INTERVAL_NS),
+        let interval = match setup.interval_ns {
+            Some(i) => i.max(load::MIN_INTERVAL_NS),
             None => 1_000_000_000,
         };
-        let end_limit = match &f.duration {
-            Some(d) => dur(d, "duration")?,
-            None => load::DEFAULT_DURATION_NS,
-        };
-        let linger = match &f.linger {
-            Some(d) => dur(d, "linger")?,
-            None => 0,
-        };
-        if let Some(fs) = &f.fs {
-            for (key, v) in [("inode_size", fs.inode_size), ("dentry_size", fs.dentry_size)] {
-                if !(8..=32768).contains(&v) {
-                    return Err(SimError::msg(format!("fs.{key} is {v} bytes; a slab object is 8 to 32768 bytes")));
-                }
-            }
-            k.vfs =
-                Some(Box::new(crate::dcache::Vfs::new(fs.dentry_size as u64, fs.inode_size as u64, k.cfg.cpus as u64)));
+        let end_limit = setup.duration_ns.unwrap_or(load::DEFAULT_DURATION_NS);
+        let linger = setup.linger_ns.unwrap_or(0);
+        if let Some((inode_size, dentry_size)) = setup.fs {
+            k.vfs = Some(Box::new(crate::dcache::Vfs::new(dentry_size as u64, inode_size as u64, k.cfg.cpus as u64)));
         }
         let mut netrx = Vec::new();
-        for (i, n) in f.netrx.iter().enumerate() {
-            let rate = units::rate_from_value(&n.rate).map_err(|e| SimError::msg(format!("netrx.{i}.rate: {e}")))?;
-            let lifetime = dur(&n.lifetime, "netrx lifetime")?;
-            if n.order as usize >= crate::mmzone::MAX_ORDER {
-                return Err(SimError::msg(format!(
-                    "netrx.{i}.order is {}; the buddy allocator's orders are 0..={}",
-                    n.order,
-                    crate::mmzone::MAX_ORDER - 1
-                )));
-            }
-            if n.node as usize >= k.nodes.len() {
-                return Err(SimError::msg(format!(
-                    "netrx.{i}.node is {}; the machine has {} node(s)",
-                    n.node,
-                    k.nodes.len()
-                )));
-            }
-            if rate == 0 {
+        for n in &setup.netrx {
+            if n.rate == 0 {
                 continue;
             }
-            let mut src = crate::slub::NetRx::new(rate, n.order, lifetime, n.node as usize);
-            src.exp_lifetime = match n.lifetime_dist.as_deref() {
-                None | Some("fixed") => false,
-                Some("exponential") => true,
-                Some(o) => {
-                    return Err(SimError::msg(format!(
-                        "netrx.{i}.lifetime_dist is \"{o}\"; expected \"fixed\" or \"exponential\""
-                    )))
-                }
-            };
-            if let Some(obj) = &n.object {
-                let bytes = units::parse_size(obj).map_err(|e| SimError::msg(format!("netrx.{i}.object: {e}")))?;
-                if bytes < 8 || bytes > 4096u64 << n.order {
-                    return Err(SimError::msg(format!(
-                        "netrx.{i}.object is {bytes} bytes; it must be 8 bytes to the slab size ({} bytes at order {})",
-                        4096u64 << n.order,
-                        n.order
-                    )));
-                }
+            let mut src = crate::slub::NetRx::new(n.rate, n.order, n.lifetime_ns, n.node as usize);
+            src.exp_lifetime = n.exponential;
+            if let Some(bytes) = n.object_bytes {
                 src.object = bytes;
                 src.cache = Some(crate::slub::KmemCache::kmalloc_atomic(bytes, n.order));
             }
-            match (&n.on, &n.off) {
-                (Some(on), Some(off)) => {
-                    src.on_ns = dur(on, "netrx on")?;
-                    src.off_ns = dur(off, "netrx off")?;
-                    if src.on_ns == 0 {
-                        return Err(SimError::msg(format!("netrx.{i}.on is 0; a burst must last some time")));
-                    }
-                }
-                (None, None) => {}
-                _ => return Err(SimError::msg(format!("netrx.{i}: `on` and `off` go together"))),
+            if let Some((on, off)) = n.on_off {
+                src.on_ns = on;
+                src.off_ns = off;
             }
-            if let Some(d) = &n.drain {
-                src.drain = units::rate_from_value(d).map_err(|e| SimError::msg(format!("netrx.{i}.drain: {e}")))?;
+            if let Some(d) = n.drain {
+                src.drain = d;
             }
             let first = src.next_gap(&mut k);
             s.push(first, Event::NetRx(netrx.len()));
@@ -399,6 +296,7 @@ impl Sim {
             progress: None,
             on_sample: None,
             netrx,
+            disk_ids,
             cpu_idle: vec![true; ncpu],
             idle_tick_armed: vec![false; ncpu],
         })
@@ -515,7 +413,7 @@ impl Sim {
         self.s.tasks[t].last_cpu = cpu;
         let kind = self.s.tasks[t].kind;
         let outcome = match kind {
-            TaskKind::User => crate::workload::exec::step(self, t, &mut ctx),
+            TaskKind::User => crate::syscalls::step(self, t, &mut ctx),
             _ => crate::sched::run_kthread(&mut self.k, &mut ctx, kind),
         };
         // Queue the I/O this quantum started now, ahead of the task's own wake-up at its
@@ -710,7 +608,7 @@ impl Sim {
                     }
                     continue;
                 }
-                crate::workload::exec::kill_task(self, t);
+                crate::syscalls::kill_task(self, t);
             }
         }
     }

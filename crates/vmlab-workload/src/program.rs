@@ -10,9 +10,9 @@
 //! line/column are computed against the whole file, so errors (here and at run time) point at
 //! the exact character the user wrote.
 
-use super::ast::*;
-use super::error::{suggest, ScenarioError};
-use super::units::parse_quantity;
+use crate::ast::*;
+use crate::error::{suggest, ScenarioError};
+use crate::units::parse_quantity;
 
 /// Parse a program. `text` is the program string, found at byte `base_offset` of `file_text`
 /// (the whole scenario file, used for line/column). Errors name the file `<program>`; the

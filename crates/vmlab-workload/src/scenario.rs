@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::ast::{Span, Stmt};
+use crate::ast::{Span, Stmt};
 
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
@@ -274,4 +274,98 @@ pub struct ProcessDef {
     pub memlock_limit: u64,
     pub program: Vec<Stmt>,
     pub span: Span,
+}
+
+/// The scenario's machine, devices and sources with every quantity resolved (bytes, ns, per
+/// second) and checked, once, by the loader — so the simulator builds the machine from numbers
+/// and a bad value is reported at its position in the file (or its `--set`).
+#[derive(Clone, Debug)]
+pub struct Setup {
+    pub duration_ns: Option<u64>,
+    pub linger_ns: Option<u64>,
+    pub interval_ns: Option<u64>,
+    pub machine: MachineSetup,
+    pub disks: Vec<DiskSetup>,
+    pub swap: Option<SwapSetup>,
+    pub files: Vec<FileSetup>,
+    pub filetrees: Vec<FileTreeSetup>,
+    pub netrx: Vec<NetRxSetup>,
+    /// Slab object sizes of the inode and dentry caches, bytes.
+    pub fs: Option<(u32, u32)>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ZoneName {
+    Dma,
+    Dma32,
+    Normal,
+    HighMem,
+}
+
+#[derive(Clone, Debug)]
+pub struct MachineSetup {
+    pub memory_bytes: u64,
+    pub cpus: u32,
+    pub nodes: u32,
+    pub arch: String,
+    pub cpu_mhz: u32,
+    pub reserved_bytes: u64,
+    pub reserved_low_bytes: u64,
+    /// Explicit zone sizes in bytes, in the file's order.
+    pub zones: Option<Vec<(ZoneName, u64)>>,
+    /// Cost-table entries measured on the machine, ns.
+    pub cost: Vec<(String, u64)>,
+}
+
+#[derive(Clone, Debug)]
+pub struct DiskSetup {
+    pub name: String,
+    pub model: String,
+    pub bandwidth_bps: Option<u64>,
+    pub seek_ns: Option<u64>,
+    pub latency_ns: Option<u64>,
+    pub queue_depth: Option<u32>,
+    pub spindles: Option<u32>,
+    pub chunk_bytes: Option<u64>,
+    pub irq: Option<String>,
+    /// The disk's `name` in the file, for errors the device model finds.
+    pub span: Span,
+}
+
+/// Disks are numbered in file order; 0 is the first (or the default disk without [[disk]]).
+#[derive(Clone, Debug)]
+pub struct SwapSetup {
+    pub bytes: u64,
+    pub disk: usize,
+}
+
+#[derive(Clone, Debug)]
+pub struct FileSetup {
+    pub name: String,
+    pub count: u32,
+    pub bytes: u64,
+    pub disk: usize,
+}
+
+#[derive(Clone, Debug)]
+pub struct FileTreeSetup {
+    pub name: String,
+    pub total_bytes: u64,
+    pub mean_bytes: u64,
+    pub sigma: f64,
+    pub disk: usize,
+}
+
+#[derive(Clone, Debug)]
+pub struct NetRxSetup {
+    /// Allocations per second (0: the source is off).
+    pub rate: u64,
+    pub order: u32,
+    pub lifetime_ns: u64,
+    pub exponential: bool,
+    pub node: u32,
+    pub object_bytes: Option<u64>,
+    /// Bursts: (on, off) ns.
+    pub on_off: Option<(u64, u64)>,
+    pub drain: Option<u64>,
 }

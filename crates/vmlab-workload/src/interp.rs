@@ -4,7 +4,7 @@
 
 use rustc_hash::FxHashMap;
 
-use super::ast::{BinOp, Expr, OpKind, Span, Stmt, Template, TplPart, UnOp};
+use crate::ast::{BinOp, Expr, OpKind, Span, Stmt, Template, TplPart, UnOp};
 
 #[derive(Clone, Debug)]
 pub enum Insn {
@@ -70,7 +70,7 @@ impl Compiler {
                 } else {
                     let cands: Vec<&str> = self.slots.keys().map(|s| s.as_str()).collect();
                     let hint =
-                        super::error::suggest(n, cands).map(|s| format!("; did you mean `{s}`?")).unwrap_or_default();
+                        crate::error::suggest(n, cands).map(|s| format!("; did you mean `{s}`?")).unwrap_or_default();
                     Err(CompileError { span: *sp, message: format!("undefined variable `{n}`{hint}") })
                 }
             }
@@ -95,7 +95,7 @@ impl Compiler {
         match op {
             OpKind::Mmap { name, backing, len, offset, .. } => {
                 tpls.push(name);
-                if let super::ast::Backing::File(t) | super::ast::Backing::Shm(t) = backing {
+                if let crate::ast::Backing::File(t) | crate::ast::Backing::Shm(t) = backing {
                     tpls.push(t);
                 }
                 exprs.extend(len.iter().chain(offset.iter()));
@@ -115,7 +115,7 @@ impl Compiler {
                 exprs.extend(
                     offset.iter().chain(len.iter()).chain(stride.iter()).chain(count.iter()).chain(rate.iter()),
                 );
-                if let super::ast::Pattern::Zipf { theta_milli } = pattern {
+                if let crate::ast::Pattern::Zipf { theta_milli } = pattern {
                     exprs.push(theta_milli);
                 }
             }
@@ -424,29 +424,10 @@ pub struct ProgState {
     pub pc: usize,
     pub vars: Vec<i64>,
     pub op: Option<OpState>,
-    /// mmap_sem held for read across a fault's I/O wait (hold_across_io), or granted while queued.
-    pub holds_read: bool,
-    pub holds_write: bool,
-    /// The fault in progress already dropped its lock once to wait for I/O (FAULT_FLAG_TRIED).
-    pub fault_tried: bool,
-    /// The last fault attempt slept inside `handle_mm_fault` holding mmap_sem (one kernel call).
-    pub slept_holding: bool,
-    /// The page whose fault last blocked on I/O (its next fault is a retry).
-    pub waited_vpn: Option<u64>,
 }
 
 impl ProgState {
     pub fn new(prog: usize, nvars: usize) -> ProgState {
-        ProgState {
-            prog,
-            pc: 0,
-            vars: vec![0; nvars],
-            op: None,
-            holds_read: false,
-            holds_write: false,
-            fault_tried: false,
-            slept_holding: false,
-            waited_vpn: None,
-        }
+        ProgState { prog, pc: 0, vars: vec![0; nvars], op: None }
     }
 }

@@ -16,13 +16,23 @@ use std::path::Path;
 
 use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 
-use super::ast::{Expr, OpKind, Span, Stmt, TplPart};
-use super::error::{backquoted, suggest, unknown_key_message, ScenarioError};
-use super::program::{string_content_offset, Parser};
-use super::scenario::{ProcessDef, ScenarioFile};
-use super::units;
-use super::units::cost_from_value;
-use crate::machine::CostTable;
+use crate::ast::{Expr, OpKind, Span, Stmt, TplPart};
+use crate::error::{backquoted, suggest, unknown_key_message, ScenarioError};
+use crate::program::{string_content_offset, Parser};
+use crate::scenario::{
+    DiskSetup, FileSetup, FileTreeSetup, MachineSetup, NetRxSetup, ProcessDef, ScenarioFile, Setup, SwapSetup, ZoneName,
+};
+use crate::units;
+use crate::units::cost_from_value;
+
+/// What the loader checks a scenario against that belongs to the machine it will run on.
+#[derive(Clone, Copy, Debug)]
+pub struct Vocabulary {
+    /// Entries of the machine's kernel cost table (`[machine] cost = { NAME = "240ns" }`).
+    pub cost_entries: &'static [&'static str],
+    /// The buddy allocator's orders are 0..max_order (`[[netrx]] order`).
+    pub max_order: u32,
+}
 
 /// A loaded, checked scenario.
 #[derive(Clone, Debug)]
@@ -34,6 +44,8 @@ pub struct Scenario {
     pub text: String,
     /// The deserialised file, with the `--set`s applied.
     pub file: ScenarioFile,
+    /// The machine, devices and sources, every quantity resolved and checked.
+    pub setup: Setup,
     /// Processes in file order, programs parsed.
     pub processes: Vec<ProcessDef>,
     /// The `--set` arguments applied, as (KEY, VALUE) split at the first `=`.
@@ -105,15 +117,20 @@ impl Scenario {
 }
 
 /// Load a scenario file and apply `--set KEY=VALUE` overrides.
-pub fn load_scenario(path: &Path, sets: &[String]) -> Result<Scenario, ScenarioError> {
+pub fn load_scenario(path: &Path, sets: &[String], vocab: &Vocabulary) -> Result<Scenario, ScenarioError> {
     let name = path.display().to_string();
     let text = std::fs::read_to_string(path)
         .map_err(|e| ScenarioError::new(&name, format!("cannot read the scenario: {e}")))?;
-    load_scenario_str(&name, &text, sets)
+    load_scenario_str(&name, &text, sets, vocab)
 }
 
 /// Load a scenario from text; `name` is used in error messages.
-pub fn load_scenario_str(name: &str, text: &str, sets: &[String]) -> Result<Scenario, ScenarioError> {
+pub fn load_scenario_str(
+    name: &str,
+    text: &str,
+    sets: &[String],
+    vocab: &Vocabulary,
+) -> Result<Scenario, ScenarioError> {
     let table: toml::Table = toml::from_str(text).map_err(|e| toml_error(name, text, &e, &SpanTree::default()))?;
     let tree = SpanTree::build(text);
     let mut sets: Vec<SetArg> = sets.iter().map(|s| SetArg::parse(s)).collect::<Result<_, _>>()?;
@@ -126,12 +143,13 @@ pub fn load_scenario_str(name: &str, text: &str, sets: &[String]) -> Result<Scen
         Ok(f) => f,
         Err(e) => return Err(deser_error(name, text, &tree, &table, &sets, &e)),
     };
-    let ctx = Ctx { name, text, tree: &tree, sets: &sets };
-    let processes = check(&ctx, &file)?;
+    let ctx = Ctx { name, text, tree: &tree, sets: &sets, vocab };
+    let (setup, processes) = check(&ctx, &file)?;
     Ok(Scenario {
         path: name.to_string(),
         text: text.to_string(),
         file,
+        setup,
         processes,
         sets: sets.iter().map(|s| (s.arg[..s.eq].to_string(), s.arg[s.eq + 1..].to_string())).collect(),
     })
@@ -633,6 +651,7 @@ fn check_limits(ctx: &Ctx<'_>, f: &ScenarioFile) -> Result<(), ScenarioError> {
 }
 
 struct Ctx<'a> {
+    vocab: &'a Vocabulary,
     name: &'a str,
     text: &'a str,
     tree: &'a SpanTree,
@@ -668,7 +687,7 @@ impl Ctx<'_> {
     fn span_of(&self, path: &[&str]) -> Span {
         match self.tree.get(path) {
             Some(t) if self.set_for(path).is_none() => {
-                let (line, col) = super::error::line_col(self.text, t.span.start);
+                let (line, col) = crate::error::line_col(self.text, t.span.start);
                 Span { offset: t.span.start as u32, len: t.span.len() as u32, line, col }
             }
             _ => Span::default(),
@@ -676,36 +695,61 @@ impl Ctx<'_> {
     }
 }
 
-fn check(ctx: &Ctx<'_>, f: &ScenarioFile) -> Result<Vec<ProcessDef>, ScenarioError> {
-    for (key, v) in [("duration", &f.duration), ("linger", &f.linger), ("interval", &f.interval)] {
+/// The scenario's quantities resolved, each checked where it is written.
+fn resolve(ctx: &Ctx<'_>, f: &ScenarioFile) -> Result<(Setup, Vec<String>), ScenarioError> {
+    let mut times = [None; 3];
+    for (i, (key, v)) in
+        [("duration", &f.duration), ("linger", &f.linger), ("interval", &f.interval)].iter().enumerate()
+    {
         if let Some(v) = v {
-            ctx.unit(&[key], units::parse_duration(v))?;
+            times[i] = Some(ctx.unit(&[key], units::parse_duration(v))?);
         }
     }
     let m = &f.machine;
-    ctx.unit(&["machine", "memory"], units::parse_size(&m.memory))?;
-    if let Some(r) = &m.reserved {
-        ctx.unit(&["machine", "reserved"], units::parse_size(r))?;
-    }
-    if let Some(r) = &m.reserved_low {
-        ctx.unit(&["machine", "reserved_low"], units::parse_size(r))?;
-    }
-    if let Some(zones) = &m.zones {
-        for (z, v) in zones {
-            ctx.unit(&["machine", "zones", z], units::size_from_value(v))?;
+    let memory_bytes = ctx.unit(&["machine", "memory"], units::parse_size(&m.memory))?;
+    let reserved_bytes = match &m.reserved {
+        Some(r) => ctx.unit(&["machine", "reserved"], units::parse_size(r))?,
+        None => 0,
+    };
+    let reserved_low_bytes = match &m.reserved_low {
+        Some(r) => ctx.unit(&["machine", "reserved_low"], units::parse_size(r))?,
+        None => 0,
+    };
+    let zones = match &m.zones {
+        Some(zones) => {
+            let mut out = Vec::new();
+            for (z, v) in zones {
+                let bytes = ctx.unit(&["machine", "zones", z], units::size_from_value(v))?;
+                let name = match z.as_str() {
+                    "DMA" => ZoneName::Dma,
+                    "DMA32" => ZoneName::Dma32,
+                    "Normal" => ZoneName::Normal,
+                    "HighMem" => ZoneName::HighMem,
+                    other => {
+                        return Err(ctx.err(
+                            &["machine", "zones", z],
+                            format!("unknown zone `{other}`; expected DMA, DMA32, Normal or HighMem"),
+                        ))
+                    }
+                };
+                out.push((name, bytes));
+            }
+            Some(out)
         }
-    }
-    if let Some(cost) = &m.cost {
-        for (name, v) in cost {
-            if !CostTable::NAMES.contains(&name.as_str()) {
-                let hint = suggest(name, CostTable::NAMES.iter().copied())
-                    .map(|s| format!("; did you mean `{s}`?"))
-                    .unwrap_or_default();
+        None => None,
+    };
+    let mut cost = Vec::new();
+    if let Some(table) = &m.cost {
+        for (name, v) in table {
+            let names = ctx.vocab.cost_entries;
+            if !names.contains(&name.as_str()) {
+                let hint =
+                    suggest(name, names.iter().copied()).map(|s| format!("; did you mean `{s}`?")).unwrap_or_default();
                 return Err(ctx
                     .err(&["machine", "cost", name], format!("unknown cost entry `{name}`{hint}"))
-                    .with_help(format!("cost entries: {}", CostTable::NAMES.join(", "))));
+                    .with_help(format!("cost entries: {}", names.join(", "))));
             }
-            ctx.unit(&["machine", "cost", name], cost_from_value(v))?;
+            cost.push((name.clone(), ctx.unit(&["machine", "cost", name], cost_from_value(v))?));
         }
     }
     if !["x86_64", "i386"].contains(&m.arch.as_str()) {
@@ -719,9 +763,13 @@ fn check(ctx: &Ctx<'_>, f: &ScenarioFile) -> Result<Vec<ProcessDef>, ScenarioErr
             return Err(ctx.err(&["machine", key], format!("`{key}` must be at least 1")));
         }
     }
+    if m.cpus > 4096 {
+        return Err(ctx.err(&["machine", "cpus"], "`cpus` must be between 1 and 4096"));
+    }
 
     check_limits(ctx, f)?;
 
+    let mut disks = Vec::new();
     let mut disk_names: Vec<&str> = Vec::new();
     for (i, d) in f.disks.iter().enumerate() {
         let i = i.to_string();
@@ -737,21 +785,40 @@ fn check(ctx: &Ctx<'_>, f: &ScenarioFile) -> Result<Vec<ProcessDef>, ScenarioErr
                 .err(&["disk", &i, "model"], format!("unknown disk model `{}`{hint}", d.model))
                 .with_help(format!("models: {}", MODELS.join(", "))));
         }
-        if let Some(b) = &d.bandwidth {
-            ctx.unit(&["disk", &i, "bandwidth"], units::parse_bandwidth(b))?;
-        }
-        for (key, v) in [("seek", &d.seek), ("latency", &d.latency)] {
+        let bandwidth_bps = match &d.bandwidth {
+            Some(b) => Some(ctx.unit(&["disk", &i, "bandwidth"], units::parse_bandwidth(b))?),
+            None => None,
+        };
+        let mut times = [None; 2];
+        for (j, (key, v)) in [("seek", &d.seek), ("latency", &d.latency)].iter().enumerate() {
             if let Some(v) = v {
-                ctx.unit(&["disk", &i, key], units::parse_duration(v))?;
+                times[j] = Some(ctx.unit(&["disk", &i, key], units::parse_duration(v))?);
             }
         }
-        if let Some(c) = &d.chunk {
-            ctx.unit(&["disk", &i, "chunk"], units::parse_size(c))?;
+        let chunk_bytes = match &d.chunk {
+            Some(c) => Some(ctx.unit(&["disk", &i, "chunk"], units::parse_size(c))?),
+            None => None,
+        };
+        if d.irq.as_deref().is_some_and(|n| n.is_empty() || n.chars().any(char::is_whitespace)) {
+            return Err(ctx.err(&["disk", &i, "irq"], "irq must be a function name (one word)"));
         }
+        disks.push(DiskSetup {
+            name: d.name.clone(),
+            model: d.model.clone(),
+            bandwidth_bps,
+            seek_ns: times[0],
+            latency_ns: times[1],
+            queue_depth: d.queue_depth,
+            spindles: d.spindles,
+            chunk_bytes,
+            irq: d.irq.clone(),
+            span: ctx.span_of(&["disk", &i, "name"]),
+        });
     }
-    let check_disk = |path: &[&str], disk: &Option<String>| -> Result<(), ScenarioError> {
+    let disk_index = |path: &[&str], disk: &Option<String>| -> Result<usize, ScenarioError> {
         match disk {
-            Some(d) if !disk_names.contains(&d.as_str()) => {
+            None => Ok(0),
+            Some(d) => disk_names.iter().position(|n| n == d).ok_or_else(|| {
                 let hint = suggest(d, disk_names.iter().copied())
                     .map(|s| format!("; did you mean `{s}`?"))
                     .unwrap_or_default();
@@ -760,17 +827,22 @@ fn check(ctx: &Ctx<'_>, f: &ScenarioFile) -> Result<Vec<ProcessDef>, ScenarioErr
                 } else {
                     format!("disks: {}", disk_names.join(", "))
                 };
-                Err(ctx.err(path, format!("no disk named `{d}`{hint}")).with_help(known))
-            }
-            _ => Ok(()),
+                ctx.err(path, format!("no disk named `{d}`{hint}")).with_help(known)
+            }),
         }
     };
-    if let Some(s) = &f.swap {
-        check_disk(&["swap", "disk"], &s.disk)?;
-    }
+    let swap = match &f.swap {
+        Some(s) => {
+            let bytes = ctx.unit(&["swap", "size"], units::parse_size(&s.size))?;
+            Some(SwapSetup { bytes, disk: disk_index(&["swap", "disk"], &s.disk)? })
+        }
+        None => None,
+    };
+    let mut files = Vec::new();
     for (i, file) in f.files.iter().enumerate() {
         let i = i.to_string();
-        check_disk(&["file", &i, "disk"], &file.disk)?;
+        let bytes = ctx.unit(&["file", &i, "size"], units::size_from_value(&file.size))?;
+        let disk = disk_index(&["file", &i, "disk"], &file.disk)?;
         if file.count > 1 && !file.name.contains("{i}") {
             return Err(ctx
                 .err(
@@ -782,20 +854,137 @@ fn check(ctx: &Ctx<'_>, f: &ScenarioFile) -> Result<Vec<ProcessDef>, ScenarioErr
                 )
                 .with_help(format!("e.g. name = \"{}{{i}}\" gives {0}0, {0}1, ...", file.name)));
         }
+        files.push(FileSetup { name: file.name.clone(), count: file.count, bytes, disk });
     }
+    let mut filetrees = Vec::new();
     for (i, t) in f.filetrees.iter().enumerate() {
         let i = i.to_string();
-        check_disk(&["filetree", &i, "disk"], &t.disk)?;
+        let total_bytes = ctx.unit(&["filetree", &i, "total"], units::parse_size(&t.total))?;
+        let mean_bytes = ctx.unit(&["filetree", &i, "mean"], units::parse_size(&t.mean))?;
+        let disk = disk_index(&["filetree", &i, "disk"], &t.disk)?;
+        filetrees.push(FileTreeSetup {
+            name: t.name.clone(),
+            total_bytes,
+            mean_bytes,
+            sigma: t.sigma.unwrap_or(1.2),
+            disk,
+        });
     }
+    let mut netrx = Vec::new();
     for (i, n) in f.netrx.iter().enumerate() {
         let i = i.to_string();
-        ctx.unit(&["netrx", &i, "rate"], units::rate_from_value(&n.rate))?;
-        ctx.unit(&["netrx", &i, "lifetime"], units::parse_duration(&n.lifetime))?;
-        if let Some(o) = &n.object {
-            ctx.unit(&["netrx", &i, "object"], units::parse_size(o))?;
+        let rate = ctx.unit(&["netrx", &i, "rate"], units::rate_from_value(&n.rate))?;
+        let lifetime_ns = ctx.unit(&["netrx", &i, "lifetime"], units::parse_duration(&n.lifetime))?;
+        let object_bytes = match &n.object {
+            Some(o) => Some(ctx.unit(&["netrx", &i, "object"], units::parse_size(o))?),
+            None => None,
+        };
+        if n.order >= ctx.vocab.max_order {
+            return Err(ctx.err(
+                &["netrx", &i, "order"],
+                format!(
+                    "order {} is too high: the buddy allocator's orders are 0..={}",
+                    n.order,
+                    ctx.vocab.max_order - 1
+                ),
+            ));
         }
+        if n.node >= m.nodes {
+            return Err(ctx.err(
+                &["netrx", &i, "node"],
+                format!("node {} does not exist: the machine has {} node(s)", n.node, m.nodes),
+            ));
+        }
+        let exponential = match n.lifetime_dist.as_deref() {
+            None | Some("fixed") => false,
+            Some("exponential") => true,
+            Some(o) => {
+                return Err(ctx.err(
+                    &["netrx", &i, "lifetime_dist"],
+                    format!("unknown lifetime distribution `{o}`; expected \"fixed\" or \"exponential\""),
+                ))
+            }
+        };
+        if let Some(bytes) = object_bytes {
+            let slab = 4096u64 << n.order;
+            if bytes < 8 || bytes > slab {
+                return Err(ctx.err(
+                    &["netrx", &i, "object"],
+                    format!(
+                        "an object of {bytes} bytes does not fit: 8 bytes to the slab size ({slab} bytes at order {})",
+                        n.order
+                    ),
+                ));
+            }
+        }
+        let on_off = match (&n.on, &n.off) {
+            (Some(on), Some(off)) => {
+                let on_ns = ctx.unit(&["netrx", &i, "on"], units::parse_duration(on))?;
+                let off_ns = ctx.unit(&["netrx", &i, "off"], units::parse_duration(off))?;
+                if on_ns == 0 {
+                    return Err(ctx.err(&["netrx", &i, "on"], "`on` is 0: a burst must last some time"));
+                }
+                Some((on_ns, off_ns))
+            }
+            (None, None) => None,
+            (Some(_), None) => return Err(ctx.err(&["netrx", &i, "on"], "`on` and `off` go together (bursts repeat)")),
+            (None, Some(_)) => return Err(ctx.err(&["netrx", &i, "off"], "`on` and `off` go together (bursts repeat)")),
+        };
+        let drain = match &n.drain {
+            Some(d) => Some(ctx.unit(&["netrx", &i, "drain"], units::rate_from_value(d))?),
+            None => None,
+        };
+        netrx.push(NetRxSetup {
+            rate,
+            order: n.order,
+            lifetime_ns,
+            exponential,
+            node: n.node,
+            object_bytes,
+            on_off,
+            drain,
+        });
     }
+    let fs = match &f.fs {
+        Some(fs) => {
+            for (key, v) in [("inode_size", fs.inode_size), ("dentry_size", fs.dentry_size)] {
+                if !(8..=32768).contains(&v) {
+                    return Err(ctx.err(&["fs", key], format!("{key} is {v} bytes; a slab object is 8 to 32768 bytes")));
+                }
+            }
+            Some((fs.inode_size, fs.dentry_size))
+        }
+        None => None,
+    };
+    let machine = MachineSetup {
+        memory_bytes,
+        cpus: m.cpus,
+        nodes: m.nodes,
+        arch: m.arch.clone(),
+        cpu_mhz: m.cpu_mhz,
+        reserved_bytes,
+        reserved_low_bytes,
+        zones,
+        cost,
+    };
+    let setup = Setup {
+        duration_ns: times[0],
+        linger_ns: times[1],
+        interval_ns: times[2],
+        machine,
+        disks,
+        swap,
+        files,
+        filetrees,
+        netrx,
+        fs,
+    };
+    Ok((setup, disk_names.iter().map(|s| s.to_string()).collect()))
+}
 
+fn check(ctx: &Ctx<'_>, f: &ScenarioFile) -> Result<(Setup, Vec<ProcessDef>), ScenarioError> {
+    let (setup, disk_names) = resolve(ctx, f)?;
+    let disk_names: Vec<&str> = disk_names.iter().map(String::as_str).collect();
     let vars = check_vars(ctx, f)?;
     let mut procs: Vec<ProcessDef> = Vec::new();
     for (i, p) in f.processes.iter().enumerate() {
@@ -840,7 +1029,7 @@ fn check(ctx: &Ctx<'_>, f: &ScenarioFile) -> Result<Vec<ProcessDef>, ScenarioErr
             span: ctx.span_of(&["process", &i, "name"]),
         });
     }
-    Ok(procs)
+    Ok((setup, procs))
 }
 
 /// `[vars]`: names that can be variables, values that are integers (a size or duration with its
@@ -976,7 +1165,8 @@ program = "wait"
 
     fn load(text: &str, sets: &[&str]) -> Result<Scenario, ScenarioError> {
         let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
-        load_scenario_str("t.toml", text, &sets)
+        const VOCAB: Vocabulary = Vocabulary { cost_entries: &["lru_scan", "syscall"], max_order: 11 };
+        load_scenario_str("t.toml", text, &sets, &VOCAB)
     }
 
     fn err(text: &str, sets: &[&str]) -> String {
@@ -1123,6 +1313,46 @@ program = "wait"
         assert!(err(&bad, &[]).contains("unknown unit"), "{}", err(&bad, &[]));
         let bad = SMALL.to_string() + "\n[vars]\nx = [1]\n";
         assert!(err(&bad, &[]).starts_with("t.toml:"), "{}", err(&bad, &[]));
+    }
+
+    #[test]
+    fn quantities_are_resolved_once() {
+        let text = SMALL.to_string() + "\n[swap]\nsize = \"1GiB\"\ndisk = \"sda\"\n";
+        let s = load(&text, &["duration=10s", "disk.sda.seek=8ms"]).unwrap();
+        assert_eq!(s.setup.machine.memory_bytes, 2 << 30);
+        assert_eq!(s.setup.duration_ns, Some(10_000_000_000));
+        assert_eq!(s.setup.disks[0].seek_ns, Some(8_000_000));
+        assert_eq!(s.setup.disks[0].bandwidth_bps, Some(24_000_000));
+        assert_eq!(s.setup.files[0].bytes, 1 << 20);
+        assert_eq!(s.setup.swap.as_ref().map(|w| (w.bytes, w.disk)), Some((1 << 30, 0)));
+    }
+
+    /// Values the simulator used to reject while building the machine, with no position: the
+    /// loader now finds them where they are written.
+    #[test]
+    fn machine_values_are_checked_where_they_are_written() {
+        const NETRX: &str = "\n[[netrx]]\nrate = \"100/s\"\nlifetime = \"10ms\"\nlifetime_dist = \"gamma\"\n";
+        let text = SMALL.to_string() + NETRX;
+        let line = text.lines().position(|l| l.starts_with("lifetime_dist")).unwrap() + 1;
+        assert_eq!(
+            err(&text, &[]),
+            format!("t.toml:{line}:17: unknown lifetime distribution `gamma`; expected \"fixed\" or \"exponential\"")
+        );
+        let text = SMALL.to_string() + "\n[fs]\ninode_size = 65536\n";
+        let line = text.lines().position(|l| l.starts_with("inode_size")).unwrap() + 1;
+        assert_eq!(
+            err(&text, &[]),
+            format!("t.toml:{line}:14: inode_size is 65536 bytes; a slab object is 8 to 32768 bytes")
+        );
+        assert_eq!(err(SMALL, &["machine.cpus=5000"]), "--set machine.cpus=5000: `cpus` must be between 1 and 4096");
+        let text = SMALL.replace("cpus = 2", "cpus = 2\nzones = { DMA = \"16MiB\", Norml = \"1GiB\" }");
+        assert!(
+            err(&text, &[]).starts_with("t.toml:7:34: unknown zone `Norml`; expected DMA, DMA32, Normal or HighMem"),
+            "{}",
+            err(&text, &[])
+        );
+        let text = SMALL.to_string() + &NETRX.replace("gamma", "fixed") + "order = 11\n";
+        assert!(err(&text, &[]).contains("order 11 is too high"), "{}", err(&text, &[]));
     }
 
     #[test]

@@ -9,7 +9,7 @@ use std::fmt;
 
 use miette::{Diagnostic, LabeledSpan, NamedSource, SourceSpan};
 
-use super::ast::Span;
+use crate::ast::Span;
 
 /// Where an error points.
 #[derive(Clone, Debug, PartialEq, Eq)]

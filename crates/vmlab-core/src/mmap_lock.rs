@@ -1,0 +1,219 @@
+//! mmap_sem (`mmap_lock` since 5.8) around user page faults and address-space changes, and the
+//! three fault-locking policies the profile's `fault_locking` chooses between. What a fault does
+//! with its lock while the page it needs is under I/O is exactly what differs between eras:
+//! - `HoldAcrossIo` (2.6.26 and before): `filemap_fault` sleeps in `lock_page` holding mmap_sem
+//!   for read, so a writer (mmap, munmap, mlock) queued behind it waits for the disk too.
+//! - `Retry` (2.6.37+, FAULT_FLAG_ALLOW_RETRY): the fault drops mmap_sem, waits for the page,
+//!   and retries once under it with FAULT_FLAG_TRIED (the retry may not drop it again).
+//! - `PerVma` (6.4+): `lock_vma_under_rcu` first — the VMA's own lock, dropped for the wait —
+//!   falling back to mmap_sem when a writer has the VMA write-locked or after a retry.
+//!
+//! The lock state a task holds across quanta lives in its `sched::Task` (`MmapLockState`).
+
+use crate::kernel::{Ctx, Kernel};
+use crate::memory::Fault;
+use crate::mmap::pte;
+use crate::profiles::FaultLocking;
+use crate::sched::Outcome;
+use crate::stats::kfunc::KFunc;
+use crate::stats::vmstat::Vm;
+
+/// What one task holds of its mm's mmap_sem, and where its fault in progress stands.
+#[derive(Clone, Debug, Default)]
+pub struct MmapLockState {
+    /// mmap_sem held for read across a fault's I/O wait (hold_across_io), or granted while queued.
+    pub holds_read: bool,
+    pub holds_write: bool,
+    /// The fault in progress already dropped its lock once to wait for I/O (FAULT_FLAG_TRIED).
+    pub fault_tried: bool,
+    /// The last fault attempt slept inside `handle_mm_fault` holding mmap_sem (one kernel call).
+    pub slept_holding: bool,
+    /// The page whose fault last blocked on I/O (its next fault is a retry).
+    pub waited_vpn: Option<u64>,
+}
+
+/// How a user access ended.
+pub enum FaultStep {
+    Done,
+    Block(Outcome),
+    Segv,
+    Oom,
+}
+
+/// `mmap_write_lock`: `None` when taken, else the task blocks (the grant wakes it holding it).
+pub fn mmap_write_lock(k: &mut Kernel, t: usize, ctx: &mut Ctx, lk: &mut MmapLockState, mm: u32) -> Option<Outcome> {
+    if lk.holds_write {
+        return None;
+    }
+    lk.holds_write = true;
+    if k.mm_mut(mm).mmap_sem.down_write(t, ctx.clock()) {
+        None
+    } else {
+        k.charge(ctx, KFunc::RwsemDownWrite, k.cost.lock_handoff);
+        Some(Outcome::Block { until: None, io: false })
+    }
+}
+
+/// `mmap_write_unlock`: also ends every VMA write lock taken under it (`vma_end_write_all`).
+pub fn mmap_write_unlock(k: &mut Kernel, now: u64, lk: &mut MmapLockState, mm: u32) {
+    if lk.holds_write {
+        lk.holds_write = false;
+        let mut g = std::mem::take(&mut k.wakeups);
+        let m = k.mm_mut(mm);
+        for v in m.vmas.iter_mut() {
+            v.write_locked = false;
+        }
+        m.mmap_sem.up_write(&mut g, now);
+        k.wakeups = g;
+    }
+}
+
+pub fn mmap_read_unlock(k: &mut Kernel, now: u64, lk: &mut MmapLockState, mm: u32) {
+    if lk.holds_read {
+        lk.holds_read = false;
+        let mut g = std::mem::take(&mut k.wakeups);
+        k.mm_mut(mm).mmap_sem.up_read(&mut g, now);
+        k.wakeups = g;
+    }
+}
+
+/// A task leaving (exit, OOM kill) drops whatever it holds.
+pub fn mmap_lock_release(k: &mut Kernel, ctx: &Ctx, lk: &mut MmapLockState, mm: u32) {
+    mmap_read_unlock(k, ctx.clock(), lk, mm);
+    mmap_write_unlock(k, ctx.clock(), lk, mm);
+}
+
+/// A user access that may fault (x86 `do_page_fault` / `do_user_addr_fault`), locked as the
+/// profile's `fault_locking` says.
+pub fn do_user_addr_fault(
+    k: &mut Kernel,
+    t: usize,
+    ctx: &mut Ctx,
+    lk: &mut MmapLockState,
+    mm: u32,
+    vpn: u64,
+    write: bool,
+) -> FaultStep {
+    ctx.fault_tried = lk.waited_vpn == Some(vpn);
+    ctx.fault_resumed = std::mem::take(&mut lk.slept_holding) && ctx.fault_tried;
+    let r = fault_locked(k, t, ctx, lk, mm, vpn, write);
+    ctx.fault_tried = false;
+    ctx.fault_resumed = false;
+    lk.waited_vpn = match r {
+        FaultStep::Block(Outcome::Block { io: true, .. }) => Some(vpn),
+        FaultStep::Block(_) => lk.waited_vpn,
+        _ => None,
+    };
+    r
+}
+
+fn io_wait(until: u64) -> FaultStep {
+    FaultStep::Block(Outcome::Block { until: Some(until), io: true })
+}
+
+fn to_step(r: Fault) -> FaultStep {
+    match r {
+        Fault::Done => FaultStep::Done,
+        Fault::Segv => FaultStep::Segv,
+        Fault::Oom => FaultStep::Oom,
+        Fault::Wait { until, .. } => io_wait(until),
+    }
+}
+
+fn fault_locked(
+    k: &mut Kernel,
+    t: usize,
+    ctx: &mut Ctx,
+    lk: &mut MmapLockState,
+    mm: u32,
+    vpn: u64,
+    write: bool,
+) -> FaultStep {
+    // A present PTE that allows the access: no fault, the hardware sets the accessed/dirty bits.
+    if !lk.holds_read {
+        if let Some(slot) = k.pte_slot(mm, vpn) {
+            let e = k.pt.entries[slot];
+            if pte::present(e) && (!write || e & pte::WRITE != 0) {
+                k.pt.entries[slot] = e | pte::YOUNG | if write { pte::DIRTY } else { 0 };
+                ctx.user_ns += 2;
+                return FaultStep::Done;
+            }
+        }
+    }
+    let policy = k.profile.fault_locking;
+    if policy == FaultLocking::PerVma && !lk.holds_read && !lk.fault_tried {
+        if let Some(r) = lock_vma_under_rcu(k, ctx, lk, mm, vpn, write) {
+            return r;
+        }
+    }
+    if !lk.holds_read {
+        lk.holds_read = true;
+        if !k.mm_mut(mm).mmap_sem.down_read(t, ctx.clock()) {
+            k.charge(ctx, KFunc::RwsemDownRead, k.cost.lock_handoff);
+            return FaultStep::Block(Outcome::Block { until: None, io: false });
+        }
+    }
+    match k.handle_mm_fault(ctx, mm, vpn, write) {
+        Fault::Wait { until, .. } => {
+            if releases_for_io(policy) && !lk.fault_tried {
+                mmap_read_unlock(k, ctx.clock(), lk, mm);
+                lk.fault_tried = true;
+                k.ev.inc(Vm::MinorFaultRetry);
+            } else {
+                k.mm_mut(mm).mmap_sem.stats.io_waits_holding += 1;
+                lk.slept_holding = true;
+            }
+            io_wait(until)
+        }
+        other => {
+            mmap_read_unlock(k, ctx.clock(), lk, mm);
+            lk.fault_tried = false;
+            to_step(other)
+        }
+    }
+}
+
+/// Whether a fault under mmap_sem drops it to wait for I/O (FAULT_FLAG_ALLOW_RETRY) the first
+/// time, or sleeps holding it.
+fn releases_for_io(policy: FaultLocking) -> bool {
+    match policy {
+        FaultLocking::HoldAcrossIo => false,
+        FaultLocking::Retry | FaultLocking::PerVma => true,
+    }
+}
+
+/// The per-VMA attempt: `None` when the VMA is missing or write-locked (the fault falls back to
+/// mmap_sem, counted as an abort), else the fault's result under the VMA lock; an I/O wait drops
+/// that lock and the retry goes under mmap_sem.
+fn lock_vma_under_rcu(
+    k: &mut Kernel,
+    ctx: &mut Ctx,
+    lk: &mut MmapLockState,
+    mm: u32,
+    vpn: u64,
+    write: bool,
+) -> Option<FaultStep> {
+    match k.find_vma(mm, vpn) {
+        Some(i) if !k.mm(mm).vmas[i].write_locked => Some(match k.handle_mm_fault(ctx, mm, vpn, write) {
+            Fault::Wait { until, .. } => {
+                k.ev.inc(Vm::VmaLockRetry);
+                lk.fault_tried = true;
+                io_wait(until)
+            }
+            other => {
+                k.ev.inc(Vm::VmaLockSuccess);
+                to_step(other)
+            }
+        }),
+        _ => {
+            k.ev.inc(Vm::VmaLockAbort);
+            None
+        }
+    }
+}
+
+/// `vma_start_write`: under per-VMA locking a VMA created under mmap_sem is write-locked until
+/// `mmap_write_unlock`, so a fault on it cannot take the VMA lock meanwhile.
+pub fn new_vma_write_locked(k: &Kernel) -> bool {
+    k.profile.fault_locking == FaultLocking::PerVma
+}

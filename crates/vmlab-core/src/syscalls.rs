@@ -1,0 +1,308 @@
+//! The system-call layer a task's program calls into (`workload::syscalls::Syscalls`): each
+//! call takes the locks it needs (mmap_sem, by the policy in `mmap_lock`) and calls the mm's
+//! own functions (`mmap::do_mmap`, `mlock`, `filemap`, `page_writeback::vfs_fsync`), plus the
+//! process calls (fork, clone, wait, exit) on the scheduler's tasks.
+
+use std::sync::Arc;
+
+use rand::RngCore;
+
+use crate::kernel::Ctx;
+use crate::mmap_lock::{self, FaultStep};
+use crate::sched::{Outcome, TState, TaskKind, QUANTUM_NS};
+use crate::sim::Sim;
+use crate::stats::kfunc::KFunc;
+use crate::workload::exec;
+use crate::workload::interp::ProgState;
+use crate::workload::syscalls::{Access, Mapped, MmapArgs, OpenFile, Progress, Sys, Syscalls};
+
+/// One task's view of the machine during one quantum.
+pub struct TaskSyscalls<'a> {
+    pub sim: &'a mut Sim,
+    pub t: usize,
+    pub ctx: &'a mut Ctx,
+}
+
+impl TaskSyscalls<'_> {
+    fn mm(&self) -> u32 {
+        self.sim.s.tasks[self.t].mm.unwrap_or(0)
+    }
+
+    /// Run `f` holding mmap_sem for write, or block to wait for it.
+    fn with_mmap_write<T>(&mut self, f: impl FnOnce(&mut Self, u32) -> T) -> Sys<T> {
+        let (t, mm) = (self.t, self.mm());
+        if let Some(o) =
+            mmap_lock::mmap_write_lock(&mut self.sim.k, t, self.ctx, &mut self.sim.s.tasks[t].mmap_lock, mm)
+        {
+            return Sys::Block(o);
+        }
+        let r = f(self, mm);
+        let now = self.ctx.clock();
+        mmap_lock::mmap_write_unlock(&mut self.sim.k, now, &mut self.sim.s.tasks[t].mmap_lock, mm);
+        Sys::Ok(r)
+    }
+}
+
+impl Syscalls for TaskSyscalls<'_> {
+    fn need_resched(&self) -> bool {
+        self.ctx.sys_ns + self.ctx.user_ns >= QUANTUM_NS || self.ctx.sleep_ns > 0
+    }
+    fn quantum_spent(&self) -> bool {
+        self.ctx.sys_ns + self.ctx.user_ns >= QUANTUM_NS
+    }
+    fn clock(&self) -> u64 {
+        self.ctx.clock()
+    }
+    fn compute(&mut self, ns: u64) -> u64 {
+        let slice = ns.min(QUANTUM_NS);
+        self.ctx.user_ns += slice;
+        slice
+    }
+    fn rng(&mut self) -> &mut dyn RngCore {
+        &mut self.sim.k.rng
+    }
+    fn has_mm(&self) -> bool {
+        self.sim.s.tasks[self.t].mm.is_some()
+    }
+    fn comm(&self) -> String {
+        self.sim.s.tasks[self.t].name.clone()
+    }
+    fn syscall_entry(&mut self) {
+        self.sim.k.charge(self.ctx, KFunc::Syscall, self.sim.k.cost.syscall);
+    }
+
+    fn fork(&mut self, child: ProgState) {
+        do_fork(self.sim, self.t, self.ctx, child);
+    }
+    fn clone_threads(&mut self, threads: Vec<ProgState>) {
+        let (sim, t) = (&mut *self.sim, self.t);
+        let Some(mm) = sim.s.tasks[t].mm else { return };
+        let n = threads.len() as u32;
+        for (i, cps) in threads.into_iter().enumerate() {
+            let name = format!("{}:{i}", sim.s.tasks[t].name);
+            let c = sim.s.new_task(&name, TaskKind::User, Some(mm));
+            sim.s.tasks[c].prog = Some(Box::new(cps));
+            sim.s.tasks[c].parent = Some(t);
+            sim.s.tasks[c].cpu_allowed = sim.s.tasks[t].cpu_allowed;
+            sim.s.set_runnable(c);
+            sim.user_alive += 1;
+        }
+        sim.k.mm_mut(mm).users += n;
+        sim.s.tasks[t].children += n;
+    }
+    fn wait_children(&mut self) -> bool {
+        let task = &mut self.sim.s.tasks[self.t];
+        if task.children > 0 {
+            task.waiting_children = true;
+        }
+        task.children > 0
+    }
+    fn children_pending(&mut self) -> bool {
+        let task = &mut self.sim.s.tasks[self.t];
+        if task.waiting_children && task.children > 0 {
+            return true;
+        }
+        task.waiting_children = false;
+        false
+    }
+    fn queue_take(&mut self, queue: &str, n: i64) -> Option<i64> {
+        let mm = self.sim.s.tasks[self.t].mm.unwrap_or(0);
+        let next = self.sim.queues.entry((mm, queue.to_string())).or_insert(0);
+        if *next < n {
+            *next += 1;
+            Some(*next - 1)
+        } else {
+            None
+        }
+    }
+    fn nr_cpus(&self) -> i64 {
+        self.sim.s.cpus.len() as i64
+    }
+    fn sched_setaffinity(&mut self, cpu: u32) -> bool {
+        self.sim.s.tasks[self.t].cpu_allowed = Some(cpu);
+        cpu != self.ctx.cpu
+    }
+    fn mark(&mut self, name: &str) {
+        let v = self.ctx.clock() as f64 / 1e9;
+        self.sim.metric(name, v);
+    }
+
+    fn region(&self, name: &str) -> Result<(u64, u64), String> {
+        crate::mmap::region_lookup(&self.sim.k, self.mm(), name)
+    }
+    fn mmap(&mut self, a: &MmapArgs) -> Result<Sys<Mapped>, String> {
+        match self.with_mmap_write(|s, mm| crate::mmap::do_mmap(&mut s.sim.k, s.ctx, mm, a)) {
+            Sys::Ok(r) => r.map(Sys::Ok),
+            Sys::Block(o) => Ok(Sys::Block(o)),
+        }
+    }
+    fn munmap(&mut self, start: u64, pages: u64) -> Sys<()> {
+        self.with_mmap_write(|s, mm| s.sim.k.do_munmap(s.ctx, mm, start, pages))
+    }
+    fn mlock_chunk(&mut self, start: u64, end: u64) -> Sys<Result<bool, i64>> {
+        self.with_mmap_write(|s, mm| crate::mlock::mlock_chunk(&mut s.sim.k, s.ctx, mm, start, end))
+    }
+    fn munlock(&mut self, start: u64, end: u64) -> Sys<()> {
+        self.with_mmap_write(|s, mm| {
+            let _ = crate::mlock::mlock_fixup(&mut s.sim.k, s.ctx, mm, start, end, false);
+        })
+    }
+    fn madvise_dontneed(&mut self, start: u64, end: u64) -> i64 {
+        let mm = self.mm();
+        crate::mmap::madvise_dontneed(&mut self.sim.k, self.ctx, mm, start, end)
+    }
+    fn access(&mut self, vpn: u64, write: bool) -> Access {
+        let (t, mm) = (self.t, self.mm());
+        let lk = &mut self.sim.s.tasks[t].mmap_lock;
+        match mmap_lock::do_user_addr_fault(&mut self.sim.k, t, self.ctx, lk, mm, vpn, write) {
+            FaultStep::Done => {
+                self.sim.k.events += 1;
+                Access::Done
+            }
+            FaultStep::Block(o) => Access::Block(o),
+            FaultStep::Segv => Access::Segv,
+            FaultStep::Oom => Access::Oom(crate::oom_kill::alloc_retry_at(self.ctx)),
+        }
+    }
+    fn populate(&mut self, vpn: &mut u64, end: u64, write: bool) -> Progress {
+        let (t, mm) = (self.t, self.mm());
+        let lk = &mut self.sim.s.tasks[t].mmap_lock;
+        crate::mlock::populate_vma_page_range(&mut self.sim.k, t, self.ctx, lk, mm, vpn, end, write)
+    }
+
+    fn open(&mut self, name: &str) -> Result<OpenFile, String> {
+        let f = crate::filemap::file_lookup(&self.sim.k, name)?;
+        crate::dcache::lookup(&mut self.sim.k, self.ctx, f);
+        Ok(OpenFile { id: f, size: self.sim.k.files[f as usize].size })
+    }
+    fn extend(&mut self, file: u32, size: u64) -> u64 {
+        let f = &mut self.sim.k.files[file as usize];
+        f.extend(size);
+        f.size
+    }
+    fn read(&mut self, file: u32, idx: &mut u64, end: u64, base: u64, bs: u64) -> Progress {
+        crate::filemap::filemap_read(&mut self.sim.k, self.ctx, file, idx, end, base, bs)
+    }
+    fn write(&mut self, file: u32, idx: &mut u64, end: u64) -> Progress {
+        crate::filemap::generic_perform_write(&mut self.sim.k, self.ctx, file, idx, end)
+    }
+    fn create(&mut self, name: &str, size: u64, disk: Option<&str>) -> Result<(), String> {
+        let d = match disk {
+            None => 0,
+            Some(dn) => self.sim.disk_ids.get(dn).copied().ok_or_else(|| {
+                let hint = crate::workload::error::suggest(dn, self.sim.disk_ids.keys().map(|s| s.as_str()))
+                    .map(|s| format!("; did you mean `{s}`?"))
+                    .unwrap_or_default();
+                format!("no disk named `{dn}`{hint}")
+            })?,
+        };
+        crate::filemap::do_creat(&mut self.sim.k, self.ctx, name, size, d);
+        Ok(())
+    }
+    fn unlink(&mut self, name: &str) -> i64 {
+        match self.sim.k.file_ids.get(name).copied() {
+            Some(f) => {
+                self.sim.k.file_unlink(self.ctx, f);
+                0
+            }
+            None => ENOENT,
+        }
+    }
+    fn fsync(&mut self, name: &str) -> Result<u64, String> {
+        let f = crate::filemap::file_lookup(&self.sim.k, name)?;
+        Ok(crate::page_writeback::vfs_fsync(&mut self.sim.k, self.ctx, f))
+    }
+    fn drop_caches(&mut self) {
+        self.sim.k.drop_caches(self.ctx);
+    }
+}
+
+const ENOENT: i64 = 2;
+
+/// Run one quantum of a user task.
+pub fn step(sim: &mut Sim, t: usize, ctx: &mut Ctx) -> Outcome {
+    let Some(mut ps) = sim.s.tasks[t].prog.take() else { return Outcome::Exit };
+    let prog = Arc::clone(&sim.programs[ps.prog]);
+    let out = match exec::run(&mut TaskSyscalls { sim, t, ctx }, &mut ps, &prog) {
+        Ok(o) => o,
+        Err(e) => {
+            sim.error = Some(e);
+            Outcome::Exit
+        }
+    };
+    sim.s.tasks[t].prog = Some(ps);
+    if out == Outcome::Exit {
+        do_exit(sim, t, ctx);
+    }
+    out
+}
+
+fn do_fork(sim: &mut Sim, t: usize, ctx: &mut Ctx, child: ProgState) {
+    let Some(mm) = sim.s.tasks[t].mm else { return };
+    let name = sim.s.tasks[t].name.clone();
+    let child_mm = match sim.k.dup_mm(ctx, mm, &name) {
+        Ok(m) => m,
+        Err(_) => return,
+    };
+    let c = sim.s.new_task(&name, TaskKind::User, Some(child_mm));
+    sim.s.tasks[c].prog = Some(Box::new(child));
+    sim.s.tasks[c].parent = Some(t);
+    sim.s.tasks[c].cpu_allowed = sim.s.tasks[t].cpu_allowed;
+    sim.s.tasks[c].memlock_limit = sim.s.tasks[t].memlock_limit;
+    sim.s.tasks[c].last_cpu = ctx.cpu;
+    sim.s.tasks[t].children += 1;
+    sim.user_alive += 1;
+    sim.s.set_runnable(c);
+}
+
+/// The task leaves: drop its locks, its mm reference (the last one frees the address space on
+/// this CPU — quicklists fill here), and tell a waiting parent.
+fn do_exit(sim: &mut Sim, t: usize, ctx: &mut Ctx) {
+    let Some(mm) = sim.s.tasks[t].mm else { return };
+    if sim.s.tasks[t].prog.take().is_some() && sim.k.mms[mm as usize].is_some() {
+        mmap_lock::mmap_lock_release(&mut sim.k, ctx, &mut sim.s.tasks[t].mmap_lock, mm);
+    }
+    if sim.k.mms[mm as usize].is_some() {
+        let m = sim.k.mm_mut(mm);
+        m.users -= 1;
+        if m.users == 0 {
+            sim.k.exit_mmap(ctx, mm);
+        }
+    }
+    sim.s.tasks[t].mm = None;
+    if let Some(p) = sim.s.tasks[t].parent {
+        if sim.s.tasks[p].children > 0 {
+            sim.s.tasks[p].children -= 1;
+        }
+        if sim.s.tasks[p].children == 0 && sim.s.tasks[p].waiting_children {
+            sim.s.tasks[p].waiting_children = false;
+            sim.k.wakeups.push(p);
+        }
+    }
+}
+
+/// End a task that is not running (an OOM victim).
+pub fn kill_task(sim: &mut Sim, t: usize) {
+    if let Some(mm) = sim.s.tasks[t].mm {
+        if sim.k.mms[mm as usize].is_some() {
+            let mut g = std::mem::take(&mut sim.k.wakeups);
+            sim.k.mm_mut(mm).mmap_sem.cancel(t, &mut g, sim.s.now);
+            sim.k.wakeups = g;
+        }
+    }
+    sim.s.runq.retain(|&x| x != t);
+    if sim.s.tasks[t].iowait {
+        sim.s.set_runnable(t);
+        sim.s.runq.retain(|&x| x != t);
+    }
+    let cpu = sim.s.tasks[t].last_cpu;
+    let mut ctx = Ctx { cpu, node: sim.k.cfg.node_of_cpu(cpu), task: t, now: sim.s.now, ..Default::default() };
+    do_exit(sim, t, &mut ctx);
+    if sim.s.tasks[t].forever {
+        sim.user_forever -= 1;
+    }
+    sim.s.tasks[t].state = TState::Exited;
+    sim.s.tasks[t].gen += 1;
+    sim.user_alive -= 1;
+    sim.check_workload_end();
+}

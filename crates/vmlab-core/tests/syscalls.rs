@@ -1,0 +1,52 @@
+//! The system-call layer as a program sees it: `create FILE disk=DISK` puts the file on that disk.
+
+use vmlab_core::sim::{resolve_profile, Sim};
+use vmlab_core::workload::load_scenario_str;
+
+const TWO_DISKS: &str = r#"name = "create-disk"
+seed = 1
+[machine]
+memory = "256MiB"
+cpus = 1
+[[disk]]
+name = "sda"
+[[disk]]
+name = "sdb"
+model = "ssd"
+[[process]]
+name = "writer"
+program = '''
+create log DISK_ARG
+write log len=4MiB
+fsync log
+'''
+"#;
+
+fn run(disk_arg: &str) -> Sim {
+    let text = TWO_DISKS.replace("DISK_ARG", disk_arg);
+    let sc = load_scenario_str("create-disk.toml", &text, &[]).expect("loads");
+    let mut sim = Sim::new(&sc, resolve_profile(&sc, Some("linux-6.8")).expect("profile")).expect("builds");
+    sim.run().expect("runs");
+    sim
+}
+
+#[test]
+fn a_created_files_io_goes_to_its_disk() {
+    let sim = run("disk=sdb");
+    assert_eq!(sim.k.disks[0].bytes_written(), 0, "nothing written to sda");
+    assert_eq!(sim.k.disks[1].bytes_written(), 4 << 20, "the file's 4 MiB written to sdb");
+    let sim = run("");
+    assert_eq!(sim.k.disks[0].bytes_written(), 4 << 20, "without disk= the first disk");
+    assert_eq!(sim.k.disks[1].bytes_written(), 0);
+}
+
+#[test]
+fn a_disk_named_at_run_time_must_exist() {
+    let text = TWO_DISKS.replace("create log DISK_ARG", "let d = 3\ncreate log disk=sd{d}");
+    let sc = load_scenario_str("create-disk.toml", &text, &[]).expect("loads");
+    let mut sim = Sim::new(&sc, resolve_profile(&sc, Some("linux-6.8")).expect("profile")).expect("builds");
+    let e = sim.run().expect_err("sd3 does not exist");
+    assert!(e.message.starts_with("no disk named `sd3`"), "{}", e.message);
+    let line = text.lines().position(|l| l.starts_with("create log")).expect("in the text") + 1;
+    assert_eq!(e.span.map(|s| s.line as usize), Some(line));
+}
