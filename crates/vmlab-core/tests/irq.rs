@@ -91,6 +91,6 @@ fn completions_raise_interrupts_costed_by_the_era() {
 fn a_bad_irq_name_is_an_error() {
     let text = READER.replace("irq = \"DAC960_BA_InterruptHandler\"", "irq = \"two words\"");
     // The loader finds it, at the value's position.
-    let e = load_scenario_str("irq.toml", &text, &[]).err().expect("fails");
+    let e = load_scenario_str("irq.toml", &text, &[]).expect_err("fails");
     assert_eq!(e.to_string(), "irq.toml:11:7: irq must be a function name (one word)");
 }

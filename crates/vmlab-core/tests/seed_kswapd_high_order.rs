@@ -172,7 +172,7 @@ sleep 5s
 
     let bad = text.replace("off = \"2500ms\"\n", "");
     // The loader finds it, at the value's position.
-    let err = vmlab_core::workload::load_scenario_str("netrx-bursts.toml", &bad, &[]).err().expect("`on` alone");
+    let err = vmlab_core::workload::load_scenario_str("netrx-bursts.toml", &bad, &[]).expect_err("`on` alone");
     let msg = err.to_string();
     assert!(msg.starts_with("netrx-bursts.toml:") && msg.contains("go together"), "{msg}");
 }
