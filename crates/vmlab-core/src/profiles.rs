@@ -1342,7 +1342,7 @@ mod tests {
         assert_eq!(p.symbols, Symbols::Linux26);
         assert_eq!(
             p.set("reclaim", "engine", &set_value("modren")).unwrap_err(),
-            "`reclaim.engine` is one of modern, split2636, riel24, aa24; found `modren`; did you mean `modern`?"
+            "`reclaim.engine` is one of modern, split2636, riel24, aa24, zone26; found `modren`; did you mean `modern`?"
         );
     }
 
