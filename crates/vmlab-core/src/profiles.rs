@@ -554,6 +554,9 @@ pub fn all() -> Vec<Profile> {
     vec![LINUX_249, LINUX_249_PHILLIPS, AA1, AA2, LINUX_2_6_26, LINUX_2_6_27, LINUX_2636, LINUX_2638, MODERN]
 }
 
+/// The row a scenario runs when it names none (the table's newest kernel).
+pub const DEFAULT_PROFILE: &str = MODERN.name;
+
 pub fn find(name: &str) -> Option<Profile> {
     all().into_iter().find(|p| p.name == name)
 }

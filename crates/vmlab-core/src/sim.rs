@@ -70,7 +70,7 @@ pub struct Sim {
 pub fn resolve_profile(sc: &Scenario, override_name: Option<&str>) -> Result<Profile, SimError> {
     use crate::workload::load::Part;
     let at = |path: &[&str], part: Part, message: String| SimError { span: sc.span_of(path, part), message };
-    let name = override_name.or(sc.file.profile.as_deref()).unwrap_or("linux-6.8");
+    let name = override_name.or(sc.file.profile.as_deref()).unwrap_or(profiles::DEFAULT_PROFILE);
     let mut p = profiles::find(name).ok_or_else(|| {
         let hint = profiles::suggest_name(name).map(|s| format!("; did you mean `{s}`?")).unwrap_or_default();
         let msg = format!("unknown profile `{name}`{hint} (known profiles: {})", profiles::names().join(", "));
