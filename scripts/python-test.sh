@@ -4,7 +4,9 @@
 # requirements are installed again only when python/requirements-dev.txt changes, and cargo
 # rebuilds only what changed.
 #   scripts/python-test.sh [PYTEST ARGS...]      e.g. scripts/python-test.sh -k sweep
-# Environment: PYTHON (interpreter for the venv, default python3), VENV (default .venv).
+# Environment: PYTHON (interpreter for the venv, default python3), VENV (default .venv),
+# VMLAB_CARGO_PROFILE (the Cargo profile of the extension, default release; test-all.sh passes
+# its own so the extension reuses the crates it already built).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -27,9 +29,10 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
     echo "$want" > "$stamp"
 fi
 
-echo "== building the extension (maturin develop --release)"
+cargo_profile=${VMLAB_CARGO_PROFILE:-release}
+echo "== building the extension (maturin develop --profile $cargo_profile)"
 # Puts vmlab/_vmlab.abi3.so beside the Python sources in python/ and installs them editable.
-(cd python && maturin develop --release)
+(cd python && maturin develop --profile "$cargo_profile")
 
 echo "== pytest"
 exec python -m pytest python/tests -q "$@"

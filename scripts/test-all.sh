@@ -1,17 +1,20 @@
 #!/usr/bin/env bash
 # Every gate and every test vmlab has, in order, stopping at the first failure:
 #   1. cargo fmt --check and clippy with warnings as errors (the Python crate included);
-#   2. Rust unit, integration and property tests (debug build: page conservation is asserted
-#      after every simulated quantum), the CLI tests — under cargo nextest when it is installed,
-#      else cargo test, a line per test either way;
-#   3. in release: the full-scale seed reproductions that pass, then the golden hashes of every
-#      seed's and every example×profile's JSON (crates/vmlab-cli/tests/golden.rs);
+#   2. Rust unit, integration and property tests, the CLI tests — under cargo nextest when it is
+#      installed, else cargo test, a line per test either way;
+#   3. the full-scale seed reproductions that pass, then the golden hashes of every seed's and
+#      every example×profile's JSON (crates/vmlab-cli/tests/golden.rs);
 #   4. when the Python package is present, its pytest suite.
+# Everything is built once, in the `ci` profile (Cargo.toml): optimised as release, so the
+# seed-scale tests run in seconds, with debug assertions on, so page conservation is still
+# asserted after every simulated quantum. The outputs are release's (the golden hashes hold).
 # Needs only Rust, Python 3.11 and pip. Everything is printed as it happens; a step that runs a
 # long time says so every 50 s, so the log is never silent for a minute. The time of each step
 # is summed up at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+profile=${VMLAB_TEST_PROFILE:-ci}
 
 timings=()
 total_start=$(date +%s)
@@ -64,30 +67,31 @@ step "clippy" cargo clippy --workspace --all-targets --locked -- -D warnings
 
 if cargo nextest --version >/dev/null 2>&1; then
     # nextest runs no doctests; vmlab has none (`cargo test --doc` would add a build for nothing).
-    step "tests (nextest, debug)" cargo nextest run --workspace --locked --no-fail-fast
+    step "tests (nextest, $profile)" cargo nextest run --cargo-profile "$profile" --workspace --locked --no-fail-fast
+    # The ignored tests below run from the same build: one `--workspace` resolution of features.
+    ignored() { cargo nextest run --cargo-profile "$profile" --workspace --locked --run-ignored only --no-capture -E "binary($1) & test(=$2)"; }
 else
-    step "tests (cargo test, debug)" cargo test --workspace --locked --no-fail-fast
+    step "tests (cargo test, $profile)" cargo test --profile "$profile" --workspace --locked --no-fail-fast
+    ignored() { cargo test --profile "$profile" --workspace --locked --test "$1" -- --ignored --exact "$2" --nocapture; }
 fi
 
-# Full-scale seed reproductions that pass: each runs a seed at its original size, too slow for a
-# debug build. The ones that do not reproduce yet stay #[ignore]d with the reason; list a test
-# here once it passes.
+# Full-scale seed reproductions that pass: each runs a seed at its original size. The ones that
+# do not reproduce yet stay #[ignore]d with the reason; list a test here once it passes.
 full_scale=(
     "seed_kswapd_high_order full_scale_2638_settles_near_the_high_watermarks"
     "seed_google_mlock full_scale_must_shows"
 )
 for entry in "${full_scale[@]}"; do
     read -r target name <<<"$entry"
-    step "full scale (release): $target::$name" \
-        cargo test --release --locked -p vmlab-core --test "$target" -- --ignored --exact "$name" --nocapture
+    step "full scale: $target::$name" ignored "$target" "$name"
 done
 
 # Every seed's and every example×profile's JSON against crates/vmlab-cli/tests/golden/hashes.txt;
 # each run is printed as it finishes.
-step "golden hashes (release)" cargo test --release --locked -p vmlab --test golden -- --ignored --nocapture
+step "golden hashes" ignored golden outputs_match_the_golden_hashes
 
 if [ -x scripts/python-test.sh ]; then
-    step "python" scripts/python-test.sh
+    step "python" env VMLAB_CARGO_PROFILE="$profile" scripts/python-test.sh
 fi
 
 summary

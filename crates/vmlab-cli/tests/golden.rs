@@ -3,8 +3,8 @@
 //! fails here, so an output moves only on purpose: `VMLAB_BLESS=1` rewrites the file, and the
 //! commit that changes it says why.
 //!
-//! Release only (the seeds run at full size): `scripts/test-all.sh` runs it as
-//!   cargo test --release -p vmlab --test golden -- --ignored --nocapture
+//! Optimised builds only (the seeds run at full size): `scripts/test-all.sh` runs it in the `ci`
+//! profile; by hand, `cargo test --release -p vmlab --test golden -- --ignored --nocapture`.
 //! Each run is printed as it finishes. `VMLAB_GOLDEN_ALL=1` also runs the seeds in `SLOW`.
 
 use std::collections::BTreeMap;
@@ -29,7 +29,7 @@ const HEADER: &str = "\
 #   reproduce-SEED.json        vmlab reproduce SEED --json FILE            (every seed of --list)
 #   run-EXAMPLE-PROFILE.json   vmlab run scenarios/examples/EXAMPLE.toml --profile PROFILE --json FILE
 # run from the repository root by crates/vmlab-cli/tests/golden.rs, which scripts/test-all.sh runs
-# in release. Any change to any of these outputs fails that test.
+# in the ci profile. Any change to any of these outputs fails that test.
 #
 # Rewrite on purpose only:
 #   VMLAB_BLESS=1 cargo test --release -p vmlab --test golden -- --ignored --nocapture
@@ -114,7 +114,7 @@ fn read_hashes(p: &Path) -> BTreeMap<String, String> {
 }
 
 #[test]
-#[ignore = "release build, minutes: scripts/test-all.sh runs it with --ignored"]
+#[ignore = "optimised build, minutes: scripts/test-all.sh runs it with --ignored"]
 fn outputs_match_the_golden_hashes() {
     let bless = std::env::var("VMLAB_BLESS").is_ok_and(|v| v == "1");
     let all = std::env::var("VMLAB_GOLDEN_ALL").is_ok_and(|v| v == "1");

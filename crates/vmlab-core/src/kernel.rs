@@ -128,6 +128,7 @@ pub struct Kernel {
     pub dirty_inodes: std::collections::VecDeque<(u64, u32)>,
     pub flusher_task: usize,
     pub now: u64,
+    /// The interrupt/softirq stream (`prandom::Stream::Softirq`); processes draw from their own.
     pub rng: rand_pcg::Pcg64,
     /// Simulated page events processed (faults, scans, I/O pages): the benchmark's unit.
     pub events: u64,
@@ -156,7 +157,6 @@ pub struct Kernel {
 
 impl Kernel {
     pub fn new(profile: Profile, cfg: MachineConfig, seed: u64) -> Result<Kernel, String> {
-        use rand::SeedableRng;
         let total = cfg.total_pages();
         if total > (1u64 << 28) {
             return Err(format!("machine.memory is {} GiB; vmlab supports up to 1 TiB", total >> 18));
@@ -192,7 +192,7 @@ impl Kernel {
             dirty_inodes: std::collections::VecDeque::new(),
             flusher_task: usize::MAX,
             now: 0,
-            rng: rand_pcg::Pcg64::seed_from_u64(seed),
+            rng: crate::prandom::stream(seed, crate::prandom::Stream::Softirq, 0),
             events: 0,
             oom_killed: Vec::new(),
             rmap_buf: Vec::new(),

@@ -20,6 +20,7 @@ pub mod mmzone;
 pub mod oom_kill;
 pub mod page_alloc;
 pub mod page_writeback;
+pub mod prandom;
 pub mod profiles;
 pub mod quicklist;
 pub mod readahead;

@@ -61,6 +61,8 @@ pub struct Task {
     pub memlock_limit: u64,
     /// What the task holds of its mm's mmap_sem, kept across quanta (a fault waiting for I/O).
     pub mmap_lock: crate::mmap_lock::MmapLockState,
+    /// The task's own random stream (`prandom`): its accesses do not depend on what others draw.
+    pub rng: rand_pcg::Pcg64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -179,6 +181,7 @@ impl Sched {
             waiting_children: false,
             memlock_limit: u64::MAX,
             mmap_lock: Default::default(),
+            rng: crate::prandom::stream(0, crate::prandom::Stream::Process, u64::MAX),
         });
         id
     }

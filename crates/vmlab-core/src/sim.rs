@@ -189,8 +189,9 @@ impl Sim {
                 k.file_create(&name, fs.bytes, fs.disk, false);
             }
         }
-        for t in &setup.filetrees {
-            let sizes = crate::dist::file_tree_sizes(&mut k.rng, t.total_bytes, t.mean_bytes.max(1), t.sigma);
+        for (ti, t) in setup.filetrees.iter().enumerate() {
+            let mut rng = crate::prandom::stream(f.seed, crate::prandom::Stream::FileTree, ti as u64);
+            let sizes = crate::dist::file_tree_sizes(&mut rng, t.total_bytes, t.mean_bytes.max(1), t.sigma);
             for (i, s) in sizes.iter().enumerate() {
                 let name = if t.name.contains("{i}") {
                     t.name.replace("{i}", &i.to_string())
@@ -232,6 +233,8 @@ impl Sim {
                 s.tasks[t].prog = Some(Box::new(ps));
                 s.tasks[t].cpu_allowed = pd.cpu.map(|c| c % m.cpus);
                 s.tasks[t].memlock_limit = pd.memlock_limit;
+                s.tasks[t].rng =
+                    crate::prandom::stream(f.seed, crate::prandom::Stream::Process, ((pi as u64) << 32) | c as u64);
                 s.push(pd.start_ns, Event::Start(t));
                 sim_user += 1;
             }

@@ -59,7 +59,7 @@ impl Syscalls for TaskSyscalls<'_> {
         slice
     }
     fn rng(&mut self) -> &mut dyn RngCore {
-        &mut self.sim.k.rng
+        &mut self.sim.s.tasks[self.t].rng
     }
     fn has_mm(&self) -> bool {
         self.sim.s.tasks[self.t].mm.is_some()
@@ -82,6 +82,7 @@ impl Syscalls for TaskSyscalls<'_> {
             let name = format!("{}:{i}", sim.s.tasks[t].name);
             let c = sim.s.new_task(&name, TaskKind::User, Some(mm));
             sim.s.tasks[c].prog = Some(Box::new(cps));
+            sim.s.tasks[c].rng = crate::prandom::split(&mut sim.s.tasks[t].rng);
             sim.s.tasks[c].parent = Some(t);
             sim.s.tasks[c].cpu_allowed = sim.s.tasks[t].cpu_allowed;
             sim.s.set_runnable(c);
@@ -246,6 +247,7 @@ fn do_fork(sim: &mut Sim, t: usize, ctx: &mut Ctx, child: ProgState) {
     };
     let c = sim.s.new_task(&name, TaskKind::User, Some(child_mm));
     sim.s.tasks[c].prog = Some(Box::new(child));
+    sim.s.tasks[c].rng = crate::prandom::split(&mut sim.s.tasks[t].rng);
     sim.s.tasks[c].parent = Some(t);
     sim.s.tasks[c].cpu_allowed = sim.s.tasks[t].cpu_allowed;
     sim.s.tasks[c].memlock_limit = sim.s.tasks[t].memlock_limit;

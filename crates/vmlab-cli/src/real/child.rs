@@ -9,7 +9,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use rand::{Rng, SeedableRng};
+use rand::Rng;
 use vmlab_core::workload::ast::{Access, Backing, Expr, OpKind, Pattern, Span, Template};
 use vmlab_core::workload::exec::{no_progress_message, MAX_STEPS_WITHOUT_TIME};
 use vmlab_core::workload::interp::{eval, render, Insn, Program, ERRNO, NR_CPUS, NR_NODES, TID};
@@ -30,6 +30,8 @@ pub struct ChildSpec<'a> {
     pub pipe: libc::c_int,
     pub t0: Instant,
     pub seed: u64,
+    /// Which `[[process]]` definition this copy runs (its random stream is keyed by it).
+    pub process: usize,
     pub copy: u32,
     pub cpus: u32,
     pub nodes: u32,
@@ -99,7 +101,12 @@ fn run(s: &ChildSpec) -> i32 {
         s,
         vars: vec![0; s.prog.nvars],
         regions: HashMap::new(),
-        rng: rand_pcg::Pcg64::seed_from_u64(s.seed ^ (u64::from(s.copy) << 32)),
+        // The same stream the simulator gives this copy, so both draw the same accesses.
+        rng: vmlab_core::prandom::stream(
+            s.seed,
+            vmlab_core::prandom::Stream::Process,
+            ((s.process as u64) << 32) | u64::from(s.copy),
+        ),
         buf: Vec::new(),
     };
     c.vars[TID] = i64::from(s.copy);

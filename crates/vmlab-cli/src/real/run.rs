@@ -138,6 +138,7 @@ pub fn supervise(progs: &[Program], plan: Vec<Planned>, env: &mut Env, lim: &Lim
                 pipe: wfd,
                 t0,
                 seed: lim.seed,
+                process: p.prog,
                 copy: p.copy,
                 cpus: lim.cpus,
                 nodes: lim.nodes,
