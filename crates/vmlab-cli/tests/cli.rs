@@ -13,11 +13,12 @@ fn vmlab(args: &[&str]) -> (i32, String, String) {
 }
 
 /// miette wraps a long message at the terminal's width behind a `│` gutter, at spaces and after
-/// hyphens (`linux-` / `2.6.36`); the tests look for phrases, so join the lines back.
+/// hyphens and en dashes (`linux-` / `2.6.36`, `0–` / `100`; where depends on the length of the
+/// temporary path, so on the test's PID); the tests look for phrases, so join the lines back.
 fn unwrap_lines(err: &str) -> String {
     let mut out = String::new();
     for l in err.lines().map(|l| l.trim_start_matches(|c: char| c.is_whitespace() || c == '│')) {
-        if !out.is_empty() && !out.ends_with('-') {
+        if !out.is_empty() && !out.ends_with(['-', '–']) {
             out.push(' ');
         }
         out.push_str(l);
