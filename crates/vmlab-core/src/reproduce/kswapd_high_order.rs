@@ -417,7 +417,7 @@ pub fn reporter_table(runs: &[RunReport]) -> String {
     for (key, label, simon) in rows {
         s += &format!("{label:<44}");
         for r in runs {
-            let v = r.metrics.get(*key).copied().unwrap_or(f64::NAN);
+            let v = r.metrics.get(key).copied().unwrap_or(f64::NAN);
             s += &format!("{:>22}", if v.abs() >= 1000.0 { format!("{v:.0}") } else { format!("{v:.2}") });
         }
         s += &format!("   {simon}\n");
