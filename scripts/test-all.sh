@@ -79,6 +79,7 @@ fi
 # do not reproduce yet stay #[ignore]d with the reason; list a test here once it passes.
 full_scale=(
     "seed_kswapd_high_order full_scale_2638_settles_near_the_high_watermarks"
+    "seed_kswapd_mailserver full_scale_mailserver_2638_settles_near_the_watermarks"
     "seed_google_mlock full_scale_must_shows"
 )
 for entry in "${full_scale[@]}"; do

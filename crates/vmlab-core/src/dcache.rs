@@ -43,10 +43,10 @@ pub struct Vfs {
 }
 
 impl Vfs {
-    pub fn new(dentry_size: u64, inode_size: u64, nr_cpus: u64) -> Vfs {
+    pub fn new(dentry_size: u64, inode_size: u64, nr_cpus: u64, t: crate::slub::SlubTunables) -> Vfs {
         Vfs {
-            dentry_cache: KmemCache::new("dentry", dentry_size, nr_cpus, Mt::Reclaimable),
-            inode_cache: KmemCache::new("inode_cache", inode_size, nr_cpus, Mt::Reclaimable),
+            dentry_cache: KmemCache::with_tunables("dentry", dentry_size, nr_cpus, Mt::Reclaimable, t),
+            inode_cache: KmemCache::with_tunables("inode_cache", inode_size, nr_cpus, Mt::Reclaimable, t),
             d_lru: VecDeque::new(),
             i_unused: VecDeque::new(),
             stamp: 0,
@@ -264,7 +264,7 @@ mod tests {
             zones,
         };
         let mut k = Kernel::new(crate::profiles::find("linux-2.6.36").expect("profile"), cfg, 1).expect("kernel");
-        k.vfs = Some(Box::new(Vfs::new(192, 800, 4)));
+        k.vfs = Some(Box::new(Vfs::new(192, 800, 4, crate::slub::SlubTunables::default())));
         k
     }
 

@@ -25,6 +25,9 @@ use crate::workload::scenario::ZoneName;
 /// A run failed because of the scenario (a runtime error in a program, a bad machine).
 pub type SimError = crate::workload::exec::RunError;
 
+/// One zone in a buddy sample: (free pages, free pages in order >= 3 blocks, `nr_free` by order).
+pub type BuddySample = (u64, u64, [u64; crate::mmzone::MAX_ORDER]);
+
 /// See `Sim::on_sample`.
 pub type SampleHook = Box<dyn FnMut(&mut Sim)>;
 
@@ -44,7 +47,8 @@ pub struct Sim {
     pub samples: Vec<Sample>,
     /// Per sample, per zone: free pages and free pages in blocks of order >= 3 (buddyinfo), the
     /// validation hook for high-order reclaim (how fragmented free memory is).
-    pub buddy_samples: Vec<(f64, Vec<(u64, u64)>)>,
+    /// Per zone at each sample: free pages, free pages in blocks of order >= 3, free blocks by order.
+    pub buddy_samples: Vec<(f64, Vec<BuddySample>)>,
     pub sstate: SampleState,
     pub scenario_name: String,
     pub seed: u64,
@@ -179,7 +183,8 @@ impl Sim {
             disk_ids.insert("sda".into(), 0);
             k.prof.irq.push(crate::stats::kfunc::IrqRow { name: DISK_IRQ.to_string(), ..Default::default() });
         }
-        if let Some(sw) = &setup.swap {
+        // `size = 0` is `swapoff -a`: no swap area at all.
+        if let Some(sw) = setup.swap.as_ref().filter(|sw| sw.bytes >= 4096) {
             let base = k.disks[sw.disk].allocate_extent(sw.bytes);
             k.swap = Some(crate::swap_state::SwapInfo::new(sw.disk, base, sw.bytes));
         }
@@ -245,8 +250,15 @@ impl Sim {
         };
         let end_limit = setup.duration_ns.unwrap_or(load::DEFAULT_DURATION_NS);
         let linger = setup.linger_ns.unwrap_or(0);
+        let slub = match setup.slub {
+            Some((max_order, min_objects, min_order)) => {
+                crate::slub::SlubTunables { max_order, min_objects, min_order }
+            }
+            None => crate::slub::SlubTunables::default(),
+        };
         if let Some((inode_size, dentry_size)) = setup.fs {
-            k.vfs = Some(Box::new(crate::dcache::Vfs::new(dentry_size as u64, inode_size as u64, k.cfg.cpus as u64)));
+            k.vfs =
+                Some(Box::new(crate::dcache::Vfs::new(dentry_size as u64, inode_size as u64, k.cfg.cpus as u64, slub)));
         }
         let mut netrx = Vec::new();
         for n in &setup.netrx {
@@ -258,6 +270,13 @@ impl Sim {
             if let Some(bytes) = n.object_bytes {
                 src.object = bytes;
                 src.cache = Some(crate::slub::KmemCache::kmalloc_atomic(bytes, n.order));
+            }
+            if let Some(mtu) = n.mtu {
+                let cpus = k.cfg.cpus as u64;
+                let data = crate::slub::skb_rx_data_bytes(mtu as u64);
+                src.object = data;
+                src.cache = Some(crate::slub::KmemCache::kmalloc(data, cpus, slub));
+                src.head_cache = Some(crate::slub::KmemCache::kmalloc(crate::slub::SKB_HEAD_BYTES, cpus, slub));
             }
             if let Some((on, off)) = n.on_off {
                 src.on_ns = on;
@@ -638,7 +657,7 @@ impl Sim {
             .k
             .zones
             .iter()
-            .map(|z| (z.free_pages, z.nr_free.iter().enumerate().skip(3).map(|(o, n)| n << o).sum()))
+            .map(|z| (z.free_pages, z.nr_free.iter().enumerate().skip(3).map(|(o, n)| n << o).sum(), z.nr_free))
             .collect();
         self.buddy_samples.push((now as f64 / 1e9, zones));
         let mi = self.meminfo();

@@ -44,7 +44,11 @@ pub struct NetRx {
     pub last_free: u64,
     /// The kmalloc cache the objects share (None: one object a slab).
     pub cache: Option<KmemCache>,
-    /// Objects alive: (free time, arrival number, slab pfn, slab order), soonest first.
+    /// `skbuff_head_cache`: with it every packet is an skb, its `struct sk_buff` from this
+    /// cache and its data from `cache` (`__alloc_skb`), both freed when it is consumed.
+    pub head_cache: Option<KmemCache>,
+    /// Objects alive: (free time, arrival number, slab pfn, slab order — or, with a cache, the
+    /// head object's slab or NIL), soonest first.
     pub live: BinaryHeap<Reverse<(u64, u64, Pfn, u32)>>,
     pub arrivals: u64,
     /// Slabs allocated at the preferred order / at the fallback order / not at all (packet dropped).
@@ -67,6 +71,7 @@ impl NetRx {
             drain: 0,
             last_free: 0,
             cache: None,
+            head_cache: None,
             live: BinaryHeap::new(),
             arrivals: 0,
             allocated: 0,
@@ -92,13 +97,21 @@ impl NetRx {
     /// The softirq at time `ctx.now`: free the objects whose time is over, then allocate one.
     pub fn interrupt(&mut self, k: &mut Kernel, ctx: &mut Ctx) {
         let mut cache = self.cache.take();
-        self.interrupt_with(k, ctx, cache.as_mut());
+        let mut head = self.head_cache.take();
+        self.interrupt_with(k, ctx, cache.as_mut(), head.as_mut());
         self.cache = cache;
+        self.head_cache = head;
     }
 
-    fn interrupt_with(&mut self, k: &mut Kernel, ctx: &mut Ctx, cache: Option<&mut KmemCache>) {
+    fn interrupt_with(
+        &mut self,
+        k: &mut Kernel,
+        ctx: &mut Ctx,
+        cache: Option<&mut KmemCache>,
+        mut head: Option<&mut KmemCache>,
+    ) {
         if self.silent(ctx.now) {
-            self.expire(k, ctx, cache);
+            self.expire(k, ctx, cache, head);
             return;
         }
         let life = if self.exp_lifetime {
@@ -116,19 +129,35 @@ impl NetRx {
         self.arrivals += 1;
         match cache {
             Some(c) => {
-                self.expire(k, ctx, Some(&mut *c));
+                self.expire(k, ctx, Some(&mut *c), head.as_deref_mut());
+                let h = match head.as_deref_mut() {
+                    Some(h) => match h.alloc(k, ctx) {
+                        Some(hp) => hp,
+                        None => {
+                            self.failed += 1;
+                            return;
+                        }
+                    },
+                    None => crate::mm_types::NIL,
+                };
                 let (slabs, fb) = (c.slabs, c.order_fallback);
                 match c.alloc(k, ctx) {
                     Some(p) => {
                         self.allocated += c.slabs - slabs;
                         self.fallback += c.order_fallback - fb;
-                        self.live.push(Reverse((free_at, self.arrivals, p, 0)));
+                        self.live.push(Reverse((free_at, self.arrivals, p, h)));
                     }
-                    None => self.failed += 1,
+                    None => {
+                        // `__alloc_skb` frees the head when the data allocation fails.
+                        if let Some(hc) = head {
+                            hc.free(k, ctx, h);
+                        }
+                        self.failed += 1;
+                    }
                 }
             }
             None => {
-                self.expire(k, ctx, None);
+                self.expire(k, ctx, None, None);
                 match allocate_slab(k, ctx, self.order) {
                     Some((p, o)) => {
                         if o == self.order {
@@ -145,7 +174,13 @@ impl NetRx {
     }
 
     /// Free every object whose lifetime is over (`kfree`, or `__free_slab` for whole slabs).
-    pub fn expire(&mut self, k: &mut Kernel, ctx: &mut Ctx, mut cache: Option<&mut KmemCache>) {
+    pub fn expire(
+        &mut self,
+        k: &mut Kernel,
+        ctx: &mut Ctx,
+        mut cache: Option<&mut KmemCache>,
+        mut head: Option<&mut KmemCache>,
+    ) {
         while let Some(&Reverse((t, _, p, o))) = self.live.peek() {
             if t > ctx.now {
                 break;
@@ -154,11 +189,27 @@ impl NetRx {
             match cache.as_deref_mut() {
                 Some(c) => {
                     c.free(k, ctx, p);
+                    if let Some(h) = head.as_deref_mut() {
+                        h.free(k, ctx, o);
+                    }
                 }
                 None => free_slab(k, ctx, p, o),
             }
         }
     }
+}
+
+/// `struct sk_buff` on 2.6.36 x86-64 (about 232 bytes), cache-line aligned in
+/// `skbuff_head_cache`.
+pub const SKB_HEAD_BYTES: u64 = 256;
+
+/// The `kmalloc` size of a receive buffer for `mtu` as bnx2 asks for it (2.6.36
+/// `bnx2_set_rx_ring_size`: MTU + Ethernet header + the chip's frame header and alignment;
+/// `__alloc_skb`: + NET_SKB_PAD, rounded to a cache line, + `struct skb_shared_info`, about
+/// 330 bytes with 18 fragments). MTU 1500 gives about 2 KB: kmalloc-2048.
+pub fn skb_rx_data_bytes(mtu: u64) -> u64 {
+    let buf = mtu + 14 + 18 + 8 + 16 + 64;
+    buf.div_ceil(64) * 64 + 330
 }
 
 /// `allocate_slab`: the preferred order with NORETRY|NOWARN in atomic context, then `s->min`.
@@ -189,18 +240,36 @@ pub fn free_slab(k: &mut Kernel, ctx: &mut Ctx, p: Pfn, order: u32) {
     k.free_pages(ctx, p, order);
 }
 
-/// `slub_max_order` (PAGE_ALLOC_COSTLY_ORDER) and `MAX_OBJS_PER_PAGE`.
-const SLUB_MAX_ORDER: u32 = 3;
+/// The boot parameters `slub_max_order`, `slub_min_objects` and `slub_min_order` (2.6.36
+/// defaults: PAGE_ALLOC_COSTLY_ORDER, 0 = from the CPU count, 0). A scenario's `[slub]` sets them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SlubTunables {
+    pub max_order: u32,
+    pub min_objects: u32,
+    pub min_order: u32,
+}
+
+impl Default for SlubTunables {
+    fn default() -> Self {
+        SlubTunables { max_order: 3, min_objects: 0, min_order: 0 }
+    }
+}
+
 const PAGE_SIZE: u64 = 4096;
+/// `MAX_OBJS_PER_PAGE`: `page->objects` is 16 bits wide.
+const MAX_OBJS_PER_PAGE: u64 = 65535;
 
 fn fls(x: u64) -> u32 {
     64 - x.leading_zeros()
 }
 
-/// 2.6.36 `slab_order`: the smallest order from which `min_objects` objects fit with at most
-/// 1/`fract_leftover` of the slab wasted.
-fn slab_order(size: u64, min_objects: u64, max_order: u32, fract_leftover: u64) -> u32 {
-    let mut order = fls(min_objects * size - 1).saturating_sub(12);
+/// 2.6.36 `slab_order`: the smallest order from `slub_min_order` up at which `min_objects`
+/// objects fit with at most 1/`fract_leftover` of the slab wasted.
+fn slab_order(size: u64, min_objects: u64, max_order: u32, fract_leftover: u64, min_order: u32) -> u32 {
+    if (PAGE_SIZE << min_order) / size > MAX_OBJS_PER_PAGE {
+        return fls(size * MAX_OBJS_PER_PAGE - 1).saturating_sub(12).saturating_sub(1);
+    }
+    let mut order = min_order.max(fls(min_objects * size - 1).saturating_sub(12));
     while order <= max_order {
         let slab = PAGE_SIZE << order;
         if slab >= min_objects * size && slab % size <= slab / fract_leftover {
@@ -211,23 +280,39 @@ fn slab_order(size: u64, min_objects: u64, max_order: u32, fract_leftover: u64) 
     order
 }
 
-/// 2.6.36 `calculate_order`: aim for 4·(fls(nr_cpu_ids)+1) objects a slab, relaxing the waste
-/// limit and then the object count until an order ≤ slub_max_order fits.
-pub fn calculate_order(size: u64, nr_cpus: u64) -> u32 {
-    let max_objects = ((PAGE_SIZE << SLUB_MAX_ORDER) / size).max(1);
-    let mut min_objects = (4 * (fls(nr_cpus) as u64 + 1)).min(max_objects);
+/// 2.6.36 `calculate_order`: aim for `slub_min_objects` (default 4·(fls(nr_cpu_ids)+1)) objects
+/// a slab, relaxing the waste limit and then the object count until an order ≤ `slub_max_order`
+/// fits; a single object may go up to MAX_ORDER.
+pub fn calculate_order_with(size: u64, nr_cpus: u64, t: SlubTunables) -> u32 {
+    let mut min_objects = if t.min_objects > 0 { t.min_objects as u64 } else { 4 * (fls(nr_cpus) as u64 + 1) };
+    let max_objects = ((PAGE_SIZE << t.max_order) / size).max(1);
+    min_objects = min_objects.min(max_objects);
     while min_objects > 1 {
         let mut fraction = 16;
         while fraction >= 4 {
-            let order = slab_order(size, min_objects, SLUB_MAX_ORDER, fraction);
-            if order <= SLUB_MAX_ORDER {
+            let order = slab_order(size, min_objects, t.max_order, fraction, t.min_order);
+            if order <= t.max_order {
                 return order;
             }
             fraction /= 2;
         }
         min_objects -= 1;
     }
-    slab_order(size, 1, crate::mmzone::MAX_ORDER as u32 - 1, 1)
+    let order = slab_order(size, 1, t.max_order, 1, t.min_order);
+    if order <= t.max_order {
+        return order;
+    }
+    slab_order(size, 1, crate::mmzone::MAX_ORDER as u32 - 1, 1, t.min_order)
+}
+
+/// `calculate_order` with the default boot parameters.
+pub fn calculate_order(size: u64, nr_cpus: u64) -> u32 {
+    calculate_order_with(size, nr_cpus, SlubTunables::default())
+}
+
+/// `set_min_partial(s, ilog2(s->size))`: empty slabs a node keeps on its partial list, 5 to 10.
+pub fn min_partial(size: u64) -> u64 {
+    (fls(size) as u64 - 1).clamp(5, 10)
 }
 
 /// A SLUB cache of small kernel objects (`struct kmem_cache` with one node). A slab page's
@@ -246,8 +331,12 @@ pub struct KmemCache {
     /// `__GFP_RECLAIMABLE` for SLAB_RECLAIM_ACCOUNT caches (dentry, inode).
     pub mt: crate::mmzone::Mt,
     pub partial: crate::mm_types::List,
-    /// The CPU slab (frozen: neither on the partial list nor discarded while it is the CPU slab).
-    pub cpu_slab: Pfn,
+    pub nr_partial: u64,
+    /// `s->min_partial`: empty slabs kept on the partial list when a CPU slab is deactivated.
+    pub min_partial: u64,
+    /// `kmem_cache_cpu.page` per CPU (frozen: neither on the partial list nor discarded while
+    /// it is a CPU slab), indexed by the allocating CPU.
+    pub cpu_slab: Vec<Pfn>,
     pub pages: u64,
     pub objects: u64,
     /// Slabs allocated at the preferred order, and at `min` because that failed.
@@ -259,15 +348,27 @@ pub struct KmemCache {
 
 impl KmemCache {
     pub fn new(name: &'static str, size: u64, nr_cpus: u64, mt: crate::mmzone::Mt) -> KmemCache {
-        let size = size.clamp(8, PAGE_SIZE << SLUB_MAX_ORDER);
+        KmemCache::with_tunables(name, size, nr_cpus, mt, SlubTunables::default())
+    }
+
+    pub fn with_tunables(
+        name: &'static str,
+        size: u64,
+        nr_cpus: u64,
+        mt: crate::mmzone::Mt,
+        t: SlubTunables,
+    ) -> KmemCache {
+        let size = size.clamp(8, PAGE_SIZE << t.max_order.max(3));
         KmemCache {
             name,
             size,
-            order: calculate_order(size, nr_cpus),
+            order: calculate_order_with(size, nr_cpus, t),
             min_order: fls((size - 1) >> 12),
             mt,
             partial: Default::default(),
-            cpu_slab: crate::mm_types::NIL,
+            nr_partial: 0,
+            min_partial: min_partial(size),
+            cpu_slab: vec![crate::mm_types::NIL; nr_cpus.max(1) as usize],
             pages: 0,
             objects: 0,
             slabs: 0,
@@ -284,26 +385,54 @@ impl KmemCache {
         c
     }
 
+    /// `kmalloc-N` as `kmem_cache_init` creates it: the power-of-two size class holding
+    /// `bytes`, its order from `calculate_order`, used from softirq with GFP_ATOMIC.
+    pub fn kmalloc(bytes: u64, nr_cpus: u64, t: SlubTunables) -> KmemCache {
+        let size = bytes.max(8).next_power_of_two();
+        let mut c = KmemCache::with_tunables("kmalloc", size, nr_cpus, crate::mmzone::Mt::Unmovable, t);
+        c.atomic = true;
+        c
+    }
+
     fn capacity(&self, order: u32) -> u32 {
         ((PAGE_SIZE << order) / self.size) as u32
     }
 
-    /// `slab_alloc`: an object from the CPU slab, else the first partial slab, else a new slab
-    /// (`new_slab` → `allocate_slab`: `oo` with NOWARN|NORETRY, then `min`). None when no page
-    /// could be had.
+    fn is_cpu_slab(&self, p: Pfn) -> bool {
+        self.cpu_slab.contains(&p)
+    }
+
+    /// `slab_alloc` on `ctx.cpu`: an object from the CPU slab, else the first partial slab, else
+    /// a new slab (`new_slab` → `allocate_slab`: `oo` with NOWARN|NORETRY, then `min`). None
+    /// when no page could be had.
     pub fn alloc(&mut self, k: &mut Kernel, ctx: &mut Ctx) -> Option<Pfn> {
         use crate::mm_types::NIL;
-        let c = self.cpu_slab;
+        let cpu = ctx.cpu as usize % self.cpu_slab.len();
+        let c = self.cpu_slab[cpu];
         if c != NIL && k.fr.index[c as usize] < self.capacity(k.fr.aux[c as usize] as u32) {
             k.fr.index[c as usize] += 1;
             self.objects += 1;
             return Some(c);
         }
-        // A full CPU slab is deactivated onto no list: it comes back via the partial list when
-        // one of its objects is freed.
-        self.cpu_slab = NIL;
+        // `deactivate_slab` → `unfreeze_slab`: a full CPU slab goes onto no list (it comes back
+        // via the partial list when one of its objects is freed); an empty one stays on the
+        // partial list's tail while the node has fewer than `min_partial`, else is discarded.
+        self.cpu_slab[cpu] = NIL;
+        if c != NIL && k.fr.index[c as usize] == 0 {
+            if self.nr_partial < self.min_partial {
+                self.partial.push_tail(&mut k.fr, c);
+                self.nr_partial += 1;
+            } else {
+                let o = k.fr.aux[c as usize] as u32;
+                self.pages -= 1 << o;
+                free_slab(k, ctx, c, o);
+            }
+        }
         let p = match self.partial.pop_head(&mut k.fr) {
-            Some(p) => p,
+            Some(p) => {
+                self.nr_partial -= 1;
+                p
+            }
             None => {
                 k.charge(ctx, KFunc::SlabAlloc, k.cost.page_alloc);
                 let gfp = if self.atomic {
@@ -340,25 +469,27 @@ impl KmemCache {
                 p
             }
         };
-        self.cpu_slab = p;
+        self.cpu_slab[cpu] = p;
         k.fr.index[p as usize] += 1;
         self.objects += 1;
         Some(p)
     }
 
     /// `slab_free` of an object of slab `p`: a full slab goes to the partial list's tail, an
-    /// empty one (not the CPU slab) back to the buddy allocator. Returns the pages freed.
+    /// empty one (not a CPU slab) back to the buddy allocator (2.6.36 `__slab_free` discards
+    /// it whatever `min_partial` says). Returns the pages freed.
     pub fn free(&mut self, k: &mut Kernel, ctx: &mut Ctx, p: Pfn) -> u64 {
         let o = k.fr.aux[p as usize] as u32;
         let was_full = k.fr.index[p as usize] >= self.capacity(o);
         k.fr.index[p as usize] -= 1;
         self.objects -= 1;
-        if p == self.cpu_slab {
+        if self.is_cpu_slab(p) {
             return 0;
         }
         if k.fr.index[p as usize] == 0 {
             if !was_full {
                 self.partial.remove(&mut k.fr, p);
+                self.nr_partial -= 1;
             }
             self.pages -= 1 << o;
             free_slab(k, ctx, p, o);
@@ -366,6 +497,7 @@ impl KmemCache {
         }
         if was_full {
             self.partial.push_tail(&mut k.fr, p);
+            self.nr_partial += 1;
         }
         0
     }

@@ -934,7 +934,21 @@ fn resolve(ctx: &Ctx<'_>, f: &ScenarioFile) -> Result<(Setup, Vec<String>), Scen
             Some(d) => Some(ctx.unit(&["netrx", &i, "drain"], units::rate_from_value(d))?),
             None => None,
         };
+        if let Some(mtu) = n.mtu {
+            if !(68..=65535).contains(&mtu) {
+                return Err(
+                    ctx.err(&["netrx", &i, "mtu"], format!("an MTU of {mtu} bytes; Ethernet MTUs are 68 to 65535"))
+                );
+            }
+            if n.object.is_some() {
+                return Err(ctx.err(
+                    &["netrx", &i, "object"],
+                    "`object` and `mtu` exclude each other: with `mtu` the skb's data size follows from it",
+                ));
+            }
+        }
         netrx.push(NetRxSetup {
+            mtu: n.mtu,
             rate,
             order: n.order,
             lifetime_ns,
@@ -953,6 +967,33 @@ fn resolve(ctx: &Ctx<'_>, f: &ScenarioFile) -> Result<(Setup, Vec<String>), Scen
                 }
             }
             Some((fs.inode_size, fs.dentry_size))
+        }
+        None => None,
+    };
+    let slub = match &f.slub {
+        Some(sl) => {
+            let top = ctx.vocab.max_order - 1;
+            for (key, v) in [("max_order", sl.max_order), ("min_order", sl.min_order)] {
+                if v > top {
+                    return Err(ctx.err(
+                        &["slub", key],
+                        format!("{key} {v} is too high: the buddy allocator's orders are 0..={top}"),
+                    ));
+                }
+            }
+            if sl.min_order > sl.max_order {
+                return Err(ctx.err(
+                    &["slub", "min_order"],
+                    format!("min_order {} is above max_order {}", sl.min_order, sl.max_order),
+                ));
+            }
+            if sl.min_objects > 65535 {
+                return Err(ctx.err(
+                    &["slub", "min_objects"],
+                    format!("min_objects {}: a slab holds at most 65535 objects", sl.min_objects),
+                ));
+            }
+            Some((sl.max_order, sl.min_objects, sl.min_order))
         }
         None => None,
     };
@@ -978,6 +1019,7 @@ fn resolve(ctx: &Ctx<'_>, f: &ScenarioFile) -> Result<(Setup, Vec<String>), Scen
         filetrees,
         netrx,
         fs,
+        slub,
     };
     Ok((setup, disk_names.iter().map(|s| s.to_string()).collect()))
 }

@@ -49,6 +49,9 @@ pub struct ScenarioFile {
     pub netrx: Vec<NetRxSpec>,
     /// Filesystem metadata: slab objects every created file costs (`[fs] inode_size = 800`).
     pub fs: Option<FsSpec>,
+    /// SLUB boot parameters (`[slub] max_order = 1`): `slub_max_order`, `slub_min_objects`,
+    /// `slub_min_order`.
+    pub slub: Option<SlubSpec>,
     /// Program variables defined in every process (`[vars] threads = 4`, `len = "1GiB"`), so one
     /// scenario can be run at several settings with `--set vars.threads=16`.
     #[serde(default)]
@@ -242,6 +245,23 @@ pub struct NetRxSpec {
     /// The socket reader's rate ("2500/s"): packets are freed in arrival order no faster than this.
     #[serde(default)]
     pub drain: Option<toml::Value>,
+    /// The link's MTU (1500): every packet is an skb as `__alloc_skb` makes it, a head from
+    /// `skbuff_head_cache` and its data from the kmalloc cache of the receive buffer's size,
+    /// slab orders from `calculate_order` (`order` and `object` are then not used).
+    #[serde(default)]
+    pub mtu: Option<u32>,
+}
+
+/// SLUB's boot parameters, 2.6.36 names without the `slub_` prefix.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct SlubSpec {
+    #[serde(default = "three")]
+    pub max_order: u32,
+    #[serde(default)]
+    pub min_objects: u32,
+    #[serde(default)]
+    pub min_order: u32,
 }
 
 /// The filesystem's metadata caches: object sizes in bytes of its inode cache (e.g.
@@ -292,6 +312,8 @@ pub struct Setup {
     pub netrx: Vec<NetRxSetup>,
     /// Slab object sizes of the inode and dentry caches, bytes.
     pub fs: Option<(u32, u32)>,
+    /// `[slub]`: (max_order, min_objects, min_order); None: the kernel's defaults.
+    pub slub: Option<(u32, u32, u32)>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -368,4 +390,6 @@ pub struct NetRxSetup {
     /// Bursts: (on, off) ns.
     pub on_off: Option<(u64, u64)>,
     pub drain: Option<u64>,
+    /// skb receive with this MTU (see `NetRxSpec::mtu`).
+    pub mtu: Option<u32>,
 }

@@ -72,6 +72,9 @@ pub fn check_scenario(sc: &Scenario) -> Result<(), ScenarioError> {
     if !f.filetrees.is_empty() {
         return whole("[[filetree]]");
     }
+    if f.slub.is_some() {
+        return whole("a [slub] table (the host kernel's boot parameters are not changed)");
+    }
     if !f.vm.is_empty() || !f.reclaim.is_empty() {
         // The host's tunables are global: changing them would change the machine for everyone.
         return whole("a [vm] or [reclaim] table (host tunables are not changed)");

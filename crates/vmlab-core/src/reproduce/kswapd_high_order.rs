@@ -13,6 +13,7 @@ use crate::stats::report::{ReproduceReport, RunReport};
 pub const PROFILES: [&str; 2] = ["linux-2.6.36", "linux-2.6.38"];
 pub const POSTMARK: &str = "kswapd-high-order.toml";
 pub const STREAMING: &str = "kswapd-high-order-streaming.toml";
+pub const MAILSERVER: &str = "kswapd-high-order-mailserver.toml";
 
 pub fn def() -> SeedDef {
     SeedDef {
@@ -42,6 +43,7 @@ const COUNTERS: &[&str] = &[
     "pgpgout",
     "pswpin",
     "pswpout",
+    "pgrefill",
 ];
 
 /// Mean MemFree over the second half of the run, percent of MemTotal.
@@ -63,9 +65,42 @@ fn program_constant(sim_program: &str, name: &str) -> Option<f64> {
     line.trim_start()[key.len()..].trim().parse::<f64>().ok()
 }
 
-/// Fill `metrics` (and `params.workload`) of one run.
+/// Normal's (or any zone's) pages by what holds them, as SysRq-M would sort them: percent of the
+/// zone's present pages in order file LRU, anon LRU, mlocked, slab + page tables, free (buddy
+/// and per-CPU lists), other.
+pub fn zone_composition(sim: &Sim, zid: usize) -> [f64; 6] {
+    use crate::mm_types::pg;
+    let k = &sim.k;
+    let z = &k.zones[zid];
+    let mut n = [0u64; 6];
+    for pfn in z.start_pfn..z.end_pfn {
+        let f = k.fr.flags[pfn as usize];
+        let i = if f & (pg::BUDDY | pg::BUDDY_TAIL | pg::PCP) != 0 {
+            4
+        } else if f & (pg::MLOCKED | pg::UNEVICTABLE) != 0 {
+            2
+        } else if f & pg::LRU != 0 {
+            if f & (pg::SWAPBACKED | pg::ANON) != 0 {
+                1
+            } else {
+                0
+            }
+        } else if f & (pg::SLAB | pg::PGTABLE) != 0 {
+            3
+        } else {
+            5
+        };
+        n[i] += 1;
+    }
+    let total = (z.end_pfn - z.start_pfn).max(1) as f64;
+    n.map(|x| x as f64 * 100.0 / total)
+}
+
+/// Fill `metrics` (and `params.workload`, `params.swap`) of one run.
 fn measure(r: &mut RunReport, sim: &Sim, workload: &str, program: Option<&str>) {
     r.params.insert("workload", serde_json::Value::from(workload));
+    let swap = if sim.k.swap.is_some() { "on" } else { "off" };
+    r.params.insert("swap", serde_json::Value::from(swap));
     let marks: Vec<(String, f64)> = r.metrics.iter().map(|(k, v)| (k.to_string(), *v)).collect();
     let mark = |n: &str| marks.iter().find(|(k, _)| k == n).map(|(_, v)| *v);
     let mut m = crate::stats::ordered::OrderedMap::new();
@@ -94,14 +129,41 @@ fn measure(r: &mut RunReport, sim: &Sim, workload: &str, program: Option<&str>) 
     // buddyinfo over the second half: how much of each zone's free memory sits in blocks an
     // order-3 request (and the order-3 watermark check) can use.
     let half = r.elapsed_s / 2.0;
-    let late: Vec<&(f64, Vec<(u64, u64)>)> = sim.buddy_samples.iter().filter(|(t, _)| *t >= half).collect();
+    let late: Vec<&(f64, Vec<crate::sim::BuddySample>)> =
+        sim.buddy_samples.iter().filter(|(t, _)| *t >= half).collect();
     for (zid, z) in k.zones.iter().enumerate() {
         let name = z.kind.name().to_lowercase();
-        let (free, o3) =
-            late.iter().fold((0u64, 0u64), |(f, o), (_, zs)| zs.get(zid).map_or((f, o), |&(zf, zo)| (f + zf, o + zo)));
+        let (mut free, mut o3, mut by_order) = (0u64, 0u64, [0u64; crate::mmzone::MAX_ORDER]);
+        for (_, zs) in &late {
+            if let Some((zf, zo, nr)) = zs.get(zid) {
+                free += zf;
+                o3 += zo;
+                for (o, c) in nr.iter().enumerate() {
+                    by_order[o] += c;
+                }
+            }
+        }
         let n = late.len().max(1) as f64;
         m.insert(format!("free_pages_mean_{name}"), free as f64 / n);
         m.insert(format!("free_order3_pct_{name}"), if free > 0 { o3 as f64 * 100.0 / free as f64 } else { 0.0 });
+        let o01 = by_order[0] + 2 * by_order[1];
+        m.insert(format!("free_order01_pct_{name}"), if free > 0 { o01 as f64 * 100.0 / free as f64 } else { 0.0 });
+        for (o, c) in by_order.iter().enumerate().take(5) {
+            m.insert(format!("free_blocks_order{o}_mean_{name}"), *c as f64 / n);
+        }
+    }
+    let g = |m: &crate::stats::ordered::OrderedMap<f64>, key: &str| m.get(key).copied().unwrap_or(f64::NAN);
+    m.insert("normal_free_order01_pct", g(&m, "free_order01_pct_normal"));
+    m.insert("dma32_free_order3plus_pct", g(&m, "free_order3_pct_dma32"));
+    m.insert("kswapd_scan_normal_per_dma32", g(&m, "pgscan_kswapd_normal") / g(&m, "pgscan_kswapd_dma32").max(1.0));
+    for (zid, z) in k.zones.iter().enumerate() {
+        if z.kind != crate::mmzone::ZoneType::Normal {
+            continue;
+        }
+        let c = zone_composition(sim, zid);
+        for (i, key) in ["file", "anon", "mlocked", "slab_tables", "free", "other"].iter().enumerate() {
+            m.insert(format!("normal_{key}_pct_at_end"), c[i]);
+        }
     }
     // Where order-0 movable allocations went inside and outside high-order kswapd runs, who
     // split each zone's order >= 3 free blocks, and each zone's layout when a run ended balanced.
@@ -168,9 +230,19 @@ fn measure(r: &mut RunReport, sim: &Sim, workload: &str, program: Option<&str>) 
 
 /// Run one scenario under both profiles.
 pub fn run_pair(opts: &ReproduceOpts, file: &str, workload: &str) -> Result<Vec<RunReport>, String> {
+    run_pair_with(opts, file, workload, &[])
+}
+
+/// Run one scenario under both profiles with extra `--set`s (the user's come after them).
+pub fn run_pair_with(
+    opts: &ReproduceOpts,
+    file: &str,
+    workload: &str,
+    sets: &[String],
+) -> Result<Vec<RunReport>, String> {
     let mut out = Vec::new();
     for p in PROFILES {
-        let (mut r, sim) = run_seed_scenario(opts, file, p, &[], vec![Box::new(AllocDiag::default())])?;
+        let (mut r, sim) = run_seed_scenario(opts, file, p, sets, vec![Box::new(AllocDiag::default())])?;
         let source = first_program(opts, file)?;
         measure(&mut r, &sim, workload, source.as_deref());
         out.push(r);
@@ -312,12 +384,60 @@ fn summary(runs: &[RunReport]) -> String {
     s
 }
 
+/// The mail-server observables beside what Simon Kirby measured on his servers (linux-mm,
+/// Nov-Dec 2010, quoted in Mel Gorman's V3 cover letter and the thread around it). Nothing in
+/// the history was calibrated to the right-hand column except Normal's composition.
+pub fn reporter_table(runs: &[RunReport]) -> String {
+    let rows: &[(&str, &str, &str)] = &[
+        ("normal_file_pct_at_end", "Normal: file LRU % (calibrated)", "30"),
+        ("normal_anon_pct_at_end", "Normal: anon LRU % (calibrated)", "26.5"),
+        ("normal_mlocked_pct_at_end", "Normal: mlocked % (calibrated)", "3.7"),
+        ("normal_slab_tables_pct_at_end", "Normal: slab + page tables % (calibrated)", "6.5"),
+        ("normal_other_pct_at_end", "Normal: other %", "~14"),
+        ("normal_free_pct_at_end", "Normal: free %", "19"),
+        ("memfree_mean_pct", "MemFree, 2nd half, % of MemTotal", ">= 37 (1.5 GB), swap off"),
+        ("normal_free_order01_pct", "Normal free in order 0-1 blocks %", "100"),
+        ("free_blocks_order0_mean_normal", "Normal free order-0 blocks", "19,801 (7,618 in a fight)"),
+        ("free_blocks_order1_mean_normal", "Normal free order-1 blocks", "8,446 (76 in a fight)"),
+        ("free_blocks_order2_mean_normal", "Normal free order-2 blocks", "0"),
+        ("free_blocks_order3_mean_normal", "Normal free order-3 blocks", "0"),
+        ("dma32_free_order3plus_pct", "DMA32 free in order >= 3 blocks %", "4.5"),
+        ("free_pages_mean_dma32", "DMA32 free pages", "~366,000 (44 %)"),
+        ("kswapd_scan_normal_per_dma32", "kswapd pgscan Normal / DMA32", "45"),
+        ("pgdeactivate", "pgdeactivate", "155 M (15 days)"),
+        ("pgrefill", "pgrefill", "27 M (15 days)"),
+        ("pswpout", "pswpout", "> 0 with swap on"),
+    ];
+    let mut s = format!("{:<44}", "");
+    for r in runs {
+        let swap = r.params.get("swap").and_then(|v| v.as_str()).unwrap_or("?");
+        s += &format!("{:>22}", format!("{} swap {swap}", r.profile.trim_start_matches("linux-")));
+    }
+    s += "   Simon's servers\n";
+    for (key, label, simon) in rows {
+        s += &format!("{label:<44}");
+        for r in runs {
+            let v = r.metrics.get(key).copied().unwrap_or(f64::NAN);
+            s += &format!("{:>22}", if v.abs() >= 1000.0 { format!("{v:.0}") } else { format!("{v:.2}") });
+        }
+        s += &format!("   {simon}\n");
+    }
+    s
+}
+
 fn run(opts: &ReproduceOpts) -> Result<(ReproduceReport, String), String> {
+    let mut ms = run_pair_with(opts, MAILSERVER, "mailserver", &["swap.size=0".to_string()])?;
+    ms.extend(run_pair_with(opts, MAILSERVER, "mailserver", &[])?);
     let pm = run_pair(opts, POSTMARK, "postmark")?;
     let st = run_pair(opts, STREAMING, "streaming")?;
     let mut text = String::new();
+    text += "Seed 001 kswapd-high-order: the mail-server history on the reporter's machine (4 GiB, DMA32 832,392 pages, Normal 193,920 pages; skb receive into SLUB)\n\n";
+    text += &reporter_table(&ms);
+    text += "\nMemFree over time, mail server (swap off: first two columns; swap on: last two)\n";
+    text += &memfree_over_time(&ms);
+    text += &summary(&ms);
     text += &format!(
-        "Seed 001 kswapd-high-order: {}, order-3 atomic SLUB allocations from network receive\n\n",
+        "\n\nMel Gorman's runs: {}, order-3 atomic SLUB allocations from network receive\n\n",
         machine_line(opts)?
     );
     text += "postmark (small-file transactions) with a background anonymous reader\n\n";
@@ -330,7 +450,8 @@ fn run(opts: &ReproduceOpts) -> Result<(ReproduceReport, String), String> {
     text += "\nMemFree over time, streaming\n";
     text += &memfree_over_time(&st);
     text += &summary(&st);
-    let mut runs = pm;
+    let mut runs = ms;
+    runs.extend(pm);
     runs.extend(st);
     Ok((ReproduceReport::new("kswapd-high-order", runs), text))
 }
