@@ -106,6 +106,20 @@ struct Sc {
     may_writepage: bool,
     may_swap: bool,
     is_kswapd: bool,
+    /// `ctx.sleep_ns` when this reclaim began: more means a write it submitted found the request
+    /// queue full (`get_request_wait`). Its own congestion_waits are added only when it ends.
+    expected_sleep: u64,
+}
+
+/// Has this reclaimer blocked submitting a write to a full queue? The kernel sleeps inside
+/// `get_request_wait` and carries on with the same pass when a request frees; vmlab cannot let
+/// time pass inside a piece of work, so the pass ends here (what it had left to scan stays in
+/// the zone's scan credit) and the task sleeps. Without this, one direct reclaim that finds only
+/// dirty anon pages descends to priority 0 in the same instant and queues the whole inactive
+/// list for swap-out at once.
+#[inline]
+fn blocked(ctx: &Ctx, sc: &Sc) -> bool {
+    ctx.sleep_ns > sc.expected_sleep
 }
 
 #[inline]
@@ -475,6 +489,12 @@ fn shrink_zone(k: &mut Kernel, ctx: &mut Ctx, zid: usize, sc: &mut Sc, priority:
             nr_inactive -= n;
             reclaimed += shrink_inactive_list(k, ctx, zid, n, sc);
         }
+        if blocked(ctx, sc) {
+            let z = &mut k.reclaim.zone26_mut().zones[zid];
+            z.nr_scan_active += nr_active;
+            z.nr_scan_inactive += nr_inactive;
+            break;
+        }
     }
     reclaimed
 }
@@ -501,7 +521,7 @@ fn note_zone_scanning_priority(k: &mut Kernel, zid: usize, priority: i32) {
 /// single 0 would kill a task the kernel would not have killed.
 pub fn try_to_free_pages(k: &mut Kernel, ctx: &mut Ctx, gfp: Gfp, order: u32, _classzone: usize) -> u64 {
     k.ev.inc(Vm::Allocstall);
-    let mut sc = Sc { order, may_writepage: true, may_swap: true, ..Default::default() };
+    let mut sc = Sc { order, may_writepage: true, may_swap: true, expected_sleep: ctx.sleep_ns, ..Default::default() };
     let (zl, n) = k.zonelist(ctx.node, gfp);
     let lru_pages: u64 = zl[..n].iter().map(|&z| zone_lru_pages(k, z)).sum();
     // The filesystem's own slab allocations are GFP_NOFS: the dcache/icache shrinkers refuse.
@@ -511,6 +531,7 @@ pub fn try_to_free_pages(k: &mut Kernel, ctx: &mut Ctx, gfp: Gfp, order: u32, _c
     let mut all_unreclaimable = true;
     let mut ret = 0;
     let mut final_priority = 0;
+    let mut congestion_waits = 0;
     for priority in (0..=DEF_PRIORITY).rev() {
         sc.nr_scanned = 0;
         // shrink_zones
@@ -525,11 +546,18 @@ pub fn try_to_free_pages(k: &mut Kernel, ctx: &mut Ctx, gfp: Gfp, order: u32, _c
             }
             all_unreclaimable = false;
             nr_reclaimed += shrink_zone(k, ctx, zid, &mut sc, priority);
+            if blocked(ctx, &sc) {
+                break;
+            }
         }
         nr_reclaimed += crate::dcache::shrink_slab(k, ctx, sc.nr_scanned, lru_pages, fs);
         total_scanned += sc.nr_scanned;
         if nr_reclaimed >= SWAP_CLUSTER_MAX {
             ret = nr_reclaimed;
+            final_priority = priority;
+            break;
+        }
+        if blocked(ctx, &sc) {
             final_priority = priority;
             break;
         }
@@ -543,9 +571,10 @@ pub fn try_to_free_pages(k: &mut Kernel, ctx: &mut Ctx, gfp: Gfp, order: u32, _c
         }
         if sc.nr_scanned > 0 && priority < DEF_PRIORITY - 2 {
             // congestion_wait(WRITE, HZ/10): the task sleeps after this piece of work.
-            ctx.sleep_ns += HZ_10_NS;
+            congestion_waits += HZ_10_NS;
         }
     }
+    ctx.sleep_ns += congestion_waits;
     if ret == 0 && !all_unreclaimable {
         ret = nr_reclaimed;
     }
@@ -670,6 +699,7 @@ fn balance_priority(k: &mut Kernel, ctx: &mut Ctx, node: usize) -> KswapdAction 
         may_writepage: k.reclaim.zone26_mut().nodes[node].may_writepage,
         may_swap: true,
         is_kswapd: true,
+        expected_sleep: ctx.sleep_ns,
         ..Default::default()
     };
     let skip = |k: &Kernel, zid: usize| {
