@@ -742,7 +742,7 @@ pub const KNOBS: &[Knob] = &[
     rc("bounce_highmem_io", Kind::Bool, Readers::All),
     // riel24's and aa24's page_cache_added hooks grow their buffer_head slabs.
     rc("bh_per_slab_page", Kind::Int(BH_PER_SLAB), RIEL_AA),
-    // vmscan/aa24.rs swap_out and shrink_cache.
+    // vmscan/aa24/ swap_out and shrink_cache.
     rc("walk_skips_active", Kind::Bool, AA_ONLY),
     rc("objrmap_walk", Kind::Bool, AA_ONLY),
     // vmscan/mod.rs pageout, which every engine calls.
@@ -796,7 +796,7 @@ pub const KNOBS: &[Knob] = &[
     vm("page_cluster", Kind::Int(PAGE_CLUSTER), Readers::All),
     // page_alloc.rs setup_watermarks.
     vm("lowmem_reserve_ratio", Kind::Ints(INT), Readers::All),
-    // vmscan/aa24.rs: the 2.4-aa sysctls.
+    // vmscan/aa24/: the 2.4-aa sysctls.
     vm("vm_cache_scan_ratio", Kind::Int(INT_POSITIVE), AA_ONLY),
     vm("vm_mapped_ratio", Kind::Int(INT_POSITIVE), AA_ONLY),
     vm("vm_passes", Kind::Int(INT_POSITIVE), AA_ONLY),
