@@ -226,7 +226,7 @@ fn reproduce_full_scale() {
 /// sixth of the size (the scale knobs and the machine's memory divided alike): aa1 must not
 /// storm — not GiBs of swap cache before the first shm write together with sy ≥ 70 over it.
 #[test]
-#[ignore = "release only (minutes); not yet measured"]
+#[ignore = "release only: three 5 GiB runs, ~3 min on a loaded 2-core box; scripts/test-all.sh runs it"]
 fn scaled_down_does_not_storm() {
     let sets = [
         "machine.memory=5GiB",
