@@ -81,6 +81,7 @@ full_scale=(
     "seed_kswapd_high_order full_scale_2638_settles_near_the_high_watermarks"
     "seed_kswapd_mailserver full_scale_mailserver_2638_settles_near_the_watermarks"
     "seed_google_mlock full_scale_must_shows"
+    "seed_shm_big_iron scaled_down_does_not_storm"
 )
 for entry in "${full_scale[@]}"; do
     read -r target name <<<"$entry"

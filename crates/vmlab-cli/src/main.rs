@@ -78,6 +78,9 @@ enum Cmd {
         /// Off by default, so that the same scenario and seed give byte-identical output.
         #[arg(long)]
         timing: bool,
+        /// Run every combination of the seed's fixes (shm-big-iron: its three switches).
+        #[arg(long)]
+        ablate: bool,
     },
     /// List the kernel profiles and their mechanism tables; `vmlab profiles NAME` shows one,
     /// `vmlab profiles A B` only the fields that differ between them.
@@ -137,7 +140,7 @@ fn main() -> ExitCode {
         }
         Cmd::Profiles { names, json } => profiles(&names, json),
         Cmd::Explain { scenario, profile, sets } => explain(scenario, profile, sets),
-        Cmd::Reproduce { seed, list, sets, json, timing } => reproduce(seed, list, sets, json, timing),
+        Cmd::Reproduce { seed, list, sets, json, timing, ablate } => reproduce(seed, list, sets, json, timing, ablate),
         Cmd::Real { scenario, sets, json, interval, keep, dir } => {
             real::real(real::RealArgs { scenario, sets, json, interval, keep, dir })
         }
@@ -551,7 +554,14 @@ fn wrapped(o: &mut String, label: &str, kv: &[String]) {
     o.push('\n');
 }
 
-fn reproduce(seed: Option<String>, list: bool, sets: Vec<String>, json: Option<String>, timing: bool) -> ExitCode {
+fn reproduce(
+    seed: Option<String>,
+    list: bool,
+    sets: Vec<String>,
+    json: Option<String>,
+    timing: bool,
+    ablate: bool,
+) -> ExitCode {
     use vmlab_core::reproduce;
     let all = reproduce::seeds();
     let names: Vec<&str> = all.iter().map(|s| s.name).collect();
@@ -572,7 +582,7 @@ fn reproduce(seed: Option<String>, list: bool, sets: Vec<String>, json: Option<S
     if let Err(c) = check_outputs(&[("--json", json.as_deref())], &[]) {
         return c;
     }
-    let opts = reproduce::ReproduceOpts { sets, root: reproduce::find_root(), timing };
+    let opts = reproduce::ReproduceOpts { sets, root: reproduce::find_root(), timing, ablate };
     match (def.run)(&opts) {
         Ok((rep, text)) => {
             let rep = if timing {

@@ -237,7 +237,7 @@ impl Kernel {
             // readpage submits each page as it is added (2.4 read_cluster_nonblocking →
             // page_cache_read): block_read_full_page gives it buffer heads, then its bounce
             // page is allocated, before the next page.
-            crate::vmscan::page_cache_added(self, ctx);
+            crate::vmscan::page_cache_added(self, ctx, p);
             if self.profile.bounce_highmem_io {
                 bounce.push(self.create_bounce(ctx, p));
             }

@@ -523,8 +523,8 @@ const AA1: Profile = Profile {
     engine: Engine::Aa24,
     // 2.4.23's drivers may declare highmem I/O; the -aa seeds were calibrated without bounces.
     bounce_highmem_io: false,
-    // The aa24 engine has no buffer heads on its pages (seed 002 was calibrated without them).
-    bh_per_slab_page: 0,
+    // 2.4's buffer_head (~96 bytes on i386): 40 to a slab page, as for 2.4.9.
+    bh_per_slab_page: 40,
     // 2.4.23's filemap_nopage also reads the aligned cluster, but seed 002 was measured with
     // the centred window; moving it needs seed 002 re-measured.
     mmap_readahead: MmapReadahead::ReadAround,
@@ -705,6 +705,7 @@ const MODERN_ONLY: Readers = Readers::Only(&[Engine::Modern]);
 const SPLIT_ONLY: Readers = Readers::Only(&[Engine::Split2636]);
 const RIEL_ONLY: Readers = Readers::Only(&[Engine::Riel24]);
 const AA_ONLY: Readers = Readers::Only(&[Engine::Aa24]);
+const RIEL_AA: Readers = Readers::Only(&[Engine::Riel24, Engine::Aa24]);
 
 const fn vm(name: &'static str, kind: Kind, readers: Readers) -> Knob {
     Knob { section: Section::Vm, name, kind, readers }
@@ -739,9 +740,9 @@ pub const KNOBS: &[Knob] = &[
     rc("kswapd_ignore_failure", Kind::Bool, RIEL_ONLY),
     // filemap.rs, page_writeback.rs, irq.rs.
     rc("bounce_highmem_io", Kind::Bool, Readers::All),
-    // riel24's page_cache_added hook grows the buffer_head slab; the aa24 rows have none.
-    rc("bh_per_slab_page", Kind::Int(BH_PER_SLAB), RIEL_ONLY),
-    // vmscan/aa24.rs swap_out and shrink_cache.
+    // riel24's and aa24's page_cache_added hooks grow their buffer_head slabs.
+    rc("bh_per_slab_page", Kind::Int(BH_PER_SLAB), RIEL_AA),
+    // vmscan/aa24/ swap_out and shrink_cache.
     rc("walk_skips_active", Kind::Bool, AA_ONLY),
     rc("objrmap_walk", Kind::Bool, AA_ONLY),
     // vmscan/mod.rs pageout, which every engine calls.
@@ -795,7 +796,7 @@ pub const KNOBS: &[Knob] = &[
     vm("page_cluster", Kind::Int(PAGE_CLUSTER), Readers::All),
     // page_alloc.rs setup_watermarks.
     vm("lowmem_reserve_ratio", Kind::Ints(INT), Readers::All),
-    // vmscan/aa24.rs: the 2.4-aa sysctls.
+    // vmscan/aa24/: the 2.4-aa sysctls.
     vm("vm_cache_scan_ratio", Kind::Int(INT_POSITIVE), AA_ONLY),
     vm("vm_mapped_ratio", Kind::Int(INT_POSITIVE), AA_ONLY),
     vm("vm_passes", Kind::Int(INT_POSITIVE), AA_ONLY),

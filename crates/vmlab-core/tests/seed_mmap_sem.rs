@@ -9,7 +9,12 @@ use vmlab_core::reproduce::{self, mmap_sem, ReproduceOpts};
 use vmlab_core::stats::report::{ReproduceReport, RunReport};
 
 fn opts(sets: &[&str]) -> ReproduceOpts {
-    ReproduceOpts { sets: sets.iter().map(|s| s.to_string()).collect(), root: reproduce::find_root(), timing: false }
+    ReproduceOpts {
+        sets: sets.iter().map(|s| s.to_string()).collect(),
+        root: reproduce::find_root(),
+        timing: false,
+        ablate: false,
+    }
 }
 
 /// The full table of the seed (15 runs per profile), computed once for all tests.

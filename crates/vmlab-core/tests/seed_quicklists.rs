@@ -12,7 +12,7 @@ use vmlab_core::reproduce::{find_root, ReproduceOpts};
 const FAST_CHILD: [&str; 2] = ["vars.map=32MiB", "vars.step=2MiB"];
 
 fn opts() -> ReproduceOpts {
-    ReproduceOpts { sets: Vec::new(), root: find_root(), timing: false }
+    ReproduceOpts { sets: Vec::new(), root: find_root(), timing: false, ablate: false }
 }
 
 fn run(profile: &str, extra: &[&str]) -> Measured {

@@ -176,35 +176,78 @@ fn same_seed_same_bytes() {
     assert_eq!(a.with_wall_s_zeroed().to_json_string(), b.with_wall_s_zeroed().to_json_string());
 }
 
-/// The seed's "must show" at full scale (32 GiB, 100 processes, 51 M PTEs): about a minute in a
-/// release build. `cargo test --release -p vmlab-core --test seed_shm_big_iron -- --ignored`
-/// `swapcache_kb_at_first_swapout` is taken at the first swap write of a shm page (the seed's
-/// "first 4k of shm").
-#[test]
-#[ignore = "does not reproduce yet: aa1 converts MiBs, not GiBs, of shm before the first write (docs/notes/history/era-2.4.23aa.md §9, §10)"]
-fn reproduce_full_scale() {
-    let opts = ReproduceOpts { sets: Vec::new(), root: reproduce::find_root(), timing: false };
-    let (rep, text) = shm_big_iron::run(&opts).expect("reproduce runs");
-    println!("{text}");
+fn must_show_failures(rep: &vmlab_core::stats::report::ReproduceReport) -> Vec<String> {
     let m = |i: usize, k: &str| rep.runs[i].metrics.get(k).copied().unwrap_or(f64::NAN);
-    assert_eq!(rep.runs[0].profile, "linux-2.4.23aa1");
-    assert_eq!(rep.runs[1].profile, "linux-2.4.23aa2");
     let mut failed = Vec::new();
     let mut check = |ok: bool, what: String| {
         if !ok {
             failed.push(what);
         }
     };
-    check(
-        m(0, "swapcache_kb_at_first_swapout") >= 1048576.0,
-        format!("aa1 swap cache at first swap-out {} kB < 1 GiB", m(0, "swapcache_kb_at_first_swapout")),
-    );
-    check(m(0, "sy_pct_mean") >= 70.0, format!("aa1 sy while swapping {} < 70", m(0, "sy_pct_mean")));
+    let sc = |i: usize| m(i, "swapcache_kb_at_first_swapout");
+    // aa1.
+    check(sc(0) >= 1048576.0, format!("aa1 swap cache at the first shm write {} kB < 1 GiB", sc(0)));
+    check(m(0, "sy_pct_conversion") >= 70.0, format!("aa1 sy over the conversion {} < 70", m(0, "sy_pct_conversion")));
     check(m(0, "cp_mb_per_s") <= 10.0, format!("aa1 cp {} MB/s > 10", m(0, "cp_mb_per_s")));
+    // aa1 + objrmap + immediate shm I/O, no clean-cache pass.
+    check(sc(1) <= 262144.0, format!("aa1+objrmap+io swap cache {} kB > 256 MiB", sc(1)));
     check(
-        m(1, "swapcache_kb_at_first_swapout") <= 262144.0,
-        format!("aa2 swap cache at first swap-out {} kB > 256 MiB", m(1, "swapcache_kb_at_first_swapout")),
+        m(1, "cp_mb_per_s") <= m(2, "cp_mb_per_s") / 10.0,
+        format!("aa1+objrmap+io cp {} MB/s > a tenth of aa2's {}", m(1, "cp_mb_per_s"), m(2, "cp_mb_per_s")),
     );
-    check(m(1, "cp_mb_per_s") >= 60.0, format!("aa2 cp {} MB/s < 60", m(1, "cp_mb_per_s")));
+    // aa2.
+    check(sc(2) <= 262144.0, format!("aa2 swap cache {} kB > 256 MiB", sc(2)));
+    check(
+        m(2, "objrmap_unmapped_kb") <= 262144.0,
+        format!("aa2 objrmap made {} kB freeable, not tens of MiB", m(2, "objrmap_unmapped_kb")),
+    );
+    check(m(2, "cp_mb_per_s") >= 60.0, format!("aa2 cp {} MB/s < 60", m(2, "cp_mb_per_s")));
+    failed
+}
+
+/// The seed's "must show" at full scale (32 GiB, 100 processes, 51 M PTEs, 5 GiB of shm):
+/// several minutes in a release build.
+/// `cargo test --release -p vmlab-core --test seed_shm_big_iron -- --ignored`
+#[test]
+#[ignore = "does not reproduce: aa1 converts GiBs of the context store at scan speed with hardly any walk (sy low), and the cp is swap-bound in every row (docs/notes/era-2.4.23aa.md)"]
+fn reproduce_full_scale() {
+    let opts = ReproduceOpts { sets: Vec::new(), root: reproduce::find_root(), timing: false, ablate: false };
+    let (rep, text) = shm_big_iron::run(&opts).expect("reproduce runs");
+    println!("{text}");
+    assert_eq!(rep.runs.len(), 3);
+    for r in &rep.runs {
+        assert!(r.params.get("fixes").is_some() && r.params.get("profile").is_some());
+    }
+    let failed = must_show_failures(&rep);
     assert!(failed.is_empty(), "not reproduced: {failed:?}");
+}
+
+/// Andrea: "On the low end (<8G) these effects … weren't visible". The same definition at a
+/// sixth of the size (the scale knobs and the machine's memory divided alike): aa1 must not
+/// storm — not GiBs of swap cache before the first shm write together with sy ≥ 70 over it.
+#[test]
+#[ignore = "release only: three 5 GiB runs, ~3 min on a loaded 2-core box; scripts/test-all.sh runs it"]
+fn scaled_down_does_not_storm() {
+    let sets = [
+        "machine.memory=5GiB",
+        "vars.SGA=320MiB",
+        "vars.HOT=40MiB",
+        "vars.PGA=16MiB",
+        "vars.CTX=512MiB",
+        "vars.BATCH=736MiB",
+        "vars.BATCHFAST=640MiB",
+        "vars.CPSIZE=1GiB",
+        "vars.DATA=1GiB",
+    ];
+    let opts = ReproduceOpts {
+        sets: sets.iter().map(|s| s.to_string()).collect(),
+        root: reproduce::find_root(),
+        timing: false,
+        ablate: false,
+    };
+    let (rep, text) = shm_big_iron::run(&opts).expect("reproduce runs");
+    println!("{text}");
+    let m = |k: &str| rep.runs[0].metrics.get(k).copied().unwrap_or(0.0);
+    let storm = m("swapcache_kb_at_first_swapout") >= 1048576.0 && m("sy_pct_conversion") >= 70.0;
+    assert!(!storm, "aa1 storms at 5 GiB: {:?}", rep.runs[0].metrics);
 }

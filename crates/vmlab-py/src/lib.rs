@@ -95,7 +95,8 @@ fn reproduce_json(py: Python<'_>, seed: String, sets: Vec<String>, root: Option<
         ))
     })?;
     let r = py.detach(move || {
-        let opts = ReproduceOpts { sets, root: root.unwrap_or_else(reproduce::find_root), timing: false };
+        let opts =
+            ReproduceOpts { sets, root: root.unwrap_or_else(reproduce::find_root), timing: false, ablate: false };
         (def.run)(&opts).map(|(rep, _text)| rep.to_json_string()).map_err(Failure::Other)
     });
     Ok(r?)

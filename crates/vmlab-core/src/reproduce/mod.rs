@@ -30,6 +30,8 @@ pub struct ReproduceOpts {
     /// Also report wall-clock time and host memory (on standard error, never in the text, which
     /// must be byte-identical from run to run and machine to machine).
     pub timing: bool,
+    /// Seeds with an ablation (shm-big-iron): run every combination of the fixes.
+    pub ablate: bool,
 }
 
 pub fn seeds() -> Vec<SeedDef> {

@@ -18,6 +18,7 @@ use crate::profiles::Engine;
 use crate::stats::explain::Reason;
 use crate::stats::vmstat::Vm;
 
+pub use aa24::slab::BhStats;
 pub use aa24::Aa24Stats;
 pub use riel24::Stats as Riel24Stats;
 pub use split2636::KswapdLocals as Split2636Kswapd;
@@ -55,7 +56,7 @@ pub trait ReclaimEngine {
     /// Pages went back to zone `zid`'s buddy lists.
     fn pages_freed(_k: &mut Kernel, _zid: usize) {}
     /// A page was added to the page cache by a read (the buffer heads it gets).
-    fn page_cache_added(_k: &mut Kernel, _ctx: &mut Ctx) {}
+    fn page_cache_added(_k: &mut Kernel, _ctx: &mut Ctx, _p: Pfn) {}
     /// A hard interrupt on `cpu` at `at` took `ns` from whatever ran there.
     fn irq_interrupted(_k: &mut Kernel, _cpu: u32, _at: u64, _ns: u64) {}
     /// The engine's own `__alloc_pages`, or `None` for the shared allocator.
@@ -191,6 +192,13 @@ impl EngineState {
     pub fn aa24_stats(&self) -> Option<&Aa24Stats> {
         match self {
             EngineState::Aa24(s) => Some(&s.stats),
+            _ => None,
+        }
+    }
+    /// 2.4-aa's buffer_head slab counters, when that engine runs.
+    pub fn aa24_bh_stats(&self) -> Option<&BhStats> {
+        match self {
+            EngineState::Aa24(s) => Some(s.bh_stats()),
             _ => None,
         }
     }
@@ -362,8 +370,8 @@ pub fn pages_freed(k: &mut Kernel, zid: usize) {
 
 /// A read added a page to the page cache.
 #[inline]
-pub fn page_cache_added(k: &mut Kernel, ctx: &mut Ctx) {
-    dispatch!(k, page_cache_added(k, ctx))
+pub fn page_cache_added(k: &mut Kernel, ctx: &mut Ctx, p: Pfn) {
+    dispatch!(k, page_cache_added(k, ctx, p))
 }
 
 /// A hard interrupt on `cpu` at `at` took `ns` from whatever ran there.

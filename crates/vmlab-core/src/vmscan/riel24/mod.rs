@@ -791,7 +791,7 @@ impl ReclaimEngine for Riel24 {
     fn free_kernel_page(k: &mut Kernel, ctx: &mut Ctx, p: Pfn) {
         free_reclaimed(k, ctx, p)
     }
-    fn page_cache_added(k: &mut Kernel, ctx: &mut Ctx) {
+    fn page_cache_added(k: &mut Kernel, ctx: &mut Ctx, _p: Pfn) {
         grow_buffer_heads(k, ctx)
     }
     /// `pagemap_lru_lock` is taken with interrupts on: a handler lengthens the hold.

@@ -18,6 +18,8 @@
 
 use rustc_hash::FxHashMap;
 
+pub mod slab;
+
 use super::{add_to_list, del_page_from_lru, pageout, remove_mapping_and_free, KswapdAction, SWAP_CLUSTER_MAX};
 use super::{LruScope, ReclaimEngine};
 use crate::kernel::{Ctx, IoDone, Kernel};
@@ -63,6 +65,8 @@ pub struct Aa24State {
     pub lru: crate::mmzone::Lruvec,
     /// Per zone: `zone->need_balance`, set by an allocation that failed its watermark.
     pub need_balance: Vec<bool>,
+    /// The `buffer_head` slab cache (`slab.rs`).
+    pub bh: slab::BhCache,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -74,6 +78,9 @@ pub struct Aa24Stats {
     /// pages the walk gave a swap slot may have been written before.
     pub swapcache_at_first_shm_swapout: Option<u64>,
     pub first_shm_swapout_ns: Option<u64>,
+    /// When `shmem_writepage` first moved a shm page into the swap cache: the conversion phase
+    /// runs from here to the first shm swap write.
+    pub first_shm_to_swapcache_ns: Option<u64>,
     /// pgfault / pgmajfault when reclaim first ran, and when.
     pub faults_at_first_reclaim: Option<(u64, u64)>,
     pub first_reclaim_ns: Option<u64>,
@@ -86,6 +93,8 @@ pub struct Aa24Stats {
     pub walk_freeable_anon: u64,
     pub walk_freeable_cache: u64,
     pub objrmap_unmapped: u64,
+    /// Pages objrmap left with no PTE (the shm it made freeable for the walk).
+    pub objrmap_pages_freeable: u64,
     /// Trylocks objrmap lost (i_shared_lock, another mm's page_table_lock).
     pub objrmap_trylock_failed: u64,
     /// objrmap passes stopped by a young PTE (the page is in use elsewhere).
@@ -422,6 +431,11 @@ fn run(k: &mut Kernel, ctx: &mut Ctx, st: &mut Tfp, budget: u64) -> Run {
     loop {
         match st.step {
             Step::PassStart => {
+                // shrink_caches: `nr_pages -= kmem_cache_reap(gfp_mask)` before anything else.
+                st.nr -= slab::kmem_cache_reap(k, ctx) as i64;
+                if st.nr <= 0 {
+                    return Run::Done(true);
+                }
                 refill_inactive(k, ctx, st.nr.max(0) as u64, st.cz);
                 st.step = if k.profile.clean_cache_pass {
                     let left = cz_count(k, st.cz, INACTIVE) / k.profile.tunables.vm_cache_scan_ratio.max(1);
@@ -449,6 +463,12 @@ fn run(k: &mut Kernel, ctx: &mut Ctx, st: &mut Tfp, budget: u64) -> Run {
                     return Run::Wait(until);
                 }
                 ScanEnd::Mapped(ms) => {
+                    // The page_mapped branch reaps the slab again, then the dcache and icache.
+                    st.nr -= slab::kmem_cache_reap(k, ctx) as i64;
+                    if st.nr <= 0 {
+                        return Run::Done(true);
+                    }
+                    slab::shrink_vfs_caches(k, ctx);
                     if st.failed_swapout {
                         refill_inactive(k, ctx, st.nr.max(0) as u64, st.cz);
                         let max_mapped = st.nr * k.profile.tunables.vm_mapped_ratio as i64;
@@ -458,6 +478,7 @@ fn run(k: &mut Kernel, ctx: &mut Ctx, st: &mut Tfp, budget: u64) -> Run {
                     }
                 }
                 ScanEnd::Exhausted => {
+                    slab::shrink_vfs_caches(k, ctx);
                     if st.failed_swapout {
                         if let Some(r) = next_pass(st) {
                             return r;
@@ -545,10 +566,13 @@ fn refill_inactive(k: &mut Kernel, ctx: &mut Ctx, nr: u64, cz: usize) {
 #[inline]
 fn only_cache_ref(k: &Kernel, p: Pfn) -> bool {
     let i = p as usize;
-    k.fr.mapcount[i] == 0 && k.fr.extra[i] == 0 && (k.fr.flags[i] & pg::ANON == 0 || k.fr.flags[i] & pg::SWAPCACHE != 0)
+    k.fr.mapcount[i] == 0
+        && slab::pins(k, p) == 0
+        && (k.fr.flags[i] & pg::ANON == 0 || k.fr.flags[i] & pg::SWAPCACHE != 0)
 }
 
 fn free_page(k: &mut Kernel, ctx: &mut Ctx, p: Pfn) {
+    slab::try_to_release_page(k, ctx, p);
     k.reclaim.aa24_mut().launder_done.remove(&p);
     del_page_from_lru(k, p);
     remove_mapping_and_free(k, ctx, p);
@@ -670,12 +694,16 @@ fn shrink_cache(
 /// filesystem. A page whose writepage fails is reactivated (`fail_writepage`).
 fn writepage(k: &mut Kernel, ctx: &mut Ctx, p: Pfn) {
     let swapouts = k.ev.get(Vm::Pswpout);
+    let shm = k.fr.flags[p as usize] & (pg::SWAPBACKED | pg::SWAPCACHE | pg::ANON) == pg::SWAPBACKED;
     k.reclaim.aa24_mut().stats.writepages += 1;
     if !pageout(k, ctx, p) {
         del_page_from_lru(k, p);
         k.fr.set(p, pg::ACTIVE | pg::REFERENCED);
         add_to_list(k, p, ACTIVE, false);
         return;
+    }
+    if shm && k.reclaim.aa24().stats.first_shm_to_swapcache_ns.is_none() {
+        k.reclaim.aa24_mut().stats.first_shm_to_swapcache_ns = Some(ctx.clock());
     }
     if k.fr.has(p, pg::WRITEBACK) {
         k.fr.set(p, pg::LAUNDER);
@@ -906,7 +934,7 @@ fn try_to_swap_out(
         k.reclaim.aa24_mut().stats.walk_freeable_anon += 1;
         return true;
     }
-    let freeable = k.fr.mapcount[p as usize] == 0 && k.fr.extra[p as usize] == 0;
+    let freeable = k.fr.mapcount[p as usize] == 0 && slab::pins(k, p) == 0;
     if freeable {
         if anon {
             k.reclaim.aa24_mut().stats.walk_freeable_anon += 1;
@@ -971,6 +999,7 @@ fn objrmap_unmap(k: &mut Kernel, ctx: &mut Ctx, cur_mm: u32, p: Pfn) {
         k.charge(ctx, KFunc::TryToUnmapSharedVma, c.unmap);
         k.reclaim.aa24_mut().stats.objrmap_unmapped += 1;
         if k.fr.mapcount[p as usize] == 0 {
+            k.reclaim.aa24_mut().stats.objrmap_pages_freeable += 1;
             break;
         }
     }
@@ -989,6 +1018,9 @@ impl ReclaimEngine for Aa24State {
     }
     fn mark_page_accessed(k: &mut Kernel, p: Pfn) {
         mark_page_accessed(k, p)
+    }
+    fn page_cache_added(k: &mut Kernel, ctx: &mut Ctx, p: Pfn) {
+        slab::page_cache_added(k, ctx, p)
     }
     /// `filemap_nopage` / `shmem_nopage` call `mark_page_accessed` in 2.4.
     fn nopage_accessed(k: &mut Kernel, p: Pfn) {
