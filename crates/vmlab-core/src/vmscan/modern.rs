@@ -323,7 +323,9 @@ fn shrink_active_list(k: &mut Kernel, ctx: &mut Ctx, v: Lv, l: usize, nr: u64, s
     let mut buf = std::mem::take(&mut k.isolate_buf);
     let n = isolate(k, ctx, v, l, nr, sc.reclaim_idx, &mut buf);
     k.prof.add(KFunc::ShrinkActiveList, 0);
-    k.ev.add(Vm::Pgrefill, n);
+    if !cgroup_reclaim(sc) {
+        k.ev.add(Vm::Pgrefill, n);
+    }
     memcontrol::count_event(k, v.g, Vm::Pgrefill, n);
     let mut deact = 0;
     for &p in &buf {
