@@ -320,15 +320,16 @@ pub fn uncharge(k: &mut Kernel, p: Pfn) {
 }
 
 /// `__mem_cgroup_try_charge_swap`: page `p` gets a swap slot; charge it to the page's group.
-/// Fails (the page stays in memory) when that would pass a `memory.swap.max`.
-pub fn try_charge_swap(k: &mut Kernel, p: Pfn) -> Result<u8, ()> {
+/// Returns the group charged, or `None` (the page stays in memory) when that would pass a
+/// `memory.swap.max`.
+pub fn try_charge_swap(k: &mut Kernel, p: Pfn) -> Option<u8> {
     let g = page_memcg(k, p);
     let mut c = g;
     while c != ROOT {
         let grp = &k.memcg.groups[c as usize];
         if grp.swap >= grp.limits.swap_max {
             memory_event(k, c, MemcgEvent::Max);
-            return Err(());
+            return None;
         }
         c = grp.parent;
     }
@@ -338,7 +339,7 @@ pub fn try_charge_swap(k: &mut Kernel, p: Pfn) -> Result<u8, ()> {
         grp.swap += 1;
         c = grp.parent;
     }
-    Ok(g)
+    Some(g)
 }
 
 /// `mem_cgroup_uncharge_swap`: a slot charged to `g` is free again.

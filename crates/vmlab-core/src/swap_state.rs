@@ -105,8 +105,8 @@ pub fn add_to_swap(k: &mut Kernel, ctx: &mut Ctx, p: Pfn) -> bool {
     let Some(s) = sw.alloc() else { return false };
     if k.memcg.active() {
         match crate::memcontrol::try_charge_swap(k, p) {
-            Ok(g) => k.swap.as_mut().expect("swap").memcg[s as usize] = g,
-            Err(()) => {
+            Some(g) => k.swap.as_mut().expect("swap").memcg[s as usize] = g,
+            None => {
                 k.swap.as_mut().expect("swap").maybe_release(s);
                 return false;
             }

@@ -206,8 +206,10 @@ fn a_profile_without_memcg_refuses_cgroups_at_the_name() {
     let e = api::run(&sc, RunOpts { profile: Some("linux-2.4.9"), ..Default::default() }).err().expect("refused");
     let d = format!("{e:?}");
     assert!(d.contains("no memory cgroups"), "{d}");
-    let e = vmlab_core::workload::load_scenario_str("memcg.toml", LIMIT, &["process.reader.cgroup=nope".to_string()])
-        .err()
-        .expect("an unknown group is an error");
+    let Err(e) =
+        vmlab_core::workload::load_scenario_str("memcg.toml", LIMIT, &["process.reader.cgroup=nope".to_string()])
+    else {
+        panic!("an unknown group is an error")
+    };
     assert!(format!("{e:?}").contains("no cgroup named `nope`"), "{e:?}");
 }
