@@ -225,6 +225,12 @@ mod tests {
         g.record(0, 20 * PSI_FREQ_NS, 0);
         g.update(20 * PSI_FREQ_NS + FOLD_SLACK_NS);
         let a = g.avgs(0);
-        assert!(a[0] > 99.0 && a[1] > 50.0 && a[2] < a[1], "{a:?}");
+        // calc_load's decay: after n periods at 100 %, 100 × (1 − (e/2048)^n), within the
+        // fixed point's rounding.
+        for (w, e) in EXP.iter().enumerate() {
+            let want = 100.0 * (1.0 - (*e as f64 / 2048.0).powi(20));
+            assert!((a[w] - want).abs() < 1.0, "window {w}: {} vs {want} ({a:?})", a[w]);
+        }
+        assert!(a[0] > a[1] && a[1] > a[2]);
     }
 }
