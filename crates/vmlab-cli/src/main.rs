@@ -438,6 +438,10 @@ fn print_text(rep: &RunReport, sim: &vmlab_core::sim::Sim) -> ExitCode {
             let _ = writeln!(o, "{k} {v}");
         }
     }
+    if !rep.cgroups.is_empty() {
+        o.push('\n');
+        o.push_str(&vmlab_core::stats::memcg_fmt::text(rep.pressure.as_ref(), &rep.cgroups));
+    }
     emit_status(&o)
 }
 

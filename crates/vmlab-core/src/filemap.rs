@@ -146,6 +146,7 @@ impl Kernel {
     /// `add_to_page_cache_lru`.
     pub fn add_to_page_cache(&mut self, ctx: &mut Ctx, file: u32, idx: u64, p: Pfn) {
         self.charge(ctx, KFunc::PageCacheRaReadahead, self.cost.pagecache_add);
+        crate::memcontrol::charge(self, ctx, p);
         let f = &mut self.files[file as usize];
         f.pages[idx as usize] = p;
         f.nrpages += 1;

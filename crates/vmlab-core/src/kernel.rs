@@ -153,6 +153,14 @@ pub struct Kernel {
     pub tracing: bool,
     /// kswapd CPU time by what kept it awake (`vmlab explain`).
     pub kswapd_why: crate::stats::explain::KswapdWhy,
+    /// Memory cgroups (empty but for the root when the scenario has none).
+    pub memcg: crate::memcontrol::MemCgroups,
+    /// Scratch buffer for reclaim's walk over the groups.
+    pub memcg_walk: Vec<u8>,
+    /// A workingset refault has just been read in (the fault that waits for it is a memstall).
+    pub psi_workingset_read: bool,
+    /// System-wide memory pressure (`/proc/pressure/memory`).
+    pub psi: crate::psi::PsiGroup,
 }
 
 impl Kernel {
@@ -203,6 +211,10 @@ impl Kernel {
             tracers: Vec::new(),
             tracing: false,
             kswapd_why: Default::default(),
+            memcg: crate::memcontrol::MemCgroups { groups: vec![crate::memcontrol::MemCgroup::new_root()] },
+            psi: Default::default(),
+            memcg_walk: Vec::new(),
+            psi_workingset_read: false,
             cfg,
             mmap_sem_retired: Default::default(),
             vfs: None,
@@ -422,6 +434,9 @@ impl Kernel {
         let mut n: u64 = self.reclaim.global_lru_pages();
         n += self.nodes.iter().map(|nd| nd.lruvec.lists.iter().map(|l| l.len).sum::<u64>()).sum::<u64>();
         n += self.zones.iter().map(|z| z.lruvec.lists.iter().map(|l| l.len).sum::<u64>()).sum::<u64>();
+        for g in self.memcg.groups.iter().skip(1) {
+            n += g.lruvec.iter().map(|v| v.lists.iter().map(|l| l.len).sum::<u64>()).sum::<u64>();
+        }
         n
     }
 

@@ -46,9 +46,26 @@ impl Kernel {
         if !on_completion && !ctx.fault_resumed {
             self.ev.inc(Vm::Pgfault);
         }
+        self.psi_workingset_read = false;
         let r = self.do_handle_mm_fault(ctx, mm, vpn, write);
         if on_completion && !matches!(r, Fault::Wait { .. }) {
             self.ev.inc(Vm::Pgfault);
+        }
+        if self.memcg.active() {
+            let g = crate::memcontrol::ctx_memcg(self, ctx);
+            if !matches!(r, Fault::Wait { .. }) {
+                crate::memcontrol::count_event(self, g, Vm::Pgfault, 1);
+            }
+            if let Fault::Wait { major: true, .. } = r {
+                crate::memcontrol::count_event(self, g, Vm::Pgmajfault, 1);
+            }
+        }
+        if let Fault::Wait { until, major: true } = r {
+            // Reading back a page of the workingset stalls on memory, not only on I/O
+            // (swap_readpage / folio_wait_bit under psi_memstall_enter for PG_workingset).
+            if std::mem::take(&mut self.psi_workingset_read) {
+                crate::psi::memstall_wait(self, ctx, until);
+            }
         }
         r
     }
@@ -100,6 +117,7 @@ impl Kernel {
         self.fr.mapping[p as usize] = self.mm(mm).anon_vma;
         self.fr.index[p as usize] = vpn as u32;
         self.g.anon += 1;
+        crate::memcontrol::charge(self, ctx, p);
         crate::vmscan::lru_add(self, p);
         Ok(p)
     }
@@ -364,6 +382,7 @@ impl Kernel {
                 (sw.disk, sw.base)
             };
             self.g.swapcache += 1;
+            crate::memcontrol::charge(self, ctx, p);
             crate::vmscan::lru_add(self, p);
             let t = self.disks[disk].submit(ctx.clock(), base + s as u64 * 4096, 4096, false);
             self.inflight.insert(p, t);

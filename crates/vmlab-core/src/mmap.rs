@@ -123,6 +123,11 @@ pub struct Mm {
     pub name: String,
     /// RLIMIT_MEMLOCK in pages (u64::MAX = unlimited).
     pub memlock_limit: u64,
+    /// The memory cgroup the process is in (its pages are charged there).
+    pub memcg: u8,
+    /// Pages charged while the group was over `memory.high`, not yet handled
+    /// (`current->memcg_nr_pages_over_high`).
+    pub memcg_over_high: u64,
     last_tbl: (u64, u32),
 }
 
@@ -158,6 +163,8 @@ impl Kernel {
             regions: BTreeMap::new(),
             name: name.to_string(),
             memlock_limit: u64::MAX,
+            memcg: 0,
+            memcg_over_high: 0,
             last_tbl: (u64::MAX, NO_TBL),
         }));
         if let Ok(p) = self.pgtable_alloc(ctx) {
@@ -473,7 +480,9 @@ impl Kernel {
         {
             let regions = self.mm(parent).regions.clone();
             let limit = self.mm(parent).memlock_limit;
+            let memcg = self.mm(parent).memcg;
             let c = self.mm_mut(child);
+            c.memcg = memcg;
             c.member_of.extend(members);
             c.regions = regions;
             c.memlock_limit = limit;

@@ -8,10 +8,20 @@ use crate::stats::vmstat::Vm;
 
 /// Returns true if a victim was chosen.
 pub fn out_of_memory(k: &mut Kernel, ctx: &mut Ctx) -> bool {
+    select_and_kill(k, ctx, crate::memcontrol::ROOT)
+}
+
+/// The OOM killer of a memory cgroup at its limit (`mem_cgroup_out_of_memory`): only processes
+/// of group `g` and its descendants are candidates.
+pub fn out_of_memory_memcg(k: &mut Kernel, ctx: &mut Ctx, g: u8) -> bool {
+    select_and_kill(k, ctx, g)
+}
+
+fn select_and_kill(k: &mut Kernel, ctx: &mut Ctx, g: u8) -> bool {
     k.charge(ctx, KFunc::OutOfMemory, k.cost.syscall * 10);
     let mut best: Option<(u64, u32)> = None;
     for m in k.mms.iter().flatten() {
-        if k.oom_killed.contains(&m.id) || m.name.starts_with('[') {
+        if k.oom_killed.contains(&m.id) || m.name.starts_with('[') || !k.memcg.is_descendant(m.memcg, g) {
             continue;
         }
         let points = m.rss_anon + m.rss_file + m.rss_shmem + m.ptes.len() as u64;

@@ -522,6 +522,7 @@ impl Kernel {
                 // completes) and retries.
                 let until = self.reclaim_throttle(ctx);
                 ctx.throttle_until = until;
+                crate::psi::memstall_wait(self, ctx, until);
                 return Err(AllocFail::Throttled);
             }
             if no_progress >= max_tries || (order > 3 && no_progress > 0) {
@@ -573,6 +574,9 @@ impl Kernel {
         self.fr.flags[i] = flags;
         self.fr.mapping[i] = 0;
         self.fr.mapcount[i] = 0;
+        if self.profile.memcg && self.fr.extra[i] != 0 {
+            crate::memcontrol::uncharge(self, pfn);
+        }
         self.fr.extra[i] = 0;
         let cpu = ctx.cpu as usize;
         if order == 0 && cpu < self.zones[zid].pcp.len() {

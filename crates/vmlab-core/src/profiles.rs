@@ -260,6 +260,8 @@ pub struct Profile {
     pub clean_cache_pass: bool,
     /// Refault (workingset) detection (3.15+).
     pub workingset: bool,
+    /// Memory cgroups (CONFIG_MEMCG, 2.6.25+): a scenario may declare `[[cgroup]]`s.
+    pub memcg: bool,
     /// `zone_batchsize` caps a pcp batch at this many bytes of zone per 1/1024 (before the /4):
     /// 512 KiB until 2.6.3x (batch 31), 1 MiB later (batch 63).
     pub pcp_batch_bytes: u64,
@@ -340,6 +342,7 @@ const MODERN: Profile = Profile {
     shm_writepage_io: true,
     clean_cache_pass: false,
     workingset: true,
+    memcg: true,
     pcp_batch_bytes: 1 << 20,
     pcp_lists: true,
     pcp_migratetype_lists: false,
@@ -379,6 +382,7 @@ const LINUX_2_6_26: Profile = Profile {
     shm_writepage_io: true,
     clean_cache_pass: false,
     workingset: false,
+    memcg: true,
     pcp_batch_bytes: 512 << 10,
     pcp_lists: true,
     pcp_migratetype_lists: false,
@@ -428,6 +432,7 @@ const LINUX_2636: Profile = Profile {
     shm_writepage_io: true,
     clean_cache_pass: false,
     workingset: false,
+    memcg: true,
     pcp_batch_bytes: 512 << 10,
     pcp_lists: true,
     pcp_migratetype_lists: true,
@@ -492,6 +497,7 @@ const LINUX_249: Profile = Profile {
     shm_writepage_io: false,
     clean_cache_pass: false,
     workingset: false,
+    memcg: false,
     pcp_batch_bytes: 512 << 10,
     pcp_lists: false,
     pcp_migratetype_lists: false,
@@ -750,6 +756,8 @@ pub const KNOBS: &[Knob] = &[
     rc("clean_cache_pass", Kind::Bool, AA_ONLY),
     // workingset.rs refaults (filemap.rs, swap_state.rs).
     rc("workingset", Kind::Bool, Readers::All),
+    // sim.rs (which refuses [[cgroup]] without it), memcontrol.rs.
+    rc("memcg", Kind::Bool, Readers::All),
     // kernel.rs zone_batchsize, page_alloc.rs.
     rc("pcp_batch_bytes", Kind::Int(INT), Readers::All),
     rc("pcp_lists", Kind::Bool, Readers::All),
@@ -972,6 +980,7 @@ impl Profile {
             "shm_writepage_io" => &mut self.shm_writepage_io,
             "clean_cache_pass" => &mut self.clean_cache_pass,
             "workingset" => &mut self.workingset,
+            "memcg" => &mut self.memcg,
             "pcp_lists" => &mut self.pcp_lists,
             "pcp_migratetype_lists" => &mut self.pcp_migratetype_lists,
             "reclaim_frees_cold" => &mut self.reclaim_frees_cold,

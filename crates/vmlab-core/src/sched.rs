@@ -59,6 +59,8 @@ pub struct Task {
     pub waiting_children: bool,
     /// RLIMIT_MEMLOCK of the process, in pages (u64::MAX: unlimited).
     pub memlock_limit: u64,
+    /// The memory cgroup the process runs in (0: the root).
+    pub memcg: u8,
     /// What the task holds of its mm's mmap_sem, kept across quanta (a fault waiting for I/O).
     pub mmap_lock: crate::mmap_lock::MmapLockState,
     /// The task's own random stream (`prandom`): its accesses do not depend on what others draw.
@@ -180,6 +182,7 @@ impl Sched {
             children: 0,
             waiting_children: false,
             memlock_limit: u64::MAX,
+            memcg: 0,
             mmap_lock: Default::default(),
             rng: crate::prandom::stream(0, crate::prandom::Stream::Process, u64::MAX),
         });

@@ -67,6 +67,45 @@ pub struct Sim {
     idle_tick_armed: Vec<bool>,
 }
 
+/// The scenario's `[[cgroup]]`s as the kernel's groups (id = index + 1; the root is 0), refused
+/// at the group's name by a profile whose era or engine has no memory cgroups.
+fn build_cgroups(k: &mut Kernel, cgroups: &[crate::workload::scenario::CgroupSetup]) -> Result<(), SimError> {
+    use crate::memcontrol::{CgroupApi, MemCgroup, MemcgLimits, MAX_GROUPS, UNLIMITED};
+    let Some(first) = cgroups.first() else { return Ok(()) };
+    let refuse = |message: String| SimError { span: Some(first.span), message };
+    if !k.profile.memcg {
+        return Err(refuse(format!(
+            "profile {} has no memory cgroups (CONFIG_MEMCG came with 2.6.25): remove the [[cgroup]]s",
+            k.profile.name
+        )));
+    }
+    if !crate::vmscan::has_memcg_reclaim(&k.profile) {
+        return Err(refuse(format!(
+            "profile {}'s reclaim engine keeps no per-cgroup LRU lists in vmlab: [[cgroup]] needs linux-6.8",
+            k.profile.name
+        )));
+    }
+    if cgroups.len() > MAX_GROUPS {
+        return Err(refuse(format!("{} cgroups: vmlab models at most {MAX_GROUPS}", cgroups.len())));
+    }
+    let pages = |b: Option<u64>| b.map_or(UNLIMITED, |b| b / 4096);
+    let (nodes, zones) = (k.nodes.len(), k.zones.len());
+    for c in cgroups {
+        let limits = MemcgLimits {
+            max: pages(c.max),
+            high: pages(c.high),
+            low: c.low.map_or(0, |b| b / 4096),
+            min: c.min.map_or(0, |b| b / 4096),
+            swap_max: pages(c.swap_max),
+            memsw_max: pages(c.memsw_max),
+        };
+        let api = if c.v1 { CgroupApi::V1 } else { CgroupApi::V2 };
+        let parent = c.parent.map_or(crate::memcontrol::ROOT, |p| (p + 1) as u8);
+        k.memcg.groups.push(MemCgroup::new(&c.name, parent, api, limits, nodes, zones));
+    }
+    Ok(())
+}
+
 /// Resolve the profile: the scenario's (or the override), then `[vm]`/`[reclaim]` tables (with
 /// the `--set`s applied). Each knob is checked against the final profile: its range in the row's
 /// release, and, once every knob is in (`reclaim.engine` may be one), whether the engine reads
@@ -206,6 +245,7 @@ impl Sim {
                 k.file_create(&name, *s, t.disk, false);
             }
         }
+        build_cgroups(&mut k, &setup.cgroups)?;
         let mut s = Sched::new(ncpu);
         // Kernel threads.
         for n in 0..k.nodes.len() {
@@ -240,6 +280,7 @@ impl Sim {
                 s.tasks[t].memlock_limit = pd.memlock_limit;
                 s.tasks[t].rng =
                     crate::prandom::stream(f.seed, crate::prandom::Stream::Process, ((pi as u64) << 32) | c as u64);
+                s.tasks[t].memcg = pd.cgroup.map_or(crate::memcontrol::ROOT, |c| (c + 1) as u8);
                 s.push(pd.start_ns, Event::Start(t));
                 sim_user += 1;
             }
@@ -537,6 +578,8 @@ impl Sim {
                     self.k.mm_create(&mut ctx, &name)
                 };
                 self.k.mm_mut(mm).memlock_limit = self.s.tasks[t].memlock_limit;
+                self.k.mm_mut(mm).memcg = self.s.tasks[t].memcg;
+                crate::psi::task_count(&mut self.k, self.s.tasks[t].memcg, 1);
                 self.s.tasks[t].mm = Some(mm);
                 self.s.set_runnable(t);
             }
@@ -637,6 +680,7 @@ impl Sim {
 
     fn sample(&mut self) {
         let now = self.s.now;
+        crate::psi::update(&mut self.k, now);
         let dt = now.saturating_sub(self.sstate.last_t).max(1);
         let ncpu = self.s.cpus.len() as u64;
         let us: u64 = self.s.cpus.iter().map(|c| c.us_ns).sum();
@@ -864,6 +908,8 @@ impl Sim {
             kernel_profile: report::kernel_profile_entries(&self.k.prof),
             metrics,
             events: self.k.events,
+            pressure: self.k.memcg.active().then(|| crate::stats::memcg_fmt::system_pressure(&self.k, self.s.now)),
+            cgroups: crate::stats::memcg_fmt::cgroup_reports(&self.k, self.s.now),
             wall_s,
         }
     }

@@ -22,6 +22,8 @@ pub struct SwapInfo {
     pub cache: Vec<Pfn>,
     /// Workingset shadow of an evicted anon page, per slot.
     pub shadow: Vec<u32>,
+    /// The memory cgroup each slot is charged to (`swap_cgroup`).
+    pub memcg: Vec<u8>,
     pub pfn_slot: FxHashMap<Pfn, u32>,
     pub inuse: u32,
     cursor: u32,
@@ -43,6 +45,7 @@ impl SwapInfo {
             count: vec![0; n as usize],
             cache: vec![NIL; n as usize],
             shadow: vec![0; n as usize],
+            memcg: vec![0; n as usize],
             pfn_slot: FxHashMap::default(),
             inuse: 0,
             cursor: 0,
@@ -70,10 +73,13 @@ impl SwapInfo {
         }
         None
     }
-    fn maybe_release(&mut self, s: u32) {
+    /// Release the slot if nothing holds it; returns the group it was charged to, to uncharge.
+    fn maybe_release(&mut self, s: u32) -> u8 {
         if self.slot_free(s) {
             self.inuse -= 1;
+            return std::mem::take(&mut self.memcg[s as usize]);
         }
+        0
     }
     pub fn free_slots(&self) -> u32 {
         self.nslots - self.inuse
@@ -97,6 +103,16 @@ pub fn add_to_swap(k: &mut Kernel, ctx: &mut Ctx, p: Pfn) -> bool {
     k.charge(ctx, KFunc::AddToSwap, k.cost.lru_scan * 2);
     let Some(sw) = k.swap.as_mut() else { return false };
     let Some(s) = sw.alloc() else { return false };
+    if k.memcg.active() {
+        match crate::memcontrol::try_charge_swap(k, p) {
+            Some(g) => k.swap.as_mut().expect("swap").memcg[s as usize] = g,
+            None => {
+                k.swap.as_mut().expect("swap").maybe_release(s);
+                return false;
+            }
+        }
+    }
+    let sw = k.swap.as_mut().expect("swap");
     sw.cache[s as usize] = p;
     sw.pfn_slot.insert(p, s);
     k.fr.set(p, pg::SWAPCACHE);
@@ -118,7 +134,10 @@ pub fn swap_free(k: &mut Kernel, _ctx: &mut Ctx, s: u32) {
         let c = &mut sw.count[s as usize];
         debug_assert!(*c > 0, "swap slot {s} freed twice");
         *c = c.saturating_sub(1);
-        sw.maybe_release(s);
+        let g = sw.maybe_release(s);
+        if g != 0 {
+            crate::memcontrol::uncharge_swap(k, g);
+        }
     }
 }
 
@@ -127,9 +146,12 @@ pub fn delete_from_swap_cache(k: &mut Kernel, p: Pfn) {
     let Some(sw) = k.swap.as_mut() else { return };
     if let Some(s) = sw.pfn_slot.remove(&p) {
         sw.cache[s as usize] = NIL;
-        sw.maybe_release(s);
+        let g = sw.maybe_release(s);
         k.fr.clear(p, pg::SWAPCACHE);
         k.g.swapcache -= 1;
+        if g != 0 {
+            crate::memcontrol::uncharge_swap(k, g);
+        }
     }
 }
 
@@ -213,6 +235,7 @@ fn add_swapin_page(
     }
     k.g.swapcache += 1;
     k.g.anon += 1;
+    crate::memcontrol::charge(k, ctx, p);
     crate::workingset::refault_anon(k, p, s);
     crate::vmscan::lru_add(k, p);
     Ok(p)

@@ -94,7 +94,7 @@ fn metric(r: &RunReport, k: &str) -> f64 {
 }
 
 fn full_scale(swap_off: bool) -> Vec<RunReport> {
-    let opts = vmlab_core::reproduce::ReproduceOpts { sets: Vec::new(), root: root(), timing: false };
+    let opts = vmlab_core::reproduce::ReproduceOpts { sets: Vec::new(), root: root(), timing: false, ablate: false };
     let sets: Vec<String> = if swap_off { vec!["swap.size=0".into()] } else { Vec::new() };
     run_pair_with(&opts, MAILSERVER, "mailserver", &sets).expect("runs")
 }

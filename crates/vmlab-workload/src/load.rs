@@ -20,7 +20,8 @@ use crate::ast::{Expr, OpKind, Span, Stmt, TplPart};
 use crate::error::{backquoted, suggest, unknown_key_message, ScenarioError};
 use crate::program::{string_content_offset, Parser};
 use crate::scenario::{
-    DiskSetup, FileSetup, FileTreeSetup, MachineSetup, NetRxSetup, ProcessDef, ScenarioFile, Setup, SwapSetup, ZoneName,
+    CgroupSetup, DiskSetup, FileSetup, FileTreeSetup, MachineSetup, NetRxSetup, ProcessDef, ScenarioFile, Setup,
+    SwapSetup, ZoneName,
 };
 use crate::units;
 use crate::units::cost_from_value;
@@ -388,7 +389,7 @@ pub fn set_value(text: &str) -> toml::Value {
 }
 
 /// Arrays of tables in a scenario: their elements are addressed by index or by `name`.
-const ARRAYS: &[&str] = &["process", "disk", "file", "filetree", "netrx"];
+const ARRAYS: &[&str] = &["process", "disk", "file", "filetree", "netrx", "cgroup"];
 
 /// Apply one set to the table; returns the path it resolved to.
 fn apply_set(root: &mut toml::Table, s: &SetArg) -> Result<Vec<String>, ScenarioError> {
@@ -1008,7 +1009,9 @@ fn resolve(ctx: &Ctx<'_>, f: &ScenarioFile) -> Result<(Setup, Vec<String>), Scen
         zones,
         cost,
     };
+    let cgroups = resolve_cgroups(ctx, f)?;
     let setup = Setup {
+        cgroups,
         duration_ns: times[0],
         linger_ns: times[1],
         interval_ns: times[2],
@@ -1022,6 +1025,64 @@ fn resolve(ctx: &Ctx<'_>, f: &ScenarioFile) -> Result<(Setup, Vec<String>), Scen
         slub,
     };
     Ok((setup, disk_names.iter().map(|s| s.to_string()).collect()))
+}
+
+/// `[[cgroup]]`s: unique names, parents defined earlier, sizes with units or "max", and one
+/// interface (v1 or v2) per group.
+fn resolve_cgroups(ctx: &Ctx<'_>, f: &ScenarioFile) -> Result<Vec<CgroupSetup>, ScenarioError> {
+    let mut out: Vec<CgroupSetup> = Vec::new();
+    for (i, c) in f.cgroups.iter().enumerate() {
+        let i = i.to_string();
+        if c.name.is_empty() || c.name.contains('/') {
+            return Err(ctx.err(&["cgroup", &i, "name"], format!("`{}` is no cgroup name: non-empty, no `/`", c.name)));
+        }
+        if out.iter().any(|o| o.name == c.name) {
+            return Err(ctx.err(&["cgroup", &i, "name"], format!("duplicate cgroup name `{}`", c.name)));
+        }
+        let parent = match &c.parent {
+            None => None,
+            Some(p) => Some(out.iter().position(|o| &o.name == p).ok_or_else(|| {
+                ctx.err(&["cgroup", &i, "parent"], format!("no cgroup named `{p}` before this one"))
+                    .with_help("a parent is declared before its children")
+            })?),
+        };
+        let size = |path: &[&str], v: &Option<String>| -> Result<Option<u64>, ScenarioError> {
+            match v.as_deref() {
+                None | Some("max") => Ok(None),
+                Some(s) => ctx.unit(path, units::parse_size(s)).map(Some),
+            }
+        };
+        let mem = c.memory.as_ref();
+        let v1 = c.limit_in_bytes.is_some() || c.memsw.is_some();
+        if v1 && mem.is_some() {
+            return Err(ctx.err(
+                &["cgroup", &i, "memory"],
+                format!("cgroup `{}` mixes the v1 files (limit_in_bytes, memsw.*) with the v2 ones (memory.*)", c.name),
+            ));
+        }
+        out.push(CgroupSetup {
+            name: c.name.clone(),
+            parent,
+            v1,
+            max: match mem {
+                Some(m) => size(&["cgroup", &i, "memory", "max"], &m.max)?,
+                None => size(&["cgroup", &i, "limit_in_bytes"], &c.limit_in_bytes)?,
+            },
+            high: size(&["cgroup", &i, "memory", "high"], &mem.and_then(|m| m.high.clone()))?,
+            low: size(&["cgroup", &i, "memory", "low"], &mem.and_then(|m| m.low.clone()))?,
+            min: size(&["cgroup", &i, "memory", "min"], &mem.and_then(|m| m.min.clone()))?,
+            swap_max: size(
+                &["cgroup", &i, "memory", "swap", "max"],
+                &mem.and_then(|m| m.swap.as_ref()).and_then(|s| s.max.clone()),
+            )?,
+            memsw_max: size(
+                &["cgroup", &i, "memsw", "limit_in_bytes"],
+                &c.memsw.as_ref().and_then(|m| m.limit_in_bytes.clone()),
+            )?,
+            span: ctx.span_of(&["cgroup", &i, "name"]),
+        });
+    }
+    Ok(out)
 }
 
 fn check(ctx: &Ctx<'_>, f: &ScenarioFile) -> Result<(Setup, Vec<ProcessDef>), ScenarioError> {
@@ -1061,12 +1122,25 @@ fn check(ctx: &Ctx<'_>, f: &ScenarioFile) -> Result<(Setup, Vec<ProcessDef>), Sc
             Some(m) => ctx.unit(&["process", &i, "memlock"], units::parse_size(m))? / 4096,
             None => u64::MAX,
         };
+        let cgroup = match &p.cgroup {
+            None => None,
+            Some(c) => Some(setup.cgroups.iter().position(|g| &g.name == c).ok_or_else(|| {
+                let names: Vec<&str> = setup.cgroups.iter().map(|g| g.name.as_str()).collect();
+                let e = ctx.err(&["process", &i, "cgroup"], format!("no cgroup named `{c}`"));
+                if names.is_empty() {
+                    e.with_help("declare it with [[cgroup]] name = ...")
+                } else {
+                    e.with_help(format!("cgroups: {}", names.join(", ")))
+                }
+            })?),
+        };
         procs.push(ProcessDef {
             name: p.name.clone(),
             count: p.count,
             start_ns,
             cpu: p.cpu,
             memlock_limit,
+            cgroup,
             program,
             span: ctx.span_of(&["process", &i, "name"]),
         });

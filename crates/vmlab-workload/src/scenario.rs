@@ -38,6 +38,10 @@ pub struct ScenarioFile {
     pub filetrees: Vec<FileTreeSpec>,
     #[serde(default, rename = "process")]
     pub processes: Vec<ProcessSpec>,
+    /// Memory cgroups (2.6.25+ profiles): `[[cgroup]] name = "job"` with v1 `limit_in_bytes`,
+    /// `memsw.limit_in_bytes` or v2 `memory.max`/`high`/`low`/`min`/`memory.swap.max`.
+    #[serde(default, rename = "cgroup")]
+    pub cgroups: Vec<CgroupSpec>,
     /// Tunables and mechanism switches overriding the profile: `[vm] swappiness = 100`.
     #[serde(default)]
     pub vm: toml::Table,
@@ -210,10 +214,56 @@ pub struct ProcessSpec {
     /// RLIMIT_MEMLOCK ("1GiB"); default unlimited (a root process).
     #[serde(default, deserialize_with = "opt_string_or_int")]
     pub memlock: Option<String>,
+    /// The memory cgroup (a `[[cgroup]]` name) the process runs in; default the root.
+    pub cgroup: Option<String>,
     /// Program text (see docs/SCENARIOS.md). A plain `String`, not `Spanned`: `--set` edits
     /// the parsed table before deserialisation, and spans can't survive that; `load.rs` finds
     /// the program's position in the file itself (`ProcessDef::program` holds the parsed AST).
     pub program: String,
+}
+
+/// A memory cgroup. Sizes take units or "max"; the v1 and v2 files cannot be mixed in one group.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct CgroupSpec {
+    pub name: String,
+    /// Parent group's name (default: a child of the root).
+    pub parent: Option<String>,
+    /// v1 `memory.limit_in_bytes`.
+    #[serde(default, deserialize_with = "opt_string_or_int")]
+    pub limit_in_bytes: Option<String>,
+    /// v1 `memory.memsw.limit_in_bytes` (`memsw.limit_in_bytes = "1GiB"`).
+    pub memsw: Option<MemswSpec>,
+    /// v2 `memory.max`, `memory.high`, `memory.low`, `memory.min`, `memory.swap.max`.
+    pub memory: Option<MemoryV2Spec>,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct MemswSpec {
+    #[serde(default, deserialize_with = "opt_string_or_int")]
+    pub limit_in_bytes: Option<String>,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct MemoryV2Spec {
+    #[serde(default, deserialize_with = "opt_string_or_int")]
+    pub max: Option<String>,
+    #[serde(default, deserialize_with = "opt_string_or_int")]
+    pub high: Option<String>,
+    #[serde(default, deserialize_with = "opt_string_or_int")]
+    pub low: Option<String>,
+    #[serde(default, deserialize_with = "opt_string_or_int")]
+    pub min: Option<String>,
+    pub swap: Option<SwapMaxSpec>,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct SwapMaxSpec {
+    #[serde(default, deserialize_with = "opt_string_or_int")]
+    pub max: Option<String>,
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize)]
@@ -292,6 +342,8 @@ pub struct ProcessDef {
     pub cpu: Option<u32>,
     /// RLIMIT_MEMLOCK in pages (u64::MAX: unlimited).
     pub memlock_limit: u64,
+    /// Index into `Setup::cgroups` of the group the process runs in (None: the root).
+    pub cgroup: Option<usize>,
     pub program: Vec<Stmt>,
     pub span: Span,
 }
@@ -314,6 +366,26 @@ pub struct Setup {
     pub fs: Option<(u32, u32)>,
     /// `[slub]`: (max_order, min_objects, min_order); None: the kernel's defaults.
     pub slub: Option<(u32, u32, u32)>,
+    /// Memory cgroups, parents before children.
+    pub cgroups: Vec<CgroupSetup>,
+}
+
+/// A memory cgroup's limits in bytes (None: "max" / not set).
+#[derive(Clone, Debug)]
+pub struct CgroupSetup {
+    pub name: String,
+    /// Index of the parent in `Setup::cgroups` (None: the root).
+    pub parent: Option<usize>,
+    /// Configured through the v1 files (`limit_in_bytes`), else v2.
+    pub v1: bool,
+    pub max: Option<u64>,
+    pub high: Option<u64>,
+    pub low: Option<u64>,
+    pub min: Option<u64>,
+    pub swap_max: Option<u64>,
+    pub memsw_max: Option<u64>,
+    /// The group's `name` in the file, for errors the simulator finds (a profile without memcg).
+    pub span: Span,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

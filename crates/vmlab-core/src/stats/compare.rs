@@ -260,8 +260,18 @@ fn duration_rows(rs: &[&RunReport]) -> Vec<Row> {
 fn vmscan_rows(rs: &[&RunReport]) -> (Vec<Row>, Vec<Row>) {
     let ints = |f: &dyn Fn(&RunReport) -> u64| rs.iter().map(|r| Val::Int(f(r))).collect::<Vec<_>>();
     let c = |name: &'static str| move |r: &RunReport| r.counter(name);
-    let scanned = |r: &RunReport| zsum(r, "pgscan_direct").saturating_add(zsum(r, "pgscan_kswapd"));
-    let stolen = |r: &RunReport| zsum(r, "pgsteal_direct").saturating_add(zsum(r, "pgsteal_kswapd"));
+    // Limit reclaim of a memory cgroup (a `vmlab real` run, a run with [[cgroup]]s) is neither
+    // kswapd's nor direct reclaim in /proc/vmstat: only pgscan_anon/file count it.
+    let split_or_types = |r: &RunReport, what: &str| {
+        let split = zsum(r, &format!("{what}_direct")).saturating_add(zsum(r, &format!("{what}_kswapd")));
+        if split > 0 {
+            split
+        } else {
+            r.counter(&format!("{what}_anon")).saturating_add(r.counter(&format!("{what}_file")))
+        }
+    };
+    let scanned = |r: &RunReport| split_or_types(r, "pgscan");
+    let stolen = |r: &RunReport| split_or_types(r, "pgsteal");
     let block1 = vec![
         ("Direct reclaims", ints(&|r| zsum(r, "allocstall"))),
         ("Direct reclaim pages scanned", ints(&|r| zsum(r, "pgscan_direct"))),

@@ -76,6 +76,7 @@ kfuncs! {
     WritebackSbInodes => "writeback_sb_inodes",
     Schedule => "schedule",
     Syscall => "entry_SYSCALL_64",
+    MemcgCharge => "try_charge_memcg",
 }
 
 /// Which era's source the profile's function names come from (a profile field).

@@ -3,6 +3,7 @@ pub mod alloc_diag;
 pub mod compare;
 pub mod explain;
 pub mod kfunc;
+pub mod memcg_fmt;
 pub mod meminfo;
 pub mod ordered;
 pub mod procvmstat;

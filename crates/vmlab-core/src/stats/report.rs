@@ -76,6 +76,12 @@ pub struct RunReport {
     /// Simulated page events processed.
     #[serde(default)]
     pub events: u64,
+    /// `/proc/pressure/memory` (runs with memory cgroups; absent otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pressure: Option<super::memcg_fmt::Pressure>,
+    /// The scenario's memory cgroups at the end of the run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cgroups: Vec<super::memcg_fmt::CgroupReport>,
     /// Wall-clock seconds the simulation took: the one non-deterministic field.
     #[serde(default)]
     pub wall_s: f64,
@@ -103,6 +109,8 @@ impl Default for RunReport {
             kernel_profile: Vec::new(),
             metrics: OrderedMap::new(),
             events: 0,
+            pressure: None,
+            cgroups: Vec::new(),
             wall_s: 0.0,
         }
     }

@@ -86,6 +86,15 @@ pub trait ReclaimEngine {
         false
     }
     fn set_kreclaimd_task(_k: &mut Kernel, _t: usize) {}
+    /// The engine keeps per-memcg lruvecs and reclaims a group at its limit; without, a
+    /// scenario with `[[cgroup]]`s is refused.
+    fn memcg_reclaim() -> bool {
+        false
+    }
+    /// `try_to_free_mem_cgroup_pages`: reclaim `nr` pages from group `g` and its descendants.
+    fn try_to_free_mem_cgroup_pages(_k: &mut Kernel, _ctx: &mut Ctx, _g: u8, _nr: u64, _may_swap: bool) -> u64 {
+        0
+    }
     fn kreclaimd_step(_k: &mut Kernel, _ctx: &mut Ctx) -> KswapdAction {
         KswapdAction::Sleep
     }
@@ -260,19 +269,27 @@ pub const THROTTLE_NS: u64 = 100_000_000;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LruScope {
     Node(usize),
+    /// Node `.0`'s lruvec of memory cgroup `.1` (never the root, whose lruvecs are the nodes').
+    Memcg(usize, u8),
     Zone(usize),
     Global,
 }
 
 #[inline]
 pub fn scope_of(k: &Kernel, p: Pfn) -> LruScope {
-    scope_in_zone(k, k.zone_of(p))
+    scope_in_zone(k, p, k.zone_of(p))
 }
 
-/// `scope_of` for a page already known to be in zone `zid` (the list ops need the zone anyway).
+/// `scope_of` for a page already known to be in zone `zid` (the list ops need the zone anyway):
+/// a page charged to a memory cgroup is on that group's lruvec of the node (`folio_lruvec`).
 #[inline]
-fn scope_in_zone(k: &Kernel, zid: usize) -> LruScope {
-    dispatch!(k, lru_scope(k, zid))
+fn scope_in_zone(k: &Kernel, p: Pfn, zid: usize) -> LruScope {
+    match dispatch!(k, lru_scope(k, zid)) {
+        LruScope::Node(n) if k.memcg.active() && k.fr.extra[p as usize] != 0 => {
+            LruScope::Memcg(n, k.fr.extra[p as usize])
+        }
+        s => s,
+    }
 }
 
 /// The list `l` of a scope, with the frame array (split borrow).
@@ -280,6 +297,7 @@ fn scope_in_zone(k: &Kernel, zid: usize) -> LruScope {
 pub fn list_mut(k: &mut Kernel, s: LruScope, l: usize) -> (&mut List, &mut crate::mm_types::Frames) {
     match s {
         LruScope::Node(n) => (&mut k.nodes[n].lruvec.lists[l], &mut k.fr),
+        LruScope::Memcg(n, g) => (&mut k.memcg.groups[g as usize].lruvec[n].lists[l], &mut k.fr),
         LruScope::Zone(z) => (&mut k.zones[z].lruvec.lists[l], &mut k.fr),
         LruScope::Global => (&mut k.reclaim.global_lru_mut().lists[l], &mut k.fr),
     }
@@ -294,7 +312,7 @@ pub fn add_to_list(k: &mut Kernel, p: Pfn, l: usize, at_tail: bool) {
         return riel24::add_to_list(k, p, l);
     }
     let zid = k.zone_of(p);
-    let s = scope_in_zone(k, zid);
+    let s = scope_in_zone(k, p, zid);
     let (list, fr) = list_mut(k, s, l);
     if at_tail {
         list.push_tail(fr, p);
@@ -304,6 +322,9 @@ pub fn add_to_list(k: &mut Kernel, p: Pfn, l: usize, at_tail: bool) {
     let f = &mut k.fr.flags[p as usize];
     *f = (*f & !pg::LRU_MASK) | pg::LRU | ((l as u32) << pg::LRU_SHIFT);
     k.zones[zid].lru_pages[l] += 1;
+    if let LruScope::Memcg(_, g) = s {
+        k.memcg.groups[g as usize].lru_zone[zid][l] += 1;
+    }
 }
 
 /// Take a page off whatever LRU list holds it.
@@ -317,12 +338,15 @@ pub fn del_page_from_lru(k: &mut Kernel, p: Pfn) {
     }
     let l = k.fr.lru_list(p) as usize;
     let zid = k.zone_of(p);
-    let s = scope_in_zone(k, zid);
+    let s = scope_in_zone(k, p, zid);
     let (list, fr) = list_mut(k, s, l);
     list.remove(fr, p);
     let f = &mut k.fr.flags[p as usize];
     *f = (*f & !(pg::LRU | pg::LRU_MASK)) | ((LRU_NONE as u32) << pg::LRU_SHIFT);
     k.zones[zid].lru_pages[l] -= 1;
+    if let LruScope::Memcg(_, g) = s {
+        k.memcg.groups[g as usize].lru_zone[zid][l] -= 1;
+    }
 }
 
 /// Is the page anon-like for LRU purposes (anon or shm: swap-backed)?
@@ -422,9 +446,21 @@ pub fn wake_all_kswapd(k: &mut Kernel, zonelist: &[usize], order: u32, classzone
 pub fn try_to_free_pages(k: &mut Kernel, ctx: &mut Ctx, gfp: Gfp, order: u32, classzone: usize) -> u64 {
     let was = ctx.in_reclaim;
     ctx.in_reclaim = true;
+    let start = ctx.clock();
     let r = dispatch!(k, try_to_free_pages(k, ctx, gfp, order, classzone));
     ctx.in_reclaim = was;
+    crate::psi::memstall(k, ctx, start);
     r
+}
+
+/// Does the profile's engine reclaim memory cgroups?
+pub fn has_memcg_reclaim(p: &crate::profiles::Profile) -> bool {
+    dispatch_static!(p.engine, memcg_reclaim())
+}
+
+/// Limit reclaim (`try_to_free_mem_cgroup_pages`); returns pages reclaimed.
+pub fn try_to_free_mem_cgroup_pages(k: &mut Kernel, ctx: &mut Ctx, g: u8, nr: u64, may_swap: bool) -> u64 {
+    dispatch!(k, try_to_free_mem_cgroup_pages(k, ctx, g, nr, may_swap))
 }
 
 /// What kswapd does after one step.
@@ -449,9 +485,12 @@ pub fn kswapd_step(k: &mut Kernel, ctx: &mut Ctx, node: usize) -> KswapdAction {
     ctx.in_reclaim = true;
     // What kept kswapd awake is read before the step, its cost after (`vmlab explain`).
     let before = ctx.sys_ns;
+    let start = ctx.clock();
     let why = dispatch!(k, kswapd_why(k, node));
     let action = dispatch!(k, kswapd_step(k, ctx, node));
     k.kswapd_why.add(why, ctx.sys_ns - before);
+    // balance_pgdat runs under psi_memstall_enter.
+    crate::psi::memstall_kthread(k, start, ctx.clock());
     action
 }
 
@@ -493,8 +532,7 @@ pub fn kswapd_nap_expired(k: &mut Kernel, node: usize) {
 /// Free an isolated, unmapped, clean page that reclaim decided to drop (`__remove_mapping` +
 /// free). Leaves a workingset shadow.
 pub fn remove_mapping_and_free(k: &mut Kernel, ctx: &mut Ctx, p: Pfn) {
-    let node = k.node_of(p);
-    let shadow = if k.profile.workingset { crate::workingset::eviction(k, node) } else { 0 };
+    let shadow = if k.profile.workingset { crate::workingset::eviction(k, p) } else { 0 };
     if k.fr.has(p, pg::SWAPCACHE) {
         if let Some(s) = crate::swap_state::page_swap_slot(k, p) {
             if let Some(sw) = k.swap.as_mut() {

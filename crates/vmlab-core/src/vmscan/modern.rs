@@ -9,7 +9,9 @@ use super::{
 };
 use super::{LruScope, ReclaimEngine, SPLIT_LRU_NAMES};
 use crate::kernel::{Ctx, Kernel};
+use crate::memcontrol::{self, MemcgEvent, ROOT};
 use crate::mm_types::{pg, Pfn};
+use crate::mmzone::Lruvec;
 use crate::mmzone::NR_LRU_LISTS;
 use crate::mmzone::{
     KswapdPhase, ZoneType, LRU_ACTIVE_ANON, LRU_ACTIVE_FILE, LRU_INACTIVE_ANON, LRU_INACTIVE_FILE, LRU_UNEVICTABLE,
@@ -41,10 +43,59 @@ pub struct ScanControl {
     /// `ctx.sleep_ns` when this reclaim began: more than that means a write this reclaimer
     /// submitted found the request queue full, and it is asleep in the block layer from then.
     pub sleep_at_entry: u64,
+    /// `target_mem_cgroup`: the group limit reclaim works for (ROOT: global reclaim).
+    pub target: u8,
+    /// A group under its `memory.low` was passed over; reclaim it on the retry.
+    pub memcg_low_reclaim: bool,
+    memcg_low_skipped: bool,
     may_deactivate_anon: bool,
     may_deactivate_file: bool,
     file_is_tiny: bool,
     cache_trim_mode: bool,
+}
+
+/// One lruvec of the 6.8 layout: node `node`'s lists of group `g` (the root's are the node's).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Lv {
+    pub node: usize,
+    pub g: u8,
+}
+
+impl Lv {
+    fn root(node: usize) -> Lv {
+        Lv { node, g: ROOT }
+    }
+}
+
+fn lv(k: &Kernel, v: Lv) -> &Lruvec {
+    if v.g == ROOT {
+        &k.nodes[v.node].lruvec
+    } else {
+        &k.memcg.groups[v.g as usize].lruvec[v.node]
+    }
+}
+
+fn lv_mut(k: &mut Kernel, v: Lv) -> &mut Lruvec {
+    if v.g == ROOT {
+        &mut k.nodes[v.node].lruvec
+    } else {
+        &mut k.memcg.groups[v.g as usize].lruvec[v.node]
+    }
+}
+
+/// List `l` of lruvec `v`, with the frames (split borrow).
+fn lv_list(k: &mut Kernel, v: Lv, l: usize) -> (&mut crate::mm_types::List, &mut crate::mm_types::Frames) {
+    let list = if v.g == ROOT {
+        &mut k.nodes[v.node].lruvec.lists[l]
+    } else {
+        &mut k.memcg.groups[v.g as usize].lruvec[v.node].lists[l]
+    };
+    (list, &mut k.fr)
+}
+
+/// `cgroup_reclaim`: is this limit reclaim?
+fn cgroup_reclaim(sc: &ScanControl) -> bool {
+    sc.target != ROOT
 }
 
 pub fn lru_add(k: &mut Kernel, p: Pfn) {
@@ -81,46 +132,77 @@ pub fn mark_page_accessed(k: &mut Kernel, p: Pfn) {
     }
 }
 
-/// Pages on list `l` of node `node` that live in zones up to `reclaim_idx`.
-fn lru_size(k: &Kernel, node: usize, l: usize, reclaim_idx: usize) -> u64 {
-    k.nodes[node]
-        .zones
-        .iter()
-        .filter(|&&z| k.zones[z].kind as usize <= reclaim_idx)
-        .map(|&z| k.zones[z].lru_pages[l])
+/// Pages on list `l` of lruvec `v` and of the lruvecs of `v`'s descendants (`lruvec_page_state`,
+/// hierarchical) that live in zones up to `reclaim_idx`.
+fn lru_size(k: &Kernel, v: Lv, l: usize, reclaim_idx: usize) -> u64 {
+    let zones = k.nodes[v.node].zones.iter().filter(|&&z| k.zones[z].kind as usize <= reclaim_idx);
+    if v.g == ROOT {
+        return zones.map(|&z| k.zones[z].lru_pages[l]).sum();
+    }
+    let gs = &k.memcg.groups;
+    zones
+        .map(|&z| {
+            (1..gs.len()).filter(|&c| k.memcg.is_descendant(c as u8, v.g)).map(|c| gs[c].lru_zone[z][l]).sum::<u64>()
+        })
         .sum()
 }
 
+/// Pages on list `l` of lruvec `v` alone in zones up to `reclaim_idx` (`lruvec_lru_size`).
+fn lru_size_local(k: &Kernel, v: Lv, l: usize, reclaim_idx: usize) -> u64 {
+    let zones = k.nodes[v.node].zones.iter().filter(|&&z| k.zones[z].kind as usize <= reclaim_idx);
+    let gs = &k.memcg.groups;
+    if v.g == ROOT {
+        return zones
+            .map(|&z| k.zones[z].lru_pages[l] - gs.iter().skip(1).map(|g| g.lru_zone[z][l]).sum::<u64>())
+            .sum();
+    }
+    zones.map(|&z| gs[v.g as usize].lru_zone[z][l]).sum()
+}
+
 /// `inactive_is_low`.
-fn inactive_is_low(k: &Kernel, node: usize, inactive_lru: usize, reclaim_idx: usize) -> bool {
-    let inactive = lru_size(k, node, inactive_lru, reclaim_idx);
-    let active = lru_size(k, node, inactive_lru + 1, reclaim_idx);
+fn inactive_is_low(k: &Kernel, v: Lv, inactive_lru: usize, reclaim_idx: usize) -> bool {
+    let inactive = lru_size(k, v, inactive_lru, reclaim_idx);
+    let active = lru_size(k, v, inactive_lru + 1, reclaim_idx);
     let gb = (inactive + active) >> (30 - 12);
     let ratio = if gb > 0 { Kernel::int_sqrt(10 * gb) } else { 1 };
     inactive * ratio < active
 }
 
 fn can_reclaim_anon(k: &Kernel, sc: &ScanControl) -> bool {
-    sc.may_swap && crate::swap_state::free_swap_pages(k) > 0
+    if !sc.may_swap {
+        return false;
+    }
+    if cgroup_reclaim(sc) {
+        return memcontrol::nr_swap_pages(k, sc.target) > 0;
+    }
+    crate::swap_state::free_swap_pages(k) > 0
 }
 
-/// `lru_note_cost`: reclaim work on one type makes the other cheaper to scan.
-fn lru_note_cost(k: &mut Kernel, node: usize, file: bool, cost: u64) {
-    let total: u64 = (0..4).map(|l| k.nodes[node].lruvec.size(l)).sum();
-    let lv = &mut k.nodes[node].lruvec;
-    if file {
-        lv.file_cost += cost;
-    } else {
-        lv.anon_cost += cost;
-    }
-    if lv.anon_cost + lv.file_cost > total / 4 {
-        lv.anon_cost /= 2;
-        lv.file_cost /= 2;
+/// `lru_note_cost`: reclaim work on one type makes the other cheaper to scan; charged to the
+/// lruvec and every ancestor's.
+fn lru_note_cost(k: &mut Kernel, v: Lv, file: bool, cost: u64) {
+    let mut v = v;
+    loop {
+        let total: u64 = (0..4).map(|l| lru_size(k, v, l, usize::MAX)).sum();
+        let lv = lv_mut(k, v);
+        if file {
+            lv.file_cost += cost;
+        } else {
+            lv.anon_cost += cost;
+        }
+        if lv.anon_cost + lv.file_cost > total / 4 {
+            lv.anon_cost /= 2;
+            lv.file_cost /= 2;
+        }
+        if v.g == ROOT {
+            return;
+        }
+        v.g = k.memcg.groups[v.g as usize].parent;
     }
 }
 
 /// `get_scan_count`: how many pages of each evictable list to scan at this priority.
-fn get_scan_count(k: &Kernel, node: usize, sc: &ScanControl) -> [u64; 4] {
+fn get_scan_count(k: &Kernel, v: Lv, sc: &ScanControl) -> [u64; 4] {
     let swappiness = k.profile.tunables.swappiness;
     #[derive(PartialEq)]
     enum B {
@@ -140,7 +222,8 @@ fn get_scan_count(k: &Kernel, node: usize, sc: &ScanControl) -> [u64; 4] {
     } else {
         B::Fract
     };
-    let lv = &k.nodes[node].lruvec;
+    // The cost balance is the target's (prepare_scan_count reads the target lruvec).
+    let lv = lv(k, Lv { node: v.node, g: sc.target });
     let total_cost = lv.anon_cost + lv.file_cost;
     let anon_cost = total_cost + lv.anon_cost;
     let file_cost = total_cost + lv.file_cost;
@@ -148,11 +231,20 @@ fn get_scan_count(k: &Kernel, node: usize, sc: &ScanControl) -> [u64; 4] {
     let ap = swappiness * (total + 1) / (anon_cost + 1);
     let fp = (200 - swappiness) * (total + 1) / (file_cost + 1);
     let denom = ap + fp;
+    let protection = memcontrol::protection(k, sc.target, v.g, sc.memcg_low_reclaim);
     let mut nr = [0u64; 4];
     for (l, slot) in nr.iter_mut().enumerate() {
         let file = l >= LRU_INACTIVE_FILE;
-        let size = lru_size(k, node, l, sc.reclaim_idx);
-        let scan = size >> sc.priority;
+        let size = lru_size_local(k, v, l, sc.reclaim_idx);
+        let scan = if protection > 0 {
+            // Scale the scan by how far the group's usage is above its protection, and keep
+            // reclaim moving with at least a batch.
+            let cgroup_size = k.memcg.groups[v.g as usize].usage.max(protection);
+            (size - size * protection / (cgroup_size + 1)).max(SWAP_CLUSTER_MAX)
+        } else {
+            size
+        };
+        let scan = scan >> sc.priority;
         *slot = match bal {
             B::Equal => scan,
             B::Fract => {
@@ -184,30 +276,27 @@ fn get_scan_count(k: &Kernel, node: usize, sc: &ScanControl) -> [u64; 4] {
 
 /// Isolate up to `nr` eligible pages from the tail of list `l` (`isolate_lru_folios`). Pages of
 /// zones above `reclaim_idx` are skipped to the head. Returns pages scanned.
-fn isolate(
-    k: &mut Kernel,
-    ctx: &mut Ctx,
-    node: usize,
-    l: usize,
-    nr: u64,
-    reclaim_idx: usize,
-    out: &mut Vec<Pfn>,
-) -> u64 {
+fn isolate(k: &mut Kernel, ctx: &mut Ctx, v: Lv, l: usize, nr: u64, reclaim_idx: usize, out: &mut Vec<Pfn>) -> u64 {
     out.clear();
     let mut scanned = 0;
     let mut skipped = 0;
-    let list_len = k.nodes[node].lruvec.lists[l].len;
+    let list_len = lv(k, v).lists[l].len;
     while scanned < nr && skipped + scanned < list_len {
-        let Some(p) = k.nodes[node].lruvec.lists[l].pop_tail(&mut k.fr) else { break };
+        let (list, fr) = lv_list(k, v, l);
+        let Some(p) = list.pop_tail(fr) else { break };
         let zid = k.zone_of(p);
         if k.zones[zid].kind as usize > reclaim_idx {
-            k.nodes[node].lruvec.lists[l].push_head(&mut k.fr, p);
+            let (list, fr) = lv_list(k, v, l);
+            list.push_head(fr, p);
             skipped += 1;
             continue;
         }
         k.fr.clear(p, pg::LRU);
         k.fr.set_lru_list(p, crate::mmzone::LRU_NONE);
         k.zones[zid].lru_pages[l] -= 1;
+        if v.g != ROOT {
+            k.memcg.groups[v.g as usize].lru_zone[zid][l] -= 1;
+        }
         k.g.isolated += 1;
         out.push(p);
         scanned += 1;
@@ -230,11 +319,14 @@ fn putback(k: &mut Kernel, p: Pfn) {
 
 /// `shrink_active_list`: age active pages to the inactive list; referenced executable file
 /// pages get another trip.
-fn shrink_active_list(k: &mut Kernel, ctx: &mut Ctx, node: usize, l: usize, nr: u64, sc: &ScanControl) {
+fn shrink_active_list(k: &mut Kernel, ctx: &mut Ctx, v: Lv, l: usize, nr: u64, sc: &ScanControl) {
     let mut buf = std::mem::take(&mut k.isolate_buf);
-    let n = isolate(k, ctx, node, l, nr, sc.reclaim_idx, &mut buf);
+    let n = isolate(k, ctx, v, l, nr, sc.reclaim_idx, &mut buf);
     k.prof.add(KFunc::ShrinkActiveList, 0);
-    k.ev.add(Vm::Pgrefill, n);
+    if !cgroup_reclaim(sc) {
+        k.ev.add(Vm::Pgrefill, n);
+    }
+    memcontrol::count_event(k, v.g, Vm::Pgrefill, n);
     let mut deact = 0;
     for &p in &buf {
         if k.fr.has(p, pg::MLOCKED) && k.profile.unevictable_lru {
@@ -254,6 +346,7 @@ fn shrink_active_list(k: &mut Kernel, ctx: &mut Ctx, node: usize, l: usize, nr: 
         putback(k, p);
     }
     k.ev.add(Vm::Pgdeactivate, deact);
+    memcontrol::count_event(k, v.g, Vm::Pgdeactivate, deact);
     k.charge(ctx, KFunc::ShrinkActiveList, n * k.cost.lru_scan);
     k.isolate_buf = buf;
 }
@@ -293,7 +386,7 @@ fn check_references(k: &mut Kernel, ctx: &mut Ctx, p: Pfn, locked_vma: &mut bool
 
 /// `shrink_folio_list` over isolated pages; frees what it can, puts the rest back.
 /// Returns (reclaimed, written).
-fn shrink_folio_list(k: &mut Kernel, ctx: &mut Ctx, pages: &[Pfn], sc: &mut ScanControl) -> (u64, u64) {
+fn shrink_folio_list(k: &mut Kernel, ctx: &mut Ctx, v: Lv, pages: &[Pfn], sc: &mut ScanControl) -> (u64, u64) {
     let mut reclaimed = 0;
     let mut written = 0;
     let mut activated = 0;
@@ -398,28 +491,39 @@ fn shrink_folio_list(k: &mut Kernel, ctx: &mut Ctx, pages: &[Pfn], sc: &mut Scan
         k.events += 1;
     }
     k.ev.add(Vm::Pgactivate, activated);
+    memcontrol::count_event(k, v.g, Vm::Pgactivate, activated);
     (reclaimed, written)
 }
 
 /// `shrink_inactive_list`.
-fn shrink_inactive_list(k: &mut Kernel, ctx: &mut Ctx, node: usize, l: usize, nr: u64, sc: &mut ScanControl) -> u64 {
+fn shrink_inactive_list(k: &mut Kernel, ctx: &mut Ctx, v: Lv, l: usize, nr: u64, sc: &mut ScanControl) -> u64 {
     let mut buf = std::mem::take(&mut k.isolate_buf);
-    let n = isolate(k, ctx, node, l, nr, sc.reclaim_idx, &mut buf);
+    let n = isolate(k, ctx, v, l, nr, sc.reclaim_idx, &mut buf);
     let file = l >= LRU_INACTIVE_FILE;
     sc.nr_scanned += n;
-    k.ev.add(if sc.is_kswapd { Vm::PgscanKswapd } else { Vm::PgscanDirect }, n);
+    // Limit reclaim is neither kswapd's nor direct reclaim in /proc/vmstat: only the group's
+    // own memory.stat counts it as the reclaimer's; pgscan_anon/file count every scan.
+    let scan_item = if sc.is_kswapd { Vm::PgscanKswapd } else { Vm::PgscanDirect };
+    if !cgroup_reclaim(sc) {
+        k.ev.add(scan_item, n);
+    }
+    memcontrol::count_event(k, v.g, scan_item, n);
     k.ev.add(if file { Vm::PgscanFile } else { Vm::PgscanAnon }, n);
-    let (reclaimed, written) = shrink_folio_list(k, ctx, &buf, sc);
-    k.ev.add(if sc.is_kswapd { Vm::PgstealKswapd } else { Vm::PgstealDirect }, reclaimed);
+    let (reclaimed, written) = shrink_folio_list(k, ctx, v, &buf, sc);
+    let steal_item = if sc.is_kswapd { Vm::PgstealKswapd } else { Vm::PgstealDirect };
+    if !cgroup_reclaim(sc) {
+        k.ev.add(steal_item, reclaimed);
+    }
+    memcontrol::count_event(k, v.g, steal_item, reclaimed);
     k.ev.add(if file { Vm::PgstealFile } else { Vm::PgstealAnon }, reclaimed);
-    lru_note_cost(k, node, file, written + n - reclaimed);
+    lru_note_cost(k, v, file, written + n - reclaimed);
     k.isolate_buf = buf;
     reclaimed
 }
 
 /// `shrink_lruvec`.
-fn shrink_lruvec(k: &mut Kernel, ctx: &mut Ctx, node: usize, sc: &mut ScanControl) {
-    let mut nr = get_scan_count(k, node, sc);
+fn shrink_lruvec(k: &mut Kernel, ctx: &mut Ctx, v: Lv, sc: &mut ScanControl) {
+    let mut nr = get_scan_count(k, v, sc);
     let targets = nr;
     let mut reclaimed = 0u64;
     let proportional = !sc.is_kswapd && sc.priority == DEF_PRIORITY;
@@ -440,10 +544,10 @@ fn shrink_lruvec(k: &mut Kernel, ctx: &mut Ctx, node: usize, sc: &mut ScanContro
             if l == LRU_ACTIVE_ANON || l == LRU_ACTIVE_FILE {
                 let may = if l == LRU_ACTIVE_ANON { sc.may_deactivate_anon } else { sc.may_deactivate_file };
                 if may {
-                    shrink_active_list(k, ctx, node, l, n, sc);
+                    shrink_active_list(k, ctx, v, l, n, sc);
                 }
             } else {
-                reclaimed += shrink_inactive_list(k, ctx, node, l, n, sc);
+                reclaimed += shrink_inactive_list(k, ctx, v, l, n, sc);
             }
         }
         if reclaimed < sc.nr_to_reclaim || proportional || scan_adjusted {
@@ -472,9 +576,38 @@ fn shrink_lruvec(k: &mut Kernel, ctx: &mut Ctx, node: usize, sc: &mut ScanContro
         scan_adjusted = true;
     }
     sc.nr_reclaimed += reclaimed;
-    if can_reclaim_anon(k, sc) && inactive_is_low(k, node, LRU_INACTIVE_ANON, sc.reclaim_idx) {
-        shrink_active_list(k, ctx, node, LRU_ACTIVE_ANON, SWAP_CLUSTER_MAX, sc);
+    if can_reclaim_anon(k, sc) && inactive_is_low(k, v, LRU_INACTIVE_ANON, sc.reclaim_idx) {
+        shrink_active_list(k, ctx, v, LRU_ACTIVE_ANON, SWAP_CLUSTER_MAX, sc);
     }
+}
+
+/// `shrink_node_memcgs`: every group of the target's subtree, parents first, each by its
+/// protection: under its effective `memory.min` never, under `memory.low` only on the retry
+/// that found nothing else.
+fn shrink_node_memcgs(k: &mut Kernel, ctx: &mut Ctx, node: usize, sc: &mut ScanControl) {
+    if !k.memcg.active() {
+        return shrink_lruvec(k, ctx, Lv::root(node), sc);
+    }
+    let mut walk = std::mem::take(&mut k.memcg_walk);
+    k.memcg.subtree(sc.target, &mut walk);
+    for &g in &walk {
+        memcontrol::calculate_protection(k, sc.target, g);
+        if memcontrol::below_min(k, sc.target, g) {
+            continue;
+        }
+        if memcontrol::below_low(k, sc.target, g) {
+            if !sc.memcg_low_reclaim {
+                sc.memcg_low_skipped = true;
+                continue;
+            }
+            memcontrol::memory_event(k, g, MemcgEvent::Low);
+        }
+        shrink_lruvec(k, ctx, Lv { node, g }, sc);
+        if blocked(ctx, sc) {
+            break;
+        }
+    }
+    k.memcg_walk = walk;
 }
 
 /// Has this reclaimer, since it began, submitted a write that it must sleep for?
@@ -485,12 +618,13 @@ fn blocked(ctx: &Ctx, sc: &ScanControl) -> bool {
 /// `shrink_node` (with `prepare_scan_count`).
 pub fn shrink_node(k: &mut Kernel, ctx: &mut Ctx, node: usize, sc: &mut ScanControl) {
     let before = sc.nr_reclaimed;
-    let lv = &k.nodes[node].lruvec;
+    let target = Lv { node, g: sc.target };
+    let lv = lv(k, target);
     let refault_file = lv.refaults[1] != lv.last_refaults[1];
     let refault_anon = lv.refaults[0] != lv.last_refaults[0];
-    sc.may_deactivate_anon = refault_anon || inactive_is_low(k, node, LRU_INACTIVE_ANON, sc.reclaim_idx);
-    sc.may_deactivate_file = refault_file || inactive_is_low(k, node, LRU_INACTIVE_FILE, sc.reclaim_idx);
-    let inactive_file = lru_size(k, node, LRU_INACTIVE_FILE, sc.reclaim_idx);
+    sc.may_deactivate_anon = refault_anon || inactive_is_low(k, target, LRU_INACTIVE_ANON, sc.reclaim_idx);
+    sc.may_deactivate_file = refault_file || inactive_is_low(k, target, LRU_INACTIVE_FILE, sc.reclaim_idx);
+    let inactive_file = lru_size(k, target, LRU_INACTIVE_FILE, sc.reclaim_idx);
     sc.cache_trim_mode = (inactive_file >> sc.priority) > 0 && !sc.may_deactivate_file;
     // file_is_tiny: the file LRU plus free memory is under the high watermarks.
     let mut free = 0;
@@ -501,17 +635,19 @@ pub fn shrink_node(k: &mut Kernel, ctx: &mut Ctx, node: usize, sc: &mut ScanCont
             high += k.zones[z].high_wmark();
         }
     }
-    let file = inactive_file + lru_size(k, node, LRU_ACTIVE_FILE, sc.reclaim_idx);
-    let anon = lru_size(k, node, LRU_INACTIVE_ANON, sc.reclaim_idx);
-    sc.file_is_tiny = file + free <= high && !(sc.may_deactivate_anon && (anon >> sc.priority) > 0);
-    shrink_lruvec(k, ctx, node, sc);
+    let file = inactive_file + lru_size(k, target, LRU_ACTIVE_FILE, sc.reclaim_idx);
+    let anon = lru_size(k, target, LRU_INACTIVE_ANON, sc.reclaim_idx);
+    // Only global reclaim looks at the node's free memory.
+    sc.file_is_tiny =
+        !cgroup_reclaim(sc) && file + free <= high && !(sc.may_deactivate_anon && (anon >> sc.priority) > 0);
+    shrink_node_memcgs(k, ctx, node, sc);
     if sc.nr_reclaimed > before {
         k.nodes[node].kswapd.failures = 0;
     }
 }
 
-fn snapshot_refaults(k: &mut Kernel, node: usize) {
-    let lv = &mut k.nodes[node].lruvec;
+fn snapshot_refaults(k: &mut Kernel, v: Lv) {
+    let lv = lv_mut(k, v);
     lv.last_refaults = lv.refaults;
 }
 
@@ -538,30 +674,61 @@ pub fn try_to_free_pages(k: &mut Kernel, ctx: &mut Ctx, gfp: Gfp, order: u32, cl
         sleep_at_entry: ctx.sleep_ns,
         ..Default::default()
     };
+    do_try_to_free_pages(k, ctx, zl_node, &mut sc);
+    if sc.nr_reclaimed == 0 {
+        k.drain_all_pages();
+    }
+    sc.nr_reclaimed
+}
+
+/// `do_try_to_free_pages`: priority passes over the nodes from `first_node` until enough is
+/// reclaimed; if nothing was and a group's `memory.low` was spared, again without sparing it.
+fn do_try_to_free_pages(k: &mut Kernel, ctx: &mut Ctx, first_node: usize, sc: &mut ScanControl) {
     let nn = k.nodes.len();
     loop {
         for i in 0..nn {
-            let node = (zl_node + i) % nn;
-            shrink_node(k, ctx, node, &mut sc);
+            let node = (first_node + i) % nn;
+            shrink_node(k, ctx, node, sc);
             if sc.nr_reclaimed >= sc.nr_to_reclaim {
                 break;
             }
         }
-        if sc.nr_reclaimed >= sc.nr_to_reclaim || sc.priority == 0 || blocked(ctx, &sc) {
+        if sc.nr_reclaimed >= sc.nr_to_reclaim || blocked(ctx, sc) {
             break;
         }
-        if sc.nr_immediate > 0 && sc.nr_reclaimed == 0 {
-            // The tail is full of pages under writeback: throttle rather than scan harder.
+        if sc.priority == 0 || (sc.nr_immediate > 0 && sc.nr_reclaimed == 0) {
+            // (The second: the tail is full of pages under writeback: throttle rather than
+            // scan harder.)
+            if sc.nr_reclaimed == 0 && sc.memcg_low_skipped && !sc.memcg_low_reclaim {
+                sc.priority = DEF_PRIORITY;
+                sc.memcg_low_reclaim = true;
+                sc.memcg_low_skipped = false;
+                continue;
+            }
             break;
         }
         sc.priority -= 1;
     }
     for node in 0..nn {
-        snapshot_refaults(k, node);
+        snapshot_refaults(k, Lv { node, g: sc.target });
     }
-    if sc.nr_reclaimed == 0 {
-        k.drain_all_pages();
-    }
+}
+
+/// `try_to_free_mem_cgroup_pages`: reclaim for group `g` at its limit, from its subtree only.
+pub fn try_to_free_mem_cgroup_pages(k: &mut Kernel, ctx: &mut Ctx, g: u8, nr: u64, may_swap: bool) -> u64 {
+    let mut sc = ScanControl {
+        nr_to_reclaim: nr.max(SWAP_CLUSTER_MAX),
+        priority: DEF_PRIORITY,
+        reclaim_idx: ZoneType::Movable as usize,
+        may_writepage: true,
+        may_swap,
+        may_unmap: true,
+        is_kswapd: false,
+        sleep_at_entry: ctx.sleep_ns,
+        target: g,
+        ..Default::default()
+    };
+    do_try_to_free_pages(k, ctx, ctx.node, &mut sc);
     sc.nr_reclaimed
 }
 
@@ -717,8 +884,8 @@ fn balance_step(k: &mut Kernel, ctx: &mut Ctx, node: usize) -> bool {
         ..Default::default()
     };
     // age_active_anon
-    if can_reclaim_anon(k, &sc) && inactive_is_low(k, node, LRU_INACTIVE_ANON, highest) {
-        shrink_active_list(k, ctx, node, LRU_ACTIVE_ANON, SWAP_CLUSTER_MAX, &sc);
+    if can_reclaim_anon(k, &sc) && inactive_is_low(k, Lv::root(node), LRU_INACTIVE_ANON, highest) {
+        age_active_anon(k, ctx, node, &sc);
     }
     shrink_node(k, ctx, node, &mut sc);
     let raise = sc.nr_scanned >= sc.nr_to_reclaim;
@@ -736,8 +903,24 @@ fn balance_step(k: &mut Kernel, ctx: &mut Ctx, node: usize) -> bool {
     sc.nr_immediate > 0 && sc.nr_reclaimed < sc.nr_to_reclaim
 }
 
+/// `age_active_anon`: kswapd deactivates a batch of every group's active anon list.
+fn age_active_anon(k: &mut Kernel, ctx: &mut Ctx, node: usize, sc: &ScanControl) {
+    if !k.memcg.active() {
+        return shrink_active_list(k, ctx, Lv::root(node), LRU_ACTIVE_ANON, SWAP_CLUSTER_MAX, sc);
+    }
+    let mut walk = std::mem::take(&mut k.memcg_walk);
+    k.memcg.subtree(ROOT, &mut walk);
+    for &g in &walk {
+        let v = Lv { node, g };
+        if inactive_is_low(k, v, LRU_INACTIVE_ANON, sc.reclaim_idx) {
+            shrink_active_list(k, ctx, v, LRU_ACTIVE_ANON, SWAP_CLUSTER_MAX, sc);
+        }
+    }
+    k.memcg_walk = walk;
+}
+
 fn finish_balance(k: &mut Kernel, node: usize, order: u32) {
-    snapshot_refaults(k, node);
+    snapshot_refaults(k, Lv::root(node));
     let ks = &mut k.nodes[node].kswapd;
     if ks.bal_reclaimed == 0 {
         ks.failures += 1;
@@ -773,5 +956,11 @@ impl ReclaimEngine for Modern {
     }
     fn kswapd_step(k: &mut Kernel, ctx: &mut Ctx, node: usize) -> KswapdAction {
         kswapd_step(k, ctx, node)
+    }
+    fn memcg_reclaim() -> bool {
+        true
+    }
+    fn try_to_free_mem_cgroup_pages(k: &mut Kernel, ctx: &mut Ctx, g: u8, nr: u64, may_swap: bool) -> u64 {
+        try_to_free_mem_cgroup_pages(k, ctx, g, nr, may_swap)
     }
 }
