@@ -4,8 +4,9 @@
 #   2. Rust unit, integration and property tests (debug build: page conservation is asserted
 #      after every simulated quantum), the CLI tests — under cargo nextest when it is installed,
 #      else cargo test, a line per test either way;
-#   3. in release: the full-scale seed reproductions that pass, then the golden hashes of every
-#      seed's and every example×profile's JSON (crates/vmlab-cli/tests/golden.rs);
+#   3. in release: the full-scale seed reproductions that pass, a minute of the scenario fuzzer,
+#      then the golden hashes of every seed's and every example×profile's JSON
+#      (crates/vmlab-cli/tests/golden.rs);
 #   4. when the Python package is present, its pytest suite.
 # Needs only Rust, Python 3.11 and pip. Everything is printed as it happens; a step that runs a
 # long time says so every 50 s, so the log is never silent for a minute. The time of each step
@@ -81,6 +82,11 @@ for entry in "${full_scale[@]}"; do
     step "full scale (release): $target::$name" \
         cargo test --release --locked -p vmlab-core --test "$target" -- --ignored --exact "$name" --nocapture
 done
+
+# A minute of the scenario fuzzer (crates/vmlab-fuzz, fuzz/README.md): mutated scenarios and
+# --sets through the loader, the compiler and short simulations; a panic, an abort, a stack
+# overflow or an input over its time limit fails the step and is saved under fuzz/findings/.
+step "fuzz (release, 60 s)" cargo run --release --locked -p vmlab-fuzz -- --seconds 60 --inputs 100000000
 
 # Every seed's and every example×profile's JSON against crates/vmlab-cli/tests/golden/hashes.txt;
 # each run is printed as it finishes.
