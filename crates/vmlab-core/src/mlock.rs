@@ -32,11 +32,10 @@ pub fn mlock_fixup(k: &mut Kernel, ctx: &mut Ctx, mm: u32, start: u64, end: u64,
             return Err(MlockErr::NoMem);
         }
         let m = k.mm_mut(mm);
-        for v in &mut m.vmas[r.clone()] {
+        for v in &mut m.vmas[r] {
             v.flags |= vm::LOCKED;
         }
         m.locked_vm = locked;
-        k.vma_merge_range(mm, r);
     } else {
         let vmas: Vec<Vma> = k.mm(mm).vmas[r.clone()].to_vec();
         for v in &vmas {
@@ -46,10 +45,9 @@ pub fn mlock_fixup(k: &mut Kernel, ctx: &mut Ctx, mm: u32, start: u64, end: u64,
             }
         }
         let m = k.mm_mut(mm);
-        for v in &mut m.vmas[r.clone()] {
+        for v in &mut m.vmas[r] {
             v.flags &= !vm::LOCKED;
         }
-        k.vma_merge_range(mm, r);
     }
     Ok(())
 }

@@ -306,30 +306,6 @@ impl Kernel {
         }
     }
 
-    /// `vma_merge` after a flags change over the VMAs `r`: join each with its neighbour where
-    /// the two could be one mapping — adjacent, the same flags, both anonymous or the same file
-    /// at contiguous offsets, neither write-locked. Without it, `mlock` in one-page chunks
-    /// leaves a VMA per page, and every later split or lookup pays for all of them.
-    pub fn vma_merge_range(&mut self, mm: u32, r: std::ops::Range<usize>) {
-        let v = &mut self.mm_mut(mm).vmas;
-        let mut i = r.end.min(v.len().saturating_sub(1));
-        while i > 0 && i + 1 > r.start {
-            let (a, b) = (&v[i - 1], &v[i]);
-            let kinds = match (a.kind, b.kind) {
-                (VmaKind::Anon, VmaKind::Anon) => true,
-                (VmaKind::File { file: f, pgoff: p }, VmaKind::File { file: g, pgoff: q }) => {
-                    f == g && p + a.pages() == q
-                }
-                _ => false,
-            };
-            if a.end == b.start && a.flags == b.flags && kinds && !a.write_locked && !b.write_locked {
-                v[i - 1].end = v[i].end;
-                v.remove(i);
-            }
-            i -= 1;
-        }
-    }
-
     /// Indices of the VMAs inside [start, end) after splitting at both ends.
     pub fn vmas_in(&mut self, mm: u32, start: u64, end: u64) -> std::ops::Range<usize> {
         self.vma_split_at(mm, start);
