@@ -3,8 +3,8 @@
 #   1. cargo fmt --check and clippy with warnings as errors (the Python crate included);
 #   2. Rust unit, integration and property tests, the CLI tests — under cargo nextest when it is
 #      installed, else cargo test, a line per test either way;
-#   3. the full-scale seed reproductions that pass, then the golden hashes of every seed's and
-#      every example×profile's JSON (crates/vmlab-cli/tests/golden.rs);
+#   3. the full-scale seed reproductions that pass, a minute of the scenario fuzzer, then the
+#      golden hashes of every seed's and every example×profile's JSON (crates/vmlab-cli/tests/golden.rs);
 #   4. when the Python package is present, its pytest suite.
 # Everything is built once, in the `ci` profile (Cargo.toml): optimised as release, so the
 # seed-scale tests run in seconds, with debug assertions on, so page conservation is still
@@ -87,6 +87,11 @@ for entry in "${full_scale[@]}"; do
     read -r target name <<<"$entry"
     step "full scale: $target::$name" ignored "$target" "$name"
 done
+
+# A minute of the scenario fuzzer (crates/vmlab-fuzz, fuzz/README.md): mutated scenarios and
+# --sets through the loader, the compiler and short simulations; a panic, an abort, a stack
+# overflow or an input over its time limit fails the step and is saved under fuzz/findings/.
+step "fuzz (60 s)" cargo run --profile "$profile" --locked -p vmlab-fuzz -- --seconds 60 --inputs 100000000
 
 # Every seed's and every example×profile's JSON against crates/vmlab-cli/tests/golden/hashes.txt;
 # each run is printed as it finishes.

@@ -8,6 +8,24 @@ use std::time::Instant;
 
 use clap::{Parser, Subcommand};
 
+/// `eprintln!` that cannot panic: with standard error closed or full (`2>/dev/full`) the
+/// message is lost, but the exit status still tells what happened. Defined before the modules
+/// so that it shadows std's in all of them.
+macro_rules! eprintln {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($t)*);
+    }};
+}
+
+/// `eprint!`, as `eprintln!` above.
+macro_rules! eprint {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stderr(), $($t)*);
+    }};
+}
+
 mod real;
 use vmlab_core::api::{self, RunOpts};
 use vmlab_core::stats::{compare, meminfo, profile_fmt, report::RunReport, timeline};
@@ -254,6 +272,39 @@ fn fail(e: vmlab_core::workload::ScenarioError) -> ExitCode {
     ExitCode::from(2)
 }
 
+static INTERRUPTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// SIGINT/SIGTERM during a simulation end it early with what was simulated so far, reported as
+/// usual (`params.interrupted_at_s`) and exit status 130: a long run stopped by hand is not
+/// lost. The handler then restores the default action, so a second signal ends the process.
+fn on_interrupt() -> Option<&'static std::sync::atomic::AtomicBool> {
+    #[cfg(unix)]
+    {
+        extern "C" fn handler(sig: libc::c_int) {
+            INTERRUPTED.store(true, std::sync::atomic::Ordering::Relaxed);
+            // SAFETY: signal() is async-signal-safe.
+            unsafe {
+                libc::signal(sig, libc::SIG_DFL);
+            }
+        }
+        // SAFETY: installs a handler that only stores to an atomic and calls signal().
+        unsafe {
+            libc::signal(libc::SIGINT, handler as extern "C" fn(libc::c_int) as libc::sighandler_t);
+            libc::signal(libc::SIGTERM, handler as extern "C" fn(libc::c_int) as libc::sighandler_t);
+        }
+    }
+    Some(&INTERRUPTED)
+}
+
+/// The exit status of a command whose outputs were written: 130 after an interrupt.
+fn finished(code: ExitCode) -> ExitCode {
+    if INTERRUPTED.load(std::sync::atomic::Ordering::Relaxed) && code == ExitCode::SUCCESS {
+        eprintln!("vmlab: interrupted; the output covers the simulated time up to the interrupt");
+        return ExitCode::from(130);
+    }
+    code
+}
+
 fn progress() -> Option<Box<dyn FnMut(u64)>> {
     if !std::io::stderr().is_terminal() {
         return None;
@@ -286,7 +337,13 @@ fn load_and_run(
         return Err(ExitCode::from(2));
     }
     let sc = vmlab_core::workload::load_scenario(path, sets).map_err(fail)?;
-    let opts = RunOpts { profile, interval_s: interval, progress: progress(), ..Default::default() };
+    let opts = RunOpts {
+        profile,
+        interval_s: interval,
+        progress: progress(),
+        interrupt: on_interrupt(),
+        ..Default::default()
+    };
     let r = api::run(&sc, opts).map_err(fail)?;
     if std::io::stderr().is_terminal() {
         eprint!("\r{:60}\r", "");
@@ -328,11 +385,11 @@ fn run(
             return ExitCode::from(1);
         }
     }
-    match write_json(json.as_deref(), &rep.to_json_string()) {
+    finished(match write_json(json.as_deref(), &rep.to_json_string()) {
         Ok(true) => print_text(&rep, &sim),
         Ok(false) => ExitCode::SUCCESS,
         Err(code) => code,
-    }
+    })
 }
 
 fn explain(path: PathBuf, profile: Option<String>, sets: Vec<String>) -> ExitCode {
@@ -375,7 +432,7 @@ fn explain(path: PathBuf, profile: Option<String>, sets: Vec<String>) -> ExitCod
     o.push('\n');
     let _ = writeln!(o, "Where kernel time went (simulated CPU, top 8):");
     o.push_str(&flat_profile_top(&sim, 8));
-    emit_status(&o)
+    finished(emit_status(&o))
 }
 
 /// `--json FILE|-`: writes the document; Ok(true) when the text form should follow (not `-`).

@@ -239,3 +239,98 @@ fn a_loop_that_does_nothing_ends_with_a_positioned_error() {
         assert!(t.elapsed().as_secs() < 60, "{body} took {:?}", t.elapsed());
     }
 }
+
+fn vmlab_stderr(args: &[&str], stderr: Stdio) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_vmlab")).args(args).stdout(Stdio::null()).stderr(stderr).output().expect("runs")
+}
+
+#[test]
+fn a_full_standard_error_does_not_panic() {
+    let p = scenario("stderr-full.toml", "[machine]\nmemroy = 1\n");
+    let out = vmlab_stderr(&["run", &p], full());
+    assert_eq!(out.status.code(), Some(2), "an error still exits 2 with nowhere to say it");
+    let good = scenario("stderr-full-good.toml", GOOD);
+    let out = vmlab_stderr(&["run", &good, "--timing"], full());
+    assert_eq!(out.status.code(), Some(0), "a timing line lost on stderr is no failure");
+}
+
+#[test]
+fn a_datetime_is_refused_where_it_is_and_positions_elsewhere_survive() {
+    let p = scenario("datetime.toml", &format!("{GOOD}\n[vars]\nwhen = 1979-05-27T07:32:00Z\n"));
+    let (code, _, err) = vmlab(&["run", &p]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("datetime.toml:14:8"), "{err}");
+    assert!(err.contains("date or time"), "{err}");
+    // A --set value that reads as a date is text, refused as the field's text with the set named.
+    let good = scenario("datetime-set.toml", GOOD);
+    let (code, _, err) = vmlab(&["run", &good, "--set", "duration=07:32:00"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--set duration=07:32:00"), "{err}");
+}
+
+#[test]
+fn invalid_utf8_is_refused_at_the_first_bad_byte() {
+    let p = dir().join("utf8.toml");
+    std::fs::write(&p, b"[machine]\nmemory = \"64MiB\"\ncpus = \xff1\n").expect("write");
+    let (code, _, err) = vmlab(&["run", &p.to_string_lossy()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("utf8.toml:3:8"), "{err}");
+    assert!(err.contains("not valid UTF-8"), "{err}");
+}
+
+#[test]
+fn run_time_faults_name_the_operation() {
+    for (name, program, at) in [
+        ("segv.toml", "mmap a anon 1MiB\nmunmap a\ntouch a write", "segv.toml:11:1"),
+        ("empty.toml", "create f size=0\nmmap m file=f 4K\ntouch m", "empty.toml:11:1"),
+    ] {
+        let text = GOOD.replace("mmap a anon 1MiB\ntouch a write", program);
+        let p = scenario(name, &text);
+        let (code, _, err) = vmlab(&["run", &p]);
+        assert_eq!(code, 2, "{name}: {err}");
+        assert!(err.contains(at), "{name}: {err}");
+    }
+}
+
+#[test]
+fn machine_bounds_found_in_the_layout_are_positioned() {
+    let p = scenario("small.toml", &GOOD.replace("64MiB", "8MiB"));
+    let (code, _, err) = vmlab(&["run", &p]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("small.toml:3:10"), "{err}");
+    let p = scenario("nodes.toml", &GOOD.replace("cpus = 1", "cpus = 1\nnodes = 8"));
+    let (code, _, err) = vmlab(&["run", &p]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("nodes.toml:3:10"), "{err}");
+}
+
+#[test]
+#[cfg(unix)]
+fn an_interrupted_run_writes_what_it_has_and_exits_130() {
+    let p = scenario(
+        "long.toml",
+        "duration = \"1h\"\ninterval = \"1s\"\n[machine]\nmemory = \"256MiB\"\ncpus = 2\n[[process]]\nname = \"p\"\nprogram = '''\nmmap a anon 64MiB\nloop { touch a write; sleep 1ms }\n'''\n",
+    );
+    let json = dir().join("interrupted.json");
+    let _ = std::fs::remove_file(&json);
+    let child = Command::new(env!("CARGO_BIN_EXE_vmlab"))
+        .args(["run", &p, "--json", &json.to_string_lossy()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("starts");
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    // SAFETY: kill(2) on the child's own pid.
+    unsafe {
+        libc::kill(child.id() as libc::pid_t, libc::SIGINT);
+    }
+    let out = child.wait_with_output().expect("ends");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).expect("the JSON was written"))
+        .expect("the JSON is complete");
+    let at = doc["params"]["interrupted_at_s"].as_f64().expect("params.interrupted_at_s");
+    assert!(at > 0.0 && at < 3600.0, "{at}");
+    assert!(!doc["timeline"].as_array().expect("a timeline").is_empty());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("vmstat"), "the text report follows");
+}

@@ -17,6 +17,8 @@ pub struct RunOpts<'a> {
     pub progress: Option<Box<dyn FnMut(u64)>>,
     /// Observers of the run's tracepoints, attached before it starts.
     pub tracers: Vec<Box<dyn crate::trace::Tracer>>,
+    /// A flag that ends the run early when set (see `Sim::interrupt`).
+    pub interrupt: Option<&'static std::sync::atomic::AtomicBool>,
 }
 
 /// Turn a simulation error into a diagnostic pointing into the scenario when it has a span.
@@ -78,6 +80,7 @@ pub fn run(sc: &Scenario, opts: RunOpts) -> Result<(RunReport, Sim), ScenarioErr
         sim.interval = interval_ns(i, sim.end_limit).map_err(|m| ScenarioError::new(&sc.path, m))?;
     }
     sim.progress = opts.progress;
+    sim.interrupt = opts.interrupt;
     for t in opts.tracers {
         sim.k.attach_tracer(t);
     }

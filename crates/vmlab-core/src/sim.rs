@@ -55,6 +55,9 @@ pub struct Sim {
     pub params: Vec<(String, serde_json::Value)>,
     /// Called with the simulated time now and then (progress reporting).
     pub progress: Option<Box<dyn FnMut(u64)>>,
+    /// Set (by a signal handler) to end the run early, as `duration` would: what was simulated
+    /// so far is reported, with `params.interrupted_at_s`.
+    pub interrupt: Option<&'static std::sync::atomic::AtomicBool>,
     /// Called after each timeline sample, to follow state the timeline does not show (and, by
     /// lowering `end_limit`, to stop a run once what it measures has settled).
     pub on_sample: Option<SampleHook>,
@@ -144,6 +147,13 @@ pub fn resolve_profile(sc: &Scenario, override_name: Option<&str>) -> Result<Pro
 
 impl Sim {
     pub fn new(sc: &Scenario, profile: Profile) -> Result<Sim, SimError> {
+        use crate::workload::load::Part;
+        // The machine's bounds are checked here, against the layout: point at the value that
+        // crossed one (the zones when they are given, else the memory).
+        let machine_at = |key: &'static str| {
+            let key = if key == "memory" && sc.setup.machine.zones.is_some() { "zones" } else { key };
+            move |message: String| SimError { span: sc.span_of(&["machine", key], Part::Value), message }
+        };
         let f = &sc.file;
         let setup = &sc.setup;
         let m = &setup.machine;
@@ -164,7 +174,10 @@ impl Sim {
                 v.sort_by_key(|z| z.kind);
                 v
             }
-            None => MachineConfig::layout(m.memory_bytes, m.nodes, &m.arch).map_err(SimError::msg)?,
+            None => MachineConfig::layout(m.memory_bytes, m.nodes, &m.arch).map_err(|e| {
+                let key = if e.contains("nodes") && !e.contains("per node") { "nodes" } else { "memory" };
+                machine_at(key)(e)
+            })?,
         };
         let cfg = MachineConfig {
             memory_bytes: zones.iter().map(|z| z.pages).sum::<u64>() * 4096,
@@ -177,10 +190,12 @@ impl Sim {
             zones,
         };
         let ncpu = cfg.cpus as usize;
-        let mut k = Kernel::new(profile, cfg, f.seed).map_err(SimError::msg)?;
+        let mut k = Kernel::new(profile, cfg, f.seed).map_err(machine_at("memory"))?;
         for (name, ns) in &m.cost {
-            let entry =
-                k.cost.entry_mut(name).ok_or_else(|| SimError::msg(format!("machine.cost: unknown entry `{name}`")))?;
+            let entry = k.cost.entry_mut(name).ok_or_else(|| SimError {
+                span: sc.span_of(&["machine", "cost", name], Part::Key),
+                message: format!("machine.cost: unknown entry `{name}`"),
+            })?;
             *entry = *ns;
         }
         // Disks.
@@ -357,6 +372,7 @@ impl Sim {
             seed: f.seed,
             params: Vec::new(),
             progress: None,
+            interrupt: None,
             on_sample: None,
             netrx,
             disk_ids,
@@ -379,6 +395,7 @@ impl Sim {
     /// Run until the workload ends (plus linger) or the duration limit.
     pub fn run(&mut self) -> Result<(), SimError> {
         let mut last_progress = 0u64;
+        let mut polls = 0u32;
         self.s.push(self.interval, Event::Sample);
         loop {
             self.drain_kernel_requests();
@@ -401,6 +418,11 @@ impl Sim {
             self.s.now = t;
             self.k.now = t;
             self.handle(ev);
+            polls = polls.wrapping_add(1);
+            if polls % 4096 == 0 && self.interrupt.is_some_and(|f| f.load(std::sync::atomic::Ordering::Relaxed)) {
+                self.params.push(("interrupted_at_s".into(), serde_json::json!(t as f64 / 1e9)));
+                break;
+            }
             if t - last_progress > 1_000_000_000 {
                 last_progress = t;
                 if let Some(p) = self.progress.as_mut() {

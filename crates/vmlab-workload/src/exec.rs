@@ -95,7 +95,13 @@ pub fn run<S: Syscalls>(sys: &mut S, ps: &mut ProgState, prog: &Arc<Program>) ->
             return Ok(Outcome::Exit);
         }
         if let Some(op) = ps.op.take() {
-            match cont(sys, ps, op)? {
+            // A fault found while the operation runs (SIGSEGV, SIGBUS) is the operation's.
+            let at = match prog.code.get(ps.pc) {
+                Some(Insn::Op(_, span)) => Some(*span),
+                _ => None,
+            };
+            let step = cont(sys, ps, op).map_err(|e| RunError { span: e.span.or(at), ..e })?;
+            match step {
                 Step::Done => {
                     ps.pc += 1;
                     continue;

@@ -14,6 +14,7 @@ pub mod load;
 pub mod program;
 pub mod scenario;
 pub mod syscalls;
+pub mod toml_scan;
 pub mod units;
 
 pub use error::ScenarioError;

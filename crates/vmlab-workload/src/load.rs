@@ -120,8 +120,23 @@ impl Scenario {
 /// Load a scenario file and apply `--set KEY=VALUE` overrides.
 pub fn load_scenario(path: &Path, sets: &[String], vocab: &Vocabulary) -> Result<Scenario, ScenarioError> {
     let name = path.display().to_string();
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| ScenarioError::new(&name, format!("cannot read the scenario: {e}")))?;
+    let bytes = std::fs::read(path).map_err(|e| ScenarioError::new(&name, format!("cannot read the scenario: {e}")))?;
+    let text = match String::from_utf8(bytes) {
+        Ok(t) => t,
+        Err(e) => {
+            // The lossy text is the file up to the first bad byte, which becomes U+FFFD there.
+            let at = e.utf8_error().valid_up_to();
+            let shown = String::from_utf8_lossy(e.as_bytes());
+            return Err(ScenarioError::at(
+                &name,
+                &shown,
+                at,
+                char::REPLACEMENT_CHARACTER.len_utf8(),
+                "the scenario is not valid UTF-8",
+            )
+            .with_label("not UTF-8"));
+        }
+    };
     load_scenario_str(&name, &text, sets, vocab)
 }
 
@@ -133,6 +148,11 @@ pub fn load_scenario_str(
     vocab: &Vocabulary,
 ) -> Result<Scenario, ScenarioError> {
     let table: toml::Table = toml::from_str(text).map_err(|e| toml_error(name, text, &e, &SpanTree::default()))?;
+    if let Some(r) = super::toml_scan::first_datetime(text) {
+        return Err(ScenarioError::at(name, text, r.start, r.len(), "a TOML date or time is not a scenario value")
+            .with_label("a datetime")
+            .with_help("sizes, durations and names are written as strings or integers: \"1GiB\", \"10s\""));
+    }
     let tree = SpanTree::build(text);
     let mut sets: Vec<SetArg> = sets.iter().map(|s| SetArg::parse(s)).collect::<Result<_, _>>()?;
     let mut edited = table.clone();
@@ -385,6 +405,8 @@ pub fn set_value(text: &str) -> toml::Value {
         .parse::<toml::Table>()
         .ok()
         .and_then(|mut t| t.remove("v"))
+        // A date is no scenario value: `07:30:00` is taken as the text it is.
+        .filter(|v| !v.is_datetime())
         .unwrap_or_else(|| toml::Value::String(text.to_string()))
 }
 

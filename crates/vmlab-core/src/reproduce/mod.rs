@@ -7,6 +7,15 @@ use std::path::{Path, PathBuf};
 
 use crate::stats::report::{ReproduceReport, RunReport};
 
+/// A timing line on standard error that cannot panic when standard error is closed or full.
+macro_rules! note {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($t)*);
+    }};
+}
+pub(crate) use note;
+
 pub mod google_mlock;
 pub mod kswapd_high_order;
 pub mod mmap_sem;
@@ -73,19 +82,41 @@ pub fn run_seed_scenario(
     crate::api::run(&sc, o).map_err(crate::api::render)
 }
 
-/// Find the repository root (the directory holding `scenarios/`) from the current directory or
-/// the executable's location.
+/// Find the repository root (the directory holding `scenarios/seeds`): `VMLAB_ROOT`, else the
+/// tree the executable was built in, else the current directory.
 pub fn find_root() -> PathBuf {
-    let mut cands: Vec<PathBuf> = Vec::new();
-    if let Ok(d) = std::env::var("VMLAB_ROOT") {
-        cands.push(PathBuf::from(d));
-    }
-    if let Ok(d) = std::env::current_dir() {
-        cands.extend(d.ancestors().map(|p| p.to_path_buf()));
-    }
-    if let Ok(e) = std::env::current_exe() {
-        cands.extend(e.ancestors().map(|p| p.to_path_buf()));
+    let env = std::env::var_os("VMLAB_ROOT").map(PathBuf::from);
+    let cands = root_candidates(env, std::env::current_exe().ok(), std::env::current_dir().ok());
+    cands.into_iter().find(|p| p.join("scenarios").join("seeds").is_dir()).unwrap_or_else(|| PathBuf::from("."))
+}
+
+/// Where seeds are looked for, in order. The executable's own tree comes before the current
+/// directory, and no parent of the current directory is a candidate: a `scenarios/seeds` that
+/// happens to lie above where the command runs is somebody else's (another checkout, an old
+/// copy), and silently running its seeds instead of the binary's would reproduce the wrong thing.
+fn root_candidates(env: Option<PathBuf>, exe: Option<PathBuf>, cwd: Option<PathBuf>) -> Vec<PathBuf> {
+    let mut cands: Vec<PathBuf> = env.into_iter().collect();
+    // A cargo build puts the binary in target/{debug,release}/: the tree is two levels up.
+    if let Some(e) = exe {
+        cands.extend(e.ancestors().skip(1).take(3).map(Path::to_path_buf));
     }
     cands.push(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../.."));
-    cands.into_iter().find(|p| p.join("scenarios").join("seeds").is_dir()).unwrap_or_else(|| PathBuf::from("."))
+    cands.extend(cwd);
+    cands
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seeds_are_not_looked_for_above_the_current_directory() {
+        let cwd = PathBuf::from("/home/u/elsewhere/deep/dir");
+        let c = root_candidates(None, Some("/opt/vmlab/target/release/vmlab".into()), Some(cwd.clone()));
+        assert!(c.iter().all(|p| !cwd.starts_with(p) || *p == cwd), "{c:?}");
+        assert!(c.contains(&PathBuf::from("/opt/vmlab")), "the executable's tree: {c:?}");
+        let env = root_candidates(Some("/r".into()), None, Some(cwd.clone()));
+        assert_eq!(env[0], PathBuf::from("/r"));
+        assert_eq!(env.last(), Some(&cwd), "the current directory comes last");
+    }
 }

@@ -242,7 +242,7 @@ fn run_jobs(opts: &ReproduceOpts, jobs: &[Job], threads: usize) -> Result<Vec<Me
                 let Some(j) = jobs.get(i) else { break };
                 let r = measure(opts, j.file, j.profile, &j.sets, j.detail);
                 if let (Ok(m), true) = (&r, std::io::IsTerminal::is_terminal(&std::io::stderr())) {
-                    eprintln!("  {} {} {:?}: {:.1} s", j.file, j.profile, j.sets, m.wall_s);
+                    crate::reproduce::note!("  {} {} {:?}: {:.1} s", j.file, j.profile, j.sets, m.wall_s);
                 }
                 *results[i].lock().expect("no panics while holding it") = Some(r);
             });
@@ -362,7 +362,12 @@ pub fn run(opts: &ReproduceOpts) -> Result<(ReproduceReport, String), String> {
     }
     let _ = writeln!(out);
     if opts.timing {
-        eprintln!("vmlab: quicklists: {} runs of 8 GiB on {} threads: {:.1} s wall", jobs.len(), threads(), wall_8g);
+        crate::reproduce::note!(
+            "vmlab: quicklists: {} runs of 8 GiB on {} threads: {:.1} s wall",
+            jobs.len(),
+            threads(),
+            wall_8g
+        );
     }
 
     // 1 TiB, one run at a time (each holds a 1 TiB machine's frames).
@@ -384,7 +389,7 @@ pub fn run(opts: &ReproduceOpts) -> Result<(ReproduceReport, String), String> {
             if profile == BEFORE { " (the seed predicted ~300 GB)" } else { "" }
         );
         if opts.timing {
-            eprintln!(
+            crate::reproduce::note!(
                 "vmlab: quicklists {} 1 TiB: {:.1} s wall, peak RSS {}",
                 m.report.profile,
                 m.wall_s,

@@ -720,10 +720,8 @@ pub fn try_to_free_pages(k: &mut Kernel, ctx: &mut Ctx, gfp: Gfp, order: u32, _c
     };
     let (zl, n) = k.zonelist(ctx.node, gfp);
     let mut total_scanned = 0;
-    let mut all_unreclaimable = true;
     for priority in (0..=DEF_PRIORITY).rev() {
         sc.nr_scanned = 0;
-        all_unreclaimable = true;
         for &zid in &zl[..n] {
             if k.zones[zid].present == 0
                 || (k.reclaim.split_mut().zone[zid].all_unreclaimable && priority != DEF_PRIORITY)
@@ -731,7 +729,6 @@ pub fn try_to_free_pages(k: &mut Kernel, ctx: &mut Ctx, gfp: Gfp, order: u32, _c
                 continue;
             }
             shrink_zone(k, ctx, zid, &mut sc, priority);
-            all_unreclaimable = false;
         }
         // The filesystem's own slab allocations are GFP_NOFS: the dcache/icache shrinkers refuse.
         let lru_pages: u64 = zl[..n].iter().map(|&z| zone_reclaimable_pages(k, z)).sum();
@@ -753,9 +750,15 @@ pub fn try_to_free_pages(k: &mut Kernel, ctx: &mut Ctx, gfp: Gfp, order: u32, _c
             ctx.sleep_ns += HZ_10_NS;
         }
     }
+    // "Top priority shrink_zones still had more to do? don't OOM, then": progress is claimed
+    // while a zone of the zonelist has been scanned less than six times its reclaimable pages
+    // since it last freed one. Whether a zone was merely visited (2.6.35) is no test: a zone of
+    // unswappable anon is visited at every priority and frees nothing, and the allocation would
+    // retry forever instead of reaching the OOM killer (Minchan Kim, "[PATCH v2] vmscan: check
+    // all_unreclaimable in direct reclaim path", linux-mm, 12 Sep 2010, merged for 2.6.36).
     if sc.nr_reclaimed > 0 {
         sc.nr_reclaimed
-    } else if !all_unreclaimable {
+    } else if zl[..n].iter().any(|&z| k.zones[z].present > 0 && zone_reclaimable(k, z)) {
         1
     } else {
         0
