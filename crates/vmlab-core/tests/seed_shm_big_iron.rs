@@ -183,7 +183,7 @@ fn same_seed_same_bytes() {
 #[test]
 #[ignore = "does not reproduce yet: aa1 converts MiBs, not GiBs, of shm before the first write (docs/notes/history/era-2.4.23aa.md §9, §10)"]
 fn reproduce_full_scale() {
-    let opts = ReproduceOpts { sets: Vec::new(), root: reproduce::find_root(), timing: false };
+    let opts = ReproduceOpts::default();
     let (rep, text) = shm_big_iron::run(&opts).expect("reproduce runs");
     println!("{text}");
     let m = |i: usize, k: &str| rep.runs[i].metrics.get(k).copied().unwrap_or(f64::NAN);
