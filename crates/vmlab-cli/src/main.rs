@@ -7,6 +7,7 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser, Subcommand};
 
+mod plot;
 mod progress;
 mod real;
 use vmlab_core::api::{self, RunOpts};
@@ -142,6 +143,19 @@ enum Cmd {
         #[arg(long, value_name = "FILE")]
         json: Option<String>,
     },
+    /// Plot runs' timelines as an SVG chart: each column under its kernel/tool name with its
+    /// unit, one y axis per unit (at most two), the runs named by what differs between them.
+    Plot {
+        /// vmlab.run/1 or vmlab.reproduce/1 JSON files.
+        #[arg(required = true)]
+        runs: Vec<PathBuf>,
+        /// The chart to write (.svg).
+        #[arg(long, value_name = "FILE.svg")]
+        out: PathBuf,
+        /// Timeline columns to draw (as in the JSON: free_kb, cached_kb, so, kswapd_cpu_pct, ...).
+        #[arg(long, value_delimiter = ',', default_value = "free_kb,cached_kb")]
+        columns: Vec<String>,
+    },
     /// Print a completion script for SHELL: `vmlab completions bash > /etc/bash_completion.d/vmlab`,
     /// `vmlab completions zsh > ~/.zfunc/_vmlab`, `vmlab completions fish > ~/.config/fish/completions/vmlab.fish`.
     Completions {
@@ -175,6 +189,7 @@ fn main() -> ExitCode {
         Cmd::Real { scenario, sets, json, interval, keep, dir } => {
             real::real(real::RealArgs { scenario, sets, json, interval, keep, dir })
         }
+        Cmd::Plot { runs, out, columns } => plot_cmd(&runs, &out, &columns),
         Cmd::Completions { shell } => {
             let mut out = Vec::new();
             clap_complete::generate(shell, &mut Cli::command(), "vmlab", &mut out);
@@ -728,4 +743,46 @@ fn run_for_compare(path: &std::path::Path, a: &CompareArgs) -> Result<Vec<(Strin
         }
     }
     Ok(out)
+}
+
+fn plot_cmd(inputs: &[PathBuf], out: &std::path::Path, columns: &[String]) -> ExitCode {
+    let refuse = |m: String| {
+        eprintln!("vmlab plot: {m}");
+        ExitCode::from(2)
+    };
+    match out.extension().and_then(|e| e.to_str()) {
+        Some("svg") => {}
+        Some("png") => {
+            return refuse(format!(
+                "--out {}: PNG is not drawn (no raster backend is built in); write .svg and convert it (rsvg-convert, inkscape), or use Python's vmlab.plot",
+                out.display()
+            ))
+        }
+        _ => return refuse(format!("--out {}: the chart is written as SVG: name it FILE.svg", out.display())),
+    }
+    let out_s = out.to_string_lossy().into_owned();
+    let ins: Vec<&std::path::Path> = inputs.iter().map(|p| p.as_path()).collect();
+    if let Err(c) = check_outputs(&[("--out", Some(out_s.as_str()))], &ins) {
+        return c;
+    }
+    let mut runs = Vec::new();
+    for p in inputs {
+        match compare::load_reports_named(std::slice::from_ref(p)) {
+            Ok(r) => {
+                let name = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+                runs.extend(r.into_iter().map(|(_, r)| (name.clone(), r)));
+            }
+            Err(e) => return refuse(e),
+        }
+    }
+    match plot::svg(&runs, columns) {
+        Ok(svg) => match std::fs::write(out, svg) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("vmlab plot: cannot write {}: {e}", out.display());
+                ExitCode::from(1)
+            }
+        },
+        Err(e) => refuse(e),
+    }
 }

@@ -137,3 +137,31 @@ fn compare_runs_repeats_labels_columns_and_writes_json() {
     assert_eq!(code, 2);
     assert!(err.contains("--select profile=nope"), "{err}");
 }
+
+#[test]
+fn plot_writes_a_labelled_svg_and_refuses_png() {
+    let p = small("plot.toml", SMALL);
+    let a = tmp("plot-a.json");
+    let b = tmp("plot-b.json");
+    assert_eq!(vmlab(&["run", &p, "--profile", "linux-2.6.26", "--json", a.to_str().unwrap()]).0, 0);
+    assert_eq!(vmlab(&["run", &p, "--profile", "linux-6.8", "--json", b.to_str().unwrap()]).0, 0);
+    let out = tmp("plot.svg");
+    let (code, _, err) = vmlab(&[
+        "plot",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "--columns",
+        "free_kb,kswapd_cpu_pct",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let svg = std::fs::read_to_string(&out).expect("svg written");
+    assert!(svg.starts_with("<svg"), "{svg}");
+    for want in ["simulated time (s)", ">MiB<", ">% of one CPU<", "linux-2.6.26: MemFree", "linux-6.8: kswapd"] {
+        assert!(svg.contains(want), "missing {want}");
+    }
+    let (code, _, err) = vmlab(&["plot", a.to_str().unwrap(), "--out", tmp("plot.png").to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(err.contains("SVG") || err.contains("svg"), "{err}");
+}
