@@ -177,8 +177,13 @@ fn main() -> ExitCode {
     }
     let cli = Cli::parse();
     // miette's boxes for a person at a terminal; `FILE:LINE:COL: message` lines for editors,
-    // grep and logs everywhere else.
-    api::set_graphical_errors(std::io::stderr().is_terminal());
+    // grep and logs everywhere else. VMLAB_ERRORS=graphical|plain overrides the guess.
+    let graphical = match std::env::var("VMLAB_ERRORS").as_deref() {
+        Ok("graphical") => true,
+        Ok("plain") => false,
+        _ => std::io::stderr().is_terminal(),
+    };
+    api::set_graphical_errors(graphical);
     match cli.cmd {
         Cmd::Run { scenario, profile, sets, json, csv, interval, timing } => {
             run(scenario, profile, sets, json, csv, interval, timing)
