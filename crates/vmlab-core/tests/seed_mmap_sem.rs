@@ -14,9 +14,11 @@ fn opts(sets: &[&str]) -> ReproduceOpts {
 
 /// What a reproduction told its progress listener: (k, n, profile, sets) per run started, and
 /// (k, now_ns, end_ns) per tick.
+type Start = (usize, usize, String, Vec<String>);
+
 #[derive(Default)]
 struct Heard {
-    starts: Mutex<Vec<(usize, usize, String, Vec<String>)>>,
+    starts: Mutex<Vec<Start>>,
     ticks: Mutex<Vec<(usize, u64, Option<u64>)>>,
 }
 

@@ -11,7 +11,7 @@
 //! The full reproduction (`vmlab reproduce shm-big-iron`, 32 GiB) is the ignored test at the end.
 
 use vmlab_core::api::{run, RunOpts};
-use vmlab_core::reproduce::{self, shm_big_iron, ReproduceOpts};
+use vmlab_core::reproduce::{shm_big_iron, ReproduceOpts};
 use vmlab_core::sim::Sim;
 use vmlab_core::stats::report::RunReport;
 use vmlab_core::vmscan::Aa24Stats;

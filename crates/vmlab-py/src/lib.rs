@@ -45,13 +45,16 @@ fn scenario_failure(e: vmlab_core::workload::ScenarioError) -> Failure {
     Failure::Scenario(m)
 }
 
+/// Run k of n, its profile and overrides.
+type RunAnnounced = (usize, usize, String, Vec<String>);
+
 /// Hands progress to a Python callable `progress(k, n, profile, sets, now_s, end_s)`, taking
 /// the GIL only for the call. What the callable raises is dropped: a broken progress display
 /// must not fail the simulation it watches.
 struct PyProgress {
     cb: Py<PyAny>,
     /// Per run (from 1): its count, profile and overrides, as announced.
-    runs: std::sync::Mutex<Vec<(usize, usize, String, Vec<String>)>>,
+    runs: std::sync::Mutex<Vec<RunAnnounced>>,
 }
 
 impl PyProgress {

@@ -226,7 +226,9 @@ fn config(r: &RunReport) -> Vec<(String, String)> {
 /// profile, a `--set`, a seed's parameter); `names` (one per run, e.g. file names) label the
 /// columns when nothing differs.
 pub fn columns(runs: &[(String, RunReport)]) -> Vec<Column> {
-    let mut groups: Vec<(Vec<(String, String)>, String, Vec<RunReport>)> = Vec::new();
+    // (configuration, name of its first run, its runs)
+    type Group = (Vec<(String, String)>, String, Vec<RunReport>);
+    let mut groups: Vec<Group> = Vec::new();
     for (name, r) in runs {
         let c = config(r);
         // The same seed again is not a repeat but another run to set beside it (another
@@ -366,9 +368,9 @@ pub fn format(c: &Comparison) -> String {
     for (r, name) in c.rows.iter().zip(&names) {
         for kind in kinds {
             let mut line = format!("{kind:6}  {name:nw$}");
-            for i in 0..ncol {
+            for (i, w) in vw.iter().enumerate() {
                 let g = if *kind == "Amean" { fmt_gain(r.gains[i], r.significant[i]) } else { " ".repeat(gain_w) };
-                let _ = write!(line, "  {:>w$} {g}", value(r, i, kind), w = vw[i]);
+                let _ = write!(line, "  {:>w$} {g}", value(r, i, kind), w = *w);
             }
             s.push_str(line.trim_end());
             s.push('\n');
