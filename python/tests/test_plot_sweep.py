@@ -12,7 +12,8 @@ def test_plot_returns_axes(small):
     r = vmlab.run(small)
     ax = r.plot()
     assert isinstance(ax, matplotlib.axes.Axes)
-    assert [l.get_label() for l in ax.get_lines()] == ["free_kb", "cached_kb"]
+    assert [l.get_label() for l in ax.get_lines()] == ["MemFree", "Cached"]
+    assert ax.get_ylabel() == "MiB"
     fig, ax2 = plt.subplots()
     assert r.plot(["so", "si"], ax=ax2) is ax2
     with pytest.raises(KeyError, match="nope"):

@@ -115,13 +115,16 @@ def test_unknown_seed():
 def test_compare(overcommit_runs):
     a, b = overcommit_runs
     t = vmlab.compare([a, b], names=["1g", "768m"])
-    assert list(t.columns) == ["1g", "768m", "768m %"]
+    assert list(t.columns) == ["better", "1g", "768m", "768m gain %"]
     row = t.loc["vmstat:pswpout"]
     assert row["1g"] == a.vmstat["pswpout"] and row["768m"] == b.vmstat["pswpout"]
-    assert row["768m %"] == pytest.approx((b.vmstat["pswpout"] / a.vmstat["pswpout"] - 1) * 100)
+    # More swapping is worse: MMTests' pndiff, positive when the later run is better.
+    assert row["better"] == "lower"
+    assert row["768m gain %"] == pytest.approx(100 - b.vmstat["pswpout"] * 100 / a.vmstat["pswpout"])
     assert t.loc["elapsed_s", "1g"] == a.elapsed_s
-    # default names are the profiles, made unique
-    assert list(vmlab.compare([a, a]).columns) == ["linux-6.8", "linux-6.8#2", "linux-6.8#2 %"]
+    # default names: what differs between the runs, else the profiles made unique
+    assert list(vmlab.compare([a, b]).columns)[1:3] == ["linux-6.8", "machine.memory=768MiB"]
+    assert list(vmlab.compare([a, a]).columns) == ["better", "linux-6.8", "linux-6.8#2", "linux-6.8#2 gain %"]
 
 
 def test_run_roundtrips_json(small):

@@ -27,6 +27,7 @@ __all__ = [
     "Run",
     "ScenarioError",
     "compare",
+    "plot",
     "profiles",
     "reproduce",
     "run",
@@ -97,21 +98,13 @@ class Run:
     def plot(self, columns: Sequence[str] = ("free_kb", "cached_kb"), ax=None, **kwargs):
         """Plot timeline columns against simulated time; returns the matplotlib Axes.
 
-        Pass ``ax`` to draw into an existing Axes. Works with any backend, including Agg.
+        Each column is shown under its kernel/tool name with its unit (``free_kb`` as MemFree in
+        MiB); columns of a second unit get a second y axis. Pass ``ax`` to draw into an existing
+        Axes. Works with any backend, including Agg. See :func:`vmlab.plot` to overlay runs.
         """
-        if isinstance(columns, str):
-            columns = (columns,)
-        missing = [c for c in columns if c not in self.timeline.columns]
-        if missing:
-            raise KeyError(f"no timeline column {missing}; columns: {list(self.timeline.columns)}")
-        if ax is None:
-            import matplotlib.pyplot as plt
+        from . import _plot
 
-            _, ax = plt.subplots()
-        self.timeline[list(columns)].plot(ax=ax, **kwargs)
-        ax.set_xlabel("simulated time (s)")
-        ax.set_title(f"{self.scenario} — {self.profile}")
-        return ax
+        return _plot.plot([self], columns, ax=ax)
 
     def __repr__(self) -> str:
         return f"<vmlab.Run {self.scenario!r} profile={self.profile} elapsed_s={self.elapsed_s:g}>"
@@ -146,7 +139,7 @@ def _set_value(v) -> str:
     return str(v)
 
 
-def run(scenario, profile: Optional[str] = None, sets=None, interval: Optional[float] = None) -> Run:
+def run(scenario, profile: Optional[str] = None, sets=None, interval: Optional[float] = None, progress=None) -> Run:
     """Simulate a scenario and return its :class:`Run`.
 
     ``scenario`` is a path to a scenario TOML file or the TOML text itself. ``profile`` overrides the
@@ -154,23 +147,37 @@ def run(scenario, profile: Optional[str] = None, sets=None, interval: Optional[f
     ``vmlab run --set`` (a dict ``{"vm.swappiness": 100}`` also works); ``interval`` is the
     timeline interval in simulated seconds. Raises :class:`ScenarioError` (a ``ValueError``) with a
     ``file:line:col: ...`` message for bad input. The GIL is released while simulating.
+
+    ``progress``: None shows a progress bar in a notebook or on a terminal and nothing otherwise;
+    True always, False never; a callable is called as ``progress(k, n, profile, sets, now_s, end_s)``.
     """
-    text = _vmlab.run_json(profile=profile, sets=_sets(sets), interval=interval, **_scenario_args(scenario))
+    from . import _progress
+
+    text = _progress.call_with(
+        progress, _vmlab.run_json, profile=profile, sets=_sets(sets), interval=interval, **_scenario_args(scenario)
+    )
     return Run(json.loads(text))
 
 
-def reproduce(seed: str, sets=None, root: Optional[str] = None) -> list:
-    """Run a seed reproduction (``vmlab reproduce SEED``): a list of :class:`Run`, before then after.
+def reproduce(seed, sets=None, root: Optional[str] = None, progress=None) -> list:
+    """Run a seed reproduction (``vmlab reproduce SEED``): a list of :class:`Run`, in the seed's order.
 
-    ``root`` is the directory holding ``scenarios/`` (default: found from the current directory
-    or ``$VMLAB_ROOT``). Unknown seeds raise ``ValueError`` naming the known ones (see :func:`seeds`).
+    ``seed`` is a name (``"mmap-sem"``) or a number (``"004"`` or ``4``). The seeds' scenarios
+    are built into the module; ``root`` (or ``$VMLAB_ROOT``) names a directory holding
+    ``scenarios/seeds/`` to read them from instead. ``progress`` is as for :func:`run`, with
+    ``k`` of ``n`` counting the runs. Unknown seeds raise ``ValueError`` naming the known ones
+    (see :func:`seeds`).
     """
-    data = json.loads(_vmlab.reproduce_json(seed, _sets(sets), root))
-    return [Run(r) for r in data["runs"]]
+    from . import _progress
+
+    if isinstance(seed, int):
+        seed = f"{seed:03}"
+    text = _progress.call_with(progress, _vmlab.reproduce_json, seed=str(seed), sets=_sets(sets), root=root)
+    return [Run(r) for r in json.loads(text)["runs"]]
 
 
 def seeds() -> list:
-    """The seed reproductions this build knows: ``[{"name": ..., "summary": ...}, ...]``."""
+    """The seed reproductions this build knows: ``[{"name": ..., "number": "004", "summary": ...}, ...]``."""
     return json.loads(_vmlab.seeds_json())
 
 
@@ -180,34 +187,58 @@ def profiles() -> list:
 
 
 def compare(runs, names: Optional[Sequence[str]] = None, counters: Optional[Sequence[str]] = None) -> pd.DataFrame:
-    """Runs side by side, MMTests style: one row per figure, one column per run plus a ``%``
-    delta column against the first run for each other run.
+    """Runs side by side as ``vmlab compare`` (MMTests' compare-kernels) shows them: one row per
+    figure, a ``better`` column saying which way the figure is better, one column per run and,
+    for each later run, a ``NAME gain %`` column: its gain over the first run, positive when it
+    is better (MMTests' ``pdiff`` where higher is better, ``pndiff`` where lower is).
 
-    Rows are the metrics, ``elapsed_s``, and the ``vmstat`` counters (all of them, or those
-    named in ``counters``). Column names are ``names`` or the runs' profiles (made unique).
-    A figure missing from a run is NaN; a delta against 0 is NaN.
+    Rows are the metrics, ``elapsed_s`` and the ``vmstat:`` counters that are not 0 in every run
+    (or those named in ``counters``). Columns are named by ``names``, else by what differs between
+    the runs (profile, scenario, ``key=value`` of a parameter), else by profile, made unique. A
+    figure missing from a run is NaN. The gains are ``vmlab compare``'s to the digit.
     """
+    from . import _compare
+
     runs = list(runs)
     if not runs:
         raise ValueError("compare needs at least one run")
     runs = [r if isinstance(r, Run) else Run(r) for r in runs]
-    names = list(names) if names is not None else _unique([r.profile for r in runs])
+    if names is None:
+        differ = _compare.labels([r.data for r in runs])
+        names = _unique([d if d is not None else r.profile for d, r in zip(differ, runs)])
+    names = list(names)
     if len(names) != len(runs):
         raise ValueError(f"{len(names)} names for {len(runs)} runs")
     cols = {}
     for name, r in zip(names, runs):
-        fig = {f"metric:{k}": v for k, v in r.metrics.items()}
-        fig["elapsed_s"] = r.elapsed_s
+        fig = dict(r.metrics)
+        fig.setdefault("elapsed_s", r.elapsed_s)
         vm = r.vmstat if counters is None else r.vmstat.reindex(list(counters))
         fig.update({f"vmstat:{k}": v for k, v in vm.items()})
         cols[name] = pd.Series(fig, dtype="float64")
     table = pd.DataFrame(cols)  # row order: first run's, then rows only later runs have
+    if counters is None:
+        zero = [k for k in table.index if k.startswith("vmstat:") and (table.loc[k].fillna(0) == 0).all()]
+        table = table.drop(index=zero)
+    direction = pd.Series([_compare.better(k) for k in table.index], index=table.index, dtype="object")
     base = table[names[0]]
-    out = {names[0]: base}
+    out = {"better": direction, names[0]: base}
     for name in names[1:]:
         out[name] = table[name]
-        out[f"{name} %"] = (table[name] - base) / base.where(base != 0) * 100.0
+        out[f"{name} gain %"] = pd.Series(
+            [_compare.gain(x, b, d) for x, b, d in zip(table[name], base, direction)], index=table.index, dtype="float64"
+        )
     return pd.DataFrame(out)
+
+
+def plot(runs, columns: Sequence[str] = ("free_kb", "cached_kb"), ax=None, labels: Optional[Sequence[str]] = None):
+    """Overlay the timelines of several runs: each line named ``RUN: COLUMN`` where RUN is what
+    differs between the runs (as :func:`compare` labels its columns) or ``labels``; one y axis
+    per unit (at most two). Returns the left Axes."""
+    from . import _plot
+
+    runs = [r if isinstance(r, Run) else Run(r) for r in runs]
+    return _plot.plot(runs, columns, ax=ax, labels=list(labels) if labels is not None else None)
 
 
 def _unique(names: list) -> list:

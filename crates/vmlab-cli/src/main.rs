@@ -4,9 +4,8 @@
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Instant;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 /// `eprintln!` that cannot panic: with standard error closed or full (`2>/dev/full`) the
 /// message is lost, but the exit status still tells what happened. Defined before the modules
@@ -18,14 +17,8 @@ macro_rules! eprintln {
     }};
 }
 
-/// `eprint!`, as `eprintln!` above.
-macro_rules! eprint {
-    ($($t:tt)*) => {{
-        use std::io::Write as _;
-        let _ = write!(std::io::stderr(), $($t)*);
-    }};
-}
-
+mod plot;
+mod progress;
 mod real;
 use vmlab_core::api::{self, RunOpts};
 use vmlab_core::stats::{compare, meminfo, profile_fmt, report::RunReport, timeline};
@@ -81,7 +74,7 @@ enum Cmd {
     },
     /// Reproduce a historical VM failure (seed), before and after its fix, in the seed's own form.
     Reproduce {
-        /// Seed name (run `vmlab reproduce --list`).
+        /// Seed name or number: `mmap-sem` or `004` (run `vmlab reproduce --list`).
         seed: Option<String>,
         /// List the seeds.
         #[arg(long)]
@@ -135,12 +128,56 @@ enum Cmd {
         #[arg(long, value_name = "DIR")]
         dir: Option<PathBuf>,
     },
-    /// Compare runs side by side, MMTests style, with deltas against the first.
+    /// Compare runs side by side as MMTests' compare-kernels does: a row per figure, a column
+    /// per configuration, and each later column's gain over the first (positive is better,
+    /// whichever way the row's figure is better; `*` marks a significant one).
+    ///
+    /// Inputs are vmlab.run/1 or vmlab.reproduce/1 JSON files, or scenario files (.toml), which
+    /// are run under each `--profile` (or their own), `--repeat` times with seeds counting up
+    /// from the scenario's. Runs differing only in their seed are repeats of one column.
     Compare {
+        /// JSON reports or scenario files.
+        #[arg(required = true)]
+        runs: Vec<PathBuf>,
+        /// Keep only the runs whose profile or parameter KEY has VALUE (`--select threads=16`,
+        /// `--select profile=linux-6.8,linux-2.6.26`: either one).
+        #[arg(long = "select", value_name = "KEY=VALUE[,VALUE]")]
+        select: Vec<String>,
+        /// Run each scenario file under these profiles (default: the scenario's own).
+        #[arg(long = "profile", value_name = "NAME")]
+        profiles: Vec<String>,
+        /// Override a field of the scenario files, as on `run`.
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        sets: Vec<String>,
+        /// Runs per configuration of a scenario file, seeds counting up from the scenario's.
+        #[arg(long, value_name = "N", default_value_t = 1)]
+        repeat: u32,
+        /// Write the comparison as JSON (schema vmlab.compare/1) to FILE, or `-` for standard output.
+        #[arg(long, value_name = "FILE")]
+        json: Option<String>,
+    },
+    /// Plot runs' timelines as an SVG chart: each column under its kernel/tool name with its
+    /// unit, one y axis per unit (at most two), the runs named by what differs between them.
+    Plot {
         /// vmlab.run/1 or vmlab.reproduce/1 JSON files.
         #[arg(required = true)]
         runs: Vec<PathBuf>,
+        /// The chart to write (.svg).
+        #[arg(long, value_name = "FILE.svg")]
+        out: PathBuf,
+        /// Timeline columns to draw (as in the JSON: free_kb, cached_kb, so, kswapd_cpu_pct, ...).
+        #[arg(long, value_delimiter = ',', default_value = "free_kb,cached_kb")]
+        columns: Vec<String>,
     },
+    /// Print a completion script for SHELL: `vmlab completions bash > /etc/bash_completion.d/vmlab`,
+    /// `vmlab completions zsh > ~/.zfunc/_vmlab`, `vmlab completions fish > ~/.config/fish/completions/vmlab.fish`.
+    Completions {
+        /// bash, elvish, fish, powershell or zsh.
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff): `vmlab man | man -l -`, or install it as
+    /// `vmlab man > /usr/local/share/man/man1/vmlab.1`.
+    Man,
 }
 
 fn main() -> ExitCode {
@@ -152,6 +189,14 @@ fn main() -> ExitCode {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
     let cli = Cli::parse();
+    // miette's boxes for a person at a terminal; `FILE:LINE:COL: message` lines for editors,
+    // grep and logs everywhere else. VMLAB_ERRORS=graphical|plain overrides the guess.
+    let graphical = match std::env::var("VMLAB_ERRORS").as_deref() {
+        Ok("graphical") => true,
+        Ok("plain") => false,
+        _ => std::io::stderr().is_terminal(),
+    };
+    api::set_graphical_errors(graphical);
     match cli.cmd {
         Cmd::Run { scenario, profile, sets, json, csv, interval, timing } => {
             run(scenario, profile, sets, json, csv, interval, timing)
@@ -162,13 +207,25 @@ fn main() -> ExitCode {
         Cmd::Real { scenario, sets, json, interval, keep, dir } => {
             real::real(real::RealArgs { scenario, sets, json, interval, keep, dir })
         }
-        Cmd::Compare { runs } => match compare::load_reports_named(&runs) {
-            Ok(r) => emit_status(&compare::compare(&r)),
-            Err(e) => {
-                eprintln!("vmlab compare: {e}");
-                ExitCode::from(2)
+        Cmd::Plot { runs, out, columns } => plot_cmd(&runs, &out, &columns),
+        Cmd::Completions { shell } => {
+            let mut out = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "vmlab", &mut out);
+            emit_status(&String::from_utf8_lossy(&out))
+        }
+        Cmd::Man => {
+            let mut out = Vec::new();
+            match clap_mangen::Man::new(Cli::command()).render(&mut out) {
+                Ok(()) => emit_status(&String::from_utf8_lossy(&out)),
+                Err(e) => {
+                    eprintln!("vmlab man: {e}");
+                    ExitCode::from(1)
+                }
             }
-        },
+        }
+        Cmd::Compare { runs, select, profiles, sets, repeat, json } => {
+            compare_cmd(CompareArgs { inputs: runs, select, profiles, sets, repeat, json })
+        }
     }
 }
 
@@ -305,23 +362,6 @@ fn finished(code: ExitCode) -> ExitCode {
     code
 }
 
-fn progress() -> Option<Box<dyn FnMut(u64)>> {
-    if !std::io::stderr().is_terminal() {
-        return None;
-    }
-    let start = Instant::now();
-    let mut shown = false;
-    Some(Box::new(move |t_ns: u64| {
-        let w = start.elapsed().as_secs_f64();
-        if w > 1.0 {
-            eprint!("\r  simulated {:8.1} s  (wall {:5.1} s)", t_ns as f64 / 1e9, w);
-            shown = true;
-            let _ = std::io::stderr().flush();
-        }
-        let _ = shown;
-    }))
-}
-
 /// Load a scenario and simulate it, with a progress line on a terminal; errors are printed.
 fn load_and_run(
     path: &std::path::Path,
@@ -337,18 +377,16 @@ fn load_and_run(
         return Err(ExitCode::from(2));
     }
     let sc = vmlab_core::workload::load_scenario(path, sets).map_err(fail)?;
-    let opts = RunOpts {
-        profile,
-        interval_s: interval,
-        progress: progress(),
-        interrupt: on_interrupt(),
-        ..Default::default()
-    };
-    let r = api::run(&sc, opts).map_err(fail)?;
-    if std::io::stderr().is_terminal() {
-        eprint!("\r{:60}\r", "");
+    let line = progress::Line::for_terminal().map(std::sync::Arc::new);
+    let cb = line.clone().map(|l| -> api::ProgressFn { Box::new(move |now, end| l.draw_single(now, end)) });
+    let opts = RunOpts { profile, interval_s: interval, progress: cb, interrupt: on_interrupt(), ..Default::default() };
+    let r = api::run(&sc, opts);
+    if let Some(l) = line {
+        l.clear();
     }
-    Ok(r)
+    let (mut rep, sim) = r.map_err(fail)?;
+    vmlab_core::stats::report::record_sets(&mut rep.params, sets);
+    Ok((rep, sim))
 }
 
 fn run(
@@ -637,14 +675,23 @@ fn reproduce(
     }
     let name = seed.unwrap_or_default();
     let Some(def) = reproduce::find(&name) else {
-        eprintln!("vmlab reproduce: unknown seed `{name}`; known seeds: {}", names.join(", "));
+        let numbered: Vec<String> = all.iter().map(|s| format!("{:03} {}", s.number, s.name)).collect();
+        eprintln!("vmlab reproduce: unknown seed `{name}`; known seeds: {}", numbered.join(", "));
         return ExitCode::from(2);
     };
     if let Err(c) = check_outputs(&[("--json", json.as_deref())], &[]) {
         return c;
     }
-    let opts = reproduce::ReproduceOpts { sets, root: reproduce::find_root(), timing, ablate };
-    match (def.run)(&opts) {
+    // The seeds' scenarios are built in; $VMLAB_ROOT points at a tree to read (edited) ones from.
+    let root = std::env::var_os("VMLAB_ROOT").map(PathBuf::from);
+    let line = progress::Line::for_terminal().map(std::sync::Arc::new);
+    let progress = line.clone().map(|l| l as std::sync::Arc<dyn reproduce::Progress>);
+    let opts = reproduce::ReproduceOpts { sets, root, timing, ablate, progress, ..Default::default() };
+    let result = reproduce::run(&def, opts);
+    if let Some(l) = line {
+        l.clear();
+    }
+    match result {
         Ok((rep, text)) => {
             let rep = if timing {
                 for r in &rep.runs {
@@ -664,5 +711,140 @@ fn reproduce(
             eprintln!("{e}");
             ExitCode::from(2)
         }
+    }
+}
+
+struct CompareArgs {
+    inputs: Vec<PathBuf>,
+    select: Vec<String>,
+    profiles: Vec<String>,
+    sets: Vec<String>,
+    repeat: u32,
+    json: Option<String>,
+}
+
+fn compare_cmd(a: CompareArgs) -> ExitCode {
+    use vmlab_core::stats::compare::kernels;
+    let refuse = |m: String| {
+        eprintln!("vmlab compare: {m}");
+        ExitCode::from(2)
+    };
+    if a.repeat == 0 {
+        return refuse("--repeat 0: a column needs at least one run".into());
+    }
+    let is_toml = |p: &PathBuf| p.extension().is_some_and(|e| e == "toml");
+    if !a.inputs.iter().any(is_toml) && (a.repeat > 1 || !a.profiles.is_empty() || !a.sets.is_empty()) {
+        return refuse("--repeat, --profile and --set run scenario files (.toml); none was given".into());
+    }
+    if let Err(c) = check_outputs(&[("--json", a.json.as_deref())], &[]) {
+        return c;
+    }
+    let mut runs: Vec<(String, RunReport)> = Vec::new();
+    for p in &a.inputs {
+        if is_toml(p) {
+            match run_for_compare(p, &a) {
+                Ok(mut r) => runs.append(&mut r),
+                Err(c) => return c,
+            }
+        } else {
+            match compare::load_reports_named(std::slice::from_ref(p)) {
+                Ok(r) => {
+                    let name = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+                    runs.extend(r.into_iter().map(|(_, r)| (name.clone(), r)));
+                }
+                Err(e) => return refuse(e),
+            }
+        }
+    }
+    for sel in &a.select {
+        let Some((k, vals)) = sel.split_once('=') else {
+            return refuse(format!("--select {sel}: expected KEY=VALUE"));
+        };
+        let vals: Vec<&str> = vals.split(',').collect();
+        let before = runs.len();
+        runs.retain(|(_, r)| {
+            let v = match k {
+                "profile" => Some(r.profile.clone()),
+                "scenario" => Some(r.scenario.clone()),
+                _ => r.params.get(k).map(|v| v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string())),
+            };
+            v.is_some_and(|v| vals.contains(&v.as_str()))
+        });
+        if runs.is_empty() {
+            return refuse(format!("--select {sel}: none of the {before} runs left matches"));
+        }
+    }
+    let cmp = kernels::compare(&kernels::columns(&runs));
+    for w in &cmp.warnings {
+        eprintln!("vmlab compare: warning: {w}");
+    }
+    let doc = format!("{}\n", serde_json::to_string_pretty(&kernels::to_json(&cmp)).unwrap_or_default());
+    match write_json(a.json.as_deref(), &doc) {
+        Ok(true) => emit_status(&kernels::format(&cmp)),
+        Ok(false) => ExitCode::SUCCESS,
+        Err(code) => code,
+    }
+}
+
+/// Run a scenario file for `compare`: under each `--profile` (or its own), `--repeat` times.
+fn run_for_compare(path: &std::path::Path, a: &CompareArgs) -> Result<Vec<(String, RunReport)>, ExitCode> {
+    let sc = vmlab_core::workload::load_scenario(path, &a.sets).map_err(fail)?;
+    let base_seed = sc.file.seed;
+    let profiles: Vec<Option<&str>> =
+        if a.profiles.is_empty() { vec![None] } else { a.profiles.iter().map(|p| Some(p.as_str())).collect() };
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let mut out = Vec::new();
+    for p in profiles {
+        for i in 0..a.repeat {
+            let mut sets = a.sets.clone();
+            if i > 0 {
+                sets.push(format!("seed={}", base_seed.wrapping_add(i as u64)));
+            }
+            let (rep, _) = load_and_run(path, p, &sets, None)?;
+            out.push((name.clone(), rep.with_wall_s_zeroed()));
+        }
+    }
+    Ok(out)
+}
+
+fn plot_cmd(inputs: &[PathBuf], out: &std::path::Path, columns: &[String]) -> ExitCode {
+    let refuse = |m: String| {
+        eprintln!("vmlab plot: {m}");
+        ExitCode::from(2)
+    };
+    match out.extension().and_then(|e| e.to_str()) {
+        Some("svg") => {}
+        Some("png") => {
+            return refuse(format!(
+                "--out {}: PNG is not drawn (no raster backend is built in); write .svg and convert it (rsvg-convert, inkscape), or use Python's vmlab.plot",
+                out.display()
+            ))
+        }
+        _ => return refuse(format!("--out {}: the chart is written as SVG: name it FILE.svg", out.display())),
+    }
+    let out_s = out.to_string_lossy().into_owned();
+    let ins: Vec<&std::path::Path> = inputs.iter().map(|p| p.as_path()).collect();
+    if let Err(c) = check_outputs(&[("--out", Some(out_s.as_str()))], &ins) {
+        return c;
+    }
+    let mut runs = Vec::new();
+    for p in inputs {
+        match compare::load_reports_named(std::slice::from_ref(p)) {
+            Ok(r) => {
+                let name = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+                runs.extend(r.into_iter().map(|(_, r)| (name.clone(), r)));
+            }
+            Err(e) => return refuse(e),
+        }
+    }
+    match plot::svg(&runs, columns) {
+        Ok(svg) => match std::fs::write(out, svg) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("vmlab plot: cannot write {}: {e}", out.display());
+                ExitCode::from(1)
+            }
+        },
+        Err(e) => refuse(e),
     }
 }

@@ -3,8 +3,15 @@
 
 use std::process::{Command, Stdio};
 
+/// Errors are drawn as on a terminal (VMLAB_ERRORS=graphical): miette's drawing is where a
+/// diagnostic can panic (a padding width past 65535), so that is the form these tests hold.
 fn vmlab_with(args: &[&str], stdout: Stdio) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_vmlab")).args(args).stdout(stdout).output().expect("vmlab runs");
+    let out = Command::new(env!("CARGO_BIN_EXE_vmlab"))
+        .args(args)
+        .env("VMLAB_ERRORS", "graphical")
+        .stdout(stdout)
+        .output()
+        .expect("vmlab runs");
     // miette wraps a long message behind a `│` gutter; the tests look for phrases.
     let err = String::from_utf8_lossy(&out.stderr)
         .lines()

@@ -1,10 +1,16 @@
 //! The library's front door: load a scenario, run it under a profile, get a report.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use crate::sim::{resolve_profile, Sim, SimError};
 use crate::stats::report::RunReport;
 use crate::workload::{load, Scenario, ScenarioError};
+
+/// Called now and then during a run with the simulated time and, when the scenario has a
+/// `duration`, the time the run will stop at (both ns). It only observes: nothing it does can
+/// change the run's output.
+pub type ProgressFn = Box<dyn FnMut(u64, Option<u64>)>;
 
 /// Options of one run.
 #[derive(Default)]
@@ -13,8 +19,8 @@ pub struct RunOpts<'a> {
     pub profile: Option<&'a str>,
     /// Timeline interval overriding the scenario's, seconds.
     pub interval_s: Option<f64>,
-    /// Progress callback with the simulated time in ns.
-    pub progress: Option<Box<dyn FnMut(u64)>>,
+    /// Progress callback (see `ProgressFn`).
+    pub progress: Option<ProgressFn>,
     /// Observers of the run's tracepoints, attached before it starts.
     pub tracers: Vec<Box<dyn crate::trace::Tracer>>,
     /// A flag that ends the run early when set (see `Sim::interrupt`).
@@ -34,10 +40,31 @@ pub fn diagnose(sc: &Scenario, e: SimError) -> ScenarioError {
 /// line of 70,000 characters is not worth showing anyway, so such errors print plainly.
 const MAX_SNIPPET_LINE: usize = 4096;
 
-/// A scenario error for a terminal: miette's snippet with the label under the span, or, when
-/// a line to be shown is too long for one, the plain `FILE:LINE:COL: message` form with its help.
+/// Whether `render` draws miette's graphical form: set by a front end whose errors go to a
+/// terminal. Off by default, since editors, grep and log files want one line per error.
+static GRAPHICAL: AtomicBool = AtomicBool::new(false);
+
+/// Have `render` draw errors for a person at a terminal (true) or as plain lines (false).
+pub fn set_graphical_errors(on: bool) {
+    GRAPHICAL.store(on, Ordering::Relaxed);
+}
+
+/// A scenario error as the plain `FILE:LINE:COL: message` line (or `--set KEY=VALUE: message`),
+/// with its help on an indented line after it.
+pub fn render_plain(e: &ScenarioError) -> String {
+    match e.help_text() {
+        Some(h) => format!("{e}\n  help: {h}"),
+        None => e.to_string(),
+    }
+}
+
+/// A scenario error as `set_graphical_errors` chose: plain (see `render_plain`), or miette's
+/// snippet with the label under the span — unless a line to be shown is too long for one.
 pub fn render(e: ScenarioError) -> String {
     use miette::Diagnostic;
+    if !GRAPHICAL.load(Ordering::Relaxed) {
+        return render_plain(&e);
+    }
     let fits = match (e.source_code(), e.labels()) {
         (Some(src), Some(mut labels)) => labels.all(|l| {
             src.read_span(l.inner(), 1, 1).is_ok_and(|c| {
@@ -49,10 +76,7 @@ pub fn render(e: ScenarioError) -> String {
     if fits {
         return format!("{:?}", miette::Report::new(e));
     }
-    match e.help_text() {
-        Some(h) => format!("{e}\n  help: {h}"),
-        None => e.to_string(),
-    }
+    render_plain(&e)
 }
 
 /// An interval given in seconds outside the scenario (`--interval`, Python's `interval`), held to

@@ -22,6 +22,10 @@ use crate::workload::interp::{self, ProgState, Program};
 use crate::workload::load::{self, Scenario};
 use crate::workload::scenario::ZoneName;
 
+/// Events between two progress reports: often enough for a tenth-of-a-second display at the
+/// simulator's event rate, rarely enough that the call is nothing next to the events.
+pub const PROGRESS_EVENTS: u32 = 1 << 14;
+
 /// A run failed because of the scenario (a runtime error in a program, a bad machine).
 pub type SimError = crate::workload::exec::RunError;
 
@@ -53,8 +57,11 @@ pub struct Sim {
     pub scenario_name: String,
     pub seed: u64,
     pub params: Vec<(String, serde_json::Value)>,
-    /// Called with the simulated time now and then (progress reporting).
-    pub progress: Option<Box<dyn FnMut(u64)>>,
+    /// Called with the simulated time now and then (progress reporting): every
+    /// `PROGRESS_EVENTS` events, so the check costs a counter test per event.
+    pub progress: Option<crate::api::ProgressFn>,
+    /// The scenario's own `duration`, when it has one: the end a progress report can count to.
+    pub duration_ns: Option<u64>,
     /// Set (by a signal handler) to end the run early, as `duration` would: what was simulated
     /// so far is reported, with `params.interrupted_at_s`.
     pub interrupt: Option<&'static std::sync::atomic::AtomicBool>,
@@ -373,6 +380,7 @@ impl Sim {
             params: Vec::new(),
             progress: None,
             interrupt: None,
+            duration_ns: setup.duration_ns,
             on_sample: None,
             netrx,
             disk_ids,
@@ -394,8 +402,8 @@ impl Sim {
 
     /// Run until the workload ends (plus linger) or the duration limit.
     pub fn run(&mut self) -> Result<(), SimError> {
-        let mut last_progress = 0u64;
         let mut polls = 0u32;
+        let mut events_since_progress = 0u32;
         self.s.push(self.interval, Event::Sample);
         loop {
             self.drain_kernel_requests();
@@ -419,14 +427,17 @@ impl Sim {
             self.k.now = t;
             self.handle(ev);
             polls = polls.wrapping_add(1);
-            if polls % 4096 == 0 && self.interrupt.is_some_and(|f| f.load(std::sync::atomic::Ordering::Relaxed)) {
+            if polls.is_multiple_of(4096)
+                && self.interrupt.is_some_and(|f| f.load(std::sync::atomic::Ordering::Relaxed))
+            {
                 self.params.push(("interrupted_at_s".into(), serde_json::json!(t as f64 / 1e9)));
                 break;
             }
-            if t - last_progress > 1_000_000_000 {
-                last_progress = t;
+            events_since_progress += 1;
+            if events_since_progress == PROGRESS_EVENTS {
+                events_since_progress = 0;
                 if let Some(p) = self.progress.as_mut() {
-                    p(t);
+                    p(t, self.duration_ns.map(|d| d.min(self.end_limit)));
                 }
             }
         }

@@ -34,7 +34,7 @@ fn scaled(mem: &str, size: u64, files: u32) -> Vec<String> {
 }
 
 fn opts(sets: Vec<String>) -> ReproduceOpts {
-    ReproduceOpts { sets, root: root(), timing: false, ablate: false }
+    ReproduceOpts { sets, ..Default::default() }
 }
 
 fn run(sets: Vec<String>) -> Vec<RunReport> {

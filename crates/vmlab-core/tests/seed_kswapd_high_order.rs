@@ -88,7 +88,7 @@ fn runs_are_deterministic() {
 
 /// The seed's own scale (4 GiB, the scenario as written), postmark under both kernels.
 fn full_scale_postmark() -> Vec<RunReport> {
-    let opts = vmlab_core::reproduce::ReproduceOpts { sets: Vec::new(), root: root(), timing: false, ablate: false };
+    let opts = vmlab_core::reproduce::ReproduceOpts::default();
     run_pair(&opts, POSTMARK, "postmark").expect("runs")
 }
 

@@ -2,14 +2,8 @@
 //! 2.6.36 SLUB path it runs on: skb receive into kmalloc caches whose slab order follows
 //! `calculate_order`, the `[slub]` boot parameters, swap off as `swap.size = 0`.
 
-use std::path::PathBuf;
-
 use vmlab_core::reproduce::kswapd_high_order::{run_pair_with, MAILSERVER};
 use vmlab_core::stats::report::RunReport;
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
 
 const SMALL: &str = r#"
 name = "skb"
@@ -94,7 +88,7 @@ fn metric(r: &RunReport, k: &str) -> f64 {
 }
 
 fn full_scale(swap_off: bool) -> Vec<RunReport> {
-    let opts = vmlab_core::reproduce::ReproduceOpts { sets: Vec::new(), root: root(), timing: false, ablate: false };
+    let opts = vmlab_core::reproduce::ReproduceOpts::default();
     let sets: Vec<String> = if swap_off { vec!["swap.size=0".into()] } else { Vec::new() };
     run_pair_with(&opts, MAILSERVER, "mailserver", &sets).expect("runs")
 }

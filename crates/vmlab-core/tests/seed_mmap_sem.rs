@@ -3,24 +3,79 @@
 //! with mmap() does not get faster with threads while read() does; FAULT_FLAG_ALLOW_RETRY
 //! (2.6.38) and per-VMA locks (6.8) let mmap scale like read.
 
-use std::sync::OnceLock;
+use std::sync::{Arc, Mutex, OnceLock};
 
-use vmlab_core::reproduce::{self, mmap_sem, ReproduceOpts};
+use vmlab_core::reproduce::{self, mmap_sem, Progress, ReproduceOpts};
 use vmlab_core::stats::report::{ReproduceReport, RunReport};
 
 fn opts(sets: &[&str]) -> ReproduceOpts {
-    ReproduceOpts {
-        sets: sets.iter().map(|s| s.to_string()).collect(),
-        root: reproduce::find_root(),
-        timing: false,
-        ablate: false,
+    ReproduceOpts { sets: sets.iter().map(|s| s.to_string()).collect(), ..Default::default() }
+}
+
+/// What a reproduction told its progress listener: (k, n, profile, sets) per run started, and
+/// (k, now_ns, end_ns) per tick.
+type Start = (usize, usize, String, Vec<String>);
+
+#[derive(Default)]
+struct Heard {
+    starts: Mutex<Vec<Start>>,
+    ticks: Mutex<Vec<(usize, u64, Option<u64>)>>,
+}
+
+impl Progress for Heard {
+    fn run_start(&self, k: usize, n: usize, profile: &str, sets: &[String]) {
+        self.starts.lock().unwrap().push((k, n, profile.to_string(), sets.to_vec()));
+    }
+    fn tick(&self, k: usize, now_ns: u64, end_ns: Option<u64>) {
+        self.ticks.lock().unwrap().push((k, now_ns, end_ns));
     }
 }
 
-/// The full table of the seed (15 runs per profile), computed once for all tests.
+/// The full seed (15 runs per profile) as `vmlab reproduce mmap-sem` runs it, with a progress
+/// listener, computed once for all tests.
+fn full_heard() -> &'static (ReproduceReport, Arc<Heard>) {
+    static R: OnceLock<(ReproduceReport, Arc<Heard>)> = OnceLock::new();
+    R.get_or_init(|| {
+        let heard = Arc::new(Heard::default());
+        let o = ReproduceOpts { progress: Some(heard.clone()), ..Default::default() };
+        let def = reproduce::find("mmap-sem").expect("the seed");
+        (reproduce::run(&def, o).expect("reproduce runs").0, heard)
+    })
+}
+
 fn full() -> &'static ReproduceReport {
-    static R: OnceLock<ReproduceReport> = OnceLock::new();
-    R.get_or_init(|| mmap_sem::run_table(&opts(&[]), mmap_sem::PROFILES, mmap_sem::THREADS).expect("reproduce runs").0)
+    &full_heard().0
+}
+
+#[test]
+fn progress_names_every_run_k_of_n() {
+    let (r, heard) = full_heard();
+    let def = reproduce::find("004").expect("seeds are found by number");
+    let starts = heard.starts.lock().unwrap();
+    assert_eq!(starts.len(), r.runs.len());
+    assert_eq!(def.runs, r.runs.len(), "SeedDef::runs is the number of runs the seed makes");
+    for (i, (k, n, profile, sets)) in starts.iter().enumerate() {
+        assert_eq!((*k, *n), (i + 1, r.runs.len()));
+        assert_eq!(profile, &r.runs[i].profile);
+        assert!(sets.iter().any(|s| s.starts_with("vars.threads=")), "{sets:?}");
+    }
+    let ticks = heard.ticks.lock().unwrap();
+    assert!(!ticks.is_empty(), "no run was long enough to tick");
+    for w in ticks.windows(2).filter(|w| w[0].0 == w[1].0) {
+        assert!(w[1].1 >= w[0].1, "simulated time goes forward within a run: {w:?}");
+    }
+    for (k, now, end) in ticks.iter() {
+        assert!((1..=r.runs.len()).contains(k));
+        if let Some(e) = end {
+            assert!(now <= e, "tick at {now} past the end {e}");
+        }
+    }
+}
+
+#[test]
+fn progress_leaves_the_output_alone() {
+    let quiet = mmap_sem::run_table(&opts(&[]), mmap_sem::PROFILES, mmap_sem::THREADS).expect("runs").0;
+    assert_eq!(quiet.with_wall_s_zeroed().to_json_string(), full().with_wall_s_zeroed().to_json_string());
 }
 
 fn run<'a>(r: &'a ReproduceReport, profile: &str, mode: &str, threads: u64) -> &'a RunReport {

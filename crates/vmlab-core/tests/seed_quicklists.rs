@@ -6,13 +6,13 @@
 //! the seed's own 10 MiB child.
 
 use vmlab_core::reproduce::quicklists::{measure, Measured};
-use vmlab_core::reproduce::{find_root, ReproduceOpts};
+use vmlab_core::reproduce::ReproduceOpts;
 
 /// The child maps 32 MiB and touches one page per 2 MiB.
 const FAST_CHILD: [&str; 2] = ["vars.map=32MiB", "vars.step=2MiB"];
 
 fn opts() -> ReproduceOpts {
-    ReproduceOpts { sets: Vec::new(), root: find_root(), timing: false, ablate: false }
+    ReproduceOpts::default()
 }
 
 fn run(profile: &str, extra: &[&str]) -> Measured {

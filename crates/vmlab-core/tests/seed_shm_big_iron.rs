@@ -11,7 +11,7 @@
 //! The full reproduction (`vmlab reproduce shm-big-iron`, 32 GiB) is the ignored test at the end.
 
 use vmlab_core::api::{run, RunOpts};
-use vmlab_core::reproduce::{self, shm_big_iron, ReproduceOpts};
+use vmlab_core::reproduce::{shm_big_iron, ReproduceOpts};
 use vmlab_core::sim::Sim;
 use vmlab_core::stats::report::RunReport;
 use vmlab_core::vmscan::Aa24Stats;
@@ -211,7 +211,7 @@ fn must_show_failures(rep: &vmlab_core::stats::report::ReproduceReport) -> Vec<S
 #[test]
 #[ignore = "does not reproduce: aa1 converts GiBs of the context store at scan speed with hardly any walk (sy low), and the cp is swap-bound in every row (docs/notes/era-2.4.23aa.md)"]
 fn reproduce_full_scale() {
-    let opts = ReproduceOpts { sets: Vec::new(), root: reproduce::find_root(), timing: false, ablate: false };
+    let opts = ReproduceOpts::default();
     let (rep, text) = shm_big_iron::run(&opts).expect("reproduce runs");
     println!("{text}");
     assert_eq!(rep.runs.len(), 3);
@@ -239,12 +239,7 @@ fn scaled_down_does_not_storm() {
         "vars.CPSIZE=1GiB",
         "vars.DATA=1GiB",
     ];
-    let opts = ReproduceOpts {
-        sets: sets.iter().map(|s| s.to_string()).collect(),
-        root: reproduce::find_root(),
-        timing: false,
-        ablate: false,
-    };
+    let opts = ReproduceOpts { sets: sets.iter().map(|s| s.to_string()).collect(), ..Default::default() };
     let (rep, text) = shm_big_iron::run(&opts).expect("reproduce runs");
     println!("{text}");
     let m = |k: &str| rep.runs[0].metrics.get(k).copied().unwrap_or(0.0);

@@ -291,7 +291,7 @@ fn supervise(o: &Opts, corpus: &Corpus) -> ExitCode {
                             current = None;
                         }
                         _ => {
-                            let m = rest.trim_start().splitn(2, ' ').nth(1).unwrap_or("");
+                            let m = rest.trim_start().split_once(' ').map_or("", |x| x.1);
                             finding(o, corpus, &mut t, i, &format!("panic: {m}"));
                             next = i + 1;
                             current = None;

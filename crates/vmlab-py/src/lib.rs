@@ -5,6 +5,7 @@
 //! of `vmlab.sweep` are not serialised behind it.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
@@ -44,13 +45,51 @@ fn scenario_failure(e: vmlab_core::workload::ScenarioError) -> Failure {
     Failure::Scenario(m)
 }
 
+/// Run k of n, its profile and overrides.
+type RunAnnounced = (usize, usize, String, Vec<String>);
+
+/// Hands progress to a Python callable `progress(k, n, profile, sets, now_s, end_s)`, taking
+/// the GIL only for the call. What the callable raises is dropped: a broken progress display
+/// must not fail the simulation it watches.
+struct PyProgress {
+    cb: Py<PyAny>,
+    /// Per run (from 1): its count, profile and overrides, as announced.
+    runs: std::sync::Mutex<Vec<RunAnnounced>>,
+}
+
+impl PyProgress {
+    fn call(&self, k: usize, n: usize, profile: &str, sets: &[String], now_ns: u64, end_ns: Option<u64>) {
+        Python::attach(|py| {
+            let end = end_ns.map(|e| e as f64 / 1e9);
+            let _ = self.cb.call1(py, (k, n, profile, sets.to_vec(), now_ns as f64 / 1e9, end));
+        });
+    }
+}
+
+impl reproduce::Progress for PyProgress {
+    fn run_start(&self, k: usize, n: usize, profile: &str, sets: &[String]) {
+        if let Ok(mut r) = self.runs.lock() {
+            r.push((k, n, profile.to_string(), sets.to_vec()));
+        }
+        self.call(k, n, profile, sets, 0, None);
+    }
+    fn tick(&self, k: usize, now_ns: u64, end_ns: Option<u64>) {
+        let run = self.runs.lock().ok().and_then(|r| r.iter().find(|x| x.0 == k).cloned());
+        if let Some((_, n, profile, sets)) = run {
+            self.call(k, n, &profile, &sets, now_ns, end_ns);
+        }
+    }
+}
+
 /// Run one scenario and return its `vmlab.run/1` report as JSON text.
 ///
 /// Exactly one of `scenario_path` and `scenario_text` is given; `name` labels text scenarios in
 /// error messages and in the report. `sets` are `KEY=VALUE` overrides as `vmlab run --set`, and
-/// are recorded in the report's `params`.
+/// are recorded in the report's `params`. `progress`, when given, is called now and then as
+/// `progress(1, 1, profile, sets, now_s, end_s)` (`end_s` is None without a `duration`).
 #[pyfunction]
-#[pyo3(signature = (scenario_path=None, scenario_text=None, profile=None, sets=Vec::new(), interval=None, name=None))]
+#[pyo3(signature = (scenario_path=None, scenario_text=None, profile=None, sets=Vec::new(), interval=None, name=None, progress=None))]
+#[allow(clippy::too_many_arguments)]
 fn run_json(
     py: Python<'_>,
     scenario_path: Option<String>,
@@ -59,6 +98,7 @@ fn run_json(
     sets: Vec<String>,
     interval: Option<f64>,
     name: Option<String>,
+    progress: Option<Py<PyAny>>,
 ) -> PyResult<String> {
     if scenario_path.is_some() == scenario_text.is_some() {
         return Err(PyTypeError::new_err("give exactly one of scenario_path and scenario_text"));
@@ -69,7 +109,13 @@ fn run_json(
             (None, t) => load_scenario_str(name.as_deref().unwrap_or("<string>"), t.as_deref().unwrap_or(""), &sets),
         }
         .map_err(scenario_failure)?;
-        let opts = RunOpts { profile: profile.as_deref(), interval_s: interval, ..Default::default() };
+        let shown = profile.clone().unwrap_or_default();
+        let shown_sets = sets.clone();
+        let cb = progress.map(|cb| {
+            let p = PyProgress { cb, runs: Default::default() };
+            Box::new(move |now: u64, end: Option<u64>| p.call(1, 1, &shown, &shown_sets, now, end)) as api::ProgressFn
+        });
+        let opts = RunOpts { profile: profile.as_deref(), interval_s: interval, progress: cb, ..Default::default() };
         let (mut report, _sim) = api::run(&sc, opts).map_err(scenario_failure)?;
         if report.params.is_empty() {
             for (k, v) in &sc.sets {
@@ -81,12 +127,19 @@ fn run_json(
     Ok(r?)
 }
 
-/// Run a seed reproduction (`vmlab reproduce SEED`) and return its `vmlab.reproduce/1` JSON.
-/// `root` is the directory holding `scenarios/`; by default it is searched for from the current
-/// directory (or `$VMLAB_ROOT`).
+/// Run a seed reproduction (`vmlab reproduce SEED`, SEED a name or a number such as `004`) and
+/// return its `vmlab.reproduce/1` JSON. The seeds' scenarios are built in; `root` (or
+/// `$VMLAB_ROOT`) names a directory holding `scenarios/seeds/` to read them from instead.
+/// `progress` is called as `progress(k, n, profile, sets, now_s, end_s)` for run k of n.
 #[pyfunction]
-#[pyo3(signature = (seed, sets=Vec::new(), root=None))]
-fn reproduce_json(py: Python<'_>, seed: String, sets: Vec<String>, root: Option<PathBuf>) -> PyResult<String> {
+#[pyo3(signature = (seed, sets=Vec::new(), root=None, progress=None))]
+fn reproduce_json(
+    py: Python<'_>,
+    seed: String,
+    sets: Vec<String>,
+    root: Option<PathBuf>,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<String> {
     let def = reproduce::find(&seed).ok_or_else(|| {
         let known: Vec<&str> = reproduce::seeds().iter().map(|s| s.name).collect();
         PyValueError::new_err(format!(
@@ -95,18 +148,22 @@ fn reproduce_json(py: Python<'_>, seed: String, sets: Vec<String>, root: Option<
         ))
     })?;
     let r = py.detach(move || {
-        let opts =
-            ReproduceOpts { sets, root: root.unwrap_or_else(reproduce::find_root), timing: false, ablate: false };
-        (def.run)(&opts).map(|(rep, _text)| rep.to_json_string()).map_err(Failure::Other)
+        let root = root.or_else(|| std::env::var_os("VMLAB_ROOT").map(PathBuf::from));
+        let progress =
+            progress.map(|cb| Arc::new(PyProgress { cb, runs: Default::default() }) as Arc<dyn reproduce::Progress>);
+        let opts = ReproduceOpts { sets, root, progress, ..Default::default() };
+        reproduce::run(&def, opts).map(|(rep, _text)| rep.to_json_string()).map_err(Failure::Other)
     });
     Ok(r?)
 }
 
-/// The seed reproductions this build knows, as JSON `[{"name": .., "summary": ..}, ..]`.
+/// The seed reproductions this build knows, as JSON `[{"name": .., "number": "004", "summary": ..}, ..]`.
 #[pyfunction]
 fn seeds_json() -> String {
-    let v: Vec<serde_json::Value> =
-        reproduce::seeds().iter().map(|s| serde_json::json!({ "name": s.name, "summary": s.summary })).collect();
+    let v: Vec<serde_json::Value> = reproduce::seeds()
+        .iter()
+        .map(|s| serde_json::json!({ "name": s.name, "number": format!("{:03}", s.number), "summary": s.summary }))
+        .collect();
     serde_json::Value::Array(v).to_string()
 }
 

@@ -95,7 +95,9 @@ mod tests {
 
     #[test]
     fn finds_datetimes_and_nothing_else() {
-        let at = |t: &str| first_datetime(t).map(|r| &t[r]);
+        fn at(t: &str) -> Option<&str> {
+            first_datetime(t).map(|r| &t[r])
+        }
         assert_eq!(at("a = 1979-05-27T07:32:00Z\n"), Some("1979-05-27T07:32:00Z"));
         assert_eq!(at("a = 1979-05-27 07:32:00\nb = 1\n"), Some("1979-05-27 07:32:00"));
         assert_eq!(at("a = [1, 07:32:00]"), Some("07:32:00"));

@@ -17,7 +17,13 @@ pub const PROFILES: [&str; 3] = ["linux-2.4.9", "linux-2.4.9-phillips", "linux-6
 const MIN_SLEEP_S: f64 = 60.0;
 
 pub fn def() -> SeedDef {
-    SeedDef { name: NAME, summary: "000 kswapd never sleeps with mlocked file pages on 2.4.9 (Oct 2001)", run }
+    SeedDef {
+        name: NAME,
+        number: 0,
+        summary: "000 kswapd never sleeps with mlocked file pages on 2.4.9 (Oct 2001)",
+        runs: PROFILES.len(),
+        run,
+    }
 }
 
 /// What a run leaves behind besides its report (the Sim stays in its thread).
@@ -133,8 +139,7 @@ fn run_one(opts: &ReproduceOpts, profile: &str, extra: &[String]) -> Result<RunO
 /// RLIMIT_MEMLOCK for the modern run: half of RAM, the cap 2.4 puts on mlock, so both kernels
 /// lock the same number of slots.
 fn memlock_set(opts: &ReproduceOpts) -> Result<String, String> {
-    let path = opts.root.join("scenarios").join("seeds").join(FILE);
-    let sc = crate::workload::load_scenario(&path, &opts.sets).map_err(crate::api::render)?;
+    let sc = opts.load(FILE, &[])?;
     let mem =
         crate::workload::units::parse_size(&sc.file.machine.memory).map_err(|e| format!("machine.memory: {e}"))?;
     let name = sc.processes.first().map(|p| p.name.clone()).ok_or("the scenario has no process")?;

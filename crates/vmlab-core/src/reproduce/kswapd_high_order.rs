@@ -18,6 +18,9 @@ pub const MAILSERVER: &str = "kswapd-high-order-mailserver.toml";
 pub fn def() -> SeedDef {
     SeedDef {
         name: "kswapd-high-order",
+        number: 1,
+        // The postmark and the streaming scenario, each under both profiles.
+        runs: 2 * PROFILES.len(),
         summary:
             "001: order-3 atomic allocations keep 2.6.36 kswapd reclaiming (too much free memory); 2.6.38 fixes it",
         run,
@@ -252,8 +255,7 @@ pub fn run_pair_with(
 
 /// The postmark scenario's machine as run (with the user's `--set`s): memory, CPUs, zones.
 fn machine_line(opts: &ReproduceOpts) -> Result<String, String> {
-    let path = opts.root.join("scenarios").join("seeds").join(POSTMARK);
-    let sc = crate::workload::load_scenario(&path, &opts.sets).map_err(crate::api::render)?;
+    let sc = opts.load(POSTMARK, &[])?;
     let m = &sc.file.machine;
     let zones = match &m.zones {
         Some(t) => {
@@ -270,8 +272,7 @@ fn machine_line(opts: &ReproduceOpts) -> Result<String, String> {
 
 /// The scenario's first process program text (for its `let ntx = N`).
 fn first_program(opts: &ReproduceOpts, file: &str) -> Result<Option<String>, String> {
-    let path = opts.root.join("scenarios").join("seeds").join(file);
-    let sc = crate::workload::load_scenario(&path, &opts.sets).map_err(crate::api::render)?;
+    let sc = opts.load(file, &[])?;
     Ok(sc.file.processes.first().map(|p| p.program.clone()))
 }
 

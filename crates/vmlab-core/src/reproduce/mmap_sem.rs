@@ -17,6 +17,8 @@ pub const MODES: &[&str] = &["read", "mmap"];
 pub fn def() -> SeedDef {
     SeedDef {
         name: "mmap-sem",
+        number: 4,
+        runs: PROFILES.len() * THREADS.len() * MODES.len(),
         summary: "004: mmap faults serialise on mmap_sem (2.6.26) while read() scales; fixed by fault retry (2.6.38) and per-VMA locks (6.8)",
         run,
     }

@@ -3,9 +3,13 @@
 //! none of them changes what the mechanisms do — they choose scenarios, profiles and what to
 //! print, and measure.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 
+use crate::api::ProgressFn;
 use crate::stats::report::{ReproduceReport, RunReport};
+use crate::workload::Scenario;
 
 /// A timing line on standard error that cannot panic when standard error is closed or full.
 macro_rules! note {
@@ -25,22 +29,98 @@ pub mod shm_big_iron;
 /// One seed reproduction.
 pub struct SeedDef {
     pub name: &'static str,
+    /// The seed's number in docs/SEEDS.md (`vmlab reproduce 004` is `mmap-sem`).
+    pub number: u32,
     pub summary: &'static str,
+    /// How many simulations the reproduction makes (a progress report's `run k/N`).
+    pub runs: usize,
     /// Run everything; return the JSON report and the text to print.
     pub run: fn(&ReproduceOpts) -> Result<(ReproduceReport, String), String>,
 }
 
 /// Options common to every reproduction.
+#[derive(Default)]
 pub struct ReproduceOpts {
     /// `--set` overrides applied to every run's scenario.
     pub sets: Vec<String>,
-    /// Where `scenarios/` lives.
-    pub root: PathBuf,
+    /// A directory holding `scenarios/seeds/` to read the seeds' scenarios from; without one,
+    /// the copies built into the program are used, so an installed binary or wheel reproduces
+    /// from anywhere.
+    pub root: Option<PathBuf>,
     /// Also report wall-clock time and host memory (on standard error, never in the text, which
     /// must be byte-identical from run to run and machine to machine).
     pub timing: bool,
     /// Seeds with an ablation (shm-big-iron): run every combination of the fixes.
     pub ablate: bool,
+    /// Told as each run starts and as it goes.
+    pub progress: Option<Arc<dyn Progress>>,
+    /// The reproduction's number of runs (`SeedDef::runs`); `run` sets it.
+    pub runs: usize,
+    /// Runs started so far.
+    pub started: AtomicUsize,
+}
+
+/// What a long reproduction reports as it goes (a terminal's progress line, a notebook's bar).
+/// Runs may go on in parallel threads, so every call names its run.
+pub trait Progress: Send + Sync {
+    /// Run `k` of `n` (counted from 1) starts under `profile` with these overrides.
+    fn run_start(&self, k: usize, n: usize, profile: &str, sets: &[String]);
+    /// Run `k` has reached simulated time `now_ns`, of `end_ns` when its scenario has a duration.
+    fn tick(&self, k: usize, now_ns: u64, end_ns: Option<u64>);
+}
+
+/// The seeds' scenarios, built into the program.
+pub const SEED_SCENARIOS: &[(&str, &str)] = &[
+    ("google-mlock.toml", include_str!("../../../../scenarios/seeds/google-mlock.toml")),
+    ("kswapd-high-order.toml", include_str!("../../../../scenarios/seeds/kswapd-high-order.toml")),
+    (
+        "kswapd-high-order-mailserver.toml",
+        include_str!("../../../../scenarios/seeds/kswapd-high-order-mailserver.toml"),
+    ),
+    ("kswapd-high-order-mmtests.toml", include_str!("../../../../scenarios/seeds/kswapd-high-order-mmtests.toml")),
+    ("kswapd-high-order-streaming.toml", include_str!("../../../../scenarios/seeds/kswapd-high-order-streaming.toml")),
+    ("mmap-sem.toml", include_str!("../../../../scenarios/seeds/mmap-sem.toml")),
+    ("quicklists.toml", include_str!("../../../../scenarios/seeds/quicklists.toml")),
+    ("shm-big-iron.toml", include_str!("../../../../scenarios/seeds/shm-big-iron.toml")),
+];
+
+impl ReproduceOpts {
+    /// Load the seed scenario `file` with `extra` overrides and then the user's.
+    pub fn load(&self, file: &str, extra: &[String]) -> Result<Scenario, String> {
+        let mut sets: Vec<String> = extra.to_vec();
+        sets.extend(self.sets.iter().cloned());
+        let sc = match &self.root {
+            Some(root) => crate::workload::load_scenario(&root.join("scenarios").join("seeds").join(file), &sets),
+            None => {
+                let text = SEED_SCENARIOS
+                    .iter()
+                    .find(|(f, _)| *f == file)
+                    .map(|(_, t)| *t)
+                    .ok_or_else(|| format!("no seed scenario `{file}` is built into this program"))?;
+                crate::workload::load_scenario_str(&format!("scenarios/seeds/{file}"), text, &sets)
+            }
+        };
+        sc.map_err(crate::api::render)
+    }
+
+    /// Count a run as started and return its progress callback, if anyone listens.
+    pub fn begin_run(&self, profile: &str, sets: &[String]) -> Option<ProgressFn> {
+        let k = self.started.fetch_add(1, Ordering::Relaxed) + 1;
+        let p = Arc::clone(self.progress.as_ref()?);
+        p.run_start(k, self.runs.max(k), profile, sets);
+        Some(Box::new(move |now, end| p.tick(k, now, end)))
+    }
+}
+
+/// Run a seed reproduction with `opts` (whose `runs` it sets). The user's `--set`s are recorded
+/// in every run's `params`, so a comparison can say what differed.
+pub fn run(def: &SeedDef, mut opts: ReproduceOpts) -> Result<(ReproduceReport, String), String> {
+    opts.runs = def.runs;
+    let (mut rep, text) = (def.run)(&opts)?;
+    for r in rep.runs.iter_mut() {
+        crate::stats::report::record_sets(&mut r.params, &opts.sets);
+    }
+    Ok((rep, text))
 }
 
 pub fn seeds() -> Vec<SeedDef> {
@@ -50,22 +130,28 @@ pub fn seeds() -> Vec<SeedDef> {
         mmap_sem::def(),
         SeedDef {
             name: "shm-big-iron",
+            number: 2,
             summary: "002: swapping SysV shm on a 32 GB box, 2.4.23aa1 vs aa2",
+            runs: shm_big_iron::PROFILES.len(),
             run: shm_big_iron::run,
         },
         SeedDef {
             name: quicklists::SEED,
+            number: 3,
             summary: "003: per-CPU page-table quicklists grow with the CPU count (linux-2.6.26 -> 2.6.27)",
+            runs: quicklists::RUNS,
             run: quicklists::run,
         },
     ]
 }
 
+/// A seed by name (`mmap-sem`) or by number (`004`, `4`).
 pub fn find(name: &str) -> Option<SeedDef> {
-    seeds().into_iter().find(|s| s.name == name)
+    let number = name.parse::<u32>().ok().filter(|_| name.bytes().all(|b| b.is_ascii_digit()));
+    seeds().into_iter().find(|s| s.name == name || number == Some(s.number))
 }
 
-/// Load `scenarios/seeds/NAME.toml` with the user's sets plus extra ones, run it under a
+/// Load `scenarios/seeds/NAME.toml` (see `ReproduceOpts::load`) with the user's sets plus extra ones, run it under a
 /// profile, and return the report.
 pub fn run_seed_scenario(
     opts: &ReproduceOpts,
@@ -74,20 +160,19 @@ pub fn run_seed_scenario(
     extra_sets: &[String],
     tracers: Vec<Box<dyn crate::trace::Tracer>>,
 ) -> Result<(RunReport, crate::sim::Sim), String> {
-    let path = opts.root.join("scenarios").join("seeds").join(file);
-    let mut sets: Vec<String> = extra_sets.to_vec();
-    sets.extend(opts.sets.iter().cloned());
-    let sc = crate::workload::load_scenario(Path::new(&path), &sets).map_err(crate::api::render)?;
-    let o = crate::api::RunOpts { profile: Some(profile), tracers, ..Default::default() };
+    let sc = opts.load(file, extra_sets)?;
+    let progress = opts.begin_run(profile, extra_sets);
+    let o = crate::api::RunOpts { profile: Some(profile), tracers, progress, ..Default::default() };
     crate::api::run(&sc, o).map_err(crate::api::render)
 }
 
-/// Find the repository root (the directory holding `scenarios/seeds`): `VMLAB_ROOT`, else the
-/// tree the executable was built in, else the current directory.
-pub fn find_root() -> PathBuf {
+/// Find a repository root (the directory holding `scenarios/seeds/`): `$VMLAB_ROOT`, else the
+/// tree the executable was built in, else the current directory (never a parent of it); for
+/// tests and for reading edited scenarios instead of the built-in ones.
+pub fn find_root() -> Option<PathBuf> {
     let env = std::env::var_os("VMLAB_ROOT").map(PathBuf::from);
     let cands = root_candidates(env, std::env::current_exe().ok(), std::env::current_dir().ok());
-    cands.into_iter().find(|p| p.join("scenarios").join("seeds").is_dir()).unwrap_or_else(|| PathBuf::from("."))
+    cands.into_iter().find(|p| p.join("scenarios").join("seeds").is_dir())
 }
 
 /// Where seeds are looked for, in order. The executable's own tree comes before the current
@@ -98,7 +183,7 @@ fn root_candidates(env: Option<PathBuf>, exe: Option<PathBuf>, cwd: Option<PathB
     let mut cands: Vec<PathBuf> = env.into_iter().collect();
     // A cargo build puts the binary in target/{debug,release}/: the tree is two levels up.
     if let Some(e) = exe {
-        cands.extend(e.ancestors().skip(1).take(3).map(Path::to_path_buf));
+        cands.extend(e.ancestors().skip(1).take(3).map(std::path::Path::to_path_buf));
     }
     cands.push(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../.."));
     cands.extend(cwd);

@@ -15,7 +15,6 @@
 
 use std::cell::RefCell;
 use std::fmt::Write;
-use std::path::Path;
 use std::rc::Rc;
 use std::time::Instant;
 
@@ -37,6 +36,9 @@ pub const ONE_TIB: [&str; 7] = [
 ];
 const AFTER: &str = "linux-2.6.27";
 const TABLE_CPUS: [u32; 4] = [2, 4, 8, 16];
+/// The reproduction's runs: the seed's box before and after, every table cell (one node before
+/// and after, two nodes before, but for the seed's own box), and the 1 TiB pair.
+pub const RUNS: usize = 2 + 3 * TABLE_CPUS.len() - 1 + 2;
 /// The seed's table, in percent.
 const SEED_TABLE: [f64; 4] = [5.8, 16.0, 30.0, 48.0];
 
@@ -69,13 +71,11 @@ pub fn measure(
     per_cpu_detail: bool,
 ) -> Result<Measured, String> {
     let wall = Instant::now();
-    let path = opts.root.join("scenarios").join("seeds").join(file);
-    let mut all_sets: Vec<String> = sets.to_vec();
-    all_sets.extend(opts.sets.iter().cloned());
-    let sc = crate::workload::load_scenario(Path::new(&path), &all_sets).map_err(crate::api::render)?;
+    let sc = opts.load(file, sets)?;
     let diag = |e| crate::api::render(crate::api::diagnose(&sc, e));
     let prof = resolve_profile(&sc, Some(profile)).map_err(diag)?;
     let mut sim = Sim::new(&sc, prof).map_err(diag)?;
+    sim.progress = opts.begin_run(profile, sets);
     let steady_at: Rc<RefCell<Option<u64>>> = Rc::new(RefCell::new(None));
     let hist: Rc<RefCell<Vec<(u64, u64)>>> = Rc::new(RefCell::new(Vec::new()));
     {

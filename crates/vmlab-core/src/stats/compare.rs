@@ -7,6 +7,8 @@ use std::fmt::Write;
 
 pub use super::report::{load_reports, load_reports_named};
 
+pub mod kernels;
+
 /// How a `( x.xx%)` delta is computed from the first column's value `base` and a value `x`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum DeltaStyle {

@@ -156,6 +156,16 @@ impl RunReport {
     }
 }
 
+/// Record `--set KEY=VALUE` overrides in a run's `params` (a value as the text given), so that a
+/// report says what it was run with and `compare` can label its columns by what differs.
+pub fn record_sets(params: &mut OrderedMap<serde_json::Value>, sets: &[String]) {
+    for s in sets {
+        if let Some((k, v)) = s.split_once('=') {
+            params.insert(k.trim(), serde_json::Value::String(v.trim().to_string()));
+        }
+    }
+}
+
 /// The runs of `vmlab reproduce SEED` (before/after profiles).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ReproduceReport {

@@ -1,0 +1,167 @@
+//! The command as a tool: plain one-line errors when nobody is at a terminal, seeds built into
+//! the binary and found by number, completions and a man page, and `compare` as MMTests does it.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn tmp(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("vmlab-tool-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("tmp dir");
+    dir.join(name)
+}
+
+/// `vmlab ARGS` run in `dir` without $VMLAB_ROOT: (status, stdout, stderr), stderr a pipe.
+fn vmlab_in(dir: &Path, args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_vmlab"))
+        .args(args)
+        .current_dir(dir)
+        .env_remove("VMLAB_ROOT")
+        .output()
+        .expect("vmlab runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn vmlab(args: &[&str]) -> (i32, String, String) {
+    vmlab_in(Path::new(env!("CARGO_TARGET_TMPDIR")), args)
+}
+
+const SMALL: &str = r#"
+[machine]
+memory = "64MiB"
+cpus = 1
+
+[vars]
+threads = 1
+
+[[process]]
+name = "p"
+program = '''
+mmap a anon 8MiB
+touch a write
+'''
+"#;
+
+fn small(name: &str, text: &str) -> String {
+    let p = tmp(name);
+    std::fs::write(&p, text).expect("write scenario");
+    p.to_string_lossy().into_owned()
+}
+
+#[test]
+fn piped_errors_are_one_line_with_position_and_a_help_line() {
+    let p = small("typo.toml", &SMALL.replace("memory = ", "memroy = "));
+    let (code, _, err) = vmlab(&["run", &p]);
+    assert_eq!(code, 2);
+    let first = err.lines().next().unwrap_or_default();
+    assert!(first.starts_with(&format!("{p}:3:1: ")), "{err}");
+    assert!(!err.contains('×') && !err.contains('╭') && !err.contains("vmlab::scenario"), "{err}");
+    assert!(err.lines().skip(1).all(|l| l.starts_with("  help: ")), "{err}");
+    // A bad --set names the --set, not the file.
+    let (code, _, err) = vmlab(&["run", &small("vars.toml", SMALL), "--set", "vars.thread=16"]);
+    assert_eq!(code, 2);
+    assert!(err.starts_with("--set vars.thread=16: "), "{err}");
+    assert!(err.contains("did you mean `threads`?"), "{err}");
+    assert_eq!(err.lines().count(), 2, "{err}");
+}
+
+#[test]
+fn seeds_run_from_anywhere_by_number_or_name() {
+    // A directory with no scenarios/ anywhere above it: the seed's scenario is the built-in one.
+    let dir = std::env::temp_dir().join(format!("vmlab-nowhere-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    assert!(!dir.ancestors().any(|a| a.join("scenarios/seeds").is_dir()));
+    let args = ["--set", "vars.files=40", "--json", "-"];
+    let (code, by_number, err) = vmlab_in(&dir, &[&["reproduce", "004"][..], &args].concat());
+    assert_eq!(code, 0, "{err}");
+    let (code, by_name, err) = vmlab_in(&dir, &[&["reproduce", "mmap-sem"][..], &args].concat());
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(by_number, by_name);
+    let v: serde_json::Value = serde_json::from_str(&by_number).expect("JSON");
+    assert_eq!(v["seed"], "mmap-sem");
+    // The --set is recorded in every run's params, so compare can say what differed.
+    assert!(v["runs"].as_array().expect("runs").iter().all(|r| r["params"]["vars.files"] == "40"), "{by_number}");
+    let (code, _, err) = vmlab(&["reproduce", "999"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("004 mmap-sem"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn completions_and_man_page() {
+    for shell in ["bash", "zsh", "fish"] {
+        let (code, out, err) = vmlab(&["completions", shell]);
+        assert_eq!(code, 0, "{err}");
+        assert!(out.contains("reproduce") && out.contains("compare"), "{shell}: {out}");
+    }
+    let (code, _, err) = vmlab(&["completions", "tcsh"]);
+    assert_eq!(code, 2, "{err}");
+    let (code, out, err) = vmlab(&["man"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with(".ie") || out.contains(".TH vmlab"), "{out}");
+    assert!(out.contains("reproduce"), "{out}");
+}
+
+#[test]
+fn compare_runs_repeats_labels_columns_and_writes_json() {
+    let p = small("cmp.toml", SMALL);
+    let args = ["compare", &p, "--profile", "linux-2.6.26", "--profile", "linux-6.8", "--repeat", "2"];
+    let (code, text, err) = vmlab(&args);
+    assert_eq!(code, 0, "{err}");
+    let header = text.lines().next().unwrap_or_default();
+    assert!(header.contains("linux-2.6.26") && header.contains("linux-6.8"), "{text}");
+    assert!(text.lines().any(|l| l.starts_with("Amean ")), "{text}");
+    assert!(text.lines().any(|l| l.starts_with("Stddev ")), "{text}");
+    assert!(text.contains("(lower is better)"), "{text}");
+    let (code, json, err) = vmlab(&[&args[..], &["--json", "-"]].concat());
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&json).expect("JSON");
+    assert_eq!(v["schema"], "vmlab.compare/1");
+    assert_eq!(v["columns"], serde_json::json!(["linux-2.6.26", "linux-6.8"]));
+    let elapsed = v["rows"].as_array().unwrap().iter().find(|r| r["name"] == "elapsed_s").expect("elapsed_s");
+    assert_eq!(elapsed["columns"][1]["n"], 2);
+    // Columns labelled by a --set that differs; different scenarios warn.
+    let a = tmp("a.json");
+    let b = tmp("b.json");
+    let other = small("other.toml", &format!("name = \"other\"\n{SMALL}"));
+    assert_eq!(vmlab(&["run", &p, "--set", "vars.threads=2", "--json", a.to_str().unwrap()]).0, 0);
+    assert_eq!(vmlab(&["run", &other, "--json", b.to_str().unwrap()]).0, 0);
+    let (code, text, err) = vmlab(&["compare", a.to_str().unwrap(), b.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("warning: the runs are of different scenarios"), "{err}");
+    assert!(text.lines().next().unwrap_or_default().contains("vars.threads=2"), "{text}");
+    let (code, _, err) = vmlab(&["compare", a.to_str().unwrap(), "--select", "profile=nope"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--select profile=nope"), "{err}");
+}
+
+#[test]
+fn plot_writes_a_labelled_svg_and_refuses_png() {
+    let p = small("plot.toml", SMALL);
+    let a = tmp("plot-a.json");
+    let b = tmp("plot-b.json");
+    assert_eq!(vmlab(&["run", &p, "--profile", "linux-2.6.26", "--json", a.to_str().unwrap()]).0, 0);
+    assert_eq!(vmlab(&["run", &p, "--profile", "linux-6.8", "--json", b.to_str().unwrap()]).0, 0);
+    let out = tmp("plot.svg");
+    let (code, _, err) = vmlab(&[
+        "plot",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "--columns",
+        "free_kb,kswapd_cpu_pct",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let svg = std::fs::read_to_string(&out).expect("svg written");
+    assert!(svg.starts_with("<svg"), "{svg}");
+    for want in ["simulated time (s)", ">MiB<", ">% of one CPU<", "linux-2.6.26: MemFree", "linux-6.8: kswapd"] {
+        assert!(svg.contains(want), "missing {want}");
+    }
+    let (code, _, err) = vmlab(&["plot", a.to_str().unwrap(), "--out", tmp("plot.png").to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(err.contains("SVG") || err.contains("svg"), "{err}");
+}

@@ -1,0 +1,19 @@
+"""The example notebook runs from top to bottom (executed with nbclient when it is installed)."""
+
+import pathlib
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+def test_tour_notebook_executes():
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    pytest.importorskip("ipykernel")
+    nb = nbformat.read(ROOT / "examples" / "tour.ipynb", as_version=4)
+    nbclient.NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(ROOT / "examples")}}).execute()
+    outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
+    assert not [o for o in outputs if o.get("output_type") == "error"]
+    text = "".join(str(o.get("data", {}).get("text/plain", "")) for o in outputs)
+    assert "gain %" in text and "linux-6.8" in text
