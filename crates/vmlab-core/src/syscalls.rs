@@ -81,6 +81,7 @@ impl Syscalls for TaskSyscalls<'_> {
         for (i, cps) in threads.into_iter().enumerate() {
             let name = format!("{}:{i}", sim.s.tasks[t].name);
             let c = sim.s.new_task(&name, TaskKind::User, Some(mm));
+            sim.k.task_created(c, sim.s.tasks[c].pid, &name);
             sim.s.tasks[c].prog = Some(Box::new(cps));
             sim.s.tasks[c].parent = Some(t);
             sim.s.tasks[c].cpu_allowed = sim.s.tasks[t].cpu_allowed;
@@ -245,6 +246,7 @@ fn do_fork(sim: &mut Sim, t: usize, ctx: &mut Ctx, child: ProgState) {
         Err(_) => return,
     };
     let c = sim.s.new_task(&name, TaskKind::User, Some(child_mm));
+    sim.k.task_created(c, sim.s.tasks[c].pid, &name);
     sim.s.tasks[c].prog = Some(Box::new(child));
     sim.s.tasks[c].parent = Some(t);
     sim.s.tasks[c].cpu_allowed = sim.s.tasks[t].cpu_allowed;

@@ -117,7 +117,7 @@ impl AllocDiag {
 impl Tracer for AllocDiag {
     fn event(&mut self, k: &Kernel, ev: &Tracepoint) {
         match *ev {
-            Tracepoint::MmPageAlloc { zone, order, migratetype } => self.alloc(zone, order, migratetype),
+            Tracepoint::MmPageAlloc { zone, order, migratetype, .. } => self.alloc(zone, order, migratetype),
             Tracepoint::MmPageAllocZoneLocked { zone, block_order, order, migratetype } => {
                 self.split(zone, block_order, order, migratetype)
             }
@@ -132,6 +132,7 @@ impl Tracer for AllocDiag {
                 }
                 self.run_ended(k.now);
             }
+            _ => {}
         }
     }
     fn as_any(&self) -> &dyn std::any::Any {
