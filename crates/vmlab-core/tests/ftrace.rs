@@ -197,7 +197,10 @@ fn linux_2_6_36_trace_parses_with_its_script_and_adds_up() {
     assert_eq!(sum(&ev, "mm_vmscan_lru_isolate", 3, |f| f[0] == "1"), r.counter("pgrefill"));
     assert!(!ev.iter().any(|(e, _)| e == "mm_vmscan_lru_shrink_inactive"), "2.6.36 had no such event");
     assert!(!text.contains("mm_filemap_"), "nor filemap events");
-    assert_eq!(sum(&ev, "mm_vmscan_direct_reclaim_end", 0, |_| true), r.counter("pgsteal_direct"));
+    // What direct reclaim returns includes the lists' pgsteal_direct (and pages it freed by
+    // other means), as the kernel's nr_reclaimed includes slab pages.
+    assert!(sum(&ev, "mm_vmscan_direct_reclaim_end", 0, |_| true) >= r.counter("pgsteal_direct"));
+    assert!(r.counter("pgsteal_direct") > 0);
 }
 
 #[test]
