@@ -61,6 +61,8 @@ class Run:
         self.timeline = tl.set_index("t_s") if "t_s" in tl.columns else tl
         self.vmstat = pd.Series(data.get("vmstat") or {}, dtype="int64", name="vmstat")
         self.meminfo = pd.Series(data.get("meminfo") or {}, dtype="int64", name="meminfo")
+        # One set of counter names for every era (6.x's); `vmstat` is the era's own file.
+        self.counters = pd.Series(data.get("counters") or data.get("vmstat") or {}, dtype="int64", name="counters")
         self.tasks = pd.DataFrame(data.get("tasks") or [], columns=["pid", "name", "cpu_s", "cpu_pct", "kthread"])
         self.kernel_profile = pd.DataFrame(data.get("kernel_profile") or [], columns=["function", "cpu_s"])
         # null is how the schema writes a non-finite metric

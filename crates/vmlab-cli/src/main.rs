@@ -21,7 +21,7 @@ mod plot;
 mod progress;
 mod real;
 use vmlab_core::api::{self, RunOpts};
-use vmlab_core::stats::{compare, meminfo, profile_fmt, report::RunReport, timeline};
+use vmlab_core::stats::{compare, profile_fmt, report::RunReport, timeline};
 
 #[derive(Parser)]
 #[command(
@@ -71,6 +71,17 @@ enum Cmd {
         /// Off by default, so that the same scenario and seed give byte-identical output.
         #[arg(long)]
         timing: bool,
+        /// Write the end-of-run /proc files into DIR (created if needed) as the profile's release
+        /// prints them, zeros included: `meminfo`, `vmstat` (2.6+), `stat`.
+        #[arg(long = "proc", value_name = "DIR")]
+        proc_dir: Option<PathBuf>,
+        /// Write the run's tracepoints to FILE in ftrace text form, each event in its release's
+        /// TP_printk format (2.6.36+; trace-vmscan-postprocess.pl reads it).
+        #[arg(long, value_name = "FILE")]
+        trace: Option<PathBuf>,
+        /// With --trace: only these events (comma-separated names, as `mm_vmscan_lru_isolate`).
+        #[arg(long, value_name = "EVENT,...", value_delimiter = ',', requires = "trace")]
+        events: Vec<String>,
     },
     /// Reproduce a historical VM failure (seed), before and after its fix, in the seed's own form.
     Reproduce {
@@ -127,6 +138,10 @@ enum Cmd {
         /// Use a disk-backed file system: files on tmpfs are RAM, and swapon refuses them.
         #[arg(long, value_name = "DIR")]
         dir: Option<PathBuf>,
+        /// Copy the host's /proc/meminfo, /proc/vmstat and /proc/stat into DIR at the end of the
+        /// run, as `run --proc` writes the simulated ones.
+        #[arg(long = "proc", value_name = "DIR")]
+        proc_dir: Option<PathBuf>,
     },
     /// Compare runs side by side as MMTests' compare-kernels does: a row per figure, a column
     /// per configuration, and each later column's gain over the first (positive is better,
@@ -198,14 +213,15 @@ fn main() -> ExitCode {
     };
     api::set_graphical_errors(graphical);
     match cli.cmd {
-        Cmd::Run { scenario, profile, sets, json, csv, interval, timing } => {
-            run(scenario, profile, sets, json, csv, interval, timing)
+        Cmd::Run { scenario, profile, sets, json, csv, interval, timing, proc_dir, trace, events } => {
+            let trace = trace.map(|t| (t, events));
+            run(scenario, profile, sets, json, csv, interval, timing, proc_dir, trace)
         }
         Cmd::Profiles { names, json } => profiles(&names, json),
         Cmd::Explain { scenario, profile, sets } => explain(scenario, profile, sets),
         Cmd::Reproduce { seed, list, sets, json, timing, ablate } => reproduce(seed, list, sets, json, timing, ablate),
-        Cmd::Real { scenario, sets, json, interval, keep, dir } => {
-            real::real(real::RealArgs { scenario, sets, json, interval, keep, dir })
+        Cmd::Real { scenario, sets, json, interval, keep, dir, proc_dir } => {
+            real::real(real::RealArgs { scenario, sets, json, interval, keep, dir, proc_dir })
         }
         Cmd::Plot { runs, out, columns } => plot_cmd(&runs, &out, &columns),
         Cmd::Completions { shell } => {
@@ -362,12 +378,46 @@ fn finished(code: ExitCode) -> ExitCode {
     code
 }
 
+/// `--trace FILE [--events ...]`: an ftrace writer in the formats of the run's release, or a
+/// refusal (exit 2) for a release without tracepoints or an event it does not have.
+fn ftrace_writer(
+    sc: &vmlab_core::workload::Scenario,
+    profile: Option<&str>,
+    file: &std::path::Path,
+    events: &[String],
+) -> Result<Option<Box<dyn vmlab_core::trace::Tracer>>, ExitCode> {
+    // A bad profile is api::run's to report, with its position.
+    let Ok(p) = vmlab_core::sim::resolve_profile(sc, profile) else { return Ok(None) };
+    let Some(fmt) = p.tracepoints else {
+        eprintln!(
+            "vmlab: --trace: {} models Linux {}, which has no tracepoints for the mm (the vmscan events came in 2.6.36)",
+            p.name, p.version
+        );
+        return Err(ExitCode::from(2));
+    };
+    let out = match std::fs::File::create(file) {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("vmlab: --trace {}: {e}", file.display());
+            return Err(ExitCode::from(2));
+        }
+    };
+    match vmlab_core::stats::ftrace::FtraceWriter::new(Box::new(out), fmt, events) {
+        Ok(w) => Ok(Some(Box::new(w))),
+        Err(m) => {
+            eprintln!("vmlab: --events: {m}");
+            Err(ExitCode::from(2))
+        }
+    }
+}
+
 /// Load a scenario and simulate it, with a progress line on a terminal; errors are printed.
 fn load_and_run(
     path: &std::path::Path,
     profile: Option<&str>,
     sets: &[String],
     interval: Option<f64>,
+    trace: Option<&(PathBuf, Vec<String>)>,
 ) -> Result<(RunReport, vmlab_core::sim::Sim), ExitCode> {
     if let Some(name) = profile.filter(|n| vmlab_core::profiles::find(n).is_none()) {
         let hint =
@@ -377,9 +427,13 @@ fn load_and_run(
         return Err(ExitCode::from(2));
     }
     let sc = vmlab_core::workload::load_scenario(path, sets).map_err(fail)?;
+    let mut tracers: Vec<Box<dyn vmlab_core::trace::Tracer>> = Vec::new();
+    if let Some((file, events)) = trace {
+        tracers.extend(ftrace_writer(&sc, profile, file, events)?);
+    }
     let line = progress::Line::for_terminal().map(std::sync::Arc::new);
     let cb = line.clone().map(|l| -> api::ProgressFn { Box::new(move |now, end| l.draw_single(now, end)) });
-    let opts = RunOpts { profile, interval_s: interval, progress: cb, interrupt: on_interrupt(), ..Default::default() };
+    let opts = RunOpts { profile, interval_s: interval, progress: cb, interrupt: on_interrupt(), tracers };
     let r = api::run(&sc, opts);
     if let Some(l) = line {
         l.clear();
@@ -389,6 +443,7 @@ fn load_and_run(
     Ok((rep, sim))
 }
 
+#[allow(clippy::too_many_arguments)]
 fn run(
     path: PathBuf,
     profile: Option<String>,
@@ -397,15 +452,23 @@ fn run(
     csv: Option<PathBuf>,
     interval: Option<f64>,
     timing: bool,
+    proc_dir: Option<PathBuf>,
+    trace: Option<(PathBuf, Vec<String>)>,
 ) -> ExitCode {
     let csv_s = csv.as_ref().map(|c| c.to_string_lossy().into_owned());
     if let Err(c) = check_outputs(&[("--json", json.as_deref()), ("--csv", csv_s.as_deref())], &[path.as_path()]) {
         return c;
     }
-    let (rep, sim) = match load_and_run(&path, profile.as_deref(), &sets, interval) {
+    let (rep, sim) = match load_and_run(&path, profile.as_deref(), &sets, interval, trace.as_ref()) {
         Ok(r) => r,
         Err(code) => return code,
     };
+    if let Some(w) = sim.k.tracer::<vmlab_core::stats::ftrace::FtraceWriter>() {
+        if let Some(e) = &w.error {
+            eprintln!("vmlab: --trace: cannot write: {e}");
+            return ExitCode::from(1);
+        }
+    }
     let rep = if timing {
         eprintln!(
             "vmlab: {} page events in {:.2} s wall ({:.0} events/s)",
@@ -423,6 +486,11 @@ fn run(
             return ExitCode::from(1);
         }
     }
+    if let Some(d) = proc_dir {
+        if let Err(code) = write_proc_dir(&d, &sim.proc_files()) {
+            return code;
+        }
+    }
     finished(match write_json(json.as_deref(), &rep.to_json_string()) {
         Ok(true) => print_text(&rep, &sim),
         Ok(false) => ExitCode::SUCCESS,
@@ -432,7 +500,7 @@ fn run(
 
 fn explain(path: PathBuf, profile: Option<String>, sets: Vec<String>) -> ExitCode {
     use std::fmt::Write as _;
-    let (rep, sim) = match load_and_run(&path, profile.as_deref(), &sets, None) {
+    let (rep, sim) = match load_and_run(&path, profile.as_deref(), &sets, None, None) {
         Ok(r) => r,
         Err(code) => return code,
     };
@@ -524,13 +592,30 @@ fn print_text(rep: &RunReport, sim: &vmlab_core::sim::Sim) -> ExitCode {
         }
         o.push('\n');
     }
-    let _ = writeln!(o, "/proc/meminfo:");
-    o.push_str(&meminfo::format_meminfo(&sim.meminfo()));
-    o.push('\n');
-    let _ = writeln!(o, "/proc/vmstat (non-zero):");
-    for (k, v) in rep.vmstat.iter() {
-        if *v != 0 {
-            let _ = writeln!(o, "{k} {v}");
+    let files = sim.proc_files();
+    let release = sim.k.profile.procfs.release;
+    for (name, text) in &files {
+        match *name {
+            "meminfo" => {
+                let _ = writeln!(o, "/proc/meminfo ({release}):");
+                o.push_str(text);
+                o.push('\n');
+            }
+            "vmstat" => {
+                let _ = writeln!(o, "/proc/vmstat ({release}, non-zero):");
+                for l in text.lines().filter(|l| !l.ends_with(" 0")) {
+                    let _ = writeln!(o, "{l}");
+                }
+            }
+            _ => {}
+        }
+    }
+    if !files.iter().any(|(n, _)| *n == "vmstat") {
+        let _ = writeln!(o, "/proc/stat ({release} has no /proc/vmstat; paging is in /proc/stat):");
+        if let Some((_, t)) = files.iter().find(|(n, _)| *n == "stat") {
+            for l in t.lines().filter(|l| l.starts_with("page ") || l.starts_with("swap ")) {
+                let _ = writeln!(o, "{l}");
+            }
         }
     }
     if !rep.cgroups.is_empty() {
@@ -538,6 +623,22 @@ fn print_text(rep: &RunReport, sim: &vmlab_core::sim::Sim) -> ExitCode {
         o.push_str(&vmlab_core::stats::memcg_fmt::text(rep.pressure.as_ref(), &rep.cgroups));
     }
     emit_status(&o)
+}
+
+/// `--proc DIR`: the /proc files, one per name, in DIR (created if missing).
+pub(crate) fn write_proc_dir(dir: &std::path::Path, files: &[(&str, String)]) -> Result<(), ExitCode> {
+    if let Err(e) = std::fs::create_dir_all(dir) {
+        eprintln!("vmlab: --proc {}: {e}", dir.display());
+        return Err(ExitCode::from(1));
+    }
+    for (name, text) in files {
+        let p = dir.join(name);
+        if let Err(e) = std::fs::write(&p, text) {
+            eprintln!("vmlab: cannot write {}: {e}", p.display());
+            return Err(ExitCode::from(1));
+        }
+    }
+    Ok(())
 }
 
 fn profiles(names: &[String], json: bool) -> ExitCode {
@@ -800,7 +901,7 @@ fn run_for_compare(path: &std::path::Path, a: &CompareArgs) -> Result<Vec<(Strin
             if i > 0 {
                 sets.push(format!("seed={}", base_seed.wrapping_add(i as u64)));
             }
-            let (rep, _) = load_and_run(path, p, &sets, None)?;
+            let (rep, _) = load_and_run(path, p, &sets, None, None)?;
             out.push((name.clone(), rep.with_wall_s_zeroed()));
         }
     }

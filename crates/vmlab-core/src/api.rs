@@ -108,7 +108,13 @@ pub fn run(sc: &Scenario, opts: RunOpts) -> Result<(RunReport, Sim), ScenarioErr
     for t in opts.tracers {
         sim.k.attach_tracer(t);
     }
+    if sim.k.tracing {
+        for (i, t) in sim.s.tasks.iter().enumerate() {
+            sim.k.task_created(i, t.pid, &t.name);
+        }
+    }
     sim.run().map_err(|e| diagnose(sc, e))?;
+    sim.k.finish_tracers();
     let report = sim.report(wall.elapsed().as_secs_f64());
     Ok((report, sim))
 }

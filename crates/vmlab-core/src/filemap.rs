@@ -145,6 +145,7 @@ impl Kernel {
 
     /// `add_to_page_cache_lru`.
     pub fn add_to_page_cache(&mut self, ctx: &mut Ctx, file: u32, idx: u64, p: Pfn) {
+        self.trace_ctx(ctx, crate::trace::Tracepoint::FilemapAdd { ino: file, pfn: p, index: idx });
         self.charge(ctx, KFunc::PageCacheRaReadahead, self.cost.pagecache_add);
         crate::memcontrol::charge(self, ctx, p);
         let f = &mut self.files[file as usize];
@@ -168,6 +169,9 @@ impl Kernel {
     pub fn remove_from_page_cache(&mut self, p: Pfn, shadow: u32) {
         let file = self.fr.mapping[p as usize] as usize;
         let idx = self.fr.index[p as usize] as usize;
+        // No ctx here: the event carries the task and time of the last one fired (the reclaim
+        // or truncate that called this).
+        self.trace(crate::trace::Tracepoint::FilemapDelete { ino: file as u32, pfn: p, index: idx as u64 });
         let f = &mut self.files[file];
         if f.pages.get(idx) == Some(&p) {
             f.pages[idx] = NIL;

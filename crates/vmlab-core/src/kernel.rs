@@ -57,7 +57,10 @@ impl Ctx {
 /// Page counts kept per state (the `nr_*` gauges of /proc/vmstat and the meminfo fields).
 #[derive(Clone, Debug, Default)]
 pub struct Gauges {
+    /// Anonymous pages, mapped or only in the swap cache.
     pub anon: u64,
+    /// Anonymous pages some PTE maps (NR_ANON_MAPPED, meminfo `AnonPages`).
+    pub anon_mapped: u64,
     pub file: u64,
     pub shmem: u64,
     pub mapped: u64,
@@ -151,6 +154,10 @@ pub struct Kernel {
     /// Observers of tracepoints (`crate::trace`), and whether any is attached.
     pub tracers: Vec<Box<dyn crate::trace::Tracer>>,
     pub tracing: bool,
+    /// Task, CPU and time of the tracepoint being delivered.
+    pub trace_at: crate::trace::TraceAt,
+    /// The gfp mask of the allocation in the slow path (for `mm_vmscan_wakeup_kswapd`).
+    pub trace_gfp: crate::trace::GfpKind,
     /// kswapd CPU time by what kept it awake (`vmlab explain`).
     pub kswapd_why: crate::stats::explain::KswapdWhy,
     /// Memory cgroups (empty but for the root when the scenario has none).
@@ -210,6 +217,8 @@ impl Kernel {
             zero_pfn: 0,
             tracers: Vec::new(),
             tracing: false,
+            trace_at: Default::default(),
+            trace_gfp: crate::trace::GfpKind::Kernel,
             kswapd_why: Default::default(),
             memcg: crate::memcontrol::MemCgroups { groups: vec![crate::memcontrol::MemCgroup::new_root()] },
             psi: Default::default(),
@@ -268,6 +277,7 @@ impl Kernel {
                 pcp,
                 lruvec: Lruvec::default(),
                 lru_pages: [0; crate::mmzone::NR_LRU_LISTS],
+                ev: Default::default(),
             });
             let node = &mut self.nodes[zl.node];
             if node.zones.is_empty() {

@@ -104,6 +104,19 @@ pub struct Zone {
     pub lruvec: Lruvec,
     /// Pages of this zone on each LRU list (NR_ZONE_*_LRU), whatever lruvec holds them.
     pub lru_pages: [u64; NR_LRU_LISTS],
+    /// Reclaim events of this zone (2.6's per-zone `pgscan_kswapd_normal` and kin).
+    pub ev: ZoneEvents,
+}
+
+/// The reclaim events 2.6 counts per zone (`__count_zone_vm_events`); the engines that scan
+/// zone by zone keep them.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ZoneEvents {
+    pub pgrefill: u64,
+    pub pgsteal_kswapd: u64,
+    pub pgsteal_direct: u64,
+    pub pgscan_kswapd: u64,
+    pub pgscan_direct: u64,
 }
 
 impl Zone {
@@ -158,6 +171,8 @@ pub struct KswapdState {
     /// It is in the short HZ/10 nap of kswapd_try_to_sleep.
     pub napping: bool,
     pub woken_during_nap: bool,
+    /// The last kswapd tracepoint fired was `mm_vmscan_kswapd_sleep` (only kept while tracing).
+    pub traced_asleep: bool,
 }
 
 pub struct Node {

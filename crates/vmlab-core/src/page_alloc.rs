@@ -444,7 +444,16 @@ impl Kernel {
                 self.rmqueue(zid, order, gfp.mt)
             };
             if let Some(p) = got {
-                self.trace(Tracepoint::MmPageAlloc { zone: zid, order, migratetype: gfp.mt });
+                self.trace_ctx(
+                    ctx,
+                    Tracepoint::MmPageAlloc {
+                        zone: zid,
+                        order,
+                        migratetype: gfp.mt,
+                        pfn: p,
+                        gfp: crate::trace::GfpKind::of(&gfp),
+                    },
+                );
                 let c = match self.zones[zid].kind {
                     ZoneType::Dma => Vm::PgallocDma,
                     ZoneType::Dma32 => Vm::PgallocDma32,
@@ -480,6 +489,10 @@ impl Kernel {
         let max_tries = 16;
         loop {
             if !ctx.is_kswapd {
+                if self.tracing {
+                    self.trace_at = crate::trace::TraceAt { task: ctx.task, cpu: ctx.cpu, ns: ctx.clock() };
+                    self.trace_gfp = crate::trace::GfpKind::of(&gfp);
+                }
                 crate::vmscan::wake_all_kswapd(self, &zl[..n], order, classzone);
             }
             if let Some(p) = self.get_page_from_freelist(ctx, gfp, order, Some(WMARK_MIN), gfp.atomic, gfp.atomic) {
@@ -560,6 +573,7 @@ impl Kernel {
     }
 
     fn free_hot_cold(&mut self, ctx: &mut Ctx, pfn: Pfn, order: u32, cold: bool) {
+        self.trace_ctx(ctx, Tracepoint::MmPageFree { pfn, order });
         self.charge(ctx, KFunc::FreePages, self.cost.page_free);
         self.ev.add(Vm::Pgfree, 1 << order);
         let zid = self.zone_of(pfn);

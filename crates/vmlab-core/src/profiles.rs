@@ -2,7 +2,9 @@
 //! outside this table looks at a profile's name; mechanisms read the fields. Any field can be
 //! overridden from a scenario's `[vm]`/`[reclaim]` tables or with `--set vm.NAME=V`.
 
+use crate::stats::ftrace::TraceFormat;
 use crate::stats::kfunc::Symbols;
+use crate::stats::procfs::tables as procfs;
 use serde::Serialize;
 
 /// Which reclaim engine (LRU layout + scan policy + kswapd) runs.
@@ -292,6 +294,12 @@ pub struct Profile {
     pub page_cache_read_cold: bool,
     /// Whose function names the flat kernel profile uses (presentation only).
     pub symbols: Symbols,
+    /// The release's own `/proc/vmstat`, `/proc/meminfo` and `/proc/stat` (names, order, shape).
+    #[serde(skip)]
+    pub procfs: &'static crate::stats::procfs::ProcFiles,
+    /// The release's tracepoint formats (`--trace`); `None` before 2.6.36's vmscan events.
+    #[serde(skip)]
+    pub tracepoints: Option<crate::stats::ftrace::TraceFormat>,
     /// The split-LRU engine's 2.6.36/2.6.38 choices (`Engine::Split2636` reads them, except
     /// `wmark_off_by_two`, which the allocator's watermark check reads under every engine).
     pub split26: Split26,
@@ -352,6 +360,8 @@ const MODERN: Profile = Profile {
     buddy_merge_tail: true,
     page_cache_read_cold: false,
     symbols: Symbols::Linux68,
+    tracepoints: Some(TraceFormat::Linux68),
+    procfs: &procfs::LINUX_6_8,
     split26: SPLIT26_2636,
     tunables: BASE_TUNABLES,
 };
@@ -393,6 +403,8 @@ const LINUX_2_6_26: Profile = Profile {
     buddy_merge_tail: false,
     page_cache_read_cold: false,
     symbols: Symbols::Linux26,
+    tracepoints: None,
+    procfs: &procfs::LINUX_2_6_26,
     split26: SPLIT26_2636,
     tunables: Tunables { min_free_kbytes_max: 65536, ..BASE_TUNABLES },
 };
@@ -443,6 +455,8 @@ const LINUX_2636: Profile = Profile {
     buddy_merge_tail: true,
     page_cache_read_cold: true,
     symbols: Symbols::Linux26,
+    tracepoints: Some(TraceFormat::Linux2636),
+    procfs: &procfs::LINUX_2_6_36,
     split26: SPLIT26_2636,
     tunables: Tunables { min_free_kbytes_max: 65536, lowmem_reserve_ratio: [256, 256, 32, 32], ..BASE_TUNABLES },
 };
@@ -455,6 +469,8 @@ const LINUX_2638: Profile = Profile {
         "2.6.36 + Mel Gorman's kswapd series (classzone, 25 % pgdat_balanced, order-0 recheck), reclaim/compaction",
     fault_locking: FaultLocking::Retry,
     pgdat_balanced_quarter: true,
+    tracepoints: Some(TraceFormat::Linux2638),
+    procfs: &procfs::LINUX_2_6_38,
     split26: Split26 {
         kswapd_classzone: true,
         kswapd_return_order: true,
@@ -507,6 +523,8 @@ const LINUX_249: Profile = Profile {
     buddy_merge_tail: false,
     page_cache_read_cold: false,
     symbols: Symbols::Linux24,
+    tracepoints: None,
+    procfs: &procfs::LINUX_2_4_9,
     split26: SPLIT26_2636,
     // page_cluster 4 (swap_setup with >= 32 MB): mmap read-around of 16 pages.
     tunables: Tunables { page_cluster: 4, read_ahead_kb: 64, ..BASE_TUNABLES },
@@ -541,6 +559,7 @@ const AA1: Profile = Profile {
     // re-measured.
     pcp_lists: true,
     tunables: Tunables { read_ahead_kb: 124, vm_anon_lru: 0, ..BASE_TUNABLES },
+    procfs: &procfs::LINUX_2_4_23,
     ..LINUX_249
 };
 

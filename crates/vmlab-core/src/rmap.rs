@@ -21,8 +21,12 @@ impl Kernel {
     #[inline]
     pub fn page_add_rmap(&mut self, p: Pfn) {
         let i = p as usize;
-        if self.fr.mapcount[i] == 0 && self.fr.flags[i] & pg::ANON == 0 {
-            self.g.mapped += 1;
+        if self.fr.mapcount[i] == 0 {
+            if self.fr.flags[i] & pg::ANON == 0 {
+                self.g.mapped += 1;
+            } else {
+                self.g.anon_mapped += 1;
+            }
         }
         self.fr.mapcount[i] += 1;
         crate::vmscan::page_mapcount_changed(self, p, true);
@@ -34,8 +38,12 @@ impl Kernel {
         let i = p as usize;
         debug_assert!(self.fr.mapcount[i] > 0, "mapcount underflow on pfn {p}");
         self.fr.mapcount[i] -= 1;
-        if self.fr.mapcount[i] == 0 && self.fr.flags[i] & pg::ANON == 0 {
-            self.g.mapped -= 1;
+        if self.fr.mapcount[i] == 0 {
+            if self.fr.flags[i] & pg::ANON == 0 {
+                self.g.mapped -= 1;
+            } else {
+                self.g.anon_mapped -= 1;
+            }
         }
         crate::vmscan::page_mapcount_changed(self, p, false);
     }

@@ -14,7 +14,7 @@ use crate::mmzone::{
 };
 use crate::profiles::{self, Profile, QuicklistRule};
 use crate::sched::{Event, Outcome, SampleState, Sched, TState, TaskKind};
-use crate::stats::meminfo::{HighMem, Meminfo};
+use crate::stats::meminfo::Meminfo;
 use crate::stats::report::{self, Machine, RunReport, TaskCpu};
 use crate::stats::timeline::Sample;
 use crate::stats::vmstat::Vm;
@@ -473,6 +473,12 @@ impl Sim {
                 None => {
                     if !self.cpu_idle[cpu as usize] {
                         self.cpu_idle[cpu as usize] = true;
+                        // Switching to the idle task is a context switch (`nr_switches`), and so
+                        // is leaving it: the next task counts as another switch even if it is
+                        // the one that ran before.
+                        if self.s.cpus[cpu as usize].last.take().is_some() {
+                            self.s.nr_switches += 1;
+                        }
                         self.idle_loop(cpu);
                     }
                 }
@@ -756,6 +762,7 @@ impl Sim {
             sy: pct(dsy),
             id: pct(idle - wa),
             wa: pct(wa),
+            st: 0,
             swap_used_kb: mi.swap_total - mi.swap_free,
             cached_kb: mi.cached,
             dirty_kb: mi.dirty,
@@ -785,84 +792,42 @@ impl Sim {
     }
 
     pub fn meminfo(&self) -> Meminfo {
-        let k = &self.k;
-        let kb = |p: u64| p * 4;
-        let free = k.nr_free_pages();
-        let managed: u64 = k.zones.iter().map(|z| z.managed).sum();
-        let ia = self.lru_total(LRU_INACTIVE_ANON);
-        let aa = self.lru_total(LRU_ACTIVE_ANON);
-        let ifl = self.lru_total(LRU_INACTIVE_FILE);
-        let af = self.lru_total(LRU_ACTIVE_FILE);
-        let unev = self.lru_total(LRU_UNEVICTABLE);
-        let low: u64 = k.zones.iter().map(|z| z.low_wmark()).sum();
-        let reserve: u64 = k.zones.iter().map(|z| z.high_wmark()).sum();
-        let pagecache = ifl + af;
-        let avail = free.saturating_sub(reserve) + pagecache - (pagecache / 2).min(low);
-        let swap_total = crate::swap_state::total_swap_pages(k);
-        let swap_free = crate::swap_state::free_swap_pages(k);
-        let high: Vec<&crate::mmzone::Zone> = k.zones.iter().filter(|z| z.kind == ZoneType::HighMem).collect();
-        let highmem = if high.is_empty() {
-            None
-        } else {
-            let ht: u64 = high.iter().map(|z| z.managed).sum();
-            let hf: u64 = k
-                .zones
+        crate::stats::procfs::source::meminfo_of(&self.k)
+    }
+
+    /// The state the /proc files are written from.
+    pub fn proc_source(&self) -> crate::stats::procfs::ProcSource<'_> {
+        let end = self.s.now;
+        let stat = crate::stats::procfs::source::StatData {
+            cpu_us_ns: self.s.cpus.iter().map(|c| c.us_ns).collect(),
+            cpu_sy_ns: self.s.cpus.iter().map(|c| c.sy_ns).collect(),
+            elapsed_ns: end,
+            iowait_ns: self.s.iowait_ns,
+            nr_irqs: self.s.nr_irqs,
+            nr_switches: self.s.nr_switches,
+            processes: self.s.tasks.len() as u64,
+            procs_running: self
+                .s
+                .tasks
                 .iter()
-                .enumerate()
-                .filter(|(_, z)| z.kind == ZoneType::HighMem)
-                .map(|(i, _)| k.zone_free(i))
-                .sum();
-            Some(HighMem {
-                high_total: kb(ht),
-                high_free: kb(hf),
-                low_total: kb(managed - ht),
-                low_free: kb(free - hf),
-            })
+                .filter(|t| matches!(t.state, TState::Running(_) | TState::Runnable))
+                .count() as u64,
+            procs_blocked: self.s.nr_iowait as u64,
         };
-        let committed: u64 = k
-            .mms
-            .iter()
-            .flatten()
-            .map(|m| {
-                m.vmas
-                    .iter()
-                    .filter(|v| v.flags & crate::mmap::vm::WRITE != 0 && v.flags & crate::mmap::vm::SHARED == 0)
-                    .map(|v| v.pages())
-                    .sum::<u64>()
-            })
-            .sum();
-        Meminfo {
-            mem_total: kb(managed),
-            mem_free: kb(free),
-            mem_available: kb(avail),
-            buffers: 0,
-            cached: kb(k.g.file),
-            swap_cached: kb(k.g.swapcache),
-            active: kb(aa + af),
-            inactive: kb(ia + ifl),
-            active_anon: kb(aa),
-            inactive_anon: kb(ia),
-            active_file: kb(af),
-            inactive_file: kb(ifl),
-            unevictable: kb(unev),
-            mlocked: kb(k.g.mlock),
-            highmem,
-            swap_total: kb(swap_total),
-            swap_free: kb(swap_free),
-            dirty: kb(k.g.dirty),
-            writeback: kb(k.g.writeback),
-            anon_pages: kb(k.g.anon),
-            mapped: kb(k.g.mapped),
-            shmem: kb(k.g.shmem),
-            slab: kb(k.g.slab),
-            s_reclaimable: 0,
-            s_unreclaim: kb(k.g.slab),
-            kernel_stack: kb(k.g.kernel_stack),
-            page_tables: kb(k.g.pagetable),
-            quicklists: if k.profile.quicklist != QuicklistRule::None { Some(kb(k.g.quicklist)) } else { None },
-            commit_limit: kb(swap_total + managed / 2),
-            committed_as: kb(committed + k.g.shmem),
+        crate::stats::procfs::ProcSource::new(&self.k, stat)
+    }
+
+    /// `/proc/meminfo`, `/proc/vmstat` (where the release has it) and `/proc/stat` as the
+    /// profile's release prints them: (file name, text).
+    pub fn proc_files(&self) -> Vec<(&'static str, String)> {
+        let pf = self.k.profile.procfs;
+        let src = self.proc_source();
+        let mut v = vec![("meminfo", pf.meminfo_text(&src))];
+        if let Some(t) = pf.vmstat_text(&src) {
+            v.push(("vmstat", t));
         }
+        v.push(("stat", pf.stat_text(&src)));
+        v
     }
 
     /// The `nr_*` gauges of /proc/vmstat.
@@ -876,7 +841,7 @@ impl Sim {
             ("nr_active_file", self.lru_total(LRU_ACTIVE_FILE)),
             ("nr_unevictable", self.lru_total(LRU_UNEVICTABLE)),
             ("nr_mlock", k.g.mlock),
-            ("nr_anon_pages", k.g.anon),
+            ("nr_anon_pages", k.g.anon_mapped),
             ("nr_mapped", k.g.mapped),
             ("nr_file_pages", k.g.file + k.g.swapcache),
             ("nr_dirty", k.g.dirty),
@@ -884,7 +849,6 @@ impl Sim {
             ("nr_shmem", k.g.shmem),
             ("nr_page_table_pages", k.g.pagetable),
             ("nr_swapcached", k.g.swapcache),
-            ("nr_isolated_anon", 0),
             ("nr_slab_unreclaimable", k.g.slab),
         ]
     }
@@ -934,8 +898,9 @@ impl Sim {
                 nodes: self.k.cfg.nodes,
             },
             elapsed_s: self.elapsed_ns() as f64 / 1e9,
-            vmstat: report::vmstat_map(&self.gauges(), &self.k.ev),
-            meminfo: report::meminfo_map(&self.meminfo()),
+            vmstat: self.k.profile.procfs.vmstat(&self.proc_source()).into_iter().collect(),
+            meminfo: self.k.profile.procfs.meminfo(&self.proc_source()).into_iter().collect(),
+            counters: report::vmstat_map(&self.gauges(), &self.k.ev),
             timeline: self.samples.clone(),
             tasks,
             kernel_profile: report::kernel_profile_entries(&self.k.prof),

@@ -81,6 +81,7 @@ impl Syscalls for TaskSyscalls<'_> {
         for (i, cps) in threads.into_iter().enumerate() {
             let name = format!("{}:{i}", sim.s.tasks[t].name);
             let c = sim.s.new_task(&name, TaskKind::User, Some(mm));
+            sim.k.task_created(c, sim.s.tasks[c].pid, &name);
             sim.s.tasks[c].prog = Some(Box::new(cps));
             sim.s.tasks[c].rng = crate::prandom::split(&mut sim.s.tasks[t].rng);
             sim.s.tasks[c].parent = Some(t);
@@ -246,6 +247,7 @@ fn do_fork(sim: &mut Sim, t: usize, ctx: &mut Ctx, child: ProgState) {
         Err(_) => return,
     };
     let c = sim.s.new_task(&name, TaskKind::User, Some(child_mm));
+    sim.k.task_created(c, sim.s.tasks[c].pid, &name);
     sim.s.tasks[c].prog = Some(Box::new(child));
     sim.s.tasks[c].rng = crate::prandom::split(&mut sim.s.tasks[t].rng);
     sim.s.tasks[c].parent = Some(t);

@@ -5,27 +5,159 @@
 
 use std::any::Any;
 
-use crate::kernel::Kernel;
+use crate::kernel::{Ctx, Kernel};
+use crate::mm_types::Pfn;
 use crate::mmzone::Mt;
+
+/// The gfp mask of an allocation, by the name `show_gfp_flags` prints for it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GfpKind {
+    HighuserMovable,
+    Kernel,
+    Atomic,
+}
+
+impl GfpKind {
+    pub fn of(g: &crate::page_alloc::Gfp) -> GfpKind {
+        if g.atomic {
+            GfpKind::Atomic
+        } else if g.mt == Mt::Movable {
+            GfpKind::HighuserMovable
+        } else {
+            GfpKind::Kernel
+        }
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            GfpKind::HighuserMovable => "GFP_HIGHUSER_MOVABLE",
+            GfpKind::Kernel => "GFP_KERNEL",
+            GfpKind::Atomic => "GFP_ATOMIC",
+        }
+    }
+}
+
+/// Who fired the tracepoint being delivered: task index, CPU, simulated time.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TraceAt {
+    pub task: usize,
+    pub cpu: u32,
+    pub ns: u64,
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Tracepoint {
     /// `mm_page_alloc`: an allocation of `order` served from zone `zone`.
-    MmPageAlloc { zone: usize, order: u32, migratetype: Mt },
+    MmPageAlloc {
+        zone: usize,
+        order: u32,
+        migratetype: Mt,
+        pfn: Pfn,
+        gfp: GfpKind,
+    },
+    /// `mm_page_free` (2.6.3x `mm_page_free_direct`).
+    MmPageFree {
+        pfn: Pfn,
+        order: u32,
+    },
+    /// `mm_filemap_add_to_page_cache` / `mm_filemap_delete_from_page_cache`.
+    FilemapAdd {
+        ino: u32,
+        pfn: Pfn,
+        index: u64,
+    },
+    FilemapDelete {
+        ino: u32,
+        pfn: Pfn,
+        index: u64,
+    },
+    /// `mm_vmscan_wakeup_kswapd`: an allocation woke node `nid`'s kswapd for zone `zid`.
+    WakeupKswapd {
+        nid: usize,
+        zid: usize,
+        order: u32,
+        gfp: GfpKind,
+    },
+    /// `mm_vmscan_kswapd_wake`: node `nid`'s kswapd woke for `order`.
+    KswapdWake {
+        nid: usize,
+        order: u32,
+    },
+    /// `mm_vmscan_kswapd_sleep`.
+    KswapdSleep {
+        nid: usize,
+    },
+    /// `mm_vmscan_direct_reclaim_begin` / `_end`.
+    DirectReclaimBegin {
+        order: u32,
+        may_writepage: bool,
+        gfp: GfpKind,
+    },
+    DirectReclaimEnd {
+        nr_reclaimed: u64,
+    },
+    /// `mm_vmscan_lru_isolate`: `mode` 0 inactive, 1 active, 2 both (lumpy); `lru` the list.
+    LruIsolate {
+        classzone: usize,
+        order: u32,
+        mode: u32,
+        nr_requested: u64,
+        nr_scanned: u64,
+        nr_skipped: u64,
+        nr_taken: u64,
+        lru: usize,
+    },
+    /// `mm_vmscan_lru_shrink_inactive`.
+    LruShrinkInactive {
+        nid: usize,
+        zid: usize,
+        nr_scanned: u64,
+        nr_reclaimed: u64,
+        priority: i32,
+        file: bool,
+    },
+    /// `mm_vmscan_lru_shrink_active`.
+    LruShrinkActive {
+        nid: usize,
+        nr_taken: u64,
+        nr_deactivated: u64,
+        nr_referenced: u64,
+        priority: i32,
+        file: bool,
+    },
+    /// `mm_vmscan_writepage` (6.x `mm_vmscan_write_folio`): reclaim started writing `pfn`.
+    Writepage {
+        pfn: Pfn,
+        file: bool,
+    },
     /// `mm_page_alloc_zone_locked`: a free block of `block_order` taken off zone `zone`'s free
     /// lists for a request of `order` and `migratetype` (split if larger).
-    MmPageAllocZoneLocked { zone: usize, block_order: u32, order: u32, migratetype: Mt },
+    MmPageAllocZoneLocked {
+        zone: usize,
+        block_order: u32,
+        order: u32,
+        migratetype: Mt,
+    },
     /// kswapd of `node` begins a `balance_pgdat` pass for `order` (vmlab's own: the kernel's
     /// nearest is `mm_vmscan_kswapd_wake`).
-    KswapdBalanceBegin { node: usize, order: u32 },
+    KswapdBalanceBegin {
+        node: usize,
+        order: u32,
+    },
     /// That pass ended with the node balanced at `order`.
-    KswapdBalanceEnd { node: usize, order: u32 },
+    KswapdBalanceEnd {
+        node: usize,
+        order: u32,
+    },
 }
 
 /// An observer of tracepoints. It sees the kernel as it is when the event fires.
 pub trait Tracer: Any {
     fn event(&mut self, k: &Kernel, ev: &Tracepoint);
     fn as_any(&self) -> &dyn Any;
+    /// A task was created (task index, pid, name), for observers that print who fired an event.
+    fn task_created(&mut self, _task: usize, _pid: u32, _comm: &str) {}
+    /// The run is over: flush what is buffered.
+    fn finish(&mut self) {}
 }
 
 impl Kernel {
@@ -34,6 +166,29 @@ impl Kernel {
     pub fn trace(&mut self, ev: Tracepoint) {
         if self.tracing {
             self.emit(ev);
+        }
+    }
+
+    /// Fire a tracepoint from `ctx`'s task and CPU, at its clock.
+    #[inline]
+    pub fn trace_ctx(&mut self, ctx: &Ctx, ev: Tracepoint) {
+        if self.tracing {
+            self.trace_at = TraceAt { task: ctx.task, cpu: ctx.cpu, ns: ctx.clock() };
+            self.emit(ev);
+        }
+    }
+
+    /// Tell the observers about a new task.
+    pub fn task_created(&mut self, task: usize, pid: u32, comm: &str) {
+        for t in &mut self.tracers {
+            t.task_created(task, pid, comm);
+        }
+    }
+
+    /// The run ended: observers flush.
+    pub fn finish_tracers(&mut self) {
+        for t in &mut self.tracers {
+            t.finish();
         }
     }
 

@@ -98,7 +98,7 @@ fn metric(r: &ReproduceReport, profile: &str, mode: &str, threads: u64, m: &str)
 }
 
 fn vmstat(r: &ReproduceReport, profile: &str, mode: &str, threads: u64, c: &str) -> u64 {
-    run(r, profile, mode, threads).vmstat.get(c).copied().unwrap_or(0)
+    run(r, profile, mode, threads).counter(c)
 }
 
 #[test]

@@ -26,6 +26,8 @@ pub struct RealArgs {
     pub interval: Option<f64>,
     pub keep: bool,
     pub dir: Option<PathBuf>,
+    /// `--proc DIR`: the host's /proc files at the end of the run, copied as they read.
+    pub proc_dir: Option<PathBuf>,
 }
 
 /// Everything the run needs, parsed from the scenario before the host is touched.
@@ -119,6 +121,16 @@ pub fn real(a: RealArgs) -> ExitCode {
         }
     };
     let Some(cg) = env.cgroup.as_ref() else { return ExitCode::from(1) };
+    if let Some(d) = &a.proc_dir {
+        // The host's files as they read now, so `diff -r` against a simulated run's `--proc`.
+        let files: Vec<(&str, String)> = ["meminfo", "vmstat", "stat"]
+            .into_iter()
+            .filter_map(|n| std::fs::read_to_string(format!("/proc/{n}")).ok().map(|t| (n, t)))
+            .collect();
+        if let Err(code) = crate::write_proc_dir(d, &files) {
+            return code;
+        }
+    }
     let rep = report::build(&sc, &out, cg, prep.swap, &a.sets);
     let text = report::text(&rep, &out, cg);
     drop(env);

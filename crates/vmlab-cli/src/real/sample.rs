@@ -124,6 +124,7 @@ pub fn sample(a: &HostSnap, b: &HostSnap, cg: &Cgroup) -> Sample {
         sy: pct(cpu[2] + cpu[5] + cpu[6]),
         id: pct(cpu[3]),
         wa: pct(cpu[4]),
+        st: pct(cpu[7]),
         swap_used_kb: b.cg.swap() / 1024,
         cached_kb: b.cg.cache(v) / 1024,
         dirty_kb: b.cg.dirty(v) / 1024,

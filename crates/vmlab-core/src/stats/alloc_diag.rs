@@ -117,21 +117,18 @@ impl AllocDiag {
 impl Tracer for AllocDiag {
     fn event(&mut self, k: &Kernel, ev: &Tracepoint) {
         match *ev {
-            Tracepoint::MmPageAlloc { zone, order, migratetype } => self.alloc(zone, order, migratetype),
+            Tracepoint::MmPageAlloc { zone, order, migratetype, .. } => self.alloc(zone, order, migratetype),
             Tracepoint::MmPageAllocZoneLocked { zone, block_order, order, migratetype } => {
                 self.split(zone, block_order, order, migratetype)
             }
-            Tracepoint::KswapdBalanceBegin { order, .. } => {
-                if order > 0 {
-                    self.run_started(k.now);
-                }
-            }
+            Tracepoint::KswapdBalanceBegin { order, .. } if order > 0 => self.run_started(k.now),
             Tracepoint::KswapdBalanceEnd { order, .. } => {
                 if order > 0 {
                     self.balanced_end(k);
                 }
                 self.run_ended(k.now);
             }
+            _ => {}
         }
     }
     fn as_any(&self) -> &dyn std::any::Any {

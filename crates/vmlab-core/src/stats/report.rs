@@ -57,12 +57,17 @@ pub struct RunReport {
     pub machine: Machine,
     /// Simulated seconds until the workload ended.
     pub elapsed_s: f64,
-    /// /proc/vmstat name → value (gauges then events, kernel order).
+    /// /proc/vmstat name → value, as the profile's release prints it (its names, its order,
+    /// only what vmlab models); empty for a release without the file (2.4).
     #[serde(default)]
     pub vmstat: OrderedMap<u64>,
-    /// /proc/meminfo name → kB, kernel order.
+    /// /proc/meminfo name → kB, as the profile's release prints it.
     #[serde(default)]
     pub meminfo: OrderedMap<u64>,
+    /// Every counter and gauge vmlab models, under one set of names for every profile (6.x's),
+    /// so runs of different eras compare; `counter()` reads it.
+    #[serde(default, skip_serializing_if = "OrderedMap::is_empty")]
+    pub counters: OrderedMap<u64>,
     #[serde(default)]
     pub timeline: Vec<Sample>,
     #[serde(default)]
@@ -104,6 +109,7 @@ impl Default for RunReport {
             elapsed_s: 0.0,
             vmstat: OrderedMap::new(),
             meminfo: OrderedMap::new(),
+            counters: OrderedMap::new(),
             timeline: Vec::new(),
             tasks: Vec::new(),
             kernel_profile: Vec::new(),
@@ -150,9 +156,11 @@ impl RunReport {
     pub fn with_wall_s_zeroed(&self) -> RunReport {
         RunReport { wall_s: 0.0, ..self.clone() }
     }
-    /// A vmstat counter by kernel name, 0 when absent.
+    /// A counter by its kernel (6.x) name, whatever the run's era; 0 when absent. Reports
+    /// without `counters` (vmlab real, older files) answer from `vmstat`.
     pub fn counter(&self, name: &str) -> u64 {
-        self.vmstat.get(name).copied().unwrap_or(0)
+        let m = if self.counters.is_empty() { &self.vmstat } else { &self.counters };
+        m.get(name).copied().unwrap_or(0)
     }
 }
 

@@ -39,6 +39,10 @@ pub struct Sample {
     pub sy: u32,
     pub id: u32,
     pub wa: u32,
+    /// Time stolen by a hypervisor (procps `st`): always 0 on the simulated machine, which runs
+    /// on no hypervisor; `vmlab real` reads the host's.
+    #[serde(default)]
+    pub st: u32,
     /// SwapTotal − SwapFree, kB.
     pub swap_used_kb: u64,
     /// meminfo `Cached`, kB.
@@ -72,6 +76,7 @@ pub const CSV_COLUMNS: &[&str] = &[
     "sy",
     "id",
     "wa",
+    "st",
     "swap_used_kb",
     "cached_kb",
     "dirty_kb",
@@ -83,7 +88,7 @@ pub const CSV_COLUMNS: &[&str] = &[
 ];
 
 const HEADER1: &str = "procs -----------memory---------- ---swap-- -----io---- -system-- ------cpu-----";
-const HEADER2: &str = " r  b   swpd   free   buff  cache   si   so    bi    bo   in   cs us sy id wa";
+const HEADER2: &str = " r  b   swpd   free   buff  cache   si   so    bi    bo   in   cs us sy id wa st";
 
 /// Options for `format_vmstat_with`.
 #[derive(Clone, Copy, Debug, Default)]
@@ -106,10 +111,10 @@ pub fn format_vmstat_with(samples: &[Sample], opts: VmstatOpts) -> String {
         if opts.time {
             let _ = write!(s, "{:>8.2} ", x.t_s);
         }
-        // procps: "%2u %2u %6lu %6lu %6lu %6lu %4u %4u %5u %5u %4u %4u %2u %2u %2u %2u"
+        // procps: "%2u %2u %6lu %6lu %6lu %6lu %4u %4u %5u %5u %4u %4u %2u %2u %2u %2u %2u"
         let _ = writeln!(
             s,
-            "{:>2} {:>2} {:>6} {:>6} {:>6} {:>6} {:>4} {:>4} {:>5} {:>5} {:>4} {:>4} {:>2} {:>2} {:>2} {:>2}",
+            "{:>2} {:>2} {:>6} {:>6} {:>6} {:>6} {:>4} {:>4} {:>5} {:>5} {:>4} {:>4} {:>2} {:>2} {:>2} {:>2} {:>2}",
             x.r,
             x.b,
             x.swpd_kb,
@@ -125,7 +130,8 @@ pub fn format_vmstat_with(samples: &[Sample], opts: VmstatOpts) -> String {
             x.us,
             x.sy,
             x.id,
-            x.wa
+            x.wa,
+            x.st
         );
     }
     s
@@ -138,7 +144,7 @@ pub fn to_csv(samples: &[Sample]) -> String {
     for x in samples {
         let _ = writeln!(
             s,
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
             x.t_s,
             x.r,
             x.b,
@@ -156,6 +162,7 @@ pub fn to_csv(samples: &[Sample]) -> String {
             x.sy,
             x.id,
             x.wa,
+            x.st,
             x.swap_used_kb,
             x.cached_kb,
             x.dirty_kb,
@@ -199,9 +206,9 @@ mod tests {
         let out = format_vmstat(&[sample(), big]);
         let want = "\
 procs -----------memory---------- ---swap-- -----io---- -system-- ------cpu-----
- r  b   swpd   free   buff  cache   si   so    bi    bo   in   cs us sy id wa
- 5  0      0 233039   4892 915792    0    0  2798  2074  175  172 36  4 60  0
- 5  0 1048576 23303904   4892 915792 12345    0  2798  2074  175  172 36  4 60  0
+ r  b   swpd   free   buff  cache   si   so    bi    bo   in   cs us sy id wa st
+ 5  0      0 233039   4892 915792    0    0  2798  2074  175  172 36  4 60  0  0
+ 5  0 1048576 23303904   4892 915792 12345    0  2798  2074  175  172 36  4 60  0  0
 ";
         assert_eq!(out, want);
     }
@@ -212,7 +219,10 @@ procs -----------memory---------- ---swap-- -----io---- -system-- ------cpu-----
         let lines: Vec<&str> = out.lines().collect();
         assert!(lines[0].starts_with("--time-- procs ---"));
         assert!(lines[1].starts_with("     t_s  r  b   swpd"));
-        assert_eq!(lines[2], "    1.00  5  0      0 233039   4892 915792    0    0  2798  2074  175  172 36  4 60  0");
+        assert_eq!(
+            lines[2],
+            "    1.00  5  0      0 233039   4892 915792    0    0  2798  2074  175  172 36  4 60  0  0"
+        );
         assert_eq!(format_vmstat(&[]).lines().count(), 2);
     }
 
@@ -226,7 +236,7 @@ procs -----------memory---------- ---swap-- -----io---- -system-- ------cpu-----
         assert_eq!(lines.next().unwrap(), CSV_COLUMNS.join(","));
         assert_eq!(
             lines.next().unwrap(),
-            "0.5,5,0,0,233039,4892,915792,0,0,2798,2074,175,172,36,4,60,0,0,0,0,97.25,0,0,0,0"
+            "0.5,5,0,0,233039,4892,915792,0,0,2798,2074,175,172,36,4,60,0,0,0,0,0,97.25,0,0,0,0"
         );
         assert!(lines.next().is_none());
     }

@@ -17,6 +17,7 @@ use crate::page_alloc::{AllocFail, Gfp};
 use crate::profiles::Engine;
 use crate::stats::explain::Reason;
 use crate::stats::vmstat::Vm;
+use crate::trace::Tracepoint;
 
 pub use aa24::slab::BhStats;
 pub use aa24::Aa24Stats;
@@ -81,6 +82,10 @@ pub trait ReclaimEngine {
     /// What keeps node `node`'s kswapd awake, in the era's own test.
     fn kswapd_why(k: &Kernel, node: usize) -> Reason;
     fn kswapd_step(k: &mut Kernel, ctx: &mut Ctx, node: usize) -> KswapdAction;
+    /// 2.4.9's `inactive_target` (meminfo `Inact_target`), pages; `None` in eras without one.
+    fn inactive_target(_k: &Kernel) -> Option<u64> {
+        None
+    }
     /// The era runs kreclaimd beside kswapd.
     fn has_kreclaimd() -> bool {
         false
@@ -253,6 +258,32 @@ macro_rules! dispatch_static {
             Engine::Zone26 => <zone26::Zone26State as ReclaimEngine>::$m($($a),*),
         }
     };
+}
+
+/// 2.4.9's `inactive_target`, when the engine has one.
+pub fn inactive_target(k: &Kernel) -> Option<u64> {
+    dispatch!(k, inactive_target(k))
+}
+
+/// 2.6's per-zone scan counts (`__count_zone_vm_events(PGSCAN_KSWAPD, zone, n)`), beside the
+/// machine-wide ones.
+pub fn count_zone_scan(k: &mut Kernel, zid: usize, kswapd: bool, n: u64) {
+    let e = &mut k.zones[zid].ev;
+    if kswapd {
+        e.pgscan_kswapd += n;
+    } else {
+        e.pgscan_direct += n;
+    }
+}
+
+/// 2.6's per-zone `pgsteal` (and vmlab's split of it by who reclaimed).
+pub fn count_zone_steal(k: &mut Kernel, zid: usize, kswapd: bool, n: u64) {
+    let e = &mut k.zones[zid].ev;
+    if kswapd {
+        e.pgsteal_kswapd += n;
+    } else {
+        e.pgsteal_direct += n;
+    }
 }
 
 /// The names of the LRU list slots in the engine's era.
@@ -447,7 +478,10 @@ pub fn try_to_free_pages(k: &mut Kernel, ctx: &mut Ctx, gfp: Gfp, order: u32, cl
     let was = ctx.in_reclaim;
     ctx.in_reclaim = true;
     let start = ctx.clock();
+    let g = crate::trace::GfpKind::of(&gfp);
+    k.trace_ctx(ctx, Tracepoint::DirectReclaimBegin { order, may_writepage: true, gfp: g });
     let r = dispatch!(k, try_to_free_pages(k, ctx, gfp, order, classzone));
+    k.trace_ctx(ctx, Tracepoint::DirectReclaimEnd { nr_reclaimed: r });
     ctx.in_reclaim = was;
     crate::psi::memstall(k, ctx, start);
     r
@@ -487,10 +521,20 @@ pub fn kswapd_step(k: &mut Kernel, ctx: &mut Ctx, node: usize) -> KswapdAction {
     let before = ctx.sys_ns;
     let start = ctx.clock();
     let why = dispatch!(k, kswapd_why(k, node));
+    if k.tracing && k.nodes[node].kswapd.traced_asleep {
+        // kswapd() fires mm_vmscan_kswapd_wake once woken, before balance_pgdat.
+        k.nodes[node].kswapd.traced_asleep = false;
+        let order = k.nodes[node].kswapd.max_order;
+        k.trace_ctx(ctx, Tracepoint::KswapdWake { nid: node, order });
+    }
     let action = dispatch!(k, kswapd_step(k, ctx, node));
     k.kswapd_why.add(why, ctx.sys_ns - before);
     // balance_pgdat runs under psi_memstall_enter.
     crate::psi::memstall_kthread(k, start, ctx.clock());
+    if action == KswapdAction::Sleep && k.tracing && !k.nodes[node].kswapd.traced_asleep {
+        k.nodes[node].kswapd.traced_asleep = true;
+        k.trace_ctx(ctx, Tracepoint::KswapdSleep { nid: node });
+    }
     action
 }
 
@@ -558,6 +602,7 @@ pub fn remove_mapping_and_free(k: &mut Kernel, ctx: &mut Ctx, p: Pfn) {
 /// `pageout`: start writing a dirty page. Anon pages are already in the swap cache; shm pages
 /// move from their file into the swap cache first (`shmem_writepage`).
 pub fn pageout(k: &mut Kernel, ctx: &mut Ctx, p: Pfn) -> bool {
+    k.trace_ctx(ctx, Tracepoint::Writepage { pfn: p, file: !is_swapbacked(k, p) });
     if k.fr.has(p, pg::ANON) || k.fr.has(p, pg::SWAPCACHE) {
         return crate::swap_state::swap_writepage(k, ctx, p);
     }

@@ -19,6 +19,7 @@ use crate::mmzone::{
 use crate::page_alloc::Gfp;
 use crate::stats::kfunc::KFunc;
 use crate::stats::vmstat::Vm;
+use crate::trace::Tracepoint;
 
 const MAX_RECLAIM_RETRIES: u32 = 16;
 /// kswapd's nap in kswapd_try_to_sleep: HZ/10.
@@ -303,6 +304,17 @@ fn isolate(k: &mut Kernel, ctx: &mut Ctx, v: Lv, l: usize, nr: u64, reclaim_idx:
     }
     k.charge(ctx, KFunc::ShrinkInactiveList, (scanned + skipped) * k.cost.lru_scan);
     k.events += scanned + skipped;
+    let ev = Tracepoint::LruIsolate {
+        classzone: reclaim_idx,
+        order: 0,
+        mode: 0,
+        nr_requested: nr,
+        nr_scanned: scanned,
+        nr_skipped: skipped,
+        nr_taken: out.len() as u64,
+        lru: l,
+    };
+    k.trace_ctx(ctx, ev);
     scanned
 }
 
@@ -348,6 +360,15 @@ fn shrink_active_list(k: &mut Kernel, ctx: &mut Ctx, v: Lv, l: usize, nr: u64, s
     k.ev.add(Vm::Pgdeactivate, deact);
     memcontrol::count_event(k, v.g, Vm::Pgdeactivate, deact);
     k.charge(ctx, KFunc::ShrinkActiveList, n * k.cost.lru_scan);
+    let ev = Tracepoint::LruShrinkActive {
+        nid: v.node,
+        nr_taken: n,
+        nr_deactivated: deact,
+        nr_referenced: n - deact,
+        priority: sc.priority,
+        file: l >= crate::mmzone::LRU_INACTIVE_FILE,
+    };
+    k.trace_ctx(ctx, ev);
     k.isolate_buf = buf;
 }
 
@@ -517,6 +538,15 @@ fn shrink_inactive_list(k: &mut Kernel, ctx: &mut Ctx, v: Lv, l: usize, nr: u64,
     memcontrol::count_event(k, v.g, steal_item, reclaimed);
     k.ev.add(if file { Vm::PgstealFile } else { Vm::PgstealAnon }, reclaimed);
     lru_note_cost(k, v, file, written + n - reclaimed);
+    let ev = Tracepoint::LruShrinkInactive {
+        nid: v.node,
+        zid: 0,
+        nr_scanned: n,
+        nr_reclaimed: reclaimed,
+        priority: sc.priority,
+        file,
+    };
+    k.trace_ctx(ctx, ev);
     k.isolate_buf = buf;
     reclaimed
 }
@@ -782,6 +812,9 @@ pub fn wakeup_kswapd(k: &mut Kernel, zid: usize, order: u32, classzone: usize) {
     ks.classzone_idx = ks.classzone_idx.max(classzone);
     if pgdat_balanced(k, node, order, classzone) {
         return;
+    }
+    if matches!(k.nodes[node].kswapd.phase, KswapdPhase::Sleeping | KswapdPhase::Napping) {
+        k.trace(Tracepoint::WakeupKswapd { nid: node, zid, order, gfp: k.trace_gfp });
     }
     let ks = &mut k.nodes[node].kswapd;
     match ks.phase {

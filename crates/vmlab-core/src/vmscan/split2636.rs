@@ -260,6 +260,7 @@ fn isolate_lru_pages(
     let stop_on_fail = k.profile.split26.lumpy_stop_on_fail;
     let total = k.fr.len() as u32;
     let mut scan = 0u64;
+    let mut contig = 0u64;
     while scan < nr {
         let p = k.zones[zid].lruvec.lists[l].tail;
         if p == NIL {
@@ -290,6 +291,7 @@ fn isolate_lru_pages(
             if isolatable(k, cur, mode, file) {
                 take(k, cur, out, counts);
                 scan += 1;
+                contig += 1;
             } else if stop_on_fail && !page_is_free(k, cur) {
                 break;
             }
@@ -297,6 +299,22 @@ fn isolate_lru_pages(
     }
     k.charge(ctx, KFunc::ShrinkInactiveList, scan * k.cost.lru_scan);
     k.events += scan;
+    let mode = match mode {
+        Isolate::Inactive => 0,
+        Isolate::Active => 1,
+        Isolate::Both => 2,
+    };
+    let ev = Tracepoint::LruIsolate {
+        classzone: zid,
+        order,
+        mode,
+        nr_requested: nr,
+        nr_scanned: scan,
+        nr_skipped: contig,
+        nr_taken: out.len() as u64,
+        lru: l,
+    };
+    k.trace_ctx(ctx, ev);
     scan
 }
 
@@ -468,6 +486,7 @@ fn shrink_inactive_list(
     let scanned = isolate_lru_pages(k, ctx, zid, l, nr, sc.order, mode, file, &mut buf, &mut counts);
     k.reclaim.split_mut().zone[zid].pages_scanned += scanned;
     k.ev.add(if sc.is_kswapd { Vm::PgscanKswapd } else { Vm::PgscanDirect }, scanned);
+    super::count_zone_scan(k, zid, sc.is_kswapd, scanned);
     let zi = zid.min(7);
     let node = k.zones[zid].node;
     {
@@ -494,6 +513,12 @@ fn shrink_inactive_list(
     let reclaimed = shrink_page_list(k, ctx, zid, &buf, sc);
     k.ev.add(if sc.is_kswapd { Vm::PgstealKswapd } else { Vm::PgstealDirect }, reclaimed);
     k.ev.add(if file { Vm::PgstealFile } else { Vm::PgstealAnon }, reclaimed);
+    super::count_zone_steal(k, zid, sc.is_kswapd, reclaimed);
+    let nid = k.zones[zid].node;
+    k.trace_ctx(
+        ctx,
+        Tracepoint::LruShrinkInactive { nid, zid, nr_scanned: scanned, nr_reclaimed: reclaimed, priority, file },
+    );
     {
         let d = &mut k.reclaim.split_mut().kswapd[node];
         if sc.is_kswapd {
@@ -516,6 +541,7 @@ fn shrink_active_list(k: &mut Kernel, ctx: &mut Ctx, zid: usize, nr: u64, sc: &S
     k.reclaim.split_mut().zone[zid].pages_scanned += scanned;
     k.reclaim.split_mut().zone[zid].recent_scanned[file as usize] += buf.len() as u64;
     k.ev.add(Vm::Pgrefill, scanned);
+    k.zones[zid].ev.pgrefill += scanned;
     let mut rotated = 0;
     let mut deact = 0;
     for &p in &buf {
@@ -858,6 +884,7 @@ pub fn wakeup_kswapd(k: &mut Kernel, zid: usize, order: u32, classzone: usize) {
         if wmark_ok(k, zid, order, low, 0) {
             return;
         }
+        k.trace(Tracepoint::WakeupKswapd { nid: node, zid, order, gfp: k.trace_gfp });
         let ks = &mut k.nodes[node].kswapd;
         ks.max_order = ks.max_order.max(order);
         if order > 0 {

@@ -421,8 +421,10 @@ fn shrink_inactive_list(k: &mut Kernel, ctx: &mut Ctx, zid: usize, nr: u64, sc: 
     k.ev.add(Vm::Pgdeactivate, nr_active);
     k.reclaim.zone26_mut().zones[zid].pages_scanned += scanned;
     k.ev.add(if sc.is_kswapd { Vm::PgscanKswapd } else { Vm::PgscanDirect }, scanned);
+    super::count_zone_scan(k, zid, sc.is_kswapd, scanned);
     let reclaimed = shrink_page_list(k, ctx, &buf, sc);
     k.ev.add(if sc.is_kswapd { Vm::PgstealKswapd } else { Vm::PgstealDirect }, reclaimed);
+    super::count_zone_steal(k, zid, sc.is_kswapd, reclaimed);
     k.isolate_buf = buf;
     reclaimed
 }
@@ -437,6 +439,7 @@ fn shrink_active_list(k: &mut Kernel, ctx: &mut Ctx, zid: usize, nr: u64, sc: &S
     let scanned = isolate_lru_pages(k, ctx, zid, LRU_ACTIVE, nr, sc.order, Isolate::Active, &mut buf);
     k.reclaim.zone26_mut().zones[zid].pages_scanned += scanned;
     k.ev.add(Vm::Pgrefill, scanned);
+    k.zones[zid].ev.pgrefill += scanned;
     let mut deact = 0;
     for &p in &buf {
         let keep = if k.fr.mapcount[p as usize] > 0 {

@@ -64,9 +64,10 @@ fn alloc_limit(
         }
         let mut p = None;
         if direct {
+            // reclaim_page takes a clean page straight off inactive_clean: 2.4.9 counts no
+            // reclaim event for it (the engine's own `reclaim_page` statistic does).
             p = super::scan::reclaim_page(k, ctx, z);
             if p.is_some() {
-                k.ev.inc(Vm::PgstealDirect);
                 if let Some(c) = k.reclaim.riel24_mut().stats.alloc_zone_reclaimed.get_mut(z) {
                     *c += 1;
                 }
@@ -130,7 +131,6 @@ pub fn alloc_pages(k: &mut Kernel, ctx: &mut Ctx, gfp: Gfp, order: u32) -> Resul
     for &z in zl {
         if direct {
             if let Some(p) = super::scan::reclaim_page(k, ctx, z) {
-                k.ev.inc(Vm::PgstealDirect);
                 return got(k, ctx, z, p, gfp, order, 4);
             }
         }

@@ -770,6 +770,9 @@ impl ReclaimEngine for Riel24 {
     fn lru_scope(_k: &Kernel, _zid: usize) -> LruScope {
         LruScope::Global
     }
+    fn inactive_target(k: &Kernel) -> Option<u64> {
+        Some(inactive_target(k))
+    }
     fn lru_names() -> [Option<&'static str>; NR_LRU_LISTS] {
         let mut n = [None; NR_LRU_LISTS];
         n[SLOT_CLEAN] = Some("Inact_clean");

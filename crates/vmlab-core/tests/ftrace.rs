@@ -1,0 +1,241 @@
+//! `--trace`: every line parses with the regexes of the kernel's own consumer,
+//! `Documentation/trace/postprocess/trace-vmscan-postprocess.pl` (its 2.6.36/37 defaults, and
+//! the 6.x ones), or, for events that script does not read, a regex made from the release's
+//! TP_printk; and the events add up to the run's counters.
+
+use std::io::Write;
+use std::sync::{Arc, Mutex};
+
+use regex::Regex;
+use vmlab_core::api::{self, RunOpts};
+use vmlab_core::stats::ftrace::{FtraceWriter, TraceFormat};
+use vmlab_core::stats::report::RunReport;
+
+const RECLAIM: &str = r#"
+[machine]
+memory = "128MiB"
+cpus = 2
+
+[[disk]]
+name = "sda"
+model = "ssd"
+
+[swap]
+size = "512MiB"
+disk = "sda"
+
+[[file]]
+name = "data"
+size = "96MiB"
+disk = "sda"
+
+[[process]]
+name = "hog"
+program = '''
+mmap heap anon 160MiB
+touch heap write
+read data
+touch heap write
+'''
+"#;
+
+#[derive(Clone, Default)]
+struct Buf(Arc<Mutex<Vec<u8>>>);
+
+impl Write for Buf {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(b);
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+fn traced(profile: &str, events: &[String]) -> (RunReport, String) {
+    let sc = vmlab_core::workload::load_scenario_str("reclaim.toml", RECLAIM, &[]).expect("loads");
+    let fmt = vmlab_core::sim::resolve_profile(&sc, Some(profile)).unwrap().tracepoints.expect("has tracepoints");
+    let buf = Buf::default();
+    let w = FtraceWriter::new(Box::new(buf.clone()), fmt, events).expect("writer");
+    let (r, _) = api::run(&sc, RunOpts { profile: Some(profile), tracers: vec![Box::new(w)], ..Default::default() })
+        .expect("runs");
+    let text = String::from_utf8(buf.0.lock().unwrap().clone()).unwrap();
+    (r, text)
+}
+
+/// (event, details regex) as the release's consumers read them.
+fn regexes(fmt: TraceFormat) -> Vec<(&'static str, &'static str)> {
+    let kmem26 = [
+        ("mm_page_alloc", r"page=([0-9a-f]*) pfn=([0-9]*) order=([0-9]*) migratetype=([0-9]*) gfp_flags=([A-Z_|]*)"),
+        ("mm_page_free_direct", r"page=([0-9a-f]*) pfn=([0-9]*) order=([0-9]*)"),
+    ];
+    match fmt {
+        TraceFormat::Linux2636 | TraceFormat::Linux2638 => {
+            // trace-vmscan-postprocess.pl as merged for 2.6.36 (Mel Gorman, 2010) and, for
+            // shrink_inactive, as 2.6.37 changed it ("tracing, vmscan: Add trace events for LRU
+            // list shrinking", linux-mm, 6 Sep 2010).
+            let mut v = vec![
+                ("mm_vmscan_direct_reclaim_begin", r"order=([0-9]*) may_writepage=([0-9]*) gfp_flags=([A-Z_|]*)"),
+                ("mm_vmscan_direct_reclaim_end", r"nr_reclaimed=([0-9]*)"),
+                ("mm_vmscan_kswapd_wake", r"nid=([0-9]*) order=([0-9]*)"),
+                ("mm_vmscan_kswapd_sleep", r"nid=([0-9]*)"),
+                ("mm_vmscan_wakeup_kswapd", r"nid=([0-9]*) zid=([0-9]*) order=([0-9]*)"),
+                (
+                    "mm_vmscan_lru_isolate",
+                    r"isolate_mode=([0-9]*) order=([0-9]*) nr_requested=([0-9]*) nr_scanned=([0-9]*) nr_taken=([0-9]*) contig_taken=([0-9]*) contig_dirty=([0-9]*) contig_failed=([0-9]*)",
+                ),
+                ("mm_vmscan_writepage", r"page=([0-9a-f]*) pfn=([0-9]*) flags=([A-Z_|]*)"),
+                (
+                    "mm_vmscan_lru_shrink_inactive",
+                    r"nid=([0-9]*) zid=([0-9]*) nr_scanned=([0-9]*) nr_reclaimed=([0-9]*) priority=([0-9]*) flags=([A-Z_|]*)",
+                ),
+            ];
+            v.extend(kmem26);
+            v
+        }
+        TraceFormat::Linux68 => vec![
+            // The script's 6.x defaults (Vlastimil Babka's update to the 5.x/6.x TP_printks) ...
+            ("mm_vmscan_direct_reclaim_begin", r"order=([0-9]*) gfp_flags=([A-Z_|]*)"),
+            ("mm_vmscan_direct_reclaim_end", r"nr_reclaimed=([0-9]*)"),
+            ("mm_vmscan_kswapd_wake", r"nid=([0-9]*) order=([0-9]*)"),
+            ("mm_vmscan_kswapd_sleep", r"nid=([0-9]*)"),
+            ("mm_vmscan_wakeup_kswapd", r"nid=([0-9]*) order=([0-9]*) gfp_flags=([A-Z_|]*)"),
+            (
+                "mm_vmscan_lru_isolate",
+                r"isolate_mode=([0-9]*) classzone=([0-9]*) order=([0-9]*) nr_requested=([0-9]*) nr_scanned=([0-9]*) nr_skipped=([0-9]*) nr_taken=([0-9]*) lru=([a-z_]*)",
+            ),
+            (
+                "mm_vmscan_lru_shrink_inactive",
+                r"nid=([0-9]*) nr_scanned=([0-9]*) nr_reclaimed=([0-9]*) nr_dirty=([0-9]*) nr_writeback=([0-9]*) nr_congested=([0-9]*) nr_immediate=([0-9]*) nr_activate_anon=([0-9]*) nr_activate_file=([0-9]*) nr_ref_keep=([0-9]*) nr_unmap_fail=([0-9]*) priority=([0-9]*) flags=([A-Z_|]*)",
+            ),
+            // ... and, for the events it does not read, 6.8's TP_printk.
+            (
+                "mm_vmscan_lru_shrink_active",
+                r"nid=([0-9]*) nr_taken=([0-9]*) nr_active=([0-9]*) nr_deactivated=([0-9]*) nr_referenced=([0-9]*) priority=([0-9]*) flags=([A-Z_|]*)",
+            ),
+            ("mm_vmscan_write_folio", r"page=([0-9a-f]*) pfn=0x([0-9a-f]*) flags=([A-Z_|]*)"),
+            (
+                "mm_page_alloc",
+                r"page=([0-9a-f]*) pfn=0x([0-9a-f]*) order=([0-9]*) migratetype=([0-9]*) gfp_flags=([A-Z_|]*)",
+            ),
+            ("mm_page_free", r"page=([0-9a-f]*) pfn=0x([0-9a-f]*) order=([0-9]*)"),
+            (
+                "mm_filemap_add_to_page_cache",
+                r"dev ([0-9]*):([0-9]*) ino ([0-9a-f]*) pfn=0x([0-9a-f]*) ofs=([0-9]*) order=([0-9]*)",
+            ),
+            (
+                "mm_filemap_delete_from_page_cache",
+                r"dev ([0-9]*):([0-9]*) ino ([0-9a-f]*) pfn=0x([0-9a-f]*) ofs=([0-9]*) order=([0-9]*)",
+            ),
+        ],
+    }
+}
+
+/// The script's line regex: 2.6.36's (no flags column) or 6.x's (optional irq-info flags).
+fn line_regex(fmt: TraceFormat) -> Regex {
+    Regex::new(match fmt {
+        TraceFormat::Linux68 => {
+            r"^\s*([a-zA-Z0-9-]*)\s*(\[[0-9]*\])(\s*[dX.][Nnp.][Hhs.][0-9a-fA-F.]*|)\s*([0-9.]*):\s*([a-zA-Z_]*):\s*(.*)$"
+        }
+        _ => r"^\s*([a-zA-Z0-9-]*)\s*(\[[0-9]*\])\s*([0-9.]*):\s*([a-zA-Z_]*):\s*(.*)$",
+    })
+    .unwrap()
+}
+
+/// Every line parsed: (event, captures of its details as numbers where numeric, text else).
+fn parse(fmt: TraceFormat, text: &str) -> Vec<(String, Vec<String>)> {
+    let line = line_regex(fmt);
+    let details: Vec<(&str, Regex)> =
+        regexes(fmt).into_iter().map(|(e, r)| (e, Regex::new(&format!("^{r}$")).unwrap())).collect();
+    let mut out = Vec::new();
+    for l in text.lines().filter(|l| !l.starts_with('#')) {
+        let c = line.captures(l).unwrap_or_else(|| panic!("line does not parse: {l}"));
+        let n = c.len();
+        let (event, rest) = (c[n - 2].to_string(), c[n - 1].to_string());
+        assert!(c[1].contains('-'), "no task-pid in {l}");
+        let (_, re) = details.iter().find(|(e, _)| *e == event).unwrap_or_else(|| panic!("unexpected event {event}"));
+        let d = re.captures(&rest).unwrap_or_else(|| panic!("{event} details do not parse: {rest}"));
+        out.push((event, d.iter().skip(1).map(|m| m.unwrap().as_str().to_string()).collect()));
+    }
+    out
+}
+
+fn sum(ev: &[(String, Vec<String>)], name: &str, field: usize, keep: impl Fn(&[String]) -> bool) -> u64 {
+    ev.iter().filter(|(e, f)| e == name && keep(f)).map(|(_, f)| f[field].parse::<u64>().unwrap()).sum()
+}
+
+#[test]
+fn linux_6_8_trace_parses_and_adds_up() {
+    let (r, text) = traced("linux-6.8", &[]);
+    let ev = parse(TraceFormat::Linux68, &text);
+    let scanned = r.counter("pgscan_kswapd") + r.counter("pgscan_direct");
+    let stolen = r.counter("pgsteal_kswapd") + r.counter("pgsteal_direct");
+    assert!(scanned > 0 && stolen > 0);
+    // lru_isolate: field 4 nr_scanned, 7 lru.
+    assert_eq!(sum(&ev, "mm_vmscan_lru_isolate", 4, |f| f[7].starts_with("inactive")), scanned);
+    assert_eq!(sum(&ev, "mm_vmscan_lru_isolate", 4, |f| f[7].starts_with("active")), r.counter("pgrefill"));
+    assert_eq!(sum(&ev, "mm_vmscan_lru_shrink_inactive", 1, |_| true), scanned);
+    assert_eq!(sum(&ev, "mm_vmscan_lru_shrink_inactive", 2, |_| true), stolen);
+    assert_eq!(sum(&ev, "mm_vmscan_lru_shrink_active", 1, |_| true), r.counter("pgrefill"));
+    let count = |n: &str| ev.iter().filter(|(e, _)| e == n).count() as u64;
+    assert_eq!(count("mm_vmscan_direct_reclaim_begin"), count("mm_vmscan_direct_reclaim_end"));
+    assert!(count("mm_vmscan_kswapd_wake") > 0 && count("mm_vmscan_wakeup_kswapd") > 0);
+    assert!(count("mm_vmscan_write_folio") > 0, "reclaim wrote pages to swap");
+    assert!(count("mm_page_alloc") > 0 && count("mm_filemap_add_to_page_cache") > 0);
+    assert!(text.lines().any(|l| l.trim_start().starts_with("kswapd0-")), "kswapd's lines name it");
+}
+
+#[test]
+fn linux_2_6_36_trace_parses_with_its_script_and_adds_up() {
+    let (r, text) = traced("linux-2.6.36", &[]);
+    let ev = parse(TraceFormat::Linux2636, &text);
+    let scanned = r.counter("pgscan_kswapd") + r.counter("pgscan_direct");
+    assert!(scanned > 0);
+    // isolate_mode 1 is ISOLATE_ACTIVE (shrink_active_list: pgrefill); 0 and 2 are the
+    // inactive list (2: lumpy, both).
+    assert_eq!(sum(&ev, "mm_vmscan_lru_isolate", 3, |f| f[0] != "1"), scanned);
+    assert_eq!(sum(&ev, "mm_vmscan_lru_isolate", 3, |f| f[0] == "1"), r.counter("pgrefill"));
+    assert!(!ev.iter().any(|(e, _)| e == "mm_vmscan_lru_shrink_inactive"), "2.6.36 had no such event");
+    assert!(!text.contains("mm_filemap_"), "nor filemap events");
+    // What direct reclaim returns includes the lists' pgsteal_direct (and pages it freed by
+    // other means), as the kernel's nr_reclaimed includes slab pages.
+    assert!(sum(&ev, "mm_vmscan_direct_reclaim_end", 0, |_| true) >= r.counter("pgsteal_direct"));
+    assert!(r.counter("pgsteal_direct") > 0);
+}
+
+#[test]
+fn linux_2_6_38_adds_shrink_inactive() {
+    let (r, text) = traced("linux-2.6.38", &[]);
+    let ev = parse(TraceFormat::Linux2638, &text);
+    let stolen = r.counter("pgsteal_kswapd") + r.counter("pgsteal_direct");
+    assert!(stolen > 0);
+    assert_eq!(sum(&ev, "mm_vmscan_lru_shrink_inactive", 3, |_| true), stolen);
+    assert_eq!(
+        sum(&ev, "mm_vmscan_lru_shrink_inactive", 2, |_| true),
+        r.counter("pgscan_kswapd") + r.counter("pgscan_direct")
+    );
+}
+
+#[test]
+fn events_filter_and_tracing_changes_nothing() {
+    let want = vec!["mm_vmscan_kswapd_wake".to_string(), "mm_vmscan_kswapd_sleep".to_string()];
+    let (r, text) = traced("linux-6.8", &want);
+    let ev = parse(TraceFormat::Linux68, &text);
+    assert!(!ev.is_empty() && ev.iter().all(|(e, _)| want.contains(e)));
+    let sc = vmlab_core::workload::load_scenario_str("reclaim.toml", RECLAIM, &[]).unwrap();
+    let (plain, _) = api::run(&sc, RunOpts { profile: Some("linux-6.8"), ..Default::default() }).unwrap();
+    assert_eq!(plain.with_wall_s_zeroed().to_json_string(), r.with_wall_s_zeroed().to_json_string());
+    assert!(FtraceWriter::new(
+        Box::new(std::io::sink()),
+        TraceFormat::Linux2636,
+        &["mm_filemap_add_to_page_cache".into()]
+    )
+    .is_err());
+}
+
+#[test]
+fn eras_without_tracepoints_have_none() {
+    for p in ["linux-2.4.9", "linux-2.4.23aa1", "linux-2.6.26"] {
+        assert!(vmlab_core::profiles::find(p).unwrap().tracepoints.is_none(), "{p}");
+    }
+}
