@@ -61,6 +61,8 @@ pub struct Task {
     pub memlock_limit: u64,
     /// What the task holds of its mm's mmap_sem, kept across quanta (a fault waiting for I/O).
     pub mmap_lock: crate::mmap_lock::MmapLockState,
+    /// `[fork]`: (task_struct slab, kernel stack) a forked task holds; NIL without them.
+    pub kmem: (crate::mm_types::Pfn, crate::mm_types::Pfn),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -179,6 +181,7 @@ impl Sched {
             waiting_children: false,
             memlock_limit: u64::MAX,
             mmap_lock: Default::default(),
+            kmem: (crate::mm_types::NIL, crate::mm_types::NIL),
         });
         id
     }
