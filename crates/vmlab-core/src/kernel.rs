@@ -151,6 +151,8 @@ pub struct Kernel {
     pub mmap_sem_retired: crate::sched_lock::RwSemStats,
     /// Filesystem metadata slab caches (a scenario's `[fs]`), else None.
     pub vfs: Option<Box<crate::dcache::Vfs>>,
+    /// `[fork]`: the task_struct cache and kernel stack order (None: tasks cost no kernel memory).
+    pub task_mem: Option<Box<crate::fork::TaskMem>>,
     /// Observers of tracepoints (`crate::trace`), and whether any is attached.
     pub tracers: Vec<Box<dyn crate::trace::Tracer>>,
     pub tracing: bool,
@@ -227,6 +229,7 @@ impl Kernel {
             cfg,
             mmap_sem_retired: Default::default(),
             vfs: None,
+            task_mem: None,
         };
         k.build_zones();
         Ok(k)

@@ -8,6 +8,7 @@ pub mod disk;
 /// Deterministic distributions (Zipf, log-normal), shared with the workload's access patterns.
 pub use vmlab_workload::dist;
 pub mod filemap;
+pub mod fork;
 pub mod irq;
 pub mod kernel;
 pub mod machine;

@@ -65,6 +65,8 @@ pub struct Task {
     pub mmap_lock: crate::mmap_lock::MmapLockState,
     /// The task's own random stream (`prandom`): its accesses do not depend on what others draw.
     pub rng: rand_pcg::Pcg64,
+    /// `[fork]`: (task_struct slab, kernel stack) a forked task holds; NIL without them.
+    pub kmem: (crate::mm_types::Pfn, crate::mm_types::Pfn),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -185,6 +187,7 @@ impl Sched {
             memcg: 0,
             mmap_lock: Default::default(),
             rng: crate::prandom::stream(0, crate::prandom::Stream::Process, u64::MAX),
+            kmem: (crate::mm_types::NIL, crate::mm_types::NIL),
         });
         id
     }

@@ -323,6 +323,10 @@ impl Sim {
             k.vfs =
                 Some(Box::new(crate::dcache::Vfs::new(dentry_size as u64, inode_size as u64, k.cfg.cpus as u64, slub)));
         }
+        if let Some((stack_order, task_struct)) = setup.fork {
+            k.task_mem =
+                Some(Box::new(crate::fork::TaskMem::new(stack_order, task_struct as u64, k.cfg.cpus as u64, slub)));
+        }
         let mut netrx = Vec::new();
         for n in &setup.netrx {
             if n.rate == 0 {
@@ -330,6 +334,7 @@ impl Sim {
             }
             let mut src = crate::slub::NetRx::new(n.rate, n.order, n.lifetime_ns, n.node as usize);
             src.exp_lifetime = n.exponential;
+            src.slow = n.slow;
             if let Some(bytes) = n.object_bytes {
                 src.object = bytes;
                 src.cache = Some(crate::slub::KmemCache::kmalloc_atomic(bytes, n.order));

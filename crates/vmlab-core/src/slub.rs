@@ -30,6 +30,8 @@ pub struct NetRx {
     pub lifetime_ns: u64,
     /// Lifetimes exponentially distributed with mean `lifetime_ns` (else all equal).
     pub exp_lifetime: bool,
+    /// (parts per million, mean ns): packets for slow readers, held for an exponential time.
+    pub slow: Option<(u32, u64)>,
     pub node: usize,
     /// Object size in bytes (0: one object a slab).
     pub object: u64,
@@ -64,6 +66,7 @@ impl NetRx {
             order,
             lifetime_ns,
             exp_lifetime: false,
+            slow: None,
             node,
             object: 0,
             on_ns: 0,
@@ -114,7 +117,18 @@ impl NetRx {
             self.expire(k, ctx, cache, head);
             return;
         }
-        let life = if self.exp_lifetime {
+        // A slow reader's packet waits in its socket queue; the draw is made only when slow
+        // readers are configured, so sources without them see the same random stream.
+        let slow_life = self.slow.and_then(|(ppm, mean)| {
+            let u = crate::dist::uniform01(&mut k.rng);
+            (u * 1e6 < ppm as f64).then(|| {
+                let v = crate::dist::uniform01(&mut k.rng).max(1e-12);
+                (-crate::dist::ln(v) * mean as f64) as u64
+            })
+        });
+        let life = if let Some(l) = slow_life {
+            l
+        } else if self.exp_lifetime {
             let u = crate::dist::uniform01(&mut k.rng).max(1e-12);
             (-crate::dist::ln(u) * self.lifetime_ns as f64) as u64
         } else {

@@ -242,9 +242,20 @@ pub fn step(sim: &mut Sim, t: usize, ctx: &mut Ctx) -> Outcome {
 fn do_fork(sim: &mut Sim, t: usize, ctx: &mut Ctx, child: ProgState) {
     let Some(mm) = sim.s.tasks[t].mm else { return };
     let name = sim.s.tasks[t].name.clone();
+    let kmem = if sim.k.task_mem.is_some() {
+        match crate::fork::dup_task_struct(&mut sim.k, ctx) {
+            Some(m) => m,
+            None => return,
+        }
+    } else {
+        (crate::mm_types::NIL, crate::mm_types::NIL)
+    };
     let child_mm = match sim.k.dup_mm(ctx, mm, &name) {
         Ok(m) => m,
-        Err(_) => return,
+        Err(_) => {
+            crate::fork::free_task(&mut sim.k, ctx, kmem);
+            return;
+        }
     };
     let c = sim.s.new_task(&name, TaskKind::User, Some(child_mm));
     sim.k.task_created(c, sim.s.tasks[c].pid, &name);
@@ -256,6 +267,7 @@ fn do_fork(sim: &mut Sim, t: usize, ctx: &mut Ctx, child: ProgState) {
     sim.s.tasks[c].memcg = sim.s.tasks[t].memcg;
     crate::psi::task_count(&mut sim.k, sim.s.tasks[t].memcg, 1);
     sim.s.tasks[c].last_cpu = ctx.cpu;
+    sim.s.tasks[c].kmem = kmem;
     sim.s.tasks[t].children += 1;
     sim.user_alive += 1;
     sim.s.set_runnable(c);
@@ -277,6 +289,8 @@ fn do_exit(sim: &mut Sim, t: usize, ctx: &mut Ctx) {
         }
     }
     sim.s.tasks[t].mm = None;
+    let kmem = std::mem::replace(&mut sim.s.tasks[t].kmem, (crate::mm_types::NIL, crate::mm_types::NIL));
+    crate::fork::free_task(&mut sim.k, ctx, kmem);
     if let Some(p) = sim.s.tasks[t].parent {
         if sim.s.tasks[p].children > 0 {
             sim.s.tasks[p].children -= 1;

@@ -970,7 +970,32 @@ fn resolve(ctx: &Ctx<'_>, f: &ScenarioFile) -> Result<(Setup, Vec<String>), Scen
                 ));
             }
         }
+        let slow = match (n.slow_share, &n.slow_lifetime) {
+            (Some(share), Some(l)) => {
+                if !(0.0..=1.0).contains(&share) {
+                    return Err(
+                        ctx.err(&["netrx", &i, "slow_share"], format!("slow_share {share} is not a share (0 to 1)"))
+                    );
+                }
+                let ns = ctx.unit(&["netrx", &i, "slow_lifetime"], units::parse_duration(l))?;
+                Some(((share * 1e6).round() as u32, ns))
+            }
+            (None, None) => None,
+            (Some(_), None) => {
+                return Err(ctx.err(
+                    &["netrx", &i, "slow_share"],
+                    "`slow_share` needs `slow_lifetime` (how long slow readers hold a packet)",
+                ))
+            }
+            (None, Some(_)) => {
+                return Err(ctx.err(
+                    &["netrx", &i, "slow_lifetime"],
+                    "`slow_lifetime` needs `slow_share` (which packets are slow)",
+                ))
+            }
+        };
         netrx.push(NetRxSetup {
+            slow,
             mtu: n.mtu,
             rate,
             order: n.order,
@@ -990,6 +1015,25 @@ fn resolve(ctx: &Ctx<'_>, f: &ScenarioFile) -> Result<(Setup, Vec<String>), Scen
                 }
             }
             Some((fs.inode_size, fs.dentry_size))
+        }
+        None => None,
+    };
+    let fork = match &f.fork {
+        Some(fk) => {
+            let bytes = ctx.unit(&["fork", "thread_size"], units::parse_size(&fk.thread_size))?;
+            if bytes < 4096 || !bytes.is_power_of_two() || bytes.trailing_zeros() - 12 >= ctx.vocab.max_order {
+                return Err(ctx.err(
+                    &["fork", "thread_size"],
+                    format!("a kernel stack of {bytes} bytes; THREAD_SIZE is a power-of-two number of pages"),
+                ));
+            }
+            if !(8..=32768).contains(&fk.task_struct) {
+                return Err(ctx.err(
+                    &["fork", "task_struct"],
+                    format!("task_struct is {} bytes; a slab object is 8 to 32768 bytes", fk.task_struct),
+                ));
+            }
+            Some((bytes.trailing_zeros() - 12, fk.task_struct))
         }
         None => None,
     };
@@ -1044,6 +1088,7 @@ fn resolve(ctx: &Ctx<'_>, f: &ScenarioFile) -> Result<(Setup, Vec<String>), Scen
         filetrees,
         netrx,
         fs,
+        fork,
         slub,
     };
     Ok((setup, disk_names.iter().map(|s| s.to_string()).collect()))
@@ -1463,6 +1508,22 @@ program = "wait"
         assert_eq!(s.setup.disks[0].bandwidth_bps, Some(24_000_000));
         assert_eq!(s.setup.files[0].bytes, 1 << 20);
         assert_eq!(s.setup.swap.as_ref().map(|w| (w.bytes, w.disk)), Some((1 << 30, 0)));
+    }
+
+    #[test]
+    fn slow_readers_and_fork_memory_are_checked_where_they_are_written() {
+        let netrx = |extra: &str| format!("{SMALL}\n[[netrx]]\nrate = \"100/s\"\nlifetime = \"10ms\"\n{extra}");
+        let text = netrx("slow_share = 1.5\nslow_lifetime = \"30s\"\n");
+        let line = text.lines().position(|l| l.starts_with("slow_share")).unwrap() + 1;
+        assert_eq!(err(&text, &[]), format!("t.toml:{line}:14: slow_share 1.5 is not a share (0 to 1)"));
+        let text = netrx("slow_lifetime = \"30s\"\n");
+        assert!(err(&text, &[]).contains("`slow_lifetime` needs `slow_share`"), "{}", err(&text, &[]));
+        let s = load(&netrx("slow_share = 0.02\nslow_lifetime = \"30s\"\n"), &[]).unwrap();
+        assert_eq!(s.setup.netrx[0].slow, Some((20_000, 30_000_000_000)));
+        let text = format!("{SMALL}\n[fork]\nthread_size = \"12KiB\"\ntask_struct = 5952\n");
+        assert!(err(&text, &[]).contains("THREAD_SIZE is a power-of-two number of pages"), "{}", err(&text, &[]));
+        let s = load(&format!("{SMALL}\n[fork]\nthread_size = \"8KiB\"\ntask_struct = 5952\n"), &[]).unwrap();
+        assert_eq!(s.setup.fork, Some((1, 5952)));
     }
 
     /// Values the simulator used to reject while building the machine, with no position: the

@@ -56,6 +56,9 @@ pub struct ScenarioFile {
     /// SLUB boot parameters (`[slub] max_order = 1`): `slub_max_order`, `slub_min_objects`,
     /// `slub_min_order`.
     pub slub: Option<SlubSpec>,
+    /// Kernel memory of every task (`[fork] thread_size = "8KiB"`, `task_struct = 5952`): what
+    /// `dup_task_struct` allocates at fork and `free_task` gives back at exit.
+    pub fork: Option<ForkSpec>,
     /// Program variables defined in every process (`[vars] threads = 4`, `len = "1GiB"`), so one
     /// scenario can be run at several settings with `--set vars.threads=16`.
     #[serde(default)]
@@ -300,6 +303,13 @@ pub struct NetRxSpec {
     /// slab orders from `calculate_order` (`order` and `object` are then not used).
     #[serde(default)]
     pub mtu: Option<u32>,
+    /// Share of packets (0 to 1) whose socket belongs to a slow reader (an IMAP client on a
+    /// slow link): such a packet stays queued for `slow_lifetime` (exponential mean) instead
+    /// of `lifetime`, pinning its slab meanwhile.
+    #[serde(default)]
+    pub slow_share: Option<f64>,
+    #[serde(default, deserialize_with = "opt_string_or_int")]
+    pub slow_lifetime: Option<String>,
 }
 
 /// SLUB's boot parameters, 2.6.36 names without the `slub_` prefix.
@@ -323,6 +333,16 @@ pub struct FsSpec {
     pub inode_size: u32,
     #[serde(default = "dentry_size")]
     pub dentry_size: u32,
+}
+
+/// `dup_task_struct`'s allocations: the kernel stack (`THREAD_SIZE`, whole pages) and the
+/// `task_struct` object (bytes, from its SLUB cache).
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ForkSpec {
+    #[serde(deserialize_with = "string_or_int")]
+    pub thread_size: String,
+    pub task_struct: u32,
 }
 
 fn dentry_size() -> u32 {
@@ -364,6 +384,8 @@ pub struct Setup {
     pub netrx: Vec<NetRxSetup>,
     /// Slab object sizes of the inode and dentry caches, bytes.
     pub fs: Option<(u32, u32)>,
+    /// `[fork]`: (kernel stack order, task_struct bytes).
+    pub fork: Option<(u32, u32)>,
     /// `[slub]`: (max_order, min_objects, min_order); None: the kernel's defaults.
     pub slub: Option<(u32, u32, u32)>,
     /// Memory cgroups, parents before children.
@@ -454,6 +476,8 @@ pub struct FileTreeSetup {
 pub struct NetRxSetup {
     /// Allocations per second (0: the source is off).
     pub rate: u64,
+    /// (share in parts per million, mean lifetime ns) of packets held by slow readers.
+    pub slow: Option<(u32, u64)>,
     pub order: u32,
     pub lifetime_ns: u64,
     pub exponential: bool,
