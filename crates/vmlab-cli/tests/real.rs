@@ -332,7 +332,7 @@ fn real_run_reads_from_disk_within_the_cgroup_limit() {
     assert_eq!(code, 0, "{err}");
     let (code, out, err) = vmlab(&["compare", &sim.to_string_lossy(), &r.dir.join("real.json").to_string_lossy()], &[]);
     assert_eq!(code, 0, "{err}");
-    assert!(out.contains("read_twice") && out.contains("Page ins"), "{out}");
+    assert!(out.contains("read_twice") && out.contains("elapsed_s"), "{out}");
 }
 
 /// A [swap] scenario: swapon of a file for the run, pages swapped out under the cgroup limit,
