@@ -265,14 +265,7 @@ impl Kernel {
         if self.zones[self.zone_of(p)].kind != crate::mmzone::ZoneType::HighMem {
             return NIL;
         }
-        let gfp = Gfp {
-            highest: crate::mmzone::ZoneType::Normal,
-            direct_reclaim: true,
-            atomic: false,
-            noretry: true,
-            mt: crate::mmzone::Mt::Unmovable,
-            cold: false,
-        };
+        let gfp = Gfp { noretry: true, ..Gfp::kernel() };
         // No __GFP_FS: a failed try_to_free_pages returns NULL rather than looping, so the caller
         // is not throttled.
         let throttle = ctx.throttle_until;

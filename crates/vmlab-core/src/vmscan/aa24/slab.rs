@@ -70,14 +70,7 @@ pub fn page_cache_added(k: &mut Kernel, ctx: &mut Ctx, p: Pfn) {
     }
     let per = per_page(k);
     if cache(k).live >= cache(k).pages.len() as u64 * per {
-        let gfp = crate::page_alloc::Gfp {
-            highest: crate::mmzone::ZoneType::Normal,
-            direct_reclaim: true,
-            atomic: false,
-            noretry: true,
-            mt: crate::mmzone::Mt::Unmovable,
-            cold: false,
-        };
+        let gfp = crate::page_alloc::Gfp { noretry: true, ..crate::page_alloc::Gfp::kernel() };
         let throttle = ctx.throttle_until;
         match k.alloc_pages(ctx, gfp, 0) {
             Ok(s) => {

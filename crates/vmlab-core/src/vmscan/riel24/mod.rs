@@ -530,14 +530,7 @@ pub fn grow_buffer_heads(k: &mut Kernel, ctx: &mut Ctx) {
         return;
     }
     while k.reclaim.riel24_mut().bh_slab.len() < bh_slab_needed(k) {
-        let gfp = crate::page_alloc::Gfp {
-            highest: crate::mmzone::ZoneType::Normal,
-            direct_reclaim: true,
-            atomic: false,
-            noretry: true,
-            mt: crate::mmzone::Mt::Unmovable,
-            cold: false,
-        };
+        let gfp = crate::page_alloc::Gfp { noretry: true, ..crate::page_alloc::Gfp::kernel() };
         let throttle = ctx.throttle_until;
         match k.alloc_pages(ctx, gfp, 0) {
             Ok(p) => {
