@@ -6,7 +6,9 @@
 #   scripts/python-test.sh [PYTEST ARGS...]      e.g. scripts/python-test.sh -k sweep
 # Environment: PYTHON (interpreter for the venv, default python3), VENV (default .venv),
 # VMLAB_CARGO_PROFILE (the Cargo profile of the extension, default release; test-all.sh passes
-# its own so the extension reuses the crates it already built).
+# its own so the extension reuses the crates it already built), VMLAB_PYTHON_SETUP_ONLY=1 (make
+# the venv and install the requirements, nothing else: test-all.sh does it beside its build),
+# VMLAB_PYTHON_CARGO_BUILD=1 (build the extension with cargo instead of maturin; see below).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -28,11 +30,27 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
     python -m pip install --disable-pip-version-check -q -r python/requirements-dev.txt
     echo "$want" > "$stamp"
 fi
+if [ -n "${VMLAB_PYTHON_SETUP_ONLY:-}" ]; then
+    exit 0
+fi
 
 cargo_profile=${VMLAB_CARGO_PROFILE:-release}
-echo "== building the extension (maturin develop --profile $cargo_profile)"
-# Puts vmlab/_vmlab.abi3.so beside the Python sources in python/ and installs them editable.
-(cd python && maturin develop --profile "$cargo_profile")
+if [ -n "${VMLAB_PYTHON_CARGO_BUILD:-}" ]; then
+    # test-all.sh: the extension from the suite's own build. maturin would build vmlab-py alone,
+    # and Cargo resolves a lone package's features without the dev-dependencies the tests
+    # enabled, so it would compile vmlab-core again. Built with the tests' target selection, only
+    # vmlab-py itself is left to compile; the module is then imported from python/ directly.
+    echo "== building the extension (cargo build --profile $cargo_profile --workspace --lib --tests)"
+    cargo build --profile "$cargo_profile" --workspace --lib --tests --locked
+    dir=$cargo_profile
+    [ "$dir" = dev ] && dir=debug
+    cp "target/$dir/lib_vmlab.so" python/vmlab/_vmlab.abi3.so
+    export PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}"
+else
+    echo "== building the extension (maturin develop --profile $cargo_profile)"
+    # Puts vmlab/_vmlab.abi3.so beside the Python sources in python/ and installs them editable.
+    (cd python && maturin develop --profile "$cargo_profile")
+fi
 
 echo "== pytest"
 exec python -m pytest python/tests -q "$@"

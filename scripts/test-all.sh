@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Every gate and every test vmlab has, in order, stopping at the first failure:
-#   1. cargo fmt --check and clippy with warnings as errors (the Python crate included);
+#   1. cargo fmt --check, then clippy with warnings as errors (the Python crate included),
+#      which runs beside the build of step 2 (so does setting up the Python venv);
 #   2. Rust unit, integration and property tests, the CLI tests — under cargo nextest when it is
 #      installed, else cargo test, a line per test either way;
-#   3. the full-scale seed reproductions that pass, a minute of the scenario fuzzer, then the
-#      golden hashes of every seed's and every example×profile's JSON (crates/vmlab-cli/tests/golden.rs);
+#   3. the long tests from the same build, two at a time: the full-scale seed reproductions that
+#      pass, a minute of the scenario fuzzer, the golden hashes of every seed's and every
+#      example×profile's JSON (crates/vmlab-cli/tests/golden.rs);
 #   4. when the Python package is present, its pytest suite.
 # Everything is built once, in the `ci` profile (Cargo.toml): optimised as release, so the
 # seed-scale tests run in seconds, with debug assertions on, so page conservation is still
@@ -62,43 +64,117 @@ step() {
 }
 
 step "rustfmt" cargo fmt --all --check
-# The workspace includes vmlab-py (pyo3): it type-checks without an interpreter to link against.
-step "clippy" cargo clippy --workspace --all-targets --locked -- -D warnings
+
+# Two cores, and the long steps below are mostly one rustc or one simulation at a time: what
+# does not need the build runs beside it, each in the background with its output kept in a
+# log printed when it is collected (`collect`), so the foreground never stops printing.
+logs=target/test-all
+mkdir -p "$logs"
+declare -A bg_pid bg_t0
+# A failed step or ^C ends what still runs beside it (each in its own process group).
+end_background() {
+    local p
+    for p in "${bg_pid[@]}"; do
+        kill -- -"$p" 2>/dev/null || true
+    done
+}
+trap end_background EXIT
+trap 'exit 130' INT TERM
+
+# background LABEL CMD...: start CMD with its output in $logs/LABEL.log.
+background() {
+    local label=$1
+    shift
+    echo "== $label: started beside the build: $*"
+    bg_t0[$label]=$(date +%s)
+    setsid "$@" >"$logs/$label.log" 2>&1 &
+    bg_pid[$label]=$!
+}
+
+# collect LABEL: wait for it (a heartbeat every 50 s), print its log, stop the script if it failed.
+collect() {
+    local label=$1 status n=0
+    while kill -0 "${bg_pid[$label]}" 2>/dev/null; do
+        sleep 1
+        n=$((n + 1))
+        if [ $((n % 50)) -eq 0 ]; then
+            echo "   ... waiting for $label ($n s)"
+        fi
+    done
+    set +e
+    wait "${bg_pid[$label]}"
+    status=$?
+    set -e
+    local dt=$(($(date +%s) - ${bg_t0[$label]}))
+    echo "== $label (ran beside the build):"
+    sed 's/^/   /' "$logs/$label.log"
+    timings+=("$(printf '%-56s %5d s' "$label (beside the build)" "$dt")")
+    if [ "$status" -ne 0 ]; then
+        echo "== FAILED: $label (exit $status) after $dt s"
+        summary
+        exit "$status"
+    fi
+    echo "== $label: ok in $dt s"
+}
+
+# clippy checks in its own target directory: Cargo locks a target directory for a whole build,
+# and clippy's check artifacts are not the ci build's anyway. The workspace includes vmlab-py
+# (pyo3): it type-checks without an interpreter to link against.
+background clippy env CARGO_TARGET_DIR=target/clippy cargo clippy --workspace --all-targets --locked -- -D warnings
+have_python=0
+if [ -x scripts/python-test.sh ]; then
+    have_python=1
+    # The venv and its requirements: mostly downloads.
+    background python-setup env VMLAB_PYTHON_SETUP_ONLY=1 scripts/python-test.sh
+fi
 
 if cargo nextest --version >/dev/null 2>&1; then
     # nextest runs no doctests; vmlab has none (`cargo test --doc` would add a build for nothing).
     step "tests (nextest, $profile)" cargo nextest run --cargo-profile "$profile" --workspace --locked --no-fail-fast
-    # The ignored tests below run from the same build: one `--workspace` resolution of features.
-    ignored() { cargo nextest run --cargo-profile "$profile" --workspace --locked --run-ignored only --no-capture -E "binary($1) & test(=$2)"; }
+    # The long tests below run from the same build (one `--workspace` resolution of features),
+    # two at a time.
+    long_tests() {
+        local filter="" entry target name
+        for entry in "$@"; do
+            read -r target name <<<"$entry"
+            filter+="${filter:+ | }(binary($target) & test(=$name))"
+        done
+        cargo nextest run --cargo-profile "$profile" --workspace --locked --no-fail-fast --run-ignored only \
+            --no-capture -E "$filter"
+    }
 else
     step "tests (cargo test, $profile)" cargo test --profile "$profile" --workspace --locked --no-fail-fast
-    ignored() { cargo test --profile "$profile" --workspace --locked --test "$1" -- --ignored --exact "$2" --nocapture; }
+    long_tests() {
+        local entry target name
+        for entry in "$@"; do
+            read -r target name <<<"$entry"
+            cargo test --profile "$profile" --workspace --locked --test "$target" -- --ignored --exact "$name" --nocapture
+        done
+    }
 fi
+collect clippy
 
-# Full-scale seed reproductions that pass: each runs a seed at its original size. The ones that
-# do not reproduce yet stay #[ignore]d with the reason; list a test here once it passes.
-full_scale=(
+# The long tests, all ignored by a plain `cargo test`:
+# - the full-scale seed reproductions that pass, each a seed at its original size (the ones that
+#   do not reproduce yet stay #[ignore]d with the reason; list a test here once it passes);
+# - a minute of the scenario fuzzer (crates/vmlab-fuzz, fuzz/README.md): mutated scenarios and
+#   --sets through the loader, the compiler and short simulations; a panic, an abort, a stack
+#   overflow or an input over its time limit fails it and is saved under fuzz/findings/;
+# - every seed's and every example×profile's JSON against crates/vmlab-cli/tests/golden/hashes.txt,
+#   each run printed as it finishes.
+long=(
+    "golden outputs_match_the_golden_hashes"
+    "ci a_minute_of_fuzzing_finds_nothing"
+    "seed_shm_big_iron scaled_down_does_not_storm"
     "seed_kswapd_high_order full_scale_2638_settles_near_the_high_watermarks"
     "seed_kswapd_mailserver full_scale_mailserver_2638_settles_near_the_watermarks"
     "seed_google_mlock full_scale_must_shows"
-    "seed_shm_big_iron scaled_down_does_not_storm"
 )
-for entry in "${full_scale[@]}"; do
-    read -r target name <<<"$entry"
-    step "full scale: $target::$name" ignored "$target" "$name"
-done
+step "long tests: full-scale seeds, fuzzing, golden hashes" long_tests "${long[@]}"
 
-# A minute of the scenario fuzzer (crates/vmlab-fuzz, fuzz/README.md): mutated scenarios and
-# --sets through the loader, the compiler and short simulations; a panic, an abort, a stack
-# overflow or an input over its time limit fails the step and is saved under fuzz/findings/.
-step "fuzz (60 s)" cargo run --profile "$profile" --locked -p vmlab-fuzz -- --seconds 60 --inputs 100000000
-
-# Every seed's and every example×profile's JSON against crates/vmlab-cli/tests/golden/hashes.txt;
-# each run is printed as it finishes.
-step "golden hashes" ignored golden outputs_match_the_golden_hashes
-
-if [ -x scripts/python-test.sh ]; then
-    step "python" env VMLAB_CARGO_PROFILE="$profile" scripts/python-test.sh
+if [ "$have_python" = 1 ]; then
+    collect python-setup
+    step "python" env VMLAB_CARGO_PROFILE="$profile" VMLAB_PYTHON_CARGO_BUILD=1 scripts/python-test.sh
 fi
 
 summary

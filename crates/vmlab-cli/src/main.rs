@@ -103,6 +103,13 @@ enum Cmd {
         /// Run every combination of the seed's fixes (shm-big-iron: its three switches).
         #[arg(long)]
         ablate: bool,
+        /// Write each run's tracepoints into DIR (created if needed) as `NN-PROFILE.trace`, in
+        /// ftrace text form as on `run`; runs of releases without mm tracepoints write none.
+        #[arg(long, value_name = "DIR")]
+        trace: Option<PathBuf>,
+        /// With --trace: only these events (comma-separated names, as `mm_vmscan_lru_isolate`).
+        #[arg(long, value_name = "EVENT,...", value_delimiter = ',', requires = "trace")]
+        events: Vec<String>,
     },
     /// List the kernel profiles and their mechanism tables; `vmlab profiles NAME` shows one,
     /// `vmlab profiles A B` only the fields that differ between them.
@@ -219,7 +226,10 @@ fn main() -> ExitCode {
         }
         Cmd::Profiles { names, json } => profiles(&names, json),
         Cmd::Explain { scenario, profile, sets } => explain(scenario, profile, sets),
-        Cmd::Reproduce { seed, list, sets, json, timing, ablate } => reproduce(seed, list, sets, json, timing, ablate),
+        Cmd::Reproduce { seed, list, sets, json, timing, ablate, trace, events } => {
+            let trace = trace.map(|dir| vmlab_core::reproduce::TraceOpts { dir, events });
+            reproduce(seed, list, sets, json, timing, ablate, trace)
+        }
         Cmd::Real { scenario, sets, json, interval, keep, dir, proc_dir } => {
             real::real(real::RealArgs { scenario, sets, json, interval, keep, dir, proc_dir })
         }
@@ -761,6 +771,7 @@ fn reproduce(
     json: Option<String>,
     timing: bool,
     ablate: bool,
+    trace: Option<vmlab_core::reproduce::TraceOpts>,
 ) -> ExitCode {
     use vmlab_core::reproduce;
     let all = reproduce::seeds();
@@ -783,11 +794,17 @@ fn reproduce(
     if let Err(c) = check_outputs(&[("--json", json.as_deref())], &[]) {
         return c;
     }
+    if let Some(t) = &trace {
+        if let Err(e) = std::fs::create_dir_all(&t.dir) {
+            eprintln!("vmlab: --trace {}: {e}", t.dir.display());
+            return ExitCode::from(2);
+        }
+    }
     // The seeds' scenarios are built in; $VMLAB_ROOT points at a tree to read (edited) ones from.
     let root = std::env::var_os("VMLAB_ROOT").map(PathBuf::from);
     let line = progress::Line::for_terminal().map(std::sync::Arc::new);
     let progress = line.clone().map(|l| l as std::sync::Arc<dyn reproduce::Progress>);
-    let opts = reproduce::ReproduceOpts { sets, root, timing, ablate, progress, ..Default::default() };
+    let opts = reproduce::ReproduceOpts { sets, root, timing, ablate, progress, trace, ..Default::default() };
     let result = reproduce::run(&def, opts);
     if let Some(l) = line {
         l.clear();

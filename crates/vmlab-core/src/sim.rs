@@ -24,7 +24,11 @@ use crate::workload::scenario::ZoneName;
 
 /// Events between two progress reports: often enough for a tenth-of-a-second display at the
 /// simulator's event rate, rarely enough that the call is nothing next to the events.
+/// A multiple of `INTERRUPT_EVENTS`.
 pub const PROGRESS_EVENTS: u32 = 1 << 14;
+
+/// Events between two looks at the interrupt flag: a ^C is seen within a millisecond of wall time.
+const INTERRUPT_EVENTS: u32 = 1 << 12;
 
 /// A run failed because of the scenario (a runtime error in a program, a bad machine).
 pub type SimError = crate::workload::exec::RunError;
@@ -407,8 +411,7 @@ impl Sim {
 
     /// Run until the workload ends (plus linger) or the duration limit.
     pub fn run(&mut self) -> Result<(), SimError> {
-        let mut polls = 0u32;
-        let mut events_since_progress = 0u32;
+        let mut events = 0u32;
         self.s.push(self.interval, Event::Sample);
         loop {
             self.drain_kernel_requests();
@@ -431,18 +434,17 @@ impl Sim {
             self.s.now = t;
             self.k.now = t;
             self.handle(ev);
-            polls = polls.wrapping_add(1);
-            if polls.is_multiple_of(4096)
-                && self.interrupt.is_some_and(|f| f.load(std::sync::atomic::Ordering::Relaxed))
-            {
-                self.params.push(("interrupted_at_s".into(), serde_json::json!(t as f64 / 1e9)));
-                break;
-            }
-            events_since_progress += 1;
-            if events_since_progress == PROGRESS_EVENTS {
-                events_since_progress = 0;
-                if let Some(p) = self.progress.as_mut() {
-                    p(t, self.duration_ns.map(|d| d.min(self.end_limit)));
+            events = events.wrapping_add(1);
+            // Both checks are rare, so the common event pays one test.
+            if events.is_multiple_of(INTERRUPT_EVENTS) {
+                if self.interrupt.is_some_and(|f| f.load(std::sync::atomic::Ordering::Relaxed)) {
+                    self.params.push(("interrupted_at_s".into(), serde_json::json!(t as f64 / 1e9)));
+                    break;
+                }
+                if events.is_multiple_of(PROGRESS_EVENTS) {
+                    if let Some(p) = self.progress.as_mut() {
+                        p(t, self.duration_ns.map(|d| d.min(self.end_limit)));
+                    }
                 }
             }
         }

@@ -6,7 +6,7 @@
 use std::io::Write;
 use std::sync::{Arc, Mutex};
 
-use regex::Regex;
+use regex_lite::Regex;
 use vmlab_core::api::{self, RunOpts};
 use vmlab_core::stats::ftrace::{FtraceWriter, TraceFormat};
 use vmlab_core::stats::report::RunReport;
@@ -238,4 +238,33 @@ fn eras_without_tracepoints_have_none() {
     for p in ["linux-2.4.9", "linux-2.4.23aa1", "linux-2.6.26"] {
         assert!(vmlab_core::profiles::find(p).unwrap().tracepoints.is_none(), "{p}");
     }
+}
+
+/// `vmlab reproduce SEED --trace DIR`: one file per run of a release with tracepoints, named by
+/// the run's number and profile and recorded in its params; none for an older release.
+#[test]
+fn reproduce_traces_each_run_of_a_release_with_tracepoints() {
+    use vmlab_core::reproduce::{mmap_sem, ReproduceOpts, TraceOpts};
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("reproduce-trace");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let sets = ["filetree.0.mean=372MiB", "vars.files=1"].map(String::from).to_vec();
+    let trace = Some(TraceOpts { dir: dir.clone(), events: Vec::new() });
+    let o = ReproduceOpts { sets, trace, ..Default::default() };
+    let (rep, _) = mmap_sem::run_table(&o, &["linux-2.6.26", "linux-6.8"], &[1]).expect("runs");
+    let mut files: Vec<String> =
+        std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    files.sort();
+    let traced: Vec<&RunReport> = rep.runs.iter().filter(|r| r.params.get("trace_file").is_some()).collect();
+    assert!(!files.is_empty() && files.iter().all(|f| f.ends_with("-linux-6.8.trace")), "{files:?}");
+    assert_eq!(traced.len(), files.len());
+    assert!(traced.iter().all(|r| r.profile == "linux-6.8"));
+    assert!(rep.runs.iter().any(|r| r.profile == "linux-2.6.26" && r.params.get("trace_file").is_none()));
+    let text = std::fs::read_to_string(dir.join(&files[0])).unwrap();
+    assert!(text.starts_with("# tracer: nop"), "{text}");
+    // An event the release does not have is refused, naming the ones it has.
+    let bad = TraceOpts { dir, events: vec!["mm_no_such_event".into()] };
+    let o = ReproduceOpts { trace: Some(bad), ..Default::default() };
+    let e = mmap_sem::run_table(&o, &["linux-6.8"], &[1]).err().expect("refused");
+    assert!(e.contains("mm_no_such_event") && e.contains("mm_vmscan_kswapd_wake"), "{e}");
 }

@@ -58,6 +58,16 @@ pub struct ReproduceOpts {
     pub runs: usize,
     /// Runs started so far.
     pub started: AtomicUsize,
+    /// `--trace DIR`: each run whose release has tracepoints writes its ftrace text to
+    /// `DIR/NN-PROFILE.trace` (NN the run's number), keeping only `events` when any are named.
+    pub trace: Option<TraceOpts>,
+}
+
+/// Where and what `--trace` writes.
+#[derive(Clone, Debug, Default)]
+pub struct TraceOpts {
+    pub dir: PathBuf,
+    pub events: Vec<String>,
 }
 
 /// What a long reproduction reports as it goes (a terminal's progress line, a notebook's bar).
@@ -103,12 +113,30 @@ impl ReproduceOpts {
         sc.map_err(crate::api::render)
     }
 
-    /// Count a run as started and return its progress callback, if anyone listens.
-    pub fn begin_run(&self, profile: &str, sets: &[String]) -> Option<ProgressFn> {
+    /// Count a run as started; its number (from 1) and its progress callback, if anyone listens.
+    pub fn begin_run(&self, profile: &str, sets: &[String]) -> (usize, Option<ProgressFn>) {
         let k = self.started.fetch_add(1, Ordering::Relaxed) + 1;
-        let p = Arc::clone(self.progress.as_ref()?);
+        let Some(p) = self.progress.as_ref().map(Arc::clone) else { return (k, None) };
         p.run_start(k, self.runs.max(k), profile, sets);
-        Some(Box::new(move |now, end| p.tick(k, now, end)))
+        (k, Some(Box::new(move |now, end| p.tick(k, now, end))))
+    }
+
+    /// Run `k`'s ftrace writer under `--trace`, when its release has tracepoints; the file name.
+    fn trace_writer(
+        &self,
+        sc: &Scenario,
+        profile: &str,
+        k: usize,
+    ) -> Result<Option<(PathBuf, Box<dyn crate::trace::Tracer>)>, String> {
+        let Some(t) = &self.trace else { return Ok(None) };
+        // A bad profile is api::run's to report, with its position.
+        let Ok(p) = crate::sim::resolve_profile(sc, Some(profile)) else { return Ok(None) };
+        let Some(fmt) = p.tracepoints else { return Ok(None) };
+        let file = t.dir.join(format!("{k:02}-{profile}.trace"));
+        let out = std::fs::File::create(&file).map_err(|e| format!("vmlab: --trace {}: {e}", file.display()))?;
+        let w = crate::stats::ftrace::FtraceWriter::new(Box::new(out), fmt, &t.events)
+            .map_err(|m| format!("vmlab: --events: {m}"))?;
+        Ok(Some((file, Box::new(w))))
     }
 }
 
@@ -161,9 +189,22 @@ pub fn run_seed_scenario(
     tracers: Vec<Box<dyn crate::trace::Tracer>>,
 ) -> Result<(RunReport, crate::sim::Sim), String> {
     let sc = opts.load(file, extra_sets)?;
-    let progress = opts.begin_run(profile, extra_sets);
+    let (k, progress) = opts.begin_run(profile, extra_sets);
+    let mut tracers = tracers;
+    let trace = opts.trace_writer(&sc, profile, k)?;
+    let trace_file = trace.map(|(f, w)| {
+        tracers.push(w);
+        f
+    });
     let o = crate::api::RunOpts { profile: Some(profile), tracers, progress, ..Default::default() };
-    crate::api::run(&sc, o).map_err(crate::api::render)
+    let (mut rep, sim) = crate::api::run(&sc, o).map_err(crate::api::render)?;
+    if let Some(f) = trace_file {
+        if let Some(e) = sim.k.tracer::<crate::stats::ftrace::FtraceWriter>().and_then(|w| w.error.as_ref()) {
+            return Err(format!("vmlab: --trace {}: cannot write: {e}", f.display()));
+        }
+        rep.params.insert("trace_file", serde_json::json!(f.to_string_lossy()));
+    }
+    Ok((rep, sim))
 }
 
 /// Find a repository root (the directory holding `scenarios/seeds/`): `$VMLAB_ROOT`, else the

@@ -75,7 +75,7 @@ pub fn measure(
     let diag = |e| crate::api::render(crate::api::diagnose(&sc, e));
     let prof = resolve_profile(&sc, Some(profile)).map_err(diag)?;
     let mut sim = Sim::new(&sc, prof).map_err(diag)?;
-    sim.progress = opts.begin_run(profile, sets);
+    sim.progress = opts.begin_run(profile, sets).1;
     let steady_at: Rc<RefCell<Option<u64>>> = Rc::new(RefCell::new(None));
     let hist: Rc<RefCell<Vec<(u64, u64)>>> = Rc::new(RefCell::new(Vec::new()));
     {

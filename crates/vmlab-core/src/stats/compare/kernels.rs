@@ -216,7 +216,17 @@ fn figures(r: &RunReport) -> Vec<(String, f64)> {
 fn config(r: &RunReport) -> Vec<(String, String)> {
     let mut v = vec![("scenario".to_string(), r.scenario.clone()), ("profile".to_string(), r.profile.clone())];
     for (k, x) in r.params.iter().filter(|(k, _)| *k != "seed") {
-        v.push((k.to_string(), x.as_str().map(str::to_string).unwrap_or_else(|| x.to_string())));
+        let text = match x {
+            serde_json::Value::String(s) => s.clone(),
+            serde_json::Value::Array(_) | serde_json::Value::Object(_) => continue,
+            x => x.to_string(),
+        };
+        // A sentence is a description of the run (`vmlab real` explains its emulation and the
+        // scope of its counters), not a setting: it would make a column label a paragraph.
+        if text.contains(char::is_whitespace) || text.chars().count() > 40 {
+            continue;
+        }
+        v.push((k.to_string(), text));
     }
     v
 }
@@ -492,6 +502,20 @@ mod tests {
         let text = format(&c);
         assert!(text.contains("Stddev"), "{text}");
         assert!(text.lines().next().unwrap().contains("linux-2.6.26"), "{text}");
+    }
+
+    #[test]
+    fn a_real_runs_descriptions_stay_out_of_its_label() {
+        let sim = run("linux-6.8", "s", &[], 1.0);
+        let real = run(
+            "host",
+            "s",
+            &[("real", "true"), ("vmstat_scope", "host-wide /proc/vmstat deltas over the run"), ("kernel", "6.18.0")],
+            1.2,
+        );
+        let cols = columns(&[("sim.json".to_string(), sim), ("real.json".to_string(), real)]);
+        let labels: Vec<&str> = cols.iter().map(|c| c.label.as_str()).collect();
+        assert_eq!(labels, ["linux-6.8", "host real=true kernel=6.18.0"]);
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! Simulated page events per wall second (criterion). `cargo bench -p vmlab-core` reports the
+//! Simulated page events per wall second (criterion). `cargo bench -p vmlab-bench` reports the
 //! throughput as elements/s: sequential anonymous faults, then examples (a) and (b).
 
 use std::path::PathBuf;
