@@ -134,10 +134,10 @@ if cargo nextest --version >/dev/null 2>&1; then
     # The long tests below run from the same build (one `--workspace` resolution of features),
     # two at a time.
     long_tests() {
-        local filter="" entry target name
+        local filter="" entry package target name
         for entry in "$@"; do
-            read -r target name <<<"$entry"
-            filter+="${filter:+ | }(binary($target) & test(=$name))"
+            read -r package target name <<<"$entry"
+            filter+="${filter:+ | }(binary_id($package::$target) & test(=$name))"
         done
         cargo nextest run --cargo-profile "$profile" --workspace --locked --no-fail-fast --run-ignored only \
             --no-capture -E "$filter"
@@ -145,10 +145,10 @@ if cargo nextest --version >/dev/null 2>&1; then
 else
     step "tests (cargo test, $profile)" cargo test --profile "$profile" --workspace --locked --no-fail-fast
     long_tests() {
-        local entry target name
+        local entry package target name
         for entry in "$@"; do
-            read -r target name <<<"$entry"
-            cargo test --profile "$profile" --workspace --locked --test "$target" -- --ignored --exact "$name" --nocapture
+            read -r package target name <<<"$entry"
+            cargo test --profile "$profile" --locked -p "$package" --test "$target" -- --ignored --exact "$name" --nocapture
         done
     }
 fi
@@ -162,13 +162,14 @@ collect clippy
 #   overflow or an input over its time limit fails it and is saved under fuzz/findings/;
 # - every seed's and every example×profile's JSON against crates/vmlab-cli/tests/golden/hashes.txt,
 #   each run printed as it finishes.
+# Each is "PACKAGE TEST-BINARY TEST".
 long=(
-    "golden outputs_match_the_golden_hashes"
-    "ci a_minute_of_fuzzing_finds_nothing"
-    "seed_shm_big_iron scaled_down_does_not_storm"
-    "seed_kswapd_high_order full_scale_2638_settles_near_the_high_watermarks"
-    "seed_kswapd_mailserver full_scale_mailserver_2638_settles_near_the_watermarks"
-    "seed_google_mlock full_scale_must_shows"
+    "vmlab golden outputs_match_the_golden_hashes"
+    "vmlab-fuzz ci a_minute_of_fuzzing_finds_nothing"
+    "vmlab-core it seed_shm_big_iron::scaled_down_does_not_storm"
+    "vmlab-core it seed_kswapd_high_order::full_scale_2638_settles_near_the_high_watermarks"
+    "vmlab-core it seed_kswapd_mailserver::full_scale_mailserver_2638_settles_near_the_watermarks"
+    "vmlab-core it seed_google_mlock::full_scale_must_shows"
 )
 step "long tests: full-scale seeds, fuzzing, golden hashes" long_tests "${long[@]}"
 

@@ -207,7 +207,7 @@ fn must_show_failures(rep: &vmlab_core::stats::report::ReproduceReport) -> Vec<S
 
 /// The seed's "must show" at full scale (32 GiB, 100 processes, 51 M PTEs, 5 GiB of shm):
 /// several minutes in a release build.
-/// `cargo test --release -p vmlab-core --test seed_shm_big_iron -- --ignored`
+/// `cargo test --release -p vmlab-core --test it -- --ignored seed_shm_big_iron::`
 #[test]
 #[ignore = "does not reproduce: aa1 converts GiBs of the context store at scan speed with hardly any walk (sy low), and the cp is swap-bound in every row (docs/notes/era-2.4.23aa.md)"]
 fn reproduce_full_scale() {

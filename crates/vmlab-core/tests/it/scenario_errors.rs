@@ -217,7 +217,7 @@ fn miette_renders_snippet_label_and_help() {
 /// The example in the newcomer's guide must stay valid.
 #[test]
 fn docs_example_loads() {
-    let doc = include_str!("../../../docs/SCENARIOS.md");
+    let doc = include_str!("../../../../docs/SCENARIOS.md");
     let start = doc.find("```toml\n").expect("docs have a toml example") + "```toml\n".len();
     let len = doc[start..].find("```").expect("example is closed");
     let s = load_scenario_str("demo.toml", &doc[start..start + len], &[]).unwrap();

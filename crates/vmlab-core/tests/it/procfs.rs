@@ -60,7 +60,7 @@ fn vmstat_6_8_keeps_the_kernel_order_of_a_recorded_6_x_file() {
     // The name column of a 6.18 host's /proc/vmstat. Between 6.8 and 6.18 the only reordering
     // among names both have is pgdemote_*: vm events in 6.8, per-node stats since 6.10
     // (Li Zhijian, "mm/vmstat: move pgdemote_* to per-node stats", linux-mm, 2024).
-    let host: Vec<String> = include_str!("data/vmstat-names-6.18-host.txt").lines().map(str::to_string).collect();
+    let host: Vec<String> = include_str!("../data/vmstat-names-6.18-host.txt").lines().map(str::to_string).collect();
     let ours = all_vmstat_names(tables::VMSTAT_6_8);
     let moved = |n: &str| n.starts_with("pgdemote_");
     let common: Vec<String> = ours.iter().filter(|n| host.contains(n) && !moved(n)).cloned().collect();

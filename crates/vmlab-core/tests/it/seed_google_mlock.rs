@@ -160,7 +160,7 @@ fn bad_sets_are_errors_not_panics() {
 }
 
 /// The seed at full scale (2 GiB, two 408 MiB slots, twenty files), with the must-shows.
-/// Release build only: `cargo test --release -p vmlab-core --test seed_google_mlock -- --ignored`.
+/// Release build only: `cargo test --release -p vmlab-core --test it -- --ignored seed_google_mlock::`.
 /// Every must-show is checked and all misses are reported together. The 2.4.9 load ratio sits
 /// near its threshold (1.45x here; 1.33-1.48x under neutral perturbations,
 /// docs/notes/history/era-2.4.9-riel.md §15).
