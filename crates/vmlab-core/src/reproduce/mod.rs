@@ -63,6 +63,9 @@ pub struct ReproduceOpts {
     pub trace: Option<TraceOpts>,
 }
 
+/// A run's trace file and the writer that fills it.
+type TraceFile = (PathBuf, Box<dyn crate::trace::Tracer>);
+
 /// Where and what `--trace` writes.
 #[derive(Clone, Debug, Default)]
 pub struct TraceOpts {
@@ -127,7 +130,7 @@ impl ReproduceOpts {
         sc: &Scenario,
         profile: &str,
         k: usize,
-    ) -> Result<Option<(PathBuf, Box<dyn crate::trace::Tracer>)>, String> {
+    ) -> Result<Option<TraceFile>, String> {
         let Some(t) = &self.trace else { return Ok(None) };
         // A bad profile is api::run's to report, with its position.
         let Ok(p) = crate::sim::resolve_profile(sc, Some(profile)) else { return Ok(None) };
