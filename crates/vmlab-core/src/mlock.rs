@@ -86,15 +86,9 @@ pub fn munlock_range(k: &mut Kernel, ctx: &mut Ctx, mm: u32, _v: &Vma, start: u6
             if k.fr.has(p, pg::MLOCKED) && !mapped_locked_elsewhere(k, ctx, p, mm, vpn) {
                 k.fr.clear(p, pg::MLOCKED);
                 k.g.mlock -= 1;
+                k.ev.inc(Vm::UnevictablePgsMunlocked);
                 if k.fr.has(p, pg::LRU) {
-                    k.ev.inc(Vm::UnevictablePgsMunlocked);
                     crate::vmscan::move_to_evictable(k, p);
-                } else if k.fr.has(p, pg::UNEVICTABLE) {
-                    // Off the LRU (isolated) yet unevictable: left for whoever holds it to put
-                    // back, and counted as stranded (2.6.28+ munlock_vma_page, 6.8 __munlock_folio).
-                    k.ev.inc(Vm::UnevictablePgsStranded);
-                } else {
-                    k.ev.inc(Vm::UnevictablePgsMunlocked);
                 }
             }
         }

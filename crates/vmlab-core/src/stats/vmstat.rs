@@ -67,7 +67,6 @@ vm_items! {
     UnevictablePgsRescued => "unevictable_pgs_rescued",
     UnevictablePgsMlocked => "unevictable_pgs_mlocked",
     UnevictablePgsMunlocked => "unevictable_pgs_munlocked",
-    UnevictablePgsStranded => "unevictable_pgs_stranded",
     WorkingsetRefaultAnon => "workingset_refault_anon",
     WorkingsetRefaultFile => "workingset_refault_file",
     WorkingsetActivateAnon => "workingset_activate_anon",

@@ -162,7 +162,7 @@ pub const VMSTAT_6_8: &[VmItem] = &[
     One("unevictable_pgs_mlocked", e(Vm::UnevictablePgsMlocked)),
     One("unevictable_pgs_munlocked", e(Vm::UnevictablePgsMunlocked)),
     One("unevictable_pgs_cleared", A),
-    One("unevictable_pgs_stranded", e(Vm::UnevictablePgsStranded)),
+    One("unevictable_pgs_stranded", A),
     One("thp_fault_alloc", A),
     One("thp_fault_fallback", A),
     One("thp_fault_fallback_charge", A),
@@ -275,7 +275,7 @@ pub const VMSTAT_2_6_36: &[VmItem] = &[
     One("unevictable_pgs_mlocked", e(Vm::UnevictablePgsMlocked)),
     One("unevictable_pgs_munlocked", e(Vm::UnevictablePgsMunlocked)),
     One("unevictable_pgs_cleared", A),
-    One("unevictable_pgs_stranded", e(Vm::UnevictablePgsStranded)),
+    One("unevictable_pgs_stranded", A),
     One("unevictable_pgs_mlockfreed", A),
 ];
 
