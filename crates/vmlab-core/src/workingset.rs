@@ -1,10 +1,14 @@
-//! Refault detection (`mm/workingset.c`): an evicted page leaves a shadow holding the lruvec's
-//! eviction clock; on refault, the distance tells whether the page would have stayed resident
-//! had the active list been smaller — if so it is activated at once.
+//! Refault detection (`mm/workingset.c`): an evicted page leaves a shadow holding the reclaim
+//! target's eviction clock and whether the page was part of the workingset (PG_workingset: it
+//! had been on an active list); on refault, the distance tells whether the page would have
+//! stayed resident had the lists it competes with been smaller — if so it is activated at once,
+//! and if it was workingset before it is restored as such (counted, and charged to the reclaim
+//! cost of its type).
 //!
-//! With memory cgroups the clock is the evicting group's lruvec's (each eviction or activation
-//! ages the group's lruvec and every ancestor's, the node's last), and the shadow carries the
-//! group's id beside the clock, as the kernel's packs `memcgid` into the entry.
+//! With memory cgroups the clock is the reclaim target's lruvec's (`workingset_eviction` takes
+//! `target_memcg`: the limited group for limit reclaim, the root for global reclaim; each
+//! eviction or activation ages that lruvec and every ancestor's, the node's last), and the
+//! shadow carries the target's id beside the clock, as the kernel packs `memcgid` into it.
 
 use crate::kernel::Kernel;
 use crate::memcontrol::ROOT;
@@ -12,9 +16,17 @@ use crate::mm_types::{pg, Pfn};
 use crate::mmzone::{Lruvec, LRU_ACTIVE_ANON, LRU_ACTIVE_FILE, LRU_INACTIVE_ANON, LRU_INACTIVE_FILE};
 use crate::stats::vmstat::Vm;
 
-/// With groups, the shadow's low bits hold the clock and the top byte the group.
+/// The shadow's low bit is PG_workingset at eviction (`pack_shadow`'s `WORKINGSET_SHIFT`); the
+/// clock is above it, and with groups the top byte holds the group.
+const WORKINGSET_BIT: u32 = 1;
 const MEMCG_SHIFT: u32 = 24;
-const AGE_MASK: u32 = (1 << MEMCG_SHIFT) - 1;
+const AGE_BITS_MEMCG: u32 = MEMCG_SHIFT - 1;
+const AGE_BITS: u32 = 31;
+
+fn age_mask(k: &Kernel) -> u32 {
+    let bits = if k.memcg.active() { AGE_BITS_MEMCG } else { AGE_BITS };
+    (1u32 << bits) - 1
+}
 
 fn lruvec(k: &Kernel, node: usize, g: u8) -> &Lruvec {
     if g == ROOT {
@@ -24,17 +36,32 @@ fn lruvec(k: &Kernel, node: usize, g: u8) -> &Lruvec {
     }
 }
 
-/// Shadow value for an evicted page (never 0, which means "no shadow").
-pub fn eviction(k: &mut Kernel, p: Pfn) -> u32 {
-    let node = k.node_of(p);
-    let g = crate::memcontrol::page_memcg(k, p);
-    age_nonresident(k, node, g);
-    let age = lruvec(k, node, g).nonresident_age as u32;
-    if k.memcg.active() {
-        ((age & AGE_MASK) | ((g as u32) << MEMCG_SHIFT)).max(1)
-    } else {
-        age.max(1)
+/// `lruvec_page_state` of list `l`: the group's pages and its descendants' (the root's: the
+/// whole node), as the kernel's hierarchical memcg statistics count them.
+fn lru_pages(k: &Kernel, node: usize, g: u8, l: usize) -> u64 {
+    let zones = &k.nodes[node].zones;
+    if g == ROOT {
+        return zones.iter().map(|&z| k.zones[z].lru_pages[l]).sum();
     }
+    let gs = &k.memcg.groups;
+    (1..gs.len())
+        .filter(|&c| k.memcg.is_descendant(c as u8, g))
+        .map(|c| zones.iter().map(|&z| gs[c].lru_zone[z][l]).sum::<u64>())
+        .sum()
+}
+
+/// `workingset_eviction`: the shadow for page `p`, evicted by reclaim on behalf of `target`
+/// (never 0, which means "no shadow"). The clock is read before this eviction ages it; the
+/// stored field is one more, so that it is never 0.
+pub fn eviction(k: &mut Kernel, p: Pfn, target: u8) -> u32 {
+    let node = k.node_of(p);
+    let target = if k.memcg.active() { target } else { ROOT };
+    let age = lruvec(k, node, target).nonresident_age as u32;
+    age_nonresident(k, node, target);
+    let clock = (age.wrapping_add(1) & age_mask(k)).max(1);
+    let ws = if k.fr.has(p, pg::WORKINGSET) { WORKINGSET_BIT } else { 0 };
+    let group = if k.memcg.active() { (target as u32) << MEMCG_SHIFT } else { 0 };
+    group | (clock << 1) | ws
 }
 
 /// `workingset_age_nonresident`: the clock runs on evictions and on activations, since an
@@ -58,57 +85,65 @@ pub fn activation(k: &mut Kernel, p: Pfn) {
     }
 }
 
+/// `workingset_refault` with `workingset_test_recent`.
 fn refault(k: &mut Kernel, p: Pfn, shadow: u32, file: bool) {
     if !k.profile.workingset || shadow == 0 {
         return;
     }
     let node = k.node_of(p);
-    let (eg, distance) = if k.memcg.active() {
-        let eg = (shadow >> MEMCG_SHIFT) as u8;
-        let eg = if (eg as usize) < k.memcg.groups.len() { eg } else { ROOT };
-        let age = lruvec(k, node, eg).nonresident_age as u32;
-        (eg, (age.wrapping_sub(shadow) & AGE_MASK) as u64)
-    } else {
-        (ROOT, (k.nodes[node].lruvec.nonresident_age as u32).wrapping_sub(shadow) as u64)
-    };
-    let lv = lruvec(k, node, eg);
-    // workingset_test_recent (6.x): could the page have stayed resident had the lists it
-    // competes with given way? Not its own inactive list, which it was evicted from: file pages
-    // compete with the active file list and, with swap, all of anon; anon pages with all of file
-    // and, with swap, the active anon list.
-    let mut ws = lv.size(LRU_ACTIVE_FILE);
+    let mask = age_mask(k);
+    let eg = if k.memcg.active() { (shadow >> MEMCG_SHIFT) as u8 } else { ROOT };
+    // A group removed since the eviction: the kernel finds no memcg for the id and gives up.
+    let eg = if (eg as usize) < k.memcg.groups.len() { eg } else { ROOT };
+    let eviction = ((shadow >> 1) & mask).wrapping_sub(1);
+    let now = lruvec(k, node, eg).nonresident_age as u32;
+    let distance = (now.wrapping_sub(eviction) & mask) as u64;
+    let was_workingset = shadow & WORKINGSET_BIT != 0;
+    // Could the page have stayed resident had the lists it competes with given way? Not its
+    // own inactive list, which it was evicted from: file pages compete with the active file
+    // list and, with swap, all of anon; anon pages with all of file and, with swap, the active
+    // anon list. The sizes are the evicting lruvec's, with its descendants'.
+    let mut ws = lru_pages(k, node, eg, LRU_ACTIVE_FILE);
     if !file {
-        ws += lv.size(LRU_INACTIVE_FILE);
+        ws += lru_pages(k, node, eg, LRU_INACTIVE_FILE);
     }
-    if crate::swap_state::free_swap_pages(k) > 0 {
-        ws += lv.size(LRU_ACTIVE_ANON);
+    if crate::memcontrol::nr_swap_pages(k, eg) > 0 {
+        ws += lru_pages(k, node, eg, LRU_ACTIVE_ANON);
         if file {
-            ws += lv.size(LRU_INACTIVE_ANON);
+            ws += lru_pages(k, node, eg, LRU_INACTIVE_ANON);
         }
     }
+    // Counted in the group the page is charged to now, which may not be the evicting one.
     let g = crate::memcontrol::page_memcg(k, p);
     let refault_item = if file { Vm::WorkingsetRefaultFile } else { Vm::WorkingsetRefaultAnon };
     k.ev.inc(refault_item);
     crate::memcontrol::count_event(k, g, refault_item, 1);
+    if distance > ws {
+        return;
+    }
+    k.fr.set(p, pg::ACTIVE);
+    age_nonresident(k, node, g);
+    let activate_item = if file { Vm::WorkingsetActivateFile } else { Vm::WorkingsetActivateAnon };
+    k.ev.inc(activate_item);
+    crate::memcontrol::count_event(k, g, activate_item, 1);
+    // WORKINGSET_ACTIVATE is what reclaim compares with its last snapshot to decide whether a
+    // new workingset is forming (prepare_scan_count): hierarchical, so every ancestor counts.
     k.nodes[node].lruvec.refaults[file as usize] += 1;
     let mut c = g;
     while c != ROOT {
         k.memcg.groups[c as usize].lruvec[node].refaults[file as usize] += 1;
         c = k.memcg.groups[c as usize].parent;
     }
-    if distance <= ws {
-        k.fr.set(p, pg::ACTIVE | pg::WORKINGSET);
+    if was_workingset {
+        // A page that was workingset before its eviction: thrashing, not a new page. Only this
+        // stalls on memory in PSI (the read runs under psi_memstall_enter for PG_workingset),
+        // and only this makes the type's reclaim look costly (lru_note_cost_refault).
+        k.fr.set(p, pg::WORKINGSET);
         k.psi_workingset_read = true;
-        age_nonresident(k, node, g);
-        let activate_item = if file { Vm::WorkingsetActivateFile } else { Vm::WorkingsetActivateAnon };
-        k.ev.inc(activate_item);
-        crate::memcontrol::count_event(k, g, activate_item, 1);
-        let lv = &mut k.nodes[node].lruvec;
-        if file {
-            lv.file_cost += 1;
-        } else {
-            lv.anon_cost += 1;
-        }
+        crate::vmscan::lru_note_cost_refault(k, p, file);
+        let restore_item = if file { Vm::WorkingsetRestoreFile } else { Vm::WorkingsetRestoreAnon };
+        k.ev.inc(restore_item);
+        crate::memcontrol::count_event(k, g, restore_item, 1);
     }
 }
 

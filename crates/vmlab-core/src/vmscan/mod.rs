@@ -103,6 +103,9 @@ pub trait ReclaimEngine {
     fn kreclaimd_step(_k: &mut Kernel, _ctx: &mut Ctx) -> KswapdAction {
         KswapdAction::Sleep
     }
+    /// `lru_note_cost_refault`: a page of the workingset came back; engines with a reclaim cost
+    /// model count it against its type.
+    fn lru_note_cost_refault(_k: &mut Kernel, _p: Pfn, _file: bool) {}
 }
 
 /// The running engine's own state, one variant per engine (6.8 keeps everything in the
@@ -429,14 +432,25 @@ pub fn page_cache_added(k: &mut Kernel, ctx: &mut Ctx, p: Pfn) {
     dispatch!(k, page_cache_added(k, ctx, p))
 }
 
+/// A workingset page refaulted (`workingset_refault` → `lru_note_cost_refault`).
+#[inline]
+pub fn lru_note_cost_refault(k: &mut Kernel, p: Pfn, file: bool) {
+    dispatch!(k, lru_note_cost_refault(k, p, file))
+}
+
 /// A hard interrupt on `cpu` at `at` took `ns` from whatever ran there.
 pub fn irq_interrupted(k: &mut Kernel, cpu: u32, at: u64, ns: u64) {
     dispatch!(k, irq_interrupted(k, cpu, at, ns))
 }
 
+/// An mlocked page on an evictable list moves to the unevictable one: culled (2.6.28+
+/// `putback_lru_page`, 6.8 `__mlock_folio`).
 pub fn move_to_unevictable(k: &mut Kernel, p: Pfn) {
     del_page_from_lru(k, p);
     k.fr.clear(p, pg::ACTIVE);
+    if !k.fr.test_clear(p, pg::UNEVICTABLE) {
+        k.ev.inc(Vm::UnevictablePgsCulled);
+    }
     k.fr.set(p, pg::UNEVICTABLE);
     add_to_list(k, p, LRU_UNEVICTABLE, false);
 }
@@ -574,9 +588,10 @@ pub fn kswapd_nap_expired(k: &mut Kernel, node: usize) {
 }
 
 /// Free an isolated, unmapped, clean page that reclaim decided to drop (`__remove_mapping` +
-/// free). Leaves a workingset shadow.
-pub fn remove_mapping_and_free(k: &mut Kernel, ctx: &mut Ctx, p: Pfn) {
-    let shadow = if k.profile.workingset { crate::workingset::eviction(k, p) } else { 0 };
+/// free). Leaves a workingset shadow on the clock of `target`, the group reclaim works for
+/// (ROOT for global reclaim).
+pub fn remove_mapping_and_free(k: &mut Kernel, ctx: &mut Ctx, p: Pfn, target: u8) {
+    let shadow = if k.profile.workingset { crate::workingset::eviction(k, p, target) } else { 0 };
     if k.fr.has(p, pg::SWAPCACHE) {
         if let Some(s) = crate::swap_state::page_swap_slot(k, p) {
             if let Some(sw) = k.swap.as_mut() {

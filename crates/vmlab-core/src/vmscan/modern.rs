@@ -99,12 +99,22 @@ fn cgroup_reclaim(sc: &ScanControl) -> bool {
     sc.target != ROOT
 }
 
+/// `lru_add_fn`: an mlocked page goes to the unevictable list (culled, unless it came from
+/// there); a page that was unevictable and no longer is has been rescued.
 pub fn lru_add(k: &mut Kernel, p: Pfn) {
     let anon = is_swapbacked(k, p);
+    let was_unevictable = k.fr.test_clear(p, pg::UNEVICTABLE);
     if k.profile.unevictable_lru && k.fr.has(p, pg::MLOCKED) {
+        k.fr.clear(p, pg::ACTIVE);
         k.fr.set(p, pg::UNEVICTABLE);
+        if !was_unevictable {
+            k.ev.inc(Vm::UnevictablePgsCulled);
+        }
         add_to_list(k, p, LRU_UNEVICTABLE, false);
         return;
+    }
+    if was_unevictable {
+        k.ev.inc(Vm::UnevictablePgsRescued);
     }
     let active = k.fr.has(p, pg::ACTIVE);
     add_to_list(k, p, lru_index(anon, active), false);
@@ -125,9 +135,6 @@ pub fn mark_page_accessed(k: &mut Kernel, p: Pfn) {
         }
         k.ev.inc(Vm::Pgactivate);
         crate::workingset::activation(k, p);
-        if f & pg::WORKINGSET != 0 {
-            k.ev.inc(if is_swapbacked(k, p) { Vm::WorkingsetRestoreAnon } else { Vm::WorkingsetRestoreFile });
-        }
     } else if f & pg::REFERENCED == 0 {
         k.fr.set(p, pg::REFERENCED);
     }
@@ -180,8 +187,15 @@ fn can_reclaim_anon(k: &Kernel, sc: &ScanControl) -> bool {
 }
 
 /// `lru_note_cost`: reclaim work on one type makes the other cheaper to scan; charged to the
-/// lruvec and every ancestor's.
-fn lru_note_cost(k: &mut Kernel, v: Lv, file: bool, cost: u64) {
+/// lruvec and every ancestor's. Since 6.2 (Johannes Weiner, "mm: vmscan: make rotations a
+/// secondary factor in balancing anon vs file", linux-mm, Oct 2022) a page of I/O — written by
+/// reclaim, or a workingset page read back — weighs a cluster's worth (`SWAP_CLUSTER_MAX`) and
+/// a page scanned but not reclaimed one.
+fn lru_note_cost(k: &mut Kernel, v: Lv, file: bool, nr_io: u64, nr_rotated: u64) {
+    let cost = nr_io * SWAP_CLUSTER_MAX + nr_rotated;
+    if cost == 0 {
+        return;
+    }
     let mut v = v;
     loop {
         let total: u64 = (0..4).map(|l| lru_size(k, v, l, usize::MAX)).sum();
@@ -340,6 +354,7 @@ fn shrink_active_list(k: &mut Kernel, ctx: &mut Ctx, v: Lv, l: usize, nr: u64, s
     }
     memcontrol::count_event(k, v.g, Vm::Pgrefill, n);
     let mut deact = 0;
+    let mut rotated = 0;
     for &p in &buf {
         if k.fr.has(p, pg::MLOCKED) && k.profile.unevictable_lru {
             putback(k, p);
@@ -348,6 +363,7 @@ fn shrink_active_list(k: &mut Kernel, ctx: &mut Ctx, v: Lv, l: usize, nr: u64, s
         if k.fr.mapcount[p as usize] > 0 {
             let (young, _) = k.folio_referenced(ctx, p);
             if young > 0 && !is_swapbacked(k, p) && k.fr.has(p, pg::EXEC) {
+                rotated += 1;
                 putback(k, p);
                 continue;
             }
@@ -359,6 +375,7 @@ fn shrink_active_list(k: &mut Kernel, ctx: &mut Ctx, v: Lv, l: usize, nr: u64, s
     }
     k.ev.add(Vm::Pgdeactivate, deact);
     memcontrol::count_event(k, v.g, Vm::Pgdeactivate, deact);
+    lru_note_cost(k, v, l >= LRU_INACTIVE_FILE, 0, rotated);
     k.charge(ctx, KFunc::ShrinkActiveList, n * k.cost.lru_scan);
     let ev = Tracepoint::LruShrinkActive {
         nid: v.node,
@@ -419,7 +436,7 @@ fn shrink_folio_list(k: &mut Kernel, ctx: &mut Ctx, v: Lv, pages: &[Pfn], sc: &m
             continue;
         }
         if f & pg::MLOCKED != 0 && k.profile.unevictable_lru {
-            k.ev.inc(Vm::UnevictablePgsCulled);
+            // Culled to the unevictable list by lru_add (folio_putback_lru).
             putback(k, p);
             continue;
         }
@@ -435,10 +452,11 @@ fn shrink_folio_list(k: &mut Kernel, ctx: &mut Ctx, v: Lv, pages: &[Pfn], sc: &m
         let mut locked_vma = false;
         let r = check_references(k, ctx, p, &mut locked_vma);
         if locked_vma && k.profile.unevictable_lru {
-            // Found in a VM_LOCKED VMA: mlock it now and cull it to the unevictable list.
+            // Found in a VM_LOCKED VMA: mlock it now (mlock_vma_folio from the rmap walk);
+            // putting it back culls it to the unevictable list.
             k.fr.set(p, pg::MLOCKED);
             k.g.mlock += 1;
-            k.ev.inc(Vm::UnevictablePgsCulled);
+            k.ev.inc(Vm::UnevictablePgsMlocked);
             putback(k, p);
             continue;
         }
@@ -507,7 +525,7 @@ fn shrink_folio_list(k: &mut Kernel, ctx: &mut Ctx, v: Lv, pages: &[Pfn], sc: &m
         }
         // Clean and unmapped: free it.
         k.g.isolated -= 1;
-        remove_mapping_and_free(k, ctx, p);
+        remove_mapping_and_free(k, ctx, p, sc.target);
         reclaimed += 1;
         k.events += 1;
     }
@@ -537,7 +555,7 @@ fn shrink_inactive_list(k: &mut Kernel, ctx: &mut Ctx, v: Lv, l: usize, nr: u64,
     }
     memcontrol::count_event(k, v.g, steal_item, reclaimed);
     k.ev.add(if file { Vm::PgstealFile } else { Vm::PgstealAnon }, reclaimed);
-    lru_note_cost(k, v, file, written + n - reclaimed);
+    lru_note_cost(k, v, file, written, n - reclaimed);
     let ev = Tracepoint::LruShrinkInactive {
         nid: v.node,
         zid: 0,
@@ -556,8 +574,11 @@ fn shrink_lruvec(k: &mut Kernel, ctx: &mut Ctx, v: Lv, sc: &mut ScanControl) {
     let mut nr = get_scan_count(k, v, sc);
     let targets = nr;
     let mut reclaimed = 0u64;
-    let proportional = !sc.is_kswapd && sc.priority == DEF_PRIORITY;
-    let mut scan_adjusted = false;
+    // Global direct reclaim at DEF_PRIORITY scans its whole targets; kswapd and limit reclaim
+    // stop once they have their pages, after one nudge towards proportional scanning (6.0,
+    // Johannes Weiner, "mm: vmscan: fix extreme overreclaim and swap floods", linux-mm, Aug
+    // 2022: no more scanning of what is left of the larger type's target).
+    let proportional = !sc.is_kswapd && !cgroup_reclaim(sc) && sc.priority == DEF_PRIORITY;
     while nr[LRU_INACTIVE_ANON] > 0 || nr[LRU_ACTIVE_FILE] > 0 || nr[LRU_INACTIVE_FILE] > 0 {
         if blocked(ctx, sc) {
             // The kernel's reclaimer is asleep in submit_bio (no free request) until the disk
@@ -580,7 +601,7 @@ fn shrink_lruvec(k: &mut Kernel, ctx: &mut Ctx, v: Lv, sc: &mut ScanControl) {
                 reclaimed += shrink_inactive_list(k, ctx, v, l, n, sc);
             }
         }
-        if reclaimed < sc.nr_to_reclaim || proportional || scan_adjusted {
+        if reclaimed < sc.nr_to_reclaim || proportional {
             continue;
         }
         // Target met: stop the type with less left to scan, scale the other down.
@@ -603,7 +624,6 @@ fn shrink_lruvec(k: &mut Kernel, ctx: &mut Ctx, v: Lv, sc: &mut ScanControl) {
             let done = targets[l] - nr[l];
             nr[l] = tgt.saturating_sub(done);
         }
-        scan_adjusted = true;
     }
     sc.nr_reclaimed += reclaimed;
     if can_reclaim_anon(k, sc) && inactive_is_low(k, v, LRU_INACTIVE_ANON, sc.reclaim_idx) {
@@ -989,6 +1009,10 @@ impl ReclaimEngine for Modern {
     }
     fn kswapd_step(k: &mut Kernel, ctx: &mut Ctx, node: usize) -> KswapdAction {
         kswapd_step(k, ctx, node)
+    }
+    fn lru_note_cost_refault(k: &mut Kernel, p: Pfn, file: bool) {
+        let v = Lv { node: k.node_of(p), g: memcontrol::page_memcg(k, p) };
+        lru_note_cost(k, v, file, 1, 0);
     }
     fn memcg_reclaim() -> bool {
         true

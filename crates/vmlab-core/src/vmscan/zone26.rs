@@ -397,7 +397,7 @@ fn shrink_page_list(k: &mut Kernel, ctx: &mut Ctx, pages: &[Pfn], sc: &mut Sc) -
         // __remove_mapping: the radix-tree delete costs about what the insert did.
         k.charge(ctx, KFunc::ShrinkFolioList, k.cost.pagecache_add);
         k.g.isolated -= 1;
-        remove_mapping_and_free(k, ctx, p);
+        remove_mapping_and_free(k, ctx, p, crate::memcontrol::ROOT);
         reclaimed += 1;
         k.events += 1;
     }

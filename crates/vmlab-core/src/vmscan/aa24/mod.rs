@@ -575,7 +575,7 @@ fn free_page(k: &mut Kernel, ctx: &mut Ctx, p: Pfn) {
     slab::try_to_release_page(k, ctx, p);
     k.reclaim.aa24_mut().launder_done.remove(&p);
     del_page_from_lru(k, p);
-    remove_mapping_and_free(k, ctx, p);
+    remove_mapping_and_free(k, ctx, p, crate::memcontrol::ROOT);
     k.ev.inc(if ctx.is_kswapd { Vm::PgstealKswapd } else { Vm::PgstealDirect });
     k.events += 1;
 }
