@@ -23,3 +23,4 @@ mod seed_quicklists;
 mod seed_shm_big_iron;
 mod swap_readahead;
 mod syscalls;
+mod workingset;
