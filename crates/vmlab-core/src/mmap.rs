@@ -129,9 +129,42 @@ pub struct Mm {
     /// (`current->memcg_nr_pages_over_high`).
     pub memcg_over_high: u64,
     last_tbl: (u64, u32),
+    /// `ptes` again, as a flat array for keys below `DENSE_TBL_KEYS`: the lookup of every user
+    /// access, which a tree search made a chain of cache misses. Changed only with `ptes`.
+    tbl_dense: Vec<u32>,
 }
 
+/// Page-table keys (2 MiB of address space each) that `Mm::tbl_dense` covers: 512 GiB.
+const DENSE_TBL_KEYS: u64 = 1 << 18;
+
 pub const NO_TBL: u32 = u32::MAX;
+
+impl Mm {
+    /// The table id for key `vpn >> 9`, if the table exists.
+    #[inline]
+    fn table_of(&self, key: u64) -> Option<u32> {
+        if key < DENSE_TBL_KEYS {
+            match self.tbl_dense.get(key as usize) {
+                Some(&t) if t != NO_TBL => Some(t),
+                _ => None,
+            }
+        } else {
+            self.ptes.get(&key).copied()
+        }
+    }
+    fn set_dense(&mut self, key: u64, id: u32) {
+        if key >= DENSE_TBL_KEYS {
+            return;
+        }
+        if self.tbl_dense.len() <= key as usize {
+            if id == NO_TBL {
+                return;
+            }
+            self.tbl_dense.resize(key as usize + 1, NO_TBL);
+        }
+        self.tbl_dense[key as usize] = id;
+    }
+}
 
 impl Kernel {
     pub fn mm(&self, id: u32) -> &Mm {
@@ -149,6 +182,7 @@ impl Kernel {
             id,
             vmas: Vec::new(),
             ptes: BTreeMap::new(),
+            tbl_dense: Vec::new(),
             upper: BTreeMap::new(),
             pgd: None,
             anon_vma: av,
@@ -191,11 +225,31 @@ impl Kernel {
         let tbl = if m.last_tbl.0 == key {
             m.last_tbl.1
         } else {
-            let t = *m.ptes.get(&key)?;
+            let t = m.table_of(key)?;
             m.last_tbl = (key, t);
             t
         };
         Some(tbl as usize * PTRS_PER_TABLE as usize + (vpn & 511) as usize)
+    }
+
+    /// Start loading `vpn`'s PTE into the cache: workloads touching pages at random over large
+    /// mappings spend most of their host time waiting for these loads one at a time. A hint only
+    /// (no simulated state is read or written), and it leaves `last_tbl` alone.
+    #[inline]
+    pub fn prefetch_pte(&self, mm: u32, vpn: u64) {
+        let Some(m) = self.mms.get(mm as usize).and_then(|m| m.as_ref()) else { return };
+        let tbl = if m.last_tbl.0 == vpn >> 9 { Some(m.last_tbl.1) } else { m.table_of(vpn >> 9) };
+        let Some(t) = tbl else { return };
+        if let Some(e) = self.pt.entries.get(t as usize * PTRS_PER_TABLE as usize + (vpn & 511) as usize) {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: a prefetch never faults and has no architectural effect; `e` is a live
+            // element of `entries`.
+            unsafe {
+                std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(e as *const u32 as *const i8);
+            }
+            #[cfg(not(target_arch = "x86_64"))]
+            let _ = e;
+        }
     }
 
     #[inline]
@@ -250,6 +304,7 @@ impl Kernel {
         };
         let m = self.mm_mut(mm);
         m.ptes.insert(vpn >> 9, id);
+        m.set_dense(vpn >> 9, id);
         m.last_tbl = (vpn >> 9, id);
         Ok(id as usize * PTRS_PER_TABLE as usize + (vpn & 511) as usize)
     }
@@ -421,6 +476,7 @@ impl Kernel {
             }
             let m = self.mm_mut(mm);
             m.ptes.remove(&key);
+            m.set_dense(key, NO_TBL);
             m.last_tbl = (u64::MAX, NO_TBL);
             let p = self.pt.pfn[id as usize];
             self.pt.free_ids.push(id);
