@@ -676,3 +676,55 @@ pub fn madvise_dontneed(k: &mut Kernel, ctx: &mut Ctx, mm: u32, start: u64, end:
 }
 
 const EINVAL: i64 = 22;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::machine::{MachineConfig, ZoneLayout};
+    use crate::mmzone::ZoneType;
+
+    fn kernel() -> Kernel {
+        let zones = vec![ZoneLayout { kind: ZoneType::Normal, node: 0, pages: 16384 }];
+        let cfg = MachineConfig {
+            memory_bytes: 16384 * 4096,
+            cpus: 1,
+            nodes: 1,
+            arch: "x86_64".into(),
+            cpu_mhz: 3000,
+            reserved_bytes: 0,
+            reserved_low_bytes: 0,
+            zones,
+        };
+        Kernel::new(crate::profiles::find("linux-6.8").expect("profile"), cfg, 1).expect("kernel")
+    }
+
+    /// The flat table index and the tree agree, on both sides of the flat array's end, after
+    /// tables come and go.
+    #[test]
+    fn table_lookup_follows_alloc_and_free() {
+        let mut k = kernel();
+        let mut ctx = Ctx::default();
+        let mm = k.mm_create(&mut ctx, "t");
+        let high = DENSE_TBL_KEYS << 9;
+        let vpns = [0x400u64, 0x400 + 511, 0x400 + 512, 5 << 20, high - 1, high, high + 3 * 512 + 7];
+        let mut slots = Vec::new();
+        for &v in &vpns {
+            slots.push(k.pte_alloc(&mut ctx, mm, v).expect("table"));
+        }
+        for (i, &v) in vpns.iter().enumerate() {
+            k.mm_mut(mm).last_tbl = (u64::MAX, NO_TBL);
+            assert_eq!(k.pte_slot(mm, v), Some(slots[i]), "vpn {v:#x}");
+            let key = v >> 9;
+            assert_eq!(k.mm(mm).table_of(key), k.mm(mm).ptes.get(&key).copied(), "vpn {v:#x}");
+        }
+        assert_eq!(k.pte_slot(mm, 0x400 + 1024), None, "no table there");
+        assert_eq!(k.pte_slot(mm, high + 512), None, "no table there");
+        // No VMA covers them: every table is freed, and the lookups say so on both sides.
+        k.free_pgtables(&mut ctx, mm, 0, high + 4 * 512);
+        for &v in &vpns {
+            k.mm_mut(mm).last_tbl = (u64::MAX, NO_TBL);
+            assert_eq!(k.pte_slot(mm, v), None, "vpn {v:#x} after free_pgtables");
+        }
+        assert!(k.mm(mm).ptes.is_empty());
+    }
+}
