@@ -166,6 +166,10 @@ impl Syscalls for TaskSyscalls<'_> {
             FaultStep::Oom => Access::Oom(crate::oom_kill::alloc_retry_at(self.ctx)),
         }
     }
+    fn prefetch(&mut self, vpn: u64) {
+        let mm = self.mm();
+        self.sim.k.prefetch_pte(mm, vpn);
+    }
     fn populate(&mut self, vpn: &mut u64, end: u64, write: bool) -> Progress {
         let (t, mm) = (self.t, self.mm());
         let lk = &mut self.sim.s.tasks[t].mmap_lock;

@@ -138,6 +138,8 @@ pub trait Syscalls {
     fn madvise_dontneed(&mut self, start: u64, end: u64) -> i64;
     /// A load or store to one page (which may fault).
     fn access(&mut self, vpn: u64, write: bool) -> Access;
+    /// An access to `vpn` is coming soon: a hint, with no effect on what the access does.
+    fn prefetch(&mut self, _vpn: u64) {}
     /// Fault in pages [*vpn, end) (MAP_POPULATE, mlock): pages already mapped in a locked
     /// mapping become mlocked.
     fn populate(&mut self, vpn: &mut u64, end: u64, write: bool) -> Progress;
