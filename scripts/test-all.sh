@@ -139,8 +139,10 @@ if cargo nextest --version >/dev/null 2>&1; then
             read -r package target name <<<"$entry"
             filter+="${filter:+ | }(binary_id($package::$target) & test(=$name))"
         done
+        # Not --no-capture: nextest runs tests one at a time with it. Each test's output is
+        # printed when it ends; until then nextest says which are SLOW, and the heartbeat runs.
         cargo nextest run --cargo-profile "$profile" --workspace --locked --no-fail-fast --run-ignored only \
-            --no-capture -E "$filter"
+            --success-output immediate --failure-output immediate -E "$filter"
     }
 else
     step "tests (cargo test, $profile)" cargo test --profile "$profile" --workspace --locked --no-fail-fast
