@@ -96,7 +96,11 @@ pub fn do_user_addr_fault(
 ) -> FaultStep {
     ctx.fault_tried = lk.waited_vpn == Some(vpn);
     ctx.fault_resumed = std::mem::take(&mut lk.slept_holding) && ctx.fault_tried;
+    ctx.alloc_refused = false;
     let r = fault_locked(k, t, ctx, lk, mm, vpn, write);
+    if matches!(r, FaultStep::Oom) && std::mem::take(&mut ctx.alloc_refused) && k.profile.fault_oom_kills {
+        out_of_memory_kill_current(k, ctx, mm);
+    }
     ctx.fault_tried = false;
     ctx.fault_resumed = false;
     lk.waited_vpn = match r {
@@ -105,6 +109,17 @@ pub fn do_user_addr_fault(
         _ => None,
     };
     r
+}
+
+/// The fault handler's `out_of_memory:` label of eras whose allocator can refuse a user page:
+/// the faulting process dies, whatever its size (2.4 has no victim selection here, so a small
+/// process that faults at the wrong moment goes first).
+fn out_of_memory_kill_current(k: &mut Kernel, ctx: &mut Ctx, mm: u32) {
+    if !k.oom_killed.contains(&mm) {
+        k.oom_killed.push(mm);
+        k.ev.inc(Vm::OomKill);
+    }
+    ctx.oom_victim = true;
 }
 
 fn io_wait(until: u64) -> FaultStep {
