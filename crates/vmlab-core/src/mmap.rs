@@ -129,6 +129,11 @@ pub struct Mm {
     /// (`current->memcg_nr_pages_over_high`).
     pub memcg_over_high: u64,
     last_tbl: (u64, u32),
+    /// The virtual range [lo, hi) holding every write-locked VMA (grown by `vma_insert`, taken
+    /// by `mmap_write_unlock`; a split stays inside it), so that an unlock visits those VMAs and
+    /// not all of them: a region locked in one-page chunks has a VMA per page, and each chunk
+    /// takes and drops mmap_sem.
+    pub(crate) vma_write_locks: Option<(u64, u64)>,
 }
 
 pub const NO_TBL: u32 = u32::MAX;
@@ -166,6 +171,7 @@ impl Kernel {
             memcg: 0,
             memcg_over_high: 0,
             last_tbl: (u64::MAX, NO_TBL),
+            vma_write_locks: None,
         }));
         if let Ok(p) = self.pgtable_alloc(ctx) {
             self.mm_mut(id).pgd = Some(p);
@@ -293,6 +299,10 @@ impl Kernel {
     /// Insert a VMA (the range must be free).
     pub fn vma_insert(&mut self, mm: u32, vma: Vma) {
         let m = self.mm_mut(mm);
+        if vma.write_locked {
+            let (lo, hi) = m.vma_write_locks.unwrap_or((vma.start, vma.end));
+            m.vma_write_locks = Some((lo.min(vma.start), hi.max(vma.end)));
+        }
         let i = m.vmas.partition_point(|x| x.start < vma.start);
         m.vmas.insert(i, vma);
     }

@@ -772,7 +772,7 @@ pub const KNOBS: &[Knob] = &[
     rc("pgdat_balanced_quarter", Kind::Bool, SPLIT_ONLY),
     // vmscan/riel24 kswapd.
     rc("kswapd_ignore_failure", Kind::Bool, RIEL_ONLY),
-    // mmap_lock.rs do_user_addr_fault.
+    // syscalls.rs, a user access that faulted.
     rc("fault_oom_kills", Kind::Bool, Readers::All),
     // filemap.rs, page_writeback.rs, irq.rs.
     rc("bounce_highmem_io", Kind::Bool, Readers::All),
