@@ -44,6 +44,8 @@ pub struct Ctx {
     pub fault_resumed: bool,
     /// Set when an allocation throttled: sleep until then (or a writeback wakeup).
     pub throttle_until: u64,
+    /// The last allocation that failed returned NoMemory (it was refused, not postponed).
+    pub alloc_refused: bool,
 }
 
 impl Ctx {

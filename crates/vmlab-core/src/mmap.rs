@@ -132,6 +132,11 @@ pub struct Mm {
     /// `ptes` again, as a flat array for keys below `DENSE_TBL_KEYS`: the lookup of every user
     /// access, which a tree search made a chain of cache misses. Changed only with `ptes`.
     tbl_dense: Vec<u32>,
+    /// The virtual range [lo, hi) holding every write-locked VMA (grown by `vma_insert`, taken
+    /// by `mmap_write_unlock`; a split stays inside it), so that an unlock visits those VMAs and
+    /// not all of them: a region locked in one-page chunks has a VMA per page, and each chunk
+    /// takes and drops mmap_sem.
+    pub(crate) vma_write_locks: Option<(u64, u64)>,
 }
 
 /// Page-table keys (2 MiB of address space each) that `Mm::tbl_dense` covers: 512 GiB.
@@ -200,6 +205,7 @@ impl Kernel {
             memcg: 0,
             memcg_over_high: 0,
             last_tbl: (u64::MAX, NO_TBL),
+            vma_write_locks: None,
         }));
         if let Ok(p) = self.pgtable_alloc(ctx) {
             self.mm_mut(id).pgd = Some(p);
@@ -348,6 +354,10 @@ impl Kernel {
     /// Insert a VMA (the range must be free).
     pub fn vma_insert(&mut self, mm: u32, vma: Vma) {
         let m = self.mm_mut(mm);
+        if vma.write_locked {
+            let (lo, hi) = m.vma_write_locks.unwrap_or((vma.start, vma.end));
+            m.vma_write_locks = Some((lo.min(vma.start), hi.max(vma.end)));
+        }
         let i = m.vmas.partition_point(|x| x.start < vma.start);
         m.vmas.insert(i, vma);
     }

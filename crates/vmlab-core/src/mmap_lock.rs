@@ -60,8 +60,12 @@ pub fn mmap_write_unlock(k: &mut Kernel, now: u64, lk: &mut MmapLockState, mm: u
         lk.holds_write = false;
         let mut g = std::mem::take(&mut k.wakeups);
         let m = k.mm_mut(mm);
-        for v in m.vmas.iter_mut() {
-            v.write_locked = false;
+        if let Some((lo, hi)) = m.vma_write_locks.take() {
+            let a = m.vmas.partition_point(|v| v.end <= lo);
+            let b = m.vmas.partition_point(|v| v.start < hi);
+            for v in &mut m.vmas[a..b.max(a)] {
+                v.write_locked = false;
+            }
         }
         m.mmap_sem.up_write(&mut g, now);
         k.wakeups = g;
@@ -96,6 +100,7 @@ pub fn do_user_addr_fault(
 ) -> FaultStep {
     ctx.fault_tried = lk.waited_vpn == Some(vpn);
     ctx.fault_resumed = std::mem::take(&mut lk.slept_holding) && ctx.fault_tried;
+    ctx.alloc_refused = false;
     let r = fault_locked(k, t, ctx, lk, mm, vpn, write);
     ctx.fault_tried = false;
     ctx.fault_resumed = false;
@@ -105,6 +110,18 @@ pub fn do_user_addr_fault(
         _ => None,
     };
     r
+}
+
+/// The fault handler's `out_of_memory:` label of eras whose allocator can refuse a user page
+/// (`fault_oom_kills`): the faulting process dies, whatever its size (2.4 has no victim
+/// selection here, so a small process that faults at the wrong moment goes first). Only a user
+/// access gets here: mlock's `get_user_pages` returns the error instead.
+pub fn out_of_memory_kill_current(k: &mut Kernel, ctx: &mut Ctx, mm: u32) {
+    if !k.oom_killed.contains(&mm) {
+        k.oom_killed.push(mm);
+        k.ev.inc(Vm::OomKill);
+    }
+    ctx.oom_victim = true;
 }
 
 fn io_wait(until: u64) -> FaultStep {

@@ -468,8 +468,18 @@ impl Kernel {
         None
     }
 
-    /// `__alloc_pages`: the fast path at the LOW watermark, then the slow path.
+    /// `__alloc_pages`. A refusal (not a postponement) is noted in `ctx` for the fault handler,
+    /// which in some eras kills the faulting task for it.
     pub fn alloc_pages(&mut self, ctx: &mut Ctx, gfp: Gfp, order: u32) -> Result<Pfn, AllocFail> {
+        let r = self.alloc_pages_nonote(ctx, gfp, order);
+        if let Err(f) = r {
+            ctx.alloc_refused = f == AllocFail::NoMemory;
+        }
+        r
+    }
+
+    /// `__alloc_pages`: the fast path at the LOW watermark, then the slow path.
+    fn alloc_pages_nonote(&mut self, ctx: &mut Ctx, gfp: Gfp, order: u32) -> Result<Pfn, AllocFail> {
         if let Some(r) = crate::vmscan::engine_alloc_pages(self, ctx, gfp, order) {
             return r;
         }
@@ -523,6 +533,11 @@ impl Kernel {
             }
             if gfp.noretry {
                 return Err(AllocFail::NoMemory);
+            }
+            if reclaimed == 0 && crate::vmscan::failed_reclaim_fails_alloc(self) {
+                return self
+                    .get_page_from_freelist(ctx, gfp, order, Some(WMARK_HIGH), false, false)
+                    .ok_or(AllocFail::NoMemory);
             }
             if ctx.sleep_ns > entry_sleep {
                 // Reclaim blocked submitting writes to a full queue: the task sleeps now and

@@ -238,6 +238,11 @@ pub struct Profile {
     pub pgdat_balanced_quarter: bool,
     /// 2.4.9-phillips bandaid: kswapd sleeps even when do_try_to_free_pages failed.
     pub kswapd_ignore_failure: bool,
+    /// A user page fault whose allocation failed (VM_FAULT_OOM) kills the faulting process:
+    /// 2.4's `do_page_fault` ends at its `out_of_memory:` label ("VM: killing process",
+    /// `do_exit(SIGKILL)`). Off: `pagefault_out_of_memory` (2.6.29+, Nick Piggin) and the fault
+    /// is retried once the OOM killer's victim is gone.
+    pub fault_oom_kills: bool,
     /// 2.4 before the block layer learned HighMem I/O (Jens Axboe's highmem-io, merged in
     /// 2.4.21 for drivers that declare it): `__make_request` passes every buffer of a HighMem page
     /// through `create_bounce`, which takes a lowmem page with `alloc_page(GFP_NOHIGHIO)` (an
@@ -343,6 +348,7 @@ const MODERN: Profile = Profile {
     kswapd_failures: true,
     pgdat_balanced_quarter: false,
     kswapd_ignore_failure: false,
+    fault_oom_kills: false,
     bounce_highmem_io: false,
     bh_per_slab_page: 0,
     walk_skips_active: true,
@@ -385,6 +391,7 @@ const LINUX_2_6_26: Profile = Profile {
     kswapd_failures: false,
     pgdat_balanced_quarter: false,
     kswapd_ignore_failure: false,
+    fault_oom_kills: false,
     bounce_highmem_io: false,
     bh_per_slab_page: 0,
     walk_skips_active: false,
@@ -437,6 +444,7 @@ const LINUX_2636: Profile = Profile {
     kswapd_failures: false,
     pgdat_balanced_quarter: false,
     kswapd_ignore_failure: false,
+    fault_oom_kills: false,
     bounce_highmem_io: false,
     bh_per_slab_page: 0,
     walk_skips_active: false,
@@ -504,6 +512,7 @@ const LINUX_249: Profile = Profile {
     kswapd_failures: false,
     pgdat_balanced_quarter: false,
     kswapd_ignore_failure: false,
+    fault_oom_kills: true,
     bounce_highmem_io: true,
     // 96-byte buffer_head (2.4 i386, SLAB_HWCACHE_ALIGN), 4 KiB ext2 blocks: one per page,
     // about 40 to a slab page.
@@ -763,6 +772,8 @@ pub const KNOBS: &[Knob] = &[
     rc("pgdat_balanced_quarter", Kind::Bool, SPLIT_ONLY),
     // vmscan/riel24 kswapd.
     rc("kswapd_ignore_failure", Kind::Bool, RIEL_ONLY),
+    // syscalls.rs, a user access that faulted.
+    rc("fault_oom_kills", Kind::Bool, Readers::All),
     // filemap.rs, page_writeback.rs, irq.rs.
     rc("bounce_highmem_io", Kind::Bool, Readers::All),
     // riel24's and aa24's page_cache_added hooks grow their buffer_head slabs.
@@ -993,6 +1004,7 @@ impl Profile {
             "kswapd_failures" => &mut self.kswapd_failures,
             "pgdat_balanced_quarter" => &mut self.pgdat_balanced_quarter,
             "kswapd_ignore_failure" => &mut self.kswapd_ignore_failure,
+            "fault_oom_kills" => &mut self.fault_oom_kills,
             "bounce_highmem_io" => &mut self.bounce_highmem_io,
             "walk_skips_active" => &mut self.walk_skips_active,
             "objrmap_walk" => &mut self.objrmap_walk,

@@ -163,7 +163,12 @@ impl Syscalls for TaskSyscalls<'_> {
             }
             FaultStep::Block(o) => Access::Block(o),
             FaultStep::Segv => Access::Segv,
-            FaultStep::Oom => Access::Oom(crate::oom_kill::alloc_retry_at(self.ctx)),
+            FaultStep::Oom => {
+                if std::mem::take(&mut self.ctx.alloc_refused) && self.sim.k.profile.fault_oom_kills {
+                    mmap_lock::out_of_memory_kill_current(&mut self.sim.k, self.ctx, mm);
+                }
+                Access::Oom(crate::oom_kill::alloc_retry_at(self.ctx))
+            }
         }
     }
     fn prefetch(&mut self, vpn: u64) {

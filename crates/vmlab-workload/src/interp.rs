@@ -216,7 +216,11 @@ impl Compiler {
                         Expr::Bin(BinOp::Sub, Box::new(Expr::Var(name, *span)), Box::new(Expr::Int(1, *span)), *span);
                     self.code.push(Insn::Set(v, dec));
                 } else {
+                    // `loop` tests a condition that always holds, so that a loop whose body
+                    // has nothing with a position (`loop { }`) still has one for the
+                    // no-progress error.
                     top = self.code.len();
+                    self.code.push(Insn::JumpIfZero(Expr::Int(1, *span), usize::MAX));
                     self.breaks.push(Vec::new());
                 }
                 self.block(body)?;

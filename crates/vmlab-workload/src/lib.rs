@@ -15,6 +15,7 @@ pub mod program;
 pub mod scenario;
 pub mod syscalls;
 pub mod toml_scan;
+pub mod toml_spans;
 pub mod units;
 
 pub use error::ScenarioError;

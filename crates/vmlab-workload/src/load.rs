@@ -14,8 +14,6 @@
 use std::ops::Range;
 use std::path::Path;
 
-use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
-
 use crate::ast::{Expr, OpKind, Span, Stmt, TplPart};
 use crate::error::{backquoted, suggest, unknown_key_message, ScenarioError};
 use crate::program::{string_content_offset, Parser};
@@ -23,6 +21,7 @@ use crate::scenario::{
     CgroupSetup, DiskSetup, FileSetup, FileTreeSetup, MachineSetup, NetRxSetup, ProcessDef, ScenarioFile, Setup,
     SwapSetup, ZoneName,
 };
+use crate::toml_spans;
 use crate::units;
 use crate::units::cost_from_value;
 
@@ -198,8 +197,36 @@ impl SpanTree {
     /// Index `text`; a file the index can't handle (it can always parse what `toml` parses,
     /// except perhaps exotic datetimes) just yields no positions rather than an error.
     fn build(text: &str) -> SpanTree {
-        toml::from_str::<RawNode>(text)
-            .map_or_else(|_| SpanTree::default(), |n| SpanTree { span: 0..text.len(), node: n.0 })
+        toml::from_str::<toml_spans::Bare>(text).map_or_else(
+            |_| SpanTree::default(),
+            |n| SpanTree::from_spanned(toml_spans::Spanned(Some(0..text.len()), n.0), None),
+        )
+    }
+
+    /// A value the deserializer gives no span (a table made by a dotted key or a header) is
+    /// placed at its key, or else at its first key; a key without one, at its value.
+    fn from_spanned(s: toml_spans::Spanned, key: Option<Range<usize>>) -> SpanTree {
+        let node = match s.1 {
+            toml_spans::Node::Leaf => Node::Leaf,
+            toml_spans::Node::Array(items) => {
+                Node::Array(items.into_iter().map(|v| Self::from_spanned(v, None)).collect())
+            }
+            toml_spans::Node::Table(kv) => Node::Table(
+                kv.into_iter()
+                    .map(|(k, v)| {
+                        let t = Self::from_spanned(v, k.1.clone());
+                        (k.0, k.1.unwrap_or_else(|| t.span.clone()), t)
+                    })
+                    .collect(),
+            ),
+        };
+        let first = || match &node {
+            Node::Table(kv) => kv.first().map(|(_, r, _)| r.clone()),
+            Node::Array(items) => items.first().map(|t| t.span.clone()),
+            Node::Leaf => None,
+        };
+        let span = s.0.or(key).or_else(first).unwrap_or(0..0);
+        SpanTree { span, node }
     }
 
     fn get(&self, path: &[&str]) -> Option<&SpanTree> {
@@ -245,54 +272,6 @@ impl SpanTree {
             }),
             Node::Leaf => None,
         }
-    }
-}
-
-/// Deserialisation target that records spans (keys and values as `toml::Spanned`).
-struct RawNode(Node);
-
-impl<'de> Deserialize<'de> for RawNode {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = RawNode;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("any TOML value")
-            }
-            fn visit_bool<E>(self, _: bool) -> Result<RawNode, E> {
-                Ok(RawNode(Node::Leaf))
-            }
-            fn visit_i64<E>(self, _: i64) -> Result<RawNode, E> {
-                Ok(RawNode(Node::Leaf))
-            }
-            fn visit_u64<E>(self, _: u64) -> Result<RawNode, E> {
-                Ok(RawNode(Node::Leaf))
-            }
-            fn visit_f64<E>(self, _: f64) -> Result<RawNode, E> {
-                Ok(RawNode(Node::Leaf))
-            }
-            fn visit_str<E>(self, _: &str) -> Result<RawNode, E> {
-                Ok(RawNode(Node::Leaf))
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<RawNode, A::Error> {
-                let mut items = Vec::new();
-                while let Some(v) = seq.next_element::<toml::Spanned<RawNode>>()? {
-                    let span = v.span();
-                    items.push(SpanTree { span, node: v.into_inner().0 });
-                }
-                Ok(RawNode(Node::Array(items)))
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RawNode, A::Error> {
-                let mut kv = Vec::new();
-                while let Some(k) = map.next_key::<toml::Spanned<String>>()? {
-                    let v = map.next_value::<toml::Spanned<RawNode>>()?;
-                    let (kspan, vspan) = (k.span(), v.span());
-                    kv.push((k.into_inner(), kspan, SpanTree { span: vspan, node: v.into_inner().0 }));
-                }
-                Ok(RawNode(Node::Table(kv)))
-            }
-        }
-        d.deserialize_any(V)
     }
 }
 
@@ -1369,6 +1348,24 @@ program = "wait"
         assert_eq!(s.processes[0].span.line, 18);
         let e = s.error_at(op.span, "no region");
         assert_eq!(e.to_string(), "t.toml:21:1: no region");
+    }
+
+    #[test]
+    fn keys_made_by_dotted_keys_and_headers_have_positions() {
+        let base = "[machine]\nmemory = \"64MiB\"\n[[process]]\nname = \"p\"\nprogram = \"wait\"\n";
+        for (extra, at) in [
+            ("[vars]\nx.y = 1\n", "t.toml:7:1:"),
+            ("[vars.x]\ny = 1\n", "t.toml:6:1:"),
+            ("[machine.zones.Normal]\nx = 1\n", "t.toml:6:1:"),
+            ("[machine.cost]\nlru_scan.x = \"1ns\"\n", "t.toml:7:1:"),
+            ("[swap]\nsize = \"1GiB\"\ndisk.x = 1\n", "t.toml:8:1:"),
+        ] {
+            let e = err(&format!("{base}{extra}"), &[]);
+            assert!(e.starts_with(at), "{extra:?}: {e}");
+        }
+        // And the rest of such a file keeps its positions.
+        let e = err(&format!("{base}[vars]\nx.y = 1\n").replace("64MiB", "64MiBs"), &[]);
+        assert!(e.starts_with("t.toml:2:10:"), "{e}");
     }
 
     #[test]

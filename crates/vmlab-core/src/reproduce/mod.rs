@@ -125,12 +125,7 @@ impl ReproduceOpts {
     }
 
     /// Run `k`'s ftrace writer under `--trace`, when its release has tracepoints; the file name.
-    fn trace_writer(
-        &self,
-        sc: &Scenario,
-        profile: &str,
-        k: usize,
-    ) -> Result<Option<TraceFile>, String> {
+    fn trace_writer(&self, sc: &Scenario, profile: &str, k: usize) -> Result<Option<TraceFile>, String> {
         let Some(t) = &self.trace else { return Ok(None) };
         // A bad profile is api::run's to report, with its position.
         let Ok(p) = crate::sim::resolve_profile(sc, Some(profile)) else { return Ok(None) };

@@ -79,6 +79,11 @@ pub trait ReclaimEngine {
     }
     /// Direct reclaim; returns pages reclaimed.
     fn try_to_free_pages(k: &mut Kernel, ctx: &mut Ctx, gfp: Gfp, order: u32, classzone: usize) -> u64;
+    /// A direct reclaim call that finished and freed nothing ends the allocation (after one
+    /// last try at the high watermark) instead of being retried until the OOM killer runs.
+    fn failed_reclaim_fails_alloc() -> bool {
+        false
+    }
     /// What keeps node `node`'s kswapd awake, in the era's own test.
     fn kswapd_why(k: &Kernel, node: usize) -> Reason;
     fn kswapd_step(k: &mut Kernel, ctx: &mut Ctx, node: usize) -> KswapdAction;
@@ -499,6 +504,11 @@ pub fn try_to_free_pages(k: &mut Kernel, ctx: &mut Ctx, gfp: Gfp, order: u32, cl
     ctx.in_reclaim = was;
     crate::psi::memstall(k, ctx, start);
     r
+}
+
+/// Does a finished direct reclaim call that freed nothing end the allocation?
+pub fn failed_reclaim_fails_alloc(k: &Kernel) -> bool {
+    dispatch_static!(k.profile.engine, failed_reclaim_fails_alloc())
 }
 
 /// Does the profile's engine reclaim memory cgroups?

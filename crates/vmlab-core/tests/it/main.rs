@@ -10,6 +10,7 @@ mod ftrace;
 mod irq;
 mod layering;
 mod memcg;
+mod mlock_chunks;
 mod oom;
 mod pcp_migratetype;
 mod procfs;

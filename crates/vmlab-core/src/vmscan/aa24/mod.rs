@@ -1036,6 +1036,13 @@ impl ReclaimEngine for Aa24State {
     fn try_to_free_pages(k: &mut Kernel, ctx: &mut Ctx, gfp: Gfp, order: u32, classzone: usize) -> u64 {
         try_to_free_pages(k, ctx, gfp, order, classzone)
     }
+    /// 2.4.23's `__alloc_pages`: when `balance_classzone` freed nothing, only a zone above its
+    /// high watermark may still serve; else the allocation fails ("__alloc_pages: 0-order
+    /// allocation failed"). 2.4.23 calls no OOM killer: `try_to_free_pages_zone` gives up after
+    /// `vm_passes` rounds (`CONFIG_OOM_KILLER` came back as an option in 2.4.24-pre1).
+    fn failed_reclaim_fails_alloc() -> bool {
+        true
+    }
     fn kswapd_why(k: &Kernel, node: usize) -> crate::stats::explain::Reason {
         kswapd_why(k, node)
     }
