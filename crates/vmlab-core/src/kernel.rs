@@ -78,6 +78,8 @@ pub struct Gauges {
     pub kernel_stack: u64,
     /// Lowmem bounce pages under read I/O for HighMem pages (2.4 `create_bounce`).
     pub bounce: u64,
+    /// Pages on TCP sockets' write queues (sockstat's TCP mem; in no meminfo field).
+    pub sock: u64,
 }
 
 /// A completed block I/O, delivered by the scheduler at its completion time.
@@ -155,6 +157,7 @@ pub struct Kernel {
     pub vfs: Option<Box<crate::dcache::Vfs>>,
     /// `[fork]`: the task_struct cache and kernel stack order (None: tasks cost no kernel memory).
     pub task_mem: Option<Box<crate::fork::TaskMem>>,
+    pub tcp: crate::tcp::Tcp,
     /// Observers of tracepoints (`crate::trace`), and whether any is attached.
     pub tracers: Vec<Box<dyn crate::trace::Tracer>>,
     pub tracing: bool,
@@ -232,6 +235,7 @@ impl Kernel {
             mmap_sem_retired: Default::default(),
             vfs: None,
             task_mem: None,
+            tcp: Default::default(),
         };
         k.build_zones();
         Ok(k)
@@ -466,12 +470,13 @@ impl Kernel {
             + self.g.reserved
             + self.g.isolated
             + self.g.kernel_stack
-            + self.g.bounce;
+            + self.g.bounce
+            + self.g.sock;
         let sum = free + lru + other;
         if sum != self.total_pages() {
             return Err(format!(
-                "pages not conserved: free {free} + lru {lru} + pagetables {} + quicklists {} + slab {} + reserved {} + isolated {} + stacks {} + bounce {} = {sum} != total {}",
-                self.g.pagetable, self.g.quicklist, self.g.slab, self.g.reserved, self.g.isolated, self.g.kernel_stack, self.g.bounce, self.total_pages()
+                "pages not conserved: free {free} + lru {lru} + pagetables {} + quicklists {} + slab {} + reserved {} + isolated {} + stacks {} + bounce {} + sockets {} = {sum} != total {}",
+                self.g.pagetable, self.g.quicklist, self.g.slab, self.g.reserved, self.g.isolated, self.g.kernel_stack, self.g.bounce, self.g.sock, self.total_pages()
             ));
         }
         Ok(())

@@ -36,6 +36,7 @@ pub mod slub;
 pub mod stats;
 pub mod swap_state;
 pub mod syscalls;
+pub mod tcp;
 pub mod trace;
 pub mod vmscan;
 pub mod workingset;

@@ -87,6 +87,8 @@ pub enum Event {
     NetRx(usize),
     /// An interrupt handler that ran on an idle CPU returned: the CPU can take a task again.
     IrqEnd(u32),
+    /// Clients' ACKs are due: free the acknowledged pages of TCP write queues.
+    TcpAck,
 }
 
 #[derive(Clone, Debug, Default)]

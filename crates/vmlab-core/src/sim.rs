@@ -461,6 +461,10 @@ impl Sim {
         for t in std::mem::take(&mut self.k.wakeups) {
             self.s.wake(t);
         }
+        if let Some(t) = self.k.tcp.timer_due() {
+            self.k.tcp.armed = Some(t);
+            self.s.push(t, Event::TcpAck);
+        }
         if !self.k.oom_killed.is_empty() {
             self.reap_oom_victims();
         }
@@ -617,6 +621,13 @@ impl Sim {
                 self.s.push(self.s.now + gap, Event::NetRx(i));
             }
             Event::IrqEnd(_) => {}
+            Event::TcpAck => {
+                // The ACKs arrive by network receive, on the CPU that takes the NIC's softirq.
+                let cpus = self.k.cfg.cpus_of_node(0);
+                let cpu = cpus.get((self.k.rng.next_u32() as usize) % cpus.len().max(1)).copied().unwrap_or(0);
+                let mut ctx = Ctx { cpu, node: 0, now: self.s.now, ..Default::default() };
+                crate::tcp::tcp_clean_rtx_queue(&mut self.k, &mut ctx);
+            }
             Event::Start(t) => {
                 let mm = {
                     let mut ctx = Ctx { now: self.s.now, ..Default::default() };

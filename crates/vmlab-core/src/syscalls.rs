@@ -219,6 +219,9 @@ impl Syscalls for TaskSyscalls<'_> {
             None => ENOENT,
         }
     }
+    fn send(&mut self, left: &mut u64, rate: u64, sndbuf: u64) -> Progress {
+        crate::tcp::tcp_sendmsg(&mut self.sim.k, self.ctx, self.t, left, rate, sndbuf)
+    }
     fn fsync(&mut self, name: &str) -> Result<u64, String> {
         let f = crate::filemap::file_lookup(&self.sim.k, name)?;
         Ok(crate::page_writeback::vfs_fsync(&mut self.sim.k, self.ctx, f))

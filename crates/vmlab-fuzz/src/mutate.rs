@@ -140,6 +140,8 @@ const INTERESTING: &[&str] = &[
     "create",
     "unlink",
     "fsync",
+    "send",
+    "sndbuf=",
     "migrate",
     "drop_caches",
     "foreach",

@@ -143,6 +143,10 @@ pub enum OpKind {
     Unlink { file: Template },
     /// `fsync FILE`
     Fsync { file: Template },
+    /// `send LEN rate=N [sndbuf=N]` — write(2) of LEN bytes to the task's TCP socket, whose
+    /// client acknowledges `rate` bytes a second; the socket queues at most `sndbuf` bytes
+    /// (default 16 KiB, `tcp_wmem[1]`), and the write waits for room beyond that.
+    Send { len: Expr, rate: Expr, sndbuf: Option<Expr> },
     /// `fork { child program }` — the child gets a copy of the address space (COW).
     Fork { body: Vec<Stmt> },
     /// `wait` — wait for all children to exit.

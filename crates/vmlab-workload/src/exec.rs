@@ -12,6 +12,8 @@ use crate::load::MAX_STORAGE_BYTES;
 use crate::syscalls::{self as sys, MapBacking, MmapArgs, Outcome, Progress, Sys, Syscalls};
 
 const EINVAL: i64 = 22;
+/// `tcp_wmem[1]`: a TCP socket's send buffer before autotuning grows it.
+const DEFAULT_SNDBUF: i64 = 16384;
 /// Instructions a program may run while simulated time stands still (no operation took any):
 /// `loop { }` or `for i in 0..1000000000000 { x += 1 }` would otherwise hold the simulator forever, past
 /// `duration`, since only operations advance the clock. Tens of milliseconds of wall time.
@@ -393,6 +395,18 @@ fn start<S: Syscalls>(sys: &mut S, ps: &mut ProgState, prog: &Program, kind: &Op
             }
             Ok(Step::Done)
         }
+        OpKind::Send { len, rate, sndbuf } => {
+            let left = ev(prog, ps, len)?.max(0) as u64;
+            let r = ev(prog, ps, rate)?;
+            if r <= 0 {
+                return Err(err(span, format!("`send` needs a positive `rate=` (bytes a second), not {r}")));
+            }
+            let sndbuf = ev_opt(prog, ps, sndbuf, DEFAULT_SNDBUF)?.max(0) as u64;
+            if left == 0 {
+                return Ok(Step::Done);
+            }
+            Ok(Step::Ongoing(OpState::Send { left, rate: r as u64, sndbuf }))
+        }
         OpKind::Wait => {
             if sys.wait_children() {
                 ps.op = Some(OpState::Slept);
@@ -565,6 +579,10 @@ fn cont<S: Syscalls>(sys: &mut S, ps: &mut ProgState, op: OpState) -> R<Step> {
         OpState::Write { file, mut idx, end } => {
             let p = sys.write(file, &mut idx, end);
             Ok(resume(p, ps, OpState::Write { file, idx, end }).unwrap_or(Step::Done))
+        }
+        OpState::Send { mut left, rate, sndbuf } => {
+            let p = sys.send(&mut left, rate, sndbuf);
+            Ok(resume(p, ps, OpState::Send { left, rate, sndbuf }).unwrap_or(Step::Done))
         }
     }
 }

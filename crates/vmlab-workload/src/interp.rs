@@ -129,6 +129,11 @@ impl Compiler {
                 tpls.extend(disk.iter());
             }
             OpKind::Unlink { file } | OpKind::Fsync { file } => tpls.push(file),
+            OpKind::Send { len, rate, sndbuf } => {
+                exprs.push(len);
+                exprs.push(rate);
+                exprs.extend(sndbuf.iter());
+            }
             OpKind::Migrate { cpu } => exprs.push(cpu),
             OpKind::Sleep { dur } => exprs.extend(dur.iter()),
             OpKind::Compute { dur } => exprs.push(dur),
@@ -403,6 +408,12 @@ pub enum OpState {
     Slept,
     /// fsync: wait until this time.
     Fsync,
+    /// A socket write with `left` bytes still to queue.
+    Send {
+        left: u64,
+        rate: u64,
+        sndbuf: u64,
+    },
 }
 
 #[derive(Clone, Debug)]

@@ -821,6 +821,21 @@ sleep forever
     }
 
     #[test]
+    fn send_parses_and_needs_a_rate() {
+        let p = parse("send 48KiB rate=2KiB sndbuf=256KiB\nsend 1M rate=100");
+        let Stmt::Op(Op { kind: OpKind::Send { len, rate, sndbuf }, .. }) = &p[0] else { panic!("{p:?}") };
+        assert!(matches!(len, Expr::Int(49152, _)));
+        assert!(matches!(rate, Expr::Int(2048, _)));
+        assert!(matches!(sndbuf, Some(Expr::Int(262144, _))));
+        assert!(matches!(&p[1], Stmt::Op(Op { kind: OpKind::Send { sndbuf: None, .. }, .. })));
+        assert_eq!(
+            err("wait\nsend 4K"),
+            "<program>:2:1: `send` needs `rate=`: the bytes a second the client acknowledges"
+        );
+        assert_eq!(err("send 4K rat=1"), "<program>:1:9: unknown key `rat` for `send`; did you mean `rate`?");
+    }
+
+    #[test]
     fn else_on_next_line() {
         let p = parse("let x = 1\nif x {\n wait\n}\nelse {\n exit\n}\nmark m");
         assert_eq!(p.len(), 3);

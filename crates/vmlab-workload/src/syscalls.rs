@@ -159,6 +159,11 @@ pub trait Syscalls {
     fn unlink(&mut self, name: &str) -> i64;
     /// fsync(): starts writeback of the dirty pages; returns when the last write completes.
     fn fsync(&mut self, name: &str) -> Result<u64, String>;
+
+    // ---- network ------------------------------------------------------------------------
+    /// write() to the task's TCP socket: queue `*left` bytes (advanced in place) for a client
+    /// that acknowledges `rate` bytes a second, at most `sndbuf` bytes queued at a time.
+    fn send(&mut self, left: &mut u64, rate: u64, sndbuf: u64) -> Progress;
     /// echo N > /proc/sys/vm/drop_caches
     fn drop_caches(&mut self);
 }

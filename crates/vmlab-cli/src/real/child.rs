@@ -348,6 +348,7 @@ impl Child<'_> {
             | OpKind::Threads { .. }
             | OpKind::ForeachQueue { .. }
             | OpKind::Migrate { .. }
+            | OpKind::Send { .. }
             | OpKind::DropCaches { .. } => {
                 return Err((span, "not supported by `vmlab real`".into()));
             }

@@ -225,6 +225,9 @@ fn measure(r: &mut RunReport, sim: &Sim, workload: &str, program: Option<&str>) 
     for c in ["kswapd_inodesteal", "pginodesteal", "slabs_scanned"] {
         m.insert(c, r.counter(c) as f64);
     }
+    m.insert("tcp_pages_at_end", k.g.sock as f64);
+    m.insert("tcp_pages_sent", k.tcp.pages_sent as f64);
+    m.insert("tcp_alloc_waits", k.tcp.alloc_waits as f64);
     m.insert("netrx_slabs_order3", alloc as f64);
     m.insert("netrx_slabs_fallback", fb as f64);
     m.insert("netrx_slabs_failed", failed as f64);
@@ -368,6 +371,15 @@ fn summary(runs: &[RunReport]) -> String {
             g("balanced_end_nonmovable_order0_normal"),
             g("balanced_end_movable_order3_pages_normal"),
         );
+        if g("tcp_pages_sent") > 0.0 {
+            s += &format!(
+                "  {:<14} TCP write queues: {:>7} pages at the end (in no meminfo field); {:>9} pages queued in the run, {:>5} writes waited for a page\n",
+                "",
+                g("tcp_pages_at_end"),
+                g("tcp_pages_sent"),
+                g("tcp_alloc_waits"),
+            );
+        }
         if r.metrics.get("fs_slab_pages").is_some() {
             s += &format!(
                 "  {:<14} fs metadata slab {:>7} pages at the end ({:>7} dentries); pruned {:>8} dentries, {:>8} inodes; inode steal {:>8} pages (kswapd {:>8}); slab pages reclaimed {:>7}\n",

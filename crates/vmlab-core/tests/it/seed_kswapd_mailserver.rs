@@ -106,11 +106,13 @@ fn full_scale_mailserver_2638_settles_near_the_watermarks() {
     assert!(free > metric(b, "high_wmark_sum_pct"), "2.6.38 MemFree {free:.2}% under the high watermarks");
 }
 
-/// The before side's must-shows. Not reproduced (docs/notes/era-2.6.36-38.md, "mail server"):
-/// Normal's free memory still forms the order-3 blocks the watermark check needs, so every
-/// 2.6.36 order-3 kswapd run ends balanced at priority 12, and 2.6.36 keeps ~0.9 % free.
+/// The before side's must-shows. Not reproduced (docs/notes/era-2.6.36-38.md, "mail server"
+/// and its TCP follow-up): with the TCP write queues Normal's free memory is ~95 % single pages,
+/// but DMA32 keeps well over half of its free memory in order >= 3 blocks, so the atomic order-3
+/// allocations succeed there, few order-3 kswapd runs start, and each ends balanced at priority
+/// 12; 2.6.36 keeps ~1 % free.
 #[test]
-#[ignore = "does not reproduce: 2.6.36 MemFree ~0.9 % swap off, no swap-outs swap on (every order-3 run ends balanced)"]
+#[ignore = "does not reproduce: 2.6.36 MemFree ~1 % swap off, no swap-outs swap on (DMA32 keeps order-3 blocks; every order-3 run ends balanced)"]
 fn full_scale_mailserver_2636_must_shows() {
     let off = full_scale(true);
     let on = full_scale(false);

@@ -79,6 +79,7 @@ const OPS: &[OpSpec] = &[
     spec("create", FILE, 1, &[("size", Kind::Expr), ("disk", Kind::Tpl)], &[]),
     spec("unlink", FILE, 1, &[], &[]),
     spec("fsync", FILE, 1, &[], &[]),
+    spec("send", &[("a length", Kind::Expr)], 1, &[("rate", Kind::Expr), ("sndbuf", Kind::Expr)], &[]),
     OpSpec { name: "fork", positional: &[], required: 0, keys: &[], flags: &[], block: true },
     spec("wait", &[], 0, &[], &[]),
     OpSpec {
@@ -436,6 +437,18 @@ impl Parser<'_> {
             "create" => OpKind::Create { file: name_of(&mut a), size: a.expr("size"), disk: a.tpl("disk") },
             "unlink" => OpKind::Unlink { file: name_of(&mut a) },
             "fsync" => OpKind::Fsync { file: name_of(&mut a) },
+            "send" => {
+                let Some(rate) = a.expr("rate") else {
+                    return Err(self
+                        .err_span(whole(self), "`send` needs `rate=`: the bytes a second the client acknowledges")
+                        .with_help("for example `send 48KiB rate=8KiB`"));
+                };
+                OpKind::Send {
+                    len: a.pos_expr(0).unwrap_or(Expr::Int(0, Span::default())),
+                    rate,
+                    sndbuf: a.expr("sndbuf"),
+                }
+            }
             "fork" => OpKind::Fork { body: a.body },
             "wait" => OpKind::Wait,
             "threads" => OpKind::Threads {
