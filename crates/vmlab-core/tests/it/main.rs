@@ -24,4 +24,5 @@ mod seed_quicklists;
 mod seed_shm_big_iron;
 mod swap_readahead;
 mod syscalls;
+mod tcp_sendmsg;
 mod workingset;
