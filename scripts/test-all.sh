@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every gate and every test vmlab has, in order, stopping at the first failure:
-#   1. cargo fmt --check, then clippy with warnings as errors (the Python crate included),
-#      which runs beside the build of step 2 (so does setting up the Python venv);
+#   1. cargo fmt --check; clippy with warnings as errors lints during the build of step 2 (the
+#      Python crate's in step 4); the Python venv is set up beside that build;
 #   2. Rust unit, integration and property tests, the CLI tests — under cargo nextest when it is
 #      installed, else cargo test, a line per test either way;
 #   3. the long tests from the same build, two at a time: the full-scale seed reproductions that
@@ -117,10 +117,19 @@ collect() {
     echo "== $label: ok in $dt s"
 }
 
-# clippy checks in its own target directory: Cargo locks a target directory for a whole build,
-# and clippy's check artifacts are not the ci build's anyway. The workspace includes vmlab-py
-# (pyo3): it type-checks without an interpreter to link against.
-background clippy env CARGO_TARGET_DIR=target/clippy cargo clippy --workspace --all-targets --locked -- -D warnings
+# Clippy lints while the build compiles: clippy-driver is the compiler of vmlab's own crates
+# (as `cargo clippy` runs it, through RUSTC_WORKSPACE_WRAPPER), so the code is parsed and
+# type-checked once for both, instead of a second, check-only build of every crate beside it.
+# -D warnings makes a lint an error (other people's crates are built with --cap-lints allow).
+# Every cargo command below runs with the same two variables, so nothing is built twice; the
+# Python crate (pyo3) is linted when the Python step builds it.
+if clippy_driver=$(rustup which clippy-driver 2>/dev/null) || clippy_driver=$(command -v clippy-driver); then
+    export RUSTC_WORKSPACE_WRAPPER=$clippy_driver
+    export RUSTFLAGS="${RUSTFLAGS:+$RUSTFLAGS }-D warnings"
+    echo "== clippy: linting during the build (RUSTC_WORKSPACE_WRAPPER=$clippy_driver, RUSTFLAGS=$RUSTFLAGS)"
+else
+    step "clippy" cargo clippy --workspace --all-targets --locked -- -D warnings
+fi
 have_python=0
 if [ -x scripts/python-test.sh ]; then
     have_python=1
@@ -154,7 +163,6 @@ else
         done
     }
 fi
-collect clippy
 
 # The long tests, all ignored by a plain `cargo test`:
 # - the full-scale seed reproductions that pass, each a seed at its original size (the ones that
