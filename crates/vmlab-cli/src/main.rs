@@ -405,17 +405,10 @@ fn ftrace_writer(
         );
         return Err(ExitCode::from(2));
     };
-    let out = match std::fs::File::create(file) {
-        Ok(f) => f,
-        Err(e) => {
-            eprintln!("vmlab: --trace {}: {e}", file.display());
-            return Err(ExitCode::from(2));
-        }
-    };
-    match vmlab_core::stats::ftrace::FtraceWriter::new(Box::new(out), fmt, events) {
+    match vmlab_core::stats::ftrace::FtraceWriter::create(file, fmt, events) {
         Ok(w) => Ok(Some(Box::new(w))),
         Err(m) => {
-            eprintln!("vmlab: --events: {m}");
+            eprintln!("vmlab: {m}");
             Err(ExitCode::from(2))
         }
     }

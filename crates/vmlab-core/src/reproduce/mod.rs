@@ -131,9 +131,7 @@ impl ReproduceOpts {
         let Ok(p) = crate::sim::resolve_profile(sc, Some(profile)) else { return Ok(None) };
         let Some(fmt) = p.tracepoints else { return Ok(None) };
         let file = t.dir.join(format!("{k:02}-{profile}.trace"));
-        let out = std::fs::File::create(&file).map_err(|e| format!("vmlab: --trace {}: {e}", file.display()))?;
-        let w = crate::stats::ftrace::FtraceWriter::new(Box::new(out), fmt, &t.events)
-            .map_err(|m| format!("vmlab: --events: {m}"))?;
+        let w = crate::stats::ftrace::FtraceWriter::create(&file, fmt, &t.events).map_err(|m| format!("vmlab: {m}"))?;
         Ok(Some((file, Box::new(w))))
     }
 }
