@@ -463,7 +463,9 @@ fn sigkill_at_three_stages_leaves_nothing_after_the_next_run() {
     let tiny = write(&d, "tiny.toml", TINY);
     let short = write(&d, "short.toml", &STAGES.replace("linger = \"60s\"", "duration = \"1s\""));
     let cgroup_exists = |pid: u32| {
-        ["/sys/fs/cgroup/memory", "/sys/fs/cgroup"].iter().any(|cg| Path::new(cg).join(format!("vmlab-real-{pid}")).is_dir())
+        ["/sys/fs/cgroup/memory", "/sys/fs/cgroup"]
+            .iter()
+            .any(|cg| Path::new(cg).join(format!("vmlab-real-{pid}")).is_dir())
     };
     let seen_tasks = std::cell::Cell::new(false);
     let stages: [(&str, &str, &dyn Fn(u32) -> bool); 4] = [
