@@ -94,7 +94,9 @@ mod tests {
     /// other process under 2.4.9, whose `oom_kill` knows no victim in progress.
     #[test]
     fn a_second_call_waits_for_the_victim_where_the_era_does() {
-        for (profile, waits) in [("linux-6.8", true), ("linux-2.6.26", true), ("linux-2.6.36", true), ("linux-2.4.9", false)] {
+        for (profile, waits) in
+            [("linux-6.8", true), ("linux-2.6.26", true), ("linux-2.6.36", true), ("linux-2.4.9", false)]
+        {
             let mut k = kernel(profile);
             assert_eq!(k.profile.oom_waits_for_victim, waits, "{profile}");
             let mut ctx = Ctx::default();
