@@ -460,7 +460,7 @@ impl Kernel {
     fn zap_page(&mut self, ctx: &mut Ctx, mm: u32, v: &Vma, p: Pfn, e: u32) {
         let anon = self.fr.has(p, pg::ANON);
         if e & pte::DIRTY != 0 && !anon {
-            crate::page_writeback::set_page_dirty(self, p);
+            crate::page_writeback::set_page_dirty(self, ctx, p);
         }
         self.page_remove_rmap(p);
         let m = self.mm_mut(mm);

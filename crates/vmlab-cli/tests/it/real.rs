@@ -468,7 +468,9 @@ fn sigkill_at_three_stages_leaves_nothing_after_the_next_run() {
             .any(|cg| Path::new(cg).join(format!("vmlab-real-{pid}")).is_dir())
     };
     let seen_tasks = std::cell::Cell::new(false);
-    let stages: [(&str, &str, &dyn Fn(u32) -> bool); 4] = [
+    // (stage, scenario, has the run with this pid reached the stage?)
+    type Stage<'a> = (&'a str, &'a str, &'a dyn Fn(u32) -> bool);
+    let stages: [Stage; 4] = [
         ("setup", &scenario, &|pid| work.join(format!("vmlab-real-{pid}/files")).exists()),
         ("swapon", &scenario, &|pid| {
             std::fs::read_to_string("/proc/swaps").unwrap_or_default().contains(&format!("vmlab-real-{pid}/"))
