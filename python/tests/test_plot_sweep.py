@@ -21,6 +21,31 @@ def test_plot_returns_axes(small):
     plt.close("all")
 
 
+def test_plot_writes_png_and_svg_by_extension(small, tmp_path):
+    import struct
+
+    import matplotlib.pyplot as plt
+
+    r = vmlab.run(small)
+    png = tmp_path / "t.png"
+    ax = r.plot(["free_kb", "so"], out=str(png))
+    # Both axes carry their unit, the x axis its own.
+    assert (ax.get_xlabel(), ax.get_ylabel()) == ("simulated time (s)", "MiB")
+    assert [a.get_ylabel() for a in ax.figure.axes] == ["MiB", "KiB/s"]
+    head = png.read_bytes()[:24]
+    assert head[:8] == b"\x89PNG\r\n\x1a\n" and head[12:16] == b"IHDR"
+    width, height = struct.unpack(">II", head[16:24])
+    assert width > 400 and height > 300, (width, height)
+    svg = tmp_path / "t.svg"
+    vmlab.plot([r, r], ["free_kb"], labels=["a", "b"], out=str(svg))
+    text = svg.read_text()
+    assert text.lstrip().startswith("<?xml") and "<svg" in text
+    with pytest.raises(ValueError, match=".png, .svg or .pdf"):
+        r.plot(out=str(tmp_path / "t.jpeg"))
+    assert not (tmp_path / "t.jpeg").exists()
+    plt.close("all")
+
+
 def test_sweep_two_swappiness_values_in_order(small):
     df = vmlab.sweep(small, {"vm.swappiness": [100, 0]}, workers=2)
     assert len(df) == 2

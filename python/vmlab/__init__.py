@@ -97,16 +97,17 @@ class Run:
         """The report as ``vmlab.run/1`` JSON text (readable by ``vmlab compare``)."""
         return json.dumps(self.data, indent=indent)
 
-    def plot(self, columns: Sequence[str] = ("free_kb", "cached_kb"), ax=None, **kwargs):
+    def plot(self, columns: Sequence[str] = ("free_kb", "cached_kb"), ax=None, out: Optional[str] = None, **kwargs):
         """Plot timeline columns against simulated time; returns the matplotlib Axes.
 
         Each column is shown under its kernel/tool name with its unit (``free_kb`` as MemFree in
         MiB); columns of a second unit get a second y axis. Pass ``ax`` to draw into an existing
-        Axes. Works with any backend, including Agg. See :func:`vmlab.plot` to overlay runs.
+        Axes, ``out`` to also write the figure to a ``.png``, ``.svg`` or ``.pdf`` file. Works
+        with any backend, including Agg. See :func:`vmlab.plot` to overlay runs.
         """
         from . import _plot
 
-        return _plot.plot([self], columns, ax=ax)
+        return _plot.plot([self], columns, ax=ax, out=out)
 
     def __repr__(self) -> str:
         return f"<vmlab.Run {self.scenario!r} profile={self.profile} elapsed_s={self.elapsed_s:g}>"
@@ -233,14 +234,21 @@ def compare(runs, names: Optional[Sequence[str]] = None, counters: Optional[Sequ
     return pd.DataFrame(out)
 
 
-def plot(runs, columns: Sequence[str] = ("free_kb", "cached_kb"), ax=None, labels: Optional[Sequence[str]] = None):
+def plot(
+    runs,
+    columns: Sequence[str] = ("free_kb", "cached_kb"),
+    ax=None,
+    labels: Optional[Sequence[str]] = None,
+    out: Optional[str] = None,
+):
     """Overlay the timelines of several runs: each line named ``RUN: COLUMN`` where RUN is what
     differs between the runs (as :func:`compare` labels its columns) or ``labels``; one y axis
-    per unit (at most two). Returns the left Axes."""
+    per unit (at most two). With ``out``, the figure is also written to that ``.png``, ``.svg``
+    or ``.pdf`` file. Returns the left Axes."""
     from . import _plot
 
     runs = [r if isinstance(r, Run) else Run(r) for r in runs]
-    return _plot.plot(runs, columns, ax=ax, labels=list(labels) if labels is not None else None)
+    return _plot.plot(runs, columns, ax=ax, labels=list(labels) if labels is not None else None, out=out)
 
 
 def _unique(names: list) -> list:

@@ -38,12 +38,21 @@ def describe(column: str) -> tuple:
     return COLUMNS.get(column, (column, "", 1))
 
 
-def plot(runs, columns, ax=None, labels=None):
+# What ``out=`` may be: matplotlib picks the writer from the extension.
+OUT_FORMATS = ("png", "svg", "pdf")
+
+
+def plot(runs, columns, ax=None, labels=None, out=None):
     """Plot ``columns`` of each run's timeline against simulated time. Columns sharing a unit
     share a y axis; a second unit gets a twin axis on the right; more units than two are refused
-    (plot them in separate calls). Returns the left Axes."""
+    (plot them in separate calls). With ``out``, the figure is also written to that file, as
+    PNG, SVG or PDF by its extension. Returns the left Axes."""
     from . import _compare
 
+    if out is not None:
+        ext = str(out).rsplit(".", 1)[-1].lower() if "." in str(out) else ""
+        if ext not in OUT_FORMATS:
+            raise ValueError(f"out={out!r}: name the file .png, .svg or .pdf (the format follows the extension)")
     if isinstance(columns, str):
         columns = (columns,)
     columns = list(columns)
@@ -88,4 +97,7 @@ def plot(runs, columns, ax=None, labels=None):
     else:
         scen = sorted({r.scenario for r in runs})
         ax.set_title(", ".join(scen))
+    if out is not None:
+        # Room for the right axis' label, and a raster size readable on a slide.
+        ax.figure.savefig(out, dpi=150, bbox_inches="tight")
     return ax

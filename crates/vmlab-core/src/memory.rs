@@ -182,7 +182,7 @@ impl Kernel {
             // Shared writable mapping: just make it writable and dirty.
             self.pt.entries[slot] = e | pte::WRITE | pte::DIRTY | pte::YOUNG;
             if !anon {
-                crate::page_writeback::set_page_dirty(self, old);
+                crate::page_writeback::set_page_dirty(self, ctx, old);
             }
             return Fault::Done;
         }
@@ -302,7 +302,7 @@ impl Kernel {
                 }
                 let w = if write { pte::WRITE | pte::DIRTY } else { 0 };
                 if write {
-                    crate::page_writeback::set_page_dirty(self, p);
+                    crate::page_writeback::set_page_dirty(self, ctx, p);
                 }
                 self.map_new(ctx, mm, slot, p, flags, w);
                 crate::vmscan::nopage_accessed(self, p);

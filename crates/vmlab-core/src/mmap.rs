@@ -128,6 +128,9 @@ pub struct Mm {
     /// Pages charged while the group was over `memory.high`, not yet handled
     /// (`current->memcg_nr_pages_over_high`).
     pub memcg_over_high: u64,
+    /// The OOM killer chose this process (`signal->oom_mm`); `exit_mmap` removes the whole
+    /// `Mm`, which stands for MMF_OOM_SKIP: the victim's memory is back.
+    pub oom_victim: bool,
     last_tbl: (u64, u32),
     /// `ptes` again, as a flat array for keys below `DENSE_TBL_KEYS`: the lookup of every user
     /// access, which a tree search made a chain of cache misses. Changed only with `ptes`.
@@ -204,6 +207,7 @@ impl Kernel {
             memlock_limit: u64::MAX,
             memcg: 0,
             memcg_over_high: 0,
+            oom_victim: false,
             last_tbl: (u64::MAX, NO_TBL),
             vma_write_locks: None,
         }));
@@ -456,7 +460,7 @@ impl Kernel {
     fn zap_page(&mut self, ctx: &mut Ctx, mm: u32, v: &Vma, p: Pfn, e: u32) {
         let anon = self.fr.has(p, pg::ANON);
         if e & pte::DIRTY != 0 && !anon {
-            crate::page_writeback::set_page_dirty(self, p);
+            crate::page_writeback::set_page_dirty(self, ctx, p);
         }
         self.page_remove_rmap(p);
         let m = self.mm_mut(mm);

@@ -117,8 +117,8 @@ pub fn do_user_addr_fault(
 /// selection here, so a small process that faults at the wrong moment goes first). Only a user
 /// access gets here: mlock's `get_user_pages` returns the error instead.
 pub fn out_of_memory_kill_current(k: &mut Kernel, ctx: &mut Ctx, mm: u32) {
-    if !k.oom_killed.contains(&mm) {
-        k.oom_killed.push(mm);
+    if !k.mm(mm).oom_victim {
+        crate::oom_kill::mark_oom_victim(k, mm);
         k.ev.inc(Vm::OomKill);
     }
     ctx.oom_victim = true;

@@ -6,7 +6,8 @@ use crate::kernel::{Ctx, Kernel};
 use crate::stats::kfunc::KFunc;
 use crate::stats::vmstat::Vm;
 
-/// Returns true if a victim was chosen.
+/// Returns true if a victim was chosen, or one chosen before still holds its memory (the caller
+/// retries the allocation later).
 pub fn out_of_memory(k: &mut Kernel, ctx: &mut Ctx) -> bool {
     select_and_kill(k, ctx, crate::memcontrol::ROOT)
 }
@@ -21,7 +22,15 @@ fn select_and_kill(k: &mut Kernel, ctx: &mut Ctx, g: u8) -> bool {
     k.charge(ctx, KFunc::OutOfMemory, k.cost.syscall * 10);
     let mut best: Option<(u64, u32)> = None;
     for m in k.mms.iter().flatten() {
-        if k.oom_killed.contains(&m.id) || m.name.starts_with('[') || !k.memcg.is_descendant(m.memcg, g) {
+        if m.name.starts_with('[') || !k.memcg.is_descendant(m.memcg, g) {
+            continue;
+        }
+        if m.oom_victim {
+            if k.profile.oom_waits_for_victim {
+                // Another victim would be one too many: the first one's memory is on its way
+                // back (its exit, or 6.8's oom reaper).
+                return true;
+            }
             continue;
         }
         let points = m.rss_anon + m.rss_file + m.rss_shmem + m.ptes.len() as u64;
@@ -30,12 +39,19 @@ fn select_and_kill(k: &mut Kernel, ctx: &mut Ctx, g: u8) -> bool {
         }
     }
     let Some((_, victim)) = best else { return false };
-    k.oom_killed.push(victim);
+    mark_oom_victim(k, victim);
     k.ev.inc(Vm::OomKill);
     if ctx.mm == Some(victim) {
         ctx.oom_victim = true;
     }
     true
+}
+
+/// `mark_oom_victim`: queue the process for the scheduler to end (`reap_oom_victims`) and
+/// remember it as a victim until its memory is freed.
+pub fn mark_oom_victim(k: &mut Kernel, mm: u32) {
+    k.mm_mut(mm).oom_victim = true;
+    k.oom_killed.push(mm);
 }
 
 /// Back-off when an allocation failed and the OOM killer is at work.
@@ -49,5 +65,57 @@ pub fn alloc_retry_at(ctx: &mut Ctx) -> u64 {
         t
     } else {
         ctx.clock() + OOM_BACKOFF_NS
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::machine::{MachineConfig, ZoneLayout};
+    use crate::mmzone::ZoneType;
+
+    fn kernel(profile: &str) -> Kernel {
+        let zones = vec![ZoneLayout { kind: ZoneType::Normal, node: 0, pages: 8192 }];
+        let cfg = MachineConfig {
+            memory_bytes: 8192 * 4096,
+            cpus: 1,
+            nodes: 1,
+            arch: "x86_64".into(),
+            cpu_mhz: 3000,
+            reserved_bytes: 0,
+            reserved_low_bytes: 0,
+            zones,
+        };
+        Kernel::new(crate::profiles::find(profile).expect("profile"), cfg, 1).expect("kernel")
+    }
+
+    /// Two processes, the first killed and still holding its memory (its tasks not yet ended):
+    /// a second OOM call kills nobody under 2.6/6.8 (the victim aborts the scan) and the
+    /// other process under 2.4.9, whose `oom_kill` knows no victim in progress.
+    #[test]
+    fn a_second_call_waits_for_the_victim_where_the_era_does() {
+        for (profile, waits) in
+            [("linux-6.8", true), ("linux-2.6.26", true), ("linux-2.6.36", true), ("linux-2.4.9", false)]
+        {
+            let mut k = kernel(profile);
+            assert_eq!(k.profile.oom_waits_for_victim, waits, "{profile}");
+            let mut ctx = Ctx::default();
+            let big = k.mm_create(&mut ctx, "big");
+            let small = k.mm_create(&mut ctx, "small");
+            k.mm_mut(big).rss_anon = 3000;
+            k.mm_mut(small).rss_anon = 1000;
+            assert!(out_of_memory(&mut k, &mut ctx), "{profile}: a first victim");
+            assert_eq!(std::mem::take(&mut k.oom_killed), vec![big], "{profile}: the largest first");
+            assert!(out_of_memory(&mut k, &mut ctx), "{profile}: the second call reports progress");
+            let second = std::mem::take(&mut k.oom_killed);
+            assert_eq!(second, if waits { vec![] } else { vec![small] }, "{profile}: the second call");
+            assert_eq!(k.ev.get(Vm::OomKill), if waits { 1 } else { 2 }, "{profile}: oom_kill");
+            // The victim's exit (exit_mmap) ends the wait: the next call may choose again.
+            k.mms[big as usize] = None;
+            if waits {
+                assert!(out_of_memory(&mut k, &mut ctx));
+                assert_eq!(k.oom_killed, vec![small], "{profile}: after the victim exited");
+            }
+        }
     }
 }

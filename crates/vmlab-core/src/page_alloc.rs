@@ -562,11 +562,12 @@ impl Kernel {
                     return Err(AllocFail::NoMemory);
                 }
                 if crate::oom_kill::out_of_memory(self, ctx) {
-                    no_progress = 0;
                     if ctx.oom_victim {
                         return Err(AllocFail::OomKilled);
                     }
-                    continue;
+                    // The victim's memory comes back when it exits, which takes time this loop
+                    // cannot let pass: the task backs off and retries the allocation after.
+                    return Err(AllocFail::Throttled);
                 }
                 return Err(AllocFail::NoMemory);
             }

@@ -6,6 +6,7 @@ use crate::kernel::{Ctx, IoDone, Kernel};
 use crate::mm_types::{pg, Pfn, NIL};
 use crate::stats::kfunc::KFunc;
 use crate::stats::vmstat::Vm;
+use crate::trace::Tracepoint;
 
 /// How much queued work a block device accepts before a submitter blocks in
 /// `get_request_wait` (the request queue's nr_requests, expressed as time): 250 ms.
@@ -21,7 +22,7 @@ pub fn congestion_wait_on_submit(ctx: &mut Ctx, done: u64) {
 }
 
 /// `set_page_dirty` (file pages are accounted; anon pages only carry the flag).
-pub fn set_page_dirty(k: &mut Kernel, p: Pfn) {
+pub fn set_page_dirty(k: &mut Kernel, ctx: &Ctx, p: Pfn) {
     if k.fr.has(p, pg::DIRTY) {
         return;
     }
@@ -31,6 +32,10 @@ pub fn set_page_dirty(k: &mut Kernel, p: Pfn) {
     }
     k.g.dirty += 1;
     let file = k.fr.mapping[p as usize];
+    if k.tracing {
+        let (bdi, index) = (k.files[file as usize].disk, k.fr.index[p as usize] as u64);
+        k.trace_ctx(ctx, Tracepoint::WritebackDirty { bdi, ino: file, index });
+    }
     let f = &mut k.files[file as usize];
     f.nr_dirty += 1;
     if f.dirtied_when.is_none() {
@@ -222,6 +227,17 @@ pub fn flusher_pass(k: &mut Kernel, ctx: &mut Ctx) -> FlushAction {
         let p = k.files[fi].pages[idx as usize];
         let dirty = p != NIL && k.fr.flags[p as usize] & (pg::DIRTY | pg::WRITEBACK | pg::LOCKED) == pg::DIRTY;
         if dirty {
+            if k.tracing {
+                let wbc = Tracepoint::WbcWritepage {
+                    bdi: d,
+                    nr_to_write: budget as i64,
+                    sync_all: false,
+                    kupdate: !over_bg,
+                    background: over_bg,
+                    older_ns: (!over_bg).then(|| now.saturating_sub(expire)),
+                };
+                k.trace_ctx(ctx, wbc);
+            }
             if run.is_empty() {
                 run_start = idx;
             }
@@ -261,10 +277,25 @@ pub fn vfs_fsync(k: &mut Kernel, ctx: &mut Ctx, f: u32) -> u64 {
     let n = k.files[f as usize].pages.len();
     let mut run = Vec::new();
     let mut first = 0;
+    // filemap_fdatawrite_range: WB_SYNC_ALL, nr_to_write LONG_MAX, the whole file.
+    let mut nr_to_write = i64::MAX;
     for idx in 0..n {
         let p = k.files[f as usize].pages[idx];
         let dirty = p != NIL && k.fr.flags[p as usize] & (pg::DIRTY | pg::WRITEBACK) == pg::DIRTY;
         if dirty {
+            if k.tracing {
+                let bdi = k.files[f as usize].disk;
+                let wbc = Tracepoint::WbcWritepage {
+                    bdi,
+                    nr_to_write,
+                    sync_all: true,
+                    kupdate: false,
+                    background: false,
+                    older_ns: None,
+                };
+                k.trace_ctx(ctx, wbc);
+                nr_to_write -= 1;
+            }
             if run.is_empty() {
                 first = idx as u64;
             }

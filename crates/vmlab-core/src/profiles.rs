@@ -243,6 +243,11 @@ pub struct Profile {
     /// `do_exit(SIGKILL)`). Off: `pagefault_out_of_memory` (2.6.29+, Nick Piggin) and the fault
     /// is retried once the OOM killer's victim is gone.
     pub fault_oom_kills: bool,
+    /// The OOM killer waits for its last victim: while a process it killed still holds its
+    /// memory, a new call kills nothing and the allocation retries (2.6's `select_bad_process`
+    /// returns `ERR_PTR(-1UL)` on a TIF_MEMDIE task; 6.8's `oom_evaluate_task` aborts on
+    /// `tsk_is_oom_victim` without MMF_OOM_SKIP). Off: 2.4's `oom_kill` picks again at once.
+    pub oom_waits_for_victim: bool,
     /// 2.4 before the block layer learned HighMem I/O (Jens Axboe's highmem-io, merged in
     /// 2.4.21 for drivers that declare it): `__make_request` passes every buffer of a HighMem page
     /// through `create_bounce`, which takes a lowmem page with `alloc_page(GFP_NOHIGHIO)` (an
@@ -349,6 +354,7 @@ const MODERN: Profile = Profile {
     pgdat_balanced_quarter: false,
     kswapd_ignore_failure: false,
     fault_oom_kills: false,
+    oom_waits_for_victim: true,
     bounce_highmem_io: false,
     bh_per_slab_page: 0,
     walk_skips_active: true,
@@ -391,7 +397,10 @@ const LINUX_2_6_26: Profile = Profile {
     kswapd_failures: false,
     pgdat_balanced_quarter: false,
     kswapd_ignore_failure: false,
-    fault_oom_kills: false,
+    // arch/x86/mm/fault.c's `out_of_memory:` label still kills the faulting task on
+    // VM_FAULT_OOM (pagefault_out_of_memory is 2.6.29's).
+    fault_oom_kills: true,
+    oom_waits_for_victim: true,
     bounce_highmem_io: false,
     bh_per_slab_page: 0,
     walk_skips_active: false,
@@ -445,6 +454,7 @@ const LINUX_2636: Profile = Profile {
     pgdat_balanced_quarter: false,
     kswapd_ignore_failure: false,
     fault_oom_kills: false,
+    oom_waits_for_victim: true,
     bounce_highmem_io: false,
     bh_per_slab_page: 0,
     walk_skips_active: false,
@@ -513,6 +523,7 @@ const LINUX_249: Profile = Profile {
     pgdat_balanced_quarter: false,
     kswapd_ignore_failure: false,
     fault_oom_kills: true,
+    oom_waits_for_victim: false,
     bounce_highmem_io: true,
     // 96-byte buffer_head (2.4 i386, SLAB_HWCACHE_ALIGN), 4 KiB ext2 blocks: one per page,
     // about 40 to a slab page.
@@ -774,6 +785,8 @@ pub const KNOBS: &[Knob] = &[
     rc("kswapd_ignore_failure", Kind::Bool, RIEL_ONLY),
     // syscalls.rs, a user access that faulted.
     rc("fault_oom_kills", Kind::Bool, Readers::All),
+    // oom_kill.rs select_and_kill.
+    rc("oom_waits_for_victim", Kind::Bool, Readers::All),
     // filemap.rs, page_writeback.rs, irq.rs.
     rc("bounce_highmem_io", Kind::Bool, Readers::All),
     // riel24's and aa24's page_cache_added hooks grow their buffer_head slabs.
@@ -1005,6 +1018,7 @@ impl Profile {
             "pgdat_balanced_quarter" => &mut self.pgdat_balanced_quarter,
             "kswapd_ignore_failure" => &mut self.kswapd_ignore_failure,
             "fault_oom_kills" => &mut self.fault_oom_kills,
+            "oom_waits_for_victim" => &mut self.oom_waits_for_victim,
             "bounce_highmem_io" => &mut self.bounce_highmem_io,
             "walk_skips_active" => &mut self.walk_skips_active,
             "objrmap_walk" => &mut self.objrmap_walk,

@@ -150,7 +150,7 @@ impl Kernel {
             }
             let e = self.pt.entries[m.slot];
             if e & pte::DIRTY != 0 {
-                crate::page_writeback::set_page_dirty(self, p);
+                crate::page_writeback::set_page_dirty(self, ctx, p);
             }
             let newe = match slot {
                 Some(s) => {

@@ -129,6 +129,25 @@ pub enum Tracepoint {
         pfn: Pfn,
         file: bool,
     },
+    /// `writeback_dirty_folio` (6.x; `writeback_dirty_page` before folios): a file page on
+    /// disk `bdi` became dirty and was accounted (`folio_account_dirtied`).
+    WritebackDirty {
+        bdi: usize,
+        ino: u32,
+        index: u64,
+    },
+    /// `wbc_writepage`: `write_cache_pages` is about to write one page to disk `bdi` under this
+    /// `writeback_control` (`nr_to_write` before this page).
+    WbcWritepage {
+        bdi: usize,
+        nr_to_write: i64,
+        /// WB_SYNC_ALL (fsync) rather than WB_SYNC_NONE (the flusher).
+        sync_all: bool,
+        kupdate: bool,
+        background: bool,
+        /// `older_than_this` in ns of simulated time (kupdate's expiry cut-off), else None.
+        older_ns: Option<u64>,
+    },
     /// `mm_page_alloc_zone_locked`: a free block of `block_order` taken off zone `zone`'s free
     /// lists for a request of `order` and `migratetype` (split if larger).
     MmPageAllocZoneLocked {

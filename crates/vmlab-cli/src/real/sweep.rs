@@ -56,7 +56,7 @@ pub fn sweep(cg_parent: &Path, bases: &[PathBuf]) -> (Vec<String>, Vec<String>) 
         let Some(dir) = p.parent() else { continue };
         let name = dir.file_name().and_then(|n| n.to_str()).unwrap_or("");
         if p.file_name().is_some_and(|f| f == "swapfile") && orphaned(name) {
-            match super::setup::run_tool("swapoff", &p) {
+            match swapoff_orphan(&p) {
                 Ok(()) => {
                     let _ = std::fs::remove_file(&p);
                     done.push(format!("switched off the swap file {}", p.display()));
@@ -113,6 +113,26 @@ pub fn sweep(cg_parent: &Path, bases: &[PathBuf]) -> (Vec<String>, Vec<String>) 
         }
     }
     (done, problems)
+}
+
+/// `swapoff` of a killed run's swap file. A run killed in its teardown may have left its own
+/// `swapoff` running (a separate process, which outlives it): ours then fails while that one
+/// works, so retry for a while and count the file as off once /proc/swaps no longer lists it.
+fn swapoff_orphan(p: &Path) -> Result<(), String> {
+    let listed = || {
+        let swaps = std::fs::read_to_string("/proc/swaps").unwrap_or_default();
+        swaps.lines().skip(1).filter_map(|l| l.split_whitespace().next()).any(|f| Path::new(&unescape(f)) == p)
+    };
+    let mut last = String::new();
+    for _ in 0..50 {
+        match super::setup::run_tool("swapoff", p) {
+            Ok(()) => return Ok(()),
+            Err(_) if !listed() => return Ok(()),
+            Err(e) => last = e,
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    Err(last)
 }
 
 /// The `vmlab-real-*` directories in `dir`, with their names.

@@ -35,6 +35,7 @@ const EVENTS_2638: &[&str] = &[
     "mm_vmscan_direct_reclaim_end",
     "mm_vmscan_lru_isolate",
     "mm_vmscan_writepage",
+    "wbc_writepage",
     "mm_vmscan_lru_shrink_inactive",
 ];
 
@@ -59,6 +60,8 @@ impl TraceFormat {
                 "mm_vmscan_write_folio",
                 "mm_vmscan_lru_shrink_inactive",
                 "mm_vmscan_lru_shrink_active",
+                "writeback_dirty_folio",
+                "wbc_writepage",
             ],
         }
     }
@@ -123,6 +126,18 @@ impl FtraceWriter {
     /// `struct page *` as %p shows it: the x86-64 vmemmap address of the pfn's 64-byte page.
     fn page_ptr(pfn: Pfn) -> String {
         format!("{:016x}", 0xffff_ea00_0000_0000u64 + pfn as u64 * 64)
+    }
+
+    /// A disk's backing_dev_info as `dev_name(bdi->dev)` prints it: the SCSI disk majors
+    /// (`sda` 8:0, `sdb` 8:16, ...).
+    fn bdi(disk: usize) -> String {
+        format!("8:{}", disk * 16)
+    }
+
+    /// `jiffies` at simulated time `ns`: HZ=1000, counted from INITIAL_JIFFIES (five minutes
+    /// before wrapping), as a 64-bit kernel's `unsigned long` holds it.
+    fn jiffies(ns: u64) -> u64 {
+        (ns / 1_000_000).wrapping_sub(300 * 1000)
     }
 
     fn pfn(&self, pfn: Pfn) -> String {
@@ -223,6 +238,30 @@ impl FtraceWriter {
                     wb(file)
                 ),
             ),
+            Tracepoint::WritebackDirty { bdi, ino, index } if modern => {
+                ("writeback_dirty_folio", format!("bdi {}: ino={ino} index={index}", Self::bdi(bdi)))
+            }
+            Tracepoint::WbcWritepage { bdi, nr_to_write, sync_all, kupdate, background, older_ns } => {
+                // range_start/range_end: 0 and 0 for the flusher's cyclic pass, the whole file
+                // (0 to LLONG_MAX) for fsync.
+                let (cyclic, end) = if sync_all { (0, i64::MAX) } else { (1, 0) };
+                let head = format!(
+                    "bdi {}: towrt={nr_to_write} skip=0 mode={} kupd={} bgrd={} reclm=0 cyclic={cyclic}",
+                    Self::bdi(bdi),
+                    sync_all as u32,
+                    kupdate as u32,
+                    background as u32
+                );
+                (
+                    "wbc_writepage",
+                    if modern {
+                        format!("{head} start=0x0 end=0x{end:x} cgroup_ino=1")
+                    } else {
+                        let older = older_ns.map_or(0, Self::jiffies);
+                        format!("{head} more=0 older=0x{older:x} start=0x0 end=0x{end:x}")
+                    },
+                )
+            }
             _ => return None,
         })
         .filter(|(name, _)| f.has(name))

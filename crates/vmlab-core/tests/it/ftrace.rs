@@ -52,8 +52,41 @@ impl Write for Buf {
     }
 }
 
+/// A writer past the background threshold, then fsync: the flusher writes some of the file,
+/// fsync the rest.
+const WRITER: &str = r#"
+[machine]
+memory = "256MiB"
+cpus = 2
+
+[[disk]]
+name = "sda"
+model = "ssd"
+
+[[disk]]
+name = "sdb"
+model = "ssd"
+
+[[file]]
+name = "out"
+size = "64MiB"
+disk = "sdb"
+
+[[process]]
+name = "writer"
+program = '''
+write out
+fsync out
+mark written
+'''
+"#;
+
 fn traced(profile: &str, events: &[String]) -> (RunReport, String) {
-    let sc = vmlab_core::workload::load_scenario_str("reclaim.toml", RECLAIM, &[]).expect("loads");
+    traced_text(profile, RECLAIM, events)
+}
+
+fn traced_text(profile: &str, scenario: &str, events: &[String]) -> (RunReport, String) {
+    let sc = vmlab_core::workload::load_scenario_str("reclaim.toml", scenario, &[]).expect("loads");
     let fmt = vmlab_core::sim::resolve_profile(&sc, Some(profile)).unwrap().tracepoints.expect("has tracepoints");
     let buf = Buf::default();
     let w = FtraceWriter::new(Box::new(buf.clone()), fmt, events).expect("writer");
@@ -91,6 +124,12 @@ fn regexes(fmt: TraceFormat) -> Vec<(&'static str, &'static str)> {
                 ),
             ];
             v.extend(kmem26);
+            // include/trace/events/writeback.h's wbc_class as 2.6.36 had it (more_io and
+            // older_than_this printed until 3.1).
+            v.push((
+                "wbc_writepage",
+                r"bdi ([0-9]*):([0-9]*): towrt=(-?[0-9]*) skip=([0-9]*) mode=([0-9]*) kupd=([0-9]*) bgrd=([0-9]*) reclm=([0-9]*) cyclic=([0-9]*) more=([0-9]*) older=0x([0-9a-f]*) start=0x([0-9a-f]*) end=0x([0-9a-f]*)",
+            ));
             v
         }
         TraceFormat::Linux68 => vec![
@@ -126,6 +165,12 @@ fn regexes(fmt: TraceFormat) -> Vec<(&'static str, &'static str)> {
             (
                 "mm_filemap_delete_from_page_cache",
                 r"dev ([0-9]*):([0-9]*) ino ([0-9a-f]*) pfn=0x([0-9a-f]*) ofs=([0-9]*) order=([0-9]*)",
+            ),
+            // writeback.h: writeback_folio_template and 6.8's wbc_class.
+            ("writeback_dirty_folio", r"bdi ([0-9]*):([0-9]*): ino=([0-9]*) index=([0-9]*)"),
+            (
+                "wbc_writepage",
+                r"bdi ([0-9]*):([0-9]*): towrt=(-?[0-9]*) skip=([0-9]*) mode=([0-9]*) kupd=([0-9]*) bgrd=([0-9]*) reclm=([0-9]*) cyclic=([0-9]*) start=0x([0-9a-f]*) end=0x([0-9a-f]*) cgroup_ino=([0-9]*)",
             ),
         ],
     }
@@ -216,6 +261,59 @@ fn linux_2_6_38_adds_shrink_inactive() {
     );
 }
 
+/// The writeback events: one `writeback_dirty_folio` per page that became dirty (6.8 only),
+/// one `wbc_writepage` per page the flusher or fsync wrote (every page of the file: nothing
+/// else writes here), with the flusher's and fsync's `writeback_control` told apart.
+#[test]
+fn writeback_events_count_the_pages_dirtied_and_written() {
+    let pages = 64 * 256;
+    for (profile, fmt) in [
+        ("linux-6.8", TraceFormat::Linux68),
+        ("linux-2.6.36", TraceFormat::Linux2636),
+        ("linux-2.6.38", TraceFormat::Linux2638),
+    ] {
+        let (r, text) = traced_text(profile, WRITER, &[]);
+        assert!(r.metrics.get("written").is_some(), "{profile}: the writer finished");
+        let ev = parse(fmt, &text);
+        let wbc: Vec<&Vec<String>> = ev.iter().filter(|(e, _)| e == "wbc_writepage").map(|(_, f)| f).collect();
+        assert_eq!(r.counter("nr_vmscan_write"), 0, "{profile}: reclaim wrote nothing");
+        assert_eq!(wbc.len() as u64, r.counter("pgpgout") / 4, "{profile}: a wbc_writepage per page written");
+        assert_eq!(wbc.len() as u64, pages, "{profile}");
+        // The file is on the second disk (sdb, 8:16); fields 4..9: mode kupd bgrd reclm cyclic.
+        assert!(wbc.iter().all(|f| f[0] == "8" && f[1] == "16" && f[7] == "0"), "{profile}");
+        let flusher: Vec<_> = wbc.iter().filter(|f| f[4] == "0").collect();
+        let fsync: Vec<_> = wbc.iter().filter(|f| f[4] == "1").collect();
+        assert!(
+            !flusher.is_empty() && !fsync.is_empty(),
+            "{profile}: both wrote ({} / {})",
+            flusher.len(),
+            fsync.len()
+        );
+        assert!(
+            flusher.iter().all(|f| f[8] == "1" && (f[5] == "1") != (f[6] == "1")),
+            "{profile}: kupdate or background"
+        );
+        assert!(flusher.iter().any(|f| f[6] == "1"), "{profile}: past the background threshold");
+        assert!(fsync.iter().all(|f| f[8] == "0" && f[5] == "0" && f[6] == "0"), "{profile}");
+        // fsync's nr_to_write counts down from LONG_MAX, one page at a time.
+        let towrt: Vec<i64> = fsync.iter().map(|f| f[2].parse().unwrap()).collect();
+        assert_eq!(towrt[0], i64::MAX, "{profile}");
+        assert!(towrt.windows(2).all(|w| w[1] == w[0] - 1), "{profile}");
+        let dirtied: Vec<u64> =
+            ev.iter().filter(|(e, _)| e == "writeback_dirty_folio").map(|(_, f)| f[3].parse().unwrap()).collect();
+        if fmt == TraceFormat::Linux68 {
+            let distinct: std::collections::BTreeSet<u64> = dirtied.iter().copied().collect();
+            assert_eq!(
+                (dirtied.len() as u64, distinct.len() as u64),
+                (pages, pages),
+                "{profile}: each page dirtied once"
+            );
+        } else {
+            assert!(dirtied.is_empty(), "{profile}: no writeback_dirty_page in this release");
+        }
+    }
+}
+
 #[test]
 fn events_filter_and_tracing_changes_nothing() {
     let want = vec!["mm_vmscan_kswapd_wake".to_string(), "mm_vmscan_kswapd_sleep".to_string()];
@@ -223,6 +321,10 @@ fn events_filter_and_tracing_changes_nothing() {
     let ev = parse(TraceFormat::Linux68, &text);
     assert!(!ev.is_empty() && ev.iter().all(|(e, _)| want.contains(e)));
     let sc = vmlab_core::workload::load_scenario_str("reclaim.toml", RECLAIM, &[]).unwrap();
+    let (plain, _) = api::run(&sc, RunOpts { profile: Some("linux-6.8"), ..Default::default() }).unwrap();
+    assert_eq!(plain.with_wall_s_zeroed().to_json_string(), r.with_wall_s_zeroed().to_json_string());
+    let (r, _) = traced_text("linux-6.8", WRITER, &[]);
+    let sc = vmlab_core::workload::load_scenario_str("reclaim.toml", WRITER, &[]).unwrap();
     let (plain, _) = api::run(&sc, RunOpts { profile: Some("linux-6.8"), ..Default::default() }).unwrap();
     assert_eq!(plain.with_wall_s_zeroed().to_json_string(), r.with_wall_s_zeroed().to_json_string());
     assert!(FtraceWriter::new(

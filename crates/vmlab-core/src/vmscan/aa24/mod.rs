@@ -900,7 +900,7 @@ fn try_to_swap_out(
         return false;
     }
     if e & pte::DIRTY != 0 {
-        crate::page_writeback::set_page_dirty(k, p);
+        crate::page_writeback::set_page_dirty(k, ctx, p);
     }
     let anon = f & pg::ANON != 0;
     let newe = if k.fr.has(p, pg::SWAPCACHE) {
@@ -993,7 +993,7 @@ fn objrmap_unmap(k: &mut Kernel, ctx: &mut Ctx, cur_mm: u32, p: Pfn) {
             continue;
         }
         if e & pte::DIRTY != 0 {
-            crate::page_writeback::set_page_dirty(k, p);
+            crate::page_writeback::set_page_dirty(k, ctx, p);
         }
         k.unmap_pte(m.mm, flags, slot, p, 0);
         k.charge(ctx, KFunc::TryToUnmapSharedVma, c.unmap);

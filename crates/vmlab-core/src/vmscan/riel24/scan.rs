@@ -426,7 +426,7 @@ fn try_to_swap_out(k: &mut Kernel, ctx: &mut Ctx, mm: u32, vflags: u32, slot: us
         s + 1
     } else if has_mapping(k, p) {
         if dirty {
-            crate::page_writeback::set_page_dirty(k, p);
+            crate::page_writeback::set_page_dirty(k, ctx, p);
         }
         0
     } else if !dirty && !k.fr.has(p, pg::DIRTY) {
