@@ -621,7 +621,7 @@ fn print_text(rep: &RunReport, sim: &vmlab_core::sim::Sim) -> ExitCode {
             }
         }
     }
-    if !rep.cgroups.is_empty() {
+    if rep.pressure.is_some() || !rep.cgroups.is_empty() {
         o.push('\n');
         o.push_str(&vmlab_core::stats::memcg_fmt::text(rep.pressure.as_ref(), &rep.cgroups));
     }

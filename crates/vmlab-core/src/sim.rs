@@ -924,7 +924,7 @@ impl Sim {
             kernel_profile: report::kernel_profile_entries(&self.k.prof),
             metrics,
             events: self.k.events,
-            pressure: self.k.memcg.active().then(|| crate::stats::memcg_fmt::system_pressure(&self.k, self.s.now)),
+            pressure: self.k.profile.psi.then(|| crate::stats::memcg_fmt::system_pressure(&self.k, self.s.now)),
             cgroups: crate::stats::memcg_fmt::cgroup_reports(&self.k, self.s.now),
             wall_s,
         }

@@ -201,11 +201,16 @@ fn ln_gamma(x: f64) -> f64 {
     0.5 * (2.0 * std::f64::consts::PI).ln() + (x + 0.5) * t.ln() - t + a.ln()
 }
 
-/// The figures of a run by row name: its metrics, `elapsed_s`, then its vmstat counters.
+/// The figures of a run by row name: its metrics, `elapsed_s`, its memory stall times, then its
+/// vmstat counters.
 fn figures(r: &RunReport) -> Vec<(String, f64)> {
     let mut v: Vec<(String, f64)> = r.metrics.iter().map(|(k, x)| (k.to_string(), *x)).collect();
     if r.metrics.get("elapsed_s").is_none() {
         v.push(("elapsed_s".into(), r.elapsed_s));
+    }
+    if let Some(p) = &r.pressure {
+        v.push(("psi:memory_some_s".into(), p.some.total as f64 / 1e6));
+        v.push(("psi:memory_full_s".into(), p.full.total as f64 / 1e6));
     }
     v.extend(r.vmstat.iter().map(|(k, x)| (format!("vmstat:{k}"), *x as f64)));
     v
