@@ -535,6 +535,9 @@ impl Sim {
             self.s.add_io(when, d);
         }
         let used = (ctx.sys_ns + ctx.user_ns).max(100);
+        if kind == TaskKind::User {
+            crate::psi::running(&mut self.k, self.s.tasks[t].memcg, t, self.s.now, self.s.now + used);
+        }
         let task = &mut self.s.tasks[t];
         task.utime_ns += ctx.user_ns;
         task.stime_ns += used - ctx.user_ns;
@@ -636,7 +639,6 @@ impl Sim {
                 };
                 self.k.mm_mut(mm).memlock_limit = self.s.tasks[t].memlock_limit;
                 self.k.mm_mut(mm).memcg = self.s.tasks[t].memcg;
-                crate::psi::task_count(&mut self.k, self.s.tasks[t].memcg, 1);
                 self.s.tasks[t].mm = Some(mm);
                 self.s.set_runnable(t);
             }
