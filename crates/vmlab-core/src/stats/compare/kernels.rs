@@ -510,6 +510,28 @@ mod tests {
     }
 
     #[test]
+    fn memory_pressure_is_a_row_in_seconds() {
+        use crate::stats::memcg_fmt::{Pressure, PsiLine};
+        let mut sim = run("linux-6.8", "s", &[], 1.0);
+        let line = |us| PsiLine { total: us, ..Default::default() };
+        sim.pressure = Some(Pressure { some: line(1_500_000), full: line(500_000) });
+        let mut real = run("host", "s", &[("real", "true")], 1.0);
+        real.pressure = Some(Pressure { some: line(3_000_000), full: line(3_000_000) });
+        let c = compare(&columns(&[("a".into(), sim), ("b".into(), real)]));
+        let row = |n: &str| c.rows.iter().find(|r| r.name == n).unwrap_or_else(|| panic!("{n} row"));
+        assert_eq!(
+            row("psi:memory_some_s").stats.iter().map(|s| s.map(|s| s.amean)).collect::<Vec<_>>(),
+            [Some(1.5), Some(3.0)]
+        );
+        assert_eq!(
+            row("psi:memory_full_s").stats.iter().map(|s| s.map(|s| s.amean)).collect::<Vec<_>>(),
+            [Some(0.5), Some(3.0)]
+        );
+        let none = compare(&columns(&[("a".into(), run("linux-2.6.38", "s", &[], 1.0))]));
+        assert!(none.rows.iter().all(|r| !r.name.starts_with("psi:")), "no PSI, no row");
+    }
+
+    #[test]
     fn a_real_runs_descriptions_stay_out_of_its_label() {
         let sim = run("linux-6.8", "s", &[], 1.0);
         let real = run(
