@@ -17,6 +17,7 @@ macro_rules! eprintln {
     }};
 }
 
+mod host;
 mod plot;
 mod progress;
 mod real;
@@ -82,6 +83,11 @@ enum Cmd {
         /// With --trace: only these events (comma-separated names, as `mm_vmscan_lru_isolate`).
         #[arg(long, value_name = "EVENT,...", value_delimiter = ',', requires = "trace")]
         events: Vec<String>,
+        /// Simulate this host as `vmlab real` runs the scenario on it: the machine's RAM, CPUs,
+        /// vm sysctls and disk readahead read from /proc and /sys, and the workload in a memory
+        /// cgroup limited to the scenario's `machine.memory` (docs/REAL.md).
+        #[arg(long)]
+        host: bool,
     },
     /// Reproduce a historical VM failure (seed), before and after its fix, in the seed's own form.
     Reproduce {
@@ -220,9 +226,9 @@ fn main() -> ExitCode {
     };
     api::set_graphical_errors(graphical);
     match cli.cmd {
-        Cmd::Run { scenario, profile, sets, json, csv, interval, timing, proc_dir, trace, events } => {
+        Cmd::Run { scenario, profile, sets, json, csv, interval, timing, proc_dir, trace, events, host } => {
             let trace = trace.map(|t| (t, events));
-            run(scenario, profile, sets, json, csv, interval, timing, proc_dir, trace)
+            run(scenario, profile, sets, json, csv, interval, timing, proc_dir, trace, host)
         }
         Cmd::Profiles { names, json } => profiles(&names, json),
         Cmd::Explain { scenario, profile, sets } => explain(scenario, profile, sets),
@@ -421,6 +427,7 @@ fn load_and_run(
     sets: &[String],
     interval: Option<f64>,
     trace: Option<&(PathBuf, Vec<String>)>,
+    host: bool,
 ) -> Result<(RunReport, vmlab_core::sim::Sim), ExitCode> {
     if let Some(name) = profile.filter(|n| vmlab_core::profiles::find(n).is_none()) {
         let hint =
@@ -429,7 +436,18 @@ fn load_and_run(
         eprintln!("vmlab: --profile {name}: unknown profile `{name}`{hint} (known profiles: {known})");
         return Err(ExitCode::from(2));
     }
-    let sc = vmlab_core::workload::load_scenario(path, sets).map_err(fail)?;
+    let (sc, facts) = if host {
+        match host::scenario(path, sets) {
+            Ok((sc, f)) => (sc, Some(f)),
+            Err(Ok(e)) => return Err(fail(e)),
+            Err(Err(m)) => {
+                eprintln!("vmlab: {m}");
+                return Err(ExitCode::from(2));
+            }
+        }
+    } else {
+        (vmlab_core::workload::load_scenario(path, sets).map_err(fail)?, None)
+    };
     let mut tracers: Vec<Box<dyn vmlab_core::trace::Tracer>> = Vec::new();
     if let Some((file, events)) = trace {
         tracers.extend(ftrace_writer(&sc, profile, file, events)?);
@@ -443,6 +461,10 @@ fn load_and_run(
     }
     let (mut rep, sim) = r.map_err(fail)?;
     vmlab_core::stats::report::record_sets(&mut rep.params, sets);
+    if let Some(f) = facts {
+        rep.params.insert("host", serde_json::json!(f.sets().join(" ")));
+        rep.params.insert("host_limit_group", serde_json::json!(host::LIMIT_GROUP));
+    }
     Ok((rep, sim))
 }
 
@@ -457,12 +479,13 @@ fn run(
     timing: bool,
     proc_dir: Option<PathBuf>,
     trace: Option<(PathBuf, Vec<String>)>,
+    host: bool,
 ) -> ExitCode {
     let csv_s = csv.as_ref().map(|c| c.to_string_lossy().into_owned());
     if let Err(c) = check_outputs(&[("--json", json.as_deref()), ("--csv", csv_s.as_deref())], &[path.as_path()]) {
         return c;
     }
-    let (rep, sim) = match load_and_run(&path, profile.as_deref(), &sets, interval, trace.as_ref()) {
+    let (rep, sim) = match load_and_run(&path, profile.as_deref(), &sets, interval, trace.as_ref(), host) {
         Ok(r) => r,
         Err(code) => return code,
     };
@@ -503,7 +526,7 @@ fn run(
 
 fn explain(path: PathBuf, profile: Option<String>, sets: Vec<String>) -> ExitCode {
     use std::fmt::Write as _;
-    let (rep, sim) = match load_and_run(&path, profile.as_deref(), &sets, None, None) {
+    let (rep, sim) = match load_and_run(&path, profile.as_deref(), &sets, None, None, false) {
         Ok(r) => r,
         Err(code) => return code,
     };
@@ -621,7 +644,7 @@ fn print_text(rep: &RunReport, sim: &vmlab_core::sim::Sim) -> ExitCode {
             }
         }
     }
-    if !rep.cgroups.is_empty() {
+    if rep.pressure.is_some() || !rep.cgroups.is_empty() {
         o.push('\n');
         o.push_str(&vmlab_core::stats::memcg_fmt::text(rep.pressure.as_ref(), &rep.cgroups));
     }
@@ -911,7 +934,7 @@ fn run_for_compare(path: &std::path::Path, a: &CompareArgs) -> Result<Vec<(Strin
             if i > 0 {
                 sets.push(format!("seed={}", base_seed.wrapping_add(i as u64)));
             }
-            let (rep, _) = load_and_run(path, p, &sets, None, None)?;
+            let (rep, _) = load_and_run(path, p, &sets, None, None, false)?;
             out.push((name.clone(), rep.with_wall_s_zeroed()));
         }
     }

@@ -431,7 +431,17 @@ pub fn filemap_read(k: &mut Kernel, ctx: &mut Ctx, file: u32, idx: &mut u64, end
                 k.events += 1;
                 *idx += 1;
             }
-            PageRes::Wait(until) => return Progress::Block(Outcome::Block { until: Some(until), io: true }),
+            PageRes::Wait(until) => {
+                // Waiting for the lock of a page that is being read back after it was evicted from
+                // the workingset is thrashing: folio_wait_bit_common runs such a wait under
+                // psi_memstall_enter, a wait for any other page is plain I/O.
+                if let Some(p) = k.files[file as usize].find(*idx) {
+                    if k.fr.has(p, pg::WORKINGSET) && !k.fr.has(p, pg::UPTODATE) {
+                        crate::psi::memstall_wait(k, ctx, until);
+                    }
+                }
+                return Progress::Block(Outcome::Block { until: Some(until), io: true });
+            }
             PageRes::Oom => {
                 return Progress::Block(Outcome::Block { until: Some(crate::oom_kill::alloc_retry_at(ctx)), io: false })
             }

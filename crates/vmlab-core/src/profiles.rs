@@ -274,6 +274,9 @@ pub struct Profile {
     pub workingset: bool,
     /// Memory cgroups (CONFIG_MEMCG, 2.6.25+): a scenario may declare `[[cgroup]]`s.
     pub memcg: bool,
+    /// Pressure stall information (CONFIG_PSI, 4.20+, Johannes Weiner): the run reports
+    /// `/proc/pressure/memory` whether or not it has cgroups.
+    pub psi: bool,
     /// `zone_batchsize` caps a pcp batch at this many bytes of zone per 1/1024 (before the /4):
     /// 512 KiB until 2.6.3x (batch 31), 1 MiB later (batch 63).
     pub pcp_batch_bytes: u64,
@@ -363,6 +366,7 @@ const MODERN: Profile = Profile {
     clean_cache_pass: false,
     workingset: true,
     memcg: true,
+    psi: true,
     pcp_batch_bytes: 1 << 20,
     pcp_lists: true,
     pcp_migratetype_lists: false,
@@ -409,6 +413,7 @@ const LINUX_2_6_26: Profile = Profile {
     clean_cache_pass: false,
     workingset: false,
     memcg: true,
+    psi: false,
     pcp_batch_bytes: 512 << 10,
     pcp_lists: true,
     pcp_migratetype_lists: false,
@@ -463,6 +468,7 @@ const LINUX_2636: Profile = Profile {
     clean_cache_pass: false,
     workingset: false,
     memcg: true,
+    psi: false,
     pcp_batch_bytes: 512 << 10,
     pcp_lists: true,
     pcp_migratetype_lists: true,
@@ -534,6 +540,7 @@ const LINUX_249: Profile = Profile {
     clean_cache_pass: false,
     workingset: false,
     memcg: false,
+    psi: false,
     pcp_batch_bytes: 512 << 10,
     pcp_lists: false,
     pcp_migratetype_lists: false,
@@ -801,6 +808,8 @@ pub const KNOBS: &[Knob] = &[
     rc("workingset", Kind::Bool, Readers::All),
     // sim.rs (which refuses [[cgroup]] without it), memcontrol.rs.
     rc("memcg", Kind::Bool, Readers::All),
+    // sim.rs report: whether the run has /proc/pressure/memory.
+    rc("psi", Kind::Bool, Readers::All),
     // kernel.rs zone_batchsize, page_alloc.rs.
     rc("pcp_batch_bytes", Kind::Int(INT), Readers::All),
     rc("pcp_lists", Kind::Bool, Readers::All),
@@ -1026,6 +1035,7 @@ impl Profile {
             "clean_cache_pass" => &mut self.clean_cache_pass,
             "workingset" => &mut self.workingset,
             "memcg" => &mut self.memcg,
+            "psi" => &mut self.psi,
             "pcp_lists" => &mut self.pcp_lists,
             "pcp_migratetype_lists" => &mut self.pcp_migratetype_lists,
             "reclaim_frees_cold" => &mut self.reclaim_frees_cold,

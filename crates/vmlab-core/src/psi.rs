@@ -1,8 +1,11 @@
 //! Pressure stall information for memory (`kernel/sched/psi.c`): how long tasks were stalled in
 //! memory reclaim, `memory.high` throttling, and waits for swap-in or the refault of a workingset
 //! page (the kernel's `psi_memstall_enter`/`leave` sites). `some`: at least one task of the group
-//! stalled; `full`: every live task of the group stalled at once. Averages over 10, 60 and 300 s
-//! are folded every `PSI_FREQ` (2 s) as `calc_avgs` does.
+//! stalled; `full`: some task stalled and none running without a stall (a task asleep or in
+//! plain I/O wait is idle), as psi.c's PSI_MEM_FULL. psi.c decides both per CPU and weights the
+//! CPUs by their non-idle time; vmlab decides them over the group as a whole, and counts a task
+//! waiting for a CPU as idle. Averages over 10, 60 and 300 s are folded every `PSI_FREQ` (2 s)
+//! as `calc_avgs` does.
 //!
 //! vmlab knows a stall's interval when it starts (reclaim runs inside a quantum; an I/O wait ends
 //! at its completion), and quanta on different CPUs report slightly out of order, so intervals
@@ -28,21 +31,32 @@ const FOLD_SLACK_NS: u64 = 10_000_000;
 pub struct PsiGroup {
     /// Stall intervals not folded yet: (start, end, task).
     pending: Vec<(u64, u64, u32)>,
+    /// Intervals a task of the group ran on a CPU, not folded yet.
+    pending_run: Vec<(u64, u64, u32)>,
     /// `some`: the union of folded intervals reaches `some_until`.
     some_until: u64,
     pub some_total_ns: u64,
-    /// `full`: ends of the intervals in progress at `sweep_at`, and the measure so far.
-    active: BinaryHeap<Reverse<u64>>,
+    /// `full`: starts and ends of folded intervals not swept yet, (time, kind, task).
+    events: BinaryHeap<Reverse<(u64, u8, u32)>>,
+    /// Per task: (intervals running, intervals stalled) in progress at `sweep_at`.
+    task_state: Vec<(u16, u16)>,
+    /// Tasks stalled, and tasks running without a stall, at `sweep_at`.
+    nr_stalled: u32,
+    nr_productive: u32,
     sweep_at: u64,
     pub full_total_ns: u64,
-    /// Live tasks of the group (a task is non-idle for `full` while alive).
-    pub nr_tasks: u32,
     /// Averages in FIXED_1 units of percent: some, full × (10, 60, 300 s).
     avg: [[u64; 3]; 2],
     /// Totals at the last 2 s boundary, and that boundary.
     last: [u64; 2],
     next_boundary: u64,
 }
+
+/// Event kinds of the `full` sweep, in the order they apply at one instant.
+const RUN_END: u8 = 0;
+const STALL_END: u8 = 1;
+const RUN_START: u8 = 2;
+const STALL_START: u8 = 3;
 
 impl PsiGroup {
     fn record(&mut self, start: u64, end: u64, task: u32) {
@@ -51,39 +65,79 @@ impl PsiGroup {
         }
     }
 
-    /// Fold every interval that starts before `upto`.
-    fn fold(&mut self, upto: u64) {
-        if self.pending.is_empty() {
-            return;
+    fn record_run(&mut self, start: u64, end: u64, task: u32) {
+        if end > start {
+            self.pending_run.push((start, end, task));
         }
-        self.pending.sort_unstable();
-        let n = self.pending.partition_point(|&(s, _, _)| s < upto);
-        for i in 0..n {
-            let (s, e, task) = self.pending[i];
-            if e > self.some_until {
-                self.some_total_ns += e - s.max(self.some_until);
-                self.some_until = e;
-            }
-            self.sweep_to(s);
-            if task != KTHREAD {
-                self.active.push(Reverse(e));
-            }
-        }
-        self.pending.drain(..n);
     }
 
-    /// Advance the `full` sweep to `t`: time when as many tasks are stalled as are live.
+    /// Fold every interval that starts before `upto`.
+    fn fold(&mut self, upto: u64) {
+        if !self.pending.is_empty() {
+            self.pending.sort_unstable();
+            let n = self.pending.partition_point(|&(s, _, _)| s < upto);
+            for i in 0..n {
+                let (s, e, task) = self.pending[i];
+                if e > self.some_until {
+                    self.some_total_ns += e - s.max(self.some_until);
+                    self.some_until = e;
+                }
+                if task != KTHREAD {
+                    self.events.push(Reverse((s, STALL_START, task)));
+                    self.events.push(Reverse((e, STALL_END, task)));
+                }
+            }
+            self.pending.drain(..n);
+        }
+        if !self.pending_run.is_empty() {
+            self.pending_run.sort_unstable();
+            let n = self.pending_run.partition_point(|&(s, _, _)| s < upto);
+            for &(s, e, task) in &self.pending_run[..n] {
+                self.events.push(Reverse((s, RUN_START, task)));
+                self.events.push(Reverse((e, RUN_END, task)));
+            }
+            self.pending_run.drain(..n);
+        }
+    }
+
+    /// Advance the `full` sweep to `t`. psi.c's PSI_MEM_FULL: some task is stalled and every
+    /// task that is running is one of the stalled (reclaim runs in a stall); a task asleep or
+    /// waiting for plain I/O is idle and keeps nobody from `full`.
     fn sweep_to(&mut self, t: u64) {
         while self.sweep_at < t {
-            let next_end = self.active.peek().map_or(u64::MAX, |r| r.0).min(t);
-            if self.nr_tasks > 0 && self.active.len() as u32 >= self.nr_tasks {
-                self.full_total_ns += next_end - self.sweep_at;
+            let next = self.events.peek().map_or(u64::MAX, |r| r.0 .0).min(t);
+            if self.nr_stalled > 0 && self.nr_productive == 0 {
+                self.full_total_ns += next - self.sweep_at;
             }
-            self.sweep_at = next_end;
-            while self.active.peek().is_some_and(|r| r.0 <= self.sweep_at) {
-                self.active.pop();
+            self.sweep_at = next;
+            while let Some(&Reverse((when, kind, task))) = self.events.peek() {
+                if when > self.sweep_at || when >= t {
+                    break;
+                }
+                self.events.pop();
+                self.apply(kind, task);
             }
         }
+    }
+
+    fn apply(&mut self, kind: u8, task: u32) {
+        let i = task as usize;
+        if i >= self.task_state.len() {
+            self.task_state.resize(i + 1, (0, 0));
+        }
+        let before = self.task_state[i];
+        let st = &mut self.task_state[i];
+        match kind {
+            RUN_START => st.0 += 1,
+            RUN_END => st.0 = st.0.saturating_sub(1),
+            STALL_START => st.1 += 1,
+            _ => st.1 = st.1.saturating_sub(1),
+        }
+        let after = *st;
+        let stalled = |s: (u16, u16)| s.1 > 0;
+        let productive = |s: (u16, u16)| s.0 > 0 && s.1 == 0;
+        self.nr_stalled = self.nr_stalled + stalled(after) as u32 - stalled(before) as u32;
+        self.nr_productive = self.nr_productive + productive(after) as u32 - productive(before) as u32;
     }
 
     /// Stall time of (some, full) before `t`, once everything starting before `t` is folded.
@@ -121,7 +175,8 @@ impl PsiGroup {
     pub fn finish(&mut self, now: u64) {
         self.update(now + FOLD_SLACK_NS);
         self.fold(u64::MAX);
-        self.sweep_to(self.active.iter().map(|r| r.0).max().unwrap_or(self.sweep_at));
+        let last = self.events.iter().map(|r| r.0 .0).max().unwrap_or(self.sweep_at);
+        self.sweep_to(last.saturating_add(1));
     }
 
     /// (avg10, avg60, avg300) of `some` (0) or `full` (1) in percent.
@@ -188,12 +243,13 @@ pub fn memstall_wait(k: &mut Kernel, ctx: &Ctx, until: u64) {
     record(k, ctx, start, until);
 }
 
-/// A task of group `g` started (+1) or exited (-1): `full` counts against live tasks.
-pub fn task_count(k: &mut Kernel, mut g: u8, delta: i32) {
-    let add = |n: &mut u32| *n = n.saturating_add_signed(delta);
-    add(&mut k.psi.nr_tasks);
+/// A task of group `g` ran on a CPU from `start` to `end` (a quantum): running tasks that are
+/// not stalled keep the group out of `full`.
+pub fn running(k: &mut Kernel, mut g: u8, task: usize, start: u64, end: u64) {
+    let task = task as u32;
+    k.psi.record_run(start, end, task);
     while g != ROOT {
-        add(&mut k.memcg.groups[g as usize].psi.nr_tasks);
+        k.memcg.groups[g as usize].psi.record_run(start, end, task);
         g = k.memcg.groups[g as usize].parent;
     }
 }
@@ -210,18 +266,40 @@ pub fn update(k: &mut Kernel, now: u64) {
 mod tests {
     use super::*;
     #[test]
-    fn some_is_the_union_and_full_needs_every_task() {
-        let mut g = PsiGroup { nr_tasks: 2, ..Default::default() };
+    fn some_is_the_union_and_full_needs_nobody_running() {
+        let mut g = PsiGroup::default();
+        // Task 1 runs [0, 50), then stalls [50, 150); task 0 stalls [0, 100) and [300, 400)
+        // while task 1 runs [300, 350).
+        g.record_run(0, 50, 1);
         g.record(0, 100, 0);
         g.record(50, 150, 1);
         g.record(300, 400, 0);
+        g.record_run(300, 350, 1);
         g.finish(1000);
         assert_eq!(g.some_total_ns, 250);
-        assert_eq!(g.full_total_ns, 50);
+        // [50, 150) has nobody running productively, nor [350, 400) (task 1 asleep).
+        assert_eq!(g.full_total_ns, 150);
+    }
+    #[test]
+    fn a_task_running_its_own_reclaim_is_full() {
+        let mut g = PsiGroup::default();
+        g.record_run(0, 100, 0);
+        g.record(20, 80, 0);
+        g.record_run(0, 100, 1);
+        g.record(90, 100, 1);
+        g.finish(1000);
+        assert_eq!(g.some_total_ns, 70);
+        // Task 1 runs productively until 90, when task 0's stall has ended.
+        assert_eq!(g.full_total_ns, 0);
+        let mut h = PsiGroup::default();
+        h.record_run(0, 100, 0);
+        h.record(20, 80, 0);
+        h.finish(1000);
+        assert_eq!(h.full_total_ns, 60, "alone, a task in reclaim is a full stall (TSK_MEMSTALL_RUNNING)");
     }
     #[test]
     fn a_fully_stalled_period_averages_toward_100_percent() {
-        let mut g = PsiGroup { nr_tasks: 1, ..Default::default() };
+        let mut g = PsiGroup::default();
         g.record(0, 20 * PSI_FREQ_NS, 0);
         g.update(20 * PSI_FREQ_NS + FOLD_SLACK_NS);
         let a = g.avgs(0);

@@ -535,6 +535,9 @@ impl Sim {
             self.s.add_io(when, d);
         }
         let used = (ctx.sys_ns + ctx.user_ns).max(100);
+        if kind == TaskKind::User {
+            crate::psi::running(&mut self.k, self.s.tasks[t].memcg, t, self.s.now, self.s.now + used);
+        }
         let task = &mut self.s.tasks[t];
         task.utime_ns += ctx.user_ns;
         task.stime_ns += used - ctx.user_ns;
@@ -636,7 +639,6 @@ impl Sim {
                 };
                 self.k.mm_mut(mm).memlock_limit = self.s.tasks[t].memlock_limit;
                 self.k.mm_mut(mm).memcg = self.s.tasks[t].memcg;
-                crate::psi::task_count(&mut self.k, self.s.tasks[t].memcg, 1);
                 self.s.tasks[t].mm = Some(mm);
                 self.s.set_runnable(t);
             }
@@ -924,7 +926,7 @@ impl Sim {
             kernel_profile: report::kernel_profile_entries(&self.k.prof),
             metrics,
             events: self.k.events,
-            pressure: self.k.memcg.active().then(|| crate::stats::memcg_fmt::system_pressure(&self.k, self.s.now)),
+            pressure: self.k.profile.psi.then(|| crate::stats::memcg_fmt::system_pressure(&self.k, self.s.now)),
             cgroups: crate::stats::memcg_fmt::cgroup_reports(&self.k, self.s.now),
             wall_s,
         }

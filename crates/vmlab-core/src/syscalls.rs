@@ -277,7 +277,6 @@ fn do_fork(sim: &mut Sim, t: usize, ctx: &mut Ctx, child: ProgState) {
     sim.s.tasks[c].cpu_allowed = sim.s.tasks[t].cpu_allowed;
     sim.s.tasks[c].memlock_limit = sim.s.tasks[t].memlock_limit;
     sim.s.tasks[c].memcg = sim.s.tasks[t].memcg;
-    crate::psi::task_count(&mut sim.k, sim.s.tasks[t].memcg, 1);
     sim.s.tasks[c].last_cpu = ctx.cpu;
     sim.s.tasks[c].kmem = kmem;
     sim.s.tasks[t].children += 1;
@@ -289,7 +288,6 @@ fn do_fork(sim: &mut Sim, t: usize, ctx: &mut Ctx, child: ProgState) {
 /// this CPU — quicklists fill here), and tell a waiting parent.
 fn do_exit(sim: &mut Sim, t: usize, ctx: &mut Ctx) {
     let Some(mm) = sim.s.tasks[t].mm else { return };
-    crate::psi::task_count(&mut sim.k, sim.s.tasks[t].memcg, -1);
     if sim.s.tasks[t].prog.take().is_some() && sim.k.mms[mm as usize].is_some() {
         mmap_lock::mmap_lock_release(&mut sim.k, ctx, &mut sim.s.tasks[t].mmap_lock, mm);
     }

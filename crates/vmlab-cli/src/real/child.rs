@@ -26,7 +26,8 @@ pub struct ChildSpec<'a> {
     pub parent: libc::pid_t,
     pub prog: &'a Program,
     pub dir: &'a Path,
-    pub procs_file: PathBuf,
+    /// The memory cgroup's `cgroup.procs`, then the pressure group's if it is another.
+    pub procs_files: Vec<PathBuf>,
     pub pipe: libc::c_int,
     pub t0: Instant,
     pub seed: u64,
@@ -93,9 +94,11 @@ fn run(s: &ChildSpec) -> i32 {
         }
     }
     // Join before the first instruction, so every page the program faults is charged to the cgroup.
-    if let Err(e) = std::fs::write(&s.procs_file, std::process::id().to_string()) {
-        send(s.pipe, &format!("X cannot join the cgroup ({}): {e}", s.procs_file.display()));
-        return 2;
+    for f in &s.procs_files {
+        if let Err(e) = std::fs::write(f, std::process::id().to_string()) {
+            send(s.pipe, &format!("X cannot join the cgroup ({}): {e}", f.display()));
+            return 2;
+        }
     }
     let mut c = Child {
         s,

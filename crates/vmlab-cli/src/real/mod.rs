@@ -77,7 +77,12 @@ pub fn real(a: RealArgs) -> ExitCode {
     if !bases.contains(&base) {
         bases.push(base.clone());
     }
-    let (swept, problems) = sweep::sweep(&parent, &bases);
+    // A v1 run's pressure group lives in the cgroup2 hierarchy (cgroup.rs).
+    let mut cg_parents = vec![parent.clone()];
+    if version == check::CgVersion::V1 {
+        cg_parents.extend(cgroup::cgroup2_mount());
+    }
+    let (swept, problems) = sweep::sweep(&cg_parents, &bases);
     for s in swept {
         eprintln!("vmlab real: left by an earlier run that was killed: {s}");
     }

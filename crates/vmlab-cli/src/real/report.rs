@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 use std::process::ExitCode;
 
 use serde_json::{json, Value};
+use vmlab_core::stats::memcg_fmt::{Pressure, PsiLine};
 use vmlab_core::stats::ordered::OrderedMap;
 use vmlab_core::stats::report::{Machine, RunReport};
 use vmlab_core::stats::{profile_fmt, timeline};
@@ -13,6 +14,7 @@ use vmlab_core::workload::Scenario;
 
 use super::cgroup::Cgroup;
 use super::run::Outcome;
+use super::sample::HostSnap;
 
 pub fn kernel_release() -> String {
     std::fs::read_to_string("/proc/sys/kernel/osrelease")
@@ -86,6 +88,24 @@ pub fn build(sc: &Scenario, out: &Outcome, cg: &Cgroup, swap: Option<u64>, sets:
             "memory_stat": cg_delta,
         }),
     );
+    let (pressure, scope) = pressure(&a, &b, cg);
+    if let Some(s) = scope {
+        params.insert("pressure_scope", json!(s));
+    }
+    if let (Some(x), Some(y)) = (a.psi, b.psi) {
+        params.insert(
+            "host_pressure",
+            json!({"some_total_us": y[0].saturating_sub(x[0]), "full_total_us": y[1].saturating_sub(x[1])}),
+        );
+    }
+    for (i, r) in ["cpu", "io"].iter().enumerate() {
+        if let (Some(x), Some(y)) = (a.cg_cpu_io[i], b.cg_cpu_io[i]) {
+            params.insert(
+                format!("{r}_pressure"),
+                json!({"some_total_us": y[0].saturating_sub(x[0]), "full_total_us": y[1].saturating_sub(x[1])}),
+            );
+        }
+    }
     if let Some(why) = &out.stopped_by {
         params.insert("stopped_by", json!(why));
     }
@@ -110,8 +130,39 @@ pub fn build(sc: &Scenario, out: &Outcome, cg: &Cgroup, swap: Option<u64>, sets:
         tasks: out.tasks.iter().cloned().chain(super::sample::kswapd_tasks(&a, &b)).collect(),
         metrics,
         wall_s: out.elapsed,
+        pressure,
         ..RunReport::default()
     }
+}
+
+/// The run's memory pressure as `RunReport::pressure` holds it: `total` is the stall time over
+/// the run (a delta), the averages are the kernel's at the end. The workload's own group where
+/// the host keeps one, else the host's `/proc/pressure/memory` (every task on the host).
+fn pressure(a: &HostSnap, b: &HostSnap, cg: &Cgroup) -> (Option<Pressure>, Option<String>) {
+    let (file, x, y) = match (a.cg_psi, b.cg_psi, &cg.psi_group) {
+        (Some(x), Some(y), Some(g)) => (g.join("memory.pressure"), x, y),
+        _ => match (a.psi, b.psi) {
+            (Some(x), Some(y)) => ("/proc/pressure/memory".into(), x, y),
+            _ => return (None, None),
+        },
+    };
+    let text = std::fs::read_to_string(&file).unwrap_or_default();
+    let line = |i: usize| {
+        let name = ["some", "full"][i];
+        let avg = |k: &str| -> f64 {
+            text.lines()
+                .find(|l| l.starts_with(name))
+                .and_then(|l| l.split_whitespace().find_map(|kv| kv.strip_prefix(k)?.strip_prefix('=')?.parse().ok()))
+                .unwrap_or(0.0)
+        };
+        PsiLine { avg10: avg("avg10"), avg60: avg("avg60"), avg300: avg("avg300"), total: y[i].saturating_sub(x[i]) }
+    };
+    let scope = if file.starts_with("/proc") {
+        "host-wide /proc/pressure/memory over the run (every task on the host; no cgroup2 hierarchy for the workload's own)".to_string()
+    } else {
+        format!("{} over the run: the workload's tasks only", file.display())
+    };
+    (Some(Pressure { some: line(0), full: line(1) }), Some(scope))
 }
 
 /// memory.stat counters that count events (the rest are sizes).
@@ -152,6 +203,16 @@ pub fn text(rep: &RunReport, out: &Outcome, cg: &Cgroup) -> String {
         cg.limit as f64 / 1048576.0,
         cg.failcnt()
     );
+    if let Some(p) = &rep.pressure {
+        let secs = |us: u64| us as f64 / 1e6;
+        let _ = writeln!(
+            o,
+            "memory pressure stalls: some {:.3} s, full {:.3} s ({})",
+            secs(p.some.total),
+            secs(p.full.total),
+            rep.params.get("pressure_scope").and_then(|v| v.as_str()).unwrap_or("")
+        );
+    }
     if !out.oom_killed.is_empty() {
         let _ = writeln!(o, "OOM-killed in the cgroup: {}", out.oom_killed.join(", "));
     }

@@ -120,7 +120,9 @@ pub fn supervise(progs: &[Program], plan: Vec<Planned>, env: &mut Env, lim: &Lim
     };
     let mut partial = String::new();
     let t0 = Instant::now();
-    out.snaps.push(sample::read(0.0, &kswapd, cg));
+    let mut first = sample::read(0.0, &kswapd, cg);
+    first.cg_cpu_io = [cg.pressure_of("cpu"), cg.pressure_of("io")];
+    out.snaps.push(first);
     let mut next_sample = lim.interval;
     let mut quiet_since: Option<Duration> = None;
     let result = loop {
@@ -134,7 +136,7 @@ pub fn supervise(progs: &[Program], plan: Vec<Planned>, env: &mut Env, lim: &Lim
                 parent,
                 prog: &progs[p.prog],
                 dir,
-                procs_file: cg.procs_file(),
+                procs_files: cg.procs_files(),
                 pipe: wfd,
                 t0,
                 seed: lim.seed,
@@ -199,7 +201,9 @@ pub fn supervise(progs: &[Program], plan: Vec<Planned>, env: &mut Env, lim: &Lim
     if out.snaps.len() > 1 && out.snaps.last().is_some_and(|s| out.elapsed - s.t < lim.interval.as_secs_f64() / 10.0) {
         out.snaps.pop();
     }
-    out.snaps.push(sample::read(out.elapsed, &kswapd, cg));
+    let mut last = sample::read(out.elapsed, &kswapd, cg);
+    last.cg_cpu_io = [cg.pressure_of("cpu"), cg.pressure_of("io")];
+    out.snaps.push(last);
     for t in &mut out.tasks {
         t.cpu_pct = t.cpu_s / out.elapsed.max(1e-9) * 100.0;
     }

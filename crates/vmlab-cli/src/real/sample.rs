@@ -24,6 +24,12 @@ pub struct HostSnap {
     /// The same per kswapd thread: (pid, ticks).
     pub kswapd_each: Vec<(u32, u64)>,
     pub cg: CgStat,
+    /// `/proc/pressure/memory` totals (some, full), µs; `None` without PSI.
+    pub psi: Option<[u64; 2]>,
+    /// The workload's own `memory.pressure` totals (cgroup.rs `psi_group`).
+    pub cg_psi: Option<[u64; 2]>,
+    /// Its `cpu.pressure` and `io.pressure`: read at the start and the end only.
+    pub cg_cpu_io: [Option<[u64; 2]>; 2],
 }
 
 impl HostSnap {
@@ -50,8 +56,14 @@ fn task_ticks(pid: u32) -> u64 {
 }
 
 pub fn read(t: f64, kswapd: &[u32], cg: &Cgroup) -> HostSnap {
-    let mut h =
-        HostSnap { t, vmstat: read_pairs(std::path::Path::new("/proc/vmstat")), cg: cg.read(), ..Default::default() };
+    let mut h = HostSnap {
+        t,
+        vmstat: read_pairs(std::path::Path::new("/proc/vmstat")),
+        cg: cg.read(),
+        psi: super::cgroup::read_pressure(std::path::Path::new("/proc/pressure/memory")),
+        cg_psi: cg.pressure(),
+        ..Default::default()
+    };
     let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
     for l in stat.lines() {
         let mut it = l.split_whitespace();

@@ -90,6 +90,10 @@ impl Env {
             // Renamed, so that the next run's sweep of `vmlab-real-*` leftovers leaves them alone.
             let dir = kept_name(&self.dir);
             if let Some(cg) = self.cgroup.take() {
+                // The v1 run's pressure group holds nothing worth keeping.
+                if let Some(p) = cg.psi_group.as_ref().filter(|p| **p != cg.path) {
+                    let _ = std::fs::remove_dir(p);
+                }
                 eprintln!("vmlab real: kept the cgroup {} and {}", kept_name(&cg.path).display(), dir.display());
             } else {
                 eprintln!("vmlab real: kept {}", dir.display());

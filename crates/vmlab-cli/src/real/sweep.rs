@@ -42,10 +42,10 @@ fn unescape(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-/// Sweep the cgroups under `cg_parent` and the working directories under `bases`; returns one
+/// Sweep the cgroups under each of `cg_parents` and the working directories under `bases`; returns one
 /// line per thing removed, and the problems (a swap file that would not switch off stays, and
 /// so does its directory).
-pub fn sweep(cg_parent: &Path, bases: &[PathBuf]) -> (Vec<String>, Vec<String>) {
+pub fn sweep(cg_parents: &[PathBuf], bases: &[PathBuf]) -> (Vec<String>, Vec<String>) {
     let (mut done, mut problems) = (Vec::new(), Vec::new());
     let mut dirs: Vec<PathBuf> = Vec::new();
     let mut busy: Vec<PathBuf> = Vec::new();
@@ -69,7 +69,7 @@ pub fn sweep(cg_parent: &Path, bases: &[PathBuf]) -> (Vec<String>, Vec<String>) 
             }
         }
     }
-    for (path, name) in children(cg_parent) {
+    for (path, name) in cg_parents.iter().flat_map(|p| children(p)) {
         if !orphaned(&name) {
             continue;
         }
@@ -178,7 +178,7 @@ mod tests {
         for d in [&dead, &live, &kept] {
             std::fs::create_dir_all(d.join("files")).unwrap();
         }
-        let (done, problems) = sweep(&base.join("no-cgroups-here"), std::slice::from_ref(&base));
+        let (done, problems) = sweep(&[base.join("no-cgroups-here")], std::slice::from_ref(&base));
         let (dead_left, live_left, kept_left) = (dead.exists(), live.exists(), kept.exists());
         let _ = std::fs::remove_dir_all(&base);
         assert!(problems.is_empty(), "{problems:?}");

@@ -393,3 +393,43 @@ fn explain_names_what_kept_kswapd_awake() {
     assert_eq!(code, 2);
     assert!(err.contains("memroy"), "{err}");
 }
+
+/// `run --host` on a fixture host (VMLAB_HOST_ROOT): the machine is the host's, the workload runs
+/// in a group limited to the scenario's memory, and a host smaller than the scenario is refused.
+#[test]
+fn run_host_builds_the_machine_from_the_host_and_limits_the_workload() {
+    let root = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("vmlab-host-{}", std::process::id()));
+    for (f, text) in [
+        ("proc/meminfo", "MemTotal:         262144 kB\n"),
+        ("sys/devices/system/cpu/online", "0-1\n"),
+        ("proc/sys/vm/swappiness", "100\n"),
+        ("sys/block/vda/queue/read_ahead_kb", "512\n"),
+    ] {
+        let p = root.join(f);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+    let p = scenario("host.toml", GOOD);
+    let run = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_vmlab")).env("VMLAB_HOST_ROOT", &root).args(args).output().unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, out, err) = run(&["run", "--host", &p, "--json", "-"]);
+    assert_eq!(code, Some(0), "stderr: {err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("valid JSON");
+    assert_eq!(v["machine"]["memory_bytes"], 256u64 << 20);
+    assert_eq!(v["machine"]["cpus"], 2);
+    let g = &v["cgroups"][0];
+    assert_eq!(g["name"], "vmlab-real");
+    assert_eq!(g["files"]["memory.limit_in_bytes"], 64u64 << 20, "the scenario's machine.memory");
+    assert!(g["stat"]["pgfault"].as_u64().unwrap_or(0) >= 2048, "the workload ran inside: {g}");
+    assert!(v["params"]["host"].as_str().unwrap().contains("vm.swappiness=100 vm.read_ahead_kb=512"));
+    let (code, _, err) = run(&["run", "--host", &p, "--set", "machine.memory=1GiB"]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("do not fit in this host's"), "{err}");
+    let _ = std::fs::remove_dir_all(&root);
+}

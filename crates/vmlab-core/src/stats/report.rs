@@ -81,7 +81,8 @@ pub struct RunReport {
     /// Simulated page events processed.
     #[serde(default)]
     pub events: u64,
-    /// `/proc/pressure/memory` (runs with memory cgroups; absent otherwise).
+    /// `/proc/pressure/memory` at the end of a simulated run of a release with PSI (4.20+); for a
+    /// `vmlab real` run, stall time over the run (`params.pressure_scope` says whose).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pressure: Option<super::memcg_fmt::Pressure>,
     /// The scenario's memory cgroups at the end of the run.

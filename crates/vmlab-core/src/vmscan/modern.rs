@@ -441,8 +441,10 @@ fn shrink_folio_list(k: &mut Kernel, ctx: &mut Ctx, v: Lv, pages: &[Pfn], sc: &m
             continue;
         }
         if f & pg::WRITEBACK != 0 {
+            // Seen again under writeback: only the scan's own count (stat->nr_immediate, which
+            // throttles). 6.8 counts NR_VMSCAN_IMMEDIATE at one place, the dirty file page
+            // below that is left for the flusher.
             if f & pg::RECLAIM != 0 {
-                k.ev.inc(Vm::NrVmscanImmediateReclaim);
                 sc.nr_immediate += 1;
             }
             k.fr.set(p, pg::RECLAIM);

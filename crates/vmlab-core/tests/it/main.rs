@@ -15,6 +15,7 @@ mod oom;
 mod pcp_migratetype;
 mod procfs;
 mod proptest_mm;
+mod psi;
 mod scenario_errors;
 mod seed_google_mlock;
 mod seed_kswapd_high_order;

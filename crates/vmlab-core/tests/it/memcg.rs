@@ -213,3 +213,43 @@ fn a_profile_without_memcg_refuses_cgroups_at_the_name() {
     };
     assert!(format!("{e:?}").contains("no cgroup named `nope`"), "{e:?}");
 }
+
+/// Anonymous memory written twice through a 64 MiB limit: reclaim meets pages still under swap
+/// writeback that it marked PG_reclaim, but there is no dirty file page in the run.
+const SWAP_WRITEBACK: &str = r#"
+profile = "linux-6.8"
+
+[machine]
+memory = "1GiB"
+cpus = 2
+
+[[disk]]
+name = "sda"
+model = "ssd"
+
+[swap]
+size = "256MiB"
+disk = "sda"
+
+[[cgroup]]
+name = "job"
+limit_in_bytes = "64MiB"
+
+[[process]]
+name = "hog"
+cgroup = "job"
+program = '''
+mmap heap anon 96MiB
+touch heap write
+touch heap write
+'''
+"#;
+
+#[test]
+fn nr_vmscan_immediate_reclaim_counts_dirty_file_pages_only() {
+    let r = run(SWAP_WRITEBACK, &[]);
+    assert!(r.counter("pswpout") > 16_000, "the heap goes to swap: {}", r.counter("pswpout"));
+    // 6.8's shrink_folio_list counts NR_VMSCAN_IMMEDIATE where it leaves a dirty file folio to
+    // the flusher; a folio met again under writeback is stat->nr_immediate, not a vmstat event.
+    assert_eq!(r.counter("nr_vmscan_immediate_reclaim"), 0);
+}

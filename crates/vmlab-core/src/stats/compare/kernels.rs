@@ -201,11 +201,16 @@ fn ln_gamma(x: f64) -> f64 {
     0.5 * (2.0 * std::f64::consts::PI).ln() + (x + 0.5) * t.ln() - t + a.ln()
 }
 
-/// The figures of a run by row name: its metrics, `elapsed_s`, then its vmstat counters.
+/// The figures of a run by row name: its metrics, `elapsed_s`, its memory stall times, then its
+/// vmstat counters.
 fn figures(r: &RunReport) -> Vec<(String, f64)> {
     let mut v: Vec<(String, f64)> = r.metrics.iter().map(|(k, x)| (k.to_string(), *x)).collect();
     if r.metrics.get("elapsed_s").is_none() {
         v.push(("elapsed_s".into(), r.elapsed_s));
+    }
+    if let Some(p) = &r.pressure {
+        v.push(("psi:memory_some_s".into(), p.some.total as f64 / 1e6));
+        v.push(("psi:memory_full_s".into(), p.full.total as f64 / 1e6));
     }
     v.extend(r.vmstat.iter().map(|(k, x)| (format!("vmstat:{k}"), *x as f64)));
     v
@@ -502,6 +507,28 @@ mod tests {
         let text = format(&c);
         assert!(text.contains("Stddev"), "{text}");
         assert!(text.lines().next().unwrap().contains("linux-2.6.26"), "{text}");
+    }
+
+    #[test]
+    fn memory_pressure_is_a_row_in_seconds() {
+        use crate::stats::memcg_fmt::{Pressure, PsiLine};
+        let mut sim = run("linux-6.8", "s", &[], 1.0);
+        let line = |us| PsiLine { total: us, ..Default::default() };
+        sim.pressure = Some(Pressure { some: line(1_500_000), full: line(500_000) });
+        let mut real = run("host", "s", &[("real", "true")], 1.0);
+        real.pressure = Some(Pressure { some: line(3_000_000), full: line(3_000_000) });
+        let c = compare(&columns(&[("a".into(), sim), ("b".into(), real)]));
+        let row = |n: &str| c.rows.iter().find(|r| r.name == n).unwrap_or_else(|| panic!("{n} row"));
+        assert_eq!(
+            row("psi:memory_some_s").stats.iter().map(|s| s.map(|s| s.amean)).collect::<Vec<_>>(),
+            [Some(1.5), Some(3.0)]
+        );
+        assert_eq!(
+            row("psi:memory_full_s").stats.iter().map(|s| s.map(|s| s.amean)).collect::<Vec<_>>(),
+            [Some(0.5), Some(3.0)]
+        );
+        let none = compare(&columns(&[("a".into(), run("linux-2.6.38", "s", &[], 1.0))]));
+        assert!(none.rows.iter().all(|r| !r.name.starts_with("psi:")), "no PSI, no row");
     }
 
     #[test]

@@ -1,0 +1,222 @@
+//! `vmlab run --host`: the machine read from this host (RAM, online CPUs, the vm sysctls that
+//! vmlab models, the disks' readahead), with the scenario's workload in a memory cgroup of the
+//! scenario's `machine.memory` — what `vmlab real` runs — so that a simulation and a real run
+//! compare like with like. Everything is read from files under a root directory (`/`, or
+//! `VMLAB_HOST_ROOT` for tests), so a fixture directory stands in for a host.
+
+use std::path::{Path, PathBuf};
+
+use vmlab_core::workload::scenario::CgroupSetup;
+use vmlab_core::workload::{load_scenario, Scenario, ScenarioError};
+
+/// Tests point this at a fixture directory laid out as `/` (`proc/meminfo`, `proc/sys/vm/...`).
+pub const HOST_ROOT_ENV: &str = "VMLAB_HOST_ROOT";
+
+/// The name of the group that stands for `vmlab real`'s cgroup.
+pub const LIMIT_GROUP: &str = "vmlab-real";
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HostFacts {
+    pub mem_bytes: u64,
+    pub cpus: u32,
+    /// (vm tunable, value) as `--set vm.NAME=VALUE` takes them.
+    pub vm: Vec<(&'static str, u64)>,
+}
+
+/// /proc/sys/vm files and the tunables they set.
+const SYSCTLS: &[(&str, &str)] = &[
+    ("swappiness", "swappiness"),
+    ("dirty_ratio", "dirty_ratio"),
+    ("dirty_background_ratio", "dirty_background_ratio"),
+    ("dirty_expire_centisecs", "dirty_expire_centisecs"),
+    ("dirty_writeback_centisecs", "dirty_writeback_centisecs"),
+    ("page-cluster", "page_cluster"),
+    ("min_free_kbytes", "min_free_kbytes"),
+    ("watermark_scale_factor", "watermark_scale_factor"),
+];
+
+fn read_u64(p: &Path) -> Result<u64, String> {
+    let t = std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?;
+    t.trim().parse().map_err(|_| format!("{}: `{}` is not a number", p.display(), t.trim()))
+}
+
+/// `0-3,6` → 5 CPUs.
+fn count_cpus(list: &str) -> Option<u32> {
+    let mut n = 0u32;
+    for part in list.trim().split(',').filter(|p| !p.is_empty()) {
+        n += match part.split_once('-') {
+            Some((a, b)) => b.trim().parse::<u32>().ok()?.checked_sub(a.trim().parse().ok()?)? + 1,
+            None => {
+                part.trim().parse::<u32>().ok()?;
+                1
+            }
+        };
+    }
+    (n > 0).then_some(n)
+}
+
+/// The readahead of the host's disks: the largest `read_ahead_kb` of a whole disk (loop, ram,
+/// zram and device-mapper devices are not disks).
+fn read_ahead_kb(root: &Path) -> Option<u64> {
+    let dir = root.join("sys/block");
+    let mut best = None;
+    for e in std::fs::read_dir(&dir).ok()?.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if ["loop", "ram", "zram", "dm-", "md", "sr"].iter().any(|p| name.starts_with(p)) {
+            continue;
+        }
+        if let Ok(kb) = read_u64(&e.path().join("queue/read_ahead_kb")) {
+            best = Some(best.map_or(kb, |b: u64| b.max(kb)));
+        }
+    }
+    best
+}
+
+pub fn read(root: &Path) -> Result<HostFacts, String> {
+    let meminfo = root.join("proc/meminfo");
+    let text = std::fs::read_to_string(&meminfo).map_err(|e| format!("{}: {e}", meminfo.display()))?;
+    let kb = text
+        .lines()
+        .find_map(|l| l.strip_prefix("MemTotal:"))
+        .and_then(|v| v.trim().strip_suffix("kB")?.trim().parse::<u64>().ok())
+        .ok_or_else(|| format!("{}: no `MemTotal: N kB` line", meminfo.display()))?;
+    let online = root.join("sys/devices/system/cpu/online");
+    let cpus = std::fs::read_to_string(&online)
+        .ok()
+        .and_then(|t| count_cpus(&t))
+        .ok_or_else(|| format!("{}: not a CPU list", online.display()))?;
+    let mut vm = Vec::new();
+    for (file, knob) in SYSCTLS {
+        let p = root.join("proc/sys/vm").join(file);
+        if p.exists() {
+            vm.push((*knob, read_u64(&p)?));
+        }
+    }
+    // dirty_bytes/dirty_background_bytes, when set, replace the ratios: vmlab has only ratios.
+    for f in ["dirty_bytes", "dirty_background_bytes"] {
+        let p = root.join("proc/sys/vm").join(f);
+        if p.exists() && read_u64(&p)? != 0 {
+            return Err(format!("{}: set (vmlab models dirty limits as ratios only)", p.display()));
+        }
+    }
+    if let Some(kb) = read_ahead_kb(root) {
+        vm.push(("read_ahead_kb", kb));
+    }
+    // Whole MiB: a machine's memory is laid out in sections, not to the KiB.
+    Ok(HostFacts { mem_bytes: kb * 1024 / (1 << 20) * (1 << 20), cpus, vm })
+}
+
+impl HostFacts {
+    /// The `--set`s that make the scenario's machine this host.
+    pub fn sets(&self) -> Vec<String> {
+        let mut v = vec![format!("machine.memory={}", self.mem_bytes), format!("machine.cpus={}", self.cpus)];
+        v.extend(self.vm.iter().map(|(k, x)| format!("vm.{k}={x}")));
+        v
+    }
+}
+
+/// Put every process and every top-level group of `sc` under a new group limited to `memory`
+/// bytes (and `memory + swap` of memory and swap, as `vmlab real` sets its v1 cgroup).
+pub fn wrap_in_limit(sc: &mut Scenario, memory: u64, swap: u64) {
+    let span = sc.setup.cgroups.first().map(|c| c.span).unwrap_or_default();
+    for c in &mut sc.setup.cgroups {
+        c.parent = Some(c.parent.map_or(0, |p| p + 1));
+    }
+    sc.setup.cgroups.insert(
+        0,
+        CgroupSetup {
+            name: LIMIT_GROUP.into(),
+            parent: None,
+            v1: true,
+            max: Some(memory),
+            high: None,
+            low: None,
+            min: None,
+            swap_max: None,
+            memsw_max: Some(memory.saturating_add(swap)),
+            span,
+        },
+    );
+    for p in &mut sc.processes {
+        p.cgroup = Some(p.cgroup.map_or(0, |c| c + 1));
+    }
+}
+
+/// The scenario as `--host` runs it: loaded once as written (its errors point into the file),
+/// then again on this host's machine, its workload limited to the scenario's memory.
+pub fn scenario(path: &Path, sets: &[String]) -> Result<(Scenario, HostFacts), Result<ScenarioError, String>> {
+    let own = load_scenario(path, sets).map_err(Ok)?;
+    let root = std::env::var_os(HOST_ROOT_ENV).map(PathBuf::from).unwrap_or_else(|| PathBuf::from("/"));
+    let facts = read(&root).map_err(|e| Err(format!("--host: {e}")))?;
+    let memory = own.setup.machine.memory_bytes;
+    if facts.mem_bytes < memory {
+        return Err(Err(format!(
+            "--host: the scenario's {memory} bytes of memory do not fit in this host's {} (MemTotal)",
+            facts.mem_bytes
+        )));
+    }
+    let mut all = sets.to_vec();
+    all.extend(facts.sets());
+    let mut sc = load_scenario(path, &all).map_err(Ok)?;
+    wrap_in_limit(&mut sc, memory, own.setup.swap.as_ref().map_or(0, |s| s.bytes));
+    Ok((sc, facts))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixture(files: &[(&str, &str)]) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("vmlab-host-test-{}-{}", std::process::id(), files.len()));
+        let _ = std::fs::remove_dir_all(&d);
+        for (p, t) in files {
+            let f = d.join(p);
+            std::fs::create_dir_all(f.parent().unwrap()).unwrap();
+            std::fs::write(f, t).unwrap();
+        }
+        d
+    }
+
+    #[test]
+    fn cpu_lists() {
+        assert_eq!(count_cpus("0-1\n"), Some(2));
+        assert_eq!(count_cpus("0-3,6,8-9"), Some(7));
+        assert_eq!(count_cpus(""), None);
+        assert_eq!(count_cpus("3-1"), None);
+        assert_eq!(count_cpus("x"), None);
+    }
+
+    #[test]
+    fn a_host_from_its_files() {
+        let d = fixture(&[
+            ("proc/meminfo", "MemTotal:       24567890 kB\nMemFree:  100 kB\n"),
+            ("sys/devices/system/cpu/online", "0-1\n"),
+            ("proc/sys/vm/swappiness", "60\n"),
+            ("proc/sys/vm/dirty_ratio", "20\n"),
+            ("proc/sys/vm/page-cluster", "3\n"),
+            ("proc/sys/vm/dirty_bytes", "0\n"),
+            ("sys/block/vda/queue/read_ahead_kb", "8192\n"),
+            ("sys/block/loop0/queue/read_ahead_kb", "16384\n"),
+        ]);
+        let f = read(&d).unwrap();
+        assert_eq!(f.mem_bytes, 23992 << 20, "MemTotal in whole MiB");
+        assert_eq!(f.cpus, 2);
+        assert_eq!(f.vm, [("swappiness", 60), ("dirty_ratio", 20), ("page_cluster", 3), ("read_ahead_kb", 8192)]);
+        assert_eq!(
+            f.sets(),
+            [
+                "machine.memory=25157435392",
+                "machine.cpus=2",
+                "vm.swappiness=60",
+                "vm.dirty_ratio=20",
+                "vm.page_cluster=3",
+                "vm.read_ahead_kb=8192"
+            ]
+        );
+        std::fs::write(d.join("proc/sys/vm/dirty_bytes"), "1000000").unwrap();
+        assert!(read(&d).unwrap_err().contains("dirty_bytes"));
+        std::fs::write(d.join("proc/meminfo"), "MemFree: 1 kB\n").unwrap();
+        assert!(read(&d).unwrap_err().contains("MemTotal"));
+        let _ = std::fs::remove_dir_all(&d);
+    }
+}
