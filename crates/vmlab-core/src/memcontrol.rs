@@ -268,7 +268,9 @@ pub fn charge(k: &mut Kernel, ctx: &mut Ctx, p: Pfn) {
             continue;
         }
         memory_event(k, over, MemcgEvent::Oom);
-        if crate::oom_kill::out_of_memory_memcg(k, ctx, over) {
+        // memory.events' oom_kill counts kills (`__oom_kill_process`); a call that found the
+        // last victim still exiting kills no one.
+        if crate::oom_kill::out_of_memory_memcg(k, ctx, over) == crate::oom_kill::Oom::Killed {
             memory_event(k, over, MemcgEvent::OomKill);
         }
         break;

@@ -6,19 +6,30 @@ use crate::kernel::{Ctx, Kernel};
 use crate::stats::kfunc::KFunc;
 use crate::stats::vmstat::Vm;
 
+/// What one call of the OOM killer did.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Oom {
+    /// A victim was chosen and killed now.
+    Killed,
+    /// A victim chosen before still holds its memory, so no one else is killed.
+    Waiting,
+    /// Nothing could be killed.
+    NoVictim,
+}
+
 /// Returns true if a victim was chosen, or one chosen before still holds its memory (the caller
 /// retries the allocation later).
 pub fn out_of_memory(k: &mut Kernel, ctx: &mut Ctx) -> bool {
-    select_and_kill(k, ctx, crate::memcontrol::ROOT)
+    select_and_kill(k, ctx, crate::memcontrol::ROOT) != Oom::NoVictim
 }
 
 /// The OOM killer of a memory cgroup at its limit (`mem_cgroup_out_of_memory`): only processes
 /// of group `g` and its descendants are candidates.
-pub fn out_of_memory_memcg(k: &mut Kernel, ctx: &mut Ctx, g: u8) -> bool {
+pub fn out_of_memory_memcg(k: &mut Kernel, ctx: &mut Ctx, g: u8) -> Oom {
     select_and_kill(k, ctx, g)
 }
 
-fn select_and_kill(k: &mut Kernel, ctx: &mut Ctx, g: u8) -> bool {
+fn select_and_kill(k: &mut Kernel, ctx: &mut Ctx, g: u8) -> Oom {
     k.charge(ctx, KFunc::OutOfMemory, k.cost.syscall * 10);
     let mut best: Option<(u64, u32)> = None;
     for m in k.mms.iter().flatten() {
@@ -29,7 +40,7 @@ fn select_and_kill(k: &mut Kernel, ctx: &mut Ctx, g: u8) -> bool {
             if k.profile.oom_waits_for_victim {
                 // Another victim would be one too many: the first one's memory is on its way
                 // back (its exit, or 6.8's oom reaper).
-                return true;
+                return Oom::Waiting;
             }
             continue;
         }
@@ -38,13 +49,13 @@ fn select_and_kill(k: &mut Kernel, ctx: &mut Ctx, g: u8) -> bool {
             best = Some((points, m.id));
         }
     }
-    let Some((_, victim)) = best else { return false };
+    let Some((_, victim)) = best else { return Oom::NoVictim };
     mark_oom_victim(k, victim);
     k.ev.inc(Vm::OomKill);
     if ctx.mm == Some(victim) {
         ctx.oom_victim = true;
     }
-    true
+    Oom::Killed
 }
 
 /// `mark_oom_victim`: queue the process for the scheduler to end (`reap_oom_victims`) and
