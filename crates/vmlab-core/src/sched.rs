@@ -112,6 +112,10 @@ pub struct Sched {
     pub cpus: Vec<Cpu>,
     pub runq: VecDeque<usize>,
     heap: BinaryHeap<Reverse<(u64, u64, Event)>>,
+    /// The pending `NetRx(i)` event of each network source, (time, seq), beside the heap: a
+    /// source has one pending at a time and they are most of a busy server's events, so the
+    /// heap stays small. `pop` serves the smallest (time, seq) of heap and lanes, as one heap would.
+    netrx_lanes: Vec<Option<(u64, u64)>>,
     seq: u64,
     pub io_slab: Vec<Option<IoDone>>,
     io_free: Vec<usize>,
@@ -136,6 +140,7 @@ impl Sched {
             cpus: vec![Cpu::default(); ncpu],
             runq: VecDeque::new(),
             heap: BinaryHeap::new(),
+            netrx_lanes: Vec::new(),
             seq: 0,
             io_slab: Vec::new(),
             io_free: Vec::new(),
@@ -151,15 +156,46 @@ impl Sched {
 
     pub fn push(&mut self, t: u64, e: Event) {
         self.seq += 1;
+        if let Event::NetRx(i) = e {
+            if self.netrx_lanes.len() <= i {
+                self.netrx_lanes.resize(i + 1, None);
+            }
+            debug_assert!(self.netrx_lanes[i].is_none(), "two pending events of netrx source {i}");
+            self.netrx_lanes[i] = Some((t, self.seq));
+            return;
+        }
         self.heap.push(Reverse((t, self.seq, e)));
     }
 
+    /// The lane with the soonest (time, seq), if any.
+    fn first_lane(&self) -> Option<(usize, (u64, u64))> {
+        let mut best: Option<(usize, (u64, u64))> = None;
+        for (i, l) in self.netrx_lanes.iter().enumerate() {
+            if let Some(k) = *l {
+                if best.is_none_or(|(_, b)| k < b) {
+                    best = Some((i, k));
+                }
+            }
+        }
+        best
+    }
+
     pub fn pop(&mut self) -> Option<(u64, Event)> {
+        if let Some((i, (t, seq))) = self.first_lane() {
+            if self.heap.peek().is_none_or(|Reverse((ht, hs, _))| (t, seq) < (*ht, *hs)) {
+                self.netrx_lanes[i] = None;
+                return Some((t, Event::NetRx(i)));
+            }
+        }
         self.heap.pop().map(|Reverse((t, _, e))| (t, e))
     }
 
     pub fn peek_time(&self) -> Option<u64> {
-        self.heap.peek().map(|Reverse((t, _, _))| *t)
+        let heap = self.heap.peek().map(|Reverse((t, _, _))| *t);
+        match (heap, self.first_lane()) {
+            (Some(h), Some((_, (l, _)))) => Some(h.min(l)),
+            (h, l) => h.or(l.map(|(_, (t, _))| t)),
+        }
     }
 
     pub fn new_task(&mut self, name: &str, kind: TaskKind, mm: Option<u32>) -> usize {
