@@ -4,9 +4,10 @@
 //! passes). The timeline of `vmlab run` shows only totals; this is what the history note's
 //! day-long curves were measured with.
 //!
-//! cargo run --profile ci -p vmlab-core --example zone_census -- SCENARIO PROFILE EVERY_S [KEY=VALUE...]
+//! cargo run --release -p vmlab-core --example zone_census -- SCENARIO PROFILE EVERY_S [KEY=VALUE...]
+//! (EVERY_S a multiple of 60: MemFree is also read every minute, and its mean over the window printed.)
 
-use vmlab_core::reproduce::kswapd_high_order::order3_block_census;
+use vmlab_core::reproduce::kswapd_high_order::{order3_block_census, zone_composition};
 use vmlab_core::sim::{resolve_profile, Sim};
 use vmlab_core::stats::vmstat::Vm;
 
@@ -27,17 +28,23 @@ fn main() {
     };
     let profile = resolve_profile(&sc, Some(&args[1])).expect("profile");
     let mut sim = Sim::new(&sc, profile).expect("builds");
-    sim.interval = every_s * 1_000_000_000;
+    // MemFree is read every minute for the window's mean; the census runs every EVERY_S.
+    let minute = 60_000_000_000u64;
+    sim.interval = minute.min(every_s * 1_000_000_000);
+    let (mut sum, mut n) = (0.0f64, 0u32);
     println!(
-        "t_h memfree_pct | per zone: free o0 o1 o2 o3+pages o3+% blocks free% freeable% pinned1% pinned2-7% pinned8% only-anon/mlock/slab/pgtable/other % free_in_pinned | scanN scanD32 pgdeact pgrefill o3runs lumpy lowprio"
+        "t_h memfree_pct memfree_window_mean_pct | per zone: file/anon/mlocked/slab+tables/free/other % free o0 o1 o2 o3+pages o3+% blocks free% freeable% pinned1% pinned2-7% pinned8% only-anon/mlock/slab/pgtable/other % free_in_pinned | scanN scanD32 pgdeact pgrefill o3runs lumpy lowprio"
     );
-    sim.on_sample = Some(Box::new(|sim: &mut Sim| {
+    sim.on_sample = Some(Box::new(move |sim: &mut Sim| {
         let mi = sim.meminfo();
-        let mut line = format!(
-            "{:.1} {:.2} |",
-            sim.s.now as f64 / 3.6e12,
-            mi.mem_free as f64 * 100.0 / mi.mem_total.max(1) as f64
-        );
+        let free = mi.mem_free as f64 * 100.0 / mi.mem_total.max(1) as f64;
+        sum += free;
+        n += 1;
+        if !sim.s.now.is_multiple_of(every_s * 1_000_000_000) {
+            return;
+        }
+        let mut line = format!("{:.1} {free:.2} {:.2} |", sim.s.now as f64 / 3.6e12, sum / n as f64);
+        (sum, n) = (0.0, 0);
         let mut scan = [0u64; 8];
         let d = sim.k.reclaim.split2636_kswapd(0).cloned().unwrap_or_default();
         for (zid, z) in sim.k.zones.iter().enumerate() {
@@ -48,8 +55,9 @@ fn main() {
             let o3: u64 = z.nr_free.iter().enumerate().skip(3).map(|(o, n)| n << o).sum();
             let c = order3_block_census(sim, zid);
             let pct = |x: u64| x as f64 * 100.0 / c.blocks.max(1) as f64;
+            let comp = zone_composition(sim, zid).map(|x| format!("{x:.1}")).join("/");
             line += &format!(
-                " {} {} {} {} {} {} {:.1} {} {:.2} {:.2} {:.2} {:.2} {:.2} {:.1}/{:.1}/{:.1}/{:.1}/{:.1} {} |",
+                " {} {comp} {} {} {} {} {} {:.1} {} {:.2} {:.2} {:.2} {:.2} {:.2} {:.1}/{:.1}/{:.1}/{:.1}/{:.1} {} |",
                 z.kind.name(),
                 z.free_pages,
                 z.nr_free[0],

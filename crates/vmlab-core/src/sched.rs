@@ -375,3 +375,48 @@ pub fn run_kthread(k: &mut Kernel, ctx: &mut Ctx, kind: TaskKind) -> Outcome {
         TaskKind::User => Outcome::Exit,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The network sources' lanes beside the heap give the order a single heap of
+    /// (time, push order) gives, ties included.
+    #[test]
+    fn netrx_lanes_pop_in_time_then_push_order() {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut rnd = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let mut s = Sched::new(1);
+        let mut reference = BinaryHeap::new();
+        let mut seq = 0u64;
+        let mut push = |s: &mut Sched, r: &mut BinaryHeap<Reverse<(u64, u64, Event)>>, t: u64, e: Event| {
+            seq += 1;
+            s.push(t, e);
+            r.push(Reverse((t, seq, e)));
+        };
+        for i in 0..3 {
+            push(&mut s, &mut reference, rnd() % 10, Event::NetRx(i));
+        }
+        for _ in 0..30_000 {
+            let Reverse((t, _, e)) = reference.pop().expect("never empty");
+            assert_eq!(s.peek_time(), Some(t));
+            assert_eq!(s.pop(), Some((t, e)));
+            // Coarse times, so that ties between a lane and the heap happen.
+            let next = t + rnd() % 4;
+            if let Event::NetRx(i) = e {
+                push(&mut s, &mut reference, next, Event::NetRx(i));
+            }
+            if rnd() % 3 == 0 {
+                push(&mut s, &mut reference, t + rnd() % 6, Event::Wake(0, rnd() % 5));
+            }
+            if reference.is_empty() {
+                push(&mut s, &mut reference, t + 1, Event::Sample);
+            }
+        }
+    }
+}

@@ -565,3 +565,42 @@ impl KmemCache {
         0
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Served in the order one heap of (time, arrival) gives, whether the pushes come in order
+    /// (one lifetime) or not (exponential lifetimes, slow readers).
+    #[test]
+    fn live_objects_expire_in_heap_order() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut rnd = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for spread in [0u64, 50, 5_000] {
+            let (mut live, mut heap) = (LiveObjects::default(), BinaryHeap::new());
+            let (mut got, mut want) = (Vec::new(), Vec::new());
+            let mut now = 0u64;
+            for arrival in 0..20_000u64 {
+                now += rnd() % 100;
+                let free_at = now + 1_000 + if spread > 0 { rnd() % spread } else { 0 };
+                let o = (free_at, arrival, (arrival % 7) as Pfn, 3);
+                live.push(o);
+                heap.push(Reverse(o));
+                while let Some(o) = live.pop_due(now) {
+                    got.push(o);
+                }
+                while heap.peek().is_some_and(|Reverse(o)| o.0 <= now) {
+                    want.push(heap.pop().expect("peeked").0);
+                }
+                assert_eq!(live.len(), heap.len());
+            }
+            assert_eq!(got, want, "spread {spread}");
+            assert!(!live.is_empty());
+        }
+    }
+}
