@@ -88,6 +88,17 @@ impl MachineConfig {
         let per = (self.cpus / self.nodes).max(1);
         (0..self.cpus).filter(|c| (c / per).min(self.nodes - 1) == node).collect()
     }
+    /// The CPU of `node` that a draw `r` picks, `cpus_of_node(node)[r % len]` (CPU 0 when the
+    /// node has none) without building the list: an interrupt picks one per packet.
+    pub fn pick_cpu_of_node(&self, node: u32, r: u32) -> u32 {
+        let per = (self.cpus / self.nodes).max(1);
+        let first = node.saturating_mul(per);
+        let end = if node + 1 >= self.nodes { self.cpus } else { first.saturating_add(per).min(self.cpus) };
+        if node >= self.nodes || first >= end {
+            return 0;
+        }
+        first + (r as usize % (end - first) as usize) as u32
+    }
     pub fn node_of_cpu(&self, cpu: u32) -> usize {
         let per = (self.cpus / self.nodes).max(1);
         ((cpu / per).min(self.nodes - 1)) as usize
@@ -210,6 +221,31 @@ impl CostTable {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pick_cpu_of_node_is_an_entry_of_cpus_of_node() {
+        for cpus in 1..=9u32 {
+            for nodes in 1..=4u32 {
+                let cfg = MachineConfig {
+                    memory_bytes: 0,
+                    cpus,
+                    nodes,
+                    arch: String::new(),
+                    cpu_mhz: 1000,
+                    reserved_bytes: 0,
+                    reserved_low_bytes: 0,
+                    zones: Vec::new(),
+                };
+                for node in 0..nodes + 1 {
+                    let list = cfg.cpus_of_node(node);
+                    for r in [0u32, 1, 2, 3, 7, 1 << 31, u32::MAX] {
+                        let want = list.get(r as usize % list.len().max(1)).copied().unwrap_or(0);
+                        assert_eq!(cfg.pick_cpu_of_node(node, r), want, "{cpus} cpus {nodes} nodes node {node} r {r}");
+                    }
+                }
+            }
+        }
+    }
     #[test]
     fn every_cost_name_has_an_entry() {
         let mut c = CostTable::for_mhz(1000);

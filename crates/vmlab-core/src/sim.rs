@@ -341,14 +341,15 @@ impl Sim {
             src.slow = n.slow;
             if let Some(bytes) = n.object_bytes {
                 src.object = bytes;
-                src.cache = Some(crate::slub::KmemCache::kmalloc_atomic(bytes, n.order));
+                src.cache = Some(Box::new(crate::slub::KmemCache::kmalloc_atomic(bytes, n.order)));
             }
             if let Some(mtu) = n.mtu {
                 let cpus = k.cfg.cpus as u64;
                 let data = crate::slub::skb_rx_data_bytes(mtu as u64);
                 src.object = data;
-                src.cache = Some(crate::slub::KmemCache::kmalloc(data, cpus, slub));
-                src.head_cache = Some(crate::slub::KmemCache::kmalloc(crate::slub::SKB_HEAD_BYTES, cpus, slub));
+                src.cache = Some(Box::new(crate::slub::KmemCache::kmalloc(data, cpus, slub)));
+                src.head_cache =
+                    Some(Box::new(crate::slub::KmemCache::kmalloc(crate::slub::SKB_HEAD_BYTES, cpus, slub)));
             }
             if let Some((on, off)) = n.on_off {
                 src.on_ns = on;
@@ -475,8 +476,9 @@ impl Sim {
             if self.s.cpus[cpu as usize].running.is_some() || self.s.cpus[cpu as usize].busy_until > self.s.now {
                 continue;
             }
-            let node = self.k.cfg.node_of_cpu(cpu);
-            match self.s.pick(cpu, node) {
+            // Most events (packets, timers) find the run queue empty: no pick to try.
+            let picked = if self.s.runq.is_empty() { None } else { self.s.pick(cpu, self.k.cfg.node_of_cpu(cpu)) };
+            match picked {
                 Some(t) => {
                     self.cpu_idle[cpu as usize] = false;
                     self.run_task(cpu, t);
@@ -614,20 +616,17 @@ impl Sim {
                 // The softirq runs on one of the node's CPUs, in atomic context: it never sleeps
                 // and never reclaims.
                 let node = self.netrx[i].node;
-                let cpus = self.k.cfg.cpus_of_node(node as u32);
-                let cpu = cpus.get((self.k.rng.next_u32() as usize) % cpus.len().max(1)).copied().unwrap_or(0);
+                let cpu = self.k.cfg.pick_cpu_of_node(node as u32, self.k.rng.next_u32());
                 let mut ctx = Ctx { cpu, node, now: self.s.now, ..Default::default() };
-                let mut src = std::mem::replace(&mut self.netrx[i], crate::slub::NetRx::new(0, 0, 0, 0));
+                let src = &mut self.netrx[i];
                 src.interrupt(&mut self.k, &mut ctx);
                 let gap = src.next_gap(&mut self.k);
-                self.netrx[i] = src;
                 self.s.push(self.s.now + gap, Event::NetRx(i));
             }
             Event::IrqEnd(_) => {}
             Event::TcpAck => {
                 // The ACKs arrive by network receive, on the CPU that takes the NIC's softirq.
-                let cpus = self.k.cfg.cpus_of_node(0);
-                let cpu = cpus.get((self.k.rng.next_u32() as usize) % cpus.len().max(1)).copied().unwrap_or(0);
+                let cpu = self.k.cfg.pick_cpu_of_node(0, self.k.rng.next_u32());
                 let mut ctx = Ctx { cpu, node: 0, now: self.s.now, ..Default::default() };
                 crate::tcp::tcp_clean_rtx_queue(&mut self.k, &mut ctx);
             }

@@ -7,7 +7,7 @@
 //! the ordinary allocator and its slow path wakes kswapd at the slab's order.
 
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 
 use crate::kernel::{Ctx, Kernel};
 use crate::mm_types::Pfn;
@@ -44,14 +44,15 @@ pub struct NetRx {
     pub drain: u64,
     /// When the reader consumed the last queued packet.
     pub last_free: u64,
-    /// The kmalloc cache the objects share (None: one object a slab).
-    pub cache: Option<KmemCache>,
+    /// The kmalloc cache the objects share (None: one object a slab). Boxed, as the softirq
+    /// takes the caches out of the source for every packet.
+    pub cache: Option<Box<KmemCache>>,
     /// `skbuff_head_cache`: with it every packet is an skb, its `struct sk_buff` from this
     /// cache and its data from `cache` (`__alloc_skb`), both freed when it is consumed.
-    pub head_cache: Option<KmemCache>,
+    pub head_cache: Option<Box<KmemCache>>,
     /// Objects alive: (free time, arrival number, slab pfn, slab order — or, with a cache, the
     /// head object's slab or NIL), soonest first.
-    pub live: BinaryHeap<Reverse<(u64, u64, Pfn, u32)>>,
+    pub live: LiveObjects,
     pub arrivals: u64,
     /// Slabs allocated at the preferred order / at the fallback order / not at all (packet dropped).
     pub allocated: u64,
@@ -75,7 +76,7 @@ impl NetRx {
             last_free: 0,
             cache: None,
             head_cache: None,
-            live: BinaryHeap::new(),
+            live: LiveObjects::default(),
             arrivals: 0,
             allocated: 0,
             fallback: 0,
@@ -101,7 +102,7 @@ impl NetRx {
     pub fn interrupt(&mut self, k: &mut Kernel, ctx: &mut Ctx) {
         let mut cache = self.cache.take();
         let mut head = self.head_cache.take();
-        self.interrupt_with(k, ctx, cache.as_mut(), head.as_mut());
+        self.interrupt_with(k, ctx, cache.as_deref_mut(), head.as_deref_mut());
         self.cache = cache;
         self.head_cache = head;
     }
@@ -159,7 +160,7 @@ impl NetRx {
                     Some(p) => {
                         self.allocated += c.slabs - slabs;
                         self.fallback += c.order_fallback - fb;
-                        self.live.push(Reverse((free_at, self.arrivals, p, h)));
+                        self.live.push((free_at, self.arrivals, p, h));
                     }
                     None => {
                         // `__alloc_skb` frees the head when the data allocation fails.
@@ -179,7 +180,7 @@ impl NetRx {
                         } else {
                             self.fallback += 1;
                         }
-                        self.live.push(Reverse((free_at, self.arrivals, p, o)));
+                        self.live.push((free_at, self.arrivals, p, o));
                     }
                     None => self.failed += 1,
                 }
@@ -195,11 +196,7 @@ impl NetRx {
         mut cache: Option<&mut KmemCache>,
         mut head: Option<&mut KmemCache>,
     ) {
-        while let Some(&Reverse((t, _, p, o))) = self.live.peek() {
-            if t > ctx.now {
-                break;
-            }
-            self.live.pop();
+        while let Some((_, _, p, o)) = self.live.pop_due(ctx.now) {
             match cache.as_deref_mut() {
                 Some(c) => {
                     c.free(k, ctx, p);
@@ -210,6 +207,58 @@ impl NetRx {
                 None => free_slab(k, ctx, p, o),
             }
         }
+    }
+}
+
+/// A live object: (free time, arrival number, slab pfn, order or head slab).
+pub type LiveObject = (u64, u64, Pfn, u32);
+
+/// The live objects of a source as a priority queue on (free time, arrival number). With one
+/// lifetime for every packet, objects expire in arrival order, so almost every push lands
+/// behind the last and a FIFO serves them; an object that would expire before the FIFO's last
+/// (exponential or slow-reader lifetimes) goes to a heap beside it. The smaller head of the two
+/// is served first, so the order is the one a single heap gives: the keys are unique.
+#[derive(Clone, Debug, Default)]
+pub struct LiveObjects {
+    fifo: VecDeque<LiveObject>,
+    heap: BinaryHeap<Reverse<LiveObject>>,
+}
+
+impl LiveObjects {
+    pub fn push(&mut self, o: LiveObject) {
+        match self.fifo.back() {
+            Some(last) if o < *last => self.heap.push(Reverse(o)),
+            _ => self.fifo.push_back(o),
+        }
+    }
+
+    /// The soonest object if it is due at `now`, taken out.
+    pub fn pop_due(&mut self, now: u64) -> Option<LiveObject> {
+        let from_heap = match (self.fifo.front(), self.heap.peek()) {
+            (Some(f), Some(Reverse(h))) => h < f,
+            (None, Some(_)) => true,
+            (_, None) => false,
+        };
+        if from_heap {
+            let Reverse(h) = self.heap.peek()?;
+            if h.0 > now {
+                return None;
+            }
+            self.heap.pop().map(|Reverse(h)| h)
+        } else {
+            if self.fifo.front()?.0 > now {
+                return None;
+            }
+            self.fifo.pop_front()
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.fifo.len() + self.heap.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.fifo.is_empty() && self.heap.is_empty()
     }
 }
 
@@ -514,5 +563,44 @@ impl KmemCache {
             self.nr_partial += 1;
         }
         0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Served in the order one heap of (time, arrival) gives, whether the pushes come in order
+    /// (one lifetime) or not (exponential lifetimes, slow readers).
+    #[test]
+    fn live_objects_expire_in_heap_order() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut rnd = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for spread in [0u64, 50, 5_000] {
+            let (mut live, mut heap) = (LiveObjects::default(), BinaryHeap::new());
+            let (mut got, mut want) = (Vec::new(), Vec::new());
+            let mut now = 0u64;
+            for arrival in 0..20_000u64 {
+                now += rnd() % 100;
+                let free_at = now + 1_000 + if spread > 0 { rnd() % spread } else { 0 };
+                let o = (free_at, arrival, (arrival % 7) as Pfn, 3);
+                live.push(o);
+                heap.push(Reverse(o));
+                while let Some(o) = live.pop_due(now) {
+                    got.push(o);
+                }
+                while heap.peek().is_some_and(|Reverse(o)| o.0 <= now) {
+                    want.push(heap.pop().expect("peeked").0);
+                }
+                assert_eq!(live.len(), heap.len());
+            }
+            assert_eq!(got, want, "spread {spread}");
+            assert!(!live.is_empty());
+        }
     }
 }

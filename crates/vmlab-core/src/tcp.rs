@@ -11,7 +11,7 @@
 //! while the queue holds `sndbuf` bytes. Every task has one socket.
 
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 
 use crate::kernel::{Ctx, Kernel};
 use crate::mm_types::Pfn;
@@ -26,8 +26,13 @@ const PAGE: u64 = 4096;
 pub struct Tcp {
     /// Per task: when its client will have acknowledged everything queued so far.
     acked_at: Vec<u64>,
-    /// Pages on write queues: (acknowledged at, queue order, page), soonest first.
-    queued: BinaryHeap<Reverse<(u64, u64, Pfn)>>,
+    /// Per task, the pages on its socket's write queue: (acknowledged at, queue order, page).
+    /// A client acknowledges in order, so each queue is sorted.
+    queues: Vec<VecDeque<(u64, u64, Pfn)>>,
+    /// The head of every non-empty queue, (acknowledged at, queue order, task), soonest first:
+    /// the pages are freed in (time, queue order) across sockets, from a heap of one entry per
+    /// socket rather than one per page.
+    heads: BinaryHeap<Reverse<(u64, u64, usize)>>,
     seq: u64,
     /// The time an ACK timer is armed for (the scheduler's `TcpAck` event), if any.
     pub armed: Option<u64>,
@@ -39,7 +44,7 @@ pub struct Tcp {
 impl Tcp {
     /// The earliest acknowledgement still to come, when no timer is armed for it yet.
     pub fn timer_due(&self) -> Option<u64> {
-        let Reverse((t, _, _)) = *self.queued.peek()?;
+        let Reverse((t, _, _)) = *self.heads.peek()?;
         match self.armed {
             Some(a) if a <= t => None,
             _ => Some(t),
@@ -54,6 +59,7 @@ pub fn tcp_sendmsg(k: &mut Kernel, ctx: &mut Ctx, task: usize, left: &mut u64, r
     let per_page = PAGE.saturating_mul(1_000_000_000) / rate;
     if k.tcp.acked_at.len() <= task {
         k.tcp.acked_at.resize(task + 1, 0);
+        k.tcp.queues.resize_with(task + 1, VecDeque::new);
     }
     while *left > 0 {
         if ctx.sys_ns + ctx.user_ns >= crate::sched::QUANTUM_NS {
@@ -84,7 +90,11 @@ pub fn tcp_sendmsg(k: &mut Kernel, ctx: &mut Ctx, task: usize, left: &mut u64, r
         k.tcp.acked_at[task] = at;
         k.tcp.seq += 1;
         let seq = k.tcp.seq;
-        k.tcp.queued.push(Reverse((at, seq, p)));
+        let q = &mut k.tcp.queues[task];
+        if q.is_empty() {
+            k.tcp.heads.push(Reverse((at, seq, task)));
+        }
+        q.push_back((at, seq, p));
         k.tcp.pages_sent += 1;
         *left = left.saturating_sub(PAGE);
     }
@@ -97,11 +107,18 @@ pub fn tcp_clean_rtx_queue(k: &mut Kernel, ctx: &mut Ctx) {
     if k.tcp.armed.is_some_and(|a| a <= ctx.now) {
         k.tcp.armed = None;
     }
-    while let Some(&Reverse((t, _, p))) = k.tcp.queued.peek() {
+    while let Some(&Reverse((t, _, task))) = k.tcp.heads.peek() {
         if t > ctx.now {
             break;
         }
-        k.tcp.queued.pop();
+        k.tcp.heads.pop();
+        let q = &mut k.tcp.queues[task];
+        let (_, _, p) = q.pop_front().expect("a head is a queued page");
+        match q.front() {
+            Some(&(at, seq, _)) => k.tcp.heads.push(Reverse((at, seq, task))),
+            // A finished session's queue keeps no memory.
+            None => *q = VecDeque::new(),
+        }
         k.g.sock -= 1;
         k.free_pages(ctx, p, 0);
     }

@@ -99,6 +99,80 @@ pub fn zone_composition(sim: &Sim, zid: usize) -> [f64; 6] {
     n.map(|x| x as f64 * 100.0 / total)
 }
 
+/// What the aligned order-3 blocks of a zone (8 pages at a multiple of 8) hold, the census
+/// behind "can reclaim make an order-3 block here": a block reclaim can empty holds only free
+/// pages and pages reclaim can free (file LRU pages; anon LRU pages only with swap); one page
+/// of anything else (anon with swap off, mlocked, slab, page tables, TCP buffers, stacks, pages
+/// isolated at the moment) pins the block. Lumpy reclaim takes a block's LRU pages whatever
+/// their list, so these classes are what decide it.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct BlockCensus {
+    pub blocks: u64,
+    /// Every page free.
+    pub free: u64,
+    /// Free and reclaimable pages only, at least one reclaimable.
+    pub freeable: u64,
+    /// Blocks pinned by exactly one page, by 2-7, by all 8.
+    pub pinned_one: u64,
+    pub pinned_some: u64,
+    pub pinned_all: u64,
+    /// Pinned blocks whose pins are only anon / mlocked / slab / page tables / other pages.
+    pub pinned_by: [u64; 5],
+    /// Free pages in pinned blocks: free memory no reclaim can merge to order 3.
+    pub free_in_pinned: u64,
+}
+
+pub fn order3_block_census(sim: &Sim, zid: usize) -> BlockCensus {
+    use crate::mm_types::pg;
+    let k = &sim.k;
+    let z = &k.zones[zid];
+    let swap = k.swap.is_some();
+    let mut c = BlockCensus::default();
+    let first = z.start_pfn.div_ceil(8) * 8;
+    let mut b = first;
+    while b + 8 <= z.end_pfn {
+        let (mut free, mut pins, mut kinds) = (0u32, 0u32, 0u8);
+        for pfn in b..b + 8 {
+            let f = k.fr.flags[pfn as usize];
+            let kind = if f & (pg::BUDDY | pg::BUDDY_TAIL | pg::PCP) != 0 {
+                free += 1;
+                continue;
+            } else if f & (pg::MLOCKED | pg::UNEVICTABLE) != 0 {
+                1
+            } else if f & pg::LRU != 0 {
+                if f & (pg::SWAPBACKED | pg::ANON) == 0 || swap {
+                    continue;
+                }
+                0
+            } else if f & pg::SLAB != 0 {
+                2
+            } else if f & pg::PGTABLE != 0 {
+                3
+            } else {
+                4
+            };
+            pins += 1;
+            kinds |= 1 << kind;
+        }
+        c.blocks += 1;
+        match pins {
+            0 if free == 8 => c.free += 1,
+            0 => c.freeable += 1,
+            1 => c.pinned_one += 1,
+            8 => c.pinned_all += 1,
+            _ => c.pinned_some += 1,
+        }
+        if pins > 0 {
+            c.free_in_pinned += free as u64;
+            if kinds.count_ones() == 1 {
+                c.pinned_by[kinds.trailing_zeros() as usize] += 1;
+            }
+        }
+        b += 8;
+    }
+    c
+}
+
 /// Fill `metrics` (and `params.workload`, `params.swap`) of one run.
 fn measure(r: &mut RunReport, sim: &Sim, workload: &str, program: Option<&str>) {
     r.params.insert("workload", serde_json::Value::from(workload));

@@ -1,0 +1,105 @@
+//! Follow a long run's fragmentation hour by hour: MemFree, each zone's free pages by order, the
+//! census of its aligned order-3 blocks (`reproduce::kswapd_high_order::order3_block_census`) and
+//! the kswapd counters seed 001 compares (pgscan per zone, pgdeactivate / pgrefill, lumpy
+//! passes). The timeline of `vmlab run` shows only totals; this is what the history note's
+//! day-long curves were measured with.
+//!
+//! cargo run --release -p vmlab-core --example zone_census -- SCENARIO PROFILE EVERY_S [KEY=VALUE...]
+//! (EVERY_S a multiple of 60: MemFree is also read every minute, and its mean over the window printed.)
+
+use vmlab_core::reproduce::kswapd_high_order::{order3_block_census, zone_composition};
+use vmlab_core::sim::{resolve_profile, Sim};
+use vmlab_core::stats::vmstat::Vm;
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.len() < 3 {
+        eprintln!("usage: zone_census SCENARIO PROFILE EVERY_S [KEY=VALUE...]");
+        std::process::exit(2);
+    }
+    let every_s: u64 = args[2].parse().expect("EVERY_S: whole seconds");
+    let sets = args[3..].to_vec();
+    let sc = match vmlab_core::workload::load_scenario(std::path::Path::new(&args[0]), &sets) {
+        Ok(sc) => sc,
+        Err(e) => {
+            eprintln!("{}", vmlab_core::api::render(e));
+            std::process::exit(1);
+        }
+    };
+    let profile = resolve_profile(&sc, Some(&args[1])).expect("profile");
+    let mut sim = Sim::new(&sc, profile).expect("builds");
+    // MemFree is read every minute for the window's mean; the census runs every EVERY_S.
+    let minute = 60_000_000_000u64;
+    sim.interval = minute.min(every_s * 1_000_000_000);
+    let (mut sum, mut n) = (0.0f64, 0u32);
+    println!(
+        "t_h memfree_pct memfree_window_mean_pct | per zone: file/anon/mlocked/slab+tables/free/other % free o0 o1 o2 o3+pages o3+% blocks free% freeable% pinned1% pinned2-7% pinned8% only-anon/mlock/slab/pgtable/other % free_in_pinned | scanN scanD32 pgdeact pgrefill o3runs lumpy lowprio"
+    );
+    sim.on_sample = Some(Box::new(move |sim: &mut Sim| {
+        let mi = sim.meminfo();
+        let free = mi.mem_free as f64 * 100.0 / mi.mem_total.max(1) as f64;
+        sum += free;
+        n += 1;
+        if !sim.s.now.is_multiple_of(every_s * 1_000_000_000) {
+            return;
+        }
+        let mut line = format!("{:.1} {free:.2} {:.2} |", sim.s.now as f64 / 3.6e12, sum / n as f64);
+        (sum, n) = (0.0, 0);
+        let mut scan = [0u64; 8];
+        let d = sim.k.reclaim.split2636_kswapd(0).cloned().unwrap_or_default();
+        for (zid, z) in sim.k.zones.iter().enumerate() {
+            if z.present < 8192 {
+                continue;
+            }
+            scan[zid.min(7)] = d.zone_scan_kswapd[zid.min(7)];
+            let o3: u64 = z.nr_free.iter().enumerate().skip(3).map(|(o, n)| n << o).sum();
+            let c = order3_block_census(sim, zid);
+            let pct = |x: u64| x as f64 * 100.0 / c.blocks.max(1) as f64;
+            let comp = zone_composition(sim, zid).map(|x| format!("{x:.1}")).join("/");
+            line += &format!(
+                " {} {comp} {} {} {} {} {} {:.1} {} {:.2} {:.2} {:.2} {:.2} {:.2} {:.1}/{:.1}/{:.1}/{:.1}/{:.1} {} |",
+                z.kind.name(),
+                z.free_pages,
+                z.nr_free[0],
+                z.nr_free[1],
+                z.nr_free[2],
+                o3,
+                o3 as f64 * 100.0 / z.free_pages.max(1) as f64,
+                c.blocks,
+                pct(c.free),
+                pct(c.freeable),
+                pct(c.pinned_one),
+                pct(c.pinned_some),
+                pct(c.pinned_all),
+                pct(c.pinned_by[0]),
+                pct(c.pinned_by[1]),
+                pct(c.pinned_by[2]),
+                pct(c.pinned_by[3]),
+                pct(c.pinned_by[4]),
+                c.free_in_pinned,
+            );
+        }
+        let zones: Vec<String> = sim
+            .k
+            .zones
+            .iter()
+            .enumerate()
+            .filter(|(_, z)| z.present >= 8192)
+            .map(|(zid, _)| scan[zid.min(7)].to_string())
+            .collect();
+        line += &format!(
+            " {} {} {} {} {} {}",
+            zones.join(" "),
+            sim.k.ev.get(Vm::Pgdeactivate),
+            sim.k.ev.get(Vm::Pgrefill),
+            d.balance_runs[1],
+            d.high_order_low_prio_passes,
+            d.lowest_priority.map_or(-1, |p| p),
+        );
+        println!("{line}");
+    }));
+    if let Err(e) = sim.run() {
+        eprintln!("{}", e.message);
+        std::process::exit(1);
+    }
+}
