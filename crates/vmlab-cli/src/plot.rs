@@ -132,6 +132,15 @@ pub fn svg(runs: &[(String, RunReport)], columns: &[String]) -> Result<String, S
             series.push((ri, ci, values(r, m.0, m.3)));
         }
     }
+    if series.iter().all(|s| s.2.is_empty()) {
+        // Else an empty frame whose time axis reads 0 at every tick.
+        let names: Vec<&str> = runs.iter().map(|(n, _)| n.as_str()).collect();
+        return Err(format!(
+            "{}: no timeline samples to draw (each run ended before its first sampling interval; \
+             a shorter `interval` in the scenario samples more often)",
+            names.join(", ")
+        ));
+    }
     let t_max = series.iter().flat_map(|s| s.2.iter().map(|p| p.0)).fold(0.0, f64::max).max(1e-9);
     let y_max: Vec<f64> = units
         .iter()
@@ -343,6 +352,16 @@ mod tests {
         assert!(e.contains("at most two"), "{e}");
         let e = svg(&runs, &["free".into()]).expect_err("unknown column");
         assert!(e.contains("free_kb"), "{e}");
+    }
+
+    #[test]
+    fn runs_without_samples_are_refused_not_drawn_empty() {
+        let runs = vec![("a.json".into(), run("linux-6.8", &[])), ("b.json".into(), run("linux-2.4.9", &[]))];
+        let e = svg(&runs, &["free_kb".into()]).expect_err("nothing to draw");
+        assert!(e.starts_with("a.json, b.json: no timeline samples"), "{e}");
+        // One run with samples is enough to draw.
+        let runs = vec![("a.json".into(), run("linux-6.8", &[])), ("b.json".into(), run("linux-2.4.9", &[1]))];
+        assert!(svg(&runs, &["free_kb".into()]).is_ok());
     }
 
     #[test]

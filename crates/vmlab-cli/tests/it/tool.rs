@@ -184,3 +184,38 @@ fn plot_writes_a_labelled_svg_a_deterministic_png_and_refuses_other_names() {
         assert!(!tmp(bad).exists(), "{bad}");
     }
 }
+
+/// The number before `×` that follows `after` in `text`.
+fn times_after(text: &str, after: &str) -> String {
+    let rest = &text[text.find(after).unwrap_or_else(|| panic!("README has no `{after}`")) + after.len()..];
+    rest[..rest.find('×').unwrap_or_else(|| panic!("no × after `{after}`"))].to_string()
+}
+
+#[test]
+fn readme_speedups_are_the_ones_reproduce_004_prints() {
+    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md"))
+        .expect("README.md")
+        .replace('\n', " ");
+    let (code, out, err) = vmlab(&["reproduce", "004"]);
+    assert_eq!(code, 0, "{err}");
+    // The table's 16-thread (read, mmap) speedups of a kernel: its row's last two cells.
+    let at16 = |kernel: &str| {
+        let row = out.lines().find(|l| l.starts_with(&format!("{kernel}, "))).expect("speedup row");
+        let cells: Vec<&str> = row.split(", ").collect();
+        (cells[cells.len() - 2].to_string(), cells[cells.len() - 1].to_string())
+    };
+    let (read, mmap_2626) = at16("linux-2.6.26");
+    let claims = [
+        ("scales with threads (", &mmap_2626),
+        ("while `read()` does (", &read),
+        ("(`linux-2.6.38`, ", &at16("linux-2.6.38").1),
+        ("(`linux-6.8`, ", &at16("linux-6.8").1),
+        ("mmap nearly flat on 2.6.26 (", &mmap_2626),
+        ("while read is ", &read),
+        ("mmap scales on 2.6.38 (", &at16("linux-2.6.38").1),
+        ("and 6.8 (", &at16("linux-6.8").1),
+    ];
+    for (after, printed) in claims {
+        assert_eq!(&times_after(&readme, after), printed, "README's `{after}…×` against the printed table");
+    }
+}
