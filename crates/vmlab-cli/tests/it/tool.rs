@@ -140,7 +140,8 @@ fn compare_runs_repeats_labels_columns_and_writes_json() {
 
 #[test]
 fn plot_writes_a_labelled_svg_a_deterministic_png_and_refuses_other_names() {
-    let p = small("plot.toml", SMALL);
+    // SMALL ends in 2.5 ms: sampled every millisecond, each run has a line to draw.
+    let p = small("plot.toml", &format!("interval = \"1ms\"\nduration = \"1s\"\n{SMALL}"));
     let a = tmp("plot-a.json");
     let b = tmp("plot-b.json");
     assert_eq!(vmlab(&["run", &p, "--profile", "linux-2.6.26", "--json", a.to_str().unwrap()]).0, 0);
@@ -177,6 +178,8 @@ fn plot_writes_a_labelled_svg_a_deterministic_png_and_refuses_other_names() {
     assert_eq!((dim(16), dim(20)), (1920, 1080));
     assert!(png.len() > 20_000, "text and lines drawn, not a blank page: {} bytes", png.len());
     assert!(png == std::fs::read(&two).expect("second png"), "same JSON, same PNG bytes");
+    assert_eq!(svg.matches("<polyline").count(), 4, "{svg}");
+    assert!(!svg.contains("points=\"\""), "every line has points: {svg}");
     for bad in ["plot.pdf", "plot"] {
         let (code, _, err) = vmlab(&["plot", a.to_str().unwrap(), "--out", tmp(bad).to_str().unwrap()]);
         assert_eq!(code, 2, "{bad}");
@@ -199,8 +202,9 @@ fn readme_speedups_are_the_ones_reproduce_004_prints() {
     let (code, out, err) = vmlab(&["reproduce", "004"]);
     assert_eq!(code, 0, "{err}");
     // The table's 16-thread (read, mmap) speedups of a kernel: its row's last two cells.
+    let speedups = &out[out.find("Speedups relative to nthreads=1").expect("the speedup table")..];
     let at16 = |kernel: &str| {
-        let row = out.lines().find(|l| l.starts_with(&format!("{kernel}, "))).expect("speedup row");
+        let row = speedups.lines().find(|l| l.starts_with(&format!("{kernel}, "))).expect("speedup row");
         let cells: Vec<&str> = row.split(", ").collect();
         (cells[cells.len() - 2].to_string(), cells[cells.len() - 1].to_string())
     };
