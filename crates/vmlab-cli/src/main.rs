@@ -184,14 +184,15 @@ enum Cmd {
         #[arg(long, value_name = "FILE")]
         json: Option<String>,
     },
-    /// Plot runs' timelines as an SVG chart: each column under its kernel/tool name with its
-    /// unit, one y axis per unit (at most two), the runs named by what differs between them.
+    /// Plot runs' timelines as an SVG or PNG chart: each column under its kernel/tool name with
+    /// its unit, one y axis per unit (at most two), the runs named by what differs between them.
     Plot {
         /// vmlab.run/1 or vmlab.reproduce/1 JSON files.
         #[arg(required = true)]
         runs: Vec<PathBuf>,
-        /// The chart to write (.svg).
-        #[arg(long, value_name = "FILE.svg")]
+        /// The chart to write: FILE.svg, or FILE.png (drawn with the system's fonts, twice the
+        /// SVG's size).
+        #[arg(long, value_name = "FILE.svg|png")]
         out: PathBuf,
         /// Timeline columns to draw (as in the JSON: free_kb, cached_kb, so, kswapd_cpu_pct, ...).
         #[arg(long, value_delimiter = ',', default_value = "free_kb,cached_kb")]
@@ -946,16 +947,17 @@ fn plot_cmd(inputs: &[PathBuf], out: &std::path::Path, columns: &[String]) -> Ex
         eprintln!("vmlab plot: {m}");
         ExitCode::from(2)
     };
-    match out.extension().and_then(|e| e.to_str()) {
-        Some("svg") => {}
-        Some("png") => {
+    let ext = out.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
+    let as_png = match ext.as_deref() {
+        Some("svg") => false,
+        Some("png") => true,
+        _ => {
             return refuse(format!(
-                "--out {}: PNG is not drawn (no raster backend is built in); write .svg and convert it (rsvg-convert, inkscape), or use Python's vmlab.plot",
+                "--out {}: the chart is written as SVG or PNG: name it FILE.svg or FILE.png",
                 out.display()
             ))
         }
-        _ => return refuse(format!("--out {}: the chart is written as SVG: name it FILE.svg", out.display())),
-    }
+    };
     let out_s = out.to_string_lossy().into_owned();
     let ins: Vec<&std::path::Path> = inputs.iter().map(|p| p.as_path()).collect();
     if let Err(c) = check_outputs(&[("--out", Some(out_s.as_str()))], &ins) {
@@ -971,14 +973,26 @@ fn plot_cmd(inputs: &[PathBuf], out: &std::path::Path, columns: &[String]) -> Ex
             Err(e) => return refuse(e),
         }
     }
-    match plot::svg(&runs, columns) {
-        Ok(svg) => match std::fs::write(out, svg) {
-            Ok(()) => ExitCode::SUCCESS,
+    let svg = match plot::svg(&runs, columns) {
+        Ok(svg) => svg,
+        Err(e) => return refuse(e),
+    };
+    let bytes = if as_png {
+        match plot::png(&svg, plot::system_fonts()) {
+            Ok(b) => b,
             Err(e) => {
-                eprintln!("vmlab plot: cannot write {}: {e}", out.display());
-                ExitCode::from(1)
+                eprintln!("vmlab plot: --out {}: {e}", out.display());
+                return ExitCode::from(1);
             }
-        },
-        Err(e) => refuse(e),
+        }
+    } else {
+        svg.into_bytes()
+    };
+    match std::fs::write(out, bytes) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("vmlab plot: cannot write {}: {e}", out.display());
+            ExitCode::from(1)
+        }
     }
 }

@@ -1,10 +1,12 @@
-//! `vmlab plot RUN.json... --out FILE.svg`: timelines as an SVG chart a reader of vmstat and sar
+//! `vmlab plot RUN.json... --out FILE.svg|png`: timelines as a chart a reader of vmstat and sar
 //! can take in at a glance — each column under its kernel or tool name with its unit, one y axis
 //! per unit (left and right), the runs named by what differs between them (as `compare` labels
 //! its columns). The same names and units as Python's plots (`python/vmlab/_plot.py`).
 //!
-//! Written directly as SVG: no plotting crate is in the dependency tree, and SVG text needs no
-//! font files, so the output is the same bytes on every machine.
+//! Written directly as SVG, which needs no font files, so the SVG is the same bytes on every
+//! machine. The PNG is that SVG rasterised by resvg: one drawing for both formats, so they cannot
+//! drift apart. Its text needs a font from the system, so a PNG is the same bytes for the same
+//! runs on one machine, but another machine's fonts draw other pixels.
 
 use std::fmt::Write;
 
@@ -129,6 +131,15 @@ pub fn svg(runs: &[(String, RunReport)], columns: &[String]) -> Result<String, S
         for (ci, m) in meta.iter().enumerate() {
             series.push((ri, ci, values(r, m.0, m.3)));
         }
+    }
+    if series.iter().all(|s| s.2.is_empty()) {
+        // Else an empty frame whose time axis reads 0 at every tick.
+        let names: Vec<&str> = runs.iter().map(|(n, _)| n.as_str()).collect();
+        return Err(format!(
+            "{}: no timeline samples to draw (each run ended before its first sampling interval; \
+             a shorter `interval` in the scenario samples more often)",
+            names.join(", ")
+        ));
     }
     let t_max = series.iter().flat_map(|s| s.2.iter().map(|p| p.0)).fold(0.0, f64::max).max(1e-9);
     let y_max: Vec<f64> = units
@@ -258,6 +269,48 @@ pub fn svg(runs: &[(String, RunReport)], columns: &[String]) -> Result<String, S
     Ok(s)
 }
 
+/// Fonts tried for the chart's `sans-serif`, in order, before any other family on the system:
+/// named so that the choice does not depend on the order a directory lists its files in.
+const SANS: &[&str] = &["DejaVu Sans", "Liberation Sans", "Noto Sans", "Arial", "Helvetica", "FreeSans"];
+
+/// The system's fonts as fontconfig's configuration and the usual directories list them.
+pub fn system_fonts() -> resvg::usvg::fontdb::Database {
+    let mut db = resvg::usvg::fontdb::Database::new();
+    db.load_system_fonts();
+    db
+}
+
+/// `svg` (as [`svg`] writes it) as a PNG at twice its size, its text in `fonts`' sans-serif
+/// family; an error naming the cure when `fonts` is empty, since a chart without its labels and
+/// units would be read wrong.
+pub fn png(svg: &str, mut fonts: resvg::usvg::fontdb::Database) -> Result<Vec<u8>, String> {
+    let mut families: Vec<String> =
+        fonts.faces().flat_map(|f| f.families.iter().map(|(name, _)| name.clone())).collect();
+    families.sort();
+    families.dedup();
+    let family = SANS
+        .iter()
+        .find(|s| families.iter().any(|f| f == *s))
+        .map(|s| s.to_string())
+        .or_else(|| families.first().cloned())
+        .ok_or(
+            "no fonts found (fontconfig's directories, /usr/share/fonts, ~/.fonts) to draw the chart's text; \
+             install one (Debian/Ubuntu: fonts-dejavu-core) or write the chart as .svg",
+        )?;
+    // usvg falls back to the serif family when a face is missing: the same one, so that every
+    // label is drawn in the font chosen above.
+    fonts.set_sans_serif_family(family.clone());
+    fonts.set_serif_family(family.clone());
+    let opts = resvg::usvg::Options { font_family: family, fontdb: std::sync::Arc::new(fonts), ..Default::default() };
+    let tree = resvg::usvg::Tree::from_str(svg, &opts).map_err(|e| format!("the chart's SVG does not parse: {e}"))?;
+    let scale = 2.0;
+    let size = tree.size().to_int_size().scale_by(scale).ok_or("the chart has no size")?;
+    let mut pixmap =
+        resvg::tiny_skia::Pixmap::new(size.width(), size.height()).ok_or("the chart's PNG size is out of range")?;
+    resvg::render(&tree, resvg::tiny_skia::Transform::from_scale(scale, scale), &mut pixmap.as_mut());
+    pixmap.encode_png().map_err(|e| format!("PNG encoding failed: {e}"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -299,6 +352,32 @@ mod tests {
         assert!(e.contains("at most two"), "{e}");
         let e = svg(&runs, &["free".into()]).expect_err("unknown column");
         assert!(e.contains("free_kb"), "{e}");
+    }
+
+    #[test]
+    fn runs_without_samples_are_refused_not_drawn_empty() {
+        let runs = vec![("a.json".into(), run("linux-6.8", &[])), ("b.json".into(), run("linux-2.4.9", &[]))];
+        let e = svg(&runs, &["free_kb".into()]).expect_err("nothing to draw");
+        assert!(e.starts_with("a.json, b.json: no timeline samples"), "{e}");
+        // One run with samples is enough to draw.
+        let runs = vec![("a.json".into(), run("linux-6.8", &[])), ("b.json".into(), run("linux-2.4.9", &[1]))];
+        assert!(svg(&runs, &["free_kb".into()]).is_ok());
+    }
+
+    #[test]
+    fn png_is_the_svg_drawn_twice_as_large_and_needs_a_font() {
+        let runs = vec![("a.json".into(), run("linux-6.8", &[4096, 2048, 1024]))];
+        let s = svg(&runs, &["free_kb".into()]).expect("chart");
+        let e = png(&s, resvg::usvg::fontdb::Database::new()).expect_err("no fonts");
+        assert!(e.contains("no fonts found") && e.contains(".svg"), "{e}");
+        let fonts = system_fonts();
+        if fonts.is_empty() {
+            return; // The CLI's test (tests/it/tool.rs) fails on such a machine; this one checks the error.
+        }
+        let p = png(&s, fonts).expect("png");
+        assert_eq!(&p[..8], b"\x89PNG\r\n\x1a\n");
+        // IHDR: width and height, big-endian, at bytes 16..24.
+        assert_eq!(&p[16..24], &[0, 0, 0x07, 0x80, 0, 0, 0x04, 0x38], "1920 x 1080");
     }
 
     #[test]

@@ -139,29 +139,87 @@ fn compare_runs_repeats_labels_columns_and_writes_json() {
 }
 
 #[test]
-fn plot_writes_a_labelled_svg_and_refuses_png() {
-    let p = small("plot.toml", SMALL);
+fn plot_writes_a_labelled_svg_a_deterministic_png_and_refuses_other_names() {
+    // SMALL ends in 2.5 ms: sampled every millisecond, each run has a line to draw.
+    let p = small("plot.toml", &format!("interval = \"1ms\"\nduration = \"1s\"\n{SMALL}"));
     let a = tmp("plot-a.json");
     let b = tmp("plot-b.json");
     assert_eq!(vmlab(&["run", &p, "--profile", "linux-2.6.26", "--json", a.to_str().unwrap()]).0, 0);
     assert_eq!(vmlab(&["run", &p, "--profile", "linux-6.8", "--json", b.to_str().unwrap()]).0, 0);
+    let plot = |out: &Path| {
+        vmlab(&[
+            "plot",
+            a.to_str().unwrap(),
+            b.to_str().unwrap(),
+            "--columns",
+            "free_kb,kswapd_cpu_pct",
+            "--out",
+            out.to_str().unwrap(),
+        ])
+    };
     let out = tmp("plot.svg");
-    let (code, _, err) = vmlab(&[
-        "plot",
-        a.to_str().unwrap(),
-        b.to_str().unwrap(),
-        "--columns",
-        "free_kb,kswapd_cpu_pct",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let (code, _, err) = plot(&out);
     assert_eq!(code, 0, "{err}");
     let svg = std::fs::read_to_string(&out).expect("svg written");
     assert!(svg.starts_with("<svg"), "{svg}");
     for want in ["simulated time (s)", ">MiB<", ">% of one CPU<", "linux-2.6.26: MemFree", "linux-6.8: kswapd"] {
         assert!(svg.contains(want), "missing {want}");
     }
-    let (code, _, err) = vmlab(&["plot", a.to_str().unwrap(), "--out", tmp("plot.png").to_str().unwrap()]);
-    assert_eq!(code, 2);
-    assert!(err.contains("SVG") || err.contains("svg"), "{err}");
+    // PNG: the same chart rasterised at twice the SVG's 960 x 540; the same runs, the same bytes.
+    let (one, two) = (tmp("plot-1.png"), tmp("plot-2.PNG"));
+    for out in [&one, &two] {
+        let (code, _, err) = plot(out);
+        assert_eq!(code, 0, "{err}");
+    }
+    let png = std::fs::read(&one).expect("png written");
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    assert_eq!(&png[12..16], b"IHDR");
+    let dim = |at: usize| u32::from_be_bytes(png[at..at + 4].try_into().expect("4 bytes"));
+    assert_eq!((dim(16), dim(20)), (1920, 1080));
+    assert!(png.len() > 20_000, "text and lines drawn, not a blank page: {} bytes", png.len());
+    assert!(png == std::fs::read(&two).expect("second png"), "same JSON, same PNG bytes");
+    assert_eq!(svg.matches("<polyline").count(), 4, "{svg}");
+    assert!(!svg.contains("points=\"\""), "every line has points: {svg}");
+    for bad in ["plot.pdf", "plot"] {
+        let (code, _, err) = vmlab(&["plot", a.to_str().unwrap(), "--out", tmp(bad).to_str().unwrap()]);
+        assert_eq!(code, 2, "{bad}");
+        assert!(err.contains("FILE.svg or FILE.png"), "{err}");
+        assert!(!tmp(bad).exists(), "{bad}");
+    }
+}
+
+/// The number before `×` that follows `after` in `text`.
+fn times_after(text: &str, after: &str) -> String {
+    let rest = &text[text.find(after).unwrap_or_else(|| panic!("README has no `{after}`")) + after.len()..];
+    rest[..rest.find('×').unwrap_or_else(|| panic!("no × after `{after}`"))].to_string()
+}
+
+#[test]
+fn readme_speedups_are_the_ones_reproduce_004_prints() {
+    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md"))
+        .expect("README.md")
+        .replace('\n', " ");
+    let (code, out, err) = vmlab(&["reproduce", "004"]);
+    assert_eq!(code, 0, "{err}");
+    // The table's 16-thread (read, mmap) speedups of a kernel: its row's last two cells.
+    let speedups = &out[out.find("Speedups relative to nthreads=1").expect("the speedup table")..];
+    let at16 = |kernel: &str| {
+        let row = speedups.lines().find(|l| l.starts_with(&format!("{kernel}, "))).expect("speedup row");
+        let cells: Vec<&str> = row.split(", ").collect();
+        (cells[cells.len() - 2].to_string(), cells[cells.len() - 1].to_string())
+    };
+    let (read, mmap_2626) = at16("linux-2.6.26");
+    let claims = [
+        ("scales with threads (", &mmap_2626),
+        ("while `read()` does (", &read),
+        ("(`linux-2.6.38`, ", &at16("linux-2.6.38").1),
+        ("(`linux-6.8`, ", &at16("linux-6.8").1),
+        ("mmap nearly flat on 2.6.26 (", &mmap_2626),
+        ("while read is ", &read),
+        ("mmap scales on 2.6.38 (", &at16("linux-2.6.38").1),
+        ("and 6.8 (", &at16("linux-6.8").1),
+    ];
+    for (after, printed) in claims {
+        assert_eq!(&times_after(&readme, after), printed, "README's `{after}…×` against the printed table");
+    }
 }
