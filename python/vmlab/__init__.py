@@ -195,7 +195,8 @@ def compare(runs, names: Optional[Sequence[str]] = None, counters: Optional[Sequ
     for each later run, a ``NAME gain %`` column: its gain over the first run, positive when it
     is better (MMTests' ``pdiff`` where higher is better, ``pndiff`` where lower is).
 
-    Rows are the metrics, ``elapsed_s`` and the ``vmstat:`` counters that are not 0 in every run
+    Rows are the metrics, ``elapsed_s``, the memory stall times ``psi:memory_some_s`` and
+    ``psi:memory_full_s`` of a run that has PSI, and the ``vmstat:`` counters that are not 0 in every run
     (or those named in ``counters``). Columns are named by ``names``, else by what differs between
     the runs (profile, scenario, ``key=value`` of a parameter), else by profile, made unique. A
     figure missing from a run is NaN. The gains are ``vmlab compare``'s to the digit.
@@ -216,6 +217,11 @@ def compare(runs, names: Optional[Sequence[str]] = None, counters: Optional[Sequ
     for name, r in zip(names, runs):
         fig = dict(r.metrics)
         fig.setdefault("elapsed_s", r.elapsed_s)
+        pressure = r.data.get("pressure")
+        if pressure:
+            # /proc/pressure/memory's totals are microseconds; the rows are seconds, as the CLI's.
+            fig["psi:memory_some_s"] = pressure["some"]["total"] / 1e6
+            fig["psi:memory_full_s"] = pressure["full"]["total"] / 1e6
         vm = r.vmstat if counters is None else r.vmstat.reindex(list(counters))
         fig.update({f"vmstat:{k}": v for k, v in vm.items()})
         cols[name] = pd.Series(fig, dtype="float64")
