@@ -139,15 +139,7 @@ fi
 
 if cargo nextest --version >/dev/null 2>&1; then
     # nextest runs no doctests; vmlab has none (`cargo test --doc` would add a build for nothing).
-    # Build first what the tests and the Python extension both need (the python step's own
-    # `cargo build --workspace --lib --tests` then has nothing left to do): pyo3 and the
-    # extension fill the cores while the big test binaries link, instead of building alone at
-    # the end.
-    build_and_test() {
-        cargo build --profile "$profile" --workspace --lib --tests --locked &&
-            cargo nextest run --cargo-profile "$profile" --workspace --locked --no-fail-fast
-    }
-    step "tests (nextest, $profile)" build_and_test
+    step "tests (nextest, $profile)" cargo nextest run --cargo-profile "$profile" --workspace --locked --no-fail-fast
     # The long tests below run from the same build (one `--workspace` resolution of features),
     # two at a time.
     long_tests() {
