@@ -201,9 +201,16 @@ impl PsiGroup {
 /// whether the workload's tasks all stall).
 const KTHREAD: u32 = u32::MAX;
 
+/// Whether anything reads the stall accounting: the system's `/proc/pressure/memory` (kernels
+/// with PSI) or a memory cgroup's pressure. Otherwise recording it is work for nobody, and every
+/// quantum of every run would pay for it.
+fn wanted(k: &Kernel) -> bool {
+    k.profile.psi || k.memcg.active()
+}
+
 /// kswapd's `balance_pgdat` from `start` to `end`.
 pub fn memstall_kthread(k: &mut Kernel, start: u64, end: u64) {
-    if end > start {
+    if end > start && wanted(k) {
         k.psi.record(start, end, KTHREAD);
     }
 }
@@ -211,7 +218,7 @@ pub fn memstall_kthread(k: &mut Kernel, start: u64, end: u64) {
 /// Record a stall of the task of `ctx` from `start` to `end`, in its group, every ancestor and
 /// the system.
 fn record(k: &mut Kernel, ctx: &Ctx, start: u64, end: u64) {
-    if end <= start {
+    if end <= start || !wanted(k) {
         return;
     }
     let task = ctx.task as u32;
@@ -246,6 +253,9 @@ pub fn memstall_wait(k: &mut Kernel, ctx: &Ctx, until: u64) {
 /// A task of group `g` ran on a CPU from `start` to `end` (a quantum): running tasks that are
 /// not stalled keep the group out of `full`.
 pub fn running(k: &mut Kernel, mut g: u8, task: usize, start: u64, end: u64) {
+    if !wanted(k) {
+        return;
+    }
     let task = task as u32;
     k.psi.record_run(start, end, task);
     while g != ROOT {
