@@ -1,15 +1,11 @@
 //! The `vmlab` command: bad input exits 2 with `file:line:col` and what was expected; good input
 //! runs and its JSON parses.
 
-use std::process::Command;
+use crate::common::{scratch_dir, status_and_text, vmlab_cmd, write_file};
 
 fn vmlab(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_vmlab")).args(args).output().expect("vmlab runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        unwrap_lines(&String::from_utf8_lossy(&out.stderr)),
-    )
+    let (code, out, err) = status_and_text(&vmlab_cmd().args(args).output().expect("vmlab runs"));
+    (code, out, unwrap_lines(&err))
 }
 
 /// miette wraps a long message at the terminal's width behind a `│` gutter, at spaces and after
@@ -27,12 +23,7 @@ fn unwrap_lines(err: &str) -> String {
 }
 
 fn scenario(name: &str, text: &str) -> String {
-    // Under target/tmp (cargo gives integration tests that directory), not the shared /tmp.
-    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("vmlab-cli-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("tmp dir");
-    let p = dir.join(name);
-    std::fs::write(&p, text).expect("write scenario");
-    p.to_string_lossy().into_owned()
+    write_file(&scratch_dir("vmlab-cli-test"), name, text)
 }
 
 const GOOD: &str = r#"
@@ -411,7 +402,7 @@ fn run_host_builds_the_machine_from_the_host_and_limits_the_workload() {
     }
     let p = scenario("host.toml", GOOD);
     let run = |args: &[&str]| {
-        let out = Command::new(env!("CARGO_BIN_EXE_vmlab")).env("VMLAB_HOST_ROOT", &root).args(args).output().unwrap();
+        let out = vmlab_cmd().env("VMLAB_HOST_ROOT", &root).args(args).output().unwrap();
         (
             out.status.code(),
             String::from_utf8_lossy(&out.stdout).into_owned(),

@@ -4,7 +4,8 @@
 //! hash map's order or an address could repeat by luck; across processes they do not.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+
+use crate::common::{scratch_dir, vmlab_cmd};
 
 /// No `name`: the report names the scenario after its file, which must not depend on how the
 /// path was spelled. Two threads sharing an address space, random (zipf and uniform) accesses,
@@ -41,14 +42,14 @@ touch heap read pattern=uniform count=20000
 "#;
 
 fn dir() -> PathBuf {
-    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("vmlab-determinism-{}", std::process::id()));
+    let d = scratch_dir("vmlab-determinism");
     std::fs::create_dir_all(d.join("elsewhere")).expect("tmp dir");
     d
 }
 
 /// `vmlab ARGS` run in `cwd`; its standard output.
 fn vmlab(cwd: &Path, args: &[&str]) -> Vec<u8> {
-    let out = Command::new(env!("CARGO_BIN_EXE_vmlab")).args(args).current_dir(cwd).output().expect("vmlab runs");
+    let out = vmlab_cmd().args(args).current_dir(cwd).output().expect("vmlab runs");
     assert!(out.status.success(), "vmlab {args:?} in {}: {}", cwd.display(), String::from_utf8_lossy(&out.stderr));
     out.stdout
 }

@@ -2,6 +2,7 @@
 //! hashes are their own, tests/golden.rs).
 
 mod cli;
+mod common;
 mod determinism;
 mod real;
 mod reliability;

@@ -5,18 +5,10 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use crate::common::{status_and_text, vmlab_cmd, write_file};
+
 fn vmlab(args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_vmlab"));
-    c.args(args);
-    for (k, v) in env {
-        c.env(k, v);
-    }
-    let out = c.output().expect("vmlab runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    status_and_text(&vmlab_cmd().args(args).envs(env.iter().copied()).output().expect("vmlab runs"))
 }
 
 /// A scratch directory removed when the test ends, failed or not.
@@ -39,12 +31,6 @@ fn test_dir(tag: &str) -> TestDir {
     let d = std::env::temp_dir().join(format!("vmlab-real-test-{tag}-{}", std::process::id()));
     std::fs::create_dir_all(&d).expect("tmp dir");
     TestDir(d)
-}
-
-fn write(dir: &Path, name: &str, text: &str) -> String {
-    let p = dir.join(name);
-    std::fs::write(&p, text).expect("write scenario");
-    p.to_string_lossy().into_owned()
 }
 
 /// 64 MiB "machine": 32 MiB of anon touched, then a 96 MiB file read twice, which cannot stay
@@ -136,13 +122,13 @@ mark late_start
 #[test]
 fn unsupported_operation_is_refused_with_its_position() {
     let d = test_dir("fork");
-    let p = write(&d, "fork.toml", &SMALL.replace("touch a write", "fork {\n  touch a write\n}"));
+    let p = write_file(&d, "fork.toml", &SMALL.replace("touch a write", "fork {\n  touch a write\n}"));
     let (code, _, err) = vmlab(&["real", &p], &[]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("fork.toml:16:1"), "{err}");
     assert!(err.contains("`fork` is not supported"), "{err}");
     assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
-    let p = write(&d, "drop.toml", &SMALL.replace("read data\nread data", "read data\ndrop_caches"));
+    let p = write_file(&d, "drop.toml", &SMALL.replace("read data\nread data", "read data\ndrop_caches"));
     let (code, _, err) = vmlab(&["real", &p], &[]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("drop.toml:19:1") && err.contains("drop_caches"), "{err}");
@@ -151,7 +137,7 @@ fn unsupported_operation_is_refused_with_its_position() {
 #[test]
 fn host_tunables_are_refused_not_ignored() {
     let d = test_dir("vm");
-    let p = write(&d, "vm.toml", &format!("{SMALL}\n[vm]\nswappiness = 10\n"));
+    let p = write_file(&d, "vm.toml", &format!("{SMALL}\n[vm]\nswappiness = 10\n"));
     let (code, _, err) = vmlab(&["real", &p], &[]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("[vm]"), "{err}");
@@ -160,7 +146,7 @@ fn host_tunables_are_refused_not_ignored() {
 #[test]
 fn without_root_it_refuses_before_touching_anything() {
     let d = test_dir("user");
-    let p = write(&d, "s.toml", SMALL);
+    let p = write_file(&d, "s.toml", SMALL);
     let work = d.join("work");
     std::fs::create_dir_all(&work).expect("work dir");
     let (code, _, err) = vmlab(&["real", &p, "--dir", &work.to_string_lossy()], &[("VMLAB_REAL_PRETEND_NONROOT", "1")]);
@@ -176,7 +162,7 @@ fn without_a_memory_cgroup_it_refuses() {
         return;
     }
     let d = test_dir("nocg");
-    let p = write(&d, "s.toml", SMALL);
+    let p = write_file(&d, "s.toml", SMALL);
     let empty = d.join("cgroup");
     std::fs::create_dir_all(&empty).expect("dir");
     let (code, _, err) = vmlab(&["real", &p], &[("VMLAB_REAL_CGROUP_ROOT", &empty.to_string_lossy())]);
@@ -239,7 +225,7 @@ fn real_run(d: &Path, scenario: &str) -> (serde_json::Value, String) {
     let work = d.join("work");
     std::fs::create_dir_all(&work).expect("work dir");
     let json = d.join("real.json");
-    let child = Command::new(env!("CARGO_BIN_EXE_vmlab"))
+    let child = vmlab_cmd()
         .args([
             "real",
             scenario,
@@ -280,7 +266,7 @@ fn real_scenario(tag: &str, text: &str) -> Option<Real> {
         return None;
     }
     let dir = test_dir(tag);
-    let scenario = write(&dir, &format!("{tag}.toml"), text);
+    let scenario = write_file(&dir, &format!("{tag}.toml"), text);
     // One real run at a time: a swap file is host-wide, so while the swap test's is on, another
     // test's cgroup could swap instead of meeting its limit (the OOM test would then see no OOM).
     let _one = REAL_RUNS.lock().unwrap_or_else(|e| e.into_inner());
@@ -459,9 +445,9 @@ fn sigkill_at_three_stages_leaves_nothing_after_the_next_run() {
     }
     let work = d.join("work");
     std::fs::create_dir_all(&work).expect("work dir");
-    let scenario = write(&d, "stages.toml", STAGES);
-    let tiny = write(&d, "tiny.toml", TINY);
-    let short = write(&d, "short.toml", &STAGES.replace("linger = \"60s\"", "duration = \"1s\""));
+    let scenario = write_file(&d, "stages.toml", STAGES);
+    let tiny = write_file(&d, "tiny.toml", TINY);
+    let short = write_file(&d, "short.toml", &STAGES.replace("linger = \"60s\"", "duration = \"1s\""));
     let cgroup_exists = |pid: u32| {
         ["/sys/fs/cgroup/memory", "/sys/fs/cgroup"]
             .iter()
@@ -487,7 +473,7 @@ fn sigkill_at_three_stages_leaves_nothing_after_the_next_run() {
         let mut tries = 0;
         let (pid, tasks) = loop {
             seen_tasks.set(false);
-            let mut child = Command::new(env!("CARGO_BIN_EXE_vmlab"))
+            let mut child = vmlab_cmd()
                 .args(["real", scenario, "--dir", &work.to_string_lossy()])
                 .stdout(std::process::Stdio::null())
                 .stderr(std::process::Stdio::null())
@@ -539,7 +525,8 @@ fn real_loop_that_does_nothing_ends_with_a_positioned_error() {
     let d = test_dir("noop");
     let work = d.join("work");
     std::fs::create_dir_all(&work).expect("work dir");
-    let p = write(&d, "noop.toml", &TINY.replace("touch a write", "let x = 0\nfor i in 0..1000000000000 { x += 1 }"));
+    let p =
+        write_file(&d, "noop.toml", &TINY.replace("touch a write", "let x = 0\nfor i in 0..1000000000000 { x += 1 }"));
     let _one = REAL_RUNS.lock().unwrap_or_else(|e| e.into_inner());
     let (code, _, err) = vmlab(&["real", &p, "--dir", &work.to_string_lossy()], &[]);
     assert_eq!(code, 2, "{err}");

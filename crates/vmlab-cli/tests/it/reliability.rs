@@ -1,25 +1,24 @@
 //! Never a panic, never a hang, never lost output: the reliability audit's reproducers (issue 19),
 //! each run through the `vmlab` binary. Every one must end quickly with a clear status.
 
-use std::process::{Command, Stdio};
+use std::process::Stdio;
+
+use crate::common::{scratch_dir, status_and_text, vmlab_cmd, write_file};
 
 /// Errors are drawn as on a terminal (VMLAB_ERRORS=graphical): miette's drawing is where a
 /// diagnostic can panic (a padding width past 65535), so that is the form these tests hold.
 fn vmlab_with(args: &[&str], stdout: Stdio) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_vmlab"))
-        .args(args)
-        .env("VMLAB_ERRORS", "graphical")
-        .stdout(stdout)
-        .output()
-        .expect("vmlab runs");
+    let (code, out, err) = status_and_text(
+        &vmlab_cmd().args(args).env("VMLAB_ERRORS", "graphical").stdout(stdout).output().expect("vmlab runs"),
+    );
     // miette wraps a long message behind a `│` gutter; the tests look for phrases.
-    let err = String::from_utf8_lossy(&out.stderr)
+    let err = err
         .lines()
         .map(|l| l.trim_start_matches(|c: char| c.is_whitespace() || c == '│'))
         .collect::<Vec<_>>()
         .join(" ");
     assert!(!err.contains("panicked"), "vmlab {args:?} panicked: {err}");
-    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned(), err)
+    (code, out, err)
 }
 
 fn vmlab(args: &[&str]) -> (i32, String, String) {
@@ -32,15 +31,11 @@ fn full() -> Stdio {
 }
 
 fn dir() -> std::path::PathBuf {
-    let d = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("vmlab-reliability-{}", std::process::id()));
-    std::fs::create_dir_all(&d).expect("tmp dir");
-    d
+    scratch_dir("vmlab-reliability")
 }
 
 fn scenario(name: &str, text: &str) -> String {
-    let p = dir().join(name);
-    std::fs::write(&p, text).expect("write scenario");
-    p.to_string_lossy().into_owned()
+    write_file(&dir(), name, text)
 }
 
 const GOOD: &str = r#"
@@ -245,7 +240,7 @@ fn a_loop_that_does_nothing_ends_with_a_positioned_error() {
 }
 
 fn vmlab_stderr(args: &[&str], stderr: Stdio) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_vmlab")).args(args).stdout(Stdio::null()).stderr(stderr).output().expect("runs")
+    vmlab_cmd().args(args).stdout(Stdio::null()).stderr(stderr).output().expect("runs")
 }
 
 #[test]
@@ -317,7 +312,7 @@ fn an_interrupted_run_writes_what_it_has_and_exits_130() {
     );
     let json = dir().join("interrupted.json");
     let _ = std::fs::remove_file(&json);
-    let child = Command::new(env!("CARGO_BIN_EXE_vmlab"))
+    let child = vmlab_cmd()
         .args(["run", &p, "--json", &json.to_string_lossy()])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -2,27 +2,16 @@
 //! the binary and found by number, completions and a man page, and `compare` as MMTests does it.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+
+use crate::common::{scratch_dir, status_and_text, vmlab_cmd, write_file};
 
 fn tmp(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("vmlab-tool-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("tmp dir");
-    dir.join(name)
+    scratch_dir("vmlab-tool-test").join(name)
 }
 
 /// `vmlab ARGS` run in `dir` without $VMLAB_ROOT: (status, stdout, stderr), stderr a pipe.
 fn vmlab_in(dir: &Path, args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_vmlab"))
-        .args(args)
-        .current_dir(dir)
-        .env_remove("VMLAB_ROOT")
-        .output()
-        .expect("vmlab runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    status_and_text(&vmlab_cmd().args(args).current_dir(dir).env_remove("VMLAB_ROOT").output().expect("vmlab runs"))
 }
 
 fn vmlab(args: &[&str]) -> (i32, String, String) {
@@ -46,9 +35,7 @@ touch a write
 "#;
 
 fn small(name: &str, text: &str) -> String {
-    let p = tmp(name);
-    std::fs::write(&p, text).expect("write scenario");
-    p.to_string_lossy().into_owned()
+    write_file(&scratch_dir("vmlab-tool-test"), name, text)
 }
 
 #[test]
