@@ -8,11 +8,7 @@ use vmlab_core::stats::memcg_fmt::CgroupReport;
 use vmlab_core::stats::report::RunReport;
 
 fn run(text: &str, sets: &[&str]) -> RunReport {
-    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
-    let sc = vmlab_core::workload::load_scenario_str("memcg.toml", text, &sets).expect("loads");
-    let (r, sim) = api::run(&sc, RunOpts::default()).expect("runs");
-    sim.k.check_frames().expect("frames consistent");
-    r
+    crate::common::run_checked("memcg.toml", text, sets)
 }
 
 fn group<'a>(r: &'a RunReport, name: &str) -> &'a CgroupReport {

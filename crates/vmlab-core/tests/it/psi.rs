@@ -3,15 +3,10 @@
 //! read back after it was evicted from the workingset is a memory stall (`folio_wait_bit_common`
 //! under `psi_memstall_enter`), where the same wait for a page read for the first time is not.
 
-use vmlab_core::api::{self, RunOpts};
 use vmlab_core::stats::report::RunReport;
 
 fn run(text: &str, sets: &[&str]) -> RunReport {
-    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
-    let sc = vmlab_core::workload::load_scenario_str("psi.toml", text, &sets).expect("loads");
-    let (r, sim) = api::run(&sc, RunOpts::default()).expect("runs");
-    sim.k.check_frames().expect("frames consistent");
-    r
+    crate::common::run_checked("psi.toml", text, sets)
 }
 
 /// A scaled-down heap-fileset (scenarios/real/heap-fileset.toml): a 40 MiB heap read every

@@ -3,15 +3,10 @@
 //! shadow's PG_workingset bit) is restored; and the unevictable LRU's counters, one per page
 //! as 6.8 counts them.
 
-use vmlab_core::api::{self, RunOpts};
 use vmlab_core::stats::report::RunReport;
 
 fn run(text: &str, sets: &[&str]) -> RunReport {
-    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
-    let sc = vmlab_core::workload::load_scenario_str("workingset.toml", text, &sets).expect("loads");
-    let (r, sim) = api::run(&sc, RunOpts::default()).expect("runs");
-    sim.k.check_frames().expect("frames consistent");
-    r
+    crate::common::run_checked("workingset.toml", text, sets)
 }
 
 /// A hot heap beside a file set that does not fit next to it in the group, read `passes` times
