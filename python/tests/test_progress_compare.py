@@ -60,6 +60,15 @@ def test_gain_is_positive_for_the_better_run():
     assert _compare.better("vmstat:allocstall") == "lower"
 
 
+def test_a_real_runs_descriptions_and_objects_do_not_label_columns():
+    sim = {"scenario": "s", "profile": "linux-6.8", "params": {}}
+    new = {"scenario": "s", "profile": "real-6.18", "params": {"real": True, "cgroup": {"limit_bytes": 1}},
+           "notes": {"vmstat_scope": "host-wide deltas"}}
+    old = {"scenario": "s", "profile": "real-6.18", "params": {"real": True, "vmstat_scope": "host-wide deltas"}}
+    assert _compare.labels([sim, new]) == ["linux-6.8", "real-6.18 real=true"]
+    assert _compare.labels([sim, old]) == _compare.labels([sim, new])
+
+
 def _vmlab_bin():
     # test-all.sh builds everything in its own profile (`ci`) and says so in VMLAB_CARGO_PROFILE;
     # there the binary must exist, or the CLI's half of these tests would be skipped unseen.

@@ -50,7 +50,8 @@ class Run:
       at the end of the run, in the kernel's order.
     - ``tasks``: DataFrame of per-task CPU (``pid``, ``name``, ``cpu_s``, ``cpu_pct``, ``kthread``).
     - ``kernel_profile``: DataFrame of simulated kernel CPU by kernel function (``function``, ``cpu_s``).
-    - ``metrics``: dict of the workload's named figures; ``params``: the overrides of this run.
+    - ``metrics``: dict of the workload's named figures; ``params``: the overrides of this run;
+      ``notes``: what a real run's figures cover.
     """
 
     def __init__(self, data: dict):
@@ -92,6 +93,12 @@ class Run:
     def params(self) -> dict:
         """The ``KEY=VALUE`` overrides this run was made with."""
         return dict(self.data.get("params") or {})
+
+    @property
+    def notes(self) -> dict:
+        """What the figures mean, in words: a ``vmlab real`` run's emulation and the scope of its
+        counters (``vmstat_scope``, ``pressure_scope``, ...); empty for a simulated run."""
+        return dict(self.data.get("notes") or {})
 
     def to_json(self, indent: Optional[int] = 2) -> str:
         """The report as ``vmlab.run/1`` JSON text (readable by ``vmlab compare``)."""

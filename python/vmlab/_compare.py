@@ -44,12 +44,21 @@ def gain(x: float, base: float, direction: str) -> float:
     return pdiff(x, base) if direction == "higher" else pndiff(x, base)
 
 
+# What `vmlab real` wrote into ``params`` before runs had ``notes``: descriptions, not settings.
+_NOTES_ONCE_IN_PARAMS = {"machine_emulation", "vmstat_scope", "timeline_scope", "pressure_scope", "stopped_by"}
+
+
 def config(data: dict) -> list:
-    """What tells a run from others: scenario, profile and params (not the seed)."""
+    """What tells a run from others: scenario, profile and params (not the seed, not an
+    object or a list such as a real run's ``cgroup``, not an older file's descriptions), as
+    ``vmlab compare`` reads them."""
     items = [("scenario", data.get("scenario")), ("profile", data.get("profile"))]
     for k, v in (data.get("params") or {}).items():
-        if k != "seed":
-            items.append((k, v if isinstance(v, str) else _json_text(v)))
+        if k == "seed" or isinstance(v, (dict, list)):
+            continue
+        if k in _NOTES_ONCE_IN_PARAMS and isinstance(v, str):
+            continue
+        items.append((k, v if isinstance(v, str) else _json_text(v)))
     return items
 
 

@@ -911,6 +911,7 @@ impl Sim {
             profile: self.k.profile.name.to_string(),
             seed: self.seed,
             params,
+            notes: crate::stats::ordered::OrderedMap::new(),
             machine: Machine {
                 memory_bytes: self.k.total_pages() * 4096,
                 cpus: self.k.cfg.cpus,

@@ -56,17 +56,15 @@ pub fn build(sc: &Scenario, out: &Outcome, cg: &Cgroup, swap: Option<u64>, sets:
     params.insert("real", json!(true));
     params.insert("kernel", json!(release));
     let ver = cg.version.name();
-    params.insert(
+    let mut notes: OrderedMap<String> = OrderedMap::new();
+    notes.insert(
         "machine_emulation",
-        json!(format!(
-            "memory cgroup {ver} limit of {} bytes, not real RAM (host RAM and CPUs are the host's)",
-            cg.limit
-        )),
+        format!("memory cgroup {ver} limit of {} bytes, not real RAM (host RAM and CPUs are the host's)", cg.limit),
     );
-    params.insert("vmstat_scope", json!("host-wide /proc/vmstat deltas over the run (every process on the host); gauges (nr_* but nr_vmscan_write, nr_dirtied, nr_written...) are end values"));
-    params.insert(
+    notes.insert("vmstat_scope", "host-wide /proc/vmstat deltas over the run (every process on the host); gauges (nr_* but nr_vmscan_write, nr_dirtied, nr_written...) are end values".to_string());
+    notes.insert(
         "timeline_scope",
-        json!("memory columns from the cgroup; rates, CPU split and kswapd host-wide; majflt_s from the cgroup"),
+        "memory columns from the cgroup; rates, CPU split and kswapd host-wide; majflt_s from the cgroup".to_string(),
     );
     params.insert("swap_bytes", json!(swap.unwrap_or(0)));
     let cg_delta: OrderedMap<u64> =
@@ -90,7 +88,7 @@ pub fn build(sc: &Scenario, out: &Outcome, cg: &Cgroup, swap: Option<u64>, sets:
     );
     let (pressure, scope) = pressure(&a, &b, cg);
     if let Some(s) = scope {
-        params.insert("pressure_scope", json!(s));
+        notes.insert("pressure_scope", s.to_string());
     }
     if let (Some(x), Some(y)) = (a.psi, b.psi) {
         params.insert(
@@ -107,7 +105,7 @@ pub fn build(sc: &Scenario, out: &Outcome, cg: &Cgroup, swap: Option<u64>, sets:
         }
     }
     if let Some(why) = &out.stopped_by {
-        params.insert("stopped_by", json!(why));
+        notes.insert("stopped_by", why.clone());
     }
     for s in sets {
         let (k, v) = s.split_once('=').unwrap_or((s, ""));
@@ -123,6 +121,7 @@ pub fn build(sc: &Scenario, out: &Outcome, cg: &Cgroup, swap: Option<u64>, sets:
         profile: format!("real-{release}"),
         seed: sc.file.seed,
         params,
+        notes,
         machine: Machine { memory_bytes: cg.limit, cpus: host_cpus(), nodes: 1 },
         elapsed_s: out.elapsed,
         vmstat: vmstat_deltas(out),
@@ -210,7 +209,7 @@ pub fn text(rep: &RunReport, out: &Outcome, cg: &Cgroup) -> String {
             "memory pressure stalls: some {:.3} s, full {:.3} s ({})",
             secs(p.some.total),
             secs(p.full.total),
-            rep.params.get("pressure_scope").and_then(|v| v.as_str()).unwrap_or("")
+            rep.notes.get("pressure_scope").map(String::as_str).unwrap_or("")
         );
     }
     if !out.oom_killed.is_empty() {

@@ -54,6 +54,11 @@ pub struct RunReport {
     pub seed: u64,
     #[serde(default)]
     pub params: OrderedMap<serde_json::Value>,
+    /// What a reader needs to read the figures, in words: a `vmlab real` run's emulation and the
+    /// scope of each of its counters. Kept apart from `params` because a setting labels a column
+    /// of `vmlab compare` and a sentence must not.
+    #[serde(default, skip_serializing_if = "OrderedMap::is_empty")]
+    pub notes: OrderedMap<String>,
     pub machine: Machine,
     /// Simulated seconds until the workload ended.
     pub elapsed_s: f64,
@@ -82,7 +87,7 @@ pub struct RunReport {
     #[serde(default)]
     pub events: u64,
     /// `/proc/pressure/memory` at the end of a simulated run of a release with PSI (4.20+); for a
-    /// `vmlab real` run, stall time over the run (`params.pressure_scope` says whose).
+    /// `vmlab real` run, stall time over the run (`notes.pressure_scope` says whose).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pressure: Option<super::memcg_fmt::Pressure>,
     /// The scenario's memory cgroups at the end of the run.
@@ -106,6 +111,7 @@ impl Default for RunReport {
             profile: String::new(),
             seed: 0,
             params: OrderedMap::new(),
+            notes: OrderedMap::new(),
             machine: Machine::default(),
             elapsed_s: 0.0,
             vmstat: OrderedMap::new(),
@@ -197,6 +203,25 @@ impl ReproduceReport {
     }
 }
 
+/// The descriptions `vmlab real` kept in `params` before runs had `notes` (session of
+/// 2026-11-27): read from an older file, they move to `notes`.
+const NOTES_ONCE_IN_PARAMS: [&str; 5] =
+    ["machine_emulation", "vmstat_scope", "timeline_scope", "pressure_scope", "stopped_by"];
+
+impl RunReport {
+    fn notes_out_of_params(&mut self) {
+        let params = std::mem::take(&mut self.params);
+        for (k, v) in params.0 {
+            match v {
+                serde_json::Value::String(text) if NOTES_ONCE_IN_PARAMS.contains(&k.as_str()) => {
+                    self.notes.insert(k, text)
+                }
+                v => self.params.insert(k, v),
+            }
+        }
+    }
+}
+
 /// Parses the text of a vmlab.run/1 or vmlab.reproduce/1 file into its runs. `name` (usually the
 /// file name) starts every error message.
 pub fn parse_reports(name: &str, text: &str) -> Result<Vec<RunReport>, String> {
@@ -222,9 +247,14 @@ fn parse_file(name: &str, text: &str) -> Result<(bool, Vec<RunReport>), String> 
     };
     let bad = |e: serde_json::Error| format!("{name}: invalid {schema} report: {e}");
     match schema.as_str() {
-        RUN_SCHEMA => Ok((false, vec![serde_json::from_str::<RunReport>(text).map_err(bad)?])),
+        RUN_SCHEMA => {
+            let mut r: RunReport = serde_json::from_str(text).map_err(bad)?;
+            r.notes_out_of_params();
+            Ok((false, vec![r]))
+        }
         REPRODUCE_SCHEMA => {
-            let r: ReproduceReport = serde_json::from_str(text).map_err(bad)?;
+            let mut r: ReproduceReport = serde_json::from_str(text).map_err(bad)?;
+            r.runs.iter_mut().for_each(RunReport::notes_out_of_params);
             for (i, run) in r.runs.iter().enumerate() {
                 if run.schema != RUN_SCHEMA {
                     return Err(format!("{name}: runs[{i}] has schema \"{}\", expected \"{RUN_SCHEMA}\"", run.schema));
@@ -383,5 +413,20 @@ mod tests {
         }
         let e = load_reports(&["/nonexistent/x.json"]).unwrap_err();
         assert!(e.starts_with("/nonexistent/x.json: cannot read"), "{e}");
+    }
+
+    #[test]
+    fn an_older_real_runs_descriptions_move_from_params_to_notes() {
+        let mut r = RunReport::default();
+        r.params.insert("real", serde_json::json!(true));
+        r.params.insert("vmstat_scope", serde_json::json!("host-wide deltas"));
+        r.params.insert("vm.swappiness", serde_json::json!("10"));
+        let text = serde_json::to_string(&r).unwrap();
+        let back = parse_reports("old.json", &text).unwrap().remove(0);
+        let keys: Vec<&str> = back.params.iter().map(|(k, _)| k).collect();
+        assert_eq!(keys, ["real", "vm.swappiness"]);
+        assert_eq!(back.notes.get("vmstat_scope").map(String::as_str), Some("host-wide deltas"));
+        // A run that has no notes writes no `notes` key: simulated runs' bytes are unchanged.
+        assert!(!serde_json::to_string(&RunReport::default()).unwrap().contains("notes"));
     }
 }

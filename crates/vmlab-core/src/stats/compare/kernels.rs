@@ -226,11 +226,6 @@ fn config(r: &RunReport) -> Vec<(String, String)> {
             serde_json::Value::Array(_) | serde_json::Value::Object(_) => continue,
             x => x.to_string(),
         };
-        // A sentence is a description of the run (`vmlab real` explains its emulation and the
-        // scope of its counters), not a setting: it would make a column label a paragraph.
-        if text.contains(char::is_whitespace) || text.chars().count() > 40 {
-            continue;
-        }
         v.push((k.to_string(), text));
     }
     v
@@ -534,12 +529,8 @@ mod tests {
     #[test]
     fn a_real_runs_descriptions_stay_out_of_its_label() {
         let sim = run("linux-6.8", "s", &[], 1.0);
-        let real = run(
-            "host",
-            "s",
-            &[("real", "true"), ("vmstat_scope", "host-wide /proc/vmstat deltas over the run"), ("kernel", "6.18.0")],
-            1.2,
-        );
+        let mut real = run("host", "s", &[("real", "true"), ("kernel", "6.18.0")], 1.2);
+        real.notes.insert("vmstat_scope", "host-wide /proc/vmstat deltas over the run".to_string());
         let cols = columns(&[("sim.json".to_string(), sim), ("real.json".to_string(), real)]);
         let labels: Vec<&str> = cols.iter().map(|c| c.label.as_str()).collect();
         assert_eq!(labels, ["linux-6.8", "host real=true kernel=6.18.0"]);
