@@ -16,6 +16,9 @@ use super::cgroup::Cgroup;
 use super::run::Outcome;
 use super::sample::HostSnap;
 
+/// The workload's system time as a metric, as `run --host` reports the simulated one.
+pub const SYS_METRIC: &str = "sys_s";
+
 pub fn kernel_release() -> String {
     std::fs::read_to_string("/proc/sys/kernel/osrelease")
         .map(|s| s.trim().to_string())
@@ -117,6 +120,7 @@ pub fn build(sc: &Scenario, out: &Outcome, cg: &Cgroup, swap: Option<u64>, sets:
     for (n, t) in &out.marks {
         metrics.insert(n.clone(), *t);
     }
+    metrics.insert(SYS_METRIC, out.sys_s);
     let timeline = out.snaps.windows(2).map(|w| super::sample::sample(&w[0], &w[1], cg)).collect();
     RunReport {
         scenario: sc.file.name.clone().unwrap_or_else(|| sc.path.clone()),

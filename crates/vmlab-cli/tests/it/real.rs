@@ -533,3 +533,40 @@ fn real_loop_that_does_nothing_ends_with_a_positioned_error() {
     assert!(err.contains("noop.toml:10:1") && err.contains("steps without"), "{err}");
     assert!(std::fs::read_dir(&work).expect("work").next().is_none(), "left behind in {}", work.display());
 }
+
+/// `run --host` measures the disk of `--disk-dir` once (a 256 MiB O_DIRECT scratch file, about a
+/// second), caches it per device, and reuses the cache until `--remeasure`. Needs no root; skipped
+/// where the file system refuses O_DIRECT (tmpfs).
+#[test]
+fn run_host_measures_the_disk_once_and_caches_it() {
+    let d = test_dir("disk");
+    let cache = d.join("cache");
+    let sc = d.join("s.toml");
+    std::fs::write(&sc, "[machine]\nmemory = \"64MiB\"\n\n[[process]]\nname = \"p\"\nprogram = 'sleep 1ms'\n").unwrap();
+    let dir = d.to_string_lossy().into_owned();
+    let s = sc.to_string_lossy().into_owned();
+    let env = [("VMLAB_CACHE_DIR", cache.to_str().unwrap())];
+    let (code, out, err) = vmlab(&["run", "--host", "--disk-dir", &dir, &s, "--json", "-"], &env);
+    if code == 2 && err.contains("Invalid argument") {
+        eprintln!("skipped: {dir} refuses O_DIRECT: {err}");
+        return;
+    }
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let disk = v["params"]["host_disk"].as_str().unwrap().to_string();
+    assert!(disk.contains(" => bandwidth=") && disk.starts_with(&dir), "{disk}");
+    let files: Vec<_> = std::fs::read_dir(&cache).unwrap().flatten().map(|e| e.path()).collect();
+    assert_eq!(files.len(), 1, "one cache file: {files:?}");
+    assert!(!std::fs::read_dir(&*d).unwrap().flatten().any(|e| e.file_name().to_string_lossy().contains("probe")));
+    // The cache is what the next run takes: edit it and the run follows.
+    let text = std::fs::read_to_string(&files[0]).unwrap();
+    let v2: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let edited = text.replace(&format!("\"read_4k_ns\": {}", v2["read_4k_ns"]), "\"read_4k_ns\": 123456");
+    std::fs::write(&files[0], &edited).unwrap();
+    let (_, out, _) = vmlab(&["run", "--host", "--disk-dir", &dir, &s, "--json", "-"], &env);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert!(v["params"]["host_disk"].as_str().unwrap().contains("4KiB read 123 us"), "{}", v["params"]);
+    let (_, out, _) = vmlab(&["run", "--host", "--remeasure", "--disk-dir", &dir, &s, "--json", "-"], &env);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert!(!v["params"]["host_disk"].as_str().unwrap().contains("4KiB read 123 us"), "--remeasure measured");
+}
