@@ -84,8 +84,9 @@ enum Cmd {
         #[arg(long, value_name = "EVENT,...", value_delimiter = ',', requires = "trace")]
         events: Vec<String>,
         /// Simulate this host as `vmlab real` runs the scenario on it: the machine's RAM, CPUs,
-        /// vm sysctls and disk readahead read from /proc and /sys, and the workload in a memory
-        /// cgroup limited to the scenario's `machine.memory` (docs/REAL.md).
+        /// vm sysctls and disk readahead read from /proc and /sys, its disk measured once (see
+        /// --disk-dir), a cost calibration if one is installed (scripts/calibrate-costs.sh), and
+        /// the workload in a memory cgroup limited to the scenario's `machine.memory` (docs/REAL.md).
         #[arg(long)]
         host: bool,
         /// With --host: measure the host's disk on this directory's file system (default: the
