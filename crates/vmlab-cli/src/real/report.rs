@@ -192,13 +192,15 @@ pub fn text(rep: &RunReport, out: &Outcome, cg: &Cgroup) -> String {
     o.push('\n');
     o.push_str(&profile_fmt::format_tasks(&rep.tasks));
     o.push('\n');
-    if !rep.metrics.is_empty() {
+    let marks: Vec<_> = rep.metrics.iter().filter(|(k, _)| *k != SYS_METRIC).collect();
+    if !marks.is_empty() {
         let _ = writeln!(o, "Marks (seconds since start):");
-        for (k, v) in rep.metrics.iter() {
+        for (k, v) in marks {
             let _ = writeln!(o, "  {k:32} {v:.3}");
         }
         o.push('\n');
     }
+    let _ = writeln!(o, "system time of the workload's processes: {:.3} s ({SYS_METRIC})", out.sys_s);
     let max = cg.max_usage().unwrap_or(out.peak_polled);
     let _ = writeln!(
         o,
