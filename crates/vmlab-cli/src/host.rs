@@ -222,15 +222,17 @@ pub fn scenario(
             facts.mem_bytes
         )));
     }
-    let mut host = facts.sets();
+    // The calibration and the disk before the command line's `--set`s, so that `--set
+    // machine.cost.X` or `--set disk.sda.bandwidth` asks "what if" of this host; the machine
+    // after them, as the command line's `machine.memory` is the limit's.
     let names: Vec<String> = own.setup.disks.iter().map(|d| d.name.clone()).collect();
-    host.extend(disk_sets(&names, &measured.params()));
-    // The calibration first, so that a `--set machine.cost.X` of the command line still wins.
-    let cost_sets = costs.as_deref().map(costs::sets).unwrap_or_default();
-    let mut sc = load_scenario(path, &[&cost_sets[..], sets, &host[..]].concat()).map_err(Ok)?;
+    let mut before = costs.as_deref().map(costs::sets).unwrap_or_default();
+    before.extend(disk_sets(&names, &measured.params()));
+    let after = facts.sets();
+    let mut sc = load_scenario(path, &[&before[..], sets, &after[..]].concat()).map_err(Ok)?;
     wrap_in_limit(&mut sc, memory, own.setup.swap.as_ref().map_or(0, |s| s.bytes));
-    host.splice(0..0, cost_sets);
-    Ok((sc, Taken { sets: host, disk: measured, costs }))
+    before.extend(after);
+    Ok((sc, Taken { sets: before, disk: measured, costs }))
 }
 
 #[cfg(test)]
