@@ -6,6 +6,9 @@
 
 use std::path::{Path, PathBuf};
 
+pub mod costs;
+pub mod disk;
+
 use vmlab_core::workload::scenario::CgroupSetup;
 use vmlab_core::workload::{load_scenario, Scenario, ScenarioError};
 
@@ -142,12 +145,76 @@ pub fn wrap_in_limit(sc: &mut Scenario, memory: u64, swap: u64) {
     }
 }
 
+/// In a fixture root, the disk measurement `vmlab run --host` would otherwise make, and the cost
+/// calibration it would otherwise take from the cache.
+pub const FIXTURE_DISK: &str = "vmlab-host-disk.json";
+pub const FIXTURE_COSTS: &str = "vmlab-host-costs.json";
+
+/// What `--host` took from the host, for `params`.
+pub struct Taken {
+    /// The `--set`s that make the scenario's machine this host.
+    pub sets: Vec<String>,
+    pub disk: disk::Measured,
+    /// The calibrated cost entries, when there is a calibration.
+    pub costs: Option<Vec<(String, u64)>>,
+}
+
+/// Where the host's disk is measured (the file system `vmlab real --dir` works in) and whether
+/// to measure it again rather than take the cached figures.
+pub struct DiskOpts {
+    pub dir: PathBuf,
+    pub remeasure: bool,
+}
+
+/// The `--set`s that give every disk of the scenario the host's measured disk: `vmlab real` puts
+/// the scenario's files and its swap file on the one file system. A scenario without a
+/// `[[disk]]` gets one (vmlab's default disk is named `sda`).
+pub fn disk_sets(names: &[String], p: &vmlab_core::disk::DiskParams) -> Vec<String> {
+    let fields = [
+        ("model", "\"nvme\"".to_string()),
+        ("bandwidth", format!("\"{}B/s\"", p.bandwidth_bps)),
+        ("seek", format!("\"{}ns\"", p.seek_ns)),
+        ("latency", format!("\"{}ns\"", p.latency_ns)),
+        ("queue_depth", p.queue_depth.to_string()),
+        ("spindles", p.spindles.to_string()),
+        ("chunk", p.chunk_bytes.to_string()),
+    ];
+    if names.is_empty() {
+        let body: Vec<String> = fields.iter().map(|(k, v)| format!("{k} = {v}")).collect();
+        return vec![format!("disk=[{{ name = \"sda\", {} }}]", body.join(", "))];
+    }
+    names.iter().flat_map(|n| fields.iter().map(move |(k, v)| format!("disk.{n}.{k}={v}"))).collect()
+}
+
 /// The scenario as `--host` runs it: loaded once as written (its errors point into the file),
 /// then again on this host's machine, its workload limited to the scenario's memory.
-pub fn scenario(path: &Path, sets: &[String]) -> Result<(Scenario, HostFacts), Result<ScenarioError, String>> {
+pub fn scenario(
+    path: &Path,
+    sets: &[String],
+    dopts: &DiskOpts,
+) -> Result<(Scenario, Taken), Result<ScenarioError, String>> {
     let own = load_scenario(path, sets).map_err(Ok)?;
-    let root = std::env::var_os(HOST_ROOT_ENV).map(PathBuf::from).unwrap_or_else(|| PathBuf::from("/"));
+    let fixture = std::env::var_os(HOST_ROOT_ENV).map(PathBuf::from);
+    let root = fixture.clone().unwrap_or_else(|| PathBuf::from("/"));
     let facts = read(&root).map_err(|e| Err(format!("--host: {e}")))?;
+    let measured = match &fixture {
+        Some(r) => {
+            let f = r.join(FIXTURE_DISK);
+            std::fs::read_to_string(&f)
+                .map_err(|e| e.to_string())
+                .and_then(|t| disk::Measured::from_json(&t))
+                .map_err(|e| Err(format!("--host: {}: {e}", f.display())))?
+        }
+        None => disk::get(&dopts.dir, dopts.remeasure).map_err(|e| Err(format!("--host: the disk: {e}")))?,
+    };
+    let costs_file = match &fixture {
+        Some(r) => Some(r.join(FIXTURE_COSTS)),
+        None => costs::cache_path(),
+    };
+    let costs = match costs_file {
+        Some(f) => costs::load(&f).map_err(|e| Err(format!("--host: the cost calibration: {e}")))?,
+        None => None,
+    };
     let memory = own.setup.machine.memory_bytes;
     if facts.mem_bytes < memory {
         return Err(Err(format!(
@@ -155,11 +222,17 @@ pub fn scenario(path: &Path, sets: &[String]) -> Result<(Scenario, HostFacts), R
             facts.mem_bytes
         )));
     }
-    let mut all = sets.to_vec();
-    all.extend(facts.sets());
-    let mut sc = load_scenario(path, &all).map_err(Ok)?;
+    // The calibration and the disk before the command line's `--set`s, so that `--set
+    // machine.cost.X` or `--set disk.sda.bandwidth` asks "what if" of this host; the machine
+    // after them, as the command line's `machine.memory` is the limit's.
+    let names: Vec<String> = own.setup.disks.iter().map(|d| d.name.clone()).collect();
+    let mut before = costs.as_deref().map(costs::sets).unwrap_or_default();
+    before.extend(disk_sets(&names, &measured.params()));
+    let after = facts.sets();
+    let mut sc = load_scenario(path, &[&before[..], sets, &after[..]].concat()).map_err(Ok)?;
     wrap_in_limit(&mut sc, memory, own.setup.swap.as_ref().map_or(0, |s| s.bytes));
-    Ok((sc, facts))
+    before.extend(after);
+    Ok((sc, Taken { sets: before, disk: measured, costs }))
 }
 
 #[cfg(test)]

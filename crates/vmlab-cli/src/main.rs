@@ -84,10 +84,19 @@ enum Cmd {
         #[arg(long, value_name = "EVENT,...", value_delimiter = ',', requires = "trace")]
         events: Vec<String>,
         /// Simulate this host as `vmlab real` runs the scenario on it: the machine's RAM, CPUs,
-        /// vm sysctls and disk readahead read from /proc and /sys, and the workload in a memory
-        /// cgroup limited to the scenario's `machine.memory` (docs/REAL.md).
+        /// vm sysctls and disk readahead read from /proc and /sys, its disk measured once (see
+        /// --disk-dir), a cost calibration if one is installed (scripts/calibrate-costs.sh), and
+        /// the workload in a memory cgroup limited to the scenario's `machine.memory` (docs/REAL.md).
         #[arg(long)]
         host: bool,
+        /// With --host: measure the host's disk on this directory's file system (default: the
+        /// temp directory, where `vmlab real` works without --dir); the figures are cached per
+        /// device (`$VMLAB_CACHE_DIR`, else `~/.cache/vmlab/host-disk-MAJ-MIN.json`).
+        #[arg(long, value_name = "DIR", requires = "host")]
+        disk_dir: Option<PathBuf>,
+        /// With --host: measure the disk again instead of taking the cached figures.
+        #[arg(long, requires = "host")]
+        remeasure: bool,
     },
     /// Reproduce a historical VM failure (seed), before and after its fix, in the seed's own form.
     Reproduce {
@@ -227,8 +236,23 @@ fn main() -> ExitCode {
     };
     api::set_graphical_errors(graphical);
     match cli.cmd {
-        Cmd::Run { scenario, profile, sets, json, csv, interval, timing, proc_dir, trace, events, host } => {
+        Cmd::Run {
+            scenario,
+            profile,
+            sets,
+            json,
+            csv,
+            interval,
+            timing,
+            proc_dir,
+            trace,
+            events,
+            host,
+            disk_dir,
+            remeasure,
+        } => {
             let trace = trace.map(|t| (t, events));
+            let host = host.then(|| host::DiskOpts { dir: disk_dir.unwrap_or_else(std::env::temp_dir), remeasure });
             run(scenario, profile, sets, json, csv, interval, timing, proc_dir, trace, host)
         }
         Cmd::Profiles { names, json } => profiles(&names, json),
@@ -428,7 +452,7 @@ fn load_and_run(
     sets: &[String],
     interval: Option<f64>,
     trace: Option<&(PathBuf, Vec<String>)>,
-    host: bool,
+    host: Option<host::DiskOpts>,
 ) -> Result<(RunReport, vmlab_core::sim::Sim), ExitCode> {
     if let Some(name) = profile.filter(|n| vmlab_core::profiles::find(n).is_none()) {
         let hint =
@@ -437,9 +461,9 @@ fn load_and_run(
         eprintln!("vmlab: --profile {name}: unknown profile `{name}`{hint} (known profiles: {known})");
         return Err(ExitCode::from(2));
     }
-    let (sc, facts) = if host {
-        match host::scenario(path, sets) {
-            Ok((sc, f)) => (sc, Some(f)),
+    let (sc, facts) = if let Some(d) = &host {
+        match host::scenario(path, sets, d) {
+            Ok((sc, t)) => (sc, Some(t)),
             Err(Ok(e)) => return Err(fail(e)),
             Err(Err(m)) => {
                 eprintln!("vmlab: {m}");
@@ -462,8 +486,23 @@ fn load_and_run(
     }
     let (mut rep, sim) = r.map_err(fail)?;
     vmlab_core::stats::report::record_sets(&mut rep.params, sets);
-    if let Some(f) = facts {
-        rep.params.insert("host", serde_json::json!(f.sets().join(" ")));
+    if let Some(t) = facts {
+        rep.params.insert("host", serde_json::json!(t.sets.join(" ")));
+        rep.params.insert("host_disk", serde_json::json!(t.disk.summary()));
+        let costs = match &t.costs {
+            Some(_) => "calibrated (machine.cost.* in params.host)",
+            None => "vmlab's table: no calibration (scripts/calibrate-costs.sh)",
+        };
+        rep.params.insert("host_costs", serde_json::json!(costs));
+        // The workload's own kernel time, as `vmlab real` reports the host's (`ru_stime`).
+        let sys: u64 = sim
+            .s
+            .tasks
+            .iter()
+            .filter(|t| matches!(t.kind, vmlab_core::sched::TaskKind::User))
+            .map(|t| t.stime_ns)
+            .sum();
+        rep.metrics.insert(real::report::SYS_METRIC, sys as f64 / 1e9);
         rep.params.insert("host_limit_group", serde_json::json!(host::LIMIT_GROUP));
     }
     Ok((rep, sim))
@@ -480,7 +519,7 @@ fn run(
     timing: bool,
     proc_dir: Option<PathBuf>,
     trace: Option<(PathBuf, Vec<String>)>,
-    host: bool,
+    host: Option<host::DiskOpts>,
 ) -> ExitCode {
     let csv_s = csv.as_ref().map(|c| c.to_string_lossy().into_owned());
     if let Err(c) = check_outputs(&[("--json", json.as_deref()), ("--csv", csv_s.as_deref())], &[path.as_path()]) {
@@ -527,7 +566,7 @@ fn run(
 
 fn explain(path: PathBuf, profile: Option<String>, sets: Vec<String>) -> ExitCode {
     use std::fmt::Write as _;
-    let (rep, sim) = match load_and_run(&path, profile.as_deref(), &sets, None, None, false) {
+    let (rep, sim) = match load_and_run(&path, profile.as_deref(), &sets, None, None, None) {
         Ok(r) => r,
         Err(code) => return code,
     };
@@ -935,7 +974,7 @@ fn run_for_compare(path: &std::path::Path, a: &CompareArgs) -> Result<Vec<(Strin
             if i > 0 {
                 sets.push(format!("seed={}", base_seed.wrapping_add(i as u64)));
             }
-            let (rep, _) = load_and_run(path, p, &sets, None, None, false)?;
+            let (rep, _) = load_and_run(path, p, &sets, None, None, None)?;
             out.push((name.clone(), rep.with_wall_s_zeroed()));
         }
     }

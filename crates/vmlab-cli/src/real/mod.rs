@@ -6,7 +6,7 @@
 mod cgroup;
 mod check;
 mod child;
-mod report;
+pub(crate) mod report;
 mod run;
 mod sample;
 mod setup;

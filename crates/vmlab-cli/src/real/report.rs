@@ -16,6 +16,9 @@ use super::cgroup::Cgroup;
 use super::run::Outcome;
 use super::sample::HostSnap;
 
+/// The workload's system time as a metric, as `run --host` reports the simulated one.
+pub const SYS_METRIC: &str = "sys_s";
+
 pub fn kernel_release() -> String {
     std::fs::read_to_string("/proc/sys/kernel/osrelease")
         .map(|s| s.trim().to_string())
@@ -115,6 +118,7 @@ pub fn build(sc: &Scenario, out: &Outcome, cg: &Cgroup, swap: Option<u64>, sets:
     for (n, t) in &out.marks {
         metrics.insert(n.clone(), *t);
     }
+    metrics.insert(SYS_METRIC, out.sys_s);
     let timeline = out.snaps.windows(2).map(|w| super::sample::sample(&w[0], &w[1], cg)).collect();
     RunReport {
         scenario: sc.file.name.clone().unwrap_or_else(|| sc.path.clone()),
@@ -187,13 +191,15 @@ pub fn text(rep: &RunReport, out: &Outcome, cg: &Cgroup) -> String {
     o.push('\n');
     o.push_str(&profile_fmt::format_tasks(&rep.tasks));
     o.push('\n');
-    if !rep.metrics.is_empty() {
+    let marks: Vec<_> = rep.metrics.iter().filter(|(k, _)| *k != SYS_METRIC).collect();
+    if !marks.is_empty() {
         let _ = writeln!(o, "Marks (seconds since start):");
-        for (k, v) in rep.metrics.iter() {
+        for (k, v) in marks {
             let _ = writeln!(o, "  {k:32} {v:.3}");
         }
         o.push('\n');
     }
+    let _ = writeln!(o, "system time of the workload's processes: {:.3} s ({SYS_METRIC})", out.sys_s);
     let max = cg.max_usage().unwrap_or(out.peak_polled);
     let _ = writeln!(
         o,

@@ -59,6 +59,9 @@ pub struct Outcome {
     pub snaps: Vec<HostSnap>,
     pub marks: Vec<(String, f64)>,
     pub tasks: Vec<TaskCpu>,
+    /// System time of the workload's processes (their `ru_stime`, threads included), seconds:
+    /// the kernel CPU the cost table is calibrated against (scripts/calibrate-costs.sh).
+    pub sys_s: f64,
     /// Highest cgroup usage seen by polling (every ~20 ms), bytes.
     pub peak_polled: u64,
     /// Why the run ended early, if it did (`duration`).
@@ -114,6 +117,7 @@ pub fn supervise(progs: &[Program], plan: Vec<Planned>, env: &mut Env, lim: &Lim
         snaps: Vec::new(),
         marks: Vec::new(),
         tasks: Vec::new(),
+        sys_s: 0.0,
         peak_polled: 0,
         stopped_by: None,
         oom_killed: Vec::new(),
@@ -287,6 +291,7 @@ fn reap(
             cpu_pct: 0.0,
             kthread: false,
         });
+        out.sys_s += tv(ru.ru_stime);
         if killing {
             continue;
         }

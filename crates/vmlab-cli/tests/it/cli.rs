@@ -395,6 +395,13 @@ fn run_host_builds_the_machine_from_the_host_and_limits_the_workload() {
         ("sys/devices/system/cpu/online", "0-1\n"),
         ("proc/sys/vm/swappiness", "100\n"),
         ("sys/block/vda/queue/read_ahead_kb", "512\n"),
+        (
+            "vmlab-host-disk.json",
+            r#"{"schema": "vmlab.host-disk/1", "dir": "/var/tmp", "device": "254:0", "kernel": "6.18",
+               "chunk_bytes": 4194304, "read_4k_ns": 50000, "read_chunk_ns": 4050000,
+               "write_chunk_ns": 4500000, "iops_at_depth": 160000, "depth": 32}"#,
+        ),
+        ("vmlab-host-costs.json", r#"{"schema": "vmlab.host-costs/1", "cost": {"fault": 2100}}"#),
     ] {
         let p = root.join(f);
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
@@ -419,6 +426,26 @@ fn run_host_builds_the_machine_from_the_host_and_limits_the_workload() {
     assert_eq!(g["files"]["memory.limit_in_bytes"], 64u64 << 20, "the scenario's machine.memory");
     assert!(g["stat"]["pgfault"].as_u64().unwrap_or(0) >= 2048, "the workload ran inside: {g}");
     assert!(v["params"]["host"].as_str().unwrap().contains("vm.swappiness=100 vm.read_ahead_kb=512"));
+    let disk = v["params"]["host_disk"].as_str().unwrap();
+    assert!(disk.contains("bandwidth=1047552000B/s latency=46090ns spindles=8"), "{disk}");
+    let host = v["params"]["host"].as_str().unwrap();
+    assert!(host.starts_with("machine.cost.fault=2100ns "), "the calibration first: {host}");
+    assert!(v["params"]["host_costs"].as_str().unwrap().starts_with("calibrated"));
+    assert!(host.contains("disk=[{ name = \"sda\", model = \"nvme\", bandwidth = \"1047552000B/s\""), "{host}");
+    // The measured disk serves the scenario's, and the command line's `--set disk.*` wins over it.
+    let reader = "[machine]\nmemory = \"64MiB\"\n\n[[disk]]\nname = \"sda\"\nmodel = \"hdd\"\n\n\
+                  [[file]]\nname = \"f\"\nsize = \"8MiB\"\n\n[[process]]\nname = \"r\"\nprogram = 'read f'\n";
+    let disk = scenario("host-disk.toml", reader);
+    let elapsed = |extra: &[&str]| {
+        let (code, out, err) = run(&[&["run", "--host", &disk, "--json", "-"], extra].concat());
+        assert_eq!(code, Some(0), "stderr: {err}");
+        let v: serde_json::Value = serde_json::from_str(&out).expect("valid JSON");
+        assert!(v["params"]["host"].as_str().unwrap().contains("disk.sda.latency=\"46090ns\""), "{}", v["params"]);
+        v["elapsed_s"].as_f64().unwrap()
+    };
+    let (fast, slow) = (elapsed(&[]), elapsed(&["--set", "disk.sda.latency=50ms"]));
+    assert!(fast < 0.05, "8 MiB from the measured disk (1 GB/s), not the hdd: {fast} s");
+    assert!(slow > fast + 0.05, "--set disk.sda.latency=50ms ignored: {slow} s against {fast} s");
     let (code, _, err) = run(&["run", "--host", &p, "--set", "machine.memory=1GiB"]);
     assert_eq!(code, Some(2));
     assert!(err.contains("do not fit in this host's"), "{err}");

@@ -297,9 +297,17 @@ fn real_run_reads_from_disk_within_the_cgroup_limit() {
     assert_eq!(limit, 64 << 20);
     assert!(peak <= limit + (1 << 20), "peak {peak} over the limit {limit}");
     assert!(peak >= 32 << 20, "peak {peak}: the 32 MiB touched were not charged to the cgroup");
+    // The workload's system time, beside the marks: some, and no more than its CPUs allow.
+    let sys = v["metrics"]["sys_s"].as_f64().expect("metrics.sys_s");
+    assert!(sys > 0.0 && sys <= v["elapsed_s"].as_f64().unwrap() * 1.01, "sys_s {sys}");
     // In program order both by time and in the file (serde_json's map here sorts its keys).
-    let mut marks: Vec<(&String, f64)> =
-        v["metrics"].as_object().expect("metrics").iter().map(|(k, t)| (k, t.as_f64().unwrap_or(-1.0))).collect();
+    let mut marks: Vec<(&String, f64)> = v["metrics"]
+        .as_object()
+        .expect("metrics")
+        .iter()
+        .filter(|(k, _)| *k != "sys_s")
+        .map(|(k, t)| (k, t.as_f64().unwrap_or(-1.0)))
+        .collect();
     marks.sort_by(|a, b| a.1.total_cmp(&b.1));
     let names: Vec<&str> = marks.iter().map(|(k, _)| k.as_str()).collect();
     assert_eq!(names, ["start", "touched", "read_twice"], "{marks:?}");
@@ -355,8 +363,9 @@ fn real_run_sets_errno_as_the_simulator_does() {
     let (code, out, err) = vmlab(&["run", &r.scenario, "--json", "-"], &[]);
     assert_eq!(code, 0, "{err}");
     let sim: serde_json::Value = serde_json::from_str(&out).expect("sim JSON");
+    // The marks; `sys_s` is `vmlab real`'s own (a plain `run` does not report it).
     let names = |v: &serde_json::Value| -> Vec<String> {
-        v["metrics"].as_object().map(|m| m.keys().cloned().collect()).unwrap_or_default()
+        v["metrics"].as_object().map(|m| m.keys().filter(|k| *k != "sys_s").cloned().collect()).unwrap_or_default()
     };
     assert_eq!(names(real), names(&sim));
     for m in ["mlock_failed", "mlock_small_ok", "madvise_locked_einval", "unlink_enoent", "end"] {
@@ -532,4 +541,41 @@ fn real_loop_that_does_nothing_ends_with_a_positioned_error() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("noop.toml:10:1") && err.contains("steps without"), "{err}");
     assert!(std::fs::read_dir(&work).expect("work").next().is_none(), "left behind in {}", work.display());
+}
+
+/// `run --host` measures the disk of `--disk-dir` once (a 256 MiB O_DIRECT scratch file, about a
+/// second), caches it per device, and reuses the cache until `--remeasure`. Needs no root; skipped
+/// where the file system refuses O_DIRECT (tmpfs).
+#[test]
+fn run_host_measures_the_disk_once_and_caches_it() {
+    let d = test_dir("disk");
+    let cache = d.join("cache");
+    let sc = d.join("s.toml");
+    std::fs::write(&sc, "[machine]\nmemory = \"64MiB\"\n\n[[process]]\nname = \"p\"\nprogram = 'sleep 1ms'\n").unwrap();
+    let dir = d.to_string_lossy().into_owned();
+    let s = sc.to_string_lossy().into_owned();
+    let env = [("VMLAB_CACHE_DIR", cache.to_str().unwrap())];
+    let (code, out, err) = vmlab(&["run", "--host", "--disk-dir", &dir, &s, "--json", "-"], &env);
+    if code == 2 && err.contains("Invalid argument") {
+        eprintln!("skipped: {dir} refuses O_DIRECT: {err}");
+        return;
+    }
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let disk = v["params"]["host_disk"].as_str().unwrap().to_string();
+    assert!(disk.contains(" => bandwidth=") && disk.starts_with(&dir), "{disk}");
+    let files: Vec<_> = std::fs::read_dir(&cache).unwrap().flatten().map(|e| e.path()).collect();
+    assert_eq!(files.len(), 1, "one cache file: {files:?}");
+    assert!(!std::fs::read_dir(&*d).unwrap().flatten().any(|e| e.file_name().to_string_lossy().contains("probe")));
+    // The cache is what the next run takes: edit it and the run follows.
+    let text = std::fs::read_to_string(&files[0]).unwrap();
+    let v2: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let edited = text.replace(&format!("\"read_4k_ns\": {}", v2["read_4k_ns"]), "\"read_4k_ns\": 123456");
+    std::fs::write(&files[0], &edited).unwrap();
+    let (_, out, _) = vmlab(&["run", "--host", "--disk-dir", &dir, &s, "--json", "-"], &env);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert!(v["params"]["host_disk"].as_str().unwrap().contains("4KiB read 123 us"), "{}", v["params"]);
+    let (_, out, _) = vmlab(&["run", "--host", "--remeasure", "--disk-dir", &dir, &s, "--json", "-"], &env);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert!(!v["params"]["host_disk"].as_str().unwrap().contains("4KiB read 123 us"), "--remeasure measured");
 }
