@@ -487,13 +487,15 @@ fn load_and_run(
     let (mut rep, sim) = r.map_err(fail)?;
     vmlab_core::stats::report::record_sets(&mut rep.params, sets);
     if let Some(t) = facts {
-        rep.params.insert("host", serde_json::json!(t.sets.join(" ")));
-        rep.params.insert("host_disk", serde_json::json!(t.disk.summary()));
+        // A list, not one string: the host's settings are the run's, but compare labels a column
+        // by a short value, and these are the same for every run on this host.
+        rep.params.insert("host", serde_json::json!(t.sets));
+        rep.notes.insert("host_disk", t.disk.summary());
         let costs = match &t.costs {
             Some(_) => "calibrated (machine.cost.* in params.host)",
             None => "vmlab's table: no calibration (scripts/calibrate-costs.sh)",
         };
-        rep.params.insert("host_costs", serde_json::json!(costs));
+        rep.notes.insert("host_costs", costs.to_string());
         // The workload's own kernel time, as `vmlab real` reports the host's (`ru_stime`).
         let sys: u64 = sim
             .s

@@ -562,7 +562,7 @@ fn run_host_measures_the_disk_once_and_caches_it() {
     }
     assert_eq!(code, 0, "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-    let disk = v["params"]["host_disk"].as_str().unwrap().to_string();
+    let disk = v["notes"]["host_disk"].as_str().unwrap().to_string();
     assert!(disk.contains(" => bandwidth=") && disk.starts_with(&dir), "{disk}");
     let files: Vec<_> = std::fs::read_dir(&cache).unwrap().flatten().map(|e| e.path()).collect();
     assert_eq!(files.len(), 1, "one cache file: {files:?}");
@@ -574,8 +574,8 @@ fn run_host_measures_the_disk_once_and_caches_it() {
     std::fs::write(&files[0], &edited).unwrap();
     let (_, out, _) = vmlab(&["run", "--host", "--disk-dir", &dir, &s, "--json", "-"], &env);
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-    assert!(v["params"]["host_disk"].as_str().unwrap().contains("4KiB read 123 us"), "{}", v["params"]);
+    assert!(v["notes"]["host_disk"].as_str().unwrap().contains("4KiB read 123 us"), "{}", v["params"]);
     let (_, out, _) = vmlab(&["run", "--host", "--remeasure", "--disk-dir", &dir, &s, "--json", "-"], &env);
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-    assert!(!v["params"]["host_disk"].as_str().unwrap().contains("4KiB read 123 us"), "--remeasure measured");
+    assert!(!v["notes"]["host_disk"].as_str().unwrap().contains("4KiB read 123 us"), "--remeasure measured");
 }
