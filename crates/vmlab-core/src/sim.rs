@@ -275,7 +275,11 @@ impl Sim {
                 } else {
                     format!("{}{i}", t.name)
                 };
-                k.file_create(&name, *s, t.disk, false);
+                if t.packed {
+                    k.file_create_packed(&name, *s, t.disk);
+                } else {
+                    k.file_create(&name, *s, t.disk, false);
+                }
             }
         }
         build_cgroups(&mut k, &setup.cgroups)?;

@@ -60,3 +60,27 @@ fn merged_requests_respect_max_sectors_kb() {
     let (_, _, mean, merges) = job(16, &sets);
     assert!(mean <= 64.0, "mean request {mean} KiB with 64 KiB max_sectors_kb ({merges} merges)");
 }
+
+/// The full job's curve for docs/REAL.md: `VMLAB_JOB_SETS="k=v k=v"` adds sets (the host's disk,
+/// readahead). Prints only.
+#[test]
+#[ignore]
+fn print_job_curve() {
+    let extra = std::env::var("VMLAB_JOB_SETS").unwrap_or_default();
+    for t in [1, 2, 4, 8, 16] {
+        let mut all: Vec<String> = extra.split_whitespace().map(|s| s.to_string()).collect();
+        all.push(format!("vars.threads={t}"));
+        let sc = vmlab_core::workload::load_scenario_str("mmap-sem-job.toml", SCENARIO, &all).expect("loads");
+        let (r, sim) = api::run(&sc, RunOpts::default()).expect("runs");
+        let d = &sim.k.disks[0];
+        let mark = |n: &str| r.metrics.get(n).copied().expect("marks");
+        let requests = d.reads() - d.merges();
+        let cpu: f64 = r.tasks.iter().filter(|x| !x.kthread).map(|x| x.cpu_s).sum();
+        eprintln!(
+            "threads {t:2}: elapsed {:.3} s, requests {requests}, mean {:.1} KiB, merges {}, task CPU {cpu:.3} s",
+            mark("done") - mark("start"),
+            d.bytes_read() as f64 / requests.max(1) as f64 / 1024.0,
+            d.merges()
+        );
+    }
+}
