@@ -691,6 +691,36 @@ mod tests {
     }
 
     #[test]
+    fn queued_request_merges_and_costs_its_transfer_only() {
+        let mut p = DiskParams::preset("hdd").unwrap();
+        p.queue_depth = 1;
+        let mut d = Disk::new(p).unwrap();
+        d.set_queue(1280, 128);
+        let xfer = |b: u64| (b as u128 * NS_PER_SEC).div_ceil(p.bandwidth_bps as u128) as u64;
+        let a = d.submit(0, 0, 64 * 1024, false);
+        // The only tag is taken: the next request waits in the scheduler until `a` completes.
+        let b = d.submit(0, 10 * MIB, 64 * 1024, false);
+        assert!(!d.last_merged());
+        assert_eq!(b, a + p.latency_ns + p.seek_ns + xfer(64 * 1024));
+        // Adjacent to the waiting one: merged, no latency or seek of its own, no interrupt.
+        let c = d.submit(0, 10 * MIB + 64 * 1024, 64 * 1024, false);
+        assert!(d.last_merged());
+        assert_eq!(c, b + xfer(64 * 1024));
+        assert_eq!(d.merges(), 1);
+        // Once the waiting request is dispatched nothing can join it.
+        let e = d.submit(a, 10 * MIB + 128 * 1024, 4096, false);
+        assert!(!d.last_merged() && e > c);
+    }
+
+    #[test]
+    fn without_a_queue_bios_stop_at_the_chunk() {
+        let mut d = Disk::preset("raid10").unwrap();
+        assert_eq!(d.bio_max_bytes(4096), 60 * 1024);
+        d.set_queue(1280, 128);
+        assert_eq!(d.bio_max_bytes(4096), 512 * 1024, "the plug merges them up to the queue limit");
+    }
+
+    #[test]
     fn zero_byte_request_costs_latency() {
         let mut d = Disk::preset("raid10").unwrap();
         let t = d.submit(0, 0, 0, true);
