@@ -13,11 +13,17 @@
 //! wait in the host queue, where the drive cannot see them). We still *serve* in FIFO order — only
 //! the cost shrinks — which keeps completion order deterministic and each request O(1) per spindle.
 //!
+//! With a [`RequestQueue`] (6.8's blk-mq, `set_queue`) requests wait for a tag beyond the
+//! device's depth and merge in the scheduler while they wait; without one (the older profiles)
+//! every submission goes straight to its spindles.
+//!
 //! Callers must submit with non-decreasing `now` (the event loop is time-ordered); the busy-time and
 //! in-flight accounting relies on it.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
+
+use crate::blk::RequestQueue;
 
 const NS_PER_SEC: u128 = 1_000_000_000;
 const KIB: u64 = 1024;
@@ -188,6 +194,17 @@ impl Spindle {
         done
     }
 
+    /// Bytes merged into a request already queued: the device moves them within that request's
+    /// command, so they cost their transfer and nothing else, after what the spindle has queued.
+    fn schedule_merged(&mut self, p: &DiskParams, now: u64, bytes: u64) -> u64 {
+        let service = ((bytes as u128 * NS_PER_SEC).div_ceil(p.bandwidth_bps as u128)).min(u64::MAX as u128) as u64;
+        let done = now.max(self.busy_until).saturating_add(service);
+        self.busy_until = done;
+        self.busy_ns += service;
+        self.pending.push_back(done);
+        done
+    }
+
     fn busy_ns_at(&self, now: u64) -> u64 {
         // Every request still queued was submitted at or before `now`, so after `now` the spindle
         // works without a gap until `busy_until`: that tail is exactly the not-yet-done service.
@@ -228,6 +245,8 @@ pub struct Disk {
     writes: u64,
     /// Next free byte for a new file's extent (files are laid out contiguously).
     next_extent: u64,
+    /// 6.8's scheduler queue and tags; None: submissions go straight to the spindles.
+    queue: Option<RequestQueue>,
 }
 
 impl Disk {
@@ -271,7 +290,21 @@ impl Disk {
             reads: 0,
             writes: 0,
             next_extent: 0,
+            queue: None,
         })
+    }
+
+    /// Put 6.8's request queue in front of the device: `max_sectors_kb`/`max_segments` limits,
+    /// a tag per request up to the device's depth (`queue_depth` per stripe), merging in the
+    /// scheduler while a request waits for its tag.
+    pub fn set_queue(&mut self, max_sectors_kb: u64, max_segments: u64) {
+        let depth = self.params.queue_depth as usize * self.params.stripes() as usize;
+        self.queue = Some(RequestQueue::new(max_sectors_kb, max_segments, depth));
+    }
+
+    /// Requests merged into one still queued (the `merges` fields of `/sys/block/DEV/stat`).
+    pub fn merges(&self) -> u64 {
+        self.queue.as_ref().map_or(0, |q| q.merges)
     }
 
     /// A disk of a named model (see [`DiskParams::preset`]).
@@ -294,12 +327,56 @@ impl Disk {
             self.inflight.pop();
         }
 
+        let mut merged = false;
+        let mut start = now;
+        if let Some(q) = self.queue.as_mut() {
+            merged = q.elv_merge(now, offset, bytes, write);
+            if !merged {
+                start = q.dispatch_at(now);
+            }
+        }
+        let done = self.submit_pieces(start, offset, bytes, write, merged);
+        if let Some(q) = self.queue.as_mut() {
+            if !merged {
+                q.insert(now, offset, bytes, write, start, done);
+            }
+        }
+
+        if write {
+            self.writes += 1;
+            self.bytes_written += bytes;
+        } else {
+            self.reads += 1;
+            self.bytes_read += bytes;
+        }
+        self.inflight.push(Reverse(done));
+        if self.queue.is_some() {
+            self.merged = merged;
+        } else {
+            // Contiguous with the previous submission, which is still queued: the same request.
+            self.merged = write == self.merge_write
+                && offset == self.merge_end
+                && now < self.merge_done
+                && self.merge_bytes + bytes <= MERGE_MAX_BYTES;
+            self.merge_bytes = if self.merged { self.merge_bytes + bytes } else { bytes };
+            (self.merge_end, self.merge_write, self.merge_done) = (offset + bytes, write, done);
+        }
+        // Requests start in time order, so the union of [submit, done] intervals grows only at its
+        // right end.
+        self.busy_ns += done.saturating_sub(now.max(self.busy_until));
+        self.busy_until = self.busy_until.max(done);
+        done
+    }
+
+    /// Schedule a request's pieces, one per stripe it touches, from `now` on; returns when the
+    /// last completes. `merged`: it joined a queued request (transfer only).
+    fn submit_pieces(&mut self, now: u64, offset: u64, bytes: u64, write: bool, merged: bool) -> u64 {
         let p = self.params;
         let stripes = p.stripes() as u64;
         let chunk = p.chunk_bytes;
         let mut done = now;
         if stripes == 1 {
-            done = self.submit_stripe(now, 0, offset, bytes, write);
+            done = self.submit_stripe(now, 0, offset, bytes, write, merged);
         } else {
             // The chunks of one stripe hit by a contiguous request are consecutive rows of that
             // stripe, hence one contiguous spindle-local range: one piece per stripe, O(stripes).
@@ -324,41 +401,28 @@ impl Disk {
                     len = 0;
                 }
                 let stripe = first % stripes;
-                done = done.max(self.submit_stripe(now, stripe as usize, local, len, write));
+                done = done.max(self.submit_stripe(now, stripe as usize, local, len, write, merged));
             }
         }
-
-        if write {
-            self.writes += 1;
-            self.bytes_written += bytes;
-        } else {
-            self.reads += 1;
-            self.bytes_read += bytes;
-        }
-        self.inflight.push(Reverse(done));
-        // Contiguous with the previous submission, which is still queued: the same request.
-        self.merged = write == self.merge_write
-            && offset == self.merge_end
-            && now < self.merge_done
-            && self.merge_bytes + bytes <= MERGE_MAX_BYTES;
-        self.merge_bytes = if self.merged { self.merge_bytes + bytes } else { bytes };
-        (self.merge_end, self.merge_write, self.merge_done) = (offset + bytes, write, done);
-        // Requests start in time order, so the union of [submit, done] intervals grows only at its
-        // right end.
-        self.busy_ns += done.saturating_sub(now.max(self.busy_until));
-        self.busy_until = self.busy_until.max(done);
         done
     }
 
-    fn submit_stripe(&mut self, now: u64, stripe: usize, local: u64, bytes: u64, write: bool) -> u64 {
+    fn submit_stripe(&mut self, now: u64, stripe: usize, local: u64, bytes: u64, write: bool, merged: bool) -> u64 {
         let p = self.params;
+        let go = |s: &mut Spindle| {
+            if merged {
+                s.schedule_merged(&p, now, bytes)
+            } else {
+                s.schedule(&p, now, local, bytes)
+            }
+        };
         if !p.mirrored {
-            return self.spindles[stripe].schedule(&p, now, local, bytes);
+            return go(&mut self.spindles[stripe]);
         }
         let (a, b) = (2 * stripe, 2 * stripe + 1);
         if write {
-            let da = self.spindles[a].schedule(&p, now, local, bytes);
-            let db = self.spindles[b].schedule(&p, now, local, bytes);
+            let da = go(&mut self.spindles[a]);
+            let db = go(&mut self.spindles[b]);
             return da.max(db);
         }
         // md's read_balance prefers an idle mirror whose head is already there; "whichever would
@@ -366,13 +430,19 @@ impl Disk {
         let qa = self.spindles[a].quote(&p, now, local, bytes).0;
         let qb = self.spindles[b].quote(&p, now, local, bytes).0;
         let pick = if qb < qa { b } else { a };
-        self.spindles[pick].schedule(&p, now, local, bytes)
+        go(&mut self.spindles[pick])
     }
 
     /// Longest request starting at `offset` that stays on one stripe: md's `merge_bvec_fn`
     /// keeps a bio from crossing a chunk boundary of a striped array, so the pages of each chunk
     /// complete on their own. Unlimited for a single-stripe device.
+    ///
+    /// Under 6.8's queue the task's plug merges those bios back into requests of up to the
+    /// queue's limits (`blk_attempt_plug_merge`), and the device splits each across its stripes.
     pub fn bio_max_bytes(&self, offset: u64) -> u64 {
+        if let Some(q) = &self.queue {
+            return q.max_request_bytes();
+        }
         if self.params.stripes() <= 1 {
             u64::MAX
         } else {
@@ -618,6 +688,36 @@ mod tests {
         let (b, cb) = random_readers("raid10", 16, 7);
         assert_eq!(ca, cb);
         assert_eq!(a.to_bits(), b.to_bits());
+    }
+
+    #[test]
+    fn queued_request_merges_and_costs_its_transfer_only() {
+        let mut p = DiskParams::preset("hdd").unwrap();
+        p.queue_depth = 1;
+        let mut d = Disk::new(p).unwrap();
+        d.set_queue(1280, 128);
+        let xfer = |b: u64| (b as u128 * NS_PER_SEC).div_ceil(p.bandwidth_bps as u128) as u64;
+        let a = d.submit(0, 0, 64 * 1024, false);
+        // The only tag is taken: the next request waits in the scheduler until `a` completes.
+        let b = d.submit(0, 10 * MIB, 64 * 1024, false);
+        assert!(!d.last_merged());
+        assert_eq!(b, a + p.latency_ns + p.seek_ns + xfer(64 * 1024));
+        // Adjacent to the waiting one: merged, no latency or seek of its own, no interrupt.
+        let c = d.submit(0, 10 * MIB + 64 * 1024, 64 * 1024, false);
+        assert!(d.last_merged());
+        assert_eq!(c, b + xfer(64 * 1024));
+        assert_eq!(d.merges(), 1);
+        // Once the waiting request is dispatched nothing can join it.
+        let e = d.submit(a, 10 * MIB + 128 * 1024, 4096, false);
+        assert!(!d.last_merged() && e > c);
+    }
+
+    #[test]
+    fn without_a_queue_bios_stop_at_the_chunk() {
+        let mut d = Disk::preset("raid10").unwrap();
+        assert_eq!(d.bio_max_bytes(4096), 60 * 1024);
+        d.set_queue(1280, 128);
+        assert_eq!(d.bio_max_bytes(4096), 512 * 1024, "the plug merges them up to the queue limit");
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! Data flows one way: scenario → workload programs → system calls into the mm → machine state
 //! → counters → reports. Modules carry the names of the kernel's `mm/` files.
 pub mod api;
+pub mod blk;
 pub mod dcache;
 pub mod disk;
 /// Deterministic distributions (Zipf, log-normal), shared with the workload's access patterns.

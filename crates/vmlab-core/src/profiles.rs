@@ -199,6 +199,12 @@ pub struct Tunables {
     pub dirty_expire_centisecs: u64,
     pub dirty_writeback_centisecs: u64,
     pub read_ahead_kb: u64,
+    /// The disk queue's `max_sectors_kb` and `max_segments` (a segment is at least a page): the
+    /// largest request plugging and merging build under `blk_mq`. 6.8's defaults:
+    /// `BLK_DEF_MAX_SECTORS` 2560 sectors (Jeff Moyer, "block: bump BLK_DEF_MAX_SECTORS to 2560",
+    /// Aug 2015) and `BLK_MAX_SEGMENTS` 128 (include/linux/blkdev.h); drivers may raise both.
+    pub max_sectors_kb: u64,
+    pub max_segments: u64,
     pub page_cluster: u64,
     /// DMA, DMA32, Normal, HighMem.
     pub lowmem_reserve_ratio: [u64; 4],
@@ -305,6 +311,12 @@ pub struct Profile {
     /// them from the pcp list tail while writes and faults take the head, so one refill batch
     /// is split between the two. Off in rows calibrated before this was modelled.
     pub page_cache_read_cold: bool,
+    /// blk-mq's request path (3.13+, the only one from 5.0): a task's plug gathers a readahead
+    /// or writeback batch into requests up to `max_sectors_kb`/`max_segments`, requests wait in
+    /// the I/O scheduler for a driver tag beyond the device's queue depth and merge there with
+    /// adjacent ones (blk.rs). Off: 2.4's `__make_request` back-merge, which only spares
+    /// interrupts, and md's chunk-sized bios.
+    pub blk_mq: bool,
     /// Whose function names the flat kernel profile uses (presentation only).
     pub symbols: Symbols,
     /// The release's own `/proc/vmstat`, `/proc/meminfo` and `/proc/stat` (names, order, shape).
@@ -328,6 +340,8 @@ const BASE_TUNABLES: Tunables = Tunables {
     dirty_expire_centisecs: 3000,
     dirty_writeback_centisecs: 500,
     read_ahead_kb: 128,
+    max_sectors_kb: 1280,
+    max_segments: 128,
     page_cluster: 3,
     lowmem_reserve_ratio: [256, 256, 32, 0],
     vm_cache_scan_ratio: 6,
@@ -375,6 +389,7 @@ const MODERN: Profile = Profile {
     irq: IrqRule::Fixed,
     buddy_merge_tail: true,
     page_cache_read_cold: false,
+    blk_mq: true,
     symbols: Symbols::Linux68,
     tracepoints: Some(TraceFormat::Linux68),
     procfs: &procfs::LINUX_6_8,
@@ -423,6 +438,7 @@ const LINUX_2_6_26: Profile = Profile {
     irq: IrqRule::None,
     buddy_merge_tail: false,
     page_cache_read_cold: false,
+    blk_mq: false,
     symbols: Symbols::Linux26,
     tracepoints: None,
     procfs: &procfs::LINUX_2_6_26,
@@ -478,6 +494,7 @@ const LINUX_2636: Profile = Profile {
     irq: IrqRule::None,
     buddy_merge_tail: true,
     page_cache_read_cold: true,
+    blk_mq: false,
     symbols: Symbols::Linux26,
     tracepoints: Some(TraceFormat::Linux2636),
     procfs: &procfs::LINUX_2_6_36,
@@ -549,6 +566,7 @@ const LINUX_249: Profile = Profile {
     irq: IrqRule::LowestPriority24,
     buddy_merge_tail: false,
     page_cache_read_cold: false,
+    blk_mq: false,
     symbols: Symbols::Linux24,
     tracepoints: None,
     procfs: &procfs::LINUX_2_4_9,
@@ -796,6 +814,8 @@ pub const KNOBS: &[Knob] = &[
     rc("oom_waits_for_victim", Kind::Bool, Readers::All),
     // filemap.rs, page_writeback.rs, irq.rs.
     rc("bounce_highmem_io", Kind::Bool, Readers::All),
+    // disk.rs / blk.rs: the request queue in front of each disk.
+    rc("blk_mq", Kind::Bool, Readers::All),
     // riel24's and aa24's page_cache_added hooks grow their buffer_head slabs.
     rc("bh_per_slab_page", Kind::Int(BH_PER_SLAB), RIEL_AA),
     // vmscan/aa24/ swap_out and shrink_cache.
@@ -853,6 +873,9 @@ pub const KNOBS: &[Knob] = &[
     vm("dirty_writeback_centisecs", Kind::Int(INT), Readers::All),
     // readahead.rs, swap_state.rs.
     vm("read_ahead_kb", Kind::Int(INT), Readers::All),
+    // blk.rs, under blk_mq.
+    vm("max_sectors_kb", Kind::Int(INT_POSITIVE), Readers::All),
+    vm("max_segments", Kind::Int(INT_POSITIVE), Readers::All),
     vm("page_cluster", Kind::Int(PAGE_CLUSTER), Readers::All),
     // page_alloc.rs setup_watermarks.
     vm("lowmem_reserve_ratio", Kind::Ints(INT), Readers::All),
@@ -1042,6 +1065,7 @@ impl Profile {
             "pgfault_on_completion" => &mut self.pgfault_on_completion,
             "buddy_merge_tail" => &mut self.buddy_merge_tail,
             "page_cache_read_cold" => &mut self.page_cache_read_cold,
+            "blk_mq" => &mut self.blk_mq,
             "kswapd_classzone" => &mut s.kswapd_classzone,
             "kswapd_return_order" => &mut s.kswapd_return_order,
             "kswapd_reset_after_sleep" => &mut s.kswapd_reset_after_sleep,
@@ -1069,6 +1093,8 @@ impl Profile {
             "dirty_expire_centisecs" => t.dirty_expire_centisecs = n,
             "dirty_writeback_centisecs" => t.dirty_writeback_centisecs = n,
             "read_ahead_kb" => t.read_ahead_kb = n,
+            "max_sectors_kb" => t.max_sectors_kb = n,
+            "max_segments" => t.max_segments = n,
             "page_cluster" => t.page_cluster = n,
             "vm_cache_scan_ratio" => t.vm_cache_scan_ratio = n,
             "vm_mapped_ratio" => t.vm_mapped_ratio = n,

@@ -248,6 +248,13 @@ impl Sim {
             disk_ids.insert("sda".into(), 0);
             k.prof.irq.push(crate::stats::kfunc::IrqRow { name: DISK_IRQ.to_string(), ..Default::default() });
         }
+        if k.profile.blk_mq {
+            let t = &k.profile.tunables;
+            let (sectors_kb, segments) = (t.max_sectors_kb, t.max_segments);
+            for d in &mut k.disks {
+                d.set_queue(sectors_kb, segments);
+            }
+        }
         // `size = 0` is `swapoff -a`: no swap area at all.
         if let Some(sw) = setup.swap.as_ref().filter(|sw| sw.bytes >= 4096) {
             let base = k.disks[sw.disk].allocate_extent(sw.bytes);
@@ -268,7 +275,11 @@ impl Sim {
                 } else {
                     format!("{}{i}", t.name)
                 };
-                k.file_create(&name, *s, t.disk, false);
+                if t.packed {
+                    k.file_create_packed(&name, *s, t.disk);
+                } else {
+                    k.file_create(&name, *s, t.disk, false);
+                }
             }
         }
         build_cgroups(&mut k, &setup.cgroups)?;

@@ -870,6 +870,7 @@ fn resolve(ctx: &Ctx<'_>, f: &ScenarioFile) -> Result<(Setup, Vec<String>), Scen
             mean_bytes,
             sigma: t.sigma.unwrap_or(1.2),
             disk,
+            packed: t.packed,
         });
     }
     let mut netrx = Vec::new();

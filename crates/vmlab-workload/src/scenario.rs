@@ -200,6 +200,10 @@ pub struct FileTreeSpec {
     /// Log-normal sigma (spread), default 1.2.
     pub sigma: Option<f64>,
     pub disk: Option<String>,
+    /// Files back to back on the disk, as a filesystem places small files written one after
+    /// another (false: each file starts a 1 MiB-aligned extent).
+    #[serde(default)]
+    pub packed: bool,
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize)]
@@ -470,6 +474,7 @@ pub struct FileTreeSetup {
     pub mean_bytes: u64,
     pub sigma: f64,
     pub disk: usize,
+    pub packed: bool,
 }
 
 #[derive(Clone, Debug)]

@@ -69,9 +69,6 @@ pub fn check_scenario(sc: &Scenario) -> Result<(), ScenarioError> {
     if !f.netrx.is_empty() {
         return whole("[[netrx]] (atomic network-receive allocations)");
     }
-    if !f.filetrees.is_empty() {
-        return whole("[[filetree]]");
-    }
     if f.slub.is_some() {
         return whole("a [slub] table (the host kernel's boot parameters are not changed)");
     }
@@ -100,6 +97,9 @@ fn check_block(sc: &Scenario, body: &[Stmt]) -> Result<(), ScenarioError> {
                 if let Some(what) = unsupported(&op.kind) {
                     return Err(sc.error_at(op.span, format!("`{what}` is not supported by `vmlab real` yet")));
                 }
+                if let OpKind::Threads { body, .. } | OpKind::ForeachQueue { body, .. } = &op.kind {
+                    check_block(sc, body)?;
+                }
             }
             Stmt::Let { .. } | Stmt::Assign { .. } | Stmt::Break { .. } => {}
         }
@@ -111,12 +111,8 @@ fn check_block(sc: &Scenario, body: &[Stmt]) -> Result<(), ScenarioError> {
 fn unsupported(k: &OpKind) -> Option<&'static str> {
     Some(match k {
         OpKind::Fork { .. } => "fork",
-        OpKind::Threads { .. } => "threads",
-        OpKind::ForeachQueue { .. } => "foreach ... in queue",
         // CPU numbers of the simulated machine do not name the host's CPUs.
         OpKind::Migrate { .. } => "migrate",
-        // Dropping caches is host-wide: it would empty every other process's page cache too.
-        OpKind::DropCaches { .. } => "drop_caches",
         OpKind::Mmap { backing: Backing::Shm(_), .. } => "mmap shm=",
         _ => return None,
     })

@@ -2,11 +2,18 @@
 //! compiled instructions the simulator's interpreter walks (`exec.rs`), sets `errno` from the real
 //! calls, and reports marks, `sleep forever` and errors to the parent as lines on a pipe.
 //! It never returns: it ends with `_exit`, so nothing of the parent's state is dropped twice.
+//!
+//! `threads N { ... }` runs the body in N real threads of this process (`std::thread::scope`), each
+//! with its own copy of the variables and `tid`, and the process goes on when all have ended, as
+//! the simulator's `clone_threads` + wait. A mapping's name belongs to the thread that made it
+//! (the simulator's are per process): programs name them `m{tid}`. `foreach ... in queue` shares
+//! one counter per queue name between the process's threads.
 
 use std::collections::HashMap;
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use rand::Rng;
@@ -47,6 +54,9 @@ struct Region {
     /// File pages behind the mapping (past them a touch is SIGBUS), None for anon.
     file_pages: Option<u64>,
 }
+
+/// The next item of each `foreach ... in queue` queue of this process (the forked child's own copy).
+static QUEUES: Mutex<Option<HashMap<String, i64>>> = Mutex::new(None);
 
 struct Child<'a> {
     s: &'a ChildSpec<'a>,
@@ -115,7 +125,7 @@ fn run(s: &ChildSpec) -> i32 {
     c.vars[TID] = i64::from(s.copy);
     c.vars[NR_CPUS] = i64::from(s.cpus);
     c.vars[NR_NODES] = i64::from(s.nodes.max(1));
-    match c.interpret() {
+    match c.interpret(0) {
         Ok(()) => 0,
         Err((sp, m)) => {
             send(s.pipe, &format!("E {} {} {}", sp.offset, sp.len, m.replace('\n', " ")));
@@ -170,9 +180,9 @@ fn errno() -> i64 {
 }
 
 impl Child<'_> {
-    fn interpret(&mut self) -> R<()> {
+    /// Runs from `pc` to the program's or the thread body's `End`.
+    fn interpret(&mut self, mut pc: usize) -> R<()> {
         let prog = self.s.prog;
-        let mut pc = 0;
         // As in the simulator (exec.rs): a run of instructions with no operation is a loop
         // that does nothing and would never end.
         let mut steps = 0u64;
@@ -195,8 +205,25 @@ impl Child<'_> {
                 Insn::Jump(to) => pc = *to,
                 Insn::End => return Ok(()),
                 // Refused before the run (check.rs); reaching one is a bug, not a silent skip.
-                Insn::Fork { .. } | Insn::Threads { .. } | Insn::Take { .. } => {
-                    return Err((Span::default(), "fork/threads/queues are not supported by `vmlab real`".into()))
+                Insn::Fork { .. } => return Err((Span::default(), "fork is not supported by `vmlab real`".into())),
+                Insn::Threads { count, start } => {
+                    last_span = count.span();
+                    let n = self.ev(count)?.max(0);
+                    self.threads(n, *start)?;
+                    pc += 1;
+                }
+                Insn::Take { var, queue, count, exit } => {
+                    let q = self.name(queue)?;
+                    let n = self.ev(count)?;
+                    let mut g = QUEUES.lock().unwrap_or_else(|e| e.into_inner());
+                    let next = g.get_or_insert_with(HashMap::new).entry(q).or_insert(0);
+                    if *next < n {
+                        self.vars[*var] = *next;
+                        *next += 1;
+                        pc += 1;
+                    } else {
+                        pc = *exit;
+                    }
                 }
                 Insn::Op(kind, span) => {
                     steps = 0;
@@ -210,6 +237,30 @@ impl Child<'_> {
             }
         }
         Ok(())
+    }
+
+    /// `n` threads from `start`; the first error any of them hits is the program's.
+    fn threads(&mut self, n: i64, start: usize) -> R<()> {
+        let results: Vec<R<()>> = std::thread::scope(|sc| {
+            let handles: Vec<_> = (0..n)
+                .map(|i| {
+                    let mut t = Child {
+                        s: self.s,
+                        vars: self.vars.clone(),
+                        regions: HashMap::new(),
+                        rng: self.rng.clone(),
+                        buf: Vec::new(),
+                    };
+                    t.vars[TID] = i;
+                    sc.spawn(move || t.interpret(start))
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|_| Err((Span::default(), "a thread panicked".into()))))
+                .collect()
+        });
+        results.into_iter().collect()
     }
 
     fn ev(&self, e: &Expr) -> R<i64> {
@@ -347,12 +398,14 @@ impl Child<'_> {
             OpKind::Exit => return Ok(false),
             // No children: `fork` is refused, so there is nothing to wait for.
             OpKind::Wait => {}
+            // The scenario's own files only: `echo 1 > drop_caches` would empty every other
+            // process's page cache on the host too. Slab caches are not dropped.
+            OpKind::DropCaches { .. } => drop_tree(&self.s.dir.join("files")),
             OpKind::Fork { .. }
             | OpKind::Threads { .. }
             | OpKind::ForeachQueue { .. }
             | OpKind::Migrate { .. }
-            | OpKind::Send { .. }
-            | OpKind::DropCaches { .. } => {
+            | OpKind::Send { .. } => {
                 return Err((span, "not supported by `vmlab real`".into()));
             }
         }
@@ -560,6 +613,21 @@ impl Child<'_> {
             }
         }
         Ok(())
+    }
+}
+
+/// `POSIX_FADV_DONTNEED` on every file under `dir`; a file that cannot be opened is skipped.
+fn drop_tree(dir: &Path) {
+    let Ok(rd) = std::fs::read_dir(dir) else { return };
+    for e in rd.flatten() {
+        let p = e.path();
+        match e.file_type() {
+            Ok(t) if t.is_dir() => drop_tree(&p),
+            Ok(t) if t.is_file() => {
+                let _ = super::setup::drop_cache(&p);
+            }
+            _ => {}
+        }
     }
 }
 

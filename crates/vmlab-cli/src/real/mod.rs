@@ -182,6 +182,17 @@ fn prepare(sc: &Scenario, interval: Option<f64>) -> Result<Prepared, ScenarioErr
             files.push((fs.name.replace("{i}", &i.to_string()), bytes));
         }
     }
+    // The same sizes from the same stream as the simulator's tree (sim.rs), so file `bin7` has
+    // one size in both.
+    for (ti, t) in sc.setup.filetrees.iter().enumerate() {
+        let mut rng = vmlab_core::prandom::stream(f.seed, vmlab_core::prandom::Stream::FileTree, ti as u64);
+        let sizes = vmlab_core::dist::file_tree_sizes(&mut rng, t.total_bytes, t.mean_bytes.max(1), t.sigma);
+        for (i, s) in sizes.iter().enumerate() {
+            let name =
+                if t.name.contains("{i}") { t.name.replace("{i}", &i.to_string()) } else { format!("{}{i}", t.name) };
+            files.push((name, *s));
+        }
+    }
     let mut progs = Vec::new();
     let mut plan = Vec::new();
     for (pi, pd) in sc.processes.iter().enumerate() {

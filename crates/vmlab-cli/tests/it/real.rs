@@ -128,10 +128,51 @@ fn unsupported_operation_is_refused_with_its_position() {
     assert!(err.contains("fork.toml:16:1"), "{err}");
     assert!(err.contains("`fork` is not supported"), "{err}");
     assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
-    let p = write_file(&d, "drop.toml", &SMALL.replace("read data\nread data", "read data\ndrop_caches"));
+    // Inside a thread body too.
+    let p =
+        write_file(&d, "cpu.toml", &SMALL.replace("read data\nread data", "read data\nthreads 2 {\n  migrate 0\n}"));
     let (code, _, err) = vmlab(&["real", &p], &[]);
     assert_eq!(code, 2, "{err}");
-    assert!(err.contains("drop.toml:19:1") && err.contains("drop_caches"), "{err}");
+    assert!(err.contains("cpu.toml:20:3") && err.contains("migrate"), "{err}");
+}
+
+/// Threads of one process taking a tree's files from a shared queue, caches of the scenario's
+/// own files dropped first: every file is taken once, by some thread, and read from the disk.
+const THREADS: &str = r#"
+[machine]
+memory = "256MiB"
+
+[[filetree]]
+name = "t"
+total = "24MiB"
+mean = "160KiB"
+
+[[process]]
+name = "scan"
+program = '''
+drop_caches
+mark start
+threads 3 {
+    foreach f in queue t count=150 {
+        read t{f}
+        mark got{f}
+    }
+}
+mark done
+'''
+"#;
+
+#[test]
+fn real_run_threads_share_a_queue() {
+    let Some(r) = real_scenario("threads", THREADS) else { return };
+    let m = r.v["metrics"].as_object().expect("metrics");
+    let got = (0..150).filter(|i| m.contains_key(&format!("got{i}"))).count();
+    // The queue hands out each index below its count once.
+    assert_eq!(got, 150, "{m:?}");
+    let t = |k: &str| m[k].as_f64().unwrap_or(-1.0);
+    assert!(t("done") >= t("start") && (0..150).all(|i| t(&format!("got{i}")) <= t("done")));
+    let pgpgin = r.v["vmstat"]["pgpgin"].as_u64().unwrap_or(0);
+    assert!(pgpgin >= 20 * 1024, "pgpgin {pgpgin} KiB: the tree was not read from the disk");
 }
 
 #[test]

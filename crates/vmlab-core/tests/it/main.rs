@@ -3,6 +3,7 @@
 
 mod all_profiles;
 mod anon_lru;
+mod blk_merge;
 mod common;
 mod examples;
 mod fault_accounting;

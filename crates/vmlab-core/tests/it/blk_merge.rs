@@ -1,0 +1,86 @@
+//! 6.8's request path (blk.rs): requests wait in the I/O scheduler for a driver tag beyond the
+//! device's queue depth and merge there with adjacent ones. One reader never finds a request
+//! waiting; threads reading adjacent files of a tree do, so requests grow with concurrency — on
+//! a shallow queue, not on a deep one — and 2.6.26, without blk-mq, merges nothing.
+
+use vmlab_core::api::{self, RunOpts};
+
+const SCENARIO: &str = include_str!("../../../../scenarios/real/mmap-sem-job.toml");
+
+/// (elapsed s, requests after merging, mean request KiB, merges) of the job at `threads`.
+fn job(threads: u32, sets: &[&str]) -> (f64, u64, f64, u64) {
+    let mut all: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+    all.push(format!("vars.threads={threads}"));
+    // A smaller tree keeps the test quick; the files keep their mean size.
+    all.push("filetree.0.total=64MiB".into());
+    all.push("vars.files=409".into());
+    let sc = vmlab_core::workload::load_scenario_str("mmap-sem-job.toml", SCENARIO, &all).expect("loads");
+    let (r, sim) = api::run(&sc, RunOpts::default()).expect("runs");
+    let d = &sim.k.disks[0];
+    let requests = d.reads() - d.merges();
+    let mark = |n: &str| r.metrics.get(n).copied().expect("marks");
+    let elapsed = mark("done") - mark("start");
+    (elapsed, requests, d.bytes_read() as f64 / requests.max(1) as f64 / 1024.0, d.merges())
+}
+
+const SHALLOW: &[&str] = &["disk.0.spindles=1", "disk.0.queue_depth=2"];
+
+#[test]
+fn requests_grow_with_readers_on_a_shallow_queue() {
+    let one = job(1, SHALLOW);
+    let many = job(16, SHALLOW);
+    eprintln!("1 thread {one:?}, 16 threads {many:?}");
+    assert_eq!(one.3, 0, "a lone reader has nothing queued to merge into: {one:?}");
+    assert!(many.3 > 0, "16 readers of adjacent files merge: {many:?}");
+    assert!(many.2 > 1.2 * one.2, "mean request grows: {one:?} -> {many:?}");
+    assert!(many.0 < one.0, "and the job is faster: {one:?} -> {many:?}");
+}
+
+#[test]
+fn a_deep_queue_dispatches_at_once_and_merges_nothing() {
+    let many = job(16, &["disk.0.spindles=1", "disk.0.queue_depth=64"]);
+    assert_eq!(many.3, 0, "{many:?}");
+}
+
+#[test]
+fn profiles_without_blk_mq_do_not_merge() {
+    let mut sets = SHALLOW.to_vec();
+    sets.push("profile=linux-2.6.26");
+    let many = job(16, &sets);
+    assert_eq!(many.3, 0, "{many:?}");
+    let mut sets = SHALLOW.to_vec();
+    sets.push("reclaim.blk_mq=false");
+    assert_eq!(job(16, &sets).3, 0);
+}
+
+#[test]
+fn merged_requests_respect_max_sectors_kb() {
+    let mut sets = SHALLOW.to_vec();
+    sets.push("vm.max_sectors_kb=64");
+    let (_, _, mean, merges) = job(16, &sets);
+    assert!(mean <= 64.0, "mean request {mean} KiB with 64 KiB max_sectors_kb ({merges} merges)");
+}
+
+/// The full job's curve for docs/REAL.md: `VMLAB_JOB_SETS="k=v k=v"` adds sets (the host's disk,
+/// readahead). Prints only.
+#[test]
+#[ignore]
+fn print_job_curve() {
+    let extra = std::env::var("VMLAB_JOB_SETS").unwrap_or_default();
+    for t in [1, 2, 4, 8, 16] {
+        let mut all: Vec<String> = extra.split_whitespace().map(|s| s.to_string()).collect();
+        all.push(format!("vars.threads={t}"));
+        let sc = vmlab_core::workload::load_scenario_str("mmap-sem-job.toml", SCENARIO, &all).expect("loads");
+        let (r, sim) = api::run(&sc, RunOpts::default()).expect("runs");
+        let d = &sim.k.disks[0];
+        let mark = |n: &str| r.metrics.get(n).copied().expect("marks");
+        let requests = d.reads() - d.merges();
+        let cpu: f64 = r.tasks.iter().filter(|x| !x.kthread).map(|x| x.cpu_s).sum();
+        eprintln!(
+            "threads {t:2}: elapsed {:.3} s, requests {requests}, mean {:.1} KiB, merges {}, task CPU {cpu:.3} s",
+            mark("done") - mark("start"),
+            d.bytes_read() as f64 / requests.max(1) as f64 / 1024.0,
+            d.merges()
+        );
+    }
+}
