@@ -33,7 +33,7 @@ fn main() {
     sim.interval = minute.min(every_s * 1_000_000_000);
     let (mut sum, mut n) = (0.0f64, 0u32);
     println!(
-        "t_h memfree_pct memfree_window_mean_pct | per zone: file/anon/mlocked/slab+tables/free/other % free o0 o1 o2 o3+pages o3+% blocks free% freeable% pinned1% pinned2-7% pinned8% only-anon/mlock/slab/pgtable/other % free_in_pinned free_pages_by_type(unmov/mov/recl: o0-2,o3+) | scanN scanD32 pgdeact pgrefill o3runs lumpy lowprio o3wakeups o3ends_balanced/fallback o0runs high_wmark_hit_quickly"
+        "t_h memfree_pct memfree_window_mean_pct | per zone: file/anon/mlocked/slab+tables/free/other % free o0 o1 o2 o3+pages o3+% blocks free% freeable% pinned1% pinned2-7% pinned8% only-anon/mlock/slab/pgtable/other % free_in_pinned free_pages_by_type(unmov/mov/recl: o0-2,o3+) pageblocks_by_type(unmov/mov/recl) | kswapd pgscan per zone (zone order: DMA32 Normal) pgdeact pgrefill o3runs lumpy lowprio o3wakeups o3ends_balanced/fallback o0runs high_wmark_hit_quickly"
     );
     sim.on_sample = Some(Box::new(move |sim: &mut Sim| {
         let mi = sim.meminfo();
@@ -64,8 +64,13 @@ fn main() {
                     format!("{},{}", band(0..3), band(3..vmlab_core::mmzone::MAX_ORDER))
                 })
                 .collect();
+            let mut blocks_by_type = [0u64; 3];
+            let pb = 1u32 << vmlab_core::mmzone::PAGEBLOCK_ORDER;
+            for b in (z.start_pfn / pb)..z.end_pfn.div_ceil(pb) {
+                blocks_by_type[(sim.k.pageblock_mt[b as usize] as usize).min(2)] += 1;
+            }
             line += &format!(
-                " {} {comp} {} {} {} {} {} {:.1} {} {:.2} {:.2} {:.2} {:.2} {:.2} {:.1}/{:.1}/{:.1}/{:.1}/{:.1} {} {} |",
+                " {} {comp} {} {} {} {} {} {:.1} {} {:.2} {:.2} {:.2} {:.2} {:.2} {:.1}/{:.1}/{:.1}/{:.1}/{:.1} {} {} {}/{}/{} |",
                 z.kind.name(),
                 z.free_pages,
                 z.nr_free[0],
@@ -86,6 +91,9 @@ fn main() {
                 pct(c.pinned_by[4]),
                 c.free_in_pinned,
                 by_type.join("/"),
+                blocks_by_type[0],
+                blocks_by_type[1],
+                blocks_by_type[2],
             );
         }
         let zones: Vec<String> = sim
