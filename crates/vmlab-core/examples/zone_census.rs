@@ -33,7 +33,7 @@ fn main() {
     sim.interval = minute.min(every_s * 1_000_000_000);
     let (mut sum, mut n) = (0.0f64, 0u32);
     println!(
-        "t_h memfree_pct memfree_window_mean_pct | per zone: file/anon/mlocked/slab+tables/free/other % free o0 o1 o2 o3+pages o3+% blocks free% freeable% pinned1% pinned2-7% pinned8% only-anon/mlock/slab/pgtable/other % free_in_pinned | scanN scanD32 pgdeact pgrefill o3runs lumpy lowprio"
+        "t_h memfree_pct memfree_window_mean_pct | per zone: file/anon/mlocked/slab+tables/free/other % free o0 o1 o2 o3+pages o3+% blocks free% freeable% pinned1% pinned2-7% pinned8% only-anon/mlock/slab/pgtable/other % free_in_pinned free_pages_by_type(unmov/mov/recl: o0-2,o3+) pageblocks_by_type(unmov/mov/recl) | kswapd pgscan per zone (zone order: DMA32 Normal) pgdeact pgrefill o3runs lumpy lowprio o3wakeups o3ends_balanced/fallback o0runs high_wmark_hit_quickly"
     );
     sim.on_sample = Some(Box::new(move |sim: &mut Sim| {
         let mi = sim.meminfo();
@@ -56,8 +56,21 @@ fn main() {
             let c = order3_block_census(sim, zid);
             let pct = |x: u64| x as f64 * 100.0 / c.blocks.max(1) as f64;
             let comp = zone_composition(sim, zid).map(|x| format!("{x:.1}")).join("/");
+            // /proc/pagetypeinfo in two bands: a movable allocation splits a movable order >= 3
+            // block only when no movable block of order 0-2 is free.
+            let by_type: Vec<String> = (0..vmlab_core::mmzone::MIGRATE_TYPES)
+                .map(|mt| {
+                    let band = |r: std::ops::Range<usize>| -> u64 { r.map(|o| z.free_area[o][mt].len << o).sum() };
+                    format!("{},{}", band(0..3), band(3..vmlab_core::mmzone::MAX_ORDER))
+                })
+                .collect();
+            let mut blocks_by_type = [0u64; 3];
+            let pb = 1u32 << vmlab_core::mmzone::PAGEBLOCK_ORDER;
+            for b in (z.start_pfn / pb)..z.end_pfn.div_ceil(pb) {
+                blocks_by_type[(sim.k.pageblock_mt[b as usize] as usize).min(2)] += 1;
+            }
             line += &format!(
-                " {} {comp} {} {} {} {} {} {:.1} {} {:.2} {:.2} {:.2} {:.2} {:.2} {:.1}/{:.1}/{:.1}/{:.1}/{:.1} {} |",
+                " {} {comp} {} {} {} {} {} {:.1} {} {:.2} {:.2} {:.2} {:.2} {:.2} {:.1}/{:.1}/{:.1}/{:.1}/{:.1} {} {} {}/{}/{} |",
                 z.kind.name(),
                 z.free_pages,
                 z.nr_free[0],
@@ -77,6 +90,10 @@ fn main() {
                 pct(c.pinned_by[3]),
                 pct(c.pinned_by[4]),
                 c.free_in_pinned,
+                by_type.join("/"),
+                blocks_by_type[0],
+                blocks_by_type[1],
+                blocks_by_type[2],
             );
         }
         let zones: Vec<String> = sim
@@ -88,13 +105,18 @@ fn main() {
             .map(|(zid, _)| scan[zid.min(7)].to_string())
             .collect();
         line += &format!(
-            " {} {} {} {} {} {}",
+            " {} {} {} {} {} {} {} {}/{} {} {}",
             zones.join(" "),
             sim.k.ev.get(Vm::Pgdeactivate),
             sim.k.ev.get(Vm::Pgrefill),
             d.balance_runs[1],
             d.high_order_low_prio_passes,
             d.lowest_priority.map_or(-1, |p| p),
+            d.high_order_wakeups,
+            d.high_order_ends[0],
+            d.high_order_ends[1],
+            d.balance_runs[0],
+            sim.k.ev.get(Vm::KswapdHighWmarkHitQuickly),
         );
         println!("{line}");
     }));

@@ -1345,6 +1345,64 @@ mod tests {
         k.check_frames().expect("consistent free lists");
     }
 
+    /// Simon Kirby's zones (linux-mm, "Free memory never fully used, swapping", 24 Nov 2010:
+    /// DMA 3,943, DMA32 832,392, Normal 193,920 present pages) give his /proc/zoneinfo
+    /// watermarks and `protection:` lines exactly (2.6.36 `init_per_zone_wmark_min`,
+    /// `setup_per_zone_wmarks`, `setup_per_zone_lowmem_reserve` with ratios 256/256/32): the
+    /// 757-page reserve DMA32 keeps against Normal-capable requests is the only thing between
+    /// its fast path and an order-3 skb slab.
+    #[test]
+    fn simons_zones_give_his_zoneinfo_watermarks_and_protection() {
+        let zones = vec![
+            ZoneLayout { kind: ZoneType::Dma, node: 0, pages: 3943 },
+            ZoneLayout { kind: ZoneType::Dma32, node: 0, pages: 832_392 },
+            ZoneLayout { kind: ZoneType::Normal, node: 0, pages: 193_920 },
+        ];
+        let cfg = MachineConfig {
+            memory_bytes: (3943 + 832_392 + 193_920) * 4096,
+            cpus: 4,
+            nodes: 1,
+            arch: "x86_64".into(),
+            cpu_mhz: 3000,
+            reserved_bytes: 0,
+            reserved_low_bytes: 0,
+            zones,
+        };
+        let k = Kernel::new(crate::profiles::find("linux-2.6.36").expect("profile"), cfg, 1).expect("kernel");
+        let got: Vec<([u64; 3], Vec<u64>)> =
+            k.zones.iter().map(|z| (z.wmark, z.lowmem_reserve[..4].to_vec())).collect();
+        assert_eq!(got[0], ([7, 8, 10], vec![0, 3251, 4009, 4009]), "DMA");
+        assert_eq!(got[1], ([1640, 2050, 2460], vec![0, 0, 757, 757]), "DMA32");
+        assert_eq!(got[2], ([382, 477, 573], vec![0, 0, 0, 0]), "Normal");
+    }
+
+    /// 2.6.36 `__alloc_pages_nodemask` tries every zone at LOW (no ALLOC_HIGH/HARDER) before the
+    /// slow path, and only the slow path calls `wake_all_kswapd`. So SLUB's first, `oo`-order
+    /// try for an skb slab wakes kswapd at order 3 only when *every* zone of the zonelist fails
+    /// the order-3 LOW check (Simon's trace: `zid=2 order=3` then `zid=1 order=3`, one pair per
+    /// allocation); when it does, the order stays recorded although `allocate_slab`'s fallback
+    /// to `s->min` succeeds (Simon, 25 Nov 2010: "it is too late -- kswapd is woken").
+    #[test]
+    fn skb_slab_wakes_kswapd_at_order_3_only_when_every_zone_fails_it() {
+        let mut k = kernel("linux-2.6.36");
+        let mut ctx = Ctx::default();
+        shred(&mut k, 2);
+        let (p, o) = crate::slub::allocate_slab(&mut k, &mut ctx, 3).expect("DMA32 serves it");
+        assert_eq!(o, 3);
+        assert_eq!(k.zones.iter().position(|z| z.spans(p)), Some(1), "served by DMA32's fast path");
+        assert_eq!(k.nodes[0].kswapd.max_order, 0, "no slow path, no wakeup");
+        assert_eq!(k.reclaim.split().kswapd[0].high_order_wakeups, 0);
+        // DMA32 and DMA without a free order-3 block: the first try enters the slow path, both
+        // populated zones that fail order 3 at LOW record the wakeup, and the order-0 fallback
+        // then succeeds.
+        shred(&mut k, 1);
+        shred(&mut k, 0);
+        let (_, o) = crate::slub::allocate_slab(&mut k, &mut ctx, 3).expect("the order-0 fallback");
+        assert_eq!(o, 0);
+        assert_eq!(k.nodes[0].kswapd.max_order, 3, "kswapd was asked for order 3 anyway");
+        assert_eq!(k.reclaim.split().kswapd[0].high_order_wakeups, 3, "Normal, DMA32 and DMA");
+    }
+
     #[test]
     fn wakeup_2636_does_not_raise_the_order_for_a_zone_fine_at_low() {
         let mut k = kernel("linux-2.6.36");

@@ -110,7 +110,10 @@ fn full_scale_mailserver_2638_settles_near_the_watermarks() {
 /// and its follow-ups): in the 600 s run Normal's free memory is ~95 % single pages, but DMA32
 /// keeps over half of its free memory in order >= 3 blocks, so the atomic order-3 allocations
 /// succeed there and 2.6.36 keeps ~1 % free. Over 24 simulated hours 2.6.36 keeps ~5 % against
-/// 2.6.38's ~2.8 %, flat after ~8 hours: DMA32 still serves the order-3 slabs.
+/// 2.6.38's ~2.8 %, flat after ~8 hours: DMA32 still serves the order-3 slabs. Simon's kswapd stayed
+/// at order 3 because `balance_pgdat` kept going back to `loop_again` over a Normal pinned in every
+/// block yet full of file pages (branch `seed001e`); the model's fights end in the order-0 fallback
+/// once Normal's file pages are gone, and histories that keep them leave Normal's blocks freeable.
 #[test]
 #[ignore = "does not reproduce: 2.6.36 MemFree ~1 % at 600 s and ~5 % over a day (2.6.38 ~2.8 %), no swap-outs swap on (DMA32 keeps order-3 blocks)"]
 fn full_scale_mailserver_2636_must_shows() {
