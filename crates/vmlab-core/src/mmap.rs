@@ -595,8 +595,18 @@ impl Kernel {
                     }
                     e
                 };
+                // `copy_page_range` hands the child old PTEs, and clean ones in a shared mapping
+                // (the parent's PTE keeps the dirty bit): 2.4's `copy_pte_range` and 6.x's
+                // `__copy_present_ptes` alike. So a forked process's first reference to each
+                // inherited page is still to come, and the page-table walks see it that way.
+                let ce = if pte::present(ce) {
+                    let clean = if v.flags & vm::SHARED != 0 { pte::DIRTY } else { 0 };
+                    ce & !(pte::YOUNG | clean)
+                } else {
+                    ce
+                };
                 let s = self.pte_alloc(ctx, child, vpn)?;
-                self.pte_set_slot(s, ce & !pte::YOUNG | (e & pte::YOUNG));
+                self.pte_set_slot(s, ce);
             }
             if let VmaKind::File { file, pgoff } = v.kind {
                 self.files[file as usize].i_mmap_add(child, v.start, v.end, pgoff);
@@ -740,5 +750,42 @@ mod tests {
             assert_eq!(k.pte_slot(mm, v), None, "vpn {v:#x} after free_pgtables");
         }
         assert!(k.mm(mm).ptes.is_empty());
+    }
+
+    /// `copy_page_range`: the child's PTEs are old, and clean in a shared mapping; the parent's
+    /// keep both bits.
+    #[test]
+    fn fork_gives_the_child_old_ptes() {
+        let mut k = kernel();
+        let mut ctx = Ctx::default();
+        let mm = k.mm_create(&mut ctx, "parent");
+        let mut maps = Vec::new();
+        for (name, shared) in [("shared", true), ("private", false)] {
+            let a = MmapArgs {
+                name: name.into(),
+                backing: MapBacking::Anon,
+                offset: 0,
+                len: Some(8 * 4096),
+                fixed: false,
+                shared,
+                write: true,
+                locked: false,
+            };
+            let m = do_mmap(&mut k, &mut ctx, mm, &a).expect("mmap");
+            for vpn in m.start..m.end {
+                assert!(matches!(k.handle_mm_fault(&mut ctx, mm, vpn, true), crate::memory::Fault::Done));
+            }
+            maps.push((m.start, m.end, shared));
+        }
+        let child = k.dup_mm(&mut ctx, mm, "child").expect("fork");
+        for (start, end, shared) in maps {
+            for vpn in start..end {
+                let (pe, ce) = (k.pte_get(mm, vpn), k.pte_get(child, vpn));
+                assert!(pte::present(pe) && pte::present(ce) && pte::pfn(pe) == pte::pfn(ce));
+                assert!(pe & pte::YOUNG != 0 && pe & pte::DIRTY != 0, "parent keeps young and dirty");
+                assert_eq!(ce & pte::YOUNG, 0, "child's PTE is old");
+                assert_eq!(ce & pte::DIRTY == 0, shared, "child's PTE is clean only in a shared mapping");
+            }
+        }
     }
 }

@@ -535,7 +535,12 @@ fn refill_inactive(k: &mut Kernel, ctx: &mut Ctx, nr: u64, cz: usize) {
     let active = cz_count(k, cz, ACTIVE);
     let inactive = cz_count(k, cz, INACTIVE);
     let mut ratio = nr * active / (inactive * k.profile.tunables.vm_lru_balance_ratio + 1);
-    let mut visits = k.reclaim.aa24_mut().lru.lists[ACTIVE].len;
+    // `ratio` counts pages deactivated, not pages looked at: a referenced page goes to the head
+    // with its bit cleared and the loop goes on, so when one lap has not found `ratio` cold pages
+    // the second lap takes them from the pages the first one rotated (Andrea Arcangeli, "Re:
+    // [PATCH] 2.4.23-pre7 vmscan.c typo", LKML, 20 Oct 2003: "it won't loop forever since at the
+    // second pass the referenced bit will be clear"). Two laps are therefore the bound.
+    let mut visits = 2 * k.reclaim.aa24_mut().lru.lists[ACTIVE].len;
     let mut e = k.reclaim.aa24_mut().lru.lists[ACTIVE].tail;
     let mut scanned = 0u64;
     let mut deact = 0u64;
@@ -1048,5 +1053,96 @@ impl ReclaimEngine for Aa24State {
     }
     fn kswapd_step(k: &mut Kernel, ctx: &mut Ctx, node: usize) -> KswapdAction {
         kswapd_step(k, ctx, node)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::machine::{MachineConfig, ZoneLayout};
+    use crate::mmzone::{Mt, ZoneType};
+
+    /// 16 MiB DMA, 64 MiB Normal, 64 MiB HighMem.
+    fn kernel() -> Kernel {
+        let zones = vec![
+            ZoneLayout { kind: ZoneType::Dma, node: 0, pages: 4096 },
+            ZoneLayout { kind: ZoneType::Normal, node: 0, pages: 16384 },
+            ZoneLayout { kind: ZoneType::HighMem, node: 0, pages: 16384 },
+        ];
+        let cfg = MachineConfig {
+            memory_bytes: (4096 + 16384 + 16384) * 4096,
+            cpus: 1,
+            nodes: 1,
+            arch: "i386".into(),
+            cpu_mhz: 3000,
+            reserved_bytes: 0,
+            reserved_low_bytes: 0,
+            zones,
+        };
+        let k = Kernel::new(crate::profiles::find("linux-2.4.23aa1").expect("profile"), cfg, 1).expect("kernel");
+        assert_eq!(k.profile.engine, crate::profiles::Engine::Aa24);
+        k
+    }
+
+    /// `n` clean page-cache pages of one file from HighMem, on the list `l`, referenced or not.
+    fn cache_pages(k: &mut Kernel, n: u64, l: usize, referenced: bool) -> Vec<Pfn> {
+        let mut ctx = Ctx::default();
+        if k.disks.is_empty() {
+            k.disks.push(crate::disk::Disk::preset("hdd").expect("preset"));
+        }
+        let file = k.file_create(if l == ACTIVE { "active" } else { "inactive" }, 1 << 30, 0, false);
+        let hz = k.zones.iter().position(|z| z.kind == ZoneType::HighMem).expect("highmem");
+        let mut got = Vec::new();
+        for i in 0..n {
+            let p = k.rmqueue(hz, 0, Mt::Movable).expect("free page");
+            k.fr.set(p, pg::UPTODATE);
+            k.add_to_page_cache(&mut ctx, file, i, p);
+            if l == ACTIVE {
+                del_page_from_lru(k, p);
+                k.fr.set(p, pg::ACTIVE);
+                add_to_list(k, p, ACTIVE, false);
+            }
+            if referenced {
+                k.fr.set(p, pg::REFERENCED);
+            } else {
+                k.fr.clear(p, pg::REFERENCED);
+            }
+            got.push(p);
+        }
+        got
+    }
+
+    fn deactivated(k: &Kernel, pages: &[Pfn]) -> usize {
+        pages.iter().filter(|&&p| !k.fr.has(p, pg::ACTIVE)).count()
+    }
+
+    /// 2.4.23 `refill_inactive`: `ratio = nr * active / (inactive * vm_lru_balance_ratio + 1)`
+    /// pages are deactivated whatever their referenced bits; a whole active list of referenced
+    /// pages is one lap of rotations, and the deactivations come from the second lap.
+    #[test]
+    fn refill_inactive_deactivates_ratio_pages_even_when_all_are_referenced() {
+        for referenced in [false, true] {
+            let mut k = kernel();
+            let mut ctx = Ctx::default();
+            let act = cache_pages(&mut k, 3000, ACTIVE, referenced);
+            cache_pages(&mut k, 500, INACTIVE, false);
+            let cz = ZoneType::HighMem as usize;
+            let (a, i) = (cz_count(&k, cz, ACTIVE), cz_count(&k, cz, INACTIVE));
+            assert_eq!((a, i), (3000, 500));
+            let ratio = 32 * a / (i * k.profile.tunables.vm_lru_balance_ratio + 1);
+            assert_eq!(ratio, 95);
+            refill_inactive(&mut k, &mut ctx, 32, cz);
+            assert_eq!(deactivated(&k, &act) as u64, ratio, "referenced: {referenced}");
+            // Deactivated pages carry PG_referenced (one more access re-activates them).
+            assert!(act.iter().filter(|&&p| !k.fr.has(p, pg::ACTIVE)).all(|&p| k.fr.has(p, pg::REFERENCED)));
+            if referenced {
+                // The first lap cleared every bit on the list.
+                let still = act.iter().filter(|&&p| k.fr.has(p, pg::ACTIVE));
+                assert!(still.clone().all(|&p| !k.fr.has(p, pg::REFERENCED)));
+            }
+            // Either way the deactivated pages are the oldest: the first lap's first rotations
+            // are the second lap's first visits.
+            assert!(act[..ratio as usize].iter().all(|&p| !k.fr.has(p, pg::ACTIVE)));
+        }
     }
 }
