@@ -46,10 +46,15 @@ fn unescape(s: &str) -> String {
 /// line per thing removed, and the problems (a swap file that would not switch off stays, and
 /// so does its directory).
 pub fn sweep(cg_parents: &[PathBuf], bases: &[PathBuf]) -> (Vec<String>, Vec<String>) {
+    sweep_swaps(&std::fs::read_to_string("/proc/swaps").unwrap_or_default(), cg_parents, bases)
+}
+
+/// `sweep` with the text of /proc/swaps given: the unit test gives none, so it never switches
+/// off a swap file that a killed real run on this host left for the next run to sweep.
+fn sweep_swaps(swaps: &str, cg_parents: &[PathBuf], bases: &[PathBuf]) -> (Vec<String>, Vec<String>) {
     let (mut done, mut problems) = (Vec::new(), Vec::new());
     let mut dirs: Vec<PathBuf> = Vec::new();
     let mut busy: Vec<PathBuf> = Vec::new();
-    let swaps = std::fs::read_to_string("/proc/swaps").unwrap_or_default();
     for line in swaps.lines().skip(1) {
         let Some(field) = line.split_whitespace().next() else { continue };
         let p = PathBuf::from(unescape(field));
@@ -178,7 +183,7 @@ mod tests {
         for d in [&dead, &live, &kept] {
             std::fs::create_dir_all(d.join("files")).unwrap();
         }
-        let (done, problems) = sweep(&[base.join("no-cgroups-here")], std::slice::from_ref(&base));
+        let (done, problems) = sweep_swaps("", &[base.join("no-cgroups-here")], std::slice::from_ref(&base));
         let (dead_left, live_left, kept_left) = (dead.exists(), live.exists(), kept.exists());
         let _ = std::fs::remove_dir_all(&base);
         assert!(problems.is_empty(), "{problems:?}");
