@@ -491,6 +491,11 @@ fn load_and_run(
         // by a short value, and these are the same for every run on this host.
         rep.params.insert("host", serde_json::json!(t.sets));
         rep.notes.insert("host_disk", t.disk.summary());
+        let queue = match &t.queue {
+            Some(q) => q.summary(&t.disk.device),
+            None => format!("{}: no request queue found (vmlab's max_sectors_kb/max_segments kept)", t.disk.device),
+        };
+        rep.notes.insert("host_queue", queue);
         let costs = match &t.costs {
             Some(_) => "calibrated (machine.cost.* in params.host)",
             None => "vmlab's table: no calibration (scripts/calibrate-costs.sh)",
