@@ -85,7 +85,8 @@ enum Cmd {
         events: Vec<String>,
         /// Simulate this host as `vmlab real` runs the scenario on it: the machine's RAM, CPUs,
         /// vm sysctls and disk readahead read from /proc and /sys, its disk measured once (see
-        /// --disk-dir), a cost calibration if one is installed (scripts/calibrate-costs.sh), and
+        /// --disk-dir) with that device's queue limits (max_sectors_kb, max_segments), a cost
+        /// calibration if one is installed (scripts/calibrate-costs.sh), and
         /// the workload in a memory cgroup limited to the scenario's `machine.memory` (docs/REAL.md).
         #[arg(long)]
         host: bool,
