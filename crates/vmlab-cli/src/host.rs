@@ -75,6 +75,69 @@ fn read_ahead_kb(root: &Path) -> Option<u64> {
     best
 }
 
+/// The request queue of the device the disk was measured on: what vmlab's request path (blk.rs)
+/// takes as `vm.*` tunables, and what this host sets that vmlab reads but does not model.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Queue {
+    /// `max_sectors_kb` and `max_segments`: the largest request a plug or a merge builds.
+    pub vm: Vec<(&'static str, u64)>,
+    /// Scheduler tags: a bound on the requests queued and in flight that vmlab's scheduler
+    /// queue does not have (a submitter beyond it sleeps in `blk_mq_get_tag`).
+    pub nr_requests: Option<u64>,
+    /// The elevator in use (`[mq-deadline]` of the `scheduler` file). vmlab's queue merges as
+    /// `mq-deadline` and `none` both do for a back-to-back read — into a request not yet
+    /// dispatched — and has none of `bfq`'s or `kyber`'s own scheduling.
+    pub scheduler: Option<String>,
+}
+
+/// `sys/dev/block/MAJ:MIN/queue`, or a partition's disk's (`MAJ:MIN/../queue`: the partition's
+/// directory sits inside its disk's, and `..` is taken after the symlink is followed).
+fn queue_dir(root: &Path, device: &str) -> Option<PathBuf> {
+    let dev = root.join("sys/dev/block").join(device);
+    [dev.join("queue"), dev.join("../queue")].into_iter().find(|q| q.join("max_sectors_kb").exists())
+}
+
+/// The queue limits of `device` (`major:minor`, as the disk measurement records it); `None`
+/// when the host has no such queue (a fixture without one, a network file system).
+pub fn queue(root: &Path, device: &str) -> Result<Option<Queue>, String> {
+    let Some(dir) = queue_dir(root, device) else { return Ok(None) };
+    let mut q = Queue::default();
+    for knob in ["max_sectors_kb", "max_segments"] {
+        let p = dir.join(knob);
+        if p.exists() {
+            q.vm.push((knob, read_u64(&p)?));
+        }
+    }
+    let p = dir.join("nr_requests");
+    q.nr_requests = if p.exists() { Some(read_u64(&p)?) } else { None };
+    q.scheduler = std::fs::read_to_string(dir.join("scheduler")).ok().and_then(|t| {
+        let t = t.trim();
+        match (t.find('['), t.find(']')) {
+            (Some(a), Some(b)) if a < b => Some(t[a + 1..b].to_string()),
+            _ => t.split_whitespace().next().map(str::to_string),
+        }
+    });
+    Ok(Some(q))
+}
+
+impl Queue {
+    pub fn sets(&self) -> Vec<String> {
+        self.vm.iter().map(|(k, x)| format!("vm.{k}={x}")).collect()
+    }
+
+    /// One line for `notes.host_queue`.
+    pub fn summary(&self, device: &str) -> String {
+        let vm: Vec<String> = self.vm.iter().map(|(k, x)| format!("{k} {x}")).collect();
+        let opt = |v: Option<String>| v.unwrap_or_else(|| "?".into());
+        format!(
+            "{device}: {} (vm.*); not modelled: nr_requests {}, scheduler {}",
+            if vm.is_empty() { "no limits".into() } else { vm.join(", ") },
+            opt(self.nr_requests.map(|n| n.to_string())),
+            opt(self.scheduler.clone())
+        )
+    }
+}
+
 pub fn read(root: &Path) -> Result<HostFacts, String> {
     let meminfo = root.join("proc/meminfo");
     let text = std::fs::read_to_string(&meminfo).map_err(|e| format!("{}: {e}", meminfo.display()))?;
@@ -157,6 +220,8 @@ pub struct Taken {
     pub disk: disk::Measured,
     /// The calibrated cost entries, when there is a calibration.
     pub costs: Option<Vec<(String, u64)>>,
+    /// The measured device's request queue, when the host has one.
+    pub queue: Option<Queue>,
 }
 
 /// Where the host's disk is measured (the file system `vmlab real --dir` works in) and whether
@@ -211,6 +276,7 @@ pub fn scenario(
         Some(r) => Some(r.join(FIXTURE_COSTS)),
         None => costs::cache_path(),
     };
+    let queue = queue(&root, &measured.device).map_err(|e| Err(format!("--host: the disk's queue: {e}")))?;
     let costs = match costs_file {
         Some(f) => costs::load(&f).map_err(|e| Err(format!("--host: the cost calibration: {e}")))?,
         None => None,
@@ -222,17 +288,18 @@ pub fn scenario(
             facts.mem_bytes
         )));
     }
-    // The calibration and the disk before the command line's `--set`s, so that `--set
-    // machine.cost.X` or `--set disk.sda.bandwidth` asks "what if" of this host; the machine
-    // after them, as the command line's `machine.memory` is the limit's.
+    // The calibration, the disk and its queue before the command line's `--set`s, so that `--set
+    // machine.cost.X`, `--set disk.sda.bandwidth` or `--set vm.max_sectors_kb` asks "what if" of
+    // this host; the machine after them, as the command line's `machine.memory` is the limit's.
     let names: Vec<String> = own.setup.disks.iter().map(|d| d.name.clone()).collect();
     let mut before = costs.as_deref().map(costs::sets).unwrap_or_default();
     before.extend(disk_sets(&names, &measured.params()));
+    before.extend(queue.iter().flat_map(Queue::sets));
     let after = facts.sets();
     let mut sc = load_scenario(path, &[&before[..], sets, &after[..]].concat()).map_err(Ok)?;
     wrap_in_limit(&mut sc, memory, own.setup.swap.as_ref().map_or(0, |s| s.bytes));
     before.extend(after);
-    Ok((sc, Taken { sets: before, disk: measured, costs }))
+    Ok((sc, Taken { sets: before, disk: measured, costs, queue }))
 }
 
 #[cfg(test)]
@@ -286,10 +353,49 @@ mod tests {
                 "vm.read_ahead_kb=8192"
             ]
         );
+        assert_eq!(queue(&d, "254:0"), Ok(None), "no sys/dev/block/254:0: no queue");
         std::fs::write(d.join("proc/sys/vm/dirty_bytes"), "1000000").unwrap();
         assert!(read(&d).unwrap_err().contains("dirty_bytes"));
         std::fs::write(d.join("proc/meminfo"), "MemFree: 1 kB\n").unwrap();
         assert!(read(&d).unwrap_err().contains("MemTotal"));
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    /// The queue of the measured device, and of a partition's disk (the layout of sysfs: the
+    /// partition's directory inside its disk's, `sys/dev/block/MAJ:MIN` a symlink to either).
+    #[test]
+    fn the_measured_devices_queue() {
+        let d = fixture(&[
+            ("sys/devices/virtio1/block/vda/queue/max_sectors_kb", "4096\n"),
+            ("sys/devices/virtio1/block/vda/queue/max_segments", "254\n"),
+            ("sys/devices/virtio1/block/vda/queue/nr_requests", "256\n"),
+            ("sys/devices/virtio1/block/vda/queue/scheduler", "none [mq-deadline] kyber bfq\n"),
+            ("sys/devices/virtio1/block/vda/vda1/partition", "1\n"),
+            ("sys/devices/virtual/block/loop0/queue/max_sectors_kb", "127\n"),
+        ]);
+        std::fs::create_dir_all(d.join("sys/dev/block")).unwrap();
+        for (dev, target) in [("254:0", "vda"), ("254:1", "vda/vda1")] {
+            let link = format!("../../devices/virtio1/block/{target}");
+            std::os::unix::fs::symlink(link, d.join("sys/dev/block").join(dev)).unwrap();
+        }
+        let want = Queue {
+            vm: vec![("max_sectors_kb", 4096), ("max_segments", 254)],
+            nr_requests: Some(256),
+            scheduler: Some("mq-deadline".into()),
+        };
+        assert_eq!(queue(&d, "254:0").unwrap().as_ref(), Some(&want));
+        assert_eq!(queue(&d, "254:1").unwrap().as_ref(), Some(&want), "a partition has its disk's queue");
+        assert_eq!(want.sets(), ["vm.max_sectors_kb=4096", "vm.max_segments=254"]);
+        assert_eq!(
+            want.summary("254:0"),
+            "254:0: max_sectors_kb 4096, max_segments 254 (vm.*); not modelled: nr_requests 256, scheduler mq-deadline"
+        );
+        assert_eq!(queue(&d, "7:0").unwrap(), None, "loop0 is not linked: no such device");
+        std::fs::write(d.join("sys/devices/virtio1/block/vda/queue/scheduler"), "none\n").unwrap();
+        std::fs::write(d.join("sys/devices/virtio1/block/vda/queue/max_segments"), "x\n").unwrap();
+        assert!(queue(&d, "254:0").unwrap_err().contains("max_segments"), "bad input is an error");
+        std::fs::write(d.join("sys/devices/virtio1/block/vda/queue/max_segments"), "128\n").unwrap();
+        assert_eq!(queue(&d, "254:1").unwrap().unwrap().scheduler.as_deref(), Some("none"));
         let _ = std::fs::remove_dir_all(&d);
     }
 }

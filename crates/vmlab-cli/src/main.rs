@@ -85,7 +85,8 @@ enum Cmd {
         events: Vec<String>,
         /// Simulate this host as `vmlab real` runs the scenario on it: the machine's RAM, CPUs,
         /// vm sysctls and disk readahead read from /proc and /sys, its disk measured once (see
-        /// --disk-dir), a cost calibration if one is installed (scripts/calibrate-costs.sh), and
+        /// --disk-dir) with that device's queue limits (max_sectors_kb, max_segments), a cost
+        /// calibration if one is installed (scripts/calibrate-costs.sh), and
         /// the workload in a memory cgroup limited to the scenario's `machine.memory` (docs/REAL.md).
         #[arg(long)]
         host: bool,
@@ -491,6 +492,11 @@ fn load_and_run(
         // by a short value, and these are the same for every run on this host.
         rep.params.insert("host", serde_json::json!(t.sets));
         rep.notes.insert("host_disk", t.disk.summary());
+        let queue = match &t.queue {
+            Some(q) => q.summary(&t.disk.device),
+            None => format!("{}: no request queue found (vmlab's max_sectors_kb/max_segments kept)", t.disk.device),
+        };
+        rep.notes.insert("host_queue", queue);
         let costs = match &t.costs {
             Some(_) => "calibrated (machine.cost.* in params.host)",
             None => "vmlab's table: no calibration (scripts/calibrate-costs.sh)",

@@ -395,6 +395,11 @@ fn run_host_builds_the_machine_from_the_host_and_limits_the_workload() {
         ("sys/devices/system/cpu/online", "0-1\n"),
         ("proc/sys/vm/swappiness", "100\n"),
         ("sys/block/vda/queue/read_ahead_kb", "512\n"),
+        // The measured device's queue (a directory here; a symlink into sys/devices on a host).
+        ("sys/dev/block/254:0/queue/max_sectors_kb", "1024\n"),
+        ("sys/dev/block/254:0/queue/max_segments", "64\n"),
+        ("sys/dev/block/254:0/queue/nr_requests", "64\n"),
+        ("sys/dev/block/254:0/queue/scheduler", "[none] mq-deadline\n"),
         (
             "vmlab-host-disk.json",
             r#"{"schema": "vmlab.host-disk/1", "dir": "/var/tmp", "device": "254:0", "kernel": "6.18",
@@ -431,6 +436,10 @@ fn run_host_builds_the_machine_from_the_host_and_limits_the_workload() {
     let host = host_sets(&v);
     assert!(host.starts_with("machine.cost.fault=2100ns "), "the calibration first: {host}");
     assert!(v["notes"]["host_costs"].as_str().unwrap().starts_with("calibrated"));
+    // The queue's limits with the disk, before the command line's `--set`s (which then win).
+    assert!(host.contains("chunk = 4194304 }] vm.max_sectors_kb=1024 vm.max_segments=64 machine.memory="), "{host}");
+    let queue = v["notes"]["host_queue"].as_str().unwrap();
+    assert!(queue.ends_with("not modelled: nr_requests 64, scheduler none"), "{queue}");
     assert!(host.contains("disk=[{ name = \"sda\", model = \"nvme\", bandwidth = \"1047552000B/s\""), "{host}");
     // The measured disk serves the scenario's, and the command line's `--set disk.*` wins over it.
     let reader = "[machine]\nmemory = \"64MiB\"\n\n[[disk]]\nname = \"sda\"\nmodel = \"hdd\"\n\n\
