@@ -33,7 +33,7 @@ fn main() {
     sim.interval = minute.min(every_s * 1_000_000_000);
     let (mut sum, mut n) = (0.0f64, 0u32);
     println!(
-        "t_h memfree_pct memfree_window_mean_pct | per zone: file/anon/mlocked/slab+tables/free/other % free o0 o1 o2 o3+pages o3+% blocks free% freeable% pinned1% pinned2-7% pinned8% only-anon/mlock/slab/pgtable/other % free_in_pinned free_pages_by_type(unmov/mov/recl: o0-2,o3+) pageblocks_by_type(unmov/mov/recl) | kswapd pgscan per zone (zone order: DMA32 Normal) pgdeact pgrefill o3runs lumpy lowprio o3wakeups o3ends_balanced/fallback o0runs high_wmark_hit_quickly"
+        "t_h memfree_pct memfree_window_mean_pct | per zone: file/anon/mlocked/slab+tables/free/other % free o0 o1 o2 o3+pages o3+% blocks free% freeable% pinned1% pinned2-7% pinned8% only-anon/mlock/slab/pgtable/other % free_in_pinned free_pages_by_type(unmov/mov/recl: o0-2,o3+) pageblocks_by_type(unmov/mov/recl) | kswapd pgscan per zone (zone order: DMA32 Normal) pgdeact pgrefill o3runs lumpy lowprio o3wakeups o3ends_balanced/fallback o0runs high_wmark_hit_quickly | load: per disk read/written KiB, pgalloc pgfree pgmajfault pgsteal(kswapd+direct)"
     );
     sim.on_sample = Some(Box::new(move |sim: &mut Sim| {
         let mi = sim.meminfo();
@@ -117,6 +117,19 @@ fn main() {
             d.high_order_ends[1],
             d.balance_runs[0],
             sim.k.ev.get(Vm::KswapdHighWmarkHitQuickly),
+        );
+        // The load side, to set against the reporter's `vmstat 1` (bi/bo) and his 15 days of
+        // /proc/vmstat (pgfree, pgmajfault, pgsteal): cumulative, so rates are differences.
+        let ev = |v: Vm| sim.k.ev.get(v);
+        let disks: Vec<String> =
+            sim.k.disks.iter().map(|d| format!("{}/{}", d.bytes_read() / 1024, d.bytes_written() / 1024)).collect();
+        let pgalloc = ev(Vm::PgallocDma) + ev(Vm::PgallocDma32) + ev(Vm::PgallocNormal);
+        line += &format!(
+            " | {} {pgalloc} {} {} {}",
+            disks.join(" "),
+            ev(Vm::Pgfree),
+            ev(Vm::Pgmajfault),
+            ev(Vm::PgstealKswapd) + ev(Vm::PgstealDirect),
         );
         println!("{line}");
     }));

@@ -92,6 +92,13 @@ pub fn lookup(k: &mut Kernel, ctx: &mut Ctx, file: u32) {
                 k.files[fi].d_referenced = false;
                 v.nr_dentry += 1;
                 v.d_lru.push_back(file);
+            } else if k.files[fi].inode != NIL {
+                // `d_alloc` failed: the lookup fails and its `iput` leaves the inode, new or
+                // taken back, on inode_unused, which is where the next lookup expects it.
+                v.stamp = v.stamp.wrapping_add(1);
+                k.files[fi].i_stamp = v.stamp;
+                v.i_unused.push_back((file, v.stamp));
+                v.nr_inodes_unused += 1;
             }
         } else {
             k.files[fi].d_referenced = true;
@@ -330,6 +337,40 @@ mod tests {
         assert_eq!(k.files[f as usize].dentry, NIL);
         lookup(&mut k, &mut ctx, f);
         assert_ne!(k.files[f as usize].dentry, NIL);
+        k.check_frames().expect("consistent frames");
+    }
+    #[test]
+    fn a_failed_d_alloc_leaves_the_inode_on_inode_unused() {
+        let mut k = kernel();
+        let mut ctx = Ctx::default();
+        let files = create(&mut k, &mut ctx, 21); // one order-0 dentry slab of 21, full
+        let f = files[0];
+        with_vfs(&mut k, |k, v| prune_dcache(k, &mut ctx, v, 1));
+        assert_eq!(k.files[f as usize].dentry, NIL);
+        assert_eq!(k.vfs.as_ref().unwrap().nr_inodes_unused, 1);
+        // Another file takes the freed dentry; then no page is left for a new dentry slab.
+        let g = k.file_create("g", 4096, 0, true);
+        lookup(&mut k, &mut ctx, g);
+        let mut held = Vec::new();
+        while let Ok(p) = k.alloc_pages(&mut ctx, crate::page_alloc::Gfp::atomic(), 0) {
+            held.push(p);
+        }
+        // The lookup takes f's inode off inode_unused, d_alloc fails, and iput puts it back:
+        // a failed lookup, however often repeated, must leave the count as it was.
+        for _ in 0..3 {
+            lookup(&mut k, &mut ctx, f);
+            assert_eq!(k.files[f as usize].dentry, NIL);
+            assert_eq!(k.vfs.as_ref().unwrap().nr_inodes_unused, 1);
+        }
+        for p in held {
+            k.free_pages(&mut ctx, p, 0);
+        }
+        lookup(&mut k, &mut ctx, f);
+        assert_ne!(k.files[f as usize].dentry, NIL);
+        assert_eq!(k.vfs.as_ref().unwrap().nr_inodes_unused, 0);
+        // Its stale inode_unused entries are skipped by the pruner.
+        with_vfs(&mut k, |k, v| prune_icache(k, &mut ctx, v, 8));
+        assert_ne!(k.files[f as usize].inode, NIL);
         k.check_frames().expect("consistent frames");
     }
 }
