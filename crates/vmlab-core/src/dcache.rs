@@ -252,24 +252,11 @@ fn invalidate_mapping_pages(k: &mut Kernel, ctx: &mut Ctx, file: u32) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::machine::{MachineConfig, ZoneLayout};
+    use crate::machine::MachineConfig;
     use crate::mmzone::ZoneType;
 
     fn kernel() -> Kernel {
-        let zones = vec![
-            ZoneLayout { kind: ZoneType::Dma32, node: 0, pages: 16384 },
-            ZoneLayout { kind: ZoneType::Normal, node: 0, pages: 8192 },
-        ];
-        let cfg = MachineConfig {
-            memory_bytes: 24576 * 4096,
-            cpus: 4,
-            nodes: 1,
-            arch: "x86_64".into(),
-            cpu_mhz: 3000,
-            reserved_bytes: 0,
-            reserved_low_bytes: 0,
-            zones,
-        };
+        let cfg = MachineConfig::of_zones("x86_64", 4, &[(ZoneType::Dma32, 16384), (ZoneType::Normal, 8192)]);
         let mut k = Kernel::new(crate::profiles::find("linux-2.6.36").expect("profile"), cfg, 1).expect("kernel");
         k.vfs = Some(Box::new(Vfs::new(192, 800, 4, crate::slub::SlubTunables::default())));
         k

@@ -28,6 +28,22 @@ pub struct MachineConfig {
 }
 
 impl MachineConfig {
+    /// One node of these zones (kind, pages) on `cpus` CPUs at 3 GHz, nothing reserved: the
+    /// unit tests' small machines, whose zone sizes are what the test is about.
+    #[cfg(test)]
+    pub(crate) fn of_zones(arch: &str, cpus: u32, zones: &[(ZoneType, u64)]) -> MachineConfig {
+        MachineConfig {
+            memory_bytes: zones.iter().map(|&(_, pages)| pages).sum::<u64>() * 4096,
+            cpus,
+            nodes: 1,
+            arch: arch.into(),
+            cpu_mhz: 3000,
+            reserved_bytes: 0,
+            reserved_low_bytes: 0,
+            zones: zones.iter().map(|&(kind, pages)| ZoneLayout { kind, node: 0, pages }).collect(),
+        }
+    }
+
     /// Lay memory out as the architecture does: x86_64 node 0 gets DMA (16 MiB) and DMA32 (to
     /// 4 GiB), everything else is Normal; i386 gets DMA, Normal up to 896 MiB and HighMem.
     pub fn layout(memory_bytes: u64, nodes: u32, arch: &str) -> Result<Vec<ZoneLayout>, String> {

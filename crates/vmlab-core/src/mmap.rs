@@ -704,21 +704,11 @@ const EINVAL: i64 = 22;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::machine::{MachineConfig, ZoneLayout};
+    use crate::machine::MachineConfig;
     use crate::mmzone::ZoneType;
 
     fn kernel() -> Kernel {
-        let zones = vec![ZoneLayout { kind: ZoneType::Normal, node: 0, pages: 16384 }];
-        let cfg = MachineConfig {
-            memory_bytes: 16384 * 4096,
-            cpus: 1,
-            nodes: 1,
-            arch: "x86_64".into(),
-            cpu_mhz: 3000,
-            reserved_bytes: 0,
-            reserved_low_bytes: 0,
-            zones,
-        };
+        let cfg = MachineConfig::of_zones("x86_64", 1, &[(ZoneType::Normal, 16384)]);
         Kernel::new(crate::profiles::find("linux-6.8").expect("profile"), cfg, 1).expect("kernel")
     }
 

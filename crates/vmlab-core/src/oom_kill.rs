@@ -82,21 +82,11 @@ pub fn alloc_retry_at(ctx: &mut Ctx) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::machine::{MachineConfig, ZoneLayout};
+    use crate::machine::MachineConfig;
     use crate::mmzone::ZoneType;
 
     fn kernel(profile: &str) -> Kernel {
-        let zones = vec![ZoneLayout { kind: ZoneType::Normal, node: 0, pages: 8192 }];
-        let cfg = MachineConfig {
-            memory_bytes: 8192 * 4096,
-            cpus: 1,
-            nodes: 1,
-            arch: "x86_64".into(),
-            cpu_mhz: 3000,
-            reserved_bytes: 0,
-            reserved_low_bytes: 0,
-            zones,
-        };
+        let cfg = MachineConfig::of_zones("x86_64", 1, &[(ZoneType::Normal, 8192)]);
         Kernel::new(crate::profiles::find(profile).expect("profile"), cfg, 1).expect("kernel")
     }
 

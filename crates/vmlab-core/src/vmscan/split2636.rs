@@ -1260,26 +1260,16 @@ impl ReclaimEngine for Split2636 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::machine::{MachineConfig, ZoneLayout};
+    use crate::machine::MachineConfig;
     use crate::mmzone::Mt;
 
     /// 16 MiB DMA, 96 MiB DMA32, 32 MiB Normal: the seed's shape, small.
     fn kernel(profile: &str) -> Kernel {
-        let zones = vec![
-            ZoneLayout { kind: ZoneType::Dma, node: 0, pages: 4096 },
-            ZoneLayout { kind: ZoneType::Dma32, node: 0, pages: 24576 },
-            ZoneLayout { kind: ZoneType::Normal, node: 0, pages: 8192 },
-        ];
-        let cfg = MachineConfig {
-            memory_bytes: (4096 + 24576 + 8192) * 4096,
-            cpus: 1,
-            nodes: 1,
-            arch: "x86_64".into(),
-            cpu_mhz: 3000,
-            reserved_bytes: 0,
-            reserved_low_bytes: 0,
-            zones,
-        };
+        let cfg = MachineConfig::of_zones(
+            "x86_64",
+            1,
+            &[(ZoneType::Dma, 4096), (ZoneType::Dma32, 24576), (ZoneType::Normal, 8192)],
+        );
         Kernel::new(crate::profiles::find(profile).expect("profile"), cfg, 1).expect("kernel")
     }
 
@@ -1353,21 +1343,11 @@ mod tests {
     /// its fast path and an order-3 skb slab.
     #[test]
     fn simons_zones_give_his_zoneinfo_watermarks_and_protection() {
-        let zones = vec![
-            ZoneLayout { kind: ZoneType::Dma, node: 0, pages: 3943 },
-            ZoneLayout { kind: ZoneType::Dma32, node: 0, pages: 832_392 },
-            ZoneLayout { kind: ZoneType::Normal, node: 0, pages: 193_920 },
-        ];
-        let cfg = MachineConfig {
-            memory_bytes: (3943 + 832_392 + 193_920) * 4096,
-            cpus: 4,
-            nodes: 1,
-            arch: "x86_64".into(),
-            cpu_mhz: 3000,
-            reserved_bytes: 0,
-            reserved_low_bytes: 0,
-            zones,
-        };
+        let cfg = MachineConfig::of_zones(
+            "x86_64",
+            4,
+            &[(ZoneType::Dma, 3943), (ZoneType::Dma32, 832_392), (ZoneType::Normal, 193_920)],
+        );
         let k = Kernel::new(crate::profiles::find("linux-2.6.36").expect("profile"), cfg, 1).expect("kernel");
         let got: Vec<([u64; 3], Vec<u64>)> =
             k.zones.iter().map(|z| (z.wmark, z.lowmem_reserve[..4].to_vec())).collect();

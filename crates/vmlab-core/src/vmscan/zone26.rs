@@ -852,26 +852,16 @@ impl ReclaimEngine for Zone26State {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::machine::{MachineConfig, ZoneLayout};
+    use crate::machine::MachineConfig;
     use crate::mmzone::{Mt, ZoneType};
 
     /// 16 MiB DMA, 96 MiB DMA32, 32 MiB Normal.
     fn kernel() -> Kernel {
-        let zones = vec![
-            ZoneLayout { kind: ZoneType::Dma, node: 0, pages: 4096 },
-            ZoneLayout { kind: ZoneType::Dma32, node: 0, pages: 24576 },
-            ZoneLayout { kind: ZoneType::Normal, node: 0, pages: 8192 },
-        ];
-        let cfg = MachineConfig {
-            memory_bytes: (4096 + 24576 + 8192) * 4096,
-            cpus: 1,
-            nodes: 1,
-            arch: "x86_64".into(),
-            cpu_mhz: 3000,
-            reserved_bytes: 0,
-            reserved_low_bytes: 0,
-            zones,
-        };
+        let cfg = MachineConfig::of_zones(
+            "x86_64",
+            1,
+            &[(ZoneType::Dma, 4096), (ZoneType::Dma32, 24576), (ZoneType::Normal, 8192)],
+        );
         let k = Kernel::new(crate::profiles::find("linux-2.6.26").expect("profile"), cfg, 1).expect("kernel");
         assert_eq!(k.profile.engine, crate::profiles::Engine::Zone26);
         k

@@ -1059,26 +1059,16 @@ impl ReclaimEngine for Aa24State {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::machine::{MachineConfig, ZoneLayout};
+    use crate::machine::MachineConfig;
     use crate::mmzone::{Mt, ZoneType};
 
     /// 16 MiB DMA, 64 MiB Normal, 64 MiB HighMem.
     fn kernel() -> Kernel {
-        let zones = vec![
-            ZoneLayout { kind: ZoneType::Dma, node: 0, pages: 4096 },
-            ZoneLayout { kind: ZoneType::Normal, node: 0, pages: 16384 },
-            ZoneLayout { kind: ZoneType::HighMem, node: 0, pages: 16384 },
-        ];
-        let cfg = MachineConfig {
-            memory_bytes: (4096 + 16384 + 16384) * 4096,
-            cpus: 1,
-            nodes: 1,
-            arch: "i386".into(),
-            cpu_mhz: 3000,
-            reserved_bytes: 0,
-            reserved_low_bytes: 0,
-            zones,
-        };
+        let cfg = MachineConfig::of_zones(
+            "i386",
+            1,
+            &[(ZoneType::Dma, 4096), (ZoneType::Normal, 16384), (ZoneType::HighMem, 16384)],
+        );
         let k = Kernel::new(crate::profiles::find("linux-2.4.23aa1").expect("profile"), cfg, 1).expect("kernel");
         assert_eq!(k.profile.engine, crate::profiles::Engine::Aa24);
         k
