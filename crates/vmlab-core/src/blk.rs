@@ -34,7 +34,7 @@ pub struct RequestQueue {
     depth: usize,
     /// Completion times of the requests holding or waiting for a tag, ascending.
     tagged: Vec<u64>,
-    /// Requests still in the scheduler: (first byte, end byte, write, dispatch time, bytes).
+    /// Requests still in the scheduler, where later ones can merge into them.
     sched: Vec<SchedRq>,
     /// Bios merged into a request already queued (`/sys/block/DEV/stat` read/write merges).
     pub merges: u64,

@@ -55,11 +55,13 @@ struct Region {
     file_pages: Option<u64>,
 }
 
-/// The next item of each `foreach ... in queue` queue of this process (the forked child's own copy).
-static QUEUES: Mutex<Option<HashMap<String, i64>>> = Mutex::new(None);
+/// The next item of each `foreach ... in queue` queue, by queue name: one per process, shared by
+/// its threads.
+type Queues = Mutex<HashMap<String, i64>>;
 
 struct Child<'a> {
     s: &'a ChildSpec<'a>,
+    queues: &'a Queues,
     vars: Vec<i64>,
     regions: HashMap<String, Region>,
     rng: rand_pcg::Pcg64,
@@ -110,8 +112,10 @@ fn run(s: &ChildSpec) -> i32 {
             return 2;
         }
     }
+    let queues = Queues::default();
     let mut c = Child {
         s,
+        queues: &queues,
         vars: vec![0; s.prog.nvars],
         regions: HashMap::new(),
         // The same stream the simulator gives this copy, so both draw the same accesses.
@@ -215,8 +219,8 @@ impl Child<'_> {
                 Insn::Take { var, queue, count, exit } => {
                     let q = self.name(queue)?;
                     let n = self.ev(count)?;
-                    let mut g = QUEUES.lock().unwrap_or_else(|e| e.into_inner());
-                    let next = g.get_or_insert_with(HashMap::new).entry(q).or_insert(0);
+                    let mut g = self.queues.lock().unwrap_or_else(|e| e.into_inner());
+                    let next = g.entry(q).or_insert(0);
                     if *next < n {
                         self.vars[*var] = *next;
                         *next += 1;
@@ -246,6 +250,7 @@ impl Child<'_> {
                 .map(|i| {
                     let mut t = Child {
                         s: self.s,
+                        queues: self.queues,
                         vars: self.vars.clone(),
                         regions: HashMap::new(),
                         rng: self.rng.clone(),
