@@ -130,6 +130,11 @@ pub struct Kernel {
     pub quicklists: Vec<List>,
     /// The flusher should run (dirty pages over the background threshold).
     pub flusher_wanted: bool,
+    /// Pages of `WB_SYNC_NONE` work queued for the flusher by reclaim
+    /// (`wakeup_flusher_threads`), written whatever the thresholds and the inodes' age.
+    pub flusher_work: u64,
+    /// `WB_start_all`: write everything dirty when the flusher next runs (6.8's reclaim wakeup).
+    pub flusher_start_all: bool,
     /// Dirty inodes in the order they were dirtied (`b_dirty`): (dirtied_when, file). Entries
     /// whose file was cleaned or re-dirtied since are stale and skipped by the flusher.
     pub dirty_inodes: std::collections::VecDeque<(u64, u32)>,
@@ -211,6 +216,8 @@ impl Kernel {
             wakeups: Vec::new(),
             quicklists: vec![List::default(); cfg.cpus as usize],
             flusher_wanted: false,
+            flusher_work: 0,
+            flusher_start_all: false,
             dirty_inodes: std::collections::VecDeque::new(),
             flusher_task: usize::MAX,
             now: 0,

@@ -31,6 +31,7 @@ pub fn set_page_dirty(k: &mut Kernel, ctx: &Ctx, p: Pfn) {
         return;
     }
     k.g.dirty += 1;
+    k.ev.inc(Vm::NrDirtied);
     let file = k.fr.mapping[p as usize];
     if k.tracing {
         let (bdi, index) = (k.files[file as usize].disk, k.fr.index[p as usize] as u64);
@@ -82,6 +83,31 @@ pub fn balance_dirty_pages(k: &mut Kernel, ctx: &mut Ctx, file: u32) {
         // Pause proportional to 32 pages' writeout (MIN_PAUSE..MAX_PAUSE = 200 ms).
         let pause = (32 * 4096 * 1_000_000_000 / bw).clamp(1_000_000, 200_000_000);
         ctx.sleep_ns += pause;
+    }
+}
+
+/// What reclaim asks of the flusher when it finds dirty pages it may not write itself.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WbWork {
+    /// 6.8 `wakeup_flusher_threads(WB_REASON_VMSCAN)`: `wb_start_writeback` sets
+    /// `WB_start_all`, and the flusher writes as many pages as are dirty when it runs
+    /// (`wb_check_start_all`, fs/fs-writeback.c).
+    All,
+    /// 2.6.36 `wakeup_flusher_threads(nr_pages)` (a work item of `nr_pages`) and 2.6.26
+    /// `wakeup_pdflush(nr_pages)` (`background_writeout`'s `min_pages`).
+    Pages(u64),
+}
+
+/// `wakeup_flusher_threads`: queue writeback work and wake the flusher. The work is written
+/// whether or not the dirty pages are over the background threshold or old enough.
+pub fn wakeup_flusher_threads(k: &mut Kernel, work: WbWork) {
+    match work {
+        WbWork::All => k.flusher_start_all = true,
+        WbWork::Pages(n) => k.flusher_work = k.flusher_work.saturating_add(n),
+    }
+    k.flusher_wanted = true;
+    if k.flusher_task != usize::MAX {
+        k.wakeups.push(k.flusher_task);
     }
 }
 
@@ -148,6 +174,8 @@ pub fn end_page_writeback(k: &mut Kernel, ctx: &mut Ctx, p: Pfn) {
         return;
     }
     k.g.writeback -= 1;
+    // NR_WRITTEN counts every page whose writeback ends, swap included.
+    k.ev.inc(Vm::NrWritten);
     let anon = k.fr.has(p, pg::ANON);
     if !anon
         && !k.fr.has(p, pg::SWAPBACKED)
@@ -181,13 +209,19 @@ pub enum FlushAction {
     Sleep(u64),
 }
 
-/// One pass of `wb_writeback`: pick the oldest-dirtied inode that is expired or needed for the
-/// background threshold, write up to 1024 of its dirty pages in index order.
+/// One pass of `wb_writeback`: pick the oldest-dirtied inode that is expired, needed for the
+/// background threshold or for work reclaim queued, write up to 1024 of its dirty pages in
+/// index order.
 pub fn flusher_pass(k: &mut Kernel, ctx: &mut Ctx) -> FlushAction {
     let (bg, _) = thresholds(k);
     let expire = k.profile.tunables.dirty_expire_centisecs * 10_000_000;
     let interval = k.profile.tunables.dirty_writeback_centisecs * 10_000_000;
+    if std::mem::take(&mut k.flusher_start_all) {
+        k.flusher_work = k.flusher_work.max(k.g.dirty);
+    }
     let over_bg = k.g.dirty > bg;
+    // Work items move every dirty inode to b_io (no age cut-off), oldest first like the rest.
+    let work = k.flusher_work > 0;
     let now = ctx.clock();
     // The oldest-dirtied inode is at the front of b_dirty (stale entries dropped on the way).
     let mut pick: Option<(u64, usize)> = None;
@@ -197,13 +231,14 @@ pub fn flusher_pass(k: &mut Kernel, ctx: &mut Ctx) -> FlushAction {
             k.dirty_inodes.pop_front();
             continue;
         }
-        if over_bg || now.saturating_sub(w) >= expire {
+        if over_bg || work || now.saturating_sub(w) >= expire {
             pick = Some((w, fi as usize));
         }
         break;
     }
     let Some((_, fi)) = pick else {
         k.flusher_wanted = false;
+        k.flusher_work = 0;
         return FlushAction::Sleep(interval.max(1_000_000));
     };
     let file = fi as u32;
@@ -232,8 +267,8 @@ pub fn flusher_pass(k: &mut Kernel, ctx: &mut Ctx) -> FlushAction {
                     bdi: d,
                     nr_to_write: budget as i64,
                     sync_all: false,
-                    kupdate: !over_bg,
-                    background: over_bg,
+                    kupdate: !over_bg && !work,
+                    background: over_bg && !work,
                     older_ns: (!over_bg).then(|| now.saturating_sub(expire)),
                 };
                 k.trace_ctx(ctx, wbc);
@@ -256,6 +291,7 @@ pub fn flusher_pass(k: &mut Kernel, ctx: &mut Ctx) -> FlushAction {
         submit_write(k, ctx, file, run_start, run);
     }
     k.files[fi].writeback_index = idx;
+    k.flusher_work = k.flusher_work.saturating_sub(1024 - budget);
     k.charge(ctx, KFunc::WritebackSbInodes, scanned * k.cost.pte_walk);
     if budget == 1024 {
         // Everything dirty is already under writeback: wait for the disk.

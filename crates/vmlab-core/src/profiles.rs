@@ -259,6 +259,10 @@ pub struct Profile {
     /// through `create_bounce`, which takes a lowmem page with `alloc_page(GFP_NOHIGHIO)` (an
     /// emergency pool if that fails) and frees it when the read completes.
     pub bounce_highmem_io: bool,
+    /// A page whose writeback ends with PG_reclaim set goes to the inactive tail even when it
+    /// is on the active list, losing PG_active (6.8 `folio_rotate_reclaimable` →
+    /// `lru_move_tail_fn`); 2.6's `rotate_reclaimable_page` leaves an active page where it is.
+    pub rotate_active: bool,
     /// 2.4 buffer heads of page-cache pages: `block_read_full_page` → `create_empty_buffers`
     /// gives every page read through the block layer one `buffer_head` per fs block, taken from
     /// the `buffer_head` slab (`SLAB_NOFS`: lowmem only) and freed by `try_to_free_buffers` in
@@ -373,6 +377,7 @@ const MODERN: Profile = Profile {
     fault_oom_kills: false,
     oom_waits_for_victim: true,
     bounce_highmem_io: false,
+    rotate_active: true,
     bh_per_slab_page: 0,
     walk_skips_active: true,
     objrmap_walk: false,
@@ -421,6 +426,7 @@ const LINUX_2_6_26: Profile = Profile {
     fault_oom_kills: true,
     oom_waits_for_victim: true,
     bounce_highmem_io: false,
+    rotate_active: false,
     bh_per_slab_page: 0,
     walk_skips_active: false,
     objrmap_walk: false,
@@ -477,6 +483,7 @@ const LINUX_2636: Profile = Profile {
     fault_oom_kills: false,
     oom_waits_for_victim: true,
     bounce_highmem_io: false,
+    rotate_active: false,
     bh_per_slab_page: 0,
     walk_skips_active: false,
     objrmap_walk: false,
@@ -548,6 +555,7 @@ const LINUX_249: Profile = Profile {
     fault_oom_kills: true,
     oom_waits_for_victim: false,
     bounce_highmem_io: true,
+    rotate_active: false,
     // 96-byte buffer_head (2.4 i386, SLAB_HWCACHE_ALIGN), 4 KiB ext2 blocks: one per page,
     // about 40 to a slab page.
     bh_per_slab_page: 40,
@@ -592,6 +600,7 @@ const AA1: Profile = Profile {
     engine: Engine::Aa24,
     // 2.4.23's drivers may declare highmem I/O; the -aa seeds were calibrated without bounces.
     bounce_highmem_io: false,
+    rotate_active: false,
     // 2.4's buffer_head (~96 bytes on i386): 40 to a slab page, as for 2.4.9.
     bh_per_slab_page: 40,
     // 2.4.23's filemap_nopage also reads the aligned cluster, but seed 002 was measured with
@@ -814,6 +823,8 @@ pub const KNOBS: &[Knob] = &[
     rc("oom_waits_for_victim", Kind::Bool, Readers::All),
     // filemap.rs, page_writeback.rs, irq.rs.
     rc("bounce_highmem_io", Kind::Bool, Readers::All),
+    // vmscan/mod.rs rotate_reclaimable_page.
+    rc("rotate_active", Kind::Bool, Readers::All),
     // disk.rs / blk.rs: the request queue in front of each disk.
     rc("blk_mq", Kind::Bool, Readers::All),
     // riel24's and aa24's page_cache_added hooks grow their buffer_head slabs.
@@ -1052,6 +1063,7 @@ impl Profile {
             "fault_oom_kills" => &mut self.fault_oom_kills,
             "oom_waits_for_victim" => &mut self.oom_waits_for_victim,
             "bounce_highmem_io" => &mut self.bounce_highmem_io,
+            "rotate_active" => &mut self.rotate_active,
             "walk_skips_active" => &mut self.walk_skips_active,
             "objrmap_walk" => &mut self.objrmap_walk,
             "shm_writepage_io" => &mut self.shm_writepage_io,

@@ -75,6 +75,8 @@ vm_items! {
     WorkingsetRestoreFile => "workingset_restore_file",
     NrVmscanWrite => "nr_vmscan_write",
     NrVmscanImmediateReclaim => "nr_vmscan_immediate_reclaim",
+    NrDirtied => "nr_dirtied",
+    NrWritten => "nr_written",
     SwapRa => "swap_ra",
     SwapRaHit => "swap_ra_hit",
     PgtableQuicklistHit => "quicklist_hit",

@@ -470,13 +470,23 @@ pub fn move_to_evictable(k: &mut Kernel, p: Pfn) {
 }
 
 /// `folio_rotate_reclaimable`: writeback done on a page reclaim wanted: move it to the tail
-/// of its inactive list so the next scan frees it.
+/// of its inactive list so the next scan frees it (unless it was locked, redirtied or made
+/// unevictable meanwhile).
 pub fn rotate_reclaimable_page(k: &mut Kernel, p: Pfn) {
-    if !k.fr.has(p, pg::LRU) || k.fr.has(p, pg::ACTIVE) || k.fr.has(p, pg::UNEVICTABLE) {
+    if !k.fr.has(p, pg::LRU) || k.fr.flags[p as usize] & (pg::UNEVICTABLE | pg::DIRTY | pg::LOCKED) != 0 {
         return;
     }
-    let l = k.fr.lru_list(p) as usize;
+    let l = if k.fr.has(p, pg::ACTIVE) {
+        if !k.profile.rotate_active {
+            return;
+        }
+        let anon = is_swapbacked(k, p);
+        dispatch!(k, inactive_list(anon))
+    } else {
+        k.fr.lru_list(p) as usize
+    };
     del_page_from_lru(k, p);
+    k.fr.clear(p, pg::ACTIVE);
     add_to_list(k, p, l, true);
     k.ev.inc(Vm::Pgrotated);
 }

@@ -41,6 +41,8 @@ pub struct ScanControl {
     pub is_kswapd: bool,
     /// Pages met under writeback that reclaim had already marked (PG_reclaim): nr.immediate.
     pub nr_immediate: u64,
+    /// File pages isolated dirty and not yet queued for writeback (stat->nr_unqueued_dirty).
+    pub nr_unqueued_dirty: u64,
     /// `ctx.sleep_ns` when this reclaim began: more than that means a write this reclaimer
     /// submitted found the request queue full, and it is asleep in the block layer from then.
     pub sleep_at_entry: u64,
@@ -97,6 +99,24 @@ fn lv_list(k: &mut Kernel, v: Lv, l: usize) -> (&mut crate::mm_types::List, &mut
 /// `cgroup_reclaim`: is this limit reclaim?
 fn cgroup_reclaim(sc: &ScanControl) -> bool {
     sc.target != ROOT
+}
+
+/// A reclaimer waits for writeback (`reclaim_throttle(VMSCAN_THROTTLE_WRITEBACK)`, or a v1
+/// group's `folio_wait_writeback`): it sleeps until SWAP_CLUSTER_MAX pages finish writeback or
+/// HZ/10, once per reclaim call (after that it is `blocked` and stops scanning).
+fn writeback_wait(k: &mut Kernel, ctx: &mut Ctx, sc: &ScanControl) {
+    if blocked(ctx, sc) {
+        return;
+    }
+    let until = k.reclaim_throttle(ctx);
+    crate::psi::memstall_wait(k, ctx, until);
+    ctx.sleep_ns += until - ctx.clock();
+}
+
+/// `writeback_throttling_sane`: global reclaim, or a group of the v2 hierarchy (whose dirty
+/// pages the writers' own cgroup-writeback limits throttle).
+fn writeback_throttling_sane(k: &Kernel, sc: &ScanControl) -> bool {
+    !cgroup_reclaim(sc) || k.memcg.groups[sc.target as usize].api == crate::memcontrol::CgroupApi::V2
 }
 
 /// `lru_add_fn`: an mlocked page goes to the unevictable list (culled, unless it came from
@@ -440,14 +460,29 @@ fn shrink_folio_list(k: &mut Kernel, ctx: &mut Ctx, v: Lv, pages: &[Pfn], sc: &m
             putback(k, p);
             continue;
         }
+        // folio_check_dirty_writeback: only file pages; anon pages are written by reclaim.
+        if f & (pg::DIRTY | pg::WRITEBACK) == pg::DIRTY && !is_swapbacked(k, p) {
+            sc.nr_unqueued_dirty += 1;
+        }
         if f & pg::WRITEBACK != 0 {
             // Seen again under writeback: only the scan's own count (stat->nr_immediate, which
             // throttles). 6.8 counts NR_VMSCAN_IMMEDIATE at one place, the dirty file page
             // below that is left for the flusher.
+            if f & pg::RECLAIM != 0 && !sc.is_kswapd && !writeback_throttling_sane(k, sc) {
+                // Case 3, a cgroup v1 limit reclaim: folio_wait_writeback on a page it marked
+                // before. vmlab's reclaimer cannot wait mid-batch: it puts the page back and
+                // sleeps until writes complete (the page is then at the inactive tail, clean).
+                writeback_wait(k, ctx, sc);
+                putback(k, p);
+                continue;
+            }
+            // Cases 1 and 2: mark it for immediate reclaim and activate it; the end of its
+            // write moves it to the inactive tail (folio_rotate_reclaimable).
             if f & pg::RECLAIM != 0 {
                 sc.nr_immediate += 1;
             }
-            k.fr.set(p, pg::RECLAIM);
+            k.fr.set(p, pg::RECLAIM | pg::ACTIVE);
+            activated += 1;
             putback(k, p);
             continue;
         }
@@ -499,15 +534,11 @@ fn shrink_folio_list(k: &mut Kernel, ctx: &mut Ctx, v: Lv, pages: &[Pfn], sc: &m
         if k.fr.has(p, pg::DIRTY) {
             let file = !is_swapbacked(k, p);
             if file && (!sc.is_kswapd || !k.fr.has(p, pg::RECLAIM)) {
-                // Only kswapd writes file pages, and only ones it has seen dirty before; wake
-                // the flusher for the rest and give them another trip round the LRU.
+                // Only kswapd writes file pages, and only ones it has seen dirty before; the
+                // rest get another trip round the LRU, to be reclaimed when their write ends.
                 k.ev.inc(Vm::NrVmscanImmediateReclaim);
                 k.fr.set(p, pg::RECLAIM | pg::ACTIVE);
                 activated += 1;
-                k.flusher_wanted = true;
-                if k.flusher_task != usize::MAX {
-                    k.wakeups.push(k.flusher_task);
-                }
                 putback(k, p);
                 continue;
             }
@@ -550,7 +581,17 @@ fn shrink_inactive_list(k: &mut Kernel, ctx: &mut Ctx, v: Lv, l: usize, nr: u64,
     }
     memcontrol::count_event(k, v.g, scan_item, n);
     k.ev.add(if file { Vm::PgscanFile } else { Vm::PgscanAnon }, n);
+    let unqueued_before = sc.nr_unqueued_dirty;
     let (reclaimed, written) = shrink_folio_list(k, ctx, v, &buf, sc);
+    if n > 0 && sc.nr_unqueued_dirty - unqueued_before == n {
+        // Every page taken was dirty and not queued: the flushers are behind. Wake them to write
+        // everything; a cgroup v1 limit reclaim has no dirty limit of its own
+        // (!writeback_throttling_sane) and waits here for writeback instead.
+        crate::page_writeback::wakeup_flusher_threads(k, crate::page_writeback::WbWork::All);
+        if !writeback_throttling_sane(k, sc) {
+            writeback_wait(k, ctx, sc);
+        }
+    }
     let steal_item = if sc.is_kswapd { Vm::PgstealKswapd } else { Vm::PgstealDirect };
     if !cgroup_reclaim(sc) {
         k.ev.add(steal_item, reclaimed);

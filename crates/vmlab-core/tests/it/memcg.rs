@@ -249,3 +249,76 @@ fn nr_vmscan_immediate_reclaim_counts_dirty_file_pages_only() {
     // the flusher; a folio met again under writeback is stat->nr_immediate, not a vmstat event.
     assert_eq!(r.counter("nr_vmscan_immediate_reclaim"), 0);
 }
+
+/// 256 MiB written through a 64 MiB limit beside a 16 MiB heap read again and again, on a
+/// machine whose global dirty thresholds the group never reaches: only reclaim can get the
+/// file's dirty pages written.
+const DIRTY: &str = r#"
+profile = "linux-6.8"
+
+[machine]
+memory = "2GiB"
+cpus = 2
+
+[[disk]]
+name = "sda"
+model = "ssd"
+
+[swap]
+size = "256MiB"
+disk = "sda"
+
+[[file]]
+name = "out"
+size = "0"
+
+[[cgroup]]
+name = "job"
+limit_in_bytes = "64MiB"
+
+[[process]]
+name = "heap"
+cgroup = "job"
+program = '''
+mmap heap anon 16MiB
+touch heap write
+repeat 40 {
+    touch heap read
+    sleep 100ms
+}
+mark heap_done
+'''
+
+[[process]]
+name = "writer"
+cgroup = "job"
+start = "100ms"
+program = '''
+write out len=256MiB bs=1MiB
+mark written
+'''
+"#;
+
+/// 6.8's limit reclaim leaves dirty file pages to the flusher (NR_VMSCAN_IMMEDIATE, PG_reclaim)
+/// and, when every page it took was dirty and unqueued, wakes the flusher to write everything
+/// (`wakeup_flusher_threads`, WB_start_all) and, in a v1 group, waits for writeback
+/// (`reclaim_throttle`). The writes end with the pages rotated to the inactive tail, where the
+/// next reclaim frees them: the writer gets through without the OOM killer.
+#[test]
+fn limit_reclaim_gets_dirty_pages_written_by_the_flusher() {
+    let r = run(DIRTY, &[]);
+    assert_eq!(r.counter("oom_kill"), 0, "no OOM kill in the group");
+    assert!(r.metrics.get("written").is_some() && r.metrics.get("heap_done").is_some(), "both finish");
+    let pages = 256 * 256;
+    assert!(r.counter("nr_dirtied") >= pages, "every page written was dirtied: {}", r.counter("nr_dirtied"));
+    assert!(
+        r.counter("nr_written") * 10 >= pages * 7,
+        "most of the file was written back before the end: {}",
+        r.counter("nr_written")
+    );
+    assert!(r.counter("nr_vmscan_immediate_reclaim") > 0, "reclaim met dirty file pages");
+    assert!(r.counter("pgrotated") > 0, "written pages marked PG_reclaim went to the inactive tail");
+    assert_eq!(r.counter("nr_vmscan_write"), r.counter("pswpout"), "limit reclaim writes no file page itself");
+    let g = group(&r, "job");
+    assert_eq!(g.events.get("oom_kill").copied(), Some(0));
+}

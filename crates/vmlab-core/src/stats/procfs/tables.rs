@@ -80,8 +80,8 @@ pub const VMSTAT_6_8: &[VmItem] = &[
     One("nr_anon_transparent_hugepages", A),
     One("nr_vmscan_write", e(Vm::NrVmscanWrite)),
     One("nr_vmscan_immediate_reclaim", e(Vm::NrVmscanImmediateReclaim)),
-    One("nr_dirtied", A),
-    One("nr_written", A),
+    One("nr_dirtied", e(Vm::NrDirtied)),
+    One("nr_written", e(Vm::NrWritten)),
     One("nr_throttled_written", A),
     One("nr_kernel_misc_reclaimable", A),
     One("nr_foll_pin_acquired", A),
@@ -290,8 +290,8 @@ pub const VMSTAT_2_6_38: &[VmItem] = &{
         j += 1;
         if let One(n, _) = VMSTAT_2_6_36[i] {
             if const_eq(n, "nr_shmem") {
-                t[j] = One("nr_dirtied", A);
-                t[j + 1] = One("nr_written", A);
+                t[j] = One("nr_dirtied", e(Vm::NrDirtied));
+                t[j + 1] = One("nr_written", e(Vm::NrWritten));
                 j += 2;
             } else if const_eq(n, "numa_other") {
                 t[j] = One("nr_anon_transparent_hugepages", A);
