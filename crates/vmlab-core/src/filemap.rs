@@ -390,7 +390,7 @@ impl Kernel {
                 continue;
             }
             if self.fr.test_clear(p, pg::DIRTY) {
-                crate::page_writeback::account_clean(self, file);
+                crate::page_writeback::account_clean(self, p, file);
             }
             crate::vmscan::del_page_from_lru(self, p);
             self.remove_from_page_cache(p, 0);

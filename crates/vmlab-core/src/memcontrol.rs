@@ -94,6 +94,10 @@ pub struct MemCgroup {
     pub ev: VmEvents,
     /// Pressure stall accounting of tasks in this group (`memory.pressure`).
     pub psi: crate::psi::PsiGroup,
+    /// File pages dirty and under writeback charged to the group and its descendants
+    /// (`NR_FILE_DIRTY`, `NR_WRITEBACK` of file pages): a v2 group's writeback domain.
+    pub nr_dirty: u64,
+    pub nr_writeback: u64,
 }
 
 /// The groups of a machine; index 0 is the root.
@@ -159,6 +163,8 @@ impl MemCgroup {
             lru_zone: vec![[0; NR_LRU_LISTS]; zones],
             ev: VmEvents::default(),
             psi: Default::default(),
+            nr_dirty: 0,
+            nr_writeback: 0,
         }
     }
 }
@@ -319,6 +325,63 @@ pub fn uncharge(k: &mut Kernel, p: Pfn) {
         grp.usage -= 1;
         c = grp.parent;
     }
+}
+
+/// A file page of group `page_memcg(p)` became dirty (+1) or clean (-1), or began (+1) or
+/// ended (-1) writeback: count it in the group and its ancestors.
+pub fn mod_file_state(k: &mut Kernel, p: Pfn, writeback: bool, up: bool) {
+    if !k.memcg.active() {
+        return;
+    }
+    let mut c = page_memcg(k, p);
+    while c != ROOT {
+        let grp = &mut k.memcg.groups[c as usize];
+        let n = if writeback { &mut grp.nr_writeback } else { &mut grp.nr_dirty };
+        if up {
+            *n += 1;
+        } else {
+            *n -= 1;
+        }
+        c = grp.parent;
+    }
+}
+
+/// The writeback domain of a v2 group (`mem_cgroup_wb_stats`, `mdtc_calc_avail`,
+/// `domain_dirty_limits`): its dirty+writeback file pages and its background and hard dirty
+/// thresholds, a share of its file pages plus the headroom under its (and its ancestors')
+/// `memory.max`/`memory.high`, at most the clean file memory outside it. `None` for the root
+/// and v1 groups (v1 has no cgroup writeback: only the global domain throttles).
+pub fn wb_domain(k: &Kernel, g: u8, global_avail: u64, global_dirty: u64) -> Option<(u64, u64, u64)> {
+    if g == ROOT || k.memcg.groups[g as usize].api != CgroupApi::V2 {
+        return None;
+    }
+    let grp = &k.memcg.groups[g as usize];
+    let filepages: u64 = grp
+        .lruvec
+        .iter()
+        .map(|v| v.size(crate::mmzone::LRU_INACTIVE_FILE) + v.size(crate::mmzone::LRU_ACTIVE_FILE))
+        .sum();
+    let mut headroom = UNLIMITED;
+    let mut c = g;
+    while c != ROOT {
+        let a = &k.memcg.groups[c as usize];
+        let ceiling = a.limits.max.min(a.limits.high);
+        headroom = headroom.min(ceiling.saturating_sub(a.usage));
+        c = a.parent;
+    }
+    let dirty = grp.nr_dirty + grp.nr_writeback;
+    let clean = filepages - filepages.min(dirty);
+    let global_clean = global_avail - global_avail.min(global_dirty);
+    let other_clean = global_clean - global_clean.min(clean);
+    let avail = filepages + headroom.min(other_clean);
+    let t = &k.profile.tunables;
+    Some((dirty, avail * t.dirty_background_ratio / 100, avail * t.dirty_ratio / 100))
+}
+
+/// Is any v2 group over its background dirty threshold (`wb_over_bg_thresh` of its wb)?
+pub fn any_wb_domain_over_bg(k: &Kernel, global_avail: u64, global_dirty: u64) -> bool {
+    (1..k.memcg.groups.len())
+        .any(|g| wb_domain(k, g as u8, global_avail, global_dirty).is_some_and(|(dirty, bg, _)| dirty > bg))
 }
 
 /// `__mem_cgroup_try_charge_swap`: page `p` gets a swap slot; charge it to the page's group.

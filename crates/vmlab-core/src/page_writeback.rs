@@ -32,6 +32,7 @@ pub fn set_page_dirty(k: &mut Kernel, ctx: &Ctx, p: Pfn) {
     }
     k.g.dirty += 1;
     k.ev.inc(Vm::NrDirtied);
+    crate::memcontrol::mod_file_state(k, p, false, true);
     let file = k.fr.mapping[p as usize];
     if k.tracing {
         let (bdi, index) = (k.files[file as usize].disk, k.fr.index[p as usize] as u64);
@@ -46,8 +47,9 @@ pub fn set_page_dirty(k: &mut Kernel, ctx: &Ctx, p: Pfn) {
 }
 
 /// A file page stopped being dirty (written, or truncated).
-pub fn account_clean(k: &mut Kernel, file: u32) {
+pub fn account_clean(k: &mut Kernel, p: Pfn, file: u32) {
     k.g.dirty -= 1;
+    crate::memcontrol::mod_file_state(k, p, false, false);
     let f = &mut k.files[file as usize];
     f.nr_dirty -= 1;
     if f.nr_dirty == 0 {
@@ -71,13 +73,21 @@ pub fn thresholds(k: &Kernel) -> (u64, u64) {
 pub fn balance_dirty_pages(k: &mut Kernel, ctx: &mut Ctx, file: u32) {
     let (bg, hard) = thresholds(k);
     let dirty = k.g.dirty + k.g.writeback;
-    if dirty > bg {
+    // A writer in a v2 group is held to its group's domain as well (cgroup writeback): the
+    // stricter of the two decides.
+    let g = crate::memcontrol::ctx_memcg(k, ctx);
+    let over = |dirty: u64, limit: u64| dirty > limit;
+    let (over_bg, over_hard) = match crate::memcontrol::wb_domain(k, g, dirtyable(k), dirty) {
+        Some((md, mbg, mhard)) => (over(dirty, bg) || over(md, mbg), over(dirty, hard) || over(md, mhard)),
+        None => (over(dirty, bg), over(dirty, hard)),
+    };
+    if over_bg {
         k.flusher_wanted = true;
         if k.flusher_task != usize::MAX {
             k.wakeups.push(k.flusher_task);
         }
     }
-    if dirty > hard {
+    if over_hard {
         let disk = k.files[file as usize].disk;
         let bw = k.disks[disk].bandwidth_bps().max(1);
         // Pause proportional to 32 pages' writeout (MIN_PAUSE..MAX_PAUSE = 200 ms).
@@ -115,9 +125,10 @@ pub fn wakeup_flusher_threads(k: &mut Kernel, work: WbWork) {
 fn start_writeback(k: &mut Kernel, p: Pfn) {
     let file = k.fr.mapping[p as usize];
     k.fr.clear(p, pg::DIRTY);
-    account_clean(k, file);
+    account_clean(k, p, file);
     k.fr.set(p, pg::WRITEBACK);
     k.g.writeback += 1;
+    crate::memcontrol::mod_file_state(k, p, true, true);
 }
 
 /// 2.4 `create_bounce` for a WRITE: each HighMem page gets a lowmem page and its data is copied
@@ -177,6 +188,9 @@ pub fn end_page_writeback(k: &mut Kernel, ctx: &mut Ctx, p: Pfn) {
     // NR_WRITTEN counts every page whose writeback ends, swap included.
     k.ev.inc(Vm::NrWritten);
     let anon = k.fr.has(p, pg::ANON);
+    if !anon && !k.fr.has(p, pg::SWAPBACKED) {
+        crate::memcontrol::mod_file_state(k, p, true, false);
+    }
     if !anon
         && !k.fr.has(p, pg::SWAPBACKED)
         && k.files[k.fr.mapping[p as usize] as usize].unlinked
@@ -219,7 +233,8 @@ pub fn flusher_pass(k: &mut Kernel, ctx: &mut Ctx) -> FlushAction {
     if std::mem::take(&mut k.flusher_start_all) {
         k.flusher_work = k.flusher_work.max(k.g.dirty);
     }
-    let over_bg = k.g.dirty > bg;
+    let over_bg = k.g.dirty > bg
+        || (k.memcg.active() && crate::memcontrol::any_wb_domain_over_bg(k, dirtyable(k), k.g.dirty + k.g.writeback));
     // Work items move every dirty inode to b_io (no age cut-off), oldest first like the rest.
     let work = k.flusher_work > 0;
     let now = ctx.clock();

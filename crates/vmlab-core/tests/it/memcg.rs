@@ -322,3 +322,22 @@ fn limit_reclaim_gets_dirty_pages_written_by_the_flusher() {
     let g = group(&r, "job");
     assert_eq!(g.events.get("oom_kill").copied(), Some(0));
 }
+
+/// The same writer in a v2 group: cgroup writeback holds the writer to the group's own dirty
+/// limit (`balance_dirty_pages` with the memcg domain, `mdtc_calc_avail`), so limit reclaim finds
+/// clean pages to take and needs no flusher wakeup of its own; nothing is OOM-killed either.
+#[test]
+fn a_v2_group_throttles_its_writer_against_its_own_dirty_limit() {
+    let v2 = DIRTY.replace("limit_in_bytes = \"64MiB\"", "memory.max = \"64MiB\"");
+    let r = run(&v2, &[]);
+    assert_eq!(r.counter("oom_kill"), 0, "no OOM kill in the group");
+    assert!(r.metrics.get("written").is_some(), "the writer finishes");
+    assert_eq!(r.counter("pswpout"), 0, "the heap stays");
+    let v1 = run(DIRTY, &[]);
+    assert!(
+        r.counter("nr_vmscan_immediate_reclaim") * 4 < v1.counter("nr_vmscan_immediate_reclaim").max(4),
+        "reclaim meets fewer dirty pages than under v1: {} vs {}",
+        r.counter("nr_vmscan_immediate_reclaim"),
+        v1.counter("nr_vmscan_immediate_reclaim")
+    );
+}
