@@ -11,19 +11,28 @@
 # and one with each of them 1,000 ns dearer give how many times each workload charges each entry;
 # the script then solves for the entries that make the simulated figures equal the host's, every
 # other entry staying as the table has it. PAIRS says which (workload:entry:figure, figure `sys`
-# or `stall`); by default one:
+# or `stall`); by default three, solved together (each workload charges the others' entries
+# too):
 #
-#   fault-anon    system time → clear_page (first-touch anonymous faults: what a swap-in fault
-#                                           does not do)
+#   fault-anon    system time → clear_page     (first-touch anonymous faults: what a swap-in
+#                                               fault does not do)
+#   read-cached   system time → copy_user_page (read() of pages in the cache: the per-page
+#                                               lookup and copy to user)
+#   read-tree     system time → read_pages     (read() of 2,048 small files from disk, one
+#                                               readahead request each: the read path's
+#                                               per-request CPU beyond the per-page copy, spent
+#                                               before the device sees the request)
 #
-# and then simulates every workload (read-cached: read() of cached pages; reclaim-file: limit
-# reclaim of clean file pages; swap: swap-out and swap-in) with the fitted table and prints
-# simulated ÷ real, system time and memory stall. Tried and not kept (docs/REAL.md): the system
-# time of read-cached (`copy_user_page`) and swap (`rmap_one`) — a page read cold costs this host
-# less system time than a page read from the cache, which one copy entry cannot follow, and the
-# swap workload's simulation is bimodal in its swap-ins; and reclaim-file's stall (`lru_scan`) —
-# on a shared host that stall is mostly the reclaimer waiting for a CPU (0.15–0.17 s with
-# 0.15–0.20 s of CPU wait, 0.012 s with 0.005 s), which is no cost of the kernel's.
+# and then simulates every workload (reclaim-file: limit reclaim of clean file pages; swap:
+# swap-out and swap-in; the three above) with the fitted table and prints simulated ÷ real,
+# system time and memory stall. On the development host (docs/REAL.md, "seed 004's job") a
+# file read from disk costs ~1 µs a page and ~20–30 µs a file: fitting the per-page entries
+# alone to a small-file tree would charge a large file's every page its files' cost. Not
+# fitted (docs/REAL.md): the system time of swap (`rmap_one`) — the swap workload's simulation
+# is bimodal in its swap-ins; and reclaim-file's stall (`lru_scan`) — on a shared host that
+# stall is mostly the reclaimer waiting for a CPU (0.15–0.17 s with 0.15–0.20 s of CPU wait,
+# 0.012 s with 0.005 s), which is no cost of the kernel's. reclaim-file's system time stays a
+# check: a page read cold and reclaimed costs this host less than one read from the cache.
 #
 # Each solved entry absorbs whatever else its path costs on the host that vmlab does not charge
 # separately: it is a fit to this host, not a measurement of one kernel function. It prints the
@@ -39,9 +48,9 @@ RUNS=${RUNS:-2}
 OUT=${OUT:-$(mktemp -d /tmp/vmlab-calibrate.XXXXXX)}
 WRITE=${WRITE:-1}
 LOCK=${LOCK:-/tmp/vmlab-real.lock}
-PAIRS=${PAIRS:-"fault-anon:clear_page:sys"}
+PAIRS=${PAIRS:-"fault-anon:clear_page:sys read-cached:copy_user_page:sys read-tree:read_pages:sys"}
 ENTRIES=$(for p in $PAIRS; do q=${p#*:}; printf '%s ' "${q%%:*}"; done)
-CHECK="fault-anon read-cached reclaim-file swap"
+CHECK="fault-anon read-cached read-tree reclaim-file swap"
 mkdir -p "$OUT"
 echo "calibrate-costs: outputs in $OUT" >&2
 
@@ -58,7 +67,7 @@ done
 ITERS=${ITERS:-2}
 # The entries' values in vmlab's table (machine.rs, CostTable::for_mhz at the scenarios' 3 GHz):
 # the first step's linearisation point.
-default_ns() { case $1 in clear_page) echo 300 ;; lru_scan) echo 60 ;; copy_user_page) echo 400 ;; rmap_one) echo 90 ;; fault) echo 700 ;; *) echo 100 ;; esac; }
+default_ns() { case $1 in clear_page) echo 300 ;; lru_scan) echo 60 ;; copy_user_page) echo 400 ;; rmap_one) echo 90 ;; fault) echo 700 ;; read_pages) echo 1 ;; *) echo 100 ;; esac; }
 # Newton steps: the simulated figures are linear in the entries only while the timing they
 # change leaves the work done alone, so a further step measures the charges again around the
 # entries of the step before (ITERS=2 or more).

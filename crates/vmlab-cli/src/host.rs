@@ -242,6 +242,7 @@ pub fn disk_sets(names: &[String], p: &vmlab_core::disk::DiskParams) -> Vec<Stri
         ("latency", format!("\"{}ns\"", p.latency_ns)),
         ("queue_depth", p.queue_depth.to_string()),
         ("spindles", p.spindles.to_string()),
+        ("device_bandwidth", format!("\"{}B/s\"", p.device_bandwidth_bps)),
         ("chunk", p.chunk_bytes.to_string()),
     ];
     if names.is_empty() {

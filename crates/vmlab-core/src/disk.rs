@@ -17,6 +17,12 @@
 //! device's depth and merge in the scheduler while they wait; without one (the older profiles)
 //! every submission goes straight to its spindles.
 //!
+//! Device-wide transfer limit (`device_bandwidth_bps`, 0 = none): the spindles are independent
+//! command streams, but on a virtual disk or behind one controller their data crosses one link.
+//! Every piece's transfer also takes its bytes' time on that shared link, in submission order;
+//! a piece completes when both its spindle and the link are done with it. One stream slower than
+//! the link never waits for it; many streams together never move more than the link carries.
+//!
 //! Callers must submit with non-decreasing `now` (the event loop is time-ordered); the busy-time and
 //! in-flight accounting relies on it.
 
@@ -50,6 +56,10 @@ pub struct DiskParams {
     pub mirrored: bool,
     /// Stripe chunk: consecutive `chunk_bytes` of the device go to consecutive stripes.
     pub chunk_bytes: u64,
+    /// Bytes per second all spindles together can move (the link they share); 0: no limit
+    /// beyond the spindles' own.
+    #[serde(default)]
+    pub device_bandwidth_bps: u64,
 }
 
 impl DiskParams {
@@ -65,6 +75,7 @@ impl DiskParams {
                 spindles: 1,
                 mirrored: false,
                 chunk_bytes: 64 * KIB,
+                device_bandwidth_bps: 0,
             },
             // SATA SSD: ~520 MB/s over 4 flash channels, ~60 µs read; no positioning cost.
             "ssd" => DiskParams {
@@ -75,6 +86,7 @@ impl DiskParams {
                 spindles: 4,
                 mirrored: false,
                 chunk_bytes: 16 * KIB,
+                device_bandwidth_bps: 0,
             },
             // PCIe NVMe: ~3.2 GB/s over 8 channels, ~20 µs read, very deep queues.
             "nvme" => DiskParams {
@@ -85,6 +97,7 @@ impl DiskParams {
                 spindles: 8,
                 mirrored: false,
                 chunk_bytes: 16 * KIB,
+                device_bandwidth_bps: 0,
             },
             // Six older disks in RAID10 (3 stripes × 2 mirrors), as in seed 004's server.
             "raid10" => DiskParams {
@@ -95,6 +108,7 @@ impl DiskParams {
                 spindles: 6,
                 mirrored: true,
                 chunk_bytes: 64 * KIB,
+                device_bandwidth_bps: 0,
             },
             // FC array of 15k rpm disks: 16 stripes × 2 mirrors, fabric latency, deep queues.
             "san" => DiskParams {
@@ -105,6 +119,7 @@ impl DiskParams {
                 spindles: 32,
                 mirrored: true,
                 chunk_bytes: 256 * KIB,
+                device_bandwidth_bps: 0,
             },
             _ => return None,
         };
@@ -170,7 +185,8 @@ impl Spindle {
         self.pending.len()
     }
 
-    /// Completion time of a request on this spindle, without scheduling it.
+    /// When a request on this spindle could start moving its data, and when it would complete
+    /// on the spindle alone, without scheduling it.
     fn quote(&mut self, p: &DiskParams, now: u64, local: u64, bytes: u64) -> (u64, u64) {
         let start = now.max(self.busy_until);
         let seek = if local == self.head_pos {
@@ -179,36 +195,97 @@ impl Spindle {
             let k = (self.outstanding(now) as u64 + 1).min(p.queue_depth as u64);
             ncq_seek(p.seek_ns, k)
         };
-        let transfer = (bytes as u128 * NS_PER_SEC).div_ceil(p.bandwidth_bps as u128);
-        let service = p.latency_ns.saturating_add(seek).saturating_add(transfer.min(u64::MAX as u128) as u64);
-        (start.saturating_add(service), service)
+        let ready = start.saturating_add(p.latency_ns).saturating_add(seek);
+        (ready, ready.saturating_add(transfer_ns(bytes, p.bandwidth_bps)))
     }
 
-    fn schedule(&mut self, p: &DiskParams, now: u64, local: u64, bytes: u64) -> u64 {
-        let (done, service) = self.quote(p, now, local, bytes);
+    /// Occupy the spindle from its next free moment until `done`.
+    fn occupy(&mut self, now: u64, done: u64) -> u64 {
+        let start = now.max(self.busy_until);
         self.busy_until = done;
-        self.head_pos = local.saturating_add(bytes);
-        self.busy_ns += service;
-        self.ops += 1;
+        self.busy_ns += done - start;
         self.pending.push_back(done);
         done
+    }
+
+    fn schedule(&mut self, p: &DiskParams, link: &mut Link, now: u64, local: u64, bytes: u64) -> u64 {
+        let (ready, done) = self.quote(p, now, local, bytes);
+        let done = link.carry(p.device_bandwidth_bps, ready, done, bytes);
+        self.head_pos = local.saturating_add(bytes);
+        self.ops += 1;
+        self.occupy(now, done)
     }
 
     /// Bytes merged into a request already queued: the device moves them within that request's
     /// command, so they cost their transfer and nothing else, after what the spindle has queued.
-    fn schedule_merged(&mut self, p: &DiskParams, now: u64, bytes: u64) -> u64 {
-        let service = ((bytes as u128 * NS_PER_SEC).div_ceil(p.bandwidth_bps as u128)).min(u64::MAX as u128) as u64;
-        let done = now.max(self.busy_until).saturating_add(service);
-        self.busy_until = done;
-        self.busy_ns += service;
-        self.pending.push_back(done);
-        done
+    fn schedule_merged(&mut self, p: &DiskParams, link: &mut Link, now: u64, bytes: u64) -> u64 {
+        let ready = now.max(self.busy_until);
+        let done =
+            link.carry(p.device_bandwidth_bps, ready, ready.saturating_add(transfer_ns(bytes, p.bandwidth_bps)), bytes);
+        self.occupy(now, done)
     }
 
     fn busy_ns_at(&self, now: u64) -> u64 {
         // Every request still queued was submitted at or before `now`, so after `now` the spindle
         // works without a gap until `busy_until`: that tail is exactly the not-yet-done service.
         self.busy_ns - self.busy_until.saturating_sub(now)
+    }
+}
+
+fn transfer_ns(bytes: u64, bps: u64) -> u64 {
+    ((bytes as u128 * NS_PER_SEC).div_ceil(bps as u128)).min(u64::MAX as u128) as u64
+}
+
+/// The link every spindle's data crosses (`device_bandwidth_bps`): the times it is reserved,
+/// as disjoint `[start, end)` intervals in time order. A transfer takes the link's free time
+/// from when it is ready, in as many pieces as the gaps between reservations make (the link
+/// interleaves transfers at a grain far below a request's), so a spindle with a long queue
+/// does not hold up an idle one behind its own future transfers, and the link never idles
+/// while a transfer is ready. Intervals over before the device's present are dropped.
+#[derive(Debug, Clone, Default)]
+struct Link {
+    busy: Vec<(u64, u64)>,
+}
+
+impl Link {
+    /// When a transfer of `bytes`, ready to start at `ready` and done on its spindle at `done`,
+    /// has also crossed the link; reserves the link for it. `bps` 0: no link limit.
+    fn carry(&mut self, bps: u64, ready: u64, done: u64, bytes: u64) -> u64 {
+        if bps == 0 || bytes == 0 {
+            return done;
+        }
+        let mut need = transfer_ns(bytes, bps);
+        let mut at = ready;
+        let mut i = self.busy.partition_point(|&(_, end)| end <= ready);
+        while need > 0 {
+            let (start, end) = self.busy.get(i).copied().unwrap_or((u64::MAX, u64::MAX));
+            if at < start {
+                let take = need.min(start - at);
+                self.busy.insert(i, (at, at + take));
+                i += 1;
+                need -= take;
+                at += take;
+            }
+            if need > 0 {
+                at = at.max(end);
+                i += 1;
+            }
+        }
+        // Pieces that filled a gap touch their neighbours: one interval again.
+        self.busy.dedup_by(|b, a| {
+            let touch = a.1 == b.0;
+            if touch {
+                a.1 = b.1;
+            }
+            touch
+        });
+        done.max(at)
+    }
+
+    /// Forget reservations that ended by `now` (nothing submitted later can start before it).
+    fn forget(&mut self, now: u64) {
+        let over = self.busy.partition_point(|&(_, end)| end <= now);
+        self.busy.drain(..over);
     }
 }
 
@@ -247,6 +324,7 @@ pub struct Disk {
     next_extent: u64,
     /// 6.8's scheduler queue and tags; None: submissions go straight to the spindles.
     queue: Option<RequestQueue>,
+    link: Link,
 }
 
 impl Disk {
@@ -291,6 +369,7 @@ impl Disk {
             writes: 0,
             next_extent: 0,
             queue: None,
+            link: Link::default(),
         })
     }
 
@@ -326,6 +405,7 @@ impl Disk {
         while self.inflight.peek().is_some_and(|&Reverse(c)| c <= now) {
             self.inflight.pop();
         }
+        self.link.forget(now);
 
         let mut merged = false;
         let mut start = now;
@@ -409,11 +489,12 @@ impl Disk {
 
     fn submit_stripe(&mut self, now: u64, stripe: usize, local: u64, bytes: u64, write: bool, merged: bool) -> u64 {
         let p = self.params;
-        let go = |s: &mut Spindle| {
+        let link = &mut self.link;
+        let mut go = |s: &mut Spindle| {
             if merged {
-                s.schedule_merged(&p, now, bytes)
+                s.schedule_merged(&p, link, now, bytes)
             } else {
-                s.schedule(&p, now, local, bytes)
+                s.schedule(&p, link, now, local, bytes)
             }
         };
         if !p.mirrored {
@@ -427,8 +508,8 @@ impl Disk {
         }
         // md's read_balance prefers an idle mirror whose head is already there; "whichever would
         // finish first" captures both the queue length and the head position.
-        let qa = self.spindles[a].quote(&p, now, local, bytes).0;
-        let qb = self.spindles[b].quote(&p, now, local, bytes).0;
+        let qa = self.spindles[a].quote(&p, now, local, bytes).1;
+        let qb = self.spindles[b].quote(&p, now, local, bytes).1;
         let pick = if qb < qa { b } else { a };
         go(&mut self.spindles[pick])
     }
@@ -718,6 +799,84 @@ mod tests {
         assert_eq!(d.bio_max_bytes(4096), 60 * 1024);
         d.set_queue(1280, 128);
         assert_eq!(d.bio_max_bytes(4096), 512 * 1024, "the plug merges them up to the queue limit");
+    }
+
+    /// `streams` closed-loop readers, each reading its own region sequentially in `req`-byte
+    /// requests (the next at the previous one's completion), round-robin over the spindles by
+    /// offset; returns every completion with its bytes.
+    fn parallel_streams(d: &mut Disk, streams: u64, req: u64, per_stream: u64) -> Vec<(u64, u64)> {
+        let mut next = vec![0u64; streams as usize];
+        let mut off: Vec<u64> = (0..streams).map(|s| s * (1 << 40) + s * d.params().chunk_bytes).collect();
+        let mut done = Vec::new();
+        for _ in 0..streams * per_stream {
+            let (s, &now) = next.iter().enumerate().min_by_key(|&(i, &t)| (t, i)).unwrap();
+            let c = d.submit(now, off[s], req, false);
+            done.push((c, req));
+            off[s] += req;
+            next[s] = c;
+        }
+        done
+    }
+
+    fn virtual_disk(device_bandwidth_bps: u64) -> DiskParams {
+        DiskParams {
+            bandwidth_bps: 1_000_000_000,
+            seek_ns: 0,
+            latency_ns: 40_000,
+            queue_depth: 32,
+            spindles: 3,
+            mirrored: false,
+            chunk_bytes: 4 * MIB,
+            device_bandwidth_bps,
+        }
+    }
+
+    #[test]
+    fn streams_together_never_exceed_the_device_bandwidth() {
+        for (streams, req, limit) in
+            [(3, 4 * MIB, 1_200_000_000), (8, 160 * 1024, 1_500_000_000), (16, 4096, 50_000_000)]
+        {
+            let mut d = Disk::new(virtual_disk(limit)).unwrap();
+            let mut done = parallel_streams(&mut d, streams, req, 40);
+            done.sort();
+            // By any completion time t, the link has moved at most limit × t (it starts idle at 0).
+            let mut moved = 0u128;
+            for &(t, b) in &done {
+                moved += b as u128;
+                assert!(moved * NS_PER_SEC <= limit as u128 * t as u128, "{streams}×{req}: {moved} B by {t} ns");
+            }
+            // ...and the limit binds: without it the same streams move more than it allows.
+            let end = done.last().unwrap().0;
+            let mut free = Disk::new(virtual_disk(0)).unwrap();
+            let free_end = parallel_streams(&mut free, streams, req, 40).iter().map(|c| c.0).max().unwrap();
+            let rate = |ns: u64| moved as f64 / (ns as f64 / SEC as f64);
+            assert!(rate(free_end) > limit as f64, "{streams}×{req}: unlimited only {:.0} B/s", rate(free_end));
+            assert!(rate(end) > 0.9 * limit as f64, "{streams}×{req}: the link idles: {:.0} B/s", rate(end));
+        }
+    }
+
+    #[test]
+    fn one_stream_under_the_device_bandwidth_is_unchanged() {
+        // Requests that divide the chunk: one that straddles two stripes moves its two pieces at
+        // once, two streams for a moment, and may then wait for the link.
+        for req in [4096, 128 * 1024, 4 * MIB] {
+            let mut with = Disk::new(virtual_disk(1_100_000_000)).unwrap();
+            let mut without = Disk::new(virtual_disk(0)).unwrap();
+            assert_eq!(parallel_streams(&mut with, 1, req, 50), parallel_streams(&mut without, 1, req, 50), "{req}");
+            assert_eq!(with.busy_ns(u64::MAX), without.busy_ns(u64::MAX));
+        }
+    }
+
+    #[test]
+    fn an_idle_spindle_is_not_held_behind_another_ones_queue() {
+        let mut d = Disk::new(virtual_disk(1_000_000_000)).unwrap();
+        // Spindle 0 gets a long queue; a request for spindle 1 at the same moment fits in the
+        // link before spindle 0's later transfers are ready.
+        for i in 0..8 {
+            d.submit(0, 3 * i * 4 * MIB, 4 * MIB, false);
+        }
+        let t = d.submit(0, 4 * MIB, 4096, false);
+        assert!(t < 5_000_000, "a 4 KiB read on an idle spindle took {t} ns");
     }
 
     #[test]

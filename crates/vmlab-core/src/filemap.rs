@@ -296,6 +296,10 @@ impl Kernel {
             let off = base + i as u64 * 4096;
             let room = (self.disks[disk].bio_max_bytes(off) / 4096).max(1);
             let n = (room.min((pages.len() - i) as u64)) as usize;
+            // The bios are built before the device sees them: this CPU delays the request.
+            if self.cost.read_pages > 0 {
+                self.charge(ctx, KFunc::PageCacheRaReadahead, self.cost.read_pages);
+            }
             let t = self.disks[disk].submit(ctx.clock(), off, n as u64 * 4096, false);
             self.charge(ctx, KFunc::PageCacheRaReadahead, self.cost.io_submit);
             let piece = pages[i..i + n].to_vec();

@@ -138,6 +138,11 @@ pub struct CostTable {
     pub pagecache_add: u64,
     pub context_switch: u64,
     pub io_submit: u64,
+    /// CPU of one readahead request of the page-cache read path beyond `io_submit`, spent before
+    /// the device sees it (6.8's `read_pages` builds the batch's bios, then the plug submits
+    /// them). 0 in vmlab's own table; `scripts/calibrate-costs.sh` fits it to a host whose file
+    /// reads cost more per request than its swap or writeback I/O.
+    pub read_pages: u64,
     pub mmap: u64,
     pub mlock_page: u64,
     pub lock_handoff: u64,
@@ -169,6 +174,7 @@ impl CostTable {
             pagecache_add: s(200),
             context_switch: s(1500),
             io_submit: s(2500),
+            read_pages: 0,
             mmap: s(2500),
             mlock_page: s(60),
             lock_handoff: s(800),
@@ -199,6 +205,7 @@ impl CostTable {
         "pagecache_add",
         "context_switch",
         "io_submit",
+        "read_pages",
         "mmap",
         "mlock_page",
         "lock_handoff",
@@ -223,6 +230,7 @@ impl CostTable {
             "pagecache_add" => &mut self.pagecache_add,
             "context_switch" => &mut self.context_switch,
             "io_submit" => &mut self.io_submit,
+            "read_pages" => &mut self.read_pages,
             "mmap" => &mut self.mmap,
             "mlock_page" => &mut self.mlock_page,
             "lock_handoff" => &mut self.lock_handoff,

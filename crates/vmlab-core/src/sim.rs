@@ -234,6 +234,9 @@ impl Sim {
             if let Some(c) = d.chunk_bytes {
                 p.chunk_bytes = c;
             }
+            if let Some(b) = d.device_bandwidth_bps {
+                p.device_bandwidth_bps = b;
+            }
             let disk = Disk::new(p)
                 .map_err(|e| SimError { span: Some(d.span), message: format!("disk `{}`: {e}", d.name) })?;
             disk_ids.insert(d.name.clone(), k.disks.len());

@@ -791,6 +791,10 @@ fn resolve(ctx: &Ctx<'_>, f: &ScenarioFile) -> Result<(Setup, Vec<String>), Scen
             Some(b) => Some(ctx.unit(&["disk", &i, "bandwidth"], units::parse_bandwidth(b))?),
             None => None,
         };
+        let device_bandwidth_bps = match &d.device_bandwidth {
+            Some(b) => Some(ctx.unit(&["disk", &i, "device_bandwidth"], units::parse_bandwidth(b))?),
+            None => None,
+        };
         let mut times = [None; 2];
         for (j, (key, v)) in [("seek", &d.seek), ("latency", &d.latency)].iter().enumerate() {
             if let Some(v) = v {
@@ -813,6 +817,7 @@ fn resolve(ctx: &Ctx<'_>, f: &ScenarioFile) -> Result<(Setup, Vec<String>), Scen
             queue_depth: d.queue_depth,
             spindles: d.spindles,
             chunk_bytes,
+            device_bandwidth_bps,
             irq: d.irq.clone(),
             span: ctx.span_of(&["disk", &i, "name"]),
         });
@@ -1506,6 +1511,11 @@ program = "wait"
         assert_eq!(s.setup.disks[0].bandwidth_bps, Some(24_000_000));
         assert_eq!(s.setup.files[0].bytes, 1 << 20);
         assert_eq!(s.setup.swap.as_ref().map(|w| (w.bytes, w.disk)), Some((1 << 30, 0)));
+        assert_eq!(s.setup.disks[0].device_bandwidth_bps, None, "no link unless asked");
+        let s = load(SMALL, &["disk.sda.device_bandwidth=\"1GB/s\""]).unwrap();
+        assert_eq!(s.setup.disks[0].device_bandwidth_bps, Some(1_000_000_000));
+        let e = err(SMALL, &["disk.sda.device_bandwidth=\"1GB\""]);
+        assert!(e.contains("device_bandwidth") && e.contains("must end in `/s`"), "{e}");
     }
 
     #[test]

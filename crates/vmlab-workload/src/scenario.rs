@@ -157,6 +157,10 @@ pub struct DiskSpec {
     /// RAID chunk size ("64KiB").
     #[serde(default, deserialize_with = "opt_string_or_int")]
     pub chunk: Option<String>,
+    /// What all spindles together can move ("1GB/s"): the link they share. Default: no limit
+    /// beyond `spindles` × `bandwidth`.
+    #[serde(default, deserialize_with = "opt_string_or_int", skip_serializing_if = "Option::is_none")]
+    pub device_bandwidth: Option<String>,
     /// The driver's interrupt handler, as the flat profile names it (default `disk_irq`).
     pub irq: Option<String>,
 }
@@ -447,6 +451,7 @@ pub struct DiskSetup {
     pub queue_depth: Option<u32>,
     pub spindles: Option<u32>,
     pub chunk_bytes: Option<u64>,
+    pub device_bandwidth_bps: Option<u64>,
     pub irq: Option<String>,
     /// The disk's `name` in the file, for errors the device model finds.
     pub span: Span,

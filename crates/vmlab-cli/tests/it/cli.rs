@@ -402,9 +402,10 @@ fn run_host_builds_the_machine_from_the_host_and_limits_the_workload() {
         ("sys/dev/block/254:0/queue/scheduler", "[none] mq-deadline\n"),
         (
             "vmlab-host-disk.json",
-            r#"{"schema": "vmlab.host-disk/1", "dir": "/var/tmp", "device": "254:0", "kernel": "6.18",
+            r#"{"schema": "vmlab.host-disk/2", "dir": "/var/tmp", "device": "254:0", "kernel": "6.18",
                "chunk_bytes": 4194304, "read_4k_ns": 50000, "read_chunk_ns": 4050000,
-               "write_chunk_ns": 4500000, "iops_at_depth": 160000, "depth": 32}"#,
+               "write_chunk_ns": 4500000, "iops_at_depth": 160000, "depth": 32,
+               "device_bps": 1200000000}"#,
         ),
         ("vmlab-host-costs.json", r#"{"schema": "vmlab.host-costs/1", "cost": {"fault": 2100}}"#),
     ] {
@@ -433,6 +434,7 @@ fn run_host_builds_the_machine_from_the_host_and_limits_the_workload() {
     assert!(host_sets(&v).contains("vm.swappiness=100 vm.read_ahead_kb=512"));
     let disk = v["notes"]["host_disk"].as_str().unwrap();
     assert!(disk.contains("bandwidth=1047552000B/s latency=46090ns spindles=8"), "{disk}");
+    assert!(disk.contains("device_bandwidth=1200000000B/s"), "{disk}");
     let host = host_sets(&v);
     assert!(host.starts_with("machine.cost.fault=2100ns "), "the calibration first: {host}");
     assert!(v["notes"]["host_costs"].as_str().unwrap().starts_with("calibrated"));
