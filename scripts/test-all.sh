@@ -179,6 +179,7 @@ long=(
     "vmlab-core it seed_shm_big_iron::scaled_down_does_not_storm"
     "vmlab-core it seed_kswapd_high_order::full_scale_2638_settles_near_the_high_watermarks"
     "vmlab-core it seed_kswapd_mailserver::full_scale_mailserver_2638_settles_near_the_watermarks"
+    "vmlab-core it seed_kswapd_mailserver::full_scale_mailserver_machine_is_the_reporters"
     "vmlab-core it seed_google_mlock::full_scale_must_shows"
 )
 step "long tests: full-scale seeds, fuzzing, golden hashes" long_tests "${long[@]}"

@@ -7,9 +7,49 @@
 //! cargo run --release -p vmlab-core --example zone_census -- SCENARIO PROFILE EVERY_S [KEY=VALUE...]
 //! (EVERY_S a multiple of 60: MemFree is also read every minute, and its mean over the window printed.)
 
+use vmlab_core::kernel::Kernel;
 use vmlab_core::reproduce::kswapd_high_order::{order3_block_census, zone_composition};
 use vmlab_core::sim::{resolve_profile, Sim};
 use vmlab_core::stats::vmstat::Vm;
+use vmlab_core::trace::{GfpKind, Tracepoint, Tracer};
+
+/// Where allocations land, per zone (0..8): GFP_HIGHUSER_MOVABLE pages and the page-cache pages
+/// among them (`mm_filemap_add_to_page_cache`; the rest are anon), each by what kswapd was doing
+/// (not balancing, balancing at order 0, in a run begun at order > 0); GFP_KERNEL and GFP_ATOMIC
+/// allocations by order (0, 1, 2, 3+). Cumulative; an observer, so the run is unchanged.
+#[derive(Default)]
+struct AllocMix {
+    movable: [[u64; 3]; 8],
+    file: [[u64; 3]; 8],
+    kernel: [[u64; 4]; 8],
+    atomic: [[u64; 4]; 8],
+}
+
+impl Tracer for AllocMix {
+    fn event(&mut self, k: &Kernel, ev: &Tracepoint) {
+        let ks = &k.nodes[0].kswapd;
+        let phase = match ks.phase {
+            vmlab_core::mmzone::KswapdPhase::Balancing => 1 + (ks.bal_order > 0) as usize,
+            _ => 0,
+        };
+        match *ev {
+            Tracepoint::MmPageAlloc { zone, order, gfp, .. } => {
+                let z = zone.min(7);
+                let o = (order as usize).min(3);
+                match gfp {
+                    GfpKind::HighuserMovable => self.movable[z][phase] += 1 << order,
+                    GfpKind::Kernel => self.kernel[z][o] += 1,
+                    GfpKind::Atomic => self.atomic[z][o] += 1,
+                }
+            }
+            Tracepoint::FilemapAdd { pfn, .. } => self.file[k.zone_of(pfn).min(7)][phase] += 1,
+            _ => {}
+        }
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -28,12 +68,13 @@ fn main() {
     };
     let profile = resolve_profile(&sc, Some(&args[1])).expect("profile");
     let mut sim = Sim::new(&sc, profile).expect("builds");
+    sim.k.attach_tracer(Box::new(AllocMix::default()));
     // MemFree is read every minute for the window's mean; the census runs every EVERY_S.
     let minute = 60_000_000_000u64;
     sim.interval = minute.min(every_s * 1_000_000_000);
     let (mut sum, mut n) = (0.0f64, 0u32);
     println!(
-        "t_h memfree_pct memfree_window_mean_pct | per zone: file/anon/mlocked/slab+tables/free/other % free o0 o1 o2 o3+pages o3+% blocks free% freeable% pinned1% pinned2-7% pinned8% only-anon/mlock/slab/pgtable/other % free_in_pinned free_pages_by_type(unmov/mov/recl: o0-2,o3+) pageblocks_by_type(unmov/mov/recl) | kswapd pgscan per zone (zone order: DMA32 Normal) pgdeact pgrefill o3runs lumpy lowprio o3wakeups o3ends_balanced/fallback o0runs high_wmark_hit_quickly | load: per disk read/written KiB, pgalloc pgfree pgmajfault pgsteal(kswapd+direct)"
+        "t_h memfree_pct memfree_window_mean_pct | per zone: file/anon/mlocked/slab+tables/free/other % free o0 o1 o2 o3+pages o3+% blocks free% freeable% pinned1% pinned2-7% pinned8% only-anon/mlock/slab/pgtable/other % free_in_pinned free_pages_by_type(unmov/mov/recl: o0-2,o3+) pageblocks_by_type(unmov/mov/recl) | kswapd pgscan per zone (zone order: DMA32 Normal) pgdeact pgrefill o3runs lumpy lowprio o3wakeups o3ends_balanced/fallback o0runs high_wmark_hit_quickly | load: per disk read/written KiB, pgalloc pgfree pgmajfault pgsteal(kswapd+direct) | meminfo MiB: anon(active/inactive) file(active/inactive) unevictable mlocked slab pagetables kernel_stack mapped sock, live user tasks | allocations per zone (DMA32 Normal): movable(file) kswapd asleep/order-0/high-order run, kernel o0/o1/o2/o3+ atomic o0/o1/o2/o3+"
     );
     sim.on_sample = Some(Box::new(move |sim: &mut Sim| {
         let mi = sim.meminfo();
@@ -131,6 +172,42 @@ fn main() {
             ev(Vm::Pgmajfault),
             ev(Vm::PgstealKswapd) + ev(Vm::PgstealDirect),
         );
+        // Machine-wide, to set beside the reporter's SysRq-M (22 Nov 2010) totals.
+        let mib = |kb: u64| kb / 1024;
+        let live = sim
+            .s
+            .tasks
+            .iter()
+            .filter(|t| t.kind == vmlab_core::sched::TaskKind::User && t.state != vmlab_core::sched::TState::Exited)
+            .count();
+        line += &format!(
+            " | {}({}/{}) {}({}/{}) {} {} {} {} {} {} {} {live}",
+            mib(mi.active_anon + mi.inactive_anon),
+            mib(mi.active_anon),
+            mib(mi.inactive_anon),
+            mib(mi.active_file + mi.inactive_file),
+            mib(mi.active_file),
+            mib(mi.inactive_file),
+            mib(mi.unevictable),
+            mib(mi.mlocked),
+            mib(mi.slab),
+            mib(mi.page_tables),
+            mib(mi.kernel_stack),
+            mib(mi.mapped),
+            sim.k.g.sock * 4 / 1024,
+        );
+        if let Some(a) = sim.k.tracer::<AllocMix>() {
+            line += " |";
+            for (zid, z) in sim.k.zones.iter().enumerate() {
+                if z.present < 8192 {
+                    continue;
+                }
+                let j = |v: &[u64; 4]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join("/");
+                let z7 = zid.min(7);
+                let m: Vec<String> = (0..3).map(|p| format!("{}({})", a.movable[z7][p], a.file[z7][p])).collect();
+                line += &format!(" {} {} {}", m.join("/"), j(&a.kernel[z7]), j(&a.atomic[z7]));
+            }
+        }
         println!("{line}");
     }));
     if let Err(e) = sim.run() {
