@@ -12,9 +12,9 @@
 
 use crate::kernel::{Ctx, Kernel};
 use crate::memory::Fault;
-use crate::mmap::pte;
+use crate::mmap::{pte, PTRS_PER_TABLE};
 use crate::profiles::FaultLocking;
-use crate::sched::Outcome;
+use crate::sched::{Outcome, QUANTUM_NS};
 use crate::stats::kfunc::KFunc;
 use crate::stats::vmstat::Vm;
 
@@ -137,6 +137,62 @@ fn to_step(r: Fault) -> FaultStep {
     }
 }
 
+/// User time of an access whose PTE allows it: no fault, the hardware sets the accessed and
+/// dirty bits.
+const PTE_HIT_NS: u64 = 2;
+
+/// Whether PTE `e` allows the access without a fault.
+#[inline]
+fn pte_allows(e: u32, write: bool) -> bool {
+    pte::present(e) && (!write || e & pte::WRITE != 0)
+}
+
+/// The accesses to `vpn`, `vpn + stride`, … (`n` at most) that need no fault, made as
+/// `do_user_addr_fault` makes each one: it stops at the first page whose PTE does not allow the
+/// access, or when the quantum is spent (the interpreter's check before every access). Returns
+/// how many were made. The page table is found once per table rather than once per page.
+#[allow(clippy::too_many_arguments)]
+pub fn access_present_run(
+    k: &mut Kernel,
+    ctx: &mut Ctx,
+    lk: &mut MmapLockState,
+    mm: u32,
+    vpn: u64,
+    n: u64,
+    stride: u64,
+    write: bool,
+) -> u64 {
+    if lk.holds_read {
+        return 0;
+    }
+    let set = pte::YOUNG | if write { pte::DIRTY } else { 0 };
+    let budget = QUANTUM_NS.saturating_sub(ctx.sys_ns + ctx.user_ns).div_ceil(PTE_HIT_NS).min(n);
+    let mut done = 0;
+    'tables: while done < budget {
+        let v = vpn + done * stride;
+        let Some(slot) = k.pte_slot(mm, v) else { break };
+        let in_table = ((PTRS_PER_TABLE - 1 - (v % PTRS_PER_TABLE)) / stride + 1).min(budget - done);
+        let ptes = &mut k.pt.entries[slot..];
+        for j in 0..in_table as usize {
+            let e = &mut ptes[j * stride as usize];
+            if !pte_allows(*e, write) {
+                done += j as u64;
+                break 'tables;
+            }
+            *e |= set;
+        }
+        done += in_table;
+    }
+    if done > 0 {
+        // What each of those accesses leaves behind (`do_user_addr_fault` on a hit).
+        ctx.user_ns += done * PTE_HIT_NS;
+        ctx.alloc_refused = false;
+        lk.slept_holding = false;
+        lk.waited_vpn = None;
+    }
+    done
+}
+
 fn fault_locked(
     k: &mut Kernel,
     t: usize,
@@ -150,9 +206,9 @@ fn fault_locked(
     if !lk.holds_read {
         if let Some(slot) = k.pte_slot(mm, vpn) {
             let e = k.pt.entries[slot];
-            if pte::present(e) && (!write || e & pte::WRITE != 0) {
+            if pte_allows(e, write) {
                 k.pt.entries[slot] = e | pte::YOUNG | if write { pte::DIRTY } else { 0 };
-                ctx.user_ns += 2;
+                ctx.user_ns += PTE_HIT_NS;
                 return FaultStep::Done;
             }
         }

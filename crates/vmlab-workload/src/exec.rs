@@ -458,6 +458,16 @@ fn start<S: Syscalls>(sys: &mut S, ps: &mut ProgState, prog: &Program, kind: &Op
     }
 }
 
+/// A sequential touch's next page after `n` more accesses: `(i * stride) % npages` kept as a
+/// running sum (a division per page was a tenth of a sweep's host time). A run never goes past
+/// the region's end, so it wraps at most at its last page.
+fn seq_advance(st: &mut TouchState, n: u64) {
+    st.seq_pos += n * st.stride;
+    if st.seq_pos >= st.npages {
+        st.seq_pos %= st.npages;
+    }
+}
+
 /// Where a page walk stopped: `Preempted` continues in the next quantum, `Block` after a sleep.
 fn resume(p: Progress, ps: &mut ProgState, st: OpState) -> Option<Step> {
     match p {
@@ -499,31 +509,39 @@ fn cont<S: Syscalls>(sys: &mut S, ps: &mut ProgState, op: OpState) -> R<Step> {
                     ps.op = Some(OpState::Touch(st));
                     return Ok(Step::Block(Outcome::Block { until: Some(until), io: false }));
                 }
-                let ahead = crate::interp::TOUCH_AHEAD as u64;
-                while st.drawn < st.count && st.drawn < st.i + ahead {
-                    let j = st.drawn;
-                    let i = match st.kind {
-                        0 => {
-                            // (j * stride) % npages, kept as a running sum: a division per page
-                            // was a tenth of a sequential sweep's host time.
-                            let i = st.seq_pos;
-                            st.seq_pos += st.stride;
-                            if st.seq_pos >= st.npages {
-                                st.seq_pos %= st.npages;
-                            }
-                            i
+                let idx = if st.kind == 0 {
+                    if st.gap_ns == 0 {
+                        // The pages up to the end of the region (or of the count) in one call;
+                        // the page it stops at, if any, goes the one-page way below.
+                        let run = (st.count - st.i).min((st.npages - st.seq_pos).div_ceil(st.stride));
+                        let done = sys.access_present_run(st.start + st.seq_pos, run, st.stride, st.write);
+                        if done > 0 {
+                            st.i += done;
+                            seq_advance(&mut st, done);
+                            continue;
                         }
-                        1 => sys.rng().gen_range(0..st.npages),
-                        _ => st.zipf.as_ref().map(|z| z.sample(sys.rng())).unwrap_or(0).min(st.npages - 1),
-                    };
-                    st.ahead[(j % ahead) as usize] = i;
-                    sys.prefetch(st.start + i);
-                    st.drawn += 1;
-                }
-                let idx = st.ahead[(st.i % ahead) as usize];
+                    }
+                    st.seq_pos
+                } else {
+                    let ahead = crate::interp::TOUCH_AHEAD as u64;
+                    while st.drawn < st.count && st.drawn < st.i + ahead {
+                        let j = st.drawn;
+                        let i = match st.kind {
+                            1 => sys.rng().gen_range(0..st.npages),
+                            _ => st.zipf.as_ref().map(|z| z.sample(sys.rng())).unwrap_or(0).min(st.npages - 1),
+                        };
+                        st.ahead[(j % ahead) as usize] = i;
+                        sys.prefetch(st.start + i);
+                        st.drawn += 1;
+                    }
+                    st.ahead[(st.i % ahead) as usize]
+                };
                 match sys.access(st.start + idx, st.write) {
                     sys::Access::Done => {
                         st.i += 1;
+                        if st.kind == 0 {
+                            seq_advance(&mut st, 1);
+                        }
                         if st.gap_ns > 0 {
                             st.next_at = sys.clock() + st.gap_ns;
                         }

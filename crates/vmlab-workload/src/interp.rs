@@ -428,14 +428,14 @@ pub struct TouchState {
     pub zipf: Option<crate::dist::Zipf>,
     pub gap_ns: u64,
     pub next_at: u64,
-    /// Pages of accesses `i..drawn`, drawn ahead of their access (`TOUCH_AHEAD` at most) so the
+    /// A random touch's pages of accesses `i..drawn`, drawn ahead of their access (`TOUCH_AHEAD` at most) so the
     /// kernel side can prefetch their PTEs: a random touch over a large mapping is otherwise one
     /// cache miss per page. The draws come from the task's own generator in the same order as
     /// one at a time, and never past `count`, so the pages and the generator's state are those of
     /// drawing each page just before its access.
     pub ahead: [u64; TOUCH_AHEAD],
     pub drawn: u64,
-    /// A sequential touch's next page, `(drawn * stride) % npages`.
+    /// A sequential touch's next page, `(i * stride) % npages` (it draws nothing ahead).
     pub seq_pos: u64,
 }
 
