@@ -165,8 +165,8 @@ pub fn access_present_run(
     if lk.holds_read {
         return 0;
     }
-    let set = pte::YOUNG | if write { pte::DIRTY } else { 0 };
-    let budget = QUANTUM_NS.saturating_sub(ctx.sys_ns + ctx.user_ns).div_ceil(PTE_HIT_NS).min(n);
+    let set = pte_hit_bits(write);
+    let budget = hits_left(ctx, n);
     let mut done = 0;
     'tables: while done < budget {
         let v = vpn + done * stride;
@@ -183,14 +183,61 @@ pub fn access_present_run(
         }
         done += in_table;
     }
+    hits_made(ctx, lk, done);
+    done
+}
+
+/// `access_present_run` for pages `base + pages[0]`, `base + pages[1]`, … in that order.
+pub fn access_present_pages(
+    k: &mut Kernel,
+    ctx: &mut Ctx,
+    lk: &mut MmapLockState,
+    mm: u32,
+    base: u64,
+    pages: &[u64],
+    write: bool,
+) -> usize {
+    if lk.holds_read {
+        return 0;
+    }
+    let set = pte_hit_bits(write);
+    let budget = hits_left(ctx, pages.len() as u64) as usize;
+    let mut done = 0;
+    for &p in &pages[..budget] {
+        let Some(slot) = k.pte_slot(mm, base + p) else { break };
+        let e = &mut k.pt.entries[slot];
+        if !pte_allows(*e, write) {
+            break;
+        }
+        *e |= set;
+        done += 1;
+    }
+    hits_made(ctx, lk, done as u64);
+    done
+}
+
+/// The bits the hardware sets in the PTE of an access that needs no fault.
+#[inline]
+fn pte_hit_bits(write: bool) -> u32 {
+    pte::YOUNG | if write { pte::DIRTY } else { 0 }
+}
+
+/// How many of `n` accesses without a fault fit before the quantum is spent: the interpreter
+/// makes one only while `sys_ns + user_ns < QUANTUM_NS`.
+#[inline]
+fn hits_left(ctx: &Ctx, n: u64) -> u64 {
+    QUANTUM_NS.saturating_sub(ctx.sys_ns + ctx.user_ns).div_ceil(PTE_HIT_NS).min(n)
+}
+
+/// What `done` accesses without a fault leave behind, as `do_user_addr_fault` leaves each.
+#[inline]
+fn hits_made(ctx: &mut Ctx, lk: &mut MmapLockState, done: u64) {
     if done > 0 {
-        // What each of those accesses leaves behind (`do_user_addr_fault` on a hit).
         ctx.user_ns += done * PTE_HIT_NS;
         ctx.alloc_refused = false;
         lk.slept_holding = false;
         lk.waited_vpn = None;
     }
-    done
 }
 
 fn fault_locked(
@@ -207,7 +254,7 @@ fn fault_locked(
         if let Some(slot) = k.pte_slot(mm, vpn) {
             let e = k.pt.entries[slot];
             if pte_allows(e, write) {
-                k.pt.entries[slot] = e | pte::YOUNG | if write { pte::DIRTY } else { 0 };
+                k.pt.entries[slot] = e | pte_hit_bits(write);
                 ctx.user_ns += PTE_HIT_NS;
                 return FaultStep::Done;
             }

@@ -7,7 +7,9 @@ use std::sync::Arc;
 use rand::Rng;
 
 use crate::ast::{Access, Backing, Expr, OpKind, Pattern, Span, Template};
-use crate::interp::{eval, render, Insn, OpState, ProgState, Program, TouchState, ERRNO, TID};
+use crate::interp::{
+    eval, render, Insn, OpState, ProgState, Program, TouchState, ERRNO, TID, TOUCH_AHEAD, TOUCH_DRAWN,
+};
 use crate::load::MAX_STORAGE_BYTES;
 use crate::syscalls::{self as sys, MapBacking, MmapArgs, Outcome, Progress, Sys, Syscalls};
 
@@ -331,7 +333,7 @@ fn start<S: Syscalls>(sys: &mut S, ps: &mut ProgState, prog: &Program, kind: &Op
                 zipf,
                 gap_ns: 1_000_000_000u64.checked_div(rate).unwrap_or(0),
                 next_at: 0,
-                ahead: [0; crate::interp::TOUCH_AHEAD],
+                ahead: [0; TOUCH_DRAWN],
                 drawn: 0,
                 seq_pos: 0,
             }))))
@@ -523,24 +525,35 @@ fn cont<S: Syscalls>(sys: &mut S, ps: &mut ProgState, op: OpState) -> R<Step> {
                     }
                     st.seq_pos
                 } else {
-                    let ahead = crate::interp::TOUCH_AHEAD as u64;
-                    while st.drawn < st.count && st.drawn < st.i + ahead {
-                        let j = st.drawn;
+                    while st.drawn < st.count && st.drawn < st.i + TOUCH_DRAWN as u64 {
                         let i = match st.kind {
                             1 => sys.rng().gen_range(0..st.npages),
                             _ => st.zipf.as_ref().map(|z| z.sample(sys.rng())).unwrap_or(0).min(st.npages - 1),
                         };
-                        st.ahead[(j % ahead) as usize] = i;
+                        st.ahead[(st.drawn - st.i) as usize] = i;
                         sys.prefetch(st.start + i);
                         st.drawn += 1;
                     }
-                    st.ahead[(st.i % ahead) as usize]
+                    let held = (st.drawn - st.i) as usize;
+                    if st.gap_ns == 0 {
+                        // The pages prefetched long enough ago (all of them at the end).
+                        let n = if st.drawn == st.count { held } else { held - TOUCH_AHEAD };
+                        let done = sys.access_present_pages(st.start, &st.ahead[..n], st.write);
+                        if done > 0 {
+                            st.i += done as u64;
+                            st.ahead.copy_within(done..held, 0);
+                            continue;
+                        }
+                    }
+                    st.ahead[0]
                 };
                 match sys.access(st.start + idx, st.write) {
                     sys::Access::Done => {
                         st.i += 1;
                         if st.kind == 0 {
                             seq_advance(&mut st, 1);
+                        } else {
+                            st.ahead.copy_within(1..(st.drawn - st.i + 1) as usize, 0);
                         }
                         if st.gap_ns > 0 {
                             st.next_at = sys.clock() + st.gap_ns;

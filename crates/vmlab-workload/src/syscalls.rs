@@ -148,6 +148,10 @@ pub trait Syscalls {
     fn access_present_run(&mut self, _vpn: u64, _n: u64, _stride: u64, _write: bool) -> u64 {
         0
     }
+    /// `access_present_run` for pages `base + pages[0]`, `base + pages[1]`, … in that order.
+    fn access_present_pages(&mut self, _base: u64, _pages: &[u64], _write: bool) -> usize {
+        0
+    }
     /// Fault in pages [*vpn, end) (MAP_POPULATE, mlock): pages already mapped in a locked
     /// mapping become mlocked.
     fn populate(&mut self, vpn: &mut u64, end: u64, write: bool) -> Progress;
