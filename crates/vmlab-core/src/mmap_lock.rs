@@ -12,9 +12,9 @@
 
 use crate::kernel::{Ctx, Kernel};
 use crate::memory::Fault;
-use crate::mmap::pte;
+use crate::mmap::{pte, PTRS_PER_TABLE};
 use crate::profiles::FaultLocking;
-use crate::sched::Outcome;
+use crate::sched::{Outcome, QUANTUM_NS};
 use crate::stats::kfunc::KFunc;
 use crate::stats::vmstat::Vm;
 
@@ -137,6 +137,109 @@ fn to_step(r: Fault) -> FaultStep {
     }
 }
 
+/// User time of an access whose PTE allows it: no fault, the hardware sets the accessed and
+/// dirty bits.
+const PTE_HIT_NS: u64 = 2;
+
+/// Whether PTE `e` allows the access without a fault.
+#[inline]
+fn pte_allows(e: u32, write: bool) -> bool {
+    pte::present(e) && (!write || e & pte::WRITE != 0)
+}
+
+/// The accesses to `vpn`, `vpn + stride`, … (`n` at most) that need no fault, made as
+/// `do_user_addr_fault` makes each one: it stops at the first page whose PTE does not allow the
+/// access, or when the quantum is spent (the interpreter's check before every access). Returns
+/// how many were made. The page table is found once per table rather than once per page.
+#[allow(clippy::too_many_arguments)]
+pub fn access_present_run(
+    k: &mut Kernel,
+    ctx: &mut Ctx,
+    lk: &mut MmapLockState,
+    mm: u32,
+    vpn: u64,
+    n: u64,
+    stride: u64,
+    write: bool,
+) -> u64 {
+    if lk.holds_read {
+        return 0;
+    }
+    let set = pte_hit_bits(write);
+    let budget = hits_left(ctx, n);
+    let mut done = 0;
+    'tables: while done < budget {
+        let v = vpn + done * stride;
+        let Some(slot) = k.pte_slot(mm, v) else { break };
+        let in_table = ((PTRS_PER_TABLE - 1 - (v % PTRS_PER_TABLE)) / stride + 1).min(budget - done);
+        let ptes = &mut k.pt.entries[slot..];
+        for j in 0..in_table as usize {
+            let e = &mut ptes[j * stride as usize];
+            if !pte_allows(*e, write) {
+                done += j as u64;
+                break 'tables;
+            }
+            *e |= set;
+        }
+        done += in_table;
+    }
+    hits_made(ctx, lk, done);
+    done
+}
+
+/// `access_present_run` for pages `base + pages[0]`, `base + pages[1]`, … in that order.
+pub fn access_present_pages(
+    k: &mut Kernel,
+    ctx: &mut Ctx,
+    lk: &mut MmapLockState,
+    mm: u32,
+    base: u64,
+    pages: &[u64],
+    write: bool,
+) -> usize {
+    if lk.holds_read {
+        return 0;
+    }
+    let set = pte_hit_bits(write);
+    let budget = hits_left(ctx, pages.len() as u64) as usize;
+    let mut done = 0;
+    for &p in &pages[..budget] {
+        let Some(slot) = k.pte_slot(mm, base + p) else { break };
+        let e = &mut k.pt.entries[slot];
+        if !pte_allows(*e, write) {
+            break;
+        }
+        *e |= set;
+        done += 1;
+    }
+    hits_made(ctx, lk, done as u64);
+    done
+}
+
+/// The bits the hardware sets in the PTE of an access that needs no fault.
+#[inline]
+fn pte_hit_bits(write: bool) -> u32 {
+    pte::YOUNG | if write { pte::DIRTY } else { 0 }
+}
+
+/// How many of `n` accesses without a fault fit before the quantum is spent: the interpreter
+/// makes one only while `sys_ns + user_ns < QUANTUM_NS`.
+#[inline]
+fn hits_left(ctx: &Ctx, n: u64) -> u64 {
+    QUANTUM_NS.saturating_sub(ctx.sys_ns + ctx.user_ns).div_ceil(PTE_HIT_NS).min(n)
+}
+
+/// What `done` accesses without a fault leave behind, as `do_user_addr_fault` leaves each.
+#[inline]
+fn hits_made(ctx: &mut Ctx, lk: &mut MmapLockState, done: u64) {
+    if done > 0 {
+        ctx.user_ns += done * PTE_HIT_NS;
+        ctx.alloc_refused = false;
+        lk.slept_holding = false;
+        lk.waited_vpn = None;
+    }
+}
+
 fn fault_locked(
     k: &mut Kernel,
     t: usize,
@@ -150,9 +253,9 @@ fn fault_locked(
     if !lk.holds_read {
         if let Some(slot) = k.pte_slot(mm, vpn) {
             let e = k.pt.entries[slot];
-            if pte::present(e) && (!write || e & pte::WRITE != 0) {
-                k.pt.entries[slot] = e | pte::YOUNG | if write { pte::DIRTY } else { 0 };
-                ctx.user_ns += 2;
+            if pte_allows(e, write) {
+                k.pt.entries[slot] = e | pte_hit_bits(write);
+                ctx.user_ns += PTE_HIT_NS;
                 return FaultStep::Done;
             }
         }

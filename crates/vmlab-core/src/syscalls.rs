@@ -171,6 +171,20 @@ impl Syscalls for TaskSyscalls<'_> {
             }
         }
     }
+    fn access_present_run(&mut self, vpn: u64, n: u64, stride: u64, write: bool) -> u64 {
+        let (t, mm) = (self.t, self.mm());
+        let lk = &mut self.sim.s.tasks[t].mmap_lock;
+        let done = mmap_lock::access_present_run(&mut self.sim.k, self.ctx, lk, mm, vpn, n, stride, write);
+        self.sim.k.events += done;
+        done
+    }
+    fn access_present_pages(&mut self, base: u64, pages: &[u64], write: bool) -> usize {
+        let (t, mm) = (self.t, self.mm());
+        let lk = &mut self.sim.s.tasks[t].mmap_lock;
+        let done = mmap_lock::access_present_pages(&mut self.sim.k, self.ctx, lk, mm, base, pages, write);
+        self.sim.k.events += done as u64;
+        done
+    }
     fn prefetch(&mut self, vpn: u64) {
         let mm = self.mm();
         self.sim.k.prefetch_pte(mm, vpn);

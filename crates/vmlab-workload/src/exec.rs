@@ -7,7 +7,9 @@ use std::sync::Arc;
 use rand::Rng;
 
 use crate::ast::{Access, Backing, Expr, OpKind, Pattern, Span, Template};
-use crate::interp::{eval, render, Insn, OpState, ProgState, Program, TouchState, ERRNO, TID};
+use crate::interp::{
+    eval, render, Insn, OpState, ProgState, Program, TouchState, ERRNO, TID, TOUCH_AHEAD, TOUCH_DRAWN,
+};
 use crate::load::MAX_STORAGE_BYTES;
 use crate::syscalls::{self as sys, MapBacking, MmapArgs, Outcome, Progress, Sys, Syscalls};
 
@@ -331,7 +333,7 @@ fn start<S: Syscalls>(sys: &mut S, ps: &mut ProgState, prog: &Program, kind: &Op
                 zipf,
                 gap_ns: 1_000_000_000u64.checked_div(rate).unwrap_or(0),
                 next_at: 0,
-                ahead: [0; crate::interp::TOUCH_AHEAD],
+                ahead: [0; TOUCH_DRAWN],
                 drawn: 0,
                 seq_pos: 0,
             }))))
@@ -458,6 +460,16 @@ fn start<S: Syscalls>(sys: &mut S, ps: &mut ProgState, prog: &Program, kind: &Op
     }
 }
 
+/// A sequential touch's next page after `n` more accesses: `(i * stride) % npages` kept as a
+/// running sum (a division per page was a tenth of a sweep's host time). A run never goes past
+/// the region's end, so it wraps at most at its last page.
+fn seq_advance(st: &mut TouchState, n: u64) {
+    st.seq_pos += n * st.stride;
+    if st.seq_pos >= st.npages {
+        st.seq_pos %= st.npages;
+    }
+}
+
 /// Where a page walk stopped: `Preempted` continues in the next quantum, `Block` after a sleep.
 fn resume(p: Progress, ps: &mut ProgState, st: OpState) -> Option<Step> {
     match p {
@@ -499,31 +511,50 @@ fn cont<S: Syscalls>(sys: &mut S, ps: &mut ProgState, op: OpState) -> R<Step> {
                     ps.op = Some(OpState::Touch(st));
                     return Ok(Step::Block(Outcome::Block { until: Some(until), io: false }));
                 }
-                let ahead = crate::interp::TOUCH_AHEAD as u64;
-                while st.drawn < st.count && st.drawn < st.i + ahead {
-                    let j = st.drawn;
-                    let i = match st.kind {
-                        0 => {
-                            // (j * stride) % npages, kept as a running sum: a division per page
-                            // was a tenth of a sequential sweep's host time.
-                            let i = st.seq_pos;
-                            st.seq_pos += st.stride;
-                            if st.seq_pos >= st.npages {
-                                st.seq_pos %= st.npages;
-                            }
-                            i
+                let idx = if st.kind == 0 {
+                    if st.gap_ns == 0 {
+                        // The pages up to the end of the region (or of the count) in one call;
+                        // the page it stops at, if any, goes the one-page way below.
+                        let run = (st.count - st.i).min((st.npages - st.seq_pos).div_ceil(st.stride));
+                        let done = sys.access_present_run(st.start + st.seq_pos, run, st.stride, st.write);
+                        if done > 0 {
+                            st.i += done;
+                            seq_advance(&mut st, done);
+                            continue;
                         }
-                        1 => sys.rng().gen_range(0..st.npages),
-                        _ => st.zipf.as_ref().map(|z| z.sample(sys.rng())).unwrap_or(0).min(st.npages - 1),
-                    };
-                    st.ahead[(j % ahead) as usize] = i;
-                    sys.prefetch(st.start + i);
-                    st.drawn += 1;
-                }
-                let idx = st.ahead[(st.i % ahead) as usize];
+                    }
+                    st.seq_pos
+                } else {
+                    while st.drawn < st.count && st.drawn < st.i + TOUCH_DRAWN as u64 {
+                        let i = match st.kind {
+                            1 => sys.rng().gen_range(0..st.npages),
+                            _ => st.zipf.as_ref().map(|z| z.sample(sys.rng())).unwrap_or(0).min(st.npages - 1),
+                        };
+                        st.ahead[(st.drawn - st.i) as usize] = i;
+                        sys.prefetch(st.start + i);
+                        st.drawn += 1;
+                    }
+                    let held = (st.drawn - st.i) as usize;
+                    if st.gap_ns == 0 {
+                        // The pages prefetched long enough ago (all of them at the end).
+                        let n = if st.drawn == st.count { held } else { held - TOUCH_AHEAD };
+                        let done = sys.access_present_pages(st.start, &st.ahead[..n], st.write);
+                        if done > 0 {
+                            st.i += done as u64;
+                            st.ahead.copy_within(done..held, 0);
+                            continue;
+                        }
+                    }
+                    st.ahead[0]
+                };
                 match sys.access(st.start + idx, st.write) {
                     sys::Access::Done => {
                         st.i += 1;
+                        if st.kind == 0 {
+                            seq_advance(&mut st, 1);
+                        } else {
+                            st.ahead.copy_within(1..(st.drawn - st.i + 1) as usize, 0);
+                        }
                         if st.gap_ns > 0 {
                             st.next_at = sys.clock() + st.gap_ns;
                         }

@@ -428,19 +428,24 @@ pub struct TouchState {
     pub zipf: Option<crate::dist::Zipf>,
     pub gap_ns: u64,
     pub next_at: u64,
-    /// Pages of accesses `i..drawn`, drawn ahead of their access (`TOUCH_AHEAD` at most) so the
-    /// kernel side can prefetch their PTEs: a random touch over a large mapping is otherwise one
-    /// cache miss per page. The draws come from the task's own generator in the same order as
-    /// one at a time, and never past `count`, so the pages and the generator's state are those of
-    /// drawing each page just before its access.
-    pub ahead: [u64; TOUCH_AHEAD],
+    /// A random touch's pages of accesses `i..drawn` (`ahead[0]` is access `i`'s), drawn ahead
+    /// of their access (`TOUCH_DRAWN` at most) so the kernel side can prefetch their PTEs: a
+    /// random touch over a large mapping is otherwise one cache miss per page. The draws come
+    /// from the task's own generator in the same order as one at a time, and never past `count`,
+    /// so the pages, and the generator's state once the touch is done, are those of drawing
+    /// each page just before its access.
+    pub ahead: [u64; TOUCH_DRAWN],
     pub drawn: u64,
-    /// A sequential touch's next page, `(drawn * stride) % npages`.
+    /// A sequential touch's next page, `(i * stride) % npages` (it draws nothing ahead).
     pub seq_pos: u64,
 }
 
-/// How far a touch draws its pages ahead of the access.
+/// How many accesses ahead a random touch's PTE is prefetched, at least.
 pub const TOUCH_AHEAD: usize = 8;
+/// How many of its pages a random touch holds drawn: its accesses go to the kernel side in
+/// runs of `TOUCH_DRAWN - TOUCH_AHEAD`, each page prefetched `TOUCH_AHEAD` accesses or more
+/// before its own.
+pub const TOUCH_DRAWN: usize = 40;
 
 /// A task's interpreter state.
 #[derive(Clone, Debug)]

@@ -140,6 +140,18 @@ pub trait Syscalls {
     fn access(&mut self, vpn: u64, write: bool) -> Access;
     /// An access to `vpn` is coming soon: a hint, with no effect on what the access does.
     fn prefetch(&mut self, _vpn: u64) {}
+    /// Accesses to pages `vpn`, `vpn + stride`, … (`n` of them, in that order), each exactly as
+    /// `access` would make it, for as long as each is `Done` without entering the kernel (its
+    /// PTE is present and allows it) and the quantum is not spent: returns how many were made.
+    /// The first page it stops at is left to `access`. A sequential sweep over a mapped region
+    /// is then one call per run instead of one per page.
+    fn access_present_run(&mut self, _vpn: u64, _n: u64, _stride: u64, _write: bool) -> u64 {
+        0
+    }
+    /// `access_present_run` for pages `base + pages[0]`, `base + pages[1]`, … in that order.
+    fn access_present_pages(&mut self, _base: u64, _pages: &[u64], _write: bool) -> usize {
+        0
+    }
     /// Fault in pages [*vpn, end) (MAP_POPULATE, mlock): pages already mapped in a locked
     /// mapping become mlocked.
     fn populate(&mut self, vpn: &mut u64, end: u64, write: bool) -> Progress;
