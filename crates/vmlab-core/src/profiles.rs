@@ -168,6 +168,11 @@ pub struct Split26 {
     pub reclaim_compaction: bool,
     /// 2.6.37+: lumpy neighbour isolation stops at the first page of the block it cannot take.
     pub lumpy_stop_on_fail: bool,
+    /// 2.6.37+ (Minchan Kim, "vmscan: prevent background aging of anon page in no swap
+    /// system", commit 74e3f3c3): `inactive_anon_is_low` is false while no swap is configured,
+    /// and `shrink_zone`'s closing anon rebalance no longer also asks for free swap slots. Before
+    /// it, kswapd's `balance_pgdat` deactivated anon pages with swap off.
+    pub anon_aging_needs_swap: bool,
     /// Smallest order direct compaction runs for: 4 in 2.6.36 (> PAGE_ALLOC_COSTLY_ORDER), 1 in
     /// 2.6.38; 0 = no compaction. Recorded for the era; direct compaction itself is not modelled
     /// yet (no seed-001 workload makes sleeping order > 0 allocations).
@@ -184,6 +189,7 @@ pub const SPLIT26_2636: Split26 = Split26 {
     wmark_off_by_two: false,
     reclaim_compaction: false,
     lumpy_stop_on_fail: false,
+    anon_aging_needs_swap: false,
     compaction_min_order: 4,
 };
 
@@ -528,6 +534,7 @@ const LINUX_2638: Profile = Profile {
         wmark_off_by_two: true,
         reclaim_compaction: true,
         lumpy_stop_on_fail: true,
+        anon_aging_needs_swap: true,
         compaction_min_order: 1,
     },
     ..LINUX_2636
@@ -870,6 +877,7 @@ pub const KNOBS: &[Knob] = &[
     rc("wmark_off_by_two", Kind::Bool, Readers::All),
     rc("reclaim_compaction", Kind::Bool, SPLIT_ONLY),
     rc("lumpy_stop_on_fail", Kind::Bool, SPLIT_ONLY),
+    rc("anon_aging_needs_swap", Kind::Bool, SPLIT_ONLY),
     // Recorded for split2636's era; no code reads it yet (see `Split26`).
     rc("compaction_min_order", Kind::Int(ORDER), SPLIT_ONLY),
     // vmscan/modern.rs and vmscan/split2636.rs get_scan_count; 2.4 had no swappiness.
@@ -1086,6 +1094,7 @@ impl Profile {
             "wmark_off_by_two" => &mut s.wmark_off_by_two,
             "reclaim_compaction" => &mut s.reclaim_compaction,
             "lumpy_stop_on_fail" => &mut s.lumpy_stop_on_fail,
+            "anon_aging_needs_swap" => &mut s.anon_aging_needs_swap,
             _ => return None,
         })
     }

@@ -566,9 +566,10 @@ fn shrink_active_list(k: &mut Kernel, ctx: &mut Ctx, zid: usize, nr: u64, sc: &S
     k.isolate_buf = buf;
 }
 
-/// `inactive_anon_is_low`: `inactive * zone->inactive_ratio < active`, only with swap.
+/// `inactive_anon_is_low`: `inactive * zone->inactive_ratio < active`. 2.6.36 asks this with
+/// swap off too, so kswapd's background aging still deactivates anon pages nothing can reclaim.
 fn inactive_anon_is_low(k: &Kernel, zid: usize) -> bool {
-    if crate::swap_state::total_swap_pages(k) == 0 {
+    if k.profile.split26.anon_aging_needs_swap && crate::swap_state::total_swap_pages(k) == 0 {
         return false;
     }
     let z = &k.zones[zid];
@@ -720,7 +721,8 @@ fn shrink_zone(k: &mut Kernel, ctx: &mut Ctx, zid: usize, sc: &mut Sc, priority:
             }
         }
         sc.nr_reclaimed += reclaimed;
-        if inactive_anon_is_low(k, zid) && nr_swap_pages(k) > 0 {
+        // 2.6.36 also wants a free swap slot here; from 2.6.37 a full swap still rebalances.
+        if inactive_anon_is_low(k, zid) && (k.profile.split26.anon_aging_needs_swap || nr_swap_pages(k) > 0) {
             shrink_active_list(k, ctx, zid, SWAP_CLUSTER_MAX, sc, false);
         }
         if !should_continue_reclaim(k, zid, reclaimed, sc) {
@@ -1381,6 +1383,37 @@ mod tests {
         assert_eq!(o, 0);
         assert_eq!(k.nodes[0].kswapd.max_order, 3, "kswapd was asked for order 3 anyway");
         assert_eq!(k.reclaim.split().kswapd[0].high_order_wakeups, 3, "Normal, DMA32 and DMA");
+    }
+
+    /// Normal holding only active anon pages, no swap configured: one pass of kswapd's
+    /// zone walk. 2.6.36 still runs the background anon aging then (its `inactive_anon_is_low`
+    /// has no swap test); Minchan Kim's "vmscan: prevent background aging of anon page in no
+    /// swap system" (linux-mm, 2 Sep 2010; merged for 2.6.37) made it wait for a swap area.
+    #[test]
+    fn kswapd_ages_anon_without_swap_in_2636_only() {
+        for (profile, ages, with_swap) in
+            [("linux-2.6.36", true, false), ("linux-2.6.38", false, false), ("linux-2.6.38", true, true)]
+        {
+            let mut k = kernel(profile);
+            if with_swap {
+                k.swap = Some(crate::swap_state::SwapInfo::new(0, 0, 64 << 20));
+            }
+            assert_eq!(crate::swap_state::total_swap_pages(&k) > 0, with_swap);
+            let z = 2;
+            for _ in 0..256 {
+                let p = k.rmqueue(z, 0, Mt::Movable).expect("a free page");
+                k.fr.set(p, pg::ANON | pg::SWAPBACKED | pg::ACTIVE);
+                add_to_list(&mut k, p, LRU_ACTIVE_ANON, false);
+            }
+            let before = k.ev.get(Vm::Pgdeactivate);
+            let mut ctx = Ctx::default();
+            start_balance(&mut k, 0, 0, ZoneType::Normal as usize);
+            balance_priority(&mut k, &mut ctx, 0);
+            let deactivated = k.ev.get(Vm::Pgdeactivate) - before;
+            let inactive = k.zones[z].lru_pages[LRU_INACTIVE_ANON];
+            assert_eq!(inactive, deactivated, "{profile}: Normal is the only zone with anon");
+            assert_eq!(inactive > 0, ages, "{profile}, swap {with_swap}: {inactive} deactivated");
+        }
     }
 
     #[test]
