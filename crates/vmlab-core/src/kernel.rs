@@ -130,8 +130,8 @@ pub struct Kernel {
     pub quicklists: Vec<List>,
     /// The flusher should run (dirty pages over the background threshold).
     pub flusher_wanted: bool,
-    /// Pages of `WB_SYNC_NONE` work queued for the flusher by reclaim
-    /// (`wakeup_flusher_threads`), written whatever the thresholds and the inodes' age.
+    /// Pages of `WB_SYNC_NONE` work the flusher still has from reclaim's
+    /// `wakeup_flusher_threads`, written whatever the thresholds and the inodes' age.
     pub flusher_work: u64,
     /// `WB_start_all`: write everything dirty when the flusher next runs (6.8's reclaim wakeup).
     pub flusher_start_all: bool,

@@ -75,17 +75,14 @@ pub fn balance_dirty_pages(k: &mut Kernel, ctx: &mut Ctx, file: u32) {
     let dirty = k.g.dirty + k.g.writeback;
     // A writer in a v2 group is held to its group's domain as well (cgroup writeback): the
     // stricter of the two decides.
+    let (mut over_bg, mut over_hard) = (dirty > bg, dirty > hard);
     let g = crate::memcontrol::ctx_memcg(k, ctx);
-    let over = |dirty: u64, limit: u64| dirty > limit;
-    let (over_bg, over_hard) = match crate::memcontrol::wb_domain(k, g, dirtyable(k), dirty) {
-        Some((md, mbg, mhard)) => (over(dirty, bg) || over(md, mbg), over(dirty, hard) || over(md, mhard)),
-        None => (over(dirty, bg), over(dirty, hard)),
-    };
+    if let Some((md, mbg, mhard)) = crate::memcontrol::wb_domain(k, g, dirtyable(k), dirty) {
+        over_bg |= md > mbg;
+        over_hard |= md > mhard;
+    }
     if over_bg {
-        k.flusher_wanted = true;
-        if k.flusher_task != usize::MAX {
-            k.wakeups.push(k.flusher_task);
-        }
+        wake_flusher(k);
     }
     if over_hard {
         let disk = k.files[file as usize].disk;
@@ -96,29 +93,20 @@ pub fn balance_dirty_pages(k: &mut Kernel, ctx: &mut Ctx, file: u32) {
     }
 }
 
-/// What reclaim asks of the flusher when it finds dirty pages it may not write itself.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum WbWork {
-    /// 6.8 `wakeup_flusher_threads(WB_REASON_VMSCAN)`: `wb_start_writeback` sets
-    /// `WB_start_all`, and the flusher writes as many pages as are dirty when it runs
-    /// (`wb_check_start_all`, fs/fs-writeback.c).
-    All,
-    /// 2.6.36 `wakeup_flusher_threads(nr_pages)` (a work item of `nr_pages`) and 2.6.26
-    /// `wakeup_pdflush(nr_pages)` (`background_writeout`'s `min_pages`).
-    Pages(u64),
-}
-
-/// `wakeup_flusher_threads`: queue writeback work and wake the flusher. The work is written
-/// whether or not the dirty pages are over the background threshold or old enough.
-pub fn wakeup_flusher_threads(k: &mut Kernel, work: WbWork) {
-    match work {
-        WbWork::All => k.flusher_start_all = true,
-        WbWork::Pages(n) => k.flusher_work = k.flusher_work.saturating_add(n),
-    }
+/// Make the flusher runnable; it decides in `flusher_pass` what, if anything, to write.
+pub fn wake_flusher(k: &mut Kernel) {
     k.flusher_wanted = true;
     if k.flusher_task != usize::MAX {
         k.wakeups.push(k.flusher_task);
     }
+}
+
+/// 6.8 `wakeup_flusher_threads(WB_REASON_VMSCAN)`: `wb_start_writeback` sets `WB_start_all`,
+/// and the flusher writes as many pages as are dirty when it runs (`wb_check_start_all`,
+/// fs/fs-writeback.c), whether or not they are over the background threshold or old enough.
+pub fn wakeup_flusher_threads(k: &mut Kernel) {
+    k.flusher_start_all = true;
+    wake_flusher(k);
 }
 
 /// Start writeback of one dirty file page (part of a run submitted by the caller).
@@ -188,14 +176,11 @@ pub fn end_page_writeback(k: &mut Kernel, ctx: &mut Ctx, p: Pfn) {
     // NR_WRITTEN counts every page whose writeback ends, swap included.
     k.ev.inc(Vm::NrWritten);
     let anon = k.fr.has(p, pg::ANON);
-    if !anon && !k.fr.has(p, pg::SWAPBACKED) {
+    let file = !anon && !k.fr.has(p, pg::SWAPBACKED);
+    if file {
         crate::memcontrol::mod_file_state(k, p, true, false);
     }
-    if !anon
-        && !k.fr.has(p, pg::SWAPBACKED)
-        && k.files[k.fr.mapping[p as usize] as usize].unlinked
-        && k.fr.mapcount[p as usize] == 0
-    {
+    if file && k.files[k.fr.mapping[p as usize] as usize].unlinked && k.fr.mapcount[p as usize] == 0 {
         crate::vmscan::del_page_from_lru(k, p);
         k.remove_from_page_cache(p, 0);
         k.free_pages(ctx, p, 0);

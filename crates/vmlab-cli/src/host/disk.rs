@@ -301,27 +301,15 @@ fn measure_file(path: &Path, chunk: u64) -> std::io::Result<(u64, u64, u64, u64,
     }
     let read_4k_ns = t.elapsed().as_nanos() as u64 / SMALL_READS as u64;
     let per = SMALL_READS.div_ceil(DEPTH);
-    let t = Instant::now();
-    std::thread::scope(|s| -> std::io::Result<()> {
-        let hs: Vec<_> = (0..DEPTH)
-            .map(|k| {
-                let f = &f;
-                s.spawn(move || -> std::io::Result<()> {
-                    let mut buf = Aligned::new(SMALL as usize);
-                    let mut rng = rand_pcg::Pcg64::seed_from_u64(1000 + k as u64);
-                    for _ in 0..per {
-                        f.read_exact_at(buf.buf(), rng.gen_range(0..blocks) * SMALL)?;
-                    }
-                    Ok(())
-                })
-            })
-            .collect();
-        for h in hs {
-            h.join().map_err(|_| std::io::Error::other("a reader thread panicked"))??;
+    let took = in_parallel(DEPTH as u64, |k| {
+        let mut buf = Aligned::new(SMALL as usize);
+        let mut rng = rand_pcg::Pcg64::seed_from_u64(1000 + k);
+        for _ in 0..per {
+            f.read_exact_at(buf.buf(), rng.gen_range(0..blocks) * SMALL)?;
         }
         Ok(())
     })?;
-    let iops = (per as u128 * DEPTH as u128 * 1_000_000_000 / t.elapsed().as_nanos().max(1)) as u64;
+    let iops = (per as u128 * DEPTH as u128 * 1_000_000_000 / took.max(1)) as u64;
     let mut device_bps = 0;
     for &req in DEVICE_PROBE.0 {
         for &depth in DEVICE_PROBE.1 {
@@ -336,26 +324,30 @@ fn measure_file(path: &Path, chunk: u64) -> std::io::Result<(u64, u64, u64, u64,
 /// bytes sequentially in `req`-byte O_DIRECT reads.
 fn read_at_depth(f: &std::fs::File, size: u64, req: u64, depth: u32) -> std::io::Result<u64> {
     let part = (size / req / depth as u64).max(1);
+    let took = in_parallel(depth as u64, |k| {
+        let mut buf = Aligned::new(req as usize);
+        for i in 0..part {
+            f.read_exact_at(buf.buf(), (k * part + i) * req)?;
+        }
+        Ok(())
+    })?;
+    let moved = part as u128 * depth as u128 * req as u128;
+    Ok((moved * 1_000_000_000 / took.max(1)) as u64)
+}
+
+/// Runs `job(0)` … `job(n - 1)` on `n` threads at once; returns the nanoseconds they took
+/// together, or the first error.
+fn in_parallel(n: u64, job: impl Fn(u64) -> std::io::Result<()> + Sync) -> std::io::Result<u128> {
     let t = Instant::now();
     std::thread::scope(|s| -> std::io::Result<()> {
-        let hs: Vec<_> = (0..depth as u64)
-            .map(|k| {
-                s.spawn(move || -> std::io::Result<()> {
-                    let mut buf = Aligned::new(req as usize);
-                    for i in 0..part {
-                        f.read_exact_at(buf.buf(), (k * part + i) * req)?;
-                    }
-                    Ok(())
-                })
-            })
-            .collect();
+        let job = &job;
+        let hs: Vec<_> = (0..n).map(|k| s.spawn(move || job(k))).collect();
         for h in hs {
             h.join().map_err(|_| std::io::Error::other("a reader thread panicked"))??;
         }
         Ok(())
     })?;
-    let moved = part as u128 * depth as u128 * req as u128;
-    Ok((moved * 1_000_000_000 / t.elapsed().as_nanos().max(1)) as u64)
+    Ok(t.elapsed().as_nanos())
 }
 
 #[cfg(test)]

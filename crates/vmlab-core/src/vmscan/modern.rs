@@ -587,7 +587,7 @@ fn shrink_inactive_list(k: &mut Kernel, ctx: &mut Ctx, v: Lv, l: usize, nr: u64,
         // Every page taken was dirty and not queued: the flushers are behind. Wake them to write
         // everything; a cgroup v1 limit reclaim has no dirty limit of its own
         // (!writeback_throttling_sane) and waits here for writeback instead.
-        crate::page_writeback::wakeup_flusher_threads(k, crate::page_writeback::WbWork::All);
+        crate::page_writeback::wakeup_flusher_threads(k);
         if !writeback_throttling_sane(k, sc) {
             writeback_wait(k, ctx, sc);
         }

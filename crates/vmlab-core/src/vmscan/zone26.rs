@@ -565,11 +565,8 @@ pub fn try_to_free_pages(k: &mut Kernel, ctx: &mut Ctx, gfp: Gfp, order: u32, _c
             break;
         }
         if total_scanned > SWAP_CLUSTER_MAX + SWAP_CLUSTER_MAX / 2 {
-            // wakeup_pdflush(total_scanned)
-            k.flusher_wanted = true;
-            if k.flusher_task != usize::MAX {
-                k.wakeups.push(k.flusher_task);
-            }
+            // wakeup_pdflush(total_scanned); its min_pages of work is not queued yet (as 2.6.36).
+            crate::page_writeback::wake_flusher(k);
             sc.may_writepage = true;
         }
         if sc.nr_scanned > 0 && priority < DEF_PRIORITY - 2 {
