@@ -105,6 +105,11 @@ pub fn wake_flusher(k: &mut Kernel) {
 /// and the flusher writes as many pages as are dirty when it runs (`wb_check_start_all`,
 /// fs/fs-writeback.c), whether or not they are over the background threshold or old enough.
 pub fn wakeup_flusher_threads(k: &mut Kernel) {
+    // One WB_start_all pending or in flight at a time: a wakeup while the work runs is dropped
+    // (wb_start_writeback; the bit is cleared after wb_check_start_all's wb_writeback).
+    if k.flusher_start_all || k.flusher_work > 0 {
+        return;
+    }
     k.flusher_start_all = true;
     wake_flusher(k);
 }
@@ -216,7 +221,7 @@ pub fn flusher_pass(k: &mut Kernel, ctx: &mut Ctx) -> FlushAction {
     let expire = k.profile.tunables.dirty_expire_centisecs * 10_000_000;
     let interval = k.profile.tunables.dirty_writeback_centisecs * 10_000_000;
     if std::mem::take(&mut k.flusher_start_all) {
-        k.flusher_work = k.flusher_work.max(k.g.dirty);
+        k.flusher_work = k.g.dirty;
     }
     let over_bg = k.g.dirty > bg
         || (k.memcg.active() && crate::memcontrol::any_wb_domain_over_bg(k, dirtyable(k), k.g.dirty + k.g.writeback));
@@ -345,4 +350,64 @@ pub fn vfs_fsync(k: &mut Kernel, ctx: &mut Ctx, f: u32) -> u64 {
     }
     let d = k.files[f as usize].disk;
     k.disks[d].queued_until()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::machine::MachineConfig;
+    use crate::mmzone::{Mt, ZoneType};
+
+    /// Dirty `n` more pages of `file` from index `*next` (page-cache pages allocated from zone 0).
+    fn dirty(k: &mut Kernel, ctx: &mut Ctx, file: u32, next: &mut u64, n: u64) {
+        for _ in 0..n {
+            let p = k.rmqueue(0, 0, Mt::Movable).expect("a free page");
+            k.fr.set(p, pg::UPTODATE);
+            k.add_to_page_cache(ctx, file, *next, p);
+            set_page_dirty(k, ctx, p);
+            *next += 1;
+        }
+    }
+
+    /// Run the flusher until it has nothing more to do now; returns the pages it wrote.
+    fn flush(k: &mut Kernel, ctx: &mut Ctx) -> u64 {
+        let before = k.g.writeback;
+        for _ in 0..64 {
+            if let FlushAction::Sleep(_) = flusher_pass(k, ctx) {
+                break;
+            }
+        }
+        k.g.writeback - before
+    }
+
+    /// 6.8 `wb_start_writeback` lets one `WB_start_all` be pending or in flight at a time (the bit
+    /// is cleared by `wb_check_start_all` after its `wb_writeback`, fs/fs-writeback.c; Jens
+    /// Axboe, "writeback: only allow one inflight and pending full flush", 2017): a reclaimer
+    /// that finds dirty pages again while the work runs does not extend it, and a wakeup after
+    /// it ended starts a new one of what is dirty then.
+    #[test]
+    fn one_start_all_work_in_flight_at_a_time() {
+        let cfg = MachineConfig::of_zones("x86_64", 1, &[(ZoneType::Normal, 65536)]);
+        let mut k = Kernel::new(crate::profiles::find("linux-6.8").expect("profile"), cfg, 1).expect("kernel");
+        // A device fast enough that no write waits for request-queue room.
+        k.disks.push(crate::disk::Disk::preset("ssd").expect("preset"));
+        let mut ctx = Ctx { is_flusher: true, ..Ctx::default() };
+        let file = k.file_create("f", 1 << 30, 0, false);
+        let mut next = 0;
+        dirty(&mut k, &mut ctx, file, &mut next, 3000);
+        wakeup_flusher_threads(&mut k);
+        assert!(matches!(flusher_pass(&mut k, &mut ctx), FlushAction::More));
+        assert_eq!(k.g.writeback, 1024, "one chunk of the work written");
+        // More dirtied, and reclaim asks again while the work is in flight: dropped.
+        dirty(&mut k, &mut ctx, file, &mut next, 2000);
+        wakeup_flusher_threads(&mut k);
+        // It writes what was dirty when it started, in whole chunks of 1024 pages (as
+        // writeback_chunk_size rounds up to MIN_WRITEBACK_PAGES): three.
+        let first = 1024 + flush(&mut k, &mut ctx);
+        assert_eq!(first, 3 * 1024, "the work writes what was dirty when it started");
+        assert_eq!(k.g.dirty, 5000 - first);
+        // The work is over: the next wakeup starts a new one.
+        wakeup_flusher_threads(&mut k);
+        assert_eq!(flush(&mut k, &mut ctx), 5000 - first);
+    }
 }
