@@ -24,10 +24,12 @@
 #                                               before the device sees the request)
 #
 # and then simulates every workload (reclaim-file: limit reclaim of clean file pages; swap:
-# swap-out and swap-in; the three above) with the fitted table and prints simulated ÷ real,
-# system time and memory stall. On the development host (docs/REAL.md, "seed 004's job") a
-# file read from disk costs ~1 µs a page and ~20–30 µs a file: fitting the per-page entries
-# alone to a small-file tree would charge a large file's every page its files' cost. Not
+# swap-out and swap-in; write-cached: write() of new files that fit, no fsync, the buffered
+# write path, which needs no entry of its own (docs/REAL.md, "dirty-writer"); the three above)
+# with the fitted table and prints simulated ÷ real, system time and memory stall. On the
+# development host (docs/REAL.md, "seed 004's job") a file read from disk costs ~1 µs a page
+# and ~20–30 µs a file: fitting the per-page entries alone to a small-file tree would charge a
+# large file's every page its files' cost. Not
 # fitted (docs/REAL.md): the system time of swap (`rmap_one`) — the swap workload's simulation
 # is bimodal in its swap-ins; and reclaim-file's stall (`lru_scan`) — on a shared host that
 # stall is mostly the reclaimer waiting for a CPU (0.15–0.17 s with 0.15–0.20 s of CPU wait,
@@ -50,7 +52,7 @@ WRITE=${WRITE:-1}
 LOCK=${LOCK:-/tmp/vmlab-real.lock}
 PAIRS=${PAIRS:-"fault-anon:clear_page:sys read-cached:copy_user_page:sys read-tree:read_pages:sys"}
 ENTRIES=$(for p in $PAIRS; do q=${p#*:}; printf '%s ' "${q%%:*}"; done)
-CHECK="fault-anon read-cached read-tree reclaim-file swap"
+CHECK="fault-anon read-cached read-tree write-cached reclaim-file swap"
 mkdir -p "$OUT"
 echo "calibrate-costs: outputs in $OUT" >&2
 
