@@ -20,6 +20,7 @@ use rustc_hash::FxHashMap;
 
 pub mod slab;
 
+use super::riel24::lock::LruLock;
 use super::{add_to_list, del_page_from_lru, pageout, remove_mapping_and_free, KswapdAction, SWAP_CLUSTER_MAX};
 use super::{LruScope, ReclaimEngine};
 use crate::kernel::{Ctx, IoDone, Kernel};
@@ -67,6 +68,8 @@ pub struct Aa24State {
     pub need_balance: Vec<bool>,
     /// The `buffer_head` slab cache (`slab.rs`).
     pub bh: slab::BhCache,
+    /// `pagemap_lru_lock`: the 2.4.9 engine's model of it (`riel24/lock.rs`), one lock over both lists.
+    pub lock: LruLock,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -113,6 +116,8 @@ pub struct Aa24Stats {
     pub clean_pass_freed: u64,
     /// Reclaimers that slept on a page under their own writeback.
     pub launder_waits: u64,
+    /// `pagemap_lru_lock` acquisitions that found another CPU holding it.
+    pub lock_contended: u64,
     /// PTEs `swap_out` looked at, per simulated second: when the kernel was swapping out.
     pub walk_ptes_per_s: Vec<u64>,
 }
@@ -413,6 +418,42 @@ pub fn page_table_lock(k: &mut Kernel, ctx: &mut Ctx, mm: u32) {
 // ---------------------------------------------------------------------------------------------
 // try_to_free_pages_zone
 
+/// `spin_lock(&pagemap_lru_lock)`. 2.4.23's `shrink_caches` takes it before `refill_inactive` and
+/// `shrink_cache` keeps it over its whole scan, letting go only to `schedule`, to wait on a page,
+/// around `writepage` and for the mapped branch's `swap_out`: reclaimers on other CPUs spin, and
+/// so does `lru_cache_add` of every new page-cache page. Returns when it was taken.
+fn lru_lock(k: &mut Kernel, ctx: &mut Ctx) -> u64 {
+    let (wait, contended) = k.reclaim.aa24_mut().lock.acquire(k.now, ctx.clock(), ctx.cpu, ctx.task);
+    if contended {
+        k.reclaim.aa24_mut().stats.lock_contended += 1;
+    }
+    if wait > 0 {
+        k.charge(ctx, KFunc::LruLockSpin, wait);
+    }
+    ctx.clock()
+}
+
+/// `spin_unlock(&pagemap_lru_lock)` of the hold `held`, if any.
+fn lru_unlock(k: &mut Kernel, ctx: &Ctx, held: &mut Option<u64>) {
+    if let Some(taken) = held.take() {
+        let now = k.now;
+        let s = k.reclaim.aa24_mut();
+        s.stats.lock_contended += s.lock.release(now, taken, ctx.clock(), ctx.cpu);
+    }
+}
+
+fn ensure_locked(k: &mut Kernel, ctx: &mut Ctx, held: &mut Option<u64>) {
+    if held.is_none() {
+        *held = Some(lru_lock(k, ctx));
+    }
+}
+
+/// `lru_cache_add` of a page a read added to the page cache takes the lock for a moment.
+pub fn lru_cache_add_lock(k: &mut Kernel, ctx: &mut Ctx) {
+    let mut held = Some(lru_lock(k, ctx));
+    lru_unlock(k, ctx, &mut held);
+}
+
 fn scan_step(k: &Kernel, st: &Tfp) -> Step {
     let t = &k.profile.tunables;
     let max_scan = (cz_count(k, st.cz, INACTIVE) + cz_count(k, st.cz, ACTIVE)) / t.vm_cache_scan_ratio.max(1);
@@ -426,8 +467,16 @@ fn new_swap_out(k: &mut Kernel) -> SwapOut {
 }
 
 /// The body of `try_to_free_pages_zone`: `vm_passes` rounds of `shrink_caches` (+ one failing
-/// `swap_out` at most per call), until SWAP_CLUSTER_MAX pages are freed.
+/// `swap_out` at most per call), until SWAP_CLUSTER_MAX pages are freed. Every way out of a slice
+/// lets go of `pagemap_lru_lock`.
 fn run(k: &mut Kernel, ctx: &mut Ctx, st: &mut Tfp, budget: u64) -> Run {
+    let mut held = None;
+    let r = run_slice(k, ctx, st, budget, &mut held);
+    lru_unlock(k, ctx, &mut held);
+    r
+}
+
+fn run_slice(k: &mut Kernel, ctx: &mut Ctx, st: &mut Tfp, budget: u64, held: &mut Option<u64>) -> Run {
     loop {
         match st.step {
             Step::PassStart => {
@@ -436,6 +485,7 @@ fn run(k: &mut Kernel, ctx: &mut Ctx, st: &mut Tfp, budget: u64) -> Run {
                 if st.nr <= 0 {
                     return Run::Done(true);
                 }
+                ensure_locked(k, ctx, held);
                 refill_inactive(k, ctx, st.nr.max(0) as u64, st.cz);
                 st.step = if k.profile.clean_cache_pass {
                     let left = cz_count(k, st.cz, INACTIVE) / k.profile.tunables.vm_cache_scan_ratio.max(1);
@@ -444,7 +494,7 @@ fn run(k: &mut Kernel, ctx: &mut Ctx, st: &mut Tfp, budget: u64) -> Run {
                     scan_step(k, st)
                 };
             }
-            Step::Clean { left } => match clean_pass(k, ctx, st, left, budget) {
+            Step::Clean { left } => match clean_pass(k, ctx, st, left, budget, held) {
                 Some(left) => {
                     st.step = Step::Clean { left };
                     return Run::Resched;
@@ -452,7 +502,7 @@ fn run(k: &mut Kernel, ctx: &mut Ctx, st: &mut Tfp, budget: u64) -> Run {
                 None if st.nr <= 0 => return Run::Done(true),
                 None => st.step = scan_step(k, st),
             },
-            Step::Scan { max_scan, max_mapped } => match shrink_cache(k, ctx, st, max_scan, max_mapped, budget) {
+            Step::Scan { max_scan, max_mapped } => match shrink_cache(k, ctx, st, max_scan, max_mapped, budget, held) {
                 ScanEnd::Freed => return Run::Done(true),
                 ScanEnd::Resched(ms, mm) => {
                     st.step = Step::Scan { max_scan: ms, max_mapped: mm };
@@ -463,13 +513,16 @@ fn run(k: &mut Kernel, ctx: &mut Ctx, st: &mut Tfp, budget: u64) -> Run {
                     return Run::Wait(until);
                 }
                 ScanEnd::Mapped(ms) => {
-                    // The page_mapped branch reaps the slab again, then the dcache and icache.
+                    // The page_mapped branch lets go of the lock, reaps the slab again, then the
+                    // dcache and icache.
+                    lru_unlock(k, ctx, held);
                     st.nr -= slab::kmem_cache_reap(k, ctx) as i64;
                     if st.nr <= 0 {
                         return Run::Done(true);
                     }
                     slab::shrink_vfs_caches(k, ctx);
                     if st.failed_swapout {
+                        ensure_locked(k, ctx, held);
                         refill_inactive(k, ctx, st.nr.max(0) as u64, st.cz);
                         let max_mapped = st.nr * k.profile.tunables.vm_mapped_ratio as i64;
                         st.step = Step::Scan { max_scan: ms, max_mapped };
@@ -478,6 +531,7 @@ fn run(k: &mut Kernel, ctx: &mut Ctx, st: &mut Tfp, budget: u64) -> Run {
                     }
                 }
                 ScanEnd::Exhausted => {
+                    lru_unlock(k, ctx, held);
                     slab::shrink_vfs_caches(k, ctx);
                     if st.failed_swapout {
                         if let Some(r) = next_pass(st) {
@@ -496,6 +550,7 @@ fn run(k: &mut Kernel, ctx: &mut Ctx, st: &mut Tfp, budget: u64) -> Run {
                 Some(ok) => {
                     st.failed_swapout = !ok;
                     let max_mapped = st.nr * k.profile.tunables.vm_mapped_ratio as i64;
+                    ensure_locked(k, ctx, held);
                     refill_inactive(k, ctx, st.nr.max(0) as u64, st.cz);
                     st.step = Step::Scan { max_scan, max_mapped };
                 }
@@ -587,8 +642,16 @@ fn free_page(k: &mut Kernel, ctx: &mut Ctx, p: Pfn) {
 
 /// aa2: before any writepage work, look at `nr_inactive / vm_cache_scan_ratio` pages from the
 /// tail and free the clean, unmapped cache among them (rotating the rest, as the main loop
-/// does). Returns Some(left) when it must reschedule.
-fn clean_pass(k: &mut Kernel, ctx: &mut Ctx, st: &mut Tfp, mut left: u64, budget: u64) -> Option<u64> {
+/// does), under `pagemap_lru_lock`. Returns Some(left) when it must reschedule.
+fn clean_pass(
+    k: &mut Kernel,
+    ctx: &mut Ctx,
+    st: &mut Tfp,
+    mut left: u64,
+    budget: u64,
+    held: &mut Option<u64>,
+) -> Option<u64> {
+    ensure_locked(k, ctx, held);
     let c = costs(k).lru;
     while left > 0 {
         if ctx.sys_ns >= budget {
@@ -630,7 +693,9 @@ enum ScanEnd {
 
 /// `shrink_cache`: from the inactive tail, every visited page first goes to the head; mapped
 /// pages use up `max_mapped`; dirty unmapped cache gets `writepage` and stays at the head;
-/// clean unmapped cache is freed; a page under writeback reclaim started is waited on.
+/// clean unmapped cache is freed; a page under writeback reclaim started is waited on. Called
+/// with `pagemap_lru_lock` held (`held`), which `writepage` runs without.
+#[allow(clippy::too_many_arguments)]
 fn shrink_cache(
     k: &mut Kernel,
     ctx: &mut Ctx,
@@ -638,7 +703,9 @@ fn shrink_cache(
     mut max_scan: u64,
     mut max_mapped: i64,
     budget: u64,
+    held: &mut Option<u64>,
 ) -> ScanEnd {
+    ensure_locked(k, ctx, held);
     let c = costs(k).lru;
     let scan_ev = if ctx.is_kswapd { Vm::PgscanKswapd } else { Vm::PgscanDirect };
     while max_scan > 0 && cz_count(k, st.cz, INACTIVE) > 0 {
@@ -681,7 +748,9 @@ fn shrink_cache(
             k.reclaim.aa24_mut().launder_done.remove(&p);
         }
         if f & pg::DIRTY != 0 {
+            lru_unlock(k, ctx, held);
             writepage(k, ctx, p);
+            *held = Some(lru_lock(k, ctx));
             continue;
         }
         free_page(k, ctx, p);
@@ -1025,6 +1094,7 @@ impl ReclaimEngine for Aa24State {
         mark_page_accessed(k, p)
     }
     fn page_cache_added(k: &mut Kernel, ctx: &mut Ctx, p: Pfn) {
+        lru_cache_add_lock(k, ctx);
         slab::page_cache_added(k, ctx, p)
     }
     /// `filemap_nopage` / `shmem_nopage` call `mark_page_accessed` in 2.4.
@@ -1134,5 +1204,40 @@ mod tests {
             // are the second lap's first visits.
             assert!(act[..ratio as usize].iter().all(|&p| !k.fr.has(p, pg::ACTIVE)));
         }
+    }
+
+    /// 2.4.23's `shrink_caches` takes `pagemap_lru_lock` and `shrink_cache` keeps it over its scan
+    /// (mm/vmscan.c): a page-cache add on another CPU meanwhile spins until the scan lets go, and
+    /// that spin is its kernel time; on the scanner's own CPU nothing waits.
+    #[test]
+    fn a_scan_holds_pagemap_lru_lock_and_another_cpu_spins_for_it() {
+        let mut k = kernel();
+        let pages = cache_pages(&mut k, 3000, INACTIVE, false);
+        for &p in &pages {
+            // Under I/O: visited and passed over, so the scan runs its whole max_scan.
+            k.fr.set(p, pg::LOCKED);
+        }
+        let cz = ZoneType::HighMem as usize;
+        let mut a = Ctx { cpu: 0, task: 1, ..Default::default() };
+        let mut st = new_tfp(&k, cz);
+        let Step::Scan { max_scan, max_mapped } = scan_step(&k, &st) else { unreachable!() };
+        assert_eq!(max_scan, 500);
+        let mut held = Some(lru_lock(&mut k, &mut a));
+        let end = shrink_cache(&mut k, &mut a, &mut st, max_scan, max_mapped, u64::MAX, &mut held);
+        assert!(matches!(end, ScanEnd::Exhausted));
+        lru_unlock(&mut k, &a, &mut held);
+        let hold = a.clock();
+        assert_eq!(hold, max_scan * costs(&k).lru);
+        // Another CPU adding a page at the time the scan began spins to its end.
+        let mut b = Ctx { cpu: 1, task: 2, ..Default::default() };
+        lru_cache_add_lock(&mut k, &mut b);
+        assert_eq!(b.sys_ns, hold);
+        assert_eq!(k.reclaim.aa24().stats.lock_contended, 1);
+        // One that comes after it does not; nor does a task on the scanner's own CPU.
+        let mut c = Ctx { cpu: 2, task: 3, now: hold, ..Default::default() };
+        lru_cache_add_lock(&mut k, &mut c);
+        let mut d = Ctx { cpu: 0, task: 4, ..Default::default() };
+        lru_cache_add_lock(&mut k, &mut d);
+        assert_eq!((c.sys_ns, d.sys_ns), (0, 0));
     }
 }

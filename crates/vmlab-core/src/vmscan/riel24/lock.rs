@@ -94,6 +94,54 @@ impl LruLock {
         hit
     }
 
+    /// `spin_lock` by `task` on `cpu` at `at` (its clock), `now` being the scheduler's time: the
+    /// spin it owes from earlier bursts, then the wait for a recorded hold covering it. Returns
+    /// (spin in all, whether a hold covered the acquisition); the caller charges the spin, and
+    /// the lock is taken at `at` + spin.
+    pub fn acquire(&mut self, now: u64, at: u64, cpu: u32, task: usize) -> (u64, bool) {
+        // Quanta computed from here on start at `now` or later, so their holds end after it.
+        if self.pruned_at != Some(now) {
+            self.holds.retain(|h| h.1 > now);
+            self.takes.retain(|x| x.0 >= now);
+            self.pruned_at = Some(now);
+        }
+        // Spin this task owes from its earlier bursts, paid before it can try again.
+        let mut wait = 0;
+        if let Some(i) = self.owed.iter().position(|o| o.0 == task) {
+            wait = self.owed.swap_remove(i).1;
+        }
+        let t = at + wait;
+        let until = self.covered(cpu, t).unwrap_or(t);
+        wait += until - t;
+        self.spin_ns += wait;
+        let taken = at + wait;
+        if taken < now {
+            self.pruned_at = None;
+        }
+        self.takes.push((taken, cpu, task));
+        (wait, until > t)
+    }
+
+    /// `spin_unlock` at `end` of a hold on `cpu` that began at `taken`: returns the acquisitions
+    /// on other CPUs, computed before the hold was known, that now wait for it.
+    pub fn release(&mut self, now: u64, taken: u64, end: u64, cpu: u32) -> u64 {
+        if end < taken + MIN_HOLD_NS {
+            return 0;
+        }
+        if end <= now {
+            self.pruned_at = None;
+        }
+        self.holds.push((taken, end, cpu));
+        // Tasks whose acquisitions, computed before this hold was known, fall inside it.
+        let mut hit: Vec<usize> = Vec::new();
+        for &(t, c, task) in &self.takes {
+            if c != cpu && taken <= t && t < end && !hit.contains(&task) {
+                hit.push(task);
+            }
+        }
+        hit.into_iter().map(|task| self.owe(task)).sum()
+    }
+
     /// A hard interrupt ran on `cpu` from `at` for `ns`. 2.4 takes pagemap_lru_lock with plain
     /// `spin_lock` (interrupts on), so a hold the CPU is in lasts `ns` longer, and its later holds
     /// and acquisitions (computed with its quantum) come `ns` later. Returns the acquisitions on
@@ -125,61 +173,21 @@ pub fn interrupted(k: &mut Kernel, cpu: u32, at: u64, ns: u64) {
 
 /// `spin_lock(&pagemap_lru_lock)`: returns the time the lock was taken.
 pub fn spin_lock(k: &mut Kernel, ctx: &mut Ctx) -> u64 {
-    let now = k.now;
-    let l = &mut k.reclaim.riel24_mut().lock;
-    // Quanta computed from here on start at `now` or later, so their holds end after it.
-    if l.pruned_at != Some(now) {
-        l.holds.retain(|h| h.1 > now);
-        l.takes.retain(|x| x.0 >= now);
-        l.pruned_at = Some(now);
-    }
-    // Spin this task owes from its earlier bursts, paid before it can try again.
-    let mut wait = 0;
-    if let Some(i) = l.owed.iter().position(|o| o.0 == ctx.task) {
-        wait = l.owed.swap_remove(i).1;
-    }
-    let t = ctx.clock() + wait;
-    let until = l.covered(ctx.cpu, t).unwrap_or(t);
-    if until > t {
+    let (wait, contended) = k.reclaim.riel24_mut().lock.acquire(k.now, ctx.clock(), ctx.cpu, ctx.task);
+    if contended {
         k.reclaim.riel24_mut().stats.lock_contended += 1;
     }
-    wait += until - t;
     if wait > 0 {
-        k.reclaim.riel24_mut().lock.spin_ns += wait;
         k.charge(ctx, KFunc::LruLockSpin, wait);
     }
-    let taken = ctx.clock();
-    let l = &mut k.reclaim.riel24_mut().lock;
-    if taken < now {
-        l.pruned_at = None;
-    }
-    l.takes.push((taken, ctx.cpu, ctx.task));
-    taken
+    ctx.clock()
 }
 
 /// `spin_unlock(&pagemap_lru_lock)` for a hold that began at `taken`.
 pub fn spin_unlock(k: &mut Kernel, ctx: &Ctx, taken: u64) {
-    let end = ctx.clock();
-    if end < taken + MIN_HOLD_NS {
-        return;
-    }
     let now = k.now;
     let r = k.reclaim.riel24_mut();
-    let l = &mut r.lock;
-    if end <= now {
-        l.pruned_at = None;
-    }
-    l.holds.push((taken, end, ctx.cpu));
-    // Tasks whose acquisitions, computed before this hold was known, fall inside it.
-    let mut hit: Vec<usize> = Vec::new();
-    for &(t, cpu, task) in &l.takes {
-        if cpu != ctx.cpu && taken <= t && t < end && !hit.contains(&task) {
-            hit.push(task);
-        }
-    }
-    for task in hit {
-        r.stats.lock_contended += l.owe(task);
-    }
+    r.stats.lock_contended += r.lock.release(now, taken, ctx.clock(), ctx.cpu);
 }
 
 #[cfg(test)]
