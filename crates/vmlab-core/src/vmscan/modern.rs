@@ -388,7 +388,9 @@ fn shrink_active_list(k: &mut Kernel, ctx: &mut Ctx, v: Lv, l: usize, nr: u64, s
                 continue;
             }
         }
-        k.fr.clear(p, pg::ACTIVE | pg::REFERENCED);
+        // PG_referenced stays: folio_referenced has not cleared it since 2.6.34, so a page
+        // used since its activation comes straight back at its next access.
+        k.fr.clear(p, pg::ACTIVE);
         k.fr.set(p, pg::WORKINGSET);
         deact += 1;
         putback(k, p);
@@ -1064,3 +1066,7 @@ impl ReclaimEngine for Modern {
         try_to_free_mem_cgroup_pages(k, ctx, g, nr, may_swap)
     }
 }
+
+#[cfg(test)]
+#[path = "modern_tests.rs"]
+mod tests;
