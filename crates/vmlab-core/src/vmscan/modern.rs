@@ -284,11 +284,8 @@ fn get_scan_count(k: &Kernel, v: Lv, sc: &ScanControl) -> [u64; 4] {
             B::Equal => scan,
             B::Fract => {
                 let frac = if file { fp } else { ap };
-                if denom == 0 {
-                    0
-                } else {
-                    (scan * frac).div_ceil(denom)
-                }
+                // Rounded down, as 6.8 does for every online group (vmlab's never go offline).
+                (scan * frac).checked_div(denom).unwrap_or(0)
             }
             B::File => {
                 if file {

@@ -58,3 +58,22 @@ fn deactivation_keeps_pg_referenced() {
     assert!(k.fr.has(ps[0], pg::ACTIVE), "one access reactivates a page deactivated referenced");
     assert_eq!(k.ev.get(Vm::Pgactivate), activated + 1);
 }
+
+/// `get_scan_count` under SCAN_FRACT divides rounding down for an online group (and the root):
+/// since 5.7 (Gavin Shan, "mm/vmscan: don't round up scan size for online memory cgroup",
+/// linux-mm, Feb 2020) only an offline group's lists round up, so that its last pages go. A
+/// list's share under one page at a priority is not scanned at that priority.
+#[test]
+fn fractional_scan_targets_round_down() {
+    let mut k = kernel();
+    k.swap = Some(crate::swap_state::SwapInfo::new(0, 0, 64 << 20));
+    pages_on_lru(&mut k, 4096, pg::ANON);
+    pages_on_lru(&mut k, 4096, 0);
+    // No reclaim cost yet: anon's share is swappiness 60 of 200, file's 140 of 200.
+    for (priority, anon, file) in [(12, 0, 0), (11, 0, 1), (10, 1, 2), (9, 2, 5)] {
+        let nr = get_scan_count(&k, Lv::root(0), &sc_at(priority));
+        let size = 4096u64 >> priority;
+        assert_eq!(nr[LRU_INACTIVE_ANON], anon, "anon at priority {priority}: {size} x 60/200");
+        assert_eq!(nr[LRU_INACTIVE_FILE], file, "file at priority {priority}: {size} x 140/200");
+    }
+}
