@@ -77,3 +77,77 @@ fn fractional_scan_targets_round_down() {
         assert_eq!(nr[LRU_INACTIVE_FILE], file, "file at priority {priority}: {size} x 140/200");
     }
 }
+
+/// 6.8's `prepare_scan_count` calls the file LRU tiny (global reclaim scans anon only) when the
+/// node's file pages and free memory are under the high watermarks, anon is not being
+/// deactivated, *and* the inactive anon list has pages to scan at this priority.
+#[test]
+fn file_is_tiny_needs_inactive_anon_at_the_priority() {
+    let mut k = kernel();
+    k.swap = Some(crate::swap_state::SwapInfo::new(0, 0, 64 << 20));
+    pages_on_lru(&mut k, 2048, pg::ANON);
+    // The rest of memory held outside the LRU: no file pages, nothing free.
+    let zid = k.nodes[0].zones[0];
+    while k.rmqueue(zid, 0, Mt::Movable).is_some() {}
+    for (priority, tiny) in [(12, false), (11, true), (DEF_PRIORITY - 4, true)] {
+        let mut sc = sc_at(priority);
+        prepare_scan_count(&k, 0, &mut sc);
+        assert!(!sc.may_deactivate_anon, "all anon inactive: no deactivation");
+        assert_eq!(sc.file_is_tiny, tiny, "2048 inactive anon pages >> {priority}");
+    }
+    // With anon being deactivated (refaults since the last snapshot) the file LRU is not tiny.
+    k.nodes[0].lruvec.refaults[0] += 1;
+    let mut sc = sc_at(10);
+    prepare_scan_count(&k, 0, &mut sc);
+    assert!(sc.may_deactivate_anon);
+    assert!(!sc.file_is_tiny);
+}
+
+/// `inactive_is_low` and cache-trim mode read the whole lruvec, not the zones a reclaim may
+/// take from: a DMA32-only reclaim on a node whose active file pages are in Normal still sees
+/// the file lists unbalanced.
+#[test]
+fn inactive_is_low_reads_the_whole_lruvec() {
+    let cfg = MachineConfig::of_zones("x86_64", 1, &[(ZoneType::Dma32, 8192), (ZoneType::Normal, 8192)]);
+    let mut k = Kernel::new(crate::profiles::find("linux-6.8").expect("profile"), cfg, 1).expect("kernel");
+    let (dma32, normal) = (k.nodes[0].zones[0], k.nodes[0].zones[1]);
+    assert_eq!(k.zones[dma32].kind, ZoneType::Dma32);
+    for (zid, flags, n) in [(dma32, 0, 1000), (normal, pg::ACTIVE, 3000)] {
+        for _ in 0..n {
+            let p = k.rmqueue(zid, 0, Mt::Movable).expect("a free page");
+            k.fr.set(p, flags);
+            lru_add(&mut k, p);
+        }
+    }
+    let mut sc = sc_at(DEF_PRIORITY);
+    sc.reclaim_idx = ZoneType::Dma32 as usize;
+    prepare_scan_count(&k, 0, &mut sc);
+    assert!(sc.may_deactivate_file, "1,000 inactive against 3,000 active file pages is low");
+    assert!(!sc.cache_trim_mode);
+}
+
+/// `prepare_scan_count` takes the target's costs once per node cycle (`sc->anon_cost`,
+/// `sc->file_cost`): cost noted while the cycle runs moves the next cycle's balance, not this
+/// one's.
+#[test]
+fn scan_balance_uses_the_costs_at_the_start_of_the_cycle() {
+    let mut k = kernel();
+    k.swap = Some(crate::swap_state::SwapInfo::new(0, 0, 64 << 20));
+    pages_on_lru(&mut k, 4096, pg::ANON);
+    pages_on_lru(&mut k, 4096, 0);
+    // File refaults since the last cycle: no cache-trim mode, the balance decides.
+    k.nodes[0].lruvec.refaults[1] += 1;
+    let mut sc = sc_at(6);
+    prepare_scan_count(&k, 0, &mut sc);
+    assert!(!sc.cache_trim_mode && !sc.file_is_tiny);
+    let before = get_scan_count(&k, Lv::root(0), &sc);
+    // Thrashing file pages come back: file reclaim now looks costly.
+    for _ in 0..64 {
+        lru_note_cost(&mut k, Lv::root(0), true, 1, 0);
+    }
+    assert_eq!(get_scan_count(&k, Lv::root(0), &sc), before, "same cycle, same balance");
+    prepare_scan_count(&k, 0, &mut sc);
+    let after = get_scan_count(&k, Lv::root(0), &sc);
+    assert!(after[LRU_INACTIVE_ANON] > before[LRU_INACTIVE_ANON], "{after:?} vs {before:?}");
+    assert!(after[LRU_INACTIVE_FILE] < before[LRU_INACTIVE_FILE], "{after:?} vs {before:?}");
+}
