@@ -211,6 +211,12 @@ fn can_reclaim_anon(k: &Kernel, sc: &ScanControl) -> bool {
     crate::swap_state::free_swap_pages(k) > 0
 }
 
+/// `can_age_anon_pages`: aging anon is worth it while there is swap at all, full or not, and
+/// whether or not this reclaim may swap.
+fn can_age_anon_pages(k: &Kernel) -> bool {
+    crate::swap_state::total_swap_pages(k) > 0
+}
+
 /// `lru_note_cost`: reclaim work on one type makes the other cheaper to scan; charged to the
 /// lruvec and every ancestor's. Since 6.2 (Johannes Weiner, "mm: vmscan: make rotations a
 /// secondary factor in balancing anon vs file", linux-mm, Oct 2022) a page of I/O — written by
@@ -671,7 +677,7 @@ fn shrink_lruvec(k: &mut Kernel, ctx: &mut Ctx, v: Lv, sc: &mut ScanControl) {
         }
     }
     sc.nr_reclaimed += reclaimed;
-    if can_reclaim_anon(k, sc) && inactive_is_low(k, v, LRU_INACTIVE_ANON) {
+    if can_age_anon_pages(k) && inactive_is_low(k, v, LRU_INACTIVE_ANON) {
         shrink_active_list(k, ctx, v, LRU_ACTIVE_ANON, SWAP_CLUSTER_MAX, sc);
     }
 }
@@ -989,8 +995,8 @@ fn balance_step(k: &mut Kernel, ctx: &mut Ctx, node: usize) -> bool {
         sleep_at_entry: ctx.sleep_ns,
         ..Default::default()
     };
-    if can_reclaim_anon(k, &sc) && inactive_is_low(k, Lv::root(node), LRU_INACTIVE_ANON) {
-        age_active_anon(k, ctx, node, &sc);
+    if can_age_anon_pages(k) && inactive_is_low(k, Lv::root(node), LRU_INACTIVE_ANON) {
+        kswapd_age_node(k, ctx, node, &sc);
     }
     shrink_node(k, ctx, node, &mut sc);
     let raise = sc.nr_scanned >= sc.nr_to_reclaim;
@@ -1008,18 +1014,16 @@ fn balance_step(k: &mut Kernel, ctx: &mut Ctx, node: usize) -> bool {
     sc.nr_immediate > 0 && sc.nr_reclaimed < sc.nr_to_reclaim
 }
 
-/// `age_active_anon`: kswapd deactivates a batch of every group's active anon list.
-fn age_active_anon(k: &mut Kernel, ctx: &mut Ctx, node: usize, sc: &ScanControl) {
+/// `kswapd_age_node`: once the node's inactive anon is low, kswapd deactivates a batch of every
+/// group's active anon list, each group's own ratio aside.
+fn kswapd_age_node(k: &mut Kernel, ctx: &mut Ctx, node: usize, sc: &ScanControl) {
     if !k.memcg.active() {
         return shrink_active_list(k, ctx, Lv::root(node), LRU_ACTIVE_ANON, SWAP_CLUSTER_MAX, sc);
     }
     let mut walk = std::mem::take(&mut k.memcg_walk);
     k.memcg.subtree(ROOT, &mut walk);
     for &g in &walk {
-        let v = Lv { node, g };
-        if inactive_is_low(k, v, LRU_INACTIVE_ANON) {
-            shrink_active_list(k, ctx, v, LRU_ACTIVE_ANON, SWAP_CLUSTER_MAX, sc);
-        }
+        shrink_active_list(k, ctx, Lv { node, g }, LRU_ACTIVE_ANON, SWAP_CLUSTER_MAX, sc);
     }
     k.memcg_walk = walk;
 }

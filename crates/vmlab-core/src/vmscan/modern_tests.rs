@@ -151,3 +151,18 @@ fn scan_balance_uses_the_costs_at_the_start_of_the_cycle() {
     assert!(after[LRU_INACTIVE_ANON] > before[LRU_INACTIVE_ANON], "{after:?} vs {before:?}");
     assert!(after[LRU_INACTIVE_FILE] < before[LRU_INACTIVE_FILE], "{after:?} vs {before:?}");
 }
+
+/// `shrink_lruvec` ages the active anon list whenever there is swap (`can_age_anon_pages`),
+/// even in a reclaim that may not swap (a v1 group at its memory+swap limit scans file only).
+#[test]
+fn anon_is_aged_by_a_reclaim_that_may_not_swap() {
+    let mut k = kernel();
+    let mut ctx = Ctx::default();
+    k.swap = Some(crate::swap_state::SwapInfo::new(0, 0, 64 << 20));
+    pages_on_lru(&mut k, 256, pg::ANON | pg::ACTIVE);
+    let mut sc = sc_at(DEF_PRIORITY);
+    sc.may_swap = false;
+    shrink_node(&mut k, &mut ctx, 0, &mut sc);
+    assert_eq!(k.ev.get(Vm::PgscanAnon), 0, "no anon scanned for reclaim");
+    assert_eq!(k.ev.get(Vm::Pgdeactivate), SWAP_CLUSTER_MAX, "a batch of active anon aged");
+}
