@@ -55,6 +55,9 @@ pub struct ScanControl {
     may_deactivate_file: bool,
     file_is_tiny: bool,
     cache_trim_mode: bool,
+    /// The target's reclaim costs when this node's cycle began (`sc->anon_cost`, `file_cost`).
+    anon_cost: u64,
+    file_cost: u64,
 }
 
 /// One lruvec of the 6.8 layout: node `node`'s lists of group `g` (the root's are the node's).
@@ -187,10 +190,12 @@ fn lru_size_local(k: &Kernel, v: Lv, l: usize, reclaim_idx: usize) -> u64 {
     zones.map(|&z| gs[v.g as usize].lru_zone[z][l]).sum()
 }
 
-/// `inactive_is_low`.
-fn inactive_is_low(k: &Kernel, v: Lv, inactive_lru: usize, reclaim_idx: usize) -> bool {
-    let inactive = lru_size(k, v, inactive_lru, reclaim_idx);
-    let active = lru_size(k, v, inactive_lru + 1, reclaim_idx);
+/// `inactive_is_low`: over the whole lruvec, whatever zones the reclaim may take from (the
+/// zone-limited sizes went in 5.5, "mm: vmscan: enforce inactive:active ratio at the reclaim
+/// root", Johannes Weiner).
+fn inactive_is_low(k: &Kernel, v: Lv, inactive_lru: usize) -> bool {
+    let inactive = lru_size(k, v, inactive_lru, usize::MAX);
+    let active = lru_size(k, v, inactive_lru + 1, usize::MAX);
     let gb = (inactive + active) >> (30 - 12);
     let ratio = if gb > 0 { Kernel::int_sqrt(10 * gb) } else { 1 };
     inactive * ratio < active
@@ -204,6 +209,12 @@ fn can_reclaim_anon(k: &Kernel, sc: &ScanControl) -> bool {
         return memcontrol::nr_swap_pages(k, sc.target) > 0;
     }
     crate::swap_state::free_swap_pages(k) > 0
+}
+
+/// `can_age_anon_pages`: aging anon is worth it while there is swap at all, full or not, and
+/// whether or not this reclaim may swap.
+fn can_age_anon_pages(k: &Kernel) -> bool {
+    crate::swap_state::total_swap_pages(k) > 0
 }
 
 /// `lru_note_cost`: reclaim work on one type makes the other cheaper to scan; charged to the
@@ -257,11 +268,9 @@ fn get_scan_count(k: &Kernel, v: Lv, sc: &ScanControl) -> [u64; 4] {
     } else {
         B::Fract
     };
-    // The cost balance is the target's (prepare_scan_count reads the target lruvec).
-    let lv = lv(k, Lv { node: v.node, g: sc.target });
-    let total_cost = lv.anon_cost + lv.file_cost;
-    let anon_cost = total_cost + lv.anon_cost;
-    let file_cost = total_cost + lv.file_cost;
+    let total_cost = sc.anon_cost + sc.file_cost;
+    let anon_cost = total_cost + sc.anon_cost;
+    let file_cost = total_cost + sc.file_cost;
     let total = anon_cost + file_cost;
     let ap = swappiness * (total + 1) / (anon_cost + 1);
     let fp = (200 - swappiness) * (total + 1) / (file_cost + 1);
@@ -284,11 +293,8 @@ fn get_scan_count(k: &Kernel, v: Lv, sc: &ScanControl) -> [u64; 4] {
             B::Equal => scan,
             B::Fract => {
                 let frac = if file { fp } else { ap };
-                if denom == 0 {
-                    0
-                } else {
-                    (scan * frac).div_ceil(denom)
-                }
+                // Rounded down, as 6.8 does for every online group (vmlab's never go offline).
+                (scan * frac).checked_div(denom).unwrap_or(0)
             }
             B::File => {
                 if file {
@@ -388,7 +394,9 @@ fn shrink_active_list(k: &mut Kernel, ctx: &mut Ctx, v: Lv, l: usize, nr: u64, s
                 continue;
             }
         }
-        k.fr.clear(p, pg::ACTIVE | pg::REFERENCED);
+        // PG_referenced stays: folio_referenced has not cleared it since 2.6.34, so a page
+        // used since its activation comes straight back at its next access.
+        k.fr.clear(p, pg::ACTIVE);
         k.fr.set(p, pg::WORKINGSET);
         deact += 1;
         putback(k, p);
@@ -669,7 +677,7 @@ fn shrink_lruvec(k: &mut Kernel, ctx: &mut Ctx, v: Lv, sc: &mut ScanControl) {
         }
     }
     sc.nr_reclaimed += reclaimed;
-    if can_reclaim_anon(k, sc) && inactive_is_low(k, v, LRU_INACTIVE_ANON, sc.reclaim_idx) {
+    if can_age_anon_pages(k) && inactive_is_low(k, v, LRU_INACTIVE_ANON) {
         shrink_active_list(k, ctx, v, LRU_ACTIVE_ANON, SWAP_CLUSTER_MAX, sc);
     }
 }
@@ -708,34 +716,42 @@ fn blocked(ctx: &Ctx, sc: &ScanControl) -> bool {
     ctx.sleep_ns > sc.sleep_at_entry
 }
 
-/// `shrink_node` (with `prepare_scan_count`).
+/// `shrink_node`.
 pub fn shrink_node(k: &mut Kernel, ctx: &mut Ctx, node: usize, sc: &mut ScanControl) {
     let before = sc.nr_reclaimed;
-    let target = Lv { node, g: sc.target };
-    let lv = lv(k, target);
-    let refault_file = lv.refaults[1] != lv.last_refaults[1];
-    let refault_anon = lv.refaults[0] != lv.last_refaults[0];
-    sc.may_deactivate_anon = refault_anon || inactive_is_low(k, target, LRU_INACTIVE_ANON, sc.reclaim_idx);
-    sc.may_deactivate_file = refault_file || inactive_is_low(k, target, LRU_INACTIVE_FILE, sc.reclaim_idx);
-    let inactive_file = lru_size(k, target, LRU_INACTIVE_FILE, sc.reclaim_idx);
-    sc.cache_trim_mode = (inactive_file >> sc.priority) > 0 && !sc.may_deactivate_file;
-    // file_is_tiny: the file LRU plus free memory is under the high watermarks.
-    let mut free = 0;
-    let mut high = 0;
-    for &z in &k.nodes[node].zones {
-        if k.zones[z].kind as usize <= sc.reclaim_idx {
-            free += k.zone_free(z);
-            high += k.zones[z].high_wmark();
-        }
-    }
-    let file = inactive_file + lru_size(k, target, LRU_ACTIVE_FILE, sc.reclaim_idx);
-    let anon = lru_size(k, target, LRU_INACTIVE_ANON, sc.reclaim_idx);
-    // Only global reclaim looks at the node's free memory.
-    sc.file_is_tiny =
-        !cgroup_reclaim(sc) && file + free <= high && !(sc.may_deactivate_anon && (anon >> sc.priority) > 0);
+    prepare_scan_count(k, node, sc);
     shrink_node_memcgs(k, ctx, node, sc);
     if sc.nr_reclaimed > before {
         k.nodes[node].kswapd.failures = 0;
+    }
+}
+
+/// `prepare_scan_count`: the reclaim target's state, read once per node and cycle for every
+/// lruvec of its subtree.
+fn prepare_scan_count(k: &Kernel, node: usize, sc: &mut ScanControl) {
+    let target = Lv { node, g: sc.target };
+    let lv = lv(k, target);
+    // Every group of the subtree is balanced by the target's costs as they stood at the start,
+    // not as the groups walked before it left them.
+    sc.anon_cost = lv.anon_cost;
+    sc.file_cost = lv.file_cost;
+    let refault_file = lv.refaults[1] != lv.last_refaults[1];
+    let refault_anon = lv.refaults[0] != lv.last_refaults[0];
+    sc.may_deactivate_anon = refault_anon || inactive_is_low(k, target, LRU_INACTIVE_ANON);
+    sc.may_deactivate_file = refault_file || inactive_is_low(k, target, LRU_INACTIVE_FILE);
+    let inactive_file = lru_size(k, target, LRU_INACTIVE_FILE, usize::MAX);
+    sc.cache_trim_mode = (inactive_file >> sc.priority) > 0 && !sc.may_deactivate_file;
+    // file_is_tiny, global reclaim only: the node's file LRU and free memory under the sum of its
+    // zones' high watermarks while there is inactive anon to scan and anon is not being
+    // deactivated — the cache trap, where a thrashing file LRU wins every balance.
+    sc.file_is_tiny = false;
+    if !cgroup_reclaim(sc) {
+        let zones = &k.nodes[node].zones;
+        let free: u64 = zones.iter().map(|&z| k.zone_free(z)).sum();
+        let high: u64 = zones.iter().filter(|&&z| k.zones[z].managed > 0).map(|&z| k.zones[z].high_wmark()).sum();
+        let file = inactive_file + lru_size(k, target, LRU_ACTIVE_FILE, usize::MAX);
+        let anon = lru_size(k, target, LRU_INACTIVE_ANON, usize::MAX);
+        sc.file_is_tiny = file + free <= high && !sc.may_deactivate_anon && (anon >> sc.priority) > 0;
     }
 }
 
@@ -979,9 +995,8 @@ fn balance_step(k: &mut Kernel, ctx: &mut Ctx, node: usize) -> bool {
         sleep_at_entry: ctx.sleep_ns,
         ..Default::default()
     };
-    // age_active_anon
-    if can_reclaim_anon(k, &sc) && inactive_is_low(k, Lv::root(node), LRU_INACTIVE_ANON, highest) {
-        age_active_anon(k, ctx, node, &sc);
+    if can_age_anon_pages(k) && inactive_is_low(k, Lv::root(node), LRU_INACTIVE_ANON) {
+        kswapd_age_node(k, ctx, node, &sc);
     }
     shrink_node(k, ctx, node, &mut sc);
     let raise = sc.nr_scanned >= sc.nr_to_reclaim;
@@ -999,18 +1014,16 @@ fn balance_step(k: &mut Kernel, ctx: &mut Ctx, node: usize) -> bool {
     sc.nr_immediate > 0 && sc.nr_reclaimed < sc.nr_to_reclaim
 }
 
-/// `age_active_anon`: kswapd deactivates a batch of every group's active anon list.
-fn age_active_anon(k: &mut Kernel, ctx: &mut Ctx, node: usize, sc: &ScanControl) {
+/// `kswapd_age_node`: once the node's inactive anon is low, kswapd deactivates a batch of every
+/// group's active anon list, each group's own ratio aside.
+fn kswapd_age_node(k: &mut Kernel, ctx: &mut Ctx, node: usize, sc: &ScanControl) {
     if !k.memcg.active() {
         return shrink_active_list(k, ctx, Lv::root(node), LRU_ACTIVE_ANON, SWAP_CLUSTER_MAX, sc);
     }
     let mut walk = std::mem::take(&mut k.memcg_walk);
     k.memcg.subtree(ROOT, &mut walk);
     for &g in &walk {
-        let v = Lv { node, g };
-        if inactive_is_low(k, v, LRU_INACTIVE_ANON, sc.reclaim_idx) {
-            shrink_active_list(k, ctx, v, LRU_ACTIVE_ANON, SWAP_CLUSTER_MAX, sc);
-        }
+        shrink_active_list(k, ctx, Lv { node, g }, LRU_ACTIVE_ANON, SWAP_CLUSTER_MAX, sc);
     }
     k.memcg_walk = walk;
 }
@@ -1064,3 +1077,7 @@ impl ReclaimEngine for Modern {
         try_to_free_mem_cgroup_pages(k, ctx, g, nr, may_swap)
     }
 }
+
+#[cfg(test)]
+#[path = "modern_tests.rs"]
+mod tests;

@@ -1,14 +1,14 @@
 //! The 6.8 anonymous LRU under a cyclic sweep larger than memory: a process writes 1.5x the
 //! machine's memory of anonymous pages twice. Checked against this host's 6.18 kernel in
-//! docs/REAL.md (anon-overcommit): the second pass swaps the whole heap back in and activates
-//! nothing.
+//! docs/REAL.md (anon-overcommit): the second pass swaps the heap back in and activates none of
+//! its refaults.
 //! - New anon pages start inactive and one reference only earns a second trip (5.9,
 //!   "protect the workingset on anonymous LRU"), so a page written once is not activated.
 //! - A refault is activated only if its distance fits in the lists it competes with: for anon,
 //!   the file lists and the active anon list, not the inactive anon list it was evicted from.
 //! - A reclaimer whose write finds the request queue full sleeps in submit_bio and then writes
 //!   the rest of its batch (6.8's pageout has no congestion check): it neither leaves those
-//!   pages for others to rescan nor reorders them, so the sweep finds none of the heap resident
+//!   pages for others to rescan nor reorders them, so the sweep finds little of the heap resident
 //!   on its second pass, and each page is scanned about three times per eviction (a second
 //!   trip for the fault's young bit, the write, the free after writeback rotates it to the
 //!   tail). The host's 6.18 kernel scanned 3.5 pages per page stolen on the full-size sweep
@@ -45,14 +45,22 @@ mark done
 "#;
 
 #[test]
-fn a_sweep_larger_than_memory_misses_every_page_on_its_second_pass_and_activates_none() {
+fn a_sweep_larger_than_memory_misses_its_pages_on_the_second_pass_and_activates_none_on_refault() {
     let sc = vmlab_core::workload::load_scenario_str("sweep.toml", SCENARIO, &[]).expect("loads");
     let (r, sim) = api::run(&sc, RunOpts::default()).expect("runs");
     assert!(r.metrics.get("done").is_some(), "the sweep finishes");
-    assert_eq!(r.counter("pswpin"), HEAP_PAGES, "the second pass faults every page back from swap");
-    assert_eq!(r.counter("workingset_refault_anon"), HEAP_PAGES);
+    // Nearly every page: with no file pages kswapd balances by SCAN_FRACT whenever the node's
+    // free pages (the DMA zone's reserve among them) top the summed high watermarks, and 6.8
+    // rounds each list's share down, so a few batches of the first pass's tail are still resident
+    // (touched again, and activated) when the second pass reaches them. Exactly every page was
+    // an artefact of rounding up (86 % here at the time of writing; the limit-reclaim form of
+    // this sweep, which docs/REAL.md checks against the host, is not affected by the rounding).
+    let swapins = r.counter("pswpin");
+    assert!(swapins * 5 >= HEAP_PAGES * 4, "the second pass faults the heap back from swap: {swapins}");
+    assert!(swapins <= HEAP_PAGES);
+    assert_eq!(r.counter("workingset_refault_anon"), swapins);
     assert_eq!(r.counter("workingset_activate_anon"), 0, "refault distances exceed the workingset");
-    assert_eq!(r.counter("pgactivate"), 0, "pages written once are not activated");
+    assert!(r.counter("pgactivate") * 100 <= HEAP_PAGES, "pages written once are hardly ever activated");
     let (scanned, stolen) = (r.counter("pgscan_anon"), r.counter("pgsteal_anon"));
     assert!(stolen >= HEAP_PAGES, "the heap is evicted once per pass");
     assert!(

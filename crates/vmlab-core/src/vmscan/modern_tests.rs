@@ -1,0 +1,168 @@
+//! Unit tests of the 6.8 engine's list mechanics, against sndrzt/linux-6.8 `mm/vmscan.c` and
+//! `mm/swap.c`.
+
+use super::*;
+use crate::kernel::Ctx;
+use crate::machine::MachineConfig;
+use crate::mmzone::Mt;
+
+fn kernel() -> Kernel {
+    let cfg = MachineConfig::of_zones("x86_64", 1, &[(ZoneType::Normal, 16384)]);
+    Kernel::new(crate::profiles::find("linux-6.8").expect("profile"), cfg, 1).expect("kernel")
+}
+
+/// `n` pages on the LRU of node 0 with the given flags (`pg::ANON` for anon; `pg::ACTIVE` for an
+/// active list).
+fn pages_on_lru(k: &mut Kernel, n: usize, flags: u32) -> Vec<Pfn> {
+    let zid = k.nodes[0].zones[0];
+    (0..n)
+        .map(|_| {
+            let p = k.rmqueue(zid, 0, Mt::Movable).expect("a free page");
+            k.fr.set(p, flags);
+            lru_add(k, p);
+            p
+        })
+        .collect()
+}
+
+fn sc_at(priority: i32) -> ScanControl {
+    ScanControl {
+        nr_to_reclaim: SWAP_CLUSTER_MAX,
+        priority,
+        reclaim_idx: ZoneType::Movable as usize,
+        may_writepage: true,
+        may_swap: true,
+        may_unmap: true,
+        ..Default::default()
+    }
+}
+
+/// 6.8's `shrink_active_list` clears PG_active and sets PG_workingset, and leaves PG_referenced
+/// alone (`folio_referenced` no longer clears it since 2.6.34): a page deactivated after an
+/// access since its activation goes back to the active list at its next access, not its
+/// second. The unmapped file page here stands for a page cache page read with `read()`.
+#[test]
+fn deactivation_keeps_pg_referenced() {
+    let mut k = kernel();
+    let mut ctx = Ctx::default();
+    let ps = pages_on_lru(&mut k, 8, pg::ACTIVE | pg::REFERENCED);
+    let sc = sc_at(DEF_PRIORITY);
+    shrink_active_list(&mut k, &mut ctx, Lv::root(0), LRU_ACTIVE_FILE, 8, &sc);
+    for &p in &ps {
+        assert!(!k.fr.has(p, pg::ACTIVE), "deactivated");
+        assert!(k.fr.has(p, pg::WORKINGSET), "PG_workingset set on deactivation");
+        assert!(k.fr.has(p, pg::REFERENCED), "PG_referenced survives deactivation");
+    }
+    let activated = k.ev.get(Vm::Pgactivate);
+    mark_page_accessed(&mut k, ps[0]);
+    assert!(k.fr.has(ps[0], pg::ACTIVE), "one access reactivates a page deactivated referenced");
+    assert_eq!(k.ev.get(Vm::Pgactivate), activated + 1);
+}
+
+/// `get_scan_count` under SCAN_FRACT divides rounding down for an online group (and the root):
+/// since 5.7 (Gavin Shan, "mm/vmscan: don't round up scan size for online memory cgroup",
+/// linux-mm, Feb 2020) only an offline group's lists round up, so that its last pages go. A
+/// list's share under one page at a priority is not scanned at that priority.
+#[test]
+fn fractional_scan_targets_round_down() {
+    let mut k = kernel();
+    k.swap = Some(crate::swap_state::SwapInfo::new(0, 0, 64 << 20));
+    pages_on_lru(&mut k, 4096, pg::ANON);
+    pages_on_lru(&mut k, 4096, 0);
+    // No reclaim cost yet: anon's share is swappiness 60 of 200, file's 140 of 200.
+    for (priority, anon, file) in [(12, 0, 0), (11, 0, 1), (10, 1, 2), (9, 2, 5)] {
+        let nr = get_scan_count(&k, Lv::root(0), &sc_at(priority));
+        let size = 4096u64 >> priority;
+        assert_eq!(nr[LRU_INACTIVE_ANON], anon, "anon at priority {priority}: {size} x 60/200");
+        assert_eq!(nr[LRU_INACTIVE_FILE], file, "file at priority {priority}: {size} x 140/200");
+    }
+}
+
+/// 6.8's `prepare_scan_count` calls the file LRU tiny (global reclaim scans anon only) when the
+/// node's file pages and free memory are under the high watermarks, anon is not being
+/// deactivated, *and* the inactive anon list has pages to scan at this priority.
+#[test]
+fn file_is_tiny_needs_inactive_anon_at_the_priority() {
+    let mut k = kernel();
+    k.swap = Some(crate::swap_state::SwapInfo::new(0, 0, 64 << 20));
+    pages_on_lru(&mut k, 2048, pg::ANON);
+    // The rest of memory held outside the LRU: no file pages, nothing free.
+    let zid = k.nodes[0].zones[0];
+    while k.rmqueue(zid, 0, Mt::Movable).is_some() {}
+    for (priority, tiny) in [(12, false), (11, true), (DEF_PRIORITY - 4, true)] {
+        let mut sc = sc_at(priority);
+        prepare_scan_count(&k, 0, &mut sc);
+        assert!(!sc.may_deactivate_anon, "all anon inactive: no deactivation");
+        assert_eq!(sc.file_is_tiny, tiny, "2048 inactive anon pages >> {priority}");
+    }
+    // With anon being deactivated (refaults since the last snapshot) the file LRU is not tiny.
+    k.nodes[0].lruvec.refaults[0] += 1;
+    let mut sc = sc_at(10);
+    prepare_scan_count(&k, 0, &mut sc);
+    assert!(sc.may_deactivate_anon);
+    assert!(!sc.file_is_tiny);
+}
+
+/// `inactive_is_low` and cache-trim mode read the whole lruvec, not the zones a reclaim may
+/// take from: a DMA32-only reclaim on a node whose active file pages are in Normal still sees
+/// the file lists unbalanced.
+#[test]
+fn inactive_is_low_reads_the_whole_lruvec() {
+    let cfg = MachineConfig::of_zones("x86_64", 1, &[(ZoneType::Dma32, 8192), (ZoneType::Normal, 8192)]);
+    let mut k = Kernel::new(crate::profiles::find("linux-6.8").expect("profile"), cfg, 1).expect("kernel");
+    let (dma32, normal) = (k.nodes[0].zones[0], k.nodes[0].zones[1]);
+    assert_eq!(k.zones[dma32].kind, ZoneType::Dma32);
+    for (zid, flags, n) in [(dma32, 0, 1000), (normal, pg::ACTIVE, 3000)] {
+        for _ in 0..n {
+            let p = k.rmqueue(zid, 0, Mt::Movable).expect("a free page");
+            k.fr.set(p, flags);
+            lru_add(&mut k, p);
+        }
+    }
+    let mut sc = sc_at(DEF_PRIORITY);
+    sc.reclaim_idx = ZoneType::Dma32 as usize;
+    prepare_scan_count(&k, 0, &mut sc);
+    assert!(sc.may_deactivate_file, "1,000 inactive against 3,000 active file pages is low");
+    assert!(!sc.cache_trim_mode);
+}
+
+/// `prepare_scan_count` takes the target's costs once per node cycle (`sc->anon_cost`,
+/// `sc->file_cost`): cost noted while the cycle runs moves the next cycle's balance, not this
+/// one's.
+#[test]
+fn scan_balance_uses_the_costs_at_the_start_of_the_cycle() {
+    let mut k = kernel();
+    k.swap = Some(crate::swap_state::SwapInfo::new(0, 0, 64 << 20));
+    pages_on_lru(&mut k, 4096, pg::ANON);
+    pages_on_lru(&mut k, 4096, 0);
+    // File refaults since the last cycle: no cache-trim mode, the balance decides.
+    k.nodes[0].lruvec.refaults[1] += 1;
+    let mut sc = sc_at(6);
+    prepare_scan_count(&k, 0, &mut sc);
+    assert!(!sc.cache_trim_mode && !sc.file_is_tiny);
+    let before = get_scan_count(&k, Lv::root(0), &sc);
+    // Thrashing file pages come back: file reclaim now looks costly.
+    for _ in 0..64 {
+        lru_note_cost(&mut k, Lv::root(0), true, 1, 0);
+    }
+    assert_eq!(get_scan_count(&k, Lv::root(0), &sc), before, "same cycle, same balance");
+    prepare_scan_count(&k, 0, &mut sc);
+    let after = get_scan_count(&k, Lv::root(0), &sc);
+    assert!(after[LRU_INACTIVE_ANON] > before[LRU_INACTIVE_ANON], "{after:?} vs {before:?}");
+    assert!(after[LRU_INACTIVE_FILE] < before[LRU_INACTIVE_FILE], "{after:?} vs {before:?}");
+}
+
+/// `shrink_lruvec` ages the active anon list whenever there is swap (`can_age_anon_pages`),
+/// even in a reclaim that may not swap (a v1 group at its memory+swap limit scans file only).
+#[test]
+fn anon_is_aged_by_a_reclaim_that_may_not_swap() {
+    let mut k = kernel();
+    let mut ctx = Ctx::default();
+    k.swap = Some(crate::swap_state::SwapInfo::new(0, 0, 64 << 20));
+    pages_on_lru(&mut k, 256, pg::ANON | pg::ACTIVE);
+    let mut sc = sc_at(DEF_PRIORITY);
+    sc.may_swap = false;
+    shrink_node(&mut k, &mut ctx, 0, &mut sc);
+    assert_eq!(k.ev.get(Vm::PgscanAnon), 0, "no anon scanned for reclaim");
+    assert_eq!(k.ev.get(Vm::Pgdeactivate), SWAP_CLUSTER_MAX, "a batch of active anon aged");
+}
