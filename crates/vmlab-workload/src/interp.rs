@@ -366,14 +366,59 @@ pub fn eval(p: &Program, vars: &[i64], e: &Expr) -> Result<i64, (Span, String)> 
 }
 
 pub fn render(p: &Program, vars: &[i64], t: &Template) -> Result<String, (Span, String)> {
-    let mut s = String::new();
+    Ok(render_name(p, vars, t)?.as_str().to_string())
+}
+
+/// `render` without an allocation for a name of up to `NAME_INLINE` bytes: the interpreter
+/// renders a name for every file operation (`read pm{r}`), and a small allocation and free
+/// each was a visible part of a file-heavy run's host time.
+pub fn render_name(p: &Program, vars: &[i64], t: &Template) -> Result<Name, (Span, String)> {
+    use std::fmt::Write;
+    let mut s = Name { len: 0, bytes: [0; NAME_INLINE], spill: None };
     for part in &t.parts {
-        match part {
-            TplPart::Lit(l) => s.push_str(l),
-            TplPart::Hole(e) => s.push_str(&eval(p, vars, e)?.to_string()),
-        }
+        // Writing to a `Name` cannot fail.
+        let _ = match part {
+            TplPart::Lit(l) => s.write_str(l),
+            TplPart::Hole(e) => write!(s, "{}", eval(p, vars, e)?),
+        };
     }
     Ok(s)
+}
+
+pub const NAME_INLINE: usize = 64;
+
+/// A rendered name: on the stack, or in `spill` once it outgrows `bytes`.
+pub struct Name {
+    len: usize,
+    bytes: [u8; NAME_INLINE],
+    spill: Option<String>,
+}
+
+impl Name {
+    pub fn as_str(&self) -> &str {
+        match &self.spill {
+            Some(s) => s,
+            // Only whole `str`s are appended, so the bytes are valid UTF-8.
+            None => std::str::from_utf8(&self.bytes[..self.len]).unwrap_or_default(),
+        }
+    }
+}
+
+impl std::fmt::Write for Name {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        if let Some(h) = &mut self.spill {
+            h.push_str(s);
+        } else if self.len + s.len() <= NAME_INLINE {
+            self.bytes[self.len..self.len + s.len()].copy_from_slice(s.as_bytes());
+            self.len += s.len();
+        } else {
+            let mut h = String::with_capacity(2 * (self.len + s.len()));
+            h.push_str(std::str::from_utf8(&self.bytes[..self.len]).unwrap_or_default());
+            h.push_str(s);
+            self.spill = Some(h);
+        }
+        Ok(())
+    }
 }
 
 /// Progress of an operation that spans several quanta.
