@@ -39,6 +39,7 @@ pub mod stats;
 pub mod swap_state;
 pub mod syscalls;
 pub mod tcp;
+pub mod timerqueue;
 pub mod trace;
 pub mod vmscan;
 pub mod workingset;
