@@ -3,6 +3,7 @@
 
 use crate::kernel::{Ctx, IoDone, Kernel};
 use crate::mm_types::{pg, Pfn, NIL};
+use crate::namei::NameKey;
 use crate::page_alloc::{AllocFail, Gfp};
 use crate::readahead::FileRaState;
 use crate::sched::{Outcome, QUANTUM_NS};
@@ -129,7 +130,7 @@ impl Kernel {
         let off = if shmem { 0 } else { self.disks[disk].allocate_extent(size) };
         let id = self.files.len() as u32;
         self.files.push(File::new(name, size, disk, off, shmem));
-        self.file_ids.insert(name.to_string(), id);
+        self.file_ids.insert(NameKey::new(name), id);
         id
     }
 
@@ -139,7 +140,7 @@ impl Kernel {
         let off = self.disks[disk].allocate_blocks(size);
         let id = self.files.len() as u32;
         self.files.push(File::new(name, size, disk, off, false));
-        self.file_ids.insert(name.to_string(), id);
+        self.file_ids.insert(NameKey::new(name), id);
         id
     }
 
@@ -383,8 +384,7 @@ impl Kernel {
     pub fn file_unlink(&mut self, ctx: &mut Ctx, file: u32) {
         crate::dcache::unlink(self, ctx, file);
         self.files[file as usize].unlinked = true;
-        let name = self.files[file as usize].name.clone();
-        self.file_ids.remove(&name);
+        self.file_ids.remove(self.files[file as usize].name.as_str());
         for idx in 0..self.files[file as usize].pages.len() {
             let p = self.files[file as usize].pages[idx];
             if p == NIL || self.fr.mapcount[p as usize] != 0 {

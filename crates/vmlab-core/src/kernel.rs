@@ -117,7 +117,7 @@ pub struct Kernel {
     pub anon_vmas: Vec<AnonVma>,
     pub pt: PteStore,
     pub files: Vec<File>,
-    pub file_ids: FxHashMap<String, u32>,
+    pub file_ids: FxHashMap<crate::namei::NameKey, u32>,
     pub swap: Option<SwapInfo>,
     pub disks: Vec<Disk>,
     /// Pages with read I/O in flight → completion time (waiters sleep until then).

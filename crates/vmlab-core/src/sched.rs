@@ -3,8 +3,7 @@
 //! "kswapd at 100 %" and run times are measured, not assumed. State changes take effect at the
 //! start of the quantum; quanta are short (≤ 1 ms of CPU) so interleavings stay faithful.
 
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::VecDeque;
 
 use crate::kernel::{Ctx, IoDone, Kernel};
 use crate::page_writeback::FlushAction;
@@ -111,7 +110,7 @@ pub struct Sched {
     pub tasks: Vec<Task>,
     pub cpus: Vec<Cpu>,
     pub runq: VecDeque<usize>,
-    heap: BinaryHeap<Reverse<(u64, u64, Event)>>,
+    heap: crate::timerqueue::TimerQueue<Event>,
     /// The pending `NetRx(i)` event of each network source, (time, seq), beside the heap: a
     /// source has one pending at a time and they are most of a busy server's events, so the
     /// heap stays small. `pop` serves the smallest (time, seq) of heap and lanes, as one heap would.
@@ -139,7 +138,7 @@ impl Sched {
             tasks: Vec::new(),
             cpus: vec![Cpu::default(); ncpu],
             runq: VecDeque::new(),
-            heap: BinaryHeap::new(),
+            heap: Default::default(),
             netrx_lanes: Vec::new(),
             seq: 0,
             io_slab: Vec::new(),
@@ -164,7 +163,7 @@ impl Sched {
             self.netrx_lanes[i] = Some((t, self.seq));
             return;
         }
-        self.heap.push(Reverse((t, self.seq, e)));
+        self.heap.push(t, self.seq, e);
     }
 
     /// The lane with the soonest (time, seq), if any.
@@ -182,16 +181,16 @@ impl Sched {
 
     pub fn pop(&mut self) -> Option<(u64, Event)> {
         if let Some((i, (t, seq))) = self.first_lane() {
-            if self.heap.peek().is_none_or(|Reverse((ht, hs, _))| (t, seq) < (*ht, *hs)) {
+            if self.heap.peek().is_none_or(|h| (t, seq) < h) {
                 self.netrx_lanes[i] = None;
                 return Some((t, Event::NetRx(i)));
             }
         }
-        self.heap.pop().map(|Reverse((t, _, e))| (t, e))
+        self.heap.pop()
     }
 
     pub fn peek_time(&self) -> Option<u64> {
-        let heap = self.heap.peek().map(|Reverse((t, _, _))| *t);
+        let heap = self.heap.peek().map(|(t, _)| t);
         match (heap, self.first_lane()) {
             (Some(h), Some((_, (l, _)))) => Some(h.min(l)),
             (h, l) => h.or(l.map(|(_, (t, _))| t)),
@@ -379,6 +378,8 @@ pub fn run_kthread(k: &mut Kernel, ctx: &mut Ctx, kind: TaskKind) -> Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::cmp::Reverse;
+    use std::collections::BinaryHeap;
 
     /// The network sources' lanes beside the heap give the order a single heap of
     /// (time, push order) gives, ties included.

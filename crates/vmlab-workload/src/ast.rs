@@ -44,6 +44,9 @@ pub enum UnOp {
 pub enum Expr {
     Int(i64, Span),
     Var(String, Span),
+    /// A variable named by its slot in the task's variables: what the compiler
+    /// (`interp::compile`) turns each `Var` into; the parser never makes one.
+    Slot(usize, Span),
     Bin(BinOp, Box<Expr>, Box<Expr>, Span),
     Un(UnOp, Box<Expr>, Span),
 }
@@ -51,7 +54,7 @@ pub enum Expr {
 impl Expr {
     pub fn span(&self) -> Span {
         match self {
-            Expr::Int(_, s) | Expr::Var(_, s) | Expr::Bin(_, _, _, s) | Expr::Un(_, _, s) => *s,
+            Expr::Int(_, s) | Expr::Var(_, s) | Expr::Slot(_, s) | Expr::Bin(_, _, _, s) | Expr::Un(_, _, s) => *s,
         }
     }
 }

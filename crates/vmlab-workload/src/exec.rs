@@ -8,7 +8,8 @@ use rand::Rng;
 
 use crate::ast::{Access, Backing, Expr, OpKind, Pattern, Span, Template};
 use crate::interp::{
-    eval, render, Insn, OpState, ProgState, Program, TouchState, ERRNO, TID, TOUCH_AHEAD, TOUCH_DRAWN,
+    eval, render, render_name, Insn, Name, OpState, ProgState, Program, TouchState, ERRNO, TID, TOUCH_AHEAD,
+    TOUCH_DRAWN,
 };
 use crate::load::MAX_STORAGE_BYTES;
 use crate::syscalls::{self as sys, MapBacking, MmapArgs, Outcome, Progress, Sys, Syscalls};
@@ -71,6 +72,11 @@ fn ev_opt(p: &Program, ps: &ProgState, e: &Option<Expr>, dflt: i64) -> R<i64> {
 
 fn name(p: &Program, ps: &ProgState, t: &Template) -> R<String> {
     render(p, &ps.vars, t).map_err(|(s, m)| err(s, m))
+}
+
+/// A name used only during the call (a file to open, a region to look up): not allocated.
+fn name_buf(p: &Program, ps: &ProgState, t: &Template) -> R<Name> {
+    render_name(p, &ps.vars, t).map_err(|(s, m)| err(s, m))
 }
 
 /// Run one quantum of a task: until its program blocks, ends, or the quantum is spent.
@@ -215,8 +221,8 @@ fn region_range<S: Syscalls>(
     len: &Option<Expr>,
     span: Span,
 ) -> R<(u64, u64, u64)> {
-    let nm = name(prog, ps, n)?;
-    let (s, pages) = region(sys, &nm, span)?;
+    let nm = name_buf(prog, ps, n)?;
+    let (s, pages) = region(sys, nm.as_str(), span)?;
     let off = ev_opt(prog, ps, offset, 0)?;
     let l = match len {
         Some(l) => Some(ev(prog, ps, l)?),
@@ -340,8 +346,8 @@ fn start<S: Syscalls>(sys: &mut S, ps: &mut ProgState, prog: &Program, kind: &Op
         }
         OpKind::Read { file, offset, len, bs } | OpKind::Write { file, offset, len, bs, .. } => {
             let is_write = matches!(kind, OpKind::Write { .. });
-            let fname = name(prog, ps, file)?;
-            let f = sys.open(&fname).map_err(|m| err(span, m))?;
+            let fname = name_buf(prog, ps, file)?;
+            let f = sys.open(fname.as_str()).map_err(|m| err(span, m))?;
             let off = match kind {
                 OpKind::Write { append: true, .. } => f.size,
                 _ => ev_opt(prog, ps, offset, 0)?.max(0) as u64,
@@ -367,7 +373,7 @@ fn start<S: Syscalls>(sys: &mut S, ps: &mut ProgState, prog: &Program, kind: &Op
             }))
         }
         OpKind::Create { file, size, disk } => {
-            let fname = name(prog, ps, file)?;
+            let fname = name_buf(prog, ps, file)?;
             let bytes = ev_opt(prog, ps, size, 0)?.max(0) as u64;
             if bytes > MAX_STORAGE_BYTES {
                 return Err(err(span, too_big(bytes)));
@@ -376,20 +382,20 @@ fn start<S: Syscalls>(sys: &mut S, ps: &mut ProgState, prog: &Program, kind: &Op
                 Some(d) => Some(name(prog, ps, d)?),
                 None => None,
             };
-            sys.create(&fname, bytes, disk.as_deref()).map_err(|m| err(span, m))?;
+            sys.create(fname.as_str(), bytes, disk.as_deref()).map_err(|m| err(span, m))?;
             Ok(Step::Done)
         }
         OpKind::Unlink { file } => {
-            let fname = name(prog, ps, file)?;
-            let e = sys.unlink(&fname);
+            let fname = name_buf(prog, ps, file)?;
+            let e = sys.unlink(fname.as_str());
             if e != 0 {
                 ps.vars[ERRNO] = e;
             }
             Ok(Step::Done)
         }
         OpKind::Fsync { file } => {
-            let fname = name(prog, ps, file)?;
-            let until = sys.fsync(&fname).map_err(|m| err(span, m))?;
+            let fname = name_buf(prog, ps, file)?;
+            let until = sys.fsync(fname.as_str()).map_err(|m| err(span, m))?;
             if until > sys.clock() {
                 // Resumes in `cont` (OpState::Fsync), which completes the op.
                 ps.op = Some(OpState::Fsync);
@@ -452,8 +458,8 @@ fn start<S: Syscalls>(sys: &mut S, ps: &mut ProgState, prog: &Program, kind: &Op
             Ok(Step::Done)
         }
         OpKind::Mark { name: n } => {
-            let nm = name(prog, ps, n)?;
-            sys.mark(&nm);
+            let nm = name_buf(prog, ps, n)?;
+            sys.mark(nm.as_str());
             Ok(Step::Done)
         }
         OpKind::Fork { .. } | OpKind::Threads { .. } | OpKind::ForeachQueue { .. } => Ok(Step::Done),

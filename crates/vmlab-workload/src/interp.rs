@@ -61,59 +61,74 @@ impl Compiler {
         let n = self.slots.len();
         *self.slots.entry(name.to_string()).or_insert(n)
     }
-    fn check_expr(&self, e: &Expr) -> Result<(), CompileError> {
+    /// Check that every variable `e` reads is defined, and name each by its slot
+    /// (`Expr::Slot`), so that running the program never looks a name up.
+    fn resolve(&self, e: &mut Expr) -> Result<(), CompileError> {
         match e {
-            Expr::Int(..) => Ok(()),
-            Expr::Var(n, sp) => {
-                if self.slots.contains_key(n) {
+            Expr::Int(..) | Expr::Slot(..) => Ok(()),
+            Expr::Var(n, sp) => match self.slots.get(n.as_str()) {
+                Some(&s) => {
+                    *e = Expr::Slot(s, *sp);
                     Ok(())
-                } else {
+                }
+                None => {
                     let cands: Vec<&str> = self.slots.keys().map(|s| s.as_str()).collect();
                     let hint =
                         crate::error::suggest(n, cands).map(|s| format!("; did you mean `{s}`?")).unwrap_or_default();
                     Err(CompileError { span: *sp, message: format!("undefined variable `{n}`{hint}") })
                 }
-            }
+            },
             Expr::Bin(_, a, b, _) => {
-                self.check_expr(a)?;
-                self.check_expr(b)
+                self.resolve(a)?;
+                self.resolve(b)
             }
-            Expr::Un(_, a, _) => self.check_expr(a),
+            Expr::Un(_, a, _) => self.resolve(a),
         }
     }
-    fn check_tpl(&self, t: &Template) -> Result<(), CompileError> {
-        for p in &t.parts {
+    /// `e` resolved, as the code keeps it.
+    fn resolved(&self, e: &Expr) -> Result<Expr, CompileError> {
+        let mut e = e.clone();
+        self.resolve(&mut e)?;
+        Ok(e)
+    }
+    fn resolve_tpl(&self, t: &mut Template) -> Result<(), CompileError> {
+        for p in &mut t.parts {
             if let TplPart::Hole(e) = p {
-                self.check_expr(e)?;
+                self.resolve(e)?;
             }
         }
         Ok(())
     }
-    fn check_op(&self, op: &OpKind) -> Result<(), CompileError> {
-        let mut exprs: Vec<&Expr> = Vec::new();
-        let mut tpls: Vec<&Template> = Vec::new();
+    fn resolve_op(&self, op: &mut OpKind) -> Result<(), CompileError> {
+        let mut exprs: Vec<&mut Expr> = Vec::new();
+        let mut tpls: Vec<&mut Template> = Vec::new();
         match op {
             OpKind::Mmap { name, backing, len, offset, .. } => {
                 tpls.push(name);
                 if let crate::ast::Backing::File(t) | crate::ast::Backing::Shm(t) = backing {
                     tpls.push(t);
                 }
-                exprs.extend(len.iter().chain(offset.iter()));
+                exprs.extend(len.iter_mut().chain(offset.iter_mut()));
             }
             OpKind::Munmap { name, offset, len }
             | OpKind::Munlock { name, offset, len }
             | OpKind::MadviseDontneed { name, offset, len } => {
                 tpls.push(name);
-                exprs.extend(offset.iter().chain(len.iter()));
+                exprs.extend(offset.iter_mut().chain(len.iter_mut()));
             }
             OpKind::Mlock { name, offset, len, chunk } => {
                 tpls.push(name);
-                exprs.extend(offset.iter().chain(len.iter()).chain(chunk.iter()));
+                exprs.extend(offset.iter_mut().chain(len.iter_mut()).chain(chunk.iter_mut()));
             }
             OpKind::Touch { name, offset, len, stride, count, rate, pattern, .. } => {
                 tpls.push(name);
                 exprs.extend(
-                    offset.iter().chain(len.iter()).chain(stride.iter()).chain(count.iter()).chain(rate.iter()),
+                    offset
+                        .iter_mut()
+                        .chain(len.iter_mut())
+                        .chain(stride.iter_mut())
+                        .chain(count.iter_mut())
+                        .chain(rate.iter_mut()),
                 );
                 if let crate::ast::Pattern::Zipf { theta_milli } = pattern {
                     exprs.push(theta_milli);
@@ -121,32 +136,32 @@ impl Compiler {
             }
             OpKind::Read { file, offset, len, bs } | OpKind::Write { file, offset, len, bs, .. } => {
                 tpls.push(file);
-                exprs.extend(offset.iter().chain(len.iter()).chain(bs.iter()));
+                exprs.extend(offset.iter_mut().chain(len.iter_mut()).chain(bs.iter_mut()));
             }
             OpKind::Create { file, size, disk } => {
                 tpls.push(file);
-                exprs.extend(size.iter());
-                tpls.extend(disk.iter());
+                exprs.extend(size.iter_mut());
+                tpls.extend(disk.iter_mut());
             }
             OpKind::Unlink { file } | OpKind::Fsync { file } => tpls.push(file),
             OpKind::Send { len, rate, sndbuf } => {
                 exprs.push(len);
                 exprs.push(rate);
-                exprs.extend(sndbuf.iter());
+                exprs.extend(sndbuf.iter_mut());
             }
             OpKind::Migrate { cpu } => exprs.push(cpu),
-            OpKind::Sleep { dur } => exprs.extend(dur.iter()),
+            OpKind::Sleep { dur } => exprs.extend(dur.iter_mut()),
             OpKind::Compute { dur } => exprs.push(dur),
-            OpKind::DropCaches { what } => exprs.extend(what.iter()),
+            OpKind::DropCaches { what } => exprs.extend(what.iter_mut()),
             OpKind::Mark { name } => tpls.push(name),
             OpKind::Wait | OpKind::Exit => {}
             OpKind::Fork { .. } | OpKind::Threads { .. } | OpKind::ForeachQueue { .. } => {}
         }
         for e in exprs {
-            self.check_expr(e)?;
+            self.resolve(e)?;
         }
         for t in tpls {
-            self.check_tpl(t)?;
+            self.resolve_tpl(t)?;
         }
         Ok(())
     }
@@ -159,9 +174,9 @@ impl Compiler {
     fn stmt(&mut self, s: &Stmt) -> Result<(), CompileError> {
         match s {
             Stmt::Let { name, value, .. } => {
-                self.check_expr(value)?;
+                let value = self.resolved(value)?;
                 let v = self.slot(name);
-                self.code.push(Insn::Set(v, value.clone()));
+                self.code.push(Insn::Set(v, value));
             }
             Stmt::Assign { name, value, span } => {
                 if !self.slots.contains_key(name) {
@@ -170,33 +185,23 @@ impl Compiler {
                         message: format!("assignment to `{name}` before `let {name} = ...`"),
                     });
                 }
-                self.check_expr(value)?;
+                let value = self.resolved(value)?;
                 let v = self.slot(name);
-                self.code.push(Insn::Set(v, value.clone()));
+                self.code.push(Insn::Set(v, value));
             }
             Stmt::For { var, from, to, body, span } => {
-                self.check_expr(from)?;
-                self.check_expr(to)?;
+                let (from, to) = (self.resolved(from)?, self.resolved(to)?);
                 let v = self.slot(var);
                 let end = self.slot(&format!("#end{}", span.offset));
-                self.code.push(Insn::Set(v, from.clone()));
-                self.code.push(Insn::Set(end, to.clone()));
+                self.code.push(Insn::Set(v, from));
+                self.code.push(Insn::Set(end, to));
                 let top = self.code.len();
-                let cond = Expr::Bin(
-                    BinOp::Lt,
-                    Box::new(Expr::Var(var.clone(), *span)),
-                    Box::new(Expr::Var(format!("#end{}", span.offset), *span)),
-                    *span,
-                );
+                let cond =
+                    Expr::Bin(BinOp::Lt, Box::new(Expr::Slot(v, *span)), Box::new(Expr::Slot(end, *span)), *span);
                 self.code.push(Insn::JumpIfZero(cond, usize::MAX));
                 self.breaks.push(Vec::new());
                 self.block(body)?;
-                let inc = Expr::Bin(
-                    BinOp::Add,
-                    Box::new(Expr::Var(var.clone(), *span)),
-                    Box::new(Expr::Int(1, *span)),
-                    *span,
-                );
+                let inc = Expr::Bin(BinOp::Add, Box::new(Expr::Slot(v, *span)), Box::new(Expr::Int(1, *span)), *span);
                 self.code.push(Insn::Set(v, inc));
                 self.code.push(Insn::Jump(top));
                 self.close_loop(top);
@@ -204,21 +209,16 @@ impl Compiler {
             Stmt::Repeat { count, body, span } => {
                 let top;
                 if let Some(c) = count {
-                    self.check_expr(c)?;
-                    let name = format!("#rep{}", span.offset);
-                    let v = self.slot(&name);
-                    self.code.push(Insn::Set(v, c.clone()));
+                    let c = self.resolved(c)?;
+                    let v = self.slot(&format!("#rep{}", span.offset));
+                    self.code.push(Insn::Set(v, c));
                     top = self.code.len();
-                    let cond = Expr::Bin(
-                        BinOp::Gt,
-                        Box::new(Expr::Var(name.clone(), *span)),
-                        Box::new(Expr::Int(0, *span)),
-                        *span,
-                    );
+                    let cond =
+                        Expr::Bin(BinOp::Gt, Box::new(Expr::Slot(v, *span)), Box::new(Expr::Int(0, *span)), *span);
                     self.code.push(Insn::JumpIfZero(cond, usize::MAX));
                     self.breaks.push(Vec::new());
                     let dec =
-                        Expr::Bin(BinOp::Sub, Box::new(Expr::Var(name, *span)), Box::new(Expr::Int(1, *span)), *span);
+                        Expr::Bin(BinOp::Sub, Box::new(Expr::Slot(v, *span)), Box::new(Expr::Int(1, *span)), *span);
                     self.code.push(Insn::Set(v, dec));
                 } else {
                     // `loop` tests a condition that always holds, so that a loop whose body
@@ -233,7 +233,7 @@ impl Compiler {
                 self.close_loop(top);
             }
             Stmt::If { cond, then, els, .. } => {
-                self.check_expr(cond)?;
+                let cond = &self.resolved(cond)?;
                 let j = self.code.len();
                 self.code.push(Insn::JumpIfZero(cond.clone(), usize::MAX));
                 self.block(then)?;
@@ -271,9 +271,9 @@ impl Compiler {
                     self.code[at + 1] = Insn::Jump(end);
                 }
                 OpKind::Threads { count, body } => {
-                    self.check_expr(count)?;
+                    let count = self.resolved(count)?;
                     let at = self.code.len();
-                    self.code.push(Insn::Threads { count: count.clone(), start: at + 2 });
+                    self.code.push(Insn::Threads { count, start: at + 2 });
                     self.code.push(Insn::Jump(usize::MAX));
                     let saved = std::mem::take(&mut self.breaks);
                     self.block(body)?;
@@ -283,11 +283,12 @@ impl Compiler {
                     self.code[at + 1] = Insn::Jump(end);
                 }
                 OpKind::ForeachQueue { var, queue, count, body } => {
-                    self.check_expr(count)?;
-                    self.check_tpl(queue)?;
+                    let count = self.resolved(count)?;
+                    let mut queue = queue.clone();
+                    self.resolve_tpl(&mut queue)?;
                     let v = self.slot(var);
                     let top = self.code.len();
-                    self.code.push(Insn::Take { var: v, queue: queue.clone(), count: count.clone(), exit: usize::MAX });
+                    self.code.push(Insn::Take { var: v, queue, count, exit: usize::MAX });
                     self.breaks.push(Vec::new());
                     self.block(body)?;
                     self.code.push(Insn::Jump(top));
@@ -300,8 +301,9 @@ impl Compiler {
                     }
                 }
                 other => {
-                    self.check_op(other)?;
-                    self.code.push(Insn::Op(Box::new(other.clone()), op.span));
+                    let mut kind = Box::new(other.clone());
+                    self.resolve_op(&mut kind)?;
+                    self.code.push(Insn::Op(kind, op.span));
                 }
             },
         }
@@ -335,6 +337,7 @@ pub fn compile(stmts: &[Stmt]) -> Result<Program, CompileError> {
 pub fn eval(p: &Program, vars: &[i64], e: &Expr) -> Result<i64, (Span, String)> {
     Ok(match e {
         Expr::Int(v, _) => *v,
+        Expr::Slot(s, _) => vars[*s],
         Expr::Var(n, sp) => match p.slots.get(n) {
             Some(&s) => vars[s],
             None => return Err((*sp, format!("undefined variable `{n}`"))),
@@ -366,14 +369,59 @@ pub fn eval(p: &Program, vars: &[i64], e: &Expr) -> Result<i64, (Span, String)> 
 }
 
 pub fn render(p: &Program, vars: &[i64], t: &Template) -> Result<String, (Span, String)> {
-    let mut s = String::new();
+    Ok(render_name(p, vars, t)?.as_str().to_string())
+}
+
+/// `render` without an allocation for a name of up to `NAME_INLINE` bytes: the interpreter
+/// renders a name for every file operation (`read pm{r}`), and a small allocation and free
+/// each was a visible part of a file-heavy run's host time.
+pub fn render_name(p: &Program, vars: &[i64], t: &Template) -> Result<Name, (Span, String)> {
+    use std::fmt::Write;
+    let mut s = Name { len: 0, bytes: [0; NAME_INLINE], spill: None };
     for part in &t.parts {
-        match part {
-            TplPart::Lit(l) => s.push_str(l),
-            TplPart::Hole(e) => s.push_str(&eval(p, vars, e)?.to_string()),
-        }
+        // Writing to a `Name` cannot fail.
+        let _ = match part {
+            TplPart::Lit(l) => s.write_str(l),
+            TplPart::Hole(e) => write!(s, "{}", eval(p, vars, e)?),
+        };
     }
     Ok(s)
+}
+
+pub const NAME_INLINE: usize = 64;
+
+/// A rendered name: on the stack, or in `spill` once it outgrows `bytes`.
+pub struct Name {
+    len: usize,
+    bytes: [u8; NAME_INLINE],
+    spill: Option<String>,
+}
+
+impl Name {
+    pub fn as_str(&self) -> &str {
+        match &self.spill {
+            Some(s) => s,
+            // Only whole `str`s are appended, so the bytes are valid UTF-8.
+            None => std::str::from_utf8(&self.bytes[..self.len]).unwrap_or_default(),
+        }
+    }
+}
+
+impl std::fmt::Write for Name {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        if let Some(h) = &mut self.spill {
+            h.push_str(s);
+        } else if self.len + s.len() <= NAME_INLINE {
+            self.bytes[self.len..self.len + s.len()].copy_from_slice(s.as_bytes());
+            self.len += s.len();
+        } else {
+            let mut h = String::with_capacity(2 * (self.len + s.len()));
+            h.push_str(std::str::from_utf8(&self.bytes[..self.len]).unwrap_or_default());
+            h.push_str(s);
+            self.spill = Some(h);
+        }
+        Ok(())
+    }
 }
 
 /// Progress of an operation that spans several quanta.

@@ -106,7 +106,7 @@ fn join(a: Span, b: Span) -> Span {
 
 fn expr_span(e: &Expr) -> Span {
     match e {
-        Expr::Int(_, s) | Expr::Var(_, s) | Expr::Bin(_, _, _, s) | Expr::Un(_, _, s) => *s,
+        Expr::Int(_, s) | Expr::Var(_, s) | Expr::Slot(_, s) | Expr::Bin(_, _, _, s) | Expr::Un(_, _, s) => *s,
     }
 }
 
