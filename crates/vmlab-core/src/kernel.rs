@@ -80,6 +80,9 @@ pub struct Gauges {
     pub bounce: u64,
     /// Pages on TCP sockets' write queues (sockstat's TCP mem; in no meminfo field).
     pub sock: u64,
+    /// Pages of long-lived kernel allocators (`kmem.rs`: driver pools, pipe buffers, vmalloc):
+    /// in no meminfo field either.
+    pub kmem: u64,
 }
 
 /// A completed block I/O, delivered by the scheduler at its completion time.
@@ -284,6 +287,7 @@ impl Kernel {
                 end_pfn: end,
                 present: zl.pages,
                 managed: zl.pages,
+                bootmem: 0,
                 free_area: [[List::default(); MIGRATE_TYPES]; MAX_ORDER],
                 nr_free: [0; MAX_ORDER],
                 free_pages: 0,
@@ -337,23 +341,37 @@ impl Kernel {
         // kernel image and bootmem bitmap (`reserve_bootmem(HIGH_MEMORY, …)` in setup_memory).
         const LOW_START: u32 = (640 << 10) / 4096;
         let low_end = (LOW_START + (self.cfg.reserved_low_bytes / 4096) as u32).min((16 << 20) / 4096);
+        let dma_end = self.zones.iter().filter(|z| z.kind == crate::mmzone::ZoneType::Dma).map(|z| z.end_pfn).max();
+        let taken =
+            |p: u32| p == 0 || (p < reserved && dma_end.is_none_or(|e| p >= e)) || (LOW_START..low_end).contains(&p);
+        let boot: Vec<crate::bootmem::BootZone> = self
+            .zones
+            .iter()
+            .map(|z| crate::bootmem::BootZone { kind: z.kind, node: z.node, start: z.start_pfn, end: z.end_pfn })
+            .collect();
+        let memmap = crate::bootmem::vmemmap_ranges(
+            &boot,
+            self.profile.memmap_struct_page,
+            self.profile.memmap_goal_high,
+            taken,
+        );
         for zid in 0..self.zones.len() {
             let (s, e) = (self.zones[zid].start_pfn, self.zones[zid].end_pfn);
             let mut p = s;
             while p < e {
-                if p == 0
-                    || (p < reserved && self.zones[zid].kind != crate::mmzone::ZoneType::Dma)
-                    || (LOW_START..low_end).contains(&p)
-                {
+                let in_memmap = memmap.iter().any(|&(a, b)| (a..b).contains(&p));
+                if in_memmap || taken(p) {
                     self.fr.set(p, pg::RESERVED);
                     self.g.reserved += 1;
                     self.zones[zid].managed -= 1;
+                    self.zones[zid].bootmem += in_memmap as u64;
                     p += 1;
                     continue;
                 }
-                // Largest aligned block that fits.
+                // Largest aligned block that fits before the zone's end or the memmap.
+                let lim = memmap.iter().map(|&(a, _)| a).filter(|&a| a > p).min().unwrap_or(e).min(e);
                 let mut o = (MAX_ORDER - 1) as u32;
-                while o > 0 && ((p - s) % (1 << o) != 0 || p + (1 << o) > e) {
+                while o > 0 && ((p - s) % (1 << o) != 0 || p + (1 << o) > lim) {
                     o -= 1;
                 }
                 self.free_one_page(zid, p, o);
@@ -478,12 +496,13 @@ impl Kernel {
             + self.g.isolated
             + self.g.kernel_stack
             + self.g.bounce
-            + self.g.sock;
+            + self.g.sock
+            + self.g.kmem;
         let sum = free + lru + other;
         if sum != self.total_pages() {
             return Err(format!(
-                "pages not conserved: free {free} + lru {lru} + pagetables {} + quicklists {} + slab {} + reserved {} + isolated {} + stacks {} + bounce {} + sockets {} = {sum} != total {}",
-                self.g.pagetable, self.g.quicklist, self.g.slab, self.g.reserved, self.g.isolated, self.g.kernel_stack, self.g.bounce, self.g.sock, self.total_pages()
+                "pages not conserved: free {free} + lru {lru} + pagetables {} + quicklists {} + slab {} + reserved {} + isolated {} + stacks {} + bounce {} + sockets {} + kmem {} = {sum} != total {}",
+                self.g.pagetable, self.g.quicklist, self.g.slab, self.g.reserved, self.g.isolated, self.g.kernel_stack, self.g.bounce, self.g.sock, self.g.kmem, self.total_pages()
             ));
         }
         Ok(())

@@ -4,6 +4,7 @@
 //! → counters → reports. Modules carry the names of the kernel's `mm/` files.
 pub mod api;
 pub mod blk;
+pub mod bootmem;
 pub mod dcache;
 pub mod disk;
 /// Deterministic distributions (Zipf, log-normal), shared with the workload's access patterns.
@@ -12,6 +13,7 @@ pub mod filemap;
 pub mod fork;
 pub mod irq;
 pub mod kernel;
+pub mod kmem;
 pub mod machine;
 pub mod memcontrol;
 pub mod memory;

@@ -89,6 +89,9 @@ pub struct Zone {
     pub end_pfn: u32,
     pub present: u64,
     pub managed: u64,
+    /// Pages of the zone the boot memmap took (`bootmem.rs`): out of `managed`, but still in
+    /// 2.6.3x `present_pages`, which the watermarks and reserves are computed from.
+    pub bootmem: u64,
     pub free_area: [[List; MIGRATE_TYPES]; MAX_ORDER],
     /// Free blocks per order (all migrate types).
     pub nr_free: [u64; MAX_ORDER],
@@ -120,6 +123,12 @@ pub struct ZoneEvents {
 }
 
 impl Zone {
+    /// The pages `setup_per_zone_wmarks` and `setup_per_zone_lowmem_reserve` count: 2.6.3x's
+    /// `present_pages`, which reserving the memmap from bootmem does not reduce.
+    pub fn wmark_pages(&self) -> u64 {
+        self.managed + self.bootmem
+    }
+
     pub fn spans(&self, pfn: u32) -> bool {
         pfn >= self.start_pfn && pfn < self.end_pfn
     }

@@ -90,7 +90,7 @@ impl Kernel {
             .zones
             .iter()
             .filter(|z| z.kind != ZoneType::HighMem && z.kind != ZoneType::Movable)
-            .map(|z| z.managed)
+            .map(|z| z.wmark_pages())
             .sum();
         let min_free_kbytes = if t.min_free_kbytes > 0 {
             t.min_free_kbytes
@@ -110,12 +110,12 @@ impl Kernel {
                     z.wmark = [mask, 2 * mask, 3 * mask];
                 }
                 WmarkRule::Linux2636 | WmarkRule::Linux68 => {
-                    let tmp = (pages_min * z.managed).checked_div(lowmem_pages).unwrap_or(0);
-                    let min = if z.kind == ZoneType::HighMem { (z.managed / 1024).clamp(32, 128) } else { tmp };
+                    let tmp = (pages_min * z.wmark_pages()).checked_div(lowmem_pages).unwrap_or(0);
+                    let min = if z.kind == ZoneType::HighMem { (z.wmark_pages() / 1024).clamp(32, 128) } else { tmp };
                     if self.profile.wmark == WmarkRule::Linux2636 {
                         z.wmark = [min, min + tmp / 4, min + tmp / 2];
                     } else {
-                        let delta = (tmp / 4).max(z.managed * wsf / 10000);
+                        let delta = (tmp / 4).max(z.wmark_pages() * wsf / 10000);
                         z.wmark = [min, min + delta, min + 2 * delta];
                     }
                 }
@@ -131,7 +131,7 @@ impl Kernel {
             let mut sum = 0;
             for (j, r) in res.iter_mut().enumerate().skip(kind_i + 1) {
                 if let Some(zj) = self.zones.iter().find(|z| z.node == node && z.kind as usize == j) {
-                    sum += zj.managed;
+                    sum += zj.wmark_pages();
                 }
                 *r = sum.checked_div(ratio).unwrap_or(0);
             }

@@ -101,6 +101,16 @@ pub fn wake_flusher(k: &mut Kernel) {
     }
 }
 
+/// Direct reclaim's work item, 2.6.36 `wakeup_flusher_threads(laptop_mode ? 0 : total_scanned)`
+/// in `do_try_to_free_pages` (`__bdi_start_writeback` queues `nr_pages` of WB_SYNC_NONE work,
+/// not for_background, no `older_than_this`): the flusher writes `nr_pages` more, whatever the
+/// thresholds and the inodes' age. The kernel queues one item per bdi with dirty pages; vmlab's
+/// one flusher serves every disk from one count, so the items of several disks are one.
+pub fn queue_flusher_work(k: &mut Kernel, nr_pages: u64) {
+    k.flusher_work += nr_pages;
+    wake_flusher(k);
+}
+
 /// 6.8 `wakeup_flusher_threads(WB_REASON_VMSCAN)`: `wb_start_writeback` sets `WB_start_all`,
 /// and the flusher writes as many pages as are dirty when it runs (`wb_check_start_all`,
 /// fs/fs-writeback.c), whether or not they are over the background threshold or old enough.

@@ -327,6 +327,14 @@ pub struct Profile {
     /// adjacent ones (blk.rs). Off: 2.4's `__make_request` back-merge, which only spares
     /// interrupts, and md's chunk-sized bios.
     pub blk_mq: bool,
+    /// Bytes of `struct page` the boot-time memmap is sized with (`bootmem.rs`): 56 on a 2.6.36
+    /// x86-64 kernel (Simon Kirby's boot log: 14,280 pages for DMA32's 1,044,480). 0: no memmap
+    /// is reserved, as in the rows calibrated before it was modelled (a scenario's
+    /// `machine.reserved` stands for it there).
+    pub memmap_struct_page: u64,
+    /// `__alloc_bootmem_node_high` (2.6.34+): the vmemmap's goal moves to 4 GiB when the node
+    /// ends more than 128 MiB above it, so the array lies in Normal.
+    pub memmap_goal_high: bool,
     /// Whose function names the flat kernel profile uses (presentation only).
     pub symbols: Symbols,
     /// The release's own `/proc/vmstat`, `/proc/meminfo` and `/proc/stat` (names, order, shape).
@@ -401,6 +409,8 @@ const MODERN: Profile = Profile {
     buddy_merge_tail: true,
     page_cache_read_cold: false,
     blk_mq: true,
+    memmap_struct_page: 0,
+    memmap_goal_high: false,
     symbols: Symbols::Linux68,
     tracepoints: Some(TraceFormat::Linux68),
     procfs: &procfs::LINUX_6_8,
@@ -451,6 +461,8 @@ const LINUX_2_6_26: Profile = Profile {
     buddy_merge_tail: false,
     page_cache_read_cold: false,
     blk_mq: false,
+    memmap_struct_page: 0,
+    memmap_goal_high: false,
     symbols: Symbols::Linux26,
     tracepoints: None,
     procfs: &procfs::LINUX_2_6_26,
@@ -508,6 +520,8 @@ const LINUX_2636: Profile = Profile {
     buddy_merge_tail: true,
     page_cache_read_cold: true,
     blk_mq: false,
+    memmap_struct_page: 56,
+    memmap_goal_high: true,
     symbols: Symbols::Linux26,
     tracepoints: Some(TraceFormat::Linux2636),
     procfs: &procfs::LINUX_2_6_36,
@@ -582,6 +596,8 @@ const LINUX_249: Profile = Profile {
     buddy_merge_tail: false,
     page_cache_read_cold: false,
     blk_mq: false,
+    memmap_struct_page: 0,
+    memmap_goal_high: false,
     symbols: Symbols::Linux24,
     tracepoints: None,
     procfs: &procfs::LINUX_2_4_9,
@@ -866,6 +882,9 @@ pub const KNOBS: &[Knob] = &[
     // page_alloc.rs __free_one_page, filemap.rs.
     rc("buddy_merge_tail", Kind::Bool, Readers::All),
     rc("page_cache_read_cold", Kind::Bool, Readers::All),
+    // kernel.rs build_zones (bootmem.rs).
+    rc("memmap_struct_page", Kind::Int(INT), Readers::All),
+    rc("memmap_goal_high", Kind::Bool, Readers::All),
     // The flat profile's names (presentation only).
     rc("symbols", Kind::Word, Readers::All),
     // Split26: vmscan/split2636.rs, except wmark_off_by_two (page_alloc.rs zone_watermark_ok).
@@ -1086,6 +1105,7 @@ impl Profile {
             "buddy_merge_tail" => &mut self.buddy_merge_tail,
             "page_cache_read_cold" => &mut self.page_cache_read_cold,
             "blk_mq" => &mut self.blk_mq,
+            "memmap_goal_high" => &mut self.memmap_goal_high,
             "kswapd_classzone" => &mut s.kswapd_classzone,
             "kswapd_return_order" => &mut s.kswapd_return_order,
             "kswapd_reset_after_sleep" => &mut s.kswapd_reset_after_sleep,
@@ -1106,6 +1126,7 @@ impl Profile {
             "bh_per_slab_page" => self.bh_per_slab_page = small(n)?,
             "compaction_min_order" => self.split26.compaction_min_order = small(n)?,
             "pcp_batch_bytes" => self.pcp_batch_bytes = n,
+            "memmap_struct_page" => self.memmap_struct_page = n,
             "swappiness" => t.swappiness = n,
             "min_free_kbytes" => t.min_free_kbytes = n,
             "watermark_scale_factor" => t.watermark_scale_factor = n,
@@ -1425,7 +1446,7 @@ mod tests {
         assert_eq!(
             p.check_read("reclaim", "objrmap_walk").unwrap_err(),
             "`reclaim.objrmap_walk` is not read by the modern engine, which linux-6.8 runs (read by: aa24); \
-             the nearest knob it reads is `reclaim.buddy_merge_tail`"
+             the nearest knob it reads is `reclaim.memmap_goal_high`"
         );
         p.check_read("reclaim", "kswapd_failures").unwrap();
         p.check_read("vm", "dirty_ratio").unwrap();

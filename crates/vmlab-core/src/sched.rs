@@ -84,6 +84,8 @@ pub enum Event {
     IdleTick(u32),
     /// A network-receive softirq of `[[netrx]]` source i (atomic slab allocation).
     NetRx(usize),
+    /// An allocation or free of `[[kmem]]` source i (long-lived kernel memory).
+    Kmem(usize),
     /// An interrupt handler that ran on an idle CPU returned: the CPU can take a task again.
     IrqEnd(u32),
     /// Clients' ACKs are due: free the acknowledged pages of TCP write queues.

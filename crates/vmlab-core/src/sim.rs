@@ -74,6 +74,8 @@ pub struct Sim {
     pub on_sample: Option<SampleHook>,
     /// `[[netrx]]` sources: atomic slab allocations from network receive.
     pub netrx: Vec<crate::slub::NetRx>,
+    /// `[[kmem]]` sources: long-lived kernel allocations.
+    pub kmem: Vec<crate::kmem::KmemSource>,
     /// The scenario's disks by name (`create FILE disk=NAME`).
     pub disk_ids: BTreeMap<String, usize>,
     cpu_idle: Vec<bool>,
@@ -376,6 +378,26 @@ impl Sim {
             s.push(first, Event::NetRx(netrx.len()));
             netrx.push(src);
         }
+        let mut kmem = Vec::new();
+        for km in &setup.kmem {
+            if km.population == 0 {
+                continue;
+            }
+            let cache = km.object_bytes.map(|b| {
+                let mut c = crate::slub::KmemCache::with_tunables(
+                    "kmalloc",
+                    b.next_power_of_two(),
+                    k.cfg.cpus as u64,
+                    crate::mmzone::Mt::Unmovable,
+                    slub,
+                );
+                c.nowait = true;
+                Box::new(c)
+            });
+            let src = crate::kmem::KmemSource::new(km.population, km.lifetime_ns, cache);
+            s.push(0, Event::Kmem(kmem.len()));
+            kmem.push(src);
+        }
         let sstate = SampleState { last_ev: vec![0; Vm::COUNT], ..Default::default() };
         Ok(Sim {
             k,
@@ -407,6 +429,7 @@ impl Sim {
             duration_ns: setup.duration_ns,
             on_sample: None,
             netrx,
+            kmem,
             disk_ids,
             cpu_idle: vec![true; ncpu],
             idle_tick_armed: vec![false; ncpu],
@@ -636,6 +659,13 @@ impl Sim {
                 src.interrupt(&mut self.k, &mut ctx);
                 let gap = src.next_gap(&mut self.k);
                 self.s.push(self.s.now + gap, Event::NetRx(i));
+            }
+            Event::Kmem(i) => {
+                let cpu = self.k.cfg.pick_cpu_of_node(0, self.k.rng.next_u32());
+                let mut ctx = Ctx { cpu, node: 0, now: self.s.now, ..Default::default() };
+                self.kmem[i].event(&mut self.k, &mut ctx);
+                let gap = self.kmem[i].next_gap(&mut self.k);
+                self.s.push(self.s.now + gap, Event::Kmem(i));
             }
             Event::IrqEnd(_) => {}
             Event::TcpAck => {

@@ -407,6 +407,8 @@ pub struct KmemCache {
     pub order_fallback: u64,
     /// GFP_ATOMIC (network receive): no reclaim, ALLOC_HARDER; else GFP_KERNEL/NOFS.
     pub atomic: bool,
+    /// GFP_NOWAIT: no direct reclaim, no ALLOC_HARDER (`kmem.rs`, which has no task).
+    pub nowait: bool,
 }
 
 impl KmemCache {
@@ -437,6 +439,7 @@ impl KmemCache {
             slabs: 0,
             order_fallback: 0,
             atomic: false,
+            nowait: false,
         }
     }
 
@@ -503,7 +506,7 @@ impl KmemCache {
                 } else {
                     Gfp {
                         highest: crate::mmzone::ZoneType::Normal,
-                        direct_reclaim: true,
+                        direct_reclaim: !self.nowait,
                         atomic: false,
                         noretry: true,
                         mt: self.mt,

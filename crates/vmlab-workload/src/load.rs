@@ -18,8 +18,8 @@ use crate::ast::{Expr, OpKind, Span, Stmt, TplPart};
 use crate::error::{backquoted, suggest, unknown_key_message, ScenarioError};
 use crate::program::{string_content_offset, Parser};
 use crate::scenario::{
-    CgroupSetup, DiskSetup, FileSetup, FileTreeSetup, MachineSetup, NetRxSetup, ProcessDef, ScenarioFile, Setup,
-    SwapSetup, ZoneName,
+    CgroupSetup, DiskSetup, FileSetup, FileTreeSetup, KmemSetup, MachineSetup, NetRxSetup, ProcessDef, ScenarioFile,
+    Setup, SwapSetup, ZoneName,
 };
 use crate::toml_spans;
 use crate::units;
@@ -390,7 +390,7 @@ pub fn set_value(text: &str) -> toml::Value {
 }
 
 /// Arrays of tables in a scenario: their elements are addressed by index or by `name`.
-const ARRAYS: &[&str] = &["process", "disk", "file", "filetree", "netrx", "cgroup"];
+const ARRAYS: &[&str] = &["process", "disk", "file", "filetree", "netrx", "kmem", "cgroup"];
 
 /// Apply one set to the table; returns the path it resolved to.
 fn apply_set(root: &mut toml::Table, s: &SetArg) -> Result<Vec<String>, ScenarioError> {
@@ -992,6 +992,31 @@ fn resolve(ctx: &Ctx<'_>, f: &ScenarioFile) -> Result<(Setup, Vec<String>), Scen
             drain,
         });
     }
+    let mut kmem = Vec::new();
+    for (i, km) in f.kmem.iter().enumerate() {
+        let i = i.to_string();
+        let bytes = ctx.unit(&["kmem", &i, "size"], units::parse_size(&km.size))?;
+        let lifetime_ns = ctx.unit(&["kmem", &i, "lifetime"], units::parse_duration(&km.lifetime))?;
+        if lifetime_ns == 0 {
+            return Err(ctx.err(&["kmem", &i, "lifetime"], "a lifetime of 0: the allocations must live some time"));
+        }
+        let object_bytes = match &km.object {
+            Some(o) => {
+                let b = ctx.unit(&["kmem", &i, "object"], units::parse_size(o))?;
+                if !(8..=8192).contains(&b) {
+                    return Err(ctx.err(&["kmem", &i, "object"], format!("{b} bytes: kmalloc caches hold 8 to 8192")));
+                }
+                Some(b)
+            }
+            None => None,
+        };
+        let each = object_bytes.map_or(4096, |b| b.next_power_of_two());
+        let population = bytes / each;
+        if population > 1 << 24 {
+            return Err(ctx.err(&["kmem", &i, "size"], format!("{population} allocations: at most 16M are modelled")));
+        }
+        kmem.push(KmemSetup { population, lifetime_ns, object_bytes });
+    }
     let fs = match &f.fs {
         Some(fs) => {
             for (key, v) in [("inode_size", fs.inode_size), ("dentry_size", fs.dentry_size)] {
@@ -1072,6 +1097,7 @@ fn resolve(ctx: &Ctx<'_>, f: &ScenarioFile) -> Result<(Setup, Vec<String>), Scen
         files,
         filetrees,
         netrx,
+        kmem,
         fs,
         fork,
         slub,
@@ -1516,6 +1542,21 @@ program = "wait"
         assert_eq!(s.setup.disks[0].device_bandwidth_bps, Some(1_000_000_000));
         let e = err(SMALL, &["disk.sda.device_bandwidth=\"1GB\""]);
         assert!(e.contains("device_bandwidth") && e.contains("must end in `/s`"), "{e}");
+    }
+
+    #[test]
+    fn kmem_sources_are_checked_where_they_are_written() {
+        let kmem = |extra: &str| format!("{SMALL}\n[[kmem]]\nsize = \"8MiB\"\n{extra}");
+        let text = kmem("lifetime = \"0s\"\n");
+        let line = text.lines().position(|l| l.starts_with("lifetime")).unwrap() + 1;
+        assert!(err(&text, &[]).starts_with(&format!("t.toml:{line}:")), "{}", err(&text, &[]));
+        let text = kmem("lifetime = \"1h\"\nobject = 16384\n");
+        assert!(err(&text, &[]).contains("kmalloc caches hold 8 to 8192"), "{}", err(&text, &[]));
+        let s = load(&kmem("lifetime = \"1h\"\nobject = 300\n"), &[]).unwrap();
+        let k = &s.setup.kmem[0];
+        assert_eq!((k.population, k.lifetime_ns, k.object_bytes), (8 << 20 >> 9, 3_600_000_000_000, Some(300)));
+        let s = load(&kmem("lifetime = \"1h\"\n"), &["kmem.0.size=\"4MiB\""]).unwrap();
+        assert_eq!(s.setup.kmem[0].population, 1024, "whole pages");
     }
 
     #[test]

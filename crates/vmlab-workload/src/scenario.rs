@@ -51,6 +51,10 @@ pub struct ScenarioFile {
     /// Atomic high-order allocation sources (network receive into SLUB), seed 001.
     #[serde(default, rename = "netrx")]
     pub netrx: Vec<NetRxSpec>,
+    /// Long-lived kernel allocations no program makes (driver pools, pipe buffers, vmalloc,
+    /// kmalloc'd state): `[[kmem]] size = "80MiB" lifetime = "24h"`, optionally `object = 512`.
+    #[serde(default, rename = "kmem")]
+    pub kmem: Vec<KmemSpec>,
     /// Filesystem metadata: slab objects every created file costs (`[fs] inode_size = 800`).
     pub fs: Option<FsSpec>,
     /// SLUB boot parameters (`[slub] max_order = 1`): `slub_max_order`, `slub_min_objects`,
@@ -320,6 +324,25 @@ pub struct NetRxSpec {
     pub slow_lifetime: Option<String>,
 }
 
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct KmemSpec {
+    /// What the population stands for (reports only).
+    #[serde(default)]
+    pub name: Option<String>,
+    /// Memory held in the steady state ("80MiB"): whole pages, or objects of `object` bytes.
+    #[serde(deserialize_with = "string_or_int")]
+    pub size: String,
+    /// Mean lifetime of one allocation ("24h"; exponential): the population turns over at
+    /// size / lifetime.
+    #[serde(deserialize_with = "string_or_int")]
+    pub lifetime: String,
+    /// Object size ("512"): kmalloc objects of this size class, whose slabs are unreclaimable
+    /// slab. Default: order-0 pages in no meminfo field.
+    #[serde(default, deserialize_with = "opt_string_or_int")]
+    pub object: Option<String>,
+}
+
 /// SLUB's boot parameters, 2.6.36 names without the `slub_` prefix.
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
@@ -390,6 +413,7 @@ pub struct Setup {
     pub files: Vec<FileSetup>,
     pub filetrees: Vec<FileTreeSetup>,
     pub netrx: Vec<NetRxSetup>,
+    pub kmem: Vec<KmemSetup>,
     /// Slab object sizes of the inode and dentry caches, bytes.
     pub fs: Option<(u32, u32)>,
     /// `[fork]`: (kernel stack order, task_struct bytes).
@@ -480,6 +504,15 @@ pub struct FileTreeSetup {
     pub sigma: f64,
     pub disk: usize,
     pub packed: bool,
+}
+
+/// `[[kmem]]` resolved: objects alive in the steady state, their mean lifetime, their size
+/// (None: whole pages).
+#[derive(Clone, Debug)]
+pub struct KmemSetup {
+    pub population: u64,
+    pub lifetime_ns: u64,
+    pub object_bytes: Option<u64>,
 }
 
 #[derive(Clone, Debug)]

@@ -767,9 +767,8 @@ pub fn try_to_free_pages(k: &mut Kernel, ctx: &mut Ctx, gfp: Gfp, order: u32, _c
             break;
         }
         if total_scanned > SWAP_CLUSTER_MAX + SWAP_CLUSTER_MAX / 2 {
-            // wakeup_flusher_threads(total_scanned): a work item of that many pages, which vmlab
-            // does not queue yet (the flusher writes only what is expired or over background).
-            crate::page_writeback::wake_flusher(k);
+            // wakeup_flusher_threads(laptop_mode ? 0 : total_scanned): no laptop mode here.
+            crate::page_writeback::queue_flusher_work(k, total_scanned);
             sc.may_writepage = true;
         }
         if sc.nr_scanned > 0 && priority < DEF_PRIORITY - 2 {

@@ -18,6 +18,7 @@ mod pcp_migratetype;
 mod procfs;
 mod proptest_mm;
 mod psi;
+mod reclaim_flusher_work;
 mod scenario_errors;
 mod seed_google_mlock;
 mod seed_kswapd_high_order;
