@@ -119,6 +119,10 @@ enum Cmd {
         /// Run every combination of the seed's fixes (shm-big-iron: its three switches).
         #[arg(long)]
         ablate: bool,
+        /// Simulations at once (default: one per CPU). The output is the same for any number;
+        /// peak memory grows with it.
+        #[arg(short, long, value_name = "N", default_value_t = 0, hide_default_value = true)]
+        jobs: usize,
         /// Write each run's tracepoints into DIR (created if needed) as `NN-PROFILE.trace`, in
         /// ftrace text form as on `run`; runs of releases without mm tracepoints write none.
         #[arg(long, value_name = "DIR")]
@@ -258,9 +262,9 @@ fn main() -> ExitCode {
         }
         Cmd::Profiles { names, json } => profiles(&names, json),
         Cmd::Explain { scenario, profile, sets } => explain(scenario, profile, sets),
-        Cmd::Reproduce { seed, list, sets, json, timing, ablate, trace, events } => {
+        Cmd::Reproduce { seed, list, sets, json, timing, ablate, jobs, trace, events } => {
             let trace = trace.map(|dir| vmlab_core::reproduce::TraceOpts { dir, events });
-            reproduce(seed, list, sets, json, timing, ablate, trace)
+            reproduce(seed, list, sets, json, timing, ablate, jobs, trace)
         }
         Cmd::Real { scenario, sets, json, interval, keep, dir, proc_dir } => {
             real::real(real::RealArgs { scenario, sets, json, interval, keep, dir, proc_dir })
@@ -828,6 +832,7 @@ fn wrapped(o: &mut String, label: &str, kv: &[String]) {
     o.push('\n');
 }
 
+#[allow(clippy::too_many_arguments)]
 fn reproduce(
     seed: Option<String>,
     list: bool,
@@ -835,6 +840,7 @@ fn reproduce(
     json: Option<String>,
     timing: bool,
     ablate: bool,
+    jobs: usize,
     trace: Option<vmlab_core::reproduce::TraceOpts>,
 ) -> ExitCode {
     use vmlab_core::reproduce;
@@ -868,7 +874,7 @@ fn reproduce(
     let root = std::env::var_os("VMLAB_ROOT").map(PathBuf::from);
     let line = progress::Line::for_terminal().map(std::sync::Arc::new);
     let progress = line.clone().map(|l| l as std::sync::Arc<dyn reproduce::Progress>);
-    let opts = reproduce::ReproduceOpts { sets, root, timing, ablate, progress, trace, ..Default::default() };
+    let opts = reproduce::ReproduceOpts { sets, root, timing, ablate, jobs, progress, trace, ..Default::default() };
     let result = reproduce::run(&def, opts);
     if let Some(l) = line {
         l.clear();

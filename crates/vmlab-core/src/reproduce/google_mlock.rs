@@ -148,18 +148,16 @@ fn memlock_set(opts: &ReproduceOpts) -> Result<String, String> {
 
 fn run(opts: &ReproduceOpts) -> Result<(ReproduceReport, String), String> {
     let memlock = memlock_set(opts)?;
-    let outs: Vec<Result<RunOut, String>> = std::thread::scope(|s| {
-        let handles: Vec<_> = PROFILES
-            .iter()
-            .map(|&p| {
-                // Every run gets the same RLIMIT_MEMLOCK (half of RAM), so all kernels lock the
-                // same number of slots; on 2.4.9 it coincides with mlock's own half-of-RAM rule.
-                let extra: Vec<String> = vec![memlock.clone()];
-                s.spawn(move || run_one(opts, p, &extra))
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err("a run panicked".to_string()))).collect()
-    });
+    let jobs = PROFILES
+        .iter()
+        .map(|&p| {
+            // Every run gets the same RLIMIT_MEMLOCK (half of RAM), so all kernels lock the same
+            // number of slots; on 2.4.9 it coincides with mlock's own half-of-RAM rule.
+            let extra: Vec<String> = vec![memlock.clone()];
+            Box::new(move || run_one(opts, p, &extra)) as Box<dyn FnOnce() -> Result<RunOut, String> + Send + '_>
+        })
+        .collect();
+    let outs: Vec<Result<RunOut, String>> = opts.in_parallel(jobs);
     let outs: Vec<RunOut> = outs.into_iter().collect::<Result<_, _>>()?;
     let text = render(&outs);
     let rep = ReproduceReport::new(NAME, outs.into_iter().map(|o| o.report).collect());

@@ -56,11 +56,19 @@ pub struct ReproduceOpts {
     pub progress: Option<Arc<dyn Progress>>,
     /// The reproduction's number of runs (`SeedDef::runs`); `run` sets it.
     pub runs: usize,
-    /// Runs started so far.
+    /// Runs started (or numbered ahead by [`ReproduceOpts::in_parallel`]) so far.
     pub started: AtomicUsize,
+    /// Runs at once (`--jobs`); 0 is one per CPU of the host. Runs are independent simulations,
+    /// so the outputs are the same whatever the number: only wall time and peak memory change.
+    pub jobs: usize,
     /// `--trace DIR`: each run whose release has tracepoints writes its ftrace text to
     /// `DIR/NN-PROFILE.trace` (NN the run's number), keeping only `events` when any are named.
     pub trace: Option<TraceOpts>,
+}
+
+thread_local! {
+    /// The number [`ReproduceOpts::in_parallel`] gave the run this thread is about to start.
+    static RUN_NUMBER: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };
 }
 
 /// A run's trace file and the writer that fills it.
@@ -118,10 +126,38 @@ impl ReproduceOpts {
 
     /// Count a run as started; its number (from 1) and its progress callback, if anyone listens.
     pub fn begin_run(&self, profile: &str, sets: &[String]) -> (usize, Option<ProgressFn>) {
-        let k = self.started.fetch_add(1, Ordering::Relaxed) + 1;
+        let k = RUN_NUMBER.with(|n| n.take()).unwrap_or_else(|| self.started.fetch_add(1, Ordering::Relaxed) + 1);
         let Some(p) = self.progress.as_ref().map(Arc::clone) else { return (k, None) };
         p.run_start(k, self.runs.max(k), profile, sets);
         (k, Some(Box::new(move |now, end| p.tick(k, now, end))))
+    }
+
+    /// Run `jobs` (one simulation each) on up to `self.jobs` threads and return their results in
+    /// the order given. Each job's run takes the number it would have had run one after another,
+    /// so `--trace` file names and progress lines do not depend on which thread starts first.
+    pub fn in_parallel<T: Send>(&self, jobs: Vec<Box<dyn FnOnce() -> T + Send + '_>>) -> Vec<T> {
+        let base = self.started.fetch_add(jobs.len(), Ordering::Relaxed);
+        let threads = match self.jobs {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            n => n,
+        }
+        .clamp(1, jobs.len().max(1));
+        let queue = std::sync::Mutex::new(jobs.into_iter().enumerate());
+        let done = std::sync::Mutex::new(Vec::new());
+        std::thread::scope(|s| {
+            for _ in 0..threads {
+                s.spawn(|| loop {
+                    let next = queue.lock().unwrap_or_else(|e| e.into_inner()).next();
+                    let Some((i, job)) = next else { break };
+                    RUN_NUMBER.with(|n| n.set(Some(base + i + 1)));
+                    let out = job();
+                    done.lock().unwrap_or_else(|e| e.into_inner()).push((i, out));
+                });
+            }
+        });
+        let mut done = done.into_inner().unwrap_or_else(|e| e.into_inner());
+        done.sort_by_key(|&(i, _)| i);
+        done.into_iter().map(|(_, t)| t).collect()
     }
 
     /// Run `k`'s ftrace writer under `--trace`, when its release has tracepoints; the file name.
@@ -230,6 +266,29 @@ fn root_candidates(env: Option<PathBuf>, exe: Option<PathBuf>, cwd: Option<PathB
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Jobs on several threads come back in the order given, and each run's number is the one it
+    /// would have had one after another, whichever thread starts it.
+    #[test]
+    fn parallel_runs_keep_their_order_and_numbers() {
+        for jobs in [1, 3, 8] {
+            let o = ReproduceOpts { jobs, ..Default::default() };
+            let _ = o.begin_run("first", &[]);
+            let work: Vec<Box<dyn FnOnce() -> (usize, usize) + Send + '_>> = (0..6usize)
+                .map(|i| {
+                    let o = &o;
+                    Box::new(move || {
+                        // Uneven lengths, so later jobs can finish first.
+                        std::thread::sleep(std::time::Duration::from_millis(((6 - i) * 3) as u64));
+                        (i, o.begin_run("p", &[]).0)
+                    }) as Box<dyn FnOnce() -> (usize, usize) + Send + '_>
+                })
+                .collect();
+            let got = o.in_parallel(work);
+            assert_eq!(got, (0..6).map(|i| (i, i + 2)).collect::<Vec<_>>(), "jobs = {jobs}");
+            assert_eq!(o.begin_run("last", &[]).0, 8, "numbering goes on after the parallel runs");
+        }
+    }
 
     #[test]
     fn seeds_are_not_looked_for_above_the_current_directory() {

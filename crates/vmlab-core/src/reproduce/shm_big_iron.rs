@@ -248,12 +248,12 @@ fn mib(kb: f64) -> f64 {
     kb / 1024.0
 }
 
-pub fn run(opts: &ReproduceOpts) -> Result<(ReproduceReport, String), String> {
-    let mut runs = Vec::new();
-    let mut out = String::new();
-    let mut figs = Vec::new();
-    let mut labels = Vec::new();
-    for v in variants(opts.ablate) {
+/// A variant's run, measured in its own thread: its report, figures, label and (without
+/// `--ablate`) the timeline of its conversion phase.
+type VariantOut = Result<(RunReport, Figures, String, String), String>;
+
+fn variant_job(opts: &ReproduceOpts, v: Variant) -> Box<dyn FnOnce() -> VariantOut + Send + '_> {
+    Box::new(move || {
         let (mut r, sim) = run_seed_scenario(opts, SCENARIO, v.profile, &v.sets(), Vec::new())?;
         let f = figures(&r, &sim);
         record(&mut r, &sim, &f);
@@ -268,11 +268,25 @@ pub fn run(opts: &ReproduceOpts) -> Result<(ReproduceReport, String), String> {
             }),
         );
         let label = v.label(&sim);
+        let mut window = String::new();
         if !opts.ablate {
-            let _ = writeln!(out, "== {label}: {} MiB, {} CPUs ==", r.machine.memory_bytes >> 20, r.machine.cpus);
-            let _ = write!(out, "{}", format_vmstat(phase_window(&r, &sim, &f)));
-            let _ = writeln!(out);
+            let _ = writeln!(window, "== {label}: {} MiB, {} CPUs ==", r.machine.memory_bytes >> 20, r.machine.cpus);
+            let _ = write!(window, "{}", format_vmstat(phase_window(&r, &sim, &f)));
+            let _ = writeln!(window);
         }
+        Ok((r, f, label, window))
+    })
+}
+
+pub fn run(opts: &ReproduceOpts) -> Result<(ReproduceReport, String), String> {
+    let mut runs = Vec::new();
+    let mut out = String::new();
+    let mut figs = Vec::new();
+    let mut labels = Vec::new();
+    let jobs = variants(opts.ablate).into_iter().map(|v| variant_job(opts, v)).collect();
+    for done in opts.in_parallel(jobs) {
+        let (r, f, label, window) = done?;
+        out += &window;
         labels.push(label);
         runs.push(r);
         figs.push(f);
