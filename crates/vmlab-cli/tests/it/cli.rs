@@ -158,7 +158,7 @@ fn knobs_the_final_engine_does_not_read_are_refused() {
     assert!(
         err.contains(
             "--set reclaim.objrmap_walk=true: `reclaim.objrmap_walk` is not read by the modern engine, which \
-             linux-6.8 runs (read by: aa24); the nearest knob it reads is `reclaim.buddy_merge_tail`"
+             linux-6.8 runs (read by: aa24); the nearest knob it reads is `reclaim.memmap_goal_high`"
         ),
         "{err}"
     );
