@@ -390,6 +390,10 @@ pub fn set_value(text: &str) -> toml::Value {
 }
 
 /// Arrays of tables in a scenario: their elements are addressed by index or by `name`.
+/// The highest `[[netrx]] rate`: above 100 GbE's minimum-frame line rate, below what would make a
+/// second of simulation take minutes (each packet is an allocation attempt).
+const NETRX_MAX_RATE: u64 = 200_000_000;
+
 const ARRAYS: &[&str] = &["process", "disk", "file", "filetree", "netrx", "kmem", "cgroup"];
 
 /// Apply one set to the table; returns the path it resolved to.
@@ -882,6 +886,15 @@ fn resolve(ctx: &Ctx<'_>, f: &ScenarioFile) -> Result<(Setup, Vec<String>), Scen
     for (i, n) in f.netrx.iter().enumerate() {
         let i = i.to_string();
         let rate = ctx.unit(&["netrx", &i, "rate"], units::rate_from_value(&n.rate))?;
+        if rate > NETRX_MAX_RATE {
+            return Err(ctx.err(
+                &["netrx", &i, "rate"],
+                format!(
+                    "{rate} packets a second is beyond any NIC (100 GbE's line rate is 148,809,524 \
+                     minimum-size frames a second); the most is {NETRX_MAX_RATE}/s"
+                ),
+            ));
+        }
         let lifetime_ns = ctx.unit(&["netrx", &i, "lifetime"], units::parse_duration(&n.lifetime))?;
         let object_bytes = match &n.object {
             Some(o) => Some(ctx.unit(&["netrx", &i, "object"], units::parse_size(o))?),

@@ -230,6 +230,17 @@ fn missing_required_key() {
     assert_eq!(e, "bad.toml:4:1: missing required key `memory`");
 }
 
+/// A packet rate no NIC has is refused where it is written (the fuzzer's hang: 10^12 packets a
+/// second, each an allocation attempt, took half a minute per simulated second).
+#[test]
+fn netrx_rates_beyond_any_nic_are_refused() {
+    let e =
+        load(&format!("{GOOD}\n[[netrx]]\nrate = 1000000000000\nlifetime = \"5ms\"\n"), &[]).unwrap_err().to_string();
+    assert!(e.starts_with("bad.toml:42:8: 1000000000000 packets a second is beyond any NIC"), "{e}");
+    load(&format!("{GOOD}\n[[netrx]]\nrate = \"148809524/s\"\nlifetime = \"5ms\"\n"), &[])
+        .expect("100 GbE's line rate loads");
+}
+
 #[test]
 fn machine_cost_errors_point_at_the_entry() {
     let e = error_after("cpus = 2", "cpus = 2\ncost = { lru_scan = \"240ns\", spinn = \"1us\" }");
