@@ -4,9 +4,10 @@
 #      Python crate's in step 4); the Python venv is set up beside that build;
 #   2. Rust unit, integration and property tests, the CLI tests — under cargo nextest when it is
 #      installed, else cargo test, a line per test either way;
-#   3. the long tests from the same build, two at a time: the full-scale seed reproductions that
-#      pass, a minute of the scenario fuzzer, the golden hashes of every seed's and every
-#      example×profile's JSON (crates/vmlab-cli/tests/golden.rs);
+#   3. the long tests from the same build, two at a time: the golden hashes of every seed's and
+#      every example×profile's JSON (crates/vmlab-cli/tests/golden.rs), a minute of the scenario
+#      fuzzer, the full-scale seed reproductions that pass (their must-shows checked on the
+#      golden test's own runs of the seeds);
 #   4. when the Python package is present, its pytest suite.
 # Everything is built once, in the `ci` profile (Cargo.toml): optimised as release, so the
 # seed-scale tests run in seconds, with debug assertions on, so page conservation is still
@@ -164,25 +165,36 @@ else
     }
 fi
 
-# The long tests, all ignored by a plain `cargo test`:
-# - the full-scale seed reproductions that pass, each a seed at its original size (the ones that
-#   do not reproduce yet stay #[ignore]d with the reason; list a test here once it passes);
-# - a minute of the scenario fuzzer (crates/vmlab-fuzz, fuzz/README.md): mutated scenarios and
-#   --sets through the loader, the compiler and short simulations; a panic, an abort, a stack
-#   overflow or an input over its time limit fails it and is saved under fuzz/findings/;
-# - every seed's and every example×profile's JSON against crates/vmlab-cli/tests/golden/hashes.txt,
-#   each run printed as it finishes.
-# Each is "PACKAGE TEST-BINARY TEST".
+# The long tests, all ignored by a plain `cargo test`, in two steps:
+# 1. what runs its own simulations, two at a time:
+#    - every seed's and every example×profile's JSON against crates/vmlab-cli/tests/golden/hashes.txt,
+#      each run printed as it finishes (the outputs stay in target/tmp/golden);
+#    - a minute of the scenario fuzzer (crates/vmlab-fuzz, fuzz/README.md): mutated scenarios and
+#      --sets through the loader, the compiler and short simulations; a panic, an abort, a stack
+#      overflow or an input over its time limit fails it and is saved under fuzz/findings/;
+#    - the full-scale seed tests whose runs the reproduce does not make;
+# 2. the full-scale seed must-shows checked on the reproduce's runs the golden test has just
+#    written and found byte-identical to their blessed hashes (VMLAB_SEED_REPORTS; run by hand,
+#    each test simulates its own).
+# A full-scale test is listed once it passes; the ones that do not reproduce yet stay #[ignore]d
+# with the reason. Each is "PACKAGE TEST-BINARY TEST".
 long=(
     "vmlab golden outputs_match_the_golden_hashes"
     "vmlab-fuzz ci a_minute_of_fuzzing_finds_nothing"
     "vmlab-core it seed_shm_big_iron::scaled_down_does_not_storm"
+    "vmlab-core it seed_kswapd_mailserver::full_scale_mailserver_machine_is_the_reporters"
+)
+on_golden_outputs=(
     "vmlab-core it seed_kswapd_high_order::full_scale_2638_settles_near_the_high_watermarks"
     "vmlab-core it seed_kswapd_mailserver::full_scale_mailserver_2638_settles_near_the_watermarks"
-    "vmlab-core it seed_kswapd_mailserver::full_scale_mailserver_machine_is_the_reporters"
     "vmlab-core it seed_google_mlock::full_scale_must_shows"
 )
-step "long tests: full-scale seeds, fuzzing, golden hashes" long_tests "${long[@]}"
+step "long tests: golden hashes, fuzzing, full-scale seeds" long_tests "${long[@]}"
+on_golden_runs() (
+    export VMLAB_SEED_REPORTS="$PWD/target/tmp/golden"
+    long_tests "$@"
+)
+step "full-scale seed must-shows on the golden runs" on_golden_runs "${on_golden_outputs[@]}"
 
 if [ "$have_python" = 1 ]; then
     collect python-setup

@@ -167,7 +167,10 @@ fn bad_sets_are_errors_not_panics() {
 #[test]
 #[ignore = "full scale: release build, scripts/test-all.sh runs it"]
 fn full_scale_must_shows() {
-    let runs = run(Vec::new());
+    // The reproduce's own runs when the suite has them (crate::common::suite_reproduce_runs).
+    let runs = crate::common::suite_reproduce_runs(google_mlock::NAME).unwrap_or_else(|| run(Vec::new()));
+    let profiles: Vec<&str> = runs.iter().map(|r| r.profile.as_str()).collect();
+    assert_eq!(profiles, google_mlock::PROFILES);
     let (old, bandaid, new) = (&runs[0], &runs[1], &runs[2]);
     for r in &runs {
         assert_eq!(metric(r, "slots"), 2.0, "{}", r.profile);

@@ -87,7 +87,13 @@ fn runs_are_deterministic() {
 }
 
 /// The seed's own scale (4 GiB, the scenario as written), postmark under both kernels.
+/// The postmark pair at full scale: the reproduce's own runs when the suite has them.
 fn full_scale_postmark() -> Vec<RunReport> {
+    if let Some(runs) = crate::common::suite_reproduce_runs("kswapd-high-order") {
+        let runs = crate::common::runs_with(runs, &[("workload", "postmark")]);
+        assert_eq!(runs.len(), PROFILES.len(), "the reproduce's postmark runs");
+        return runs;
+    }
     let opts = vmlab_core::reproduce::ReproduceOpts::default();
     run_pair(&opts, POSTMARK, "postmark").expect("runs")
 }

@@ -87,7 +87,14 @@ fn metric(r: &RunReport, k: &str) -> f64 {
     r.metrics.get(k).copied().unwrap_or(f64::NAN)
 }
 
+/// The mail-server pair at full scale: the reproduce's own runs when the suite has them.
 fn full_scale(swap_off: bool) -> Vec<RunReport> {
+    if let Some(runs) = crate::common::suite_reproduce_runs("kswapd-high-order") {
+        let swap = if swap_off { "off" } else { "on" };
+        let runs = crate::common::runs_with(runs, &[("workload", "mailserver"), ("swap", swap)]);
+        assert_eq!(runs.len(), vmlab_core::reproduce::kswapd_high_order::PROFILES.len(), "the reproduce's runs");
+        return runs;
+    }
     let opts = vmlab_core::reproduce::ReproduceOpts::default();
     let sets: Vec<String> = if swap_off { vec!["swap.size=0".into()] } else { Vec::new() };
     run_pair_with(&opts, MAILSERVER, "mailserver", &sets).expect("runs")
