@@ -19,6 +19,8 @@
 use rustc_hash::FxHashMap;
 
 pub mod slab;
+#[cfg(test)]
+mod walk_tests;
 
 use super::riel24::lock::LruLock;
 use super::{add_to_list, del_page_from_lru, pageout, remove_mapping_and_free, KswapdAction, SWAP_CLUSTER_MAX};
