@@ -972,6 +972,12 @@ impl Sim {
             events: self.k.events,
             pressure: self.k.profile.psi.then(|| crate::stats::memcg_fmt::system_pressure(&self.k, self.s.now)),
             cgroups: crate::stats::memcg_fmt::cgroup_reports(&self.k, self.s.now),
+            disks: self
+                .disk_ids
+                .iter()
+                .filter(|&(_, &i)| self.k.disks[i].has_queue())
+                .map(|(name, &i)| report::DiskReport { name: name.clone(), stat: self.k.disks[i].stat() })
+                .collect(),
             wall_s,
         }
     }
