@@ -25,6 +25,15 @@
 //!   is there anything to merge into. One reader at a time never finds a request waiting; many
 //!   readers of adjacent files do.
 //!
+//! - A virtio-blk device without indirect descriptors (`VIRTIO_RING_F_INDIRECT_DESC` off) puts
+//!   a request's header, each data segment and its status in ring descriptors of their own;
+//!   `virtblk_probe` sizes the tags at half the ring ("2 descs per req"), so requests of more
+//!   than one segment run out of ring before they run out of tags. `virtio_queue_rq` then
+//!   returns `BLK_STS_DEV_RESOURCE` and stops the queue until a completion frees descriptors
+//!   (`virtblk_done`), and the requests behind stay in the scheduler, mergeable. Modelled as a
+//!   second dispatch bound beside the tags: the descriptors of the requests in flight plus the
+//!   next one's may not exceed the ring (`with_ring`; 0, the default, is no ring).
+//!
 //! The model: a request that merges costs the device its transfer only (it rides in another
 //! request's command: no per-request overhead, no positioning) and holds no tag; the request it
 //! joined keeps the completion time already given to its submitter, and the merged pages
@@ -63,8 +72,13 @@ pub struct RequestQueue {
     max_segments: u32,
     /// Tags: requests the device accepts at once (its queue depth).
     depth: usize,
-    /// Completion times of the requests holding or waiting for a tag, ascending.
-    tagged: Vec<u64>,
+    /// Completion times of the requests holding or waiting for a tag, ascending, with the ring
+    /// descriptors each takes (0 without a ring).
+    tagged: Vec<(u64, u32)>,
+    /// Descriptors of the device's ring (0: no ring bound).
+    ring: u32,
+    /// When the last request went to the device: dispatch is in submission order.
+    last_dispatch: u64,
     /// Requests still in the scheduler, where later ones can merge into them.
     sched: Vec<SchedRq>,
     /// Bios merged into an existing request, in the plug or in the scheduler, reads and writes
@@ -79,6 +93,8 @@ struct SchedRq {
     segs: u32,
     write: bool,
     dispatch: u64,
+    /// Its completion, which finds its entry in `tagged`.
+    done: u64,
 }
 
 impl RequestQueue {
@@ -89,8 +105,26 @@ impl RequestQueue {
             max_segments: max_segments.clamp(1, u32::MAX as u64) as u32,
             depth: depth.max(1),
             tagged: Vec::new(),
+            ring: 0,
+            last_dispatch: 0,
             sched: Vec::new(),
             merges: [0; 2],
+        }
+    }
+
+    /// A virtio ring of `descs` descriptors without indirect ones: a request takes one per
+    /// segment plus two. 0: no ring bound.
+    pub fn with_ring(mut self, descs: u32) -> RequestQueue {
+        self.ring = descs;
+        self
+    }
+
+    fn descs(&self, segs: u32) -> u32 {
+        if self.ring == 0 {
+            0
+        } else {
+            // max_segments keeps a request within the ring (virtio-blk: seg_max ≤ ring − 2).
+            (segs + 2).min(self.ring)
         }
     }
 
@@ -160,7 +194,7 @@ impl RequestQueue {
     }
 
     fn forget(&mut self, now: u64) {
-        let done = self.tagged.partition_point(|&c| c <= now);
+        let done = self.tagged.partition_point(|&(c, _)| c <= now);
         self.tagged.drain(..done);
         self.sched.retain(|r| r.dispatch > now);
     }
@@ -184,6 +218,12 @@ impl RequestQueue {
                 r.end = r.end.max(end);
                 r.segs += segs;
                 self.merges[write as usize] += 1;
+                // Its segments ride in the ring with the request they joined.
+                let (done, add) = (r.done, if self.ring == 0 { 0 } else { segs });
+                let at = self.tagged.partition_point(|&(c, _)| c < done);
+                if let Some(t) = self.tagged.get_mut(at) {
+                    t.1 = (t.1 + add).min(self.ring.max(t.1));
+                }
                 true
             }
             None => false,
@@ -193,24 +233,35 @@ impl RequestQueue {
     /// When a new request gets a driver tag: at once while fewer than `depth` requests hold or
     /// wait for one, else when the request `depth` places ahead of it completes (dispatch is in
     /// submission order).
-    pub fn dispatch_at(&mut self, now: u64) -> u64 {
+    /// With a ring, also not before the descriptors in use leave room for this request's `segs`
+    /// plus two, nor before the request ahead of it.
+    pub fn dispatch_at(&mut self, now: u64, segs: u32) -> u64 {
         self.forget(now);
         let n = self.tagged.len();
-        if n < self.depth {
-            now
-        } else {
-            self.tagged[n - self.depth]
+        let mut t = if n < self.depth { now } else { self.tagged[n - self.depth].0 };
+        if self.ring > 0 {
+            t = t.max(self.last_dispatch);
+            let need = self.descs(segs);
+            let mut i = self.tagged.partition_point(|&(c, _)| c <= t);
+            let mut in_use: u32 = self.tagged[i..].iter().map(|&(_, d)| d).sum();
+            while in_use + need > self.ring && i < n {
+                in_use -= self.tagged[i].1;
+                t = self.tagged[i].0;
+                i += 1;
+            }
+            self.last_dispatch = t;
         }
+        t
     }
 
     /// Record a request that did not merge: it holds a tag until `done`, and until `dispatch`
     /// it sits in the scheduler where later ones can merge into it.
     #[allow(clippy::too_many_arguments)]
     pub fn insert(&mut self, now: u64, offset: u64, bytes: u64, segs: u32, write: bool, dispatch: u64, done: u64) {
-        let at = self.tagged.partition_point(|&c| c <= done);
-        self.tagged.insert(at, done);
+        let at = self.tagged.partition_point(|&(c, _)| c <= done);
+        self.tagged.insert(at, (done, self.descs(segs)));
         if dispatch > now {
-            self.sched.push(SchedRq { start: offset, end: offset + bytes, segs, write, dispatch });
+            self.sched.push(SchedRq { start: offset, end: offset + bytes, segs, write, dispatch, done });
         }
     }
 }
@@ -228,16 +279,16 @@ mod tests {
     #[test]
     fn dispatch_waits_for_a_tag() {
         let mut q = RequestQueue::new(1280, 128, 2);
-        assert_eq!(q.dispatch_at(0), 0);
+        assert_eq!(q.dispatch_at(0, 1), 0);
         q.insert(0, 0, 4096, 1, false, 0, 100);
-        assert_eq!(q.dispatch_at(0), 0);
+        assert_eq!(q.dispatch_at(0, 1), 0);
         q.insert(0, 1 << 20, 4096, 1, false, 0, 200);
         // Both tags held: the third goes when the first completes, the fourth with the second.
-        assert_eq!(q.dispatch_at(10), 100);
+        assert_eq!(q.dispatch_at(10, 1), 100);
         q.insert(10, 2 << 20, 4096, 1, false, 100, 300);
-        assert_eq!(q.dispatch_at(10), 200);
+        assert_eq!(q.dispatch_at(10, 1), 200);
         // Once they complete the tags are free again.
-        assert_eq!(q.dispatch_at(300), 300);
+        assert_eq!(q.dispatch_at(300, 1), 300);
     }
 
     #[test]
@@ -246,7 +297,7 @@ mod tests {
         q.insert(0, 0, 8192, 2, false, 0, 100);
         // Dispatched at once: nothing to merge into.
         assert!(!q.elv_merge(1, 8192, 4096, 1, false));
-        let d = q.dispatch_at(1);
+        let d = q.dispatch_at(1, 1);
         assert_eq!(d, 100);
         q.insert(1, 8192, 4096, 1, false, d, 150);
         // Back merge, front merge, a gap, the other direction.
@@ -341,5 +392,34 @@ mod tests {
         assert!(out.iter().all(|r| r.segs <= 128 && r.pages <= 320), "{out:?}");
         assert_eq!(out.iter().map(|r| r.pages).sum::<usize>(), 600);
         assert_eq!(out[0], PlugRq { first: 0, pages: 256, segs: 128 });
+    }
+
+    #[test]
+    fn a_ring_without_indirect_descriptors_bounds_requests_by_their_segments() {
+        // 128 tags, a 24-descriptor ring: requests of 6 segments take 8 each, so three fit.
+        let mut q = RequestQueue::new(4096, 254, 128).with_ring(24);
+        for i in 0..3 {
+            assert_eq!(q.dispatch_at(0, 6), 0, "request {i} fits");
+            q.insert(0, i << 20, 24 * 1024, 6, false, 0, 100 + i);
+        }
+        // The fourth waits for the first completion, and while it waits it takes merges.
+        let d = q.dispatch_at(0, 6);
+        assert_eq!(d, 100);
+        q.insert(0, 3 << 20, 24 * 1024, 6, false, d, 200);
+        assert!(q.elv_merge(1, (3 << 20) + 24 * 1024, 4096, 1, false));
+        // A one-segment request (3 descriptors) behind it: not before it (submission order), and
+        // at 100 the other three hold 8 + 8 + 9 (the merge rides along) = 25: it waits for the
+        // second completion.
+        assert_eq!(q.dispatch_at(1, 1), 101);
+    }
+
+    #[test]
+    fn without_a_ring_only_tags_bound_dispatch() {
+        let mut q = RequestQueue::new(4096, 254, 4);
+        for i in 0..4 {
+            assert_eq!(q.dispatch_at(0, 200), 0);
+            q.insert(0, i << 20, 800 * 1024, 200, false, 0, 100 + i);
+        }
+        assert_eq!(q.dispatch_at(0, 200), 100);
     }
 }

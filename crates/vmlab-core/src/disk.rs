@@ -338,6 +338,8 @@ pub struct Disk {
     next_extent: u64,
     /// 6.8's scheduler queue and tags; None: submissions go straight to the spindles.
     queue: Option<RequestQueue>,
+    /// Descriptors of a virtio ring without indirect descriptors (0: none).
+    ring: u32,
     link: Link,
 }
 
@@ -384,6 +386,7 @@ impl Disk {
             ios: [0; 2],
             next_extent: 0,
             queue: None,
+            ring: 0,
             link: Link::default(),
         })
     }
@@ -393,7 +396,13 @@ impl Disk {
     /// scheduler while a request waits for its tag.
     pub fn set_queue(&mut self, max_sectors_kb: u64, max_segments: u64) {
         let depth = self.params.queue_depth as usize * self.params.stripes() as usize;
-        self.queue = Some(RequestQueue::new(max_sectors_kb, max_segments, depth));
+        self.queue = Some(RequestQueue::new(max_sectors_kb, max_segments, depth).with_ring(self.ring));
+    }
+
+    /// A virtio ring of `descs` descriptors without indirect ones in front of the device (see
+    /// blk.rs): set before [`Disk::set_queue`]. 0: none.
+    pub fn set_ring(&mut self, descs: u32) {
+        self.ring = descs;
     }
 
     /// Behind 6.8's request queue (`set_queue`).
@@ -466,7 +475,7 @@ impl Disk {
         if let Some(q) = self.queue.as_mut() {
             merged = q.elv_merge(now, offset, bytes, segs, write);
             if !merged {
-                start = q.dispatch_at(now);
+                start = q.dispatch_at(now, segs);
             }
         }
         let done = self.submit_pieces(start, offset, bytes, write, merged);

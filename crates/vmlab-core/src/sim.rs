@@ -239,8 +239,9 @@ impl Sim {
             if let Some(b) = d.device_bandwidth_bps {
                 p.device_bandwidth_bps = b;
             }
-            let disk = Disk::new(p)
+            let mut disk = Disk::new(p)
                 .map_err(|e| SimError { span: Some(d.span), message: format!("disk `{}`: {e}", d.name) })?;
+            disk.set_ring(d.ring_descriptors.unwrap_or(0));
             disk_ids.insert(d.name.clone(), k.disks.len());
             k.disks.push(disk);
             k.prof.irq.push(crate::stats::kfunc::IrqRow {

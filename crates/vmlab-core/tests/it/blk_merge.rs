@@ -42,6 +42,23 @@ fn a_deep_queue_dispatches_at_once_and_merges_nothing() {
     assert_eq!(many.3, 0, "{many:?}");
 }
 
+/// A virtio ring without indirect descriptors bounds the requests in flight by their segments
+/// (each takes its segments plus two descriptors) where the tags do not: those waiting merge.
+#[test]
+fn a_small_virtio_ring_holds_requests_back_where_the_tags_do_not() {
+    let deep = ["disk.0.spindles=1", "disk.0.queue_depth=64"];
+    let free = job(16, &deep);
+    let mut ringed = deep.to_vec();
+    ringed.push("disk.0.ring_descriptors=12");
+    let held = job(16, &ringed);
+    assert_eq!(free.3, 0, "{free:?}");
+    assert!(held.3 > 0 && held.2 > free.2, "{free:?} -> {held:?}");
+    // A ring as large as the tags' needs (64 one-segment requests: 192) changes nothing.
+    let mut roomy = deep.to_vec();
+    roomy.push("disk.0.ring_descriptors=192");
+    assert_eq!(job(16, &roomy), free);
+}
+
 #[test]
 fn profiles_without_blk_mq_do_not_merge() {
     let mut sets = SHALLOW.to_vec();
