@@ -88,6 +88,12 @@ pub struct Queue {
     /// `mq-deadline` and `none` both do for a back-to-back read — into a request not yet
     /// dispatched — and has none of `bfq`'s or `kyber`'s own scheduling.
     pub scheduler: Option<String>,
+    /// A virtio-blk device that did not negotiate indirect descriptors (feature bit 28,
+    /// `VIRTIO_RING_F_INDIRECT_DESC`, is 0 in `device/features`): its ring's descriptors, twice
+    /// the tags (`mq/0/nr_tags`), as `virtblk_probe` halves the ring for the tag depth. A
+    /// request takes one per segment plus two, so the ring, not the tags, bounds requests of
+    /// many segments in flight (blk.rs).
+    pub ring: Option<u64>,
 }
 
 /// `sys/dev/block/MAJ:MIN/queue`, or a partition's disk's (`MAJ:MIN/../queue`: the partition's
@@ -110,6 +116,11 @@ pub fn queue(root: &Path, device: &str) -> Result<Option<Queue>, String> {
     }
     let p = dir.join("nr_requests");
     q.nr_requests = if p.exists() { Some(read_u64(&p)?) } else { None };
+    let features = std::fs::read_to_string(dir.join("../device/features")).unwrap_or_default();
+    let tags = dir.join("../mq/0/nr_tags");
+    if features.trim().chars().nth(28) == Some('0') && tags.exists() {
+        q.ring = Some(2 * read_u64(&tags)?);
+    }
     q.scheduler = std::fs::read_to_string(dir.join("scheduler")).ok().and_then(|t| {
         let t = t.trim();
         match (t.find('['), t.find(']')) {
@@ -125,12 +136,26 @@ impl Queue {
         self.vm.iter().map(|(k, x)| format!("vm.{k}={x}")).collect()
     }
 
+    /// The ring, for each of the scenario's disks (`disk_sets` gave them the measured device;
+    /// without a `[[disk]]`, its `sda`).
+    pub fn disk_sets(&self, names: &[String]) -> Vec<String> {
+        let Some(r) = self.ring else { return Vec::new() };
+        if names.is_empty() {
+            return vec![format!("disk.sda.ring_descriptors={r}")];
+        }
+        names.iter().map(|n| format!("disk.{n}.ring_descriptors={r}")).collect()
+    }
+
     /// One line for `notes.host_queue`.
     pub fn summary(&self, device: &str) -> String {
         let vm: Vec<String> = self.vm.iter().map(|(k, x)| format!("{k} {x}")).collect();
         let opt = |v: Option<String>| v.unwrap_or_else(|| "?".into());
+        let ring = self
+            .ring
+            .map(|r| format!(", a virtio ring of {r} descriptors (disk.*.ring_descriptors)"))
+            .unwrap_or_default();
         format!(
-            "{device}: {} (vm.*); not modelled: nr_requests {}, scheduler {}",
+            "{device}: {} (vm.*){ring}; not modelled: nr_requests {}, scheduler {}",
             if vm.is_empty() { "no limits".into() } else { vm.join(", ") },
             opt(self.nr_requests.map(|n| n.to_string())),
             opt(self.scheduler.clone())
@@ -296,6 +321,7 @@ pub fn scenario(
     let mut before = costs.as_deref().map(costs::sets).unwrap_or_default();
     before.extend(disk_sets(&names, &measured.params()));
     before.extend(queue.iter().flat_map(Queue::sets));
+    before.extend(queue.iter().flat_map(|q| q.disk_sets(&names)));
     let after = facts.sets();
     let mut sc = load_scenario(path, &[&before[..], sets, &after[..]].concat()).map_err(Ok)?;
     wrap_in_limit(&mut sc, memory, own.setup.swap.as_ref().map_or(0, |s| s.bytes));
@@ -371,6 +397,8 @@ mod tests {
             ("sys/devices/virtio1/block/vda/queue/max_segments", "254\n"),
             ("sys/devices/virtio1/block/vda/queue/nr_requests", "256\n"),
             ("sys/devices/virtio1/block/vda/queue/scheduler", "none [mq-deadline] kyber bfq\n"),
+            ("sys/devices/virtio1/block/vda/mq/0/nr_tags", "128\n"),
+            ("sys/devices/virtio1/features", "0010001001100100000000000000010010000000000000000000000000000000\n"),
             ("sys/devices/virtio1/block/vda/vda1/partition", "1\n"),
             ("sys/devices/virtual/block/loop0/queue/max_sectors_kb", "127\n"),
         ]);
@@ -379,18 +407,23 @@ mod tests {
             let link = format!("../../devices/virtio1/block/{target}");
             std::os::unix::fs::symlink(link, d.join("sys/dev/block").join(dev)).unwrap();
         }
+        std::os::unix::fs::symlink("../../../virtio1", d.join("sys/devices/virtio1/block/vda/device")).unwrap();
         let want = Queue {
             vm: vec![("max_sectors_kb", 4096), ("max_segments", 254)],
             nr_requests: Some(256),
             scheduler: Some("mq-deadline".into()),
+            ring: Some(256),
         };
         assert_eq!(queue(&d, "254:0").unwrap().as_ref(), Some(&want));
         assert_eq!(queue(&d, "254:1").unwrap().as_ref(), Some(&want), "a partition has its disk's queue");
         assert_eq!(want.sets(), ["vm.max_sectors_kb=4096", "vm.max_segments=254"]);
         assert_eq!(
             want.summary("254:0"),
-            "254:0: max_sectors_kb 4096, max_segments 254 (vm.*); not modelled: nr_requests 256, scheduler mq-deadline"
+            "254:0: max_sectors_kb 4096, max_segments 254 (vm.*), a virtio ring of 256 descriptors \
+             (disk.*.ring_descriptors); not modelled: nr_requests 256, scheduler mq-deadline"
         );
+        assert_eq!(want.disk_sets(&["vda".into()]), ["disk.vda.ring_descriptors=256"]);
+        assert_eq!(want.disk_sets(&[]), ["disk.sda.ring_descriptors=256"]);
         assert_eq!(queue(&d, "7:0").unwrap(), None, "loop0 is not linked: no such device");
         std::fs::write(d.join("sys/devices/virtio1/block/vda/queue/scheduler"), "none\n").unwrap();
         std::fs::write(d.join("sys/devices/virtio1/block/vda/queue/max_segments"), "x\n").unwrap();

@@ -700,6 +700,10 @@ fn print_text(rep: &RunReport, sim: &vmlab_core::sim::Sim) -> ExitCode {
         o.push('\n');
         o.push_str(&vmlab_core::stats::memcg_fmt::text(rep.pressure.as_ref(), &rep.cgroups));
     }
+    if !rep.disks.is_empty() {
+        o.push('\n');
+        o.push_str(&vmlab_core::stats::report::disks_text(&rep.disks));
+    }
     emit_status(&o)
 }
 

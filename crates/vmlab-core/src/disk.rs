@@ -29,7 +29,8 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
-use crate::blk::RequestQueue;
+use crate::blk::{BioShape, PlugRq, RequestQueue};
+use crate::mm_types::Pfn;
 
 const NS_PER_SEC: u128 = 1_000_000_000;
 const KIB: u64 = 1024;
@@ -299,6 +300,17 @@ fn ncq_seek(seek_ns: u64, k: u64) -> u64 {
     (seek_ns as u128 * SCALE / root) as u64
 }
 
+/// The I/O fields of `/sys/block/DEV/stat` (Documentation/block/stat.rst), without the times.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct DiskStat {
+    pub read_ios: u64,
+    pub read_merges: u64,
+    pub read_sectors: u64,
+    pub write_ios: u64,
+    pub write_merges: u64,
+    pub write_sectors: u64,
+}
+
 /// A block device: give it requests, it tells when each completes.
 #[derive(Debug, Clone)]
 pub struct Disk {
@@ -320,10 +332,14 @@ pub struct Disk {
     bytes_written: u64,
     reads: u64,
     writes: u64,
+    /// Requests after merging, reads and writes (`/sys/block/DEV/stat` fields 1 and 5).
+    ios: [u64; 2],
     /// Next free byte for a new file's extent (files are laid out contiguously).
     next_extent: u64,
     /// 6.8's scheduler queue and tags; None: submissions go straight to the spindles.
     queue: Option<RequestQueue>,
+    /// Descriptors of a virtio ring without indirect descriptors (0: none).
+    ring: u32,
     link: Link,
 }
 
@@ -367,8 +383,10 @@ impl Disk {
             bytes_written: 0,
             reads: 0,
             writes: 0,
+            ios: [0; 2],
             next_extent: 0,
             queue: None,
+            ring: 0,
             link: Link::default(),
         })
     }
@@ -378,12 +396,51 @@ impl Disk {
     /// scheduler while a request waits for its tag.
     pub fn set_queue(&mut self, max_sectors_kb: u64, max_segments: u64) {
         let depth = self.params.queue_depth as usize * self.params.stripes() as usize;
-        self.queue = Some(RequestQueue::new(max_sectors_kb, max_segments, depth));
+        self.queue = Some(RequestQueue::new(max_sectors_kb, max_segments, depth).with_ring(self.ring));
     }
 
-    /// Requests merged into one still queued (the `merges` fields of `/sys/block/DEV/stat`).
+    /// A virtio ring of `descs` descriptors without indirect ones in front of the device (see
+    /// blk.rs): set before [`Disk::set_queue`]. 0: none.
+    pub fn set_ring(&mut self, descs: u32) {
+        self.ring = descs;
+    }
+
+    /// Behind 6.8's request queue (`set_queue`).
+    pub fn has_queue(&self) -> bool {
+        self.queue.is_some()
+    }
+
+    /// Bios merged into a request, in a plug or in the scheduler (the `merges` fields of
+    /// `/sys/block/DEV/stat`, reads and writes together).
     pub fn merges(&self) -> u64 {
-        self.queue.as_ref().map_or(0, |q| q.merges)
+        self.queue.as_ref().map_or(0, |q| q.merges[0] + q.merges[1])
+    }
+
+    /// `/sys/block/DEV/stat`'s I/O fields: requests completed after merging, bios merged,
+    /// sectors, for reads and writes. Only a disk behind 6.8's request queue counts merges.
+    pub fn stat(&self) -> DiskStat {
+        let m = self.queue.as_ref().map_or([0; 2], |q| q.merges);
+        DiskStat {
+            read_ios: self.ios[0],
+            read_merges: m[0],
+            read_sectors: self.bytes_read / 512,
+            write_ios: self.ios[1],
+            write_merges: m[1],
+            write_sectors: self.bytes_written / 512,
+        }
+    }
+
+    /// Under 6.8's queue, the requests one plugged batch becomes (`pfns`: the frames of pages at
+    /// consecutive disk blocks; see [`RequestQueue::plug`]). False without a queue: the caller
+    /// splits as [`Disk::bio_max_bytes`] says.
+    pub fn plug(&mut self, pfns: &[Pfn], shape: BioShape, write: bool, out: &mut Vec<PlugRq>) -> bool {
+        match self.queue.as_mut() {
+            Some(q) => {
+                q.plug(pfns, shape, write, out);
+                true
+            }
+            None => false,
+        }
     }
 
     /// A disk of a named model (see [`DiskParams::preset`]).
@@ -398,6 +455,12 @@ impl Disk {
     /// Submits a request of `bytes` at device byte `offset` at time `now`; returns its completion
     /// time. A request spanning several stripes completes when its last piece does.
     pub fn submit(&mut self, now: u64, offset: u64, bytes: u64, write: bool) -> u64 {
+        // Unplugged: every page its own segment, the most a request of order-0 pages can have.
+        self.submit_segs(now, offset, bytes, bytes.div_ceil(4096).max(1) as u32, write)
+    }
+
+    /// [`Disk::submit`] of a request of `segs` physical segments (a plugged request).
+    pub fn submit_segs(&mut self, now: u64, offset: u64, bytes: u64, segs: u32, write: bool) -> u64 {
         // Tasks on different CPUs run in quanta, so submissions can arrive slightly out of
         // order; the device sees them at the latest time it has seen.
         let now = now.max(self.last_now);
@@ -410,18 +473,21 @@ impl Disk {
         let mut merged = false;
         let mut start = now;
         if let Some(q) = self.queue.as_mut() {
-            merged = q.elv_merge(now, offset, bytes, write);
+            merged = q.elv_merge(now, offset, bytes, segs, write);
             if !merged {
-                start = q.dispatch_at(now);
+                start = q.dispatch_at(now, segs);
             }
         }
         let done = self.submit_pieces(start, offset, bytes, write, merged);
         if let Some(q) = self.queue.as_mut() {
             if !merged {
-                q.insert(now, offset, bytes, write, start, done);
+                q.insert(now, offset, bytes, segs, write, start, done);
             }
         }
 
+        if !merged {
+            self.ios[write as usize] += 1;
+        }
         if write {
             self.writes += 1;
             self.bytes_written += bytes;
@@ -798,7 +864,31 @@ mod tests {
         let mut d = Disk::preset("raid10").unwrap();
         assert_eq!(d.bio_max_bytes(4096), 60 * 1024);
         d.set_queue(1280, 128);
-        assert_eq!(d.bio_max_bytes(4096), 512 * 1024, "the plug merges them up to the queue limit");
+        assert_eq!(d.bio_max_bytes(4096), 1280 * 1024, "the plug merges them up to max_sectors_kb");
+    }
+
+    #[test]
+    fn stat_counts_requests_after_merging_and_merges_by_direction() {
+        let mut p = DiskParams::preset("hdd").unwrap();
+        p.queue_depth = 1;
+        let mut d = Disk::new(p).unwrap();
+        d.set_queue(1280, 128);
+        let mut out = Vec::new();
+        // A swap-in run of three one-page bios: one request, two plug merges.
+        assert!(d.plug(&[10, 20, 30], BioShape::PerPage, false, &mut out));
+        assert_eq!(out.len(), 1);
+        d.submit_segs(0, 0, 3 * 4096, out[0].segs, false);
+        // A write waits for the tag; the next adjacent one merges into it in the scheduler.
+        d.submit(0, MIB, 4096, true);
+        d.submit(0, MIB + 4096, 4096, true);
+        let st = d.stat();
+        assert_eq!((st.read_ios, st.read_merges, st.read_sectors), (1, 2, 24));
+        assert_eq!((st.write_ios, st.write_merges, st.write_sectors), (1, 1, 16));
+        // Without a queue nothing plugs and nothing counts as merged.
+        let mut old = Disk::preset("hdd").unwrap();
+        assert!(!old.plug(&[10, 20, 30], BioShape::PerPage, false, &mut out));
+        old.submit(0, 0, 4096, false);
+        assert_eq!(old.stat().read_merges, 0);
     }
 
     /// `streams` closed-loop readers, each reading its own region sequentially in `req`-byte

@@ -1,6 +1,7 @@
 //! Files and the page cache (`mm/filemap.c`, `mm/readahead.c`, shmem): each file has its own
 //! page index; reads go through readahead, writes dirty pages for the flusher.
 
+use crate::blk::{BioShape, PlugRq};
 use crate::kernel::{Ctx, IoDone, Kernel};
 use crate::mm_types::{pg, Pfn, NIL};
 use crate::namei::NameKey;
@@ -292,16 +293,26 @@ impl Kernel {
         self.ev.add(Vm::Pgpgin, pages.len() as u64 * 4);
         self.events += pages.len() as u64;
         let mut last = 0;
-        let mut i = 0;
-        while i < pages.len() {
+        // 6.8: read_pages' plug turns the batch's bios into requests (blk.rs); older kernels
+        // send one bio per stripe chunk.
+        let mut rqs = Vec::new();
+        if !self.disks[disk].plug(&pages, BioShape::Vecs, false, &mut rqs) {
+            let mut i = 0;
+            while i < pages.len() {
+                let room = (self.disks[disk].bio_max_bytes(base + i as u64 * 4096) / 4096).max(1);
+                let n = (room.min((pages.len() - i) as u64)) as usize;
+                rqs.push(PlugRq { first: i, pages: n, segs: n as u32 });
+                i += n;
+            }
+        }
+        for rq in rqs {
+            let (i, n) = (rq.first, rq.pages);
             let off = base + i as u64 * 4096;
-            let room = (self.disks[disk].bio_max_bytes(off) / 4096).max(1);
-            let n = (room.min((pages.len() - i) as u64)) as usize;
             // The bios are built before the device sees them: this CPU delays the request.
             if self.cost.read_pages > 0 {
                 self.charge(ctx, KFunc::PageCacheRaReadahead, self.cost.read_pages);
             }
-            let t = self.disks[disk].submit(ctx.clock(), off, n as u64 * 4096, false);
+            let t = self.disks[disk].submit_segs(ctx.clock(), off, n as u64 * 4096, rq.segs, false);
             self.charge(ctx, KFunc::PageCacheRaReadahead, self.cost.io_submit);
             let piece = pages[i..i + n].to_vec();
             // bounce_end_io_read copies each HighMem page's data out of its bounce page in the
@@ -323,7 +334,6 @@ impl Kernel {
                 self.io_queue.push((t, IoDone::Bounce(b)));
             }
             last = last.max(t);
-            i += n;
         }
         last
     }

@@ -152,20 +152,31 @@ fn bounce_write(k: &mut Kernel, ctx: &mut Ctx, pages: &[Pfn]) -> Vec<Pfn> {
     out
 }
 
-/// Write `pages` (consecutive indices of `file` starting at `first`) as one request.
+/// Write `pages` (consecutive indices of `file` starting at `first`): one request, or under
+/// 6.8's queue the requests the writer's plug builds from its bios (blk.rs).
 pub fn submit_write(k: &mut Kernel, ctx: &mut Ctx, file: u32, first: u64, pages: Vec<Pfn>) {
     for &p in &pages {
         start_writeback(k, p);
     }
     let bounce = if k.profile.bounce_highmem_io { bounce_write(k, ctx, &pages) } else { Vec::new() };
     let f = &k.files[file as usize];
-    let disk = f.disk;
+    let (disk, base) = (f.disk, f.disk_offset + first * 4096);
     let bytes = pages.len() as u64 * 4096;
-    let t = k.disks[f.disk].submit(ctx.clock(), f.disk_offset + first * 4096, bytes, true);
-    k.charge(ctx, KFunc::WritebackSbInodes, k.cost.io_submit + pages.len() as u64 * k.cost.lru_scan);
+    let mut rqs = Vec::new();
+    if !k.disks[disk].plug(&pages, crate::blk::BioShape::Vecs, true, &mut rqs) {
+        rqs.push(crate::blk::PlugRq { first: 0, pages: pages.len(), segs: pages.len() as u32 });
+    }
+    let mut t = 0;
+    for rq in &rqs {
+        let off = base + rq.first as u64 * 4096;
+        let done = k.disks[disk].submit_segs(ctx.clock(), off, rq.pages as u64 * 4096, rq.segs, true);
+        k.queue_io_done(done, disk, pages[rq.first..rq.first + rq.pages].to_vec(), true);
+        t = t.max(done);
+    }
+    let cpu = rqs.len() as u64 * k.cost.io_submit + pages.len() as u64 * k.cost.lru_scan;
+    k.charge(ctx, KFunc::WritebackSbInodes, cpu);
     k.ev.add(Vm::Pgpgout, bytes / 1024);
     k.events += pages.len() as u64;
-    k.queue_io_done(t, disk, pages, true);
     if !bounce.is_empty() {
         k.io_queue.push((t, IoDone::Bounce(bounce)));
     }

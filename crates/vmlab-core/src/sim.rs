@@ -239,8 +239,9 @@ impl Sim {
             if let Some(b) = d.device_bandwidth_bps {
                 p.device_bandwidth_bps = b;
             }
-            let disk = Disk::new(p)
+            let mut disk = Disk::new(p)
                 .map_err(|e| SimError { span: Some(d.span), message: format!("disk `{}`: {e}", d.name) })?;
+            disk.set_ring(d.ring_descriptors.unwrap_or(0));
             disk_ids.insert(d.name.clone(), k.disks.len());
             k.disks.push(disk);
             k.prof.irq.push(crate::stats::kfunc::IrqRow {
@@ -972,6 +973,12 @@ impl Sim {
             events: self.k.events,
             pressure: self.k.profile.psi.then(|| crate::stats::memcg_fmt::system_pressure(&self.k, self.s.now)),
             cgroups: crate::stats::memcg_fmt::cgroup_reports(&self.k, self.s.now),
+            disks: self
+                .disk_ids
+                .iter()
+                .filter(|&(_, &i)| self.k.disks[i].has_queue())
+                .map(|(name, &i)| report::DiskReport { name: name.clone(), stat: self.k.disks[i].stat() })
+                .collect(),
             wall_s,
         }
     }

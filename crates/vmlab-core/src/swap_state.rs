@@ -242,19 +242,30 @@ fn add_swapin_page(
 }
 
 /// `swap_readpage` of `pages`, the pages of consecutive slots from `first`: one request, as the
-/// readahead loop's block plug merges them. Returns when it completes.
+/// readahead loop's block plug merges them (6.8: one bio per page, merged in the plug up to the
+/// queue's limits, each merge counted). Returns when the last request completes.
 fn swap_read_run(k: &mut Kernel, ctx: &mut Ctx, first: u32, pages: Vec<Pfn>) -> u64 {
     let (disk, base) = {
         let sw = k.swap.as_ref().expect("swap");
         (sw.disk, sw.base)
     };
     let n = pages.len() as u64;
-    let t = k.disks[disk].submit(ctx.clock(), base + first as u64 * 4096, n * 4096, false);
-    k.charge(ctx, KFunc::DoSwapPage, k.cost.io_submit);
-    for &p in &pages {
-        k.inflight.insert(p, t);
+    let mut rqs = Vec::new();
+    if !k.disks[disk].plug(&pages, crate::blk::BioShape::PerPage, false, &mut rqs) {
+        rqs.push(crate::blk::PlugRq { first: 0, pages: pages.len(), segs: n as u32 });
     }
-    k.queue_io_done(t, disk, pages, false);
+    let mut t = 0;
+    for rq in &rqs {
+        let off = base + (first as u64 + rq.first as u64) * 4096;
+        let done = k.disks[disk].submit_segs(ctx.clock(), off, rq.pages as u64 * 4096, rq.segs, false);
+        k.charge(ctx, KFunc::DoSwapPage, k.cost.io_submit);
+        let piece = pages[rq.first..rq.first + rq.pages].to_vec();
+        for &p in &piece {
+            k.inflight.insert(p, done);
+        }
+        k.queue_io_done(done, disk, piece, false);
+        t = t.max(done);
+    }
     k.ev.add(Vm::Pswpin, n);
     k.ev.add(Vm::Pgpgin, 4 * n);
     k.events += n;

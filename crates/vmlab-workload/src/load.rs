@@ -809,6 +809,12 @@ fn resolve(ctx: &Ctx<'_>, f: &ScenarioFile) -> Result<(Setup, Vec<String>), Scen
             Some(c) => Some(ctx.unit(&["disk", &i, "chunk"], units::parse_size(c))?),
             None => None,
         };
+        if d.ring_descriptors.is_some_and(|n| n < 3) {
+            return Err(ctx.err(
+                &["disk", &i, "ring_descriptors"],
+                "ring_descriptors must be at least 3: a request takes one per segment plus two",
+            ));
+        }
         if d.irq.as_deref().is_some_and(|n| n.is_empty() || n.chars().any(char::is_whitespace)) {
             return Err(ctx.err(&["disk", &i, "irq"], "irq must be a function name (one word)"));
         }
@@ -822,6 +828,7 @@ fn resolve(ctx: &Ctx<'_>, f: &ScenarioFile) -> Result<(Setup, Vec<String>), Scen
             spindles: d.spindles,
             chunk_bytes,
             device_bandwidth_bps,
+            ring_descriptors: d.ring_descriptors,
             irq: d.irq.clone(),
             span: ctx.span_of(&["disk", &i, "name"]),
         });
@@ -1553,6 +1560,10 @@ program = "wait"
         assert_eq!(s.setup.disks[0].device_bandwidth_bps, None, "no link unless asked");
         let s = load(SMALL, &["disk.sda.device_bandwidth=\"1GB/s\""]).unwrap();
         assert_eq!(s.setup.disks[0].device_bandwidth_bps, Some(1_000_000_000));
+        let s = load(SMALL, &["disk.sda.ring_descriptors=256"]).unwrap();
+        assert_eq!(s.setup.disks[0].ring_descriptors, Some(256));
+        let e = err(SMALL, &["disk.sda.ring_descriptors=2"]);
+        assert!(e.contains("ring_descriptors") && e.contains("at least 3"), "{e}");
         let e = err(SMALL, &["disk.sda.device_bandwidth=\"1GB\""]);
         assert!(e.contains("device_bandwidth") && e.contains("must end in `/s`"), "{e}");
     }

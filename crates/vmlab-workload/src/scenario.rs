@@ -165,6 +165,10 @@ pub struct DiskSpec {
     /// beyond `spindles` × `bandwidth`.
     #[serde(default, deserialize_with = "opt_string_or_int", skip_serializing_if = "Option::is_none")]
     pub device_bandwidth: Option<String>,
+    /// A virtio disk without indirect descriptors: its ring's descriptors, of which a request
+    /// takes one per data segment plus two (6.8's blk-mq only). Default: no ring bound.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ring_descriptors: Option<u32>,
     /// The driver's interrupt handler, as the flat profile names it (default `disk_irq`).
     pub irq: Option<String>,
 }
@@ -476,6 +480,7 @@ pub struct DiskSetup {
     pub spindles: Option<u32>,
     pub chunk_bytes: Option<u64>,
     pub device_bandwidth_bps: Option<u64>,
+    pub ring_descriptors: Option<u32>,
     pub irq: Option<String>,
     /// The disk's `name` in the file, for errors the device model finds.
     pub span: Span,

@@ -6,9 +6,10 @@ use std::fmt::Write as _;
 use std::process::ExitCode;
 
 use serde_json::{json, Value};
+use vmlab_core::disk::DiskStat;
 use vmlab_core::stats::memcg_fmt::{Pressure, PsiLine};
 use vmlab_core::stats::ordered::OrderedMap;
-use vmlab_core::stats::report::{Machine, RunReport};
+use vmlab_core::stats::report::{DiskReport, Machine, RunReport};
 use vmlab_core::stats::{profile_fmt, timeline};
 use vmlab_core::workload::Scenario;
 
@@ -50,6 +51,28 @@ fn is_gauge(k: &str) -> bool {
 fn vmstat_deltas(out: &Outcome) -> OrderedMap<u64> {
     let (Some(a), Some(b)) = (out.snaps.first(), out.snaps.last()) else { return OrderedMap::new() };
     b.vmstat.iter().map(|(k, v)| (k.clone(), if is_gauge(k) { *v } else { v.saturating_sub(a.get(k)) })).collect()
+}
+
+/// Every block device whose `/sys/block/DEV/stat` moved over the run (host-wide: every process).
+fn block_deltas(a: &HostSnap, b: &HostSnap) -> Vec<DiskReport> {
+    b.block
+        .iter()
+        .filter_map(|(name, y)| {
+            let x = a.block.iter().find(|(n, _)| n == name).map_or([0; 6], |(_, x)| *x);
+            let d: Vec<u64> = (0..6).map(|i| y[i].saturating_sub(x[i])).collect();
+            d.iter().any(|&v| v > 0).then(|| DiskReport {
+                name: name.clone(),
+                stat: DiskStat {
+                    read_ios: d[0],
+                    read_merges: d[1],
+                    read_sectors: d[2],
+                    write_ios: d[3],
+                    write_merges: d[4],
+                    write_sectors: d[5],
+                },
+            })
+        })
+        .collect()
 }
 
 pub fn build(sc: &Scenario, out: &Outcome, cg: &Cgroup, swap: Option<u64>, sets: &[String]) -> RunReport {
@@ -134,6 +157,7 @@ pub fn build(sc: &Scenario, out: &Outcome, cg: &Cgroup, swap: Option<u64>, sets:
         metrics,
         wall_s: out.elapsed,
         pressure,
+        disks: block_deltas(&a, &b),
         ..RunReport::default()
     }
 }
@@ -220,6 +244,10 @@ pub fn text(rep: &RunReport, out: &Outcome, cg: &Cgroup) -> String {
     }
     if !out.oom_killed.is_empty() {
         let _ = writeln!(o, "OOM-killed in the cgroup: {}", out.oom_killed.join(", "));
+    }
+    if !rep.disks.is_empty() {
+        o.push_str("host-wide ");
+        o.push_str(&vmlab_core::stats::report::disks_text(&rep.disks));
     }
     let _ = writeln!(o, "/proc/vmstat deltas (host-wide, non-zero events):");
     for (k, v) in rep.vmstat.iter() {

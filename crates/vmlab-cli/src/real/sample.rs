@@ -30,6 +30,9 @@ pub struct HostSnap {
     pub cg_psi: Option<[u64; 2]>,
     /// Its `cpu.pressure` and `io.pressure`: read at the start and the end only.
     pub cg_cpu_io: [Option<[u64; 2]>; 2],
+    /// `/sys/block/DEV/stat` of every block device: read I/Os, read merges, read sectors, write
+    /// I/Os, write merges, write sectors.
+    pub block: Vec<(String, [u64; 6])>,
 }
 
 impl HostSnap {
@@ -84,7 +87,24 @@ pub fn read(t: f64, kswapd: &[u32], cg: &Cgroup) -> HostSnap {
     }
     h.kswapd_each = kswapd.iter().map(|&p| (p, task_ticks(p))).collect();
     h.kswapd_ticks = h.kswapd_each.iter().map(|(_, t)| t).sum();
+    h.block = block_stats(std::path::Path::new("/sys/block"));
     h
+}
+
+/// `DEV/stat` under `dir` (`/sys/block`), sorted by name; an unreadable entry is left out.
+pub fn block_stats(dir: &std::path::Path) -> Vec<(String, [u64; 6])> {
+    let Ok(rd) = std::fs::read_dir(dir) else { return Vec::new() };
+    let mut v: Vec<(String, [u64; 6])> = rd
+        .filter_map(|e| {
+            let e = e.ok()?;
+            let text = std::fs::read_to_string(e.path().join("stat")).ok()?;
+            let f: Vec<u64> = text.split_whitespace().filter_map(|x| x.parse().ok()).collect();
+            // Fields 1-3 and 5-7 (Documentation/block/stat.rst): I/Os, merges, sectors.
+            (f.len() >= 7).then(|| (e.file_name().to_string_lossy().into_owned(), [f[0], f[1], f[2], f[4], f[5], f[6]]))
+        })
+        .collect();
+    v.sort();
+    v
 }
 
 pub fn clk_tck() -> f64 {

@@ -45,6 +45,34 @@ pub struct ProfileEntry {
     pub calls: Option<u64>,
 }
 
+/// One disk's `/sys/block/DEV/stat` I/O fields.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DiskReport {
+    pub name: String,
+    #[serde(flatten)]
+    pub stat: crate::disk::DiskStat,
+}
+
+/// The disks' table: one line per disk of `/sys/block/DEV/stat`'s I/O fields.
+pub fn disks_text(disks: &[DiskReport]) -> String {
+    use std::fmt::Write as _;
+    let mut o = String::from("Disks (/sys/block/DEV/stat: requests after merging, bios merged, 512-byte sectors):\n");
+    let _ = writeln!(
+        o,
+        "  {:<8} {:>9} {:>9} {:>11} {:>9} {:>9} {:>11}",
+        "disk", "reads", "rd_merge", "rd_sectors", "writes", "wr_merge", "wr_sectors"
+    );
+    for d in disks {
+        let s = &d.stat;
+        let _ = writeln!(
+            o,
+            "  {:<8} {:>9} {:>9} {:>11} {:>9} {:>9} {:>11}",
+            d.name, s.read_ios, s.read_merges, s.read_sectors, s.write_ios, s.write_merges, s.write_sectors
+        );
+    }
+    o
+}
+
 /// One run: `vmlab run ... --json -`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RunReport {
@@ -93,6 +121,10 @@ pub struct RunReport {
     /// The scenario's memory cgroups at the end of the run.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cgroups: Vec<super::memcg_fmt::CgroupReport>,
+    /// `/sys/block/DEV/stat`'s I/O fields of each disk behind a request queue that merges
+    /// (6.8's blk-mq): requests after merging, bios merged, sectors.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub disks: Vec<DiskReport>,
     /// Wall-clock seconds the simulation took: the one non-deterministic field.
     #[serde(default)]
     pub wall_s: f64,
@@ -124,6 +156,7 @@ impl Default for RunReport {
             events: 0,
             pressure: None,
             cgroups: Vec::new(),
+            disks: Vec::new(),
             wall_s: 0.0,
         }
     }

@@ -16,11 +16,11 @@ fn job(threads: u32, sets: &[&str]) -> (f64, u64, f64, u64) {
     all.push("vars.files=409".into());
     let sc = vmlab_core::workload::load_scenario_str("mmap-sem-job.toml", SCENARIO, &all).expect("loads");
     let (r, sim) = api::run(&sc, RunOpts::default()).expect("runs");
-    let d = &sim.k.disks[0];
-    let requests = d.reads() - d.merges();
+    let st = sim.k.disks[0].stat();
+    let requests = st.read_ios;
     let mark = |n: &str| r.metrics.get(n).copied().expect("marks");
     let elapsed = mark("done") - mark("start");
-    (elapsed, requests, d.bytes_read() as f64 / requests.max(1) as f64 / 1024.0, d.merges())
+    (elapsed, requests, st.read_sectors as f64 / 2.0 / requests.max(1) as f64, st.read_merges)
 }
 
 const SHALLOW: &[&str] = &["disk.0.spindles=1", "disk.0.queue_depth=2"];
@@ -42,6 +42,23 @@ fn a_deep_queue_dispatches_at_once_and_merges_nothing() {
     assert_eq!(many.3, 0, "{many:?}");
 }
 
+/// A virtio ring without indirect descriptors bounds the requests in flight by their segments
+/// (each takes its segments plus two descriptors) where the tags do not: those waiting merge.
+#[test]
+fn a_small_virtio_ring_holds_requests_back_where_the_tags_do_not() {
+    let deep = ["disk.0.spindles=1", "disk.0.queue_depth=64"];
+    let free = job(16, &deep);
+    let mut ringed = deep.to_vec();
+    ringed.push("disk.0.ring_descriptors=12");
+    let held = job(16, &ringed);
+    assert_eq!(free.3, 0, "{free:?}");
+    assert!(held.3 > 0 && held.2 > free.2, "{free:?} -> {held:?}");
+    // A ring as large as the tags' needs (64 one-segment requests: 192) changes nothing.
+    let mut roomy = deep.to_vec();
+    roomy.push("disk.0.ring_descriptors=192");
+    assert_eq!(job(16, &roomy), free);
+}
+
 #[test]
 fn profiles_without_blk_mq_do_not_merge() {
     let mut sets = SHALLOW.to_vec();
@@ -51,6 +68,26 @@ fn profiles_without_blk_mq_do_not_merge() {
     let mut sets = SHALLOW.to_vec();
     sets.push("reclaim.blk_mq=false");
     assert_eq!(job(16, &sets).3, 0);
+}
+
+/// The report carries the disk's `/sys/block/DEV/stat` fields: requests after merging, so the
+/// merged bios plus the requests are the submissions.
+#[test]
+fn the_report_counts_requests_and_merges_as_sys_block_stat() {
+    let mut all: Vec<String> = SHALLOW.iter().map(|s| s.to_string()).collect();
+    all.extend(["vars.threads=16".into(), "filetree.0.total=64MiB".into(), "vars.files=409".into()]);
+    let sc = vmlab_core::workload::load_scenario_str("mmap-sem-job.toml", SCENARIO, &all).expect("loads");
+    let (r, sim) = api::run(&sc, RunOpts::default()).expect("runs");
+    assert_eq!(r.disks.len(), 1, "{:?}", r.disks);
+    let st = r.disks[0].stat;
+    assert_eq!(st, sim.k.disks[0].stat());
+    assert!(st.read_merges > 0 && st.read_ios > 0, "{st:?}");
+    assert_eq!(st.read_sectors * 512, sim.k.disks[0].bytes_read());
+    // 2.6.26 has no request queue model: no disks table.
+    let mut old = all.clone();
+    old.push("profile=linux-2.6.26".into());
+    let sc = vmlab_core::workload::load_scenario_str("mmap-sem-job.toml", SCENARIO, &old).expect("loads");
+    assert!(api::run(&sc, RunOpts::default()).expect("runs").0.disks.is_empty());
 }
 
 #[test]
@@ -72,15 +109,15 @@ fn print_job_curve() {
         all.push(format!("vars.threads={t}"));
         let sc = vmlab_core::workload::load_scenario_str("mmap-sem-job.toml", SCENARIO, &all).expect("loads");
         let (r, sim) = api::run(&sc, RunOpts::default()).expect("runs");
-        let d = &sim.k.disks[0];
+        let st = sim.k.disks[0].stat();
         let mark = |n: &str| r.metrics.get(n).copied().expect("marks");
-        let requests = d.reads() - d.merges();
+        let requests = st.read_ios;
         let cpu: f64 = r.tasks.iter().filter(|x| !x.kthread).map(|x| x.cpu_s).sum();
         eprintln!(
             "threads {t:2}: elapsed {:.3} s, requests {requests}, mean {:.1} KiB, merges {}, task CPU {cpu:.3} s",
             mark("done") - mark("start"),
-            d.bytes_read() as f64 / requests.max(1) as f64 / 1024.0,
-            d.merges()
+            st.read_sectors as f64 / 2.0 / requests.max(1) as f64,
+            st.read_merges
         );
     }
 }
