@@ -191,6 +191,8 @@ pub struct Node {
     pub cpus: Vec<u32>,
     pub lruvec: Lruvec,
     pub kswapd: KswapdState,
+    /// `reclaim_wait` and the writeback throttle's counters.
+    pub reclaim_wait: crate::vmscan::throttle::ReclaimWait,
     pub start_pfn: u32,
     pub end_pfn: u32,
 }
