@@ -17,67 +17,19 @@
 use crate::kernel::{Ctx, Kernel};
 use crate::mm_types::Pfn;
 
-/// `VMSCAN_THROTTLE_*`: the queues of a node. vmlab throttles for writeback only (the
-/// NOPROGRESS, ISOLATED and CONGESTED throttles are not modelled).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ThrottleReason {
-    Writeback,
-}
+use crate::mmzone::ThrottleWaiter as Waiter;
+pub use crate::mmzone::{ReclaimWait, ThrottleReason};
 
-impl ThrottleReason {
-    /// `show_throttle_flags`.
-    pub fn name(self) -> &'static str {
-        match self {
-            ThrottleReason::Writeback => "VMSCAN_THROTTLE_WRITEBACK",
-        }
-    }
-
-    /// `reclaim_throttle`'s timeout.
-    pub fn timeout_ns(self) -> u64 {
-        match self {
-            ThrottleReason::Writeback => super::THROTTLE_NS,
-        }
+/// `reclaim_throttle`'s timeout for `reason`.
+pub fn timeout_ns(reason: ThrottleReason) -> u64 {
+    match reason {
+        ThrottleReason::Writeback => super::THROTTLE_NS,
     }
 }
 
-#[derive(Clone, Copy, Debug)]
-struct Waiter {
-    task: usize,
-    reason: ThrottleReason,
-    /// `prepare_to_wait`: wakes from this time on reach it.
-    since: u64,
-    /// `schedule_timeout` expires.
-    until: u64,
-    /// When a `wake_up` took it off the queue (`autoremove_wake_function`). It stays here, and
-    /// in `nr_writeback_throttled`, until the task runs again (`finish_wait`, `atomic_dec`).
-    woken_at: Option<u64>,
-    /// Its memory stall is still open (not woken, timeout not yet passed).
-    stalled: bool,
-}
-
-impl Waiter {
-    /// On the queue at `now`: joined, not woken, not timed out.
-    fn queued(&self, now: u64) -> bool {
-        self.woken_at.is_none() && self.since <= now && now < self.until
-    }
-}
-
-/// A node's `reclaim_wait` queues and the writeback throttle's counters (`pglist_data`).
-#[derive(Clone, Debug, Default)]
-pub struct ReclaimWait {
-    waiters: Vec<Waiter>,
-    /// `nr_writeback_throttled`.
-    pub nr_writeback_throttled: u32,
-    /// `nr_reclaim_start`: NR_THROTTLED_WRITTEN when the first of the current waiters throttled.
-    nr_reclaim_start: u64,
-    /// NR_THROTTLED_WRITTEN: pages whose writeback ended while a reclaimer was throttled.
-    pub throttled_written: u64,
-}
-
-impl ReclaimWait {
-    pub fn is_empty(&self) -> bool {
-        self.waiters.is_empty()
-    }
+/// On the queue at `now`: joined, not woken, not timed out.
+fn queued(w: &Waiter, now: u64) -> bool {
+    w.woken_at.is_none() && w.since <= now && now < w.until
 }
 
 /// `reclaim_throttle(pgdat, reason)` for the task of `ctx` on `node`: join the queue now and
@@ -85,7 +37,7 @@ impl ReclaimWait {
 /// sleep in `ctx.throttle_sleep_ns` or returning the time as its block's end) unless woken.
 pub fn reclaim_throttle(k: &mut Kernel, ctx: &mut Ctx, node: usize, reason: ThrottleReason) -> u64 {
     let since = ctx.clock();
-    let until = since + reason.timeout_ns();
+    let until = since + timeout_ns(reason);
     let w = &mut k.nodes[node].reclaim_wait;
     if reason == ThrottleReason::Writeback {
         w.nr_writeback_throttled += 1;
@@ -122,7 +74,7 @@ pub fn wake_up(k: &mut Kernel, node: usize, reason: ThrottleReason) {
     let now = k.now;
     for i in 0..k.nodes[node].reclaim_wait.waiters.len() {
         let w = k.nodes[node].reclaim_wait.waiters[i];
-        if w.reason != reason || !w.queued(now) {
+        if w.reason != reason || !queued(&w, now) {
             continue;
         }
         let ws = &mut k.nodes[node].reclaim_wait.waiters[i];
@@ -156,7 +108,7 @@ pub fn finish_wait(k: &mut Kernel, task: usize, cpu: u32, now: u64) {
                 k.trace_at = crate::trace::TraceAt { task, cpu, ns: now };
                 k.trace(crate::trace::Tracepoint::Throttled {
                     nid: node,
-                    usec_timeout: w.reason.timeout_ns() / 1000,
+                    usec_timeout: timeout_ns(w.reason) / 1000,
                     usec_delayed: (end - w.since) / 1000,
                     reason: w.reason,
                 });
