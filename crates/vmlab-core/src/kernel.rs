@@ -44,6 +44,12 @@ pub struct Ctx {
     pub fault_resumed: bool,
     /// Set when an allocation throttled: sleep until then (or a writeback wakeup).
     pub throttle_until: u64,
+    /// The part of `sleep_ns` owed to a `reclaim_throttle` wait (`vmscan::throttle`), which a
+    /// wakeup while the task still runs this quantum cancels.
+    pub throttle_sleep_ns: u64,
+    /// When the last `reclaim_throttle` wait of this quantum times out (0: none): a block
+    /// until then is that wait.
+    pub throttle_deadline: u64,
     /// The last allocation that failed returned NoMemory (it was refused, not postponed).
     pub alloc_refused: bool,
 }
@@ -129,6 +135,9 @@ pub struct Kernel {
     pub io_queue: Vec<(u64, IoDone)>,
     /// Tasks to make runnable (kswapd wakeups, lock grants); drained by the scheduler.
     pub wakeups: Vec<usize>,
+    /// Tasks woken from a `reclaim_wait` queue (`vmscan::throttle`): a running one does not
+    /// sleep for the throttle when its quantum ends.
+    pub throttle_wakeups: Vec<usize>,
     /// Per-CPU page-table quicklists (profiles with quicklists).
     pub quicklists: Vec<List>,
     /// The flusher should run (dirty pages over the background threshold).
@@ -217,6 +226,7 @@ impl Kernel {
             inflight: FxHashMap::default(),
             io_queue: Vec::new(),
             wakeups: Vec::new(),
+            throttle_wakeups: Vec::new(),
             quicklists: vec![List::default(); cfg.cpus as usize],
             flusher_wanted: false,
             flusher_work: 0,
@@ -261,6 +271,7 @@ impl Kernel {
                 cpus: self.cfg.cpus_of_node(n as u32),
                 lruvec: Lruvec::default(),
                 kswapd: KswapdState::default(),
+                reclaim_wait: Default::default(),
                 start_pfn: 0,
                 end_pfn: 0,
             });
@@ -381,8 +392,10 @@ impl Kernel {
         self.setup_watermarks();
     }
 
-    /// Sleep in reclaim_throttle: returns the timeout; the caller blocks until then or woken.
-    pub fn reclaim_throttle(&mut self, ctx: &Ctx) -> u64 {
+    /// Sleep in reclaim_throttle, as engines without `reclaim_wait` queues model it: a wakeup
+    /// reaches the task only once it sleeps. Returns the timeout; the caller blocks until then
+    /// or woken.
+    pub fn reclaim_throttle_unqueued(&mut self, ctx: &Ctx) -> u64 {
         if !self.throttled.contains(&ctx.task) {
             self.throttled.push(ctx.task);
         }
@@ -395,6 +408,16 @@ impl Kernel {
         let irq = !self.disks[disk].last_merged();
         let d = if write { IoDone::Write { pages, disk, irq } } else { IoDone::Read { pages, disk, irq } };
         self.io_queue.push((t, d));
+    }
+
+    /// The unqueued throttle's waker: every SWAP_CLUSTER_MAX pages written wake all waiters.
+    pub fn writeback_done_unqueued(&mut self, n: u64) {
+        self.wb_done_since_wake += n;
+        if self.wb_done_since_wake >= crate::vmscan::SWAP_CLUSTER_MAX && !self.throttled.is_empty() {
+            self.wb_done_since_wake = 0;
+            let w = std::mem::take(&mut self.throttled);
+            self.wakeups.extend(w);
+        }
     }
 
     /// Deliver a completed block I/O.
@@ -415,15 +438,10 @@ impl Kernel {
                 }
             }
             IoDone::Write { pages, .. } => {
-                self.wb_done_since_wake += pages.len() as u64;
-                for p in pages {
+                for &p in &pages {
                     crate::page_writeback::end_page_writeback(self, ctx, p);
                 }
-                if self.wb_done_since_wake >= crate::vmscan::SWAP_CLUSTER_MAX && !self.throttled.is_empty() {
-                    self.wb_done_since_wake = 0;
-                    let w = std::mem::take(&mut self.throttled);
-                    self.wakeups.extend(w);
-                }
+                crate::vmscan::writeback_done(self, &pages);
             }
         }
     }

@@ -191,6 +191,58 @@ pub struct Node {
     pub cpus: Vec<u32>,
     pub lruvec: Lruvec,
     pub kswapd: KswapdState,
+    /// `reclaim_wait` and the writeback throttle's counters (`vmscan::throttle`).
+    pub reclaim_wait: ReclaimWait,
     pub start_pfn: u32,
     pub end_pfn: u32,
+}
+
+/// `VMSCAN_THROTTLE_*`: a node's `reclaim_wait` queues. vmlab throttles for writeback only (the
+/// NOPROGRESS, ISOLATED and CONGESTED throttles are not modelled).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ThrottleReason {
+    Writeback,
+}
+
+impl ThrottleReason {
+    /// `show_throttle_flags`.
+    pub fn name(self) -> &'static str {
+        match self {
+            ThrottleReason::Writeback => "VMSCAN_THROTTLE_WRITEBACK",
+        }
+    }
+}
+
+/// A task in `reclaim_throttle` (`vmscan::throttle`).
+#[derive(Clone, Copy, Debug)]
+pub struct ThrottleWaiter {
+    pub task: usize,
+    pub reason: ThrottleReason,
+    /// `prepare_to_wait`: wakes from this time on reach it.
+    pub since: u64,
+    /// `schedule_timeout` expires.
+    pub until: u64,
+    /// When a `wake_up` took it off the queue (`autoremove_wake_function`). It stays in the
+    /// list, and in `nr_writeback_throttled`, until the task runs again (`finish_wait`).
+    pub woken_at: Option<u64>,
+    /// Its memory stall is still open (not woken, timeout not yet passed).
+    pub stalled: bool,
+}
+
+/// A node's `reclaim_wait` queues and the writeback throttle's counters (`pglist_data`).
+#[derive(Clone, Debug, Default)]
+pub struct ReclaimWait {
+    pub waiters: Vec<ThrottleWaiter>,
+    /// `nr_writeback_throttled`.
+    pub nr_writeback_throttled: u32,
+    /// `nr_reclaim_start`: NR_THROTTLED_WRITTEN when the first of the current waiters throttled.
+    pub nr_reclaim_start: u64,
+    /// NR_THROTTLED_WRITTEN: pages whose writeback ended while a reclaimer was throttled.
+    pub throttled_written: u64,
+}
+
+impl ReclaimWait {
+    pub fn is_empty(&self) -> bool {
+        self.waiters.is_empty()
+    }
 }

@@ -548,9 +548,8 @@ impl Kernel {
                 // reclaim_throttle(VMSCAN_THROTTLE_WRITEBACK): reclaim is waiting for pages under
                 // writeback. Time must pass for that: the caller sleeps (woken as writeback
                 // completes) and retries.
-                let until = self.reclaim_throttle(ctx);
+                let until = crate::vmscan::reclaim_throttle(self, ctx, ctx.node);
                 ctx.throttle_until = until;
-                crate::psi::memstall_wait(self, ctx, until);
                 return Err(AllocFail::Throttled);
             }
             if no_progress >= max_tries || (order > 3 && no_progress > 0) {

@@ -31,6 +31,9 @@ const FOLD_SLACK_NS: u64 = 10_000_000;
 pub struct PsiGroup {
     /// Stall intervals not folded yet: (start, end, task).
     pending: Vec<(u64, u64, u32)>,
+    /// Stalls begun and not ended yet (a reclaimer asleep in `reclaim_throttle`): (start,
+    /// latest end, task, the task as recorded). Nothing from their start on is folded.
+    open: Vec<(u64, u64, u32, u32)>,
     /// Intervals a task of the group ran on a CPU, not folded yet.
     pending_run: Vec<(u64, u64, u32)>,
     /// `some`: the union of folded intervals reaches `some_until`.
@@ -68,6 +71,18 @@ impl PsiGroup {
     fn record_run(&mut self, start: u64, end: u64, task: u32) {
         if end > start {
             self.pending_run.push((start, end, task));
+        }
+    }
+
+    fn open(&mut self, start: u64, until: u64, task: u32, as_task: u32) {
+        self.open.push((start, until, task, as_task));
+    }
+
+    /// End the open stall of `task` at `end` (no later than its timeout).
+    fn close(&mut self, task: u32, end: u64) {
+        if let Some(i) = self.open.iter().position(|o| o.2 == task) {
+            let (s, until, _, as_task) = self.open.remove(i);
+            self.record(s, end.min(until).max(s), as_task);
         }
     }
 
@@ -151,7 +166,8 @@ impl PsiGroup {
         if self.next_boundary == 0 {
             self.next_boundary = PSI_FREQ_NS;
         }
-        let upto = now.saturating_sub(FOLD_SLACK_NS);
+        let open_from = self.open.iter().map(|o| o.0).min().unwrap_or(u64::MAX);
+        let upto = now.saturating_sub(FOLD_SLACK_NS).min(open_from);
         while self.next_boundary <= upto {
             let b = self.next_boundary;
             self.fold(b);
@@ -173,6 +189,9 @@ impl PsiGroup {
 
     /// Fold everything (end of run): totals include every recorded stall.
     pub fn finish(&mut self, now: u64) {
+        for (s, until, _, as_task) in std::mem::take(&mut self.open) {
+            self.record(s, until.min(now).max(s), as_task);
+        }
         self.update(now + FOLD_SLACK_NS);
         self.fold(u64::MAX);
         let last = self.events.iter().map(|r| r.0 .0).max().unwrap_or(self.sweep_at);
@@ -248,6 +267,37 @@ pub fn memstall_sleep(k: &mut Kernel, ctx: &Ctx, ns: u64) {
 pub fn memstall_wait(k: &mut Kernel, ctx: &Ctx, until: u64) {
     let start = ctx.clock();
     record(k, ctx, start, until);
+}
+
+/// `psi_memstall_enter` at `start` of a sleep that ends at a wakeup not known yet, or at
+/// `until` (`reclaim_throttle`); `memstall_end` ends it. kswapd's counts as a kernel thread's.
+pub fn memstall_begin(k: &mut Kernel, ctx: &Ctx, start: u64, until: u64) {
+    if !wanted(k) {
+        return;
+    }
+    let task = ctx.task as u32;
+    if ctx.is_kswapd {
+        k.psi.open(start, until, task, KTHREAD);
+        return;
+    }
+    k.psi.open(start, until, task, task);
+    let mut g = crate::memcontrol::ctx_memcg(k, ctx);
+    while g != ROOT {
+        k.memcg.groups[g as usize].psi.open(start, until, task, task);
+        g = k.memcg.groups[g as usize].parent;
+    }
+}
+
+/// `psi_memstall_leave` at `end` of the stall `memstall_begin` opened for `task`.
+pub fn memstall_end(k: &mut Kernel, task: usize, end: u64) {
+    if !wanted(k) {
+        return;
+    }
+    let task = task as u32;
+    k.psi.close(task, end);
+    for g in k.memcg.groups.iter_mut().skip(1) {
+        g.psi.close(task, end);
+    }
 }
 
 /// A task of group `g` ran on a CPU from `start` to `end` (a quantum): running tasks that are

@@ -49,6 +49,8 @@ pub struct Task {
     /// Timer generation: a stale timer wakeup is ignored.
     pub gen: u64,
     pub wake_pending: bool,
+    /// Woken from the `reclaim_wait` queue it joined in the quantum it is running.
+    pub throttle_woken: bool,
     pub iowait: bool,
     pub forever: bool,
     pub prog: Option<Box<ProgState>>,
@@ -99,6 +101,9 @@ pub struct Cpu {
     pub last: Option<usize>,
     pub outcome: Option<Outcome>,
     pub sleep_after: u64,
+    /// Of `sleep_after`, the `reclaim_throttle` wait, and when that wait times out (0: none).
+    pub throttle_sleep: u64,
+    pub throttle_deadline: u64,
     pub busy_until: u64,
     /// Interrupt handlers' time taken from the running task's quantum, which ends that much later.
     pub irq_delay: u64,
@@ -216,6 +221,7 @@ impl Sched {
             stime_ns: 0,
             gen: 0,
             wake_pending: false,
+            throttle_woken: false,
             iowait: false,
             forever: false,
             prog: None,
@@ -268,6 +274,16 @@ impl Sched {
                 self.set_runnable(t);
             }
             TState::Running(_) => self.tasks[t].wake_pending = true,
+            _ => {}
+        }
+    }
+
+    /// A wakeup from a `reclaim_wait` queue: a task still running the quantum in which it
+    /// throttled does not sleep for it (`prepare_to_wait` before `schedule_timeout`).
+    pub fn throttle_wake(&mut self, t: usize) {
+        match self.tasks[t].state {
+            TState::Blocked => self.set_runnable(t),
+            TState::Running(_) => self.tasks[t].throttle_woken = true,
             _ => {}
         }
     }
@@ -339,8 +355,9 @@ pub fn run_kthread(k: &mut Kernel, ctx: &mut Ctx, kind: TaskKind) -> Outcome {
                     KswapdAction::Nap(ns) => return Outcome::Block { until: Some(ctx.clock() + ns), io: false },
                     KswapdAction::Sleep => return Outcome::Block { until: None, io: false },
                     KswapdAction::Throttle(ns) => {
-                        k.reclaim_throttle(ctx);
-                        return Outcome::Block { until: Some(ctx.clock() + ns), io: false };
+                        let until = crate::vmscan::reclaim_throttle(k, ctx, node);
+                        debug_assert_eq!(until, ctx.clock() + ns);
+                        return Outcome::Block { until: Some(until), io: false };
                     }
                 }
             }

@@ -500,6 +500,9 @@ impl Sim {
         for t in std::mem::take(&mut self.k.wakeups) {
             self.s.wake(t);
         }
+        for t in std::mem::take(&mut self.k.throttle_wakeups) {
+            self.s.throttle_wake(t);
+        }
         if let Some(t) = self.k.tcp.timer_due() {
             self.k.tcp.armed = Some(t);
             self.s.push(t, Event::TcpAck);
@@ -560,6 +563,10 @@ impl Sim {
         let mut ctx = self.ctx_for(cpu, t);
         self.s.tasks[t].state = TState::Running(cpu);
         self.s.tasks[t].wake_pending = false;
+        self.s.tasks[t].throttle_woken = false;
+        if crate::vmscan::throttle::any_waiter(&self.k) {
+            crate::vmscan::throttle::finish_wait(&mut self.k, t, cpu, self.s.now);
+        }
         if self.s.tasks[t].last_cpu != cpu {
             ctx.sys_ns += self.k.cost.context_switch;
         }
@@ -591,6 +598,8 @@ impl Sim {
         c.running = Some(t);
         c.outcome = Some(outcome);
         c.sleep_after = ctx.sleep_ns;
+        c.throttle_sleep = ctx.throttle_sleep_ns;
+        c.throttle_deadline = ctx.throttle_deadline;
         c.busy_until = self.s.now + used;
         self.s.push(self.s.now + used, Event::CpuDone(cpu));
         #[cfg(debug_assertions)]
@@ -610,7 +619,18 @@ impl Sim {
                 }
                 let Some(t) = c.running.take() else { return };
                 let outcome = c.outcome.take().unwrap_or(Outcome::Continue);
-                let sleep_after = std::mem::take(&mut c.sleep_after);
+                let mut sleep_after = std::mem::take(&mut c.sleep_after);
+                let throttle_sleep = std::mem::take(&mut c.throttle_sleep);
+                let throttle_deadline = std::mem::take(&mut c.throttle_deadline);
+                let mut outcome = outcome;
+                if std::mem::take(&mut self.s.tasks[t].throttle_woken) {
+                    // Woken from its reclaim_wait queue before its quantum ended: the throttle
+                    // does not sleep (its stall ended at the wakeup).
+                    sleep_after -= throttle_sleep.min(sleep_after);
+                    if matches!(outcome, Outcome::Block { until: Some(u), .. } if u == throttle_deadline) {
+                        outcome = Outcome::Continue;
+                    }
+                }
                 self.finish(t, outcome, sleep_after);
             }
             Event::Wake(t, gen) => {
@@ -783,6 +803,7 @@ impl Sim {
 
     fn sample(&mut self) {
         let now = self.s.now;
+        crate::vmscan::throttle::expire(&mut self.k, now);
         crate::psi::update(&mut self.k, now);
         let dt = now.saturating_sub(self.sstate.last_t).max(1);
         let ncpu = self.s.cpus.len() as u64;

@@ -341,6 +341,8 @@ pub fn kill_task(sim: &mut Sim, t: usize) {
         sim.s.runq.retain(|&x| x != t);
     }
     let cpu = sim.s.tasks[t].last_cpu;
+    // A task killed asleep in reclaim_throttle leaves the queue (its wait counts no more).
+    crate::vmscan::throttle::finish_wait(&mut sim.k, t, cpu, sim.s.now);
     let mut ctx = Ctx { cpu, node: sim.k.cfg.node_of_cpu(cpu), task: t, now: sim.s.now, ..Default::default() };
     do_exit(sim, t, &mut ctx);
     if sim.s.tasks[t].forever {

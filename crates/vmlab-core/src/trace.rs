@@ -167,6 +167,14 @@ pub enum Tracepoint {
         node: usize,
         order: u32,
     },
+    /// `mm_vmscan_throttled`: a reclaimer's `reclaim_throttle` wait on node `nid` ended after
+    /// `usec_delayed` of its `usec_timeout`.
+    Throttled {
+        nid: usize,
+        usec_timeout: u64,
+        usec_delayed: u64,
+        reason: crate::vmscan::throttle::ThrottleReason,
+    },
 }
 
 /// An observer of tracepoints. It sees the kernel as it is when the event fires.

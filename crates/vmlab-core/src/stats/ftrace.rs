@@ -60,6 +60,7 @@ impl TraceFormat {
                 "mm_vmscan_write_folio",
                 "mm_vmscan_lru_shrink_inactive",
                 "mm_vmscan_lru_shrink_active",
+                "mm_vmscan_throttled",
                 "writeback_dirty_folio",
                 "wbc_writepage",
             ],
@@ -262,6 +263,11 @@ impl FtraceWriter {
                     },
                 )
             }
+            Tracepoint::Throttled { nid, usec_timeout, usec_delayed, reason } if modern => (
+                "mm_vmscan_throttled",
+                // 6.8's TP_printk spells the field "usect_delayed".
+                format!("nid={nid} usec_timeout={usec_timeout} usect_delayed={usec_delayed} reason={}", reason.name()),
+            ),
             _ => return None,
         })
         .filter(|(name, _)| f.has(name))

@@ -8,6 +8,7 @@ pub mod aa24;
 pub mod modern;
 pub mod riel24;
 pub mod split2636;
+pub mod throttle;
 pub mod zone26;
 
 use crate::kernel::{Ctx, Kernel};
@@ -107,6 +108,18 @@ pub trait ReclaimEngine {
     }
     fn kreclaimd_step(_k: &mut Kernel, _ctx: &mut Ctx) -> KswapdAction {
         KswapdAction::Sleep
+    }
+    /// `reclaim_throttle(VMSCAN_THROTTLE_WRITEBACK)` for the task of `ctx` on `node`: returns
+    /// when the wait times out. Without `reclaim_wait` queues a wakeup reaches the task only
+    /// once it sleeps, and the stall is the whole timeout.
+    fn reclaim_throttle(k: &mut Kernel, ctx: &mut Ctx, _node: usize) -> u64 {
+        let until = k.reclaim_throttle_unqueued(ctx);
+        crate::psi::memstall_wait(k, ctx, until);
+        until
+    }
+    /// `pages` finished writeback (the throttle's waker).
+    fn writeback_done(k: &mut Kernel, pages: &[Pfn]) {
+        k.writeback_done_unqueued(pages.len() as u64)
     }
     /// `lru_note_cost_refault`: a page of the workingset came back; engines with a reclaim cost
     /// model count it against its type.
@@ -514,6 +527,16 @@ pub fn try_to_free_pages(k: &mut Kernel, ctx: &mut Ctx, gfp: Gfp, order: u32, cl
     ctx.in_reclaim = was;
     crate::psi::memstall(k, ctx, start);
     r
+}
+
+/// Reclaim waits for writeback (`reclaim_throttle`) on `node`; returns when the wait times out.
+pub fn reclaim_throttle(k: &mut Kernel, ctx: &mut Ctx, node: usize) -> u64 {
+    dispatch!(k, reclaim_throttle(k, ctx, node))
+}
+
+/// `pages` finished writeback: wake reclaimers waiting for it.
+pub fn writeback_done(k: &mut Kernel, pages: &[Pfn]) {
+    dispatch!(k, writeback_done(k, pages))
 }
 
 /// Does a finished direct reclaim call that freed nothing end the allocation?

@@ -107,13 +107,14 @@ fn cgroup_reclaim(sc: &ScanControl) -> bool {
 /// A reclaimer waits for writeback (`reclaim_throttle(VMSCAN_THROTTLE_WRITEBACK)`, or a v1
 /// group's `folio_wait_writeback`): it sleeps until SWAP_CLUSTER_MAX pages finish writeback or
 /// HZ/10, once per reclaim call (after that it is `blocked` and stops scanning).
-fn writeback_wait(k: &mut Kernel, ctx: &mut Ctx, sc: &ScanControl) {
+fn writeback_wait(k: &mut Kernel, ctx: &mut Ctx, node: usize, sc: &ScanControl) {
     if blocked(ctx, sc) {
         return;
     }
-    let until = k.reclaim_throttle(ctx);
-    crate::psi::memstall_wait(k, ctx, until);
-    ctx.sleep_ns += until - ctx.clock();
+    let until = super::throttle::reclaim_throttle(k, ctx, node, super::throttle::ThrottleReason::Writeback);
+    let d = until - ctx.clock();
+    ctx.sleep_ns += d;
+    ctx.throttle_sleep_ns += d;
 }
 
 /// `writeback_throttling_sane`: global reclaim, or a group of the v2 hierarchy (whose dirty
@@ -480,7 +481,7 @@ fn shrink_folio_list(k: &mut Kernel, ctx: &mut Ctx, v: Lv, pages: &[Pfn], sc: &m
                 // Case 3, a cgroup v1 limit reclaim: folio_wait_writeback on a page it marked
                 // before. vmlab's reclaimer cannot wait mid-batch: it puts the page back and
                 // sleeps until writes complete (the page is then at the inactive tail, clean).
-                writeback_wait(k, ctx, sc);
+                writeback_wait(k, ctx, v.node, sc);
                 putback(k, p);
                 continue;
             }
@@ -597,7 +598,7 @@ fn shrink_inactive_list(k: &mut Kernel, ctx: &mut Ctx, v: Lv, l: usize, nr: u64,
         // (!writeback_throttling_sane) and waits here for writeback instead.
         crate::page_writeback::wakeup_flusher_threads(k);
         if !writeback_throttling_sane(k, sc) {
-            writeback_wait(k, ctx, sc);
+            writeback_wait(k, ctx, v.node, sc);
         }
     }
     let steal_item = if sc.is_kswapd { Vm::PgstealKswapd } else { Vm::PgstealDirect };
@@ -1072,6 +1073,14 @@ impl ReclaimEngine for Modern {
     }
     fn memcg_reclaim() -> bool {
         true
+    }
+    fn reclaim_throttle(k: &mut Kernel, ctx: &mut Ctx, node: usize) -> u64 {
+        super::throttle::reclaim_throttle(k, ctx, node, super::throttle::ThrottleReason::Writeback)
+    }
+    fn writeback_done(k: &mut Kernel, pages: &[Pfn]) {
+        for &p in pages {
+            super::throttle::acct_reclaim_writeback(k, p);
+        }
     }
     fn try_to_free_mem_cgroup_pages(k: &mut Kernel, ctx: &mut Ctx, g: u8, nr: u64, may_swap: bool) -> u64 {
         try_to_free_mem_cgroup_pages(k, ctx, g, nr, may_swap)

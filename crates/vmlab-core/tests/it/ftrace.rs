@@ -152,6 +152,10 @@ fn regexes(fmt: TraceFormat) -> Vec<(&'static str, &'static str)> {
                 "mm_vmscan_lru_shrink_active",
                 r"nid=([0-9]*) nr_taken=([0-9]*) nr_active=([0-9]*) nr_deactivated=([0-9]*) nr_referenced=([0-9]*) priority=([0-9]*) flags=([A-Z_|]*)",
             ),
+            (
+                "mm_vmscan_throttled",
+                r"nid=([0-9]*) usec_timeout=([0-9]*) usect_delayed=([0-9]*) reason=(VMSCAN_THROTTLE_[A-Z]*)",
+            ),
             ("mm_vmscan_write_folio", r"page=([0-9a-f]*) pfn=0x([0-9a-f]*) flags=([A-Z_|]*)"),
             (
                 "mm_page_alloc",
