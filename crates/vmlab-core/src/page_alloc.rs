@@ -628,7 +628,8 @@ impl Kernel {
             } else {
                 pcp.lists[li].push_head(fr, pfn);
             }
-            if pcp.count() > pcp.high {
+            // `pcp->count >= pcp->high` (2.6.26, 2.6.36, 6.8): the list never keeps `high` pages.
+            if pcp.count() >= pcp.high {
                 let batch = pcp.batch;
                 self.charge(ctx, KFunc::FreePagesBulk, self.cost.page_free * batch);
                 self.free_pcppages_bulk(zid, cpu, batch);
