@@ -177,30 +177,27 @@ fn main() {
         let z = &sim.k.zones[zid];
         let pct = |a: u64, b: u64| a as f64 * 100.0 / b.max(1) as f64;
         let mut line = format!("{:.2} |", sim.s.now as f64 / 3.6e12);
-        for g in 0..3 {
-            let d = sub(&c.alloc[g], &prev.alloc[g]);
-            line += &format!(" {}", d.map(|x| x.to_string()).join(","));
+        for (a, b) in c.alloc.iter().zip(&prev.alloc) {
+            line += &format!(" {}", sub(a, b).map(|x| x.to_string()).join(","));
         }
         line += &format!(" ({}) |", c.file - prev.file);
-        for mt in 0..3 {
-            for r in 0..2 {
-                let d = sub(&c.split[mt][r], &prev.split[mt][r]);
-                line += &format!(" {}", d.map(|x| x.to_string()).join(","));
+        for (a, b) in c.split.iter().zip(&prev.split) {
+            for (x, y) in a.iter().zip(b) {
+                line += &format!(" {}", sub(x, y).map(|v| v.to_string()).join(","));
             }
             line += " ;";
         }
         line += " |";
-        for s in 0..3 {
-            for f in 0..3 {
+        for (s, (a, b)) in c.extfrag.iter().zip(&prev.extfrag).enumerate() {
+            for (f, (x, y)) in a.iter().zip(b).enumerate() {
                 if s != f {
-                    line += &format!(" {}", c.extfrag[s][f] - prev.extfrag[s][f]);
+                    line += &format!(" {}", x - y);
                 }
             }
         }
         line += &format!(" {} {} |", c.stolen - prev.stolen, c.extfrag_o3 - prev.extfrag_o3);
-        for w in 0..2 {
-            let d = sub(&c.free[w], &prev.free[w]);
-            line += &format!(" {}", d.map(|x| x.to_string()).join(","));
+        for (a, b) in c.free.iter().zip(&prev.free) {
+            line += &format!(" {}", sub(a, b).map(|x| x.to_string()).join(","));
         }
         line += &format!(
             " (hot o0 slab/anon/file/other {})",
