@@ -253,6 +253,14 @@ impl Kernel {
                     }
                     use_mt = pref;
                 }
+                self.trace(Tracepoint::MmPageAllocExtfrag {
+                    zone: zid,
+                    order,
+                    fallback_order: o as u32,
+                    start_mt: migratetype,
+                    fallback_mt: [Mt::Unmovable, Mt::Movable, Mt::Reclaimable][alt],
+                    stolen: use_mt == pref,
+                });
                 if o as u32 >= PAGEBLOCK_ORDER {
                     let first = self.pageblock_of(pfn);
                     for b in first..(first + (1usize << (o as u32 - PAGEBLOCK_ORDER))).min(self.pageblock_mt.len()) {
@@ -588,7 +596,7 @@ impl Kernel {
     }
 
     fn free_hot_cold(&mut self, ctx: &mut Ctx, pfn: Pfn, order: u32, cold: bool) {
-        self.trace_ctx(ctx, Tracepoint::MmPageFree { pfn, order });
+        self.trace_ctx(ctx, Tracepoint::MmPageFree { pfn, order, cold });
         self.charge(ctx, KFunc::FreePages, self.cost.page_free);
         self.ev.add(Vm::Pgfree, 1 << order);
         let zid = self.zone_of(pfn);
@@ -619,7 +627,8 @@ impl Kernel {
             } else {
                 pcp.lists[li].push_head(fr, pfn);
             }
-            if pcp.count() > pcp.high {
+            // `pcp->count >= pcp->high` (2.6.26, 2.6.36, 6.8): the list never keeps `high` pages.
+            if pcp.count() >= pcp.high {
                 let batch = pcp.batch;
                 self.charge(ctx, KFunc::FreePagesBulk, self.cost.page_free * batch);
                 self.free_pcppages_bulk(zid, cpu, batch);

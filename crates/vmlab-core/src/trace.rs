@@ -54,10 +54,12 @@ pub enum Tracepoint {
         pfn: Pfn,
         gfp: GfpKind,
     },
-    /// `mm_page_free` (2.6.3x `mm_page_free_direct`).
+    /// `mm_page_free` (2.6.3x `mm_page_free_direct`; `cold`: a cold order-0 free, which 2.6.3x
+    /// traces as `mm_pagevec_free` with cold=1 — reclaim's freed pages).
     MmPageFree {
         pfn: Pfn,
         order: u32,
+        cold: bool,
     },
     /// `mm_filemap_add_to_page_cache` / `mm_filemap_delete_from_page_cache`.
     FilemapAdd {
@@ -155,6 +157,17 @@ pub enum Tracepoint {
         block_order: u32,
         order: u32,
         migratetype: Mt,
+    },
+    /// `mm_page_alloc_extfrag`: `__rmqueue_fallback` took a block of `fallback_order` from
+    /// `fallback_mt`'s lists for a request of `order` and `start_mt`; `stolen` when it moved the
+    /// pageblock's free pages to `start_mt` (the block then splits onto `start_mt`'s lists).
+    MmPageAllocExtfrag {
+        zone: usize,
+        order: u32,
+        fallback_order: u32,
+        start_mt: Mt,
+        fallback_mt: Mt,
+        stolen: bool,
     },
     /// kswapd of `node` begins a `balance_pgdat` pass for `order` (vmlab's own: the kernel's
     /// nearest is `mm_vmscan_kswapd_wake`).

@@ -165,7 +165,7 @@ impl FtraceWriter {
                     gfp.name()
                 ),
             ),
-            Tracepoint::MmPageFree { pfn, order } => (
+            Tracepoint::MmPageFree { pfn, order, .. } => (
                 if modern { "mm_page_free" } else { "mm_page_free_direct" },
                 format!("page={} pfn={} order={order}", Self::page_ptr(pfn), self.pfn(pfn)),
             ),

@@ -124,3 +124,31 @@ fn cold_allocation_takes_the_pcp_tail() {
     assert_eq!(second, first + 1, "cold refill out of physical order");
     assert!(!vmlab_core::profiles::find("linux-6.8").expect("profile").page_cache_read_cold);
 }
+
+/// `free_hot_cold_page` (galeksandrp-keenetic/linux-2.6.36 `mm/page_alloc.c`): `pcp->count++;
+/// if (pcp->count >= pcp->high) free_pcppages_bulk(zone, pcp->batch, pcp)` — a CPU's list never
+/// holds `high` pages after a free; the free that brings it to `high` gives a batch back. 2.6.26
+/// has the same test, 6.8's `free_unref_page_commit` `pcp->count >= high` too.
+#[test]
+fn pcp_list_is_drained_when_a_free_brings_it_to_high() {
+    for profile in ["linux-2.6.26", "linux-2.6.36", "linux-6.8"] {
+        let mut k = kernel(profile);
+        let mut ctx = Ctx { cpu: 0, ..Default::default() };
+        let zid = k.zones.iter().rposition(|z| !z.pcp.is_empty() && z.managed > 0).expect("a zone with pcp lists");
+        let (high, batch) = (k.zones[zid].pcp[0].high, k.zones[zid].pcp[0].batch);
+        let pages: Vec<_> =
+            (0..2 * high).map(|_| k.alloc_pages(&mut ctx, Gfp::highuser_movable(), 0).expect("page")).collect();
+        assert!(pages.iter().all(|&p| k.zone_of(p) == zid), "{profile}: pages from one zone");
+        k.drain_all_pages();
+        let mut most = 0;
+        for (i, &p) in pages.iter().enumerate() {
+            k.free_pages(&mut ctx, p, 0);
+            let n = k.zones[zid].pcp[0].count();
+            most = most.max(n);
+            if i as u64 + 1 == high {
+                assert_eq!(n, high - batch, "{profile}: the free that reaches high drains a batch");
+            }
+        }
+        assert_eq!(most, high - 1, "{profile}: the list never holds high pages");
+    }
+}

@@ -115,7 +115,7 @@ fn full_scale_mailserver_2638_settles_near_the_watermarks() {
 
 /// The history is calibrated to what Simon Kirby measured about his machine, not to an outcome:
 /// his SysRq-M of 22 Nov 2010 (swap off) shows 1,045 MiB of anon, 266 task stacks in all, Mapped
-/// 15.5 MiB and at most 84 MiB in no counter (TCP write queues and the long-lived kernel pages
+/// 15.5 MiB, PageTables 15.4 MiB and at most 84 MiB in no counter (TCP write queues and the long-lived kernel pages
 /// of `[[kmem]]` here); his forks were "under 3 per second". Once the boot
 /// sessions are up the model's machine stays inside those figures under either kernel.
 #[test]
@@ -133,6 +133,8 @@ fn full_scale_mailserver_machine_is_the_reporters() {
         let tasks = sim.s.tasks.iter().filter(|t| t.state != vmlab_core::sched::TState::Exited).count();
         assert!(tasks <= 266, "{profile}: {tasks} tasks, Simon 266 stacks");
         assert!(mib(mi.mapped) <= 15.5, "{profile}: Mapped {:.1} MiB", mib(mi.mapped));
+        let pt = mib(mi.page_tables);
+        assert!((pt - 15.4).abs() <= 0.15 * 15.4, "{profile}: PageTables {pt:.1} MiB, Simon 15.4");
         // TCP write queues and the `[[kmem]]` pages: what MemTotal less every counter leaves.
         let uncounted = (sim.k.g.sock + sim.k.g.kmem) as f64 * 4.0 / 1024.0;
         assert!(uncounted <= 84.0, "{profile}: {uncounted:.0} MiB in no counter");
