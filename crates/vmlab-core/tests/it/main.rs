@@ -19,6 +19,7 @@ mod procfs;
 mod proptest_mm;
 mod psi;
 mod reclaim_flusher_work;
+mod rmap;
 mod scenario_errors;
 mod seed_google_mlock;
 mod seed_kswapd_high_order;
