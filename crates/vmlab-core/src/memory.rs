@@ -199,6 +199,14 @@ impl Kernel {
             Ok(p) => p,
             Err(_) => return Fault::Oom,
         };
+        // The allocation may have reclaimed: try_to_unmap can have turned this very PTE into a
+        // swap entry (or none), and page_referenced cleared its young bit. The kernel drops the
+        // PTE lock to allocate and re-checks `pte_same` after; on a change it frees the copy and
+        // returns, and the write faults again on whatever the PTE is now.
+        if self.pt.entries[slot] != e {
+            crate::swap_state::free_anon_page(self, ctx, p);
+            return self.handle_mm_fault(ctx, mm, vpn, true);
+        }
         self.charge(ctx, KFunc::CopyPage, self.cost.copy_page.saturating_sub(self.cost.clear_page));
         self.page_remove_rmap(old);
         {

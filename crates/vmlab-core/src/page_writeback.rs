@@ -106,6 +106,10 @@ pub fn wake_flusher(k: &mut Kernel) {
 /// not for_background, no `older_than_this`): the flusher writes `nr_pages` more, whatever the
 /// thresholds and the inodes' age. The kernel queues one item per bdi with dirty pages; vmlab's
 /// one flusher serves every disk from one count, so the items of several disks are one.
+/// 2.6.26's `wakeup_pdflush(nr_pages)` is the same work: `background_writeout(min_pages)` writes
+/// at least `min_pages`, and on while dirty pages are over the background threshold, with no
+/// age cut-off. That is a pdflush thread of its own, and `pdflush_operation` drops the work
+/// when all are busy; vmlab's one flusher adds it to its count instead.
 pub fn queue_flusher_work(k: &mut Kernel, nr_pages: u64) {
     k.flusher_work += nr_pages;
     wake_flusher(k);

@@ -4,7 +4,7 @@
 
 use crate::kernel::{Ctx, Kernel};
 use crate::mm_types::{pg, Pfn};
-use crate::mmap::{pte, vm};
+use crate::mmap::{pte, vm, PTRS_PER_TABLE};
 use crate::stats::kfunc::KFunc;
 
 /// One PTE that maps a page.
@@ -164,5 +164,58 @@ impl Kernel {
         self.charge(ctx, KFunc::TryToUnmap, buf.len() as u64 * self.cost.rmap_one);
         self.rmap_buf = buf;
         ok && self.fr.mapcount[p as usize] == 0
+    }
+
+    /// The reverse map agrees with the page tables (slow; tests and sweeps): every frame's
+    /// mapcount is the number of present PTEs mapping it, every mm's rss the number of its
+    /// present PTEs (the shared zero page is in neither), and every swap slot's count the number
+    /// of swap PTEs and shm index entries holding it.
+    pub fn check_rmap(&self) -> Result<(), String> {
+        let mut maps = vec![0u32; self.fr.len()];
+        let nslots = self.swap.as_ref().map_or(0, |sw| sw.nslots as usize);
+        let mut holds = vec![0u32; nslots];
+        for m in self.mms.iter().flatten() {
+            let mut rss = 0u64;
+            for (&key, &id) in &m.ptes {
+                let base = id as usize * PTRS_PER_TABLE as usize;
+                for (i, &e) in self.pt.entries[base..base + PTRS_PER_TABLE as usize].iter().enumerate() {
+                    if pte::present(e) {
+                        let p = pte::pfn(e);
+                        if p != self.zero_pfn {
+                            maps[p as usize] += 1;
+                            rss += 1;
+                        }
+                    } else if let Some(s) = pte::swap_slot(e) {
+                        let vpn = key * PTRS_PER_TABLE + i as u64;
+                        let h = holds
+                            .get_mut(s as usize)
+                            .ok_or_else(|| format!("mm {} vpn {vpn}: swap entry {s} beyond the swap area", m.id))?;
+                        *h += 1;
+                    }
+                }
+            }
+            let counted = m.rss_anon + m.rss_file + m.rss_shmem;
+            if counted != rss {
+                return Err(format!("mm {}: rss {counted} but {rss} present PTEs", m.id));
+            }
+        }
+        for (p, (&n, &mc)) in maps.iter().zip(self.fr.mapcount.iter()).enumerate() {
+            if n != mc as u32 {
+                return Err(format!("pfn {p}: mapcount {mc} but {n} PTEs map it"));
+            }
+        }
+        if let Some(sw) = self.swap.as_ref() {
+            for f in self.files.iter().filter(|f| f.shmem) {
+                for &e in f.swapped.iter().filter(|&&e| e != 0) {
+                    holds[e as usize - 1] += 1;
+                }
+            }
+            for (s, (&h, &c)) in holds.iter().zip(sw.count.iter()).enumerate() {
+                if h != c as u32 {
+                    return Err(format!("swap slot {s}: count {c} but {h} PTEs and shm entries hold it"));
+                }
+            }
+        }
+        Ok(())
     }
 }

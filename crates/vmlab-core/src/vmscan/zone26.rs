@@ -565,8 +565,8 @@ pub fn try_to_free_pages(k: &mut Kernel, ctx: &mut Ctx, gfp: Gfp, order: u32, _c
             break;
         }
         if total_scanned > SWAP_CLUSTER_MAX + SWAP_CLUSTER_MAX / 2 {
-            // wakeup_pdflush(total_scanned); its min_pages of work is not queued yet (as 2.6.36).
-            crate::page_writeback::wake_flusher(k);
+            // wakeup_pdflush(laptop_mode ? 0 : total_scanned): background_writeout of that many.
+            crate::page_writeback::queue_flusher_work(k, total_scanned);
             sc.may_writepage = true;
         }
         if sc.nr_scanned > 0 && priority < DEF_PRIORITY - 2 {

@@ -20,6 +20,7 @@ mod proptest_mm;
 mod psi;
 mod reclaim_flusher_work;
 mod reclaim_throttle;
+mod rmap;
 mod scenario_errors;
 mod seed_google_mlock;
 mod seed_kswapd_high_order;

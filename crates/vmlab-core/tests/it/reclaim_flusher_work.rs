@@ -1,8 +1,7 @@
 //! Direct reclaim queues writeback work: 2.6.36's `do_try_to_free_pages` calls
-//! `wakeup_flusher_threads(total_scanned)`, work the flusher writes even when the dirty pages are
-//! under the background threshold and younger than `dirty_expire_centisecs`. (2.6.26's
-//! `wakeup_pdflush(total_scanned)` is the same work and is not queued yet: queuing it in `zone26`
-//! let that engine underflow a mapcount in `all_profiles`, a bug not yet found.)
+//! `wakeup_flusher_threads(total_scanned)`, and 2.6.26's `wakeup_pdflush(total_scanned)` hands
+//! pdflush `background_writeout(total_scanned)`: work written even when the dirty pages are under
+//! the background threshold and younger than `dirty_expire_centisecs`.
 
 use vmlab_core::sim::{resolve_profile, Sim};
 use vmlab_core::stats::vmstat::Vm;
@@ -57,7 +56,7 @@ fn flusher_written(s: &Sim) -> u64 {
 
 #[test]
 fn direct_reclaim_has_the_flusher_write_unexpired_pages_under_the_background_threshold() {
-    for profile in ["linux-2.6.36", "linux-2.6.38"] {
+    for profile in ["linux-2.6.26", "linux-2.6.27", "linux-2.6.36", "linux-2.6.38"] {
         let sc = load_scenario_str("flusher-work.toml", PRESSURE, &[]).expect("loads");
         let mut s = Sim::new(&sc, resolve_profile(&sc, Some(profile)).expect("profile")).expect("builds");
         s.run().expect("runs");
