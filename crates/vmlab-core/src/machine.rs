@@ -143,6 +143,12 @@ pub struct CostTable {
     /// them). 0 in vmlab's own table; `scripts/calibrate-costs.sh` fits it to a host whose file
     /// reads cost more per request than its swap or writeback I/O.
     pub read_pages: u64,
+    /// CPU of one open of a named file beyond the system-call entry: 6.8's `path_openat` (the
+    /// name's lookup in the dcache, the permission check, the `struct file`'s allocation) and
+    /// what goes with it in one `read`/`write` of a file — `fstat`, the read call's setup and
+    /// close's `__fput`. 0 in vmlab's own table; `scripts/calibrate-costs.sh` fits it to a host
+    /// from `scenarios/calibrate/open-cached.toml`.
+    pub path_openat: u64,
     pub mmap: u64,
     pub mlock_page: u64,
     pub lock_handoff: u64,
@@ -175,6 +181,7 @@ impl CostTable {
             context_switch: s(1500),
             io_submit: s(2500),
             read_pages: 0,
+            path_openat: 0,
             mmap: s(2500),
             mlock_page: s(60),
             lock_handoff: s(800),
@@ -206,6 +213,7 @@ impl CostTable {
         "context_switch",
         "io_submit",
         "read_pages",
+        "path_openat",
         "mmap",
         "mlock_page",
         "lock_handoff",
@@ -231,6 +239,7 @@ impl CostTable {
             "context_switch" => &mut self.context_switch,
             "io_submit" => &mut self.io_submit,
             "read_pages" => &mut self.read_pages,
+            "path_openat" => &mut self.path_openat,
             "mmap" => &mut self.mmap,
             "mlock_page" => &mut self.mlock_page,
             "lock_handoff" => &mut self.lock_handoff,

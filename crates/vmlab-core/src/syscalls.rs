@@ -197,6 +197,10 @@ impl Syscalls for TaskSyscalls<'_> {
 
     fn open(&mut self, name: &str) -> Result<OpenFile, String> {
         let f = crate::filemap::file_lookup(&self.sim.k, name)?;
+        // Skipped at 0 (vmlab's own table), as read_pages is: no output moves without a fit.
+        if self.sim.k.cost.path_openat > 0 {
+            self.sim.k.charge(self.ctx, KFunc::PathOpenat, self.sim.k.cost.path_openat);
+        }
         crate::dcache::lookup(&mut self.sim.k, self.ctx, f);
         Ok(OpenFile { id: f, size: self.sim.k.files[f as usize].size })
     }

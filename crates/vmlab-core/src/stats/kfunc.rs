@@ -76,6 +76,7 @@ kfuncs! {
     WritebackSbInodes => "writeback_sb_inodes",
     Schedule => "schedule",
     Syscall => "entry_SYSCALL_64",
+    PathOpenat => "path_openat",
     MemcgCharge => "try_charge_memcg",
 }
 

@@ -14,6 +14,7 @@ mod layering;
 mod memcg;
 mod mlock_chunks;
 mod oom;
+mod open_cost;
 mod pcp_migratetype;
 mod procfs;
 mod proptest_mm;
