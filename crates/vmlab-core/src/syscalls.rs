@@ -129,6 +129,17 @@ impl Syscalls for TaskSyscalls<'_> {
         self.sim.metric(name, v);
     }
 
+    fn mem_bytes(&self, q: crate::workload::ast::MemQuantity) -> u64 {
+        use crate::workload::ast::MemQuantity;
+        let k = &self.sim.k;
+        let pages = match q {
+            MemQuantity::SwapUsed => crate::swap_state::total_swap_pages(k) - crate::swap_state::free_swap_pages(k),
+            MemQuantity::Free => k.nr_free_pages(),
+            MemQuantity::Cached => k.g.file,
+        };
+        pages * crate::machine::PAGE_SIZE
+    }
+
     fn region(&self, name: &str) -> Result<(u64, u64), String> {
         crate::mmap::region_lookup(&self.sim.k, self.mm(), name)
     }

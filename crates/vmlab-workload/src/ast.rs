@@ -173,7 +173,38 @@ pub enum OpKind {
     ForeachQueue { var: String, queue: Template, count: Expr, body: Vec<Stmt> },
     /// `mark NAME` — record the current simulated time as metric `NAME` (seconds).
     Mark { name: Template },
+    /// `wait_until QUANTITY OP VALUE [every=DURATION]` — sleep until a machine-wide quantity
+    /// (bytes) compares true against VALUE, looked at every `every` (default `POLL_DEFAULT_NS`).
+    WaitUntil { quantity: MemQuantity, op: BinOp, value: Expr, every: Option<Expr> },
 }
+
+/// A machine-wide quantity a program can wait on, in bytes, as `/proc/meminfo` shows it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum MemQuantity {
+    /// SwapTotal − SwapFree: slots in use, the swap cache's included.
+    SwapUsed,
+    /// MemFree.
+    Free,
+    /// Cached: page-cache pages (file and shm), the swap cache not counted.
+    Cached,
+}
+
+impl MemQuantity {
+    /// The names a program writes, in the order the docs list them.
+    pub const NAMES: &'static [&'static str] = &["swap_used", "free", "cached"];
+    pub fn from_name(s: &str) -> Option<MemQuantity> {
+        Some(match s {
+            "swap_used" => MemQuantity::SwapUsed,
+            "free" => MemQuantity::Free,
+            "cached" => MemQuantity::Cached,
+            _ => return None,
+        })
+    }
+}
+
+/// How often a `wait_until` looks when its program does not say: often enough for a
+/// `vmstat 1` timeline, rare enough to cost nothing next to the work it waits on.
+pub const POLL_DEFAULT_NS: i64 = 100_000_000;
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Op {

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use rand::Rng;
 
-use crate::ast::{Access, Backing, Expr, OpKind, Pattern, Span, Template};
+use crate::ast::{Access, Backing, BinOp, Expr, MemQuantity, OpKind, Pattern, Span, Template, POLL_DEFAULT_NS};
 use crate::interp::{
     eval, render, render_name, Insn, Name, OpState, ProgState, Program, TouchState, ERRNO, TID, TOUCH_AHEAD,
     TOUCH_DRAWN,
@@ -462,8 +462,36 @@ fn start<S: Syscalls>(sys: &mut S, ps: &mut ProgState, prog: &Program, kind: &Op
             sys.mark(nm.as_str());
             Ok(Step::Done)
         }
+        OpKind::WaitUntil { quantity, op, value, every } => {
+            let value = ev(prog, ps, value)?;
+            let every = ev_opt(prog, ps, every, POLL_DEFAULT_NS)?;
+            if every <= 0 {
+                return Err(err(span, format!("`wait_until` needs a positive `every=` period, not {every} ns")));
+            }
+            Ok(poll(sys, ps, *quantity, *op, value, every as u64))
+        }
         OpKind::Fork { .. } | OpKind::Threads { .. } | OpKind::ForeachQueue { .. } => Ok(Step::Done),
     }
+}
+
+/// One look of a `wait_until`: done when the condition holds, else asleep until the next look.
+/// Polling at a fixed period keeps the simulator free of per-event hooks, and the wake time
+/// depends only on simulated state, so runs stay deterministic.
+fn poll<S: Syscalls>(sys: &mut S, ps: &mut ProgState, q: MemQuantity, op: BinOp, value: i64, every: u64) -> Step {
+    let now = i64::try_from(sys.mem_bytes(q)).unwrap_or(i64::MAX);
+    let holds = match op {
+        BinOp::Ge => now >= value,
+        BinOp::Gt => now > value,
+        BinOp::Le => now <= value,
+        BinOp::Lt => now < value,
+        BinOp::Eq => now == value,
+        _ => now != value,
+    };
+    if holds {
+        return Step::Done;
+    }
+    ps.op = Some(OpState::Poll { q, op, value, every });
+    Step::Block(Outcome::Block { until: Some(sys.clock() + every), io: false })
 }
 
 /// A sequential touch's next page after `n` more accesses: `(i * stride) % npages` kept as a
@@ -499,6 +527,7 @@ fn cont<S: Syscalls>(sys: &mut S, ps: &mut ProgState, op: OpState) -> R<Step> {
             }
             Ok(Step::Done)
         }
+        OpState::Poll { q, op, value, every } => Ok(poll(sys, ps, q, op, value, every)),
         OpState::Compute { left } => {
             let slice = sys.compute(left);
             if left > slice {

@@ -154,6 +154,10 @@ impl Compiler {
             OpKind::Compute { dur } => exprs.push(dur),
             OpKind::DropCaches { what } => exprs.extend(what.iter_mut()),
             OpKind::Mark { name } => tpls.push(name),
+            OpKind::WaitUntil { value, every, .. } => {
+                exprs.push(value);
+                exprs.extend(every.iter_mut());
+            }
             OpKind::Wait | OpKind::Exit => {}
             OpKind::Fork { .. } | OpKind::Threads { .. } | OpKind::ForeachQueue { .. } => {}
         }
@@ -454,6 +458,13 @@ pub enum OpState {
     },
     /// Sleep done by blocking; the op completes when the task runs again.
     Slept,
+    /// `wait_until`: look again at `q` every `every` ns until it compares true with `value`.
+    Poll {
+        q: crate::ast::MemQuantity,
+        op: crate::ast::BinOp,
+        value: i64,
+        every: u64,
+    },
     /// fsync: wait until this time.
     Fsync,
     /// A socket write with `left` bytes still to queue.

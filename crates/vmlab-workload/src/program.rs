@@ -884,4 +884,49 @@ sleep forever
         let Stmt::Op(op) = &p[0] else { panic!() };
         assert_eq!((op.span.line, op.span.col, op.span.offset as usize), (3, 3, base + 2));
     }
+
+    #[test]
+    fn wait_until_reads_quantity_comparison_value_and_period() {
+        let p = parse("wait_until swap_used >= 4GiB\nwait_until free < 1GiB + 512MiB every=10ms\nwait_until cached!=0");
+        let ops: Vec<_> = p
+            .iter()
+            .map(|s| match s {
+                Stmt::Op(Op { kind: OpKind::WaitUntil { quantity, op, value, every }, .. }) => {
+                    (*quantity, *op, value.clone(), every.clone())
+                }
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!((ops[0].0, ops[0].1), (MemQuantity::SwapUsed, BinOp::Ge));
+        assert!(matches!(ops[0].2, Expr::Int(v, _) if v == 4 << 30));
+        assert!(ops[0].3.is_none());
+        assert_eq!((ops[1].0, ops[1].1), (MemQuantity::Free, BinOp::Lt));
+        assert!(matches!(ops[1].2, Expr::Bin(BinOp::Add, ..)));
+        assert!(matches!(ops[1].3, Some(Expr::Int(10_000_000, _))));
+        assert_eq!((ops[2].0, ops[2].1), (MemQuantity::Cached, BinOp::Ne));
+    }
+
+    #[test]
+    fn wait_until_errors_point_at_the_bad_part() {
+        assert_eq!(
+            err("wait_until swap_usd >= 4GiB"),
+            "<program>:1:12: unknown quantity `swap_usd`; did you mean `swap_used`?"
+        );
+        assert_eq!(err("wait_until >= 4GiB"), "<program>:1:12: wait_until needs a quantity, found `>`");
+        assert_eq!(
+            err("wait_until free 4GiB"),
+            "<program>:1:17: wait_until needs a comparison after `free`, found `4GiB`"
+        );
+        assert_eq!(err("wait_until free => 4GiB"), "<program>:1:17: unknown comparison `=>`");
+        assert_eq!(err("wait_until free >> 4GiB"), "<program>:1:17: unknown comparison `>>`");
+        assert_eq!(
+            err("wait_until swap_used >= 4s"),
+            "<program>:1:25: `4s`: wait_until compares bytes, so this needs a size, not a duration"
+        );
+        assert!(err("wait_until swap_used >= 4GQ").starts_with("<program>:1:25: unknown unit `GQ`"));
+        assert_eq!(err("wait_until swap_used >="), "<program>:1:1: wait_until needs a value (bytes)");
+        assert!(err("wait_until free > 1GiB evry=1s").contains("unknown key `evry` for `wait_until`"));
+        // The period is a duration and may say so.
+        parse("wait_until free > 1GiB every=250ms");
+    }
 }

@@ -124,6 +124,8 @@ pub trait Syscalls {
     fn sched_setaffinity(&mut self, cpu: u32) -> bool;
     /// Record the simulated time now under `name` in the report's metrics.
     fn mark(&mut self, name: &str);
+    /// A machine-wide quantity now, in bytes (`wait_until`); read from counters, no walk.
+    fn mem_bytes(&self, q: crate::ast::MemQuantity) -> u64;
 
     // ---- memory -------------------------------------------------------------------------
     /// A named region of the process: (first page, pages).

@@ -114,6 +114,8 @@ fn unsupported(k: &OpKind) -> Option<&'static str> {
         // CPU numbers of the simulated machine do not name the host's CPUs.
         OpKind::Migrate { .. } => "migrate",
         OpKind::Mmap { backing: Backing::Shm(_), .. } => "mmap shm=",
+        // The host's swap and free memory are the whole host's, not the scenario's machine.
+        OpKind::WaitUntil { .. } => "wait_until",
         _ => return None,
     })
 }

@@ -410,6 +410,7 @@ impl Child<'_> {
             | OpKind::Threads { .. }
             | OpKind::ForeachQueue { .. }
             | OpKind::Migrate { .. }
+            | OpKind::WaitUntil { .. }
             | OpKind::Send { .. } => {
                 return Err((span, "not supported by `vmlab real`".into()));
             }

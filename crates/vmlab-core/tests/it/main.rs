@@ -32,4 +32,5 @@ mod seed_shm_big_iron;
 mod swap_readahead;
 mod syscalls;
 mod tcp_sendmsg;
+mod wait_until;
 mod workingset;

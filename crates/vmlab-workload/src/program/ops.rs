@@ -4,6 +4,7 @@
 //! Adding an operation = one `OPS` entry + one arm in `build` (+ the `OpKind` variant).
 
 use super::*;
+use crate::units::QuantityKind;
 
 /// How an argument is read.
 #[derive(Clone, Copy)]
@@ -99,7 +100,13 @@ const OPS: &[OpSpec] = &[
     // `foreach VAR in queue NAME` is read by hand; this spec covers what follows NAME.
     OpSpec { name: "foreach", positional: &[], required: 0, keys: &[("count", Kind::Expr)], flags: &[], block: true },
     spec("mark", &[("a metric name", Kind::Tpl)], 1, &[], &[]),
+    // `wait_until QUANTITY OP` is read by hand; this spec covers the value and what follows.
+    spec("wait_until", &[("a value (bytes)", Kind::Expr)], 1, &[("every", Kind::Expr)], &[]),
 ];
+
+/// The comparisons `wait_until` takes, longest first so `>=` is not read as `>`.
+const CMP_OPS: &[(&str, BinOp)] =
+    &[(">=", BinOp::Ge), ("<=", BinOp::Le), ("==", BinOp::Eq), ("!=", BinOp::Ne), (">", BinOp::Gt), ("<", BinOp::Lt)];
 
 /// A parsed argument value.
 enum Val {
@@ -203,6 +210,7 @@ impl Parser<'_> {
                 };
                 OpKind::ForeachQueue { var, queue, count, body: a.body }
             }
+            "wait_until" => self.wait_until(spec, start)?,
             _ => {
                 let a = self.args(spec, start)?;
                 self.build(spec.name, a, start)?
@@ -211,6 +219,82 @@ impl Parser<'_> {
         // A block's span stops at its `{`: runtime errors point at the header, not the body.
         let end = if spec.block { self.header_end } else { self.last_end };
         Ok(Stmt::Op(Op { kind, span: self.span(start, end) }))
+    }
+
+    /// `wait_until QUANTITY OP VALUE [every=DURATION]`.
+    fn wait_until(&mut self, spec: &OpSpec, start: usize) -> R<OpKind> {
+        self.skip_ws();
+        let qstart = self.pos;
+        let names = MemQuantity::NAMES;
+        let list = names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ");
+        let w = self.peek_ident().unwrap_or("");
+        let Some(quantity) = MemQuantity::from_name(w) else {
+            let msg = match suggest(w, names.iter().copied()) {
+                Some(s) if !w.is_empty() => format!("unknown quantity `{w}`; did you mean `{s}`?"),
+                _ if w.is_empty() => format!("wait_until needs a quantity, found {}", self.found()),
+                _ => format!("unknown quantity `{w}`"),
+            };
+            return Err(self.err_at(qstart, qstart + w.len(), msg).with_help(format!("quantities are: {list}")));
+        };
+        self.eat(w);
+        self.skip_ws();
+        let ostart = self.pos;
+        let run =
+            self.src[ostart..].find(|c: char| !matches!(c, '<' | '>' | '=' | '!')).unwrap_or(self.src.len() - ostart);
+        let sym = &self.src[ostart..ostart + run];
+        let Some(&(_, op)) = CMP_OPS.iter().find(|(s, _)| *s == sym) else {
+            let msg = if sym.is_empty() {
+                format!("wait_until needs a comparison after `{w}`, found {}", self.found())
+            } else {
+                format!("unknown comparison `{sym}`")
+            };
+            let end = ostart + run.max(1);
+            return Err(self.err_at(ostart, end, msg).with_help("one of >= > <= < == !="));
+        };
+        self.eat(sym);
+        let mut a = self.args(spec, start)?;
+        let value = a.pos_expr(0).unwrap_or(Expr::Int(0, Span::default()));
+        let vs = value.span();
+        let local = |off: u32| (off as usize).saturating_sub(self.base + self.shift).min(self.src.len());
+        self.no_literal_of(
+            local(vs.offset),
+            local(vs.offset + vs.len),
+            QuantityKind::Duration,
+            "a size, not a duration",
+        )?;
+        let every = a.expr("every");
+        Ok(OpKind::WaitUntil { quantity, op, value, every })
+    }
+
+    /// Refuse number literals of `kind` between `from` and `to` (what `wait_until` compares
+    /// is bytes: `4s` there is a slip the integer value would hide).
+    fn no_literal_of(&self, from: usize, to: usize, kind: QuantityKind, what: &str) -> R<()> {
+        let text = &self.src[from..to];
+        let mut i = 0;
+        while i < text.len() {
+            let rest = &text[i..];
+            let c = rest.chars().next().unwrap_or(' ');
+            let prev_ident = i > 0 && text[..i].chars().next_back().is_some_and(is_ident_char);
+            if c.is_ascii_digit() && !prev_ident {
+                let len = rest
+                    .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.' || c == 'µ'))
+                    .unwrap_or(rest.len());
+                let lit = &rest[..len];
+                if matches!(crate::units::parse_quantity(lit), Ok((_, k)) if k == kind) {
+                    return Err(self
+                        .err_at(
+                            from + i,
+                            from + i + len,
+                            format!("`{lit}`: wait_until compares bytes, so this needs {what}"),
+                        )
+                        .with_help("for example `wait_until swap_used >= 4GiB`"));
+                }
+                i += len;
+            } else {
+                i += c.len_utf8();
+            }
+        }
+        Ok(())
     }
 
     /// Read an operation's arguments (and its block, if it has one).
