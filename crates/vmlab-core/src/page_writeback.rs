@@ -158,7 +158,7 @@ fn bounce_write(k: &mut Kernel, ctx: &mut Ctx, pages: &[Pfn]) -> Vec<Pfn> {
 
 /// Write `pages` (consecutive indices of `file` starting at `first`): one request, or under
 /// 6.8's queue the requests the writer's plug builds from its bios (blk.rs).
-pub fn submit_write(k: &mut Kernel, ctx: &mut Ctx, file: u32, first: u64, pages: Vec<Pfn>) {
+pub fn submit_write(k: &mut Kernel, ctx: &mut Ctx, file: u32, first: u64, mut pages: Vec<Pfn>) {
     for &p in &pages {
         start_writeback(k, p);
     }
@@ -170,17 +170,21 @@ pub fn submit_write(k: &mut Kernel, ctx: &mut Ctx, file: u32, first: u64, pages:
     if !k.disks[disk].plug(&pages, crate::blk::BioShape::Vecs, true, &mut rqs) {
         rqs.push(crate::blk::PlugRq { first: 0, pages: pages.len(), segs: pages.len() as u32 });
     }
+    let n = pages.len() as u64;
     let mut t = 0;
     for rq in &rqs {
         let off = base + rq.first as u64 * 4096;
         let done = k.disks[disk].submit_segs(ctx.clock(), off, rq.pages as u64 * 4096, rq.segs, true);
-        k.queue_io_done(done, disk, pages[rq.first..rq.first + rq.pages].to_vec(), true);
         t = t.max(done);
+        // One request (every queue but 6.8's, and most of its batches) completes the batch's own Vec.
+        let mine =
+            if rqs.len() == 1 { std::mem::take(&mut pages) } else { pages[rq.first..rq.first + rq.pages].to_vec() };
+        k.queue_io_done(done, disk, mine, true);
     }
-    let cpu = rqs.len() as u64 * k.cost.io_submit + pages.len() as u64 * k.cost.lru_scan;
+    let cpu = rqs.len() as u64 * k.cost.io_submit + n * k.cost.lru_scan;
     k.charge(ctx, KFunc::WritebackSbInodes, cpu);
     k.ev.add(Vm::Pgpgout, bytes / 1024);
-    k.events += pages.len() as u64;
+    k.events += n;
     if !bounce.is_empty() {
         k.io_queue.push((t, IoDone::Bounce(bounce)));
     }
