@@ -4,6 +4,12 @@
 //! passes). The timeline of `vmlab run` shows only totals; this is what the history note's
 //! day-long curves were measured with.
 //!
+//! Slab by zone: each zone's slab pages split into the `[fs]` caches (dentry, inode: reclaimable)
+//! and the rest (kmalloc, skbuff_head_cache, task_struct: unmovable), each by the migrate type of
+//! the pageblock it sits in, and the reclaimable pages allocated and the fallbacks made in each
+//! zone (`mm_page_alloc_extfrag`) since the previous line — to set against the reporter's
+//! per-zone `slab_reclaimable`.
+//!
 //! cargo run --release -p vmlab-core --example zone_census -- SCENARIO PROFILE EVERY_S [KEY=VALUE...]
 //! (EVERY_S a multiple of 60: MemFree is also read every minute, and its mean over the window printed.)
 
@@ -17,12 +23,15 @@ use vmlab_core::trace::{GfpKind, Tracepoint, Tracer};
 /// among them (`mm_filemap_add_to_page_cache`; the rest are anon), each by what kswapd was doing
 /// (not balancing, balancing at order 0, in a run begun at order > 0); GFP_KERNEL and GFP_ATOMIC
 /// allocations by order (0, 1, 2, 3+). Cumulative; an observer, so the run is unchanged.
-#[derive(Default)]
+#[derive(Default, Clone)]
 struct AllocMix {
     movable: [[u64; 3]; 8],
     file: [[u64; 3]; 8],
     kernel: [[u64; 4]; 8],
     atomic: [[u64; 4]; 8],
+    /// MIGRATE_RECLAIMABLE pages allocated; fallbacks by requested type, [all, stole the block].
+    recl: [u64; 8],
+    extfrag: [[[u64; 2]; 3]; 8],
 }
 
 impl Tracer for AllocMix {
@@ -33,8 +42,11 @@ impl Tracer for AllocMix {
             _ => 0,
         };
         match *ev {
-            Tracepoint::MmPageAlloc { zone, order, gfp, .. } => {
+            Tracepoint::MmPageAlloc { zone, order, gfp, migratetype, .. } => {
                 let z = zone.min(7);
+                if migratetype == vmlab_core::mmzone::Mt::Reclaimable {
+                    self.recl[z] += 1 << order;
+                }
                 let o = (order as usize).min(3);
                 match gfp {
                     GfpKind::HighuserMovable => self.movable[z][phase] += 1 << order,
@@ -43,12 +55,53 @@ impl Tracer for AllocMix {
                 }
             }
             Tracepoint::FilemapAdd { pfn, .. } => self.file[k.zone_of(pfn).min(7)][phase] += 1,
+            Tracepoint::MmPageAllocExtfrag { zone, start_mt, stolen, .. } => {
+                self.extfrag[zone.min(7)][start_mt as usize][0] += 1;
+                self.extfrag[zone.min(7)][start_mt as usize][1] += stolen as u64;
+            }
             _ => {}
         }
     }
     fn as_any(&self) -> &dyn std::any::Any {
         self
     }
+}
+
+/// Slab pages per zone: [dentry, inode, other][pageblock type unmovable/movable/reclaimable],
+/// and the dentry and inode objects in each zone. The `[fs]` caches' slabs are found from the
+/// files' objects (an object's handle is its slab's head pfn); every other SLAB frame is "other".
+fn slab_by_zone(k: &Kernel) -> (Vec<[[u64; 3]; 3]>, Vec<[u64; 2]>) {
+    use vmlab_core::mm_types::{pg, NIL};
+    let nz = k.zones.len();
+    let nfr = k.fr.flags.len();
+    let mut owner = vec![0u8; nfr];
+    let mut objs = vec![[0u64; 2]; nz];
+    for f in &k.files {
+        for (c, p) in [(1u8, f.dentry), (2u8, f.inode)] {
+            if p != NIL {
+                owner[p as usize] = c;
+                objs[k.zone_of(p)][c as usize - 1] += 1;
+            }
+        }
+    }
+    let mut pages = vec![[[0u64; 3]; 3]; nz];
+    let mut p = 0usize;
+    while p < nfr {
+        if k.fr.flags[p] & pg::SLAB == 0 {
+            p += 1;
+            continue;
+        }
+        let (cache, n) = match owner[p] {
+            0 => (2, 1),
+            c => (c as usize - 1, 1usize << k.fr.aux[p]),
+        };
+        let z = k.zone_of(p as u32);
+        for q in p..p + n {
+            pages[z][cache][(k.pageblock_mt[q >> vmlab_core::mmzone::PAGEBLOCK_ORDER] as usize).min(2)] += 1;
+        }
+        p += n;
+    }
+    (pages, objs)
 }
 
 fn main() {
@@ -73,8 +126,9 @@ fn main() {
     let minute = 60_000_000_000u64;
     sim.interval = minute.min(every_s * 1_000_000_000);
     let (mut sum, mut n) = (0.0f64, 0u32);
+    let mut prev = AllocMix::default();
     println!(
-        "t_h memfree_pct memfree_window_mean_pct | per zone: file/anon/mlocked/slab+tables/free/other % free o0 o1 o2 o3+pages o3+% blocks free% freeable% pinned1% pinned2-7% pinned8% only-anon/mlock/slab/pgtable/other % free_in_pinned free_pages_by_type(unmov/mov/recl: o0-2,o3+) pageblocks_by_type(unmov/mov/recl) | kswapd pgscan per zone (zone order: DMA32 Normal) pgdeact pgrefill o3runs lumpy lowprio o3wakeups o3ends_balanced/fallback o0runs high_wmark_hit_quickly | load: per disk read/written KiB, pgalloc pgfree pgmajfault pgsteal(kswapd+direct) | meminfo MiB: anon(active/inactive) file(active/inactive) unevictable mlocked slab pagetables kernel_stack mapped sock, live user tasks | allocations per zone (DMA32 Normal): movable(file) kswapd asleep/order-0/high-order run, kernel o0/o1/o2/o3+ atomic o0/o1/o2/o3+"
+        "t_h memfree_pct memfree_window_mean_pct | per zone: file/anon/mlocked/slab+tables/free/other % free o0 o1 o2 o3+pages o3+% blocks free% freeable% pinned1% pinned2-7% pinned8% only-anon/mlock/slab/pgtable/other % free_in_pinned free_pages_by_type(unmov/mov/recl: o0-2,o3+) pageblocks_by_type(unmov/mov/recl) | kswapd pgscan per zone (zone order: DMA32 Normal) pgdeact pgrefill o3runs lumpy lowprio o3wakeups o3ends_balanced/fallback o0runs high_wmark_hit_quickly | load: per disk read/written KiB, pgalloc pgfree pgmajfault pgsteal(kswapd+direct) | meminfo MiB: anon(active/inactive) file(active/inactive) unevictable mlocked slab pagetables kernel_stack mapped sock, live user tasks | allocations per zone (DMA32 Normal): movable(file) kswapd asleep/order-0/high-order run, kernel o0/o1/o2/o3+ atomic o0/o1/o2/o3+ | slab per zone: pages dentry/inode/other each (by pageblock unmov/mov/recl), dentries inodes, reclaimable pages allocated and fallbacks unmov/mov/recl(stolen) since the last line; nr_dentry nr_inodes_unused pruned dentries/inodes slabs_scanned inodesteal pswpout"
     );
     sim.on_sample = Some(Box::new(move |sim: &mut Sim| {
         let mi = sim.meminfo();
@@ -208,6 +262,42 @@ fn main() {
                 line += &format!(" {} {} {}", m.join("/"), j(&a.kernel[z7]), j(&a.atomic[z7]));
             }
         }
+        let (pages, objs) = slab_by_zone(&sim.k);
+        let now = sim.k.tracer::<AllocMix>().cloned().unwrap_or_default();
+        line += " |";
+        for (zid, z) in sim.k.zones.iter().enumerate() {
+            if z.present < 8192 {
+                continue;
+            }
+            let z7 = zid.min(7);
+            let c: Vec<String> =
+                pages[zid].iter().map(|t| format!("{}({}/{}/{})", t.iter().sum::<u64>(), t[0], t[1], t[2])).collect();
+            let ef: Vec<String> = (0..3)
+                .map(|m| {
+                    let d = |i: usize| now.extfrag[z7][m][i] - prev.extfrag[z7][m][i];
+                    format!("{}({})", d(0), d(1))
+                })
+                .collect();
+            line += &format!(
+                " {} {} {} {} {} {}",
+                z.kind.name(),
+                c.join(" "),
+                objs[zid][0],
+                objs[zid][1],
+                now.recl[z7] - prev.recl[z7],
+                ef.join("/")
+            );
+        }
+        prev = now;
+        if let Some(v) = sim.k.vfs.as_ref() {
+            line += &format!(" ; {} {} {}/{}", v.nr_dentry, v.nr_inodes_unused, v.pruned_dentries, v.pruned_inodes);
+        }
+        line += &format!(
+            " {} {} {}",
+            sim.k.ev.get(Vm::SlabsScanned),
+            sim.k.ev.get(Vm::KswapdInodesteal) + sim.k.ev.get(Vm::Pginodesteal),
+            sim.k.ev.get(Vm::Pswpout)
+        );
         println!("{line}");
     }));
     if let Err(e) = sim.run() {
