@@ -22,6 +22,7 @@ use crate::stats::vmstat::Vm;
 const DEFAULT_SEEKS: u64 = 2;
 const SHRINK_BATCH: u64 = 128;
 const VFS_CACHE_PRESSURE: u64 = 100;
+const SWAP_CLUSTER_MAX: u64 = 32;
 
 pub struct Vfs {
     pub dentry_cache: KmemCache,
@@ -135,9 +136,13 @@ pub fn unlink(k: &mut Kernel, ctx: &mut Ctx, file: u32) {
 /// `fs`: the caller's allocation may enter the filesystem (__GFP_FS); the dcache and icache
 /// shrinkers refuse otherwise.
 pub fn shrink_slab(k: &mut Kernel, ctx: &mut Ctx, scanned: u64, lru_pages: u64, fs: bool) -> u64 {
-    if !fs || scanned == 0 {
+    if !fs {
         return 0;
     }
+    // A call that scanned no LRU page still ages the caches as if it had scanned a cluster:
+    // kswapd calls this for every zone up to end_zone, also those it skipped as having "way too
+    // many" free pages, so the slab is aged on every pass.
+    let scanned = if scanned == 0 { SWAP_CLUSTER_MAX } else { scanned };
     with_vfs(k, |k, v| {
         let before = v.dentry_cache.pages + v.inode_cache.pages;
         for s in 0..2 {
@@ -326,6 +331,31 @@ mod tests {
         assert_ne!(k.files[f as usize].dentry, NIL);
         k.check_frames().expect("consistent frames");
     }
+    /// 2.6.36 `shrink_slab` starts with `if (scanned == 0) scanned = SWAP_CLUSTER_MAX;`, and
+    /// `balance_pgdat` calls it for zones it did not shrink (their `sc.nr_scanned` is 0).
+    #[test]
+    fn a_call_that_scanned_nothing_counts_a_cluster() {
+        let mut k = kernel();
+        let mut ctx = Ctx { is_kswapd: true, ..Default::default() };
+        create(&mut k, &mut ctx, 2000);
+        // delta = 4·32/2 · 2000 / (63+1) = 2000: at most 2·max_pass, fifteen batches of 128.
+        shrink_slab(&mut k, &mut ctx, 0, 63, true);
+        let v = k.vfs.as_ref().unwrap();
+        assert_eq!(v.pruned_dentries, 1920);
+        assert_eq!(v.shrinker_nr[0], 80);
+        // With 32 pages scanned the same call does exactly the same work.
+        let mut k2 = kernel();
+        create(&mut k2, &mut ctx, 2000);
+        shrink_slab(&mut k2, &mut ctx, 32, 63, true);
+        assert_eq!(k2.vfs.as_ref().unwrap().pruned_dentries, 1920);
+        // Without __GFP_FS nothing, scanned or not.
+        let mut k3 = kernel();
+        create(&mut k3, &mut ctx, 2000);
+        shrink_slab(&mut k3, &mut ctx, 0, 63, false);
+        assert_eq!(k3.vfs.as_ref().unwrap().pruned_dentries, 0);
+        k.check_frames().expect("consistent frames");
+    }
+
     #[test]
     fn a_failed_d_alloc_leaves_the_inode_on_inode_unused() {
         let mut k = kernel();
