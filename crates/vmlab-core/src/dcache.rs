@@ -69,8 +69,10 @@ fn with_vfs<R>(k: &mut Kernel, f: impl FnOnce(&mut Kernel, &mut Vfs) -> R) -> Op
     Some(r)
 }
 
-/// A path lookup of `file` (open, creat): `iget` and `d_alloc` when the objects were pruned,
-/// else mark the dentry referenced (`DCACHE_REFERENCED`: it survives one pass of the LRU).
+/// A path lookup of `file` (open, creat): `iget` and `d_alloc` when the objects were pruned.
+/// A cached dentry is marked referenced again (`DCACHE_REFERENCED`: it survives one pass of the
+/// LRU) unless the profile's dcache is the lazy-LRU one (2.6.x to 2.6.37), whose `dput` marks
+/// only a dentry it puts on the LRU, and the path walk leaves a cached one there.
 pub fn lookup(k: &mut Kernel, ctx: &mut Ctx, file: u32) {
     with_vfs(k, |k, v| {
         let fi = file as usize;
@@ -90,7 +92,9 @@ pub fn lookup(k: &mut Kernel, ctx: &mut Ctx, file: u32) {
         if k.files[fi].dentry == NIL {
             if let Some(p) = v.dentry_cache.alloc(k, ctx) {
                 k.files[fi].dentry = p;
-                k.files[fi].d_referenced = false;
+                // The open's `dput` puts the new dentry on the unused LRU, marked
+                // DCACHE_REFERENCED: it survives the pruner's first pass over it.
+                k.files[fi].d_referenced = true;
                 v.nr_dentry += 1;
                 v.d_lru.push_back(file);
             } else if k.files[fi].inode != NIL {
@@ -101,7 +105,7 @@ pub fn lookup(k: &mut Kernel, ctx: &mut Ctx, file: u32) {
                 v.i_unused.push_back((file, v.stamp));
                 v.nr_inodes_unused += 1;
             }
-        } else {
+        } else if !k.profile.dcache_lazy_lru {
             k.files[fi].d_referenced = true;
         }
     });
@@ -315,15 +319,16 @@ mod tests {
         let mut ctx = Ctx { is_kswapd: true, ..Default::default() };
         create(&mut k, &mut ctx, 2000);
         // delta = 4·scanned/2 · (2000/100·100) / (lru_pages+1) = 200·2000/1000 = 400 → three
-        // batches of 128 dentries now, 16 carried over.
+        // batches of 128 dentries now, 16 carried over. The new dentries are all referenced:
+        // the first batch walks the whole LRU clearing the flag, the next two prune.
         shrink_slab(&mut k, &mut ctx, 100, 999, true);
         let v = k.vfs.as_ref().unwrap();
-        assert_eq!(v.pruned_dentries, 384);
-        assert_eq!(v.nr_inodes_unused, 384);
+        assert_eq!(v.pruned_dentries, 256);
+        assert_eq!(v.nr_inodes_unused, 256);
         assert_eq!(v.shrinker_nr[0], 16);
         // Without __GFP_FS the shrinkers do nothing.
         shrink_slab(&mut k, &mut ctx, 100, 999, false);
-        assert_eq!(k.vfs.as_ref().unwrap().pruned_dentries, 384);
+        assert_eq!(k.vfs.as_ref().unwrap().pruned_dentries, 256);
         // Pruned objects come back on the next lookup.
         let f = k.file_ids["f0"];
         assert_eq!(k.files[f as usize].dentry, NIL);
@@ -338,16 +343,17 @@ mod tests {
         let mut k = kernel();
         let mut ctx = Ctx { is_kswapd: true, ..Default::default() };
         create(&mut k, &mut ctx, 2000);
-        // delta = 4·32/2 · 2000 / (63+1) = 2000: at most 2·max_pass, fifteen batches of 128.
+        // delta = 4·32/2 · 2000 / (63+1) = 2000: fifteen batches of 128, 80 carried over; the
+        // first batch only clears the new dentries' DCACHE_REFERENCED.
         shrink_slab(&mut k, &mut ctx, 0, 63, true);
         let v = k.vfs.as_ref().unwrap();
-        assert_eq!(v.pruned_dentries, 1920);
+        assert_eq!(v.pruned_dentries, 14 * 128);
         assert_eq!(v.shrinker_nr[0], 80);
         // With 32 pages scanned the same call does exactly the same work.
         let mut k2 = kernel();
         create(&mut k2, &mut ctx, 2000);
         shrink_slab(&mut k2, &mut ctx, 32, 63, true);
-        assert_eq!(k2.vfs.as_ref().unwrap().pruned_dentries, 1920);
+        assert_eq!(k2.vfs.as_ref().unwrap().pruned_dentries, 14 * 128);
         // Without __GFP_FS nothing, scanned or not.
         let mut k3 = kernel();
         create(&mut k3, &mut ctx, 2000);
@@ -356,12 +362,35 @@ mod tests {
         k.check_frames().expect("consistent frames");
     }
 
+    /// 2.6.36's dput marks DCACHE_REFERENCED only when it puts a dentry on the unused LRU, and
+    /// the path walk leaves a cached dentry there: looking it up again gives no new second
+    /// chance. 2.6.38's dput marks it on every final put.
+    #[test]
+    fn a_lookup_of_a_cached_dentry_re_references_it_only_without_the_lazy_lru() {
+        for (lazy, pruned) in [(true, true), (false, false)] {
+            let mut k = kernel();
+            k.profile.dcache_lazy_lru = lazy;
+            let mut ctx = Ctx::default();
+            let files = create(&mut k, &mut ctx, 21);
+            // A pass over the LRU clears every new dentry's flag without pruning any.
+            with_vfs(&mut k, |k, v| prune_dcache(k, &mut ctx, v, 1));
+            assert_eq!(k.vfs.as_ref().unwrap().pruned_dentries, 0);
+            lookup(&mut k, &mut ctx, files[0]);
+            with_vfs(&mut k, |k, v| prune_dcache(k, &mut ctx, v, 1));
+            assert_eq!(k.files[files[0] as usize].dentry == NIL, pruned, "lazy LRU {lazy}");
+            k.check_frames().expect("consistent frames");
+        }
+    }
+
     #[test]
     fn a_failed_d_alloc_leaves_the_inode_on_inode_unused() {
         let mut k = kernel();
         let mut ctx = Ctx::default();
         let files = create(&mut k, &mut ctx, 21); // one order-0 dentry slab of 21, full
         let f = files[0];
+        // The first pass clears every new dentry's DCACHE_REFERENCED; the second prunes the oldest.
+        with_vfs(&mut k, |k, v| prune_dcache(k, &mut ctx, v, 1));
+        assert_ne!(k.files[f as usize].dentry, NIL);
         with_vfs(&mut k, |k, v| prune_dcache(k, &mut ctx, v, 1));
         assert_eq!(k.files[f as usize].dentry, NIL);
         assert_eq!(k.vfs.as_ref().unwrap().nr_inodes_unused, 1);

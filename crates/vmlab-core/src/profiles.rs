@@ -335,6 +335,13 @@ pub struct Profile {
     /// `__alloc_bootmem_node_high` (2.6.34+): the vmemmap's goal moves to 4 GiB when the node
     /// ends more than 128 MiB above it, so the array lies in Normal.
     pub memmap_goal_high: bool,
+    /// `fs/dcache.c` from the RCU path walk to 2.6.37: `__d_lookup` takes a reference without
+    /// taking the dentry off the unused LRU ("laziness during lookup"), and `dput` sets
+    /// DCACHE_REFERENCED only when it puts a dentry on that LRU — so a dentry gets its one
+    /// second chance when it is first cached, not each time it is looked up again. 2.6.38's
+    /// dcache scaling (Nick Piggin) sets it on every final `dput`, as 2.4 did (its `dget`
+    /// took the dentry off the list) and 6.8 does.
+    pub dcache_lazy_lru: bool,
     /// Whose function names the flat kernel profile uses (presentation only).
     pub symbols: Symbols,
     /// The release's own `/proc/vmstat`, `/proc/meminfo` and `/proc/stat` (names, order, shape).
@@ -411,6 +418,7 @@ const MODERN: Profile = Profile {
     blk_mq: true,
     memmap_struct_page: 0,
     memmap_goal_high: false,
+    dcache_lazy_lru: false,
     symbols: Symbols::Linux68,
     tracepoints: Some(TraceFormat::Linux68),
     procfs: &procfs::LINUX_6_8,
@@ -463,6 +471,7 @@ const LINUX_2_6_26: Profile = Profile {
     blk_mq: false,
     memmap_struct_page: 0,
     memmap_goal_high: false,
+    dcache_lazy_lru: true,
     symbols: Symbols::Linux26,
     tracepoints: None,
     procfs: &procfs::LINUX_2_6_26,
@@ -522,6 +531,7 @@ const LINUX_2636: Profile = Profile {
     blk_mq: false,
     memmap_struct_page: 56,
     memmap_goal_high: true,
+    dcache_lazy_lru: true,
     symbols: Symbols::Linux26,
     tracepoints: Some(TraceFormat::Linux2636),
     procfs: &procfs::LINUX_2_6_36,
@@ -537,6 +547,7 @@ const LINUX_2638: Profile = Profile {
         "2.6.36 + Mel Gorman's kswapd series (classzone, 25 % pgdat_balanced, order-0 recheck), reclaim/compaction",
     fault_locking: FaultLocking::Retry,
     pgdat_balanced_quarter: true,
+    dcache_lazy_lru: false,
     tracepoints: Some(TraceFormat::Linux2638),
     procfs: &procfs::LINUX_2_6_38,
     split26: Split26 {
@@ -598,6 +609,7 @@ const LINUX_249: Profile = Profile {
     blk_mq: false,
     memmap_struct_page: 0,
     memmap_goal_high: false,
+    dcache_lazy_lru: false,
     symbols: Symbols::Linux24,
     tracepoints: None,
     procfs: &procfs::LINUX_2_4_9,
@@ -885,6 +897,8 @@ pub const KNOBS: &[Knob] = &[
     // kernel.rs build_zones (bootmem.rs).
     rc("memmap_struct_page", Kind::Int(INT), Readers::All),
     rc("memmap_goal_high", Kind::Bool, Readers::All),
+    // dcache.rs lookup (a scenario's [fs]).
+    rc("dcache_lazy_lru", Kind::Bool, Readers::All),
     // The flat profile's names (presentation only).
     rc("symbols", Kind::Word, Readers::All),
     // Split26: vmscan/split2636.rs, except wmark_off_by_two (page_alloc.rs zone_watermark_ok).
@@ -1106,6 +1120,7 @@ impl Profile {
             "page_cache_read_cold" => &mut self.page_cache_read_cold,
             "blk_mq" => &mut self.blk_mq,
             "memmap_goal_high" => &mut self.memmap_goal_high,
+            "dcache_lazy_lru" => &mut self.dcache_lazy_lru,
             "kswapd_classzone" => &mut s.kswapd_classzone,
             "kswapd_return_order" => &mut s.kswapd_return_order,
             "kswapd_reset_after_sleep" => &mut s.kswapd_reset_after_sleep,
