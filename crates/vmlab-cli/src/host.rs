@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 pub mod costs;
 pub mod disk;
+pub mod folios;
 
 use vmlab_core::workload::scenario::CgroupSetup;
 use vmlab_core::workload::{load_scenario, Scenario, ScenarioError};
@@ -283,6 +284,7 @@ pub fn scenario(
     path: &Path,
     sets: &[String],
     dopts: &DiskOpts,
+    profile: Option<&str>,
 ) -> Result<(Scenario, Taken), Result<ScenarioError, String>> {
     let own = load_scenario(path, sets).map_err(Ok)?;
     let fixture = std::env::var_os(HOST_ROOT_ENV).map(PathBuf::from);
@@ -322,6 +324,14 @@ pub fn scenario(
     before.extend(disk_sets(&names, &measured.params()));
     before.extend(queue.iter().flat_map(Queue::sets));
     before.extend(queue.iter().flat_map(|q| q.disk_sets(&names)));
+    // The file system `vmlab real` works in reads large folios: so do the disks, when the
+    // profile's kernel can (a 2.x row reads single pages whatever the file system).
+    let name = profile.or(own.file.profile.as_deref()).unwrap_or(vmlab_core::profiles::DEFAULT_PROFILE);
+    let kernel_can = vmlab_core::profiles::find(name).is_some_and(|p| vmlab_core::vmscan::has_large_folios(&p));
+    if kernel_can && folios::large_folios(&root, &dopts.dir) == Some(true) {
+        let disks = if names.is_empty() { vec!["sda".to_string()] } else { names.clone() };
+        before.extend(disks.iter().map(|n| format!("disk.{n}.large_folios=true")));
+    }
     let after = facts.sets();
     let mut sc = load_scenario(path, &[&before[..], sets, &after[..]].concat()).map_err(Ok)?;
     wrap_in_limit(&mut sc, memory, own.setup.swap.as_ref().map_or(0, |s| s.bytes));

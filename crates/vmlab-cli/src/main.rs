@@ -467,7 +467,7 @@ fn load_and_run(
         return Err(ExitCode::from(2));
     }
     let (sc, facts) = if let Some(d) = &host {
-        match host::scenario(path, sets, d) {
+        match host::scenario(path, sets, d, profile) {
             Ok((sc, t)) => (sc, Some(t)),
             Err(Ok(e)) => return Err(fail(e)),
             Err(Err(m)) => {

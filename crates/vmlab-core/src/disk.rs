@@ -341,6 +341,9 @@ pub struct Disk {
     /// Descriptors of a virtio ring without indirect descriptors (0: none).
     ring: u32,
     link: Link,
+    /// The file system on it reads into large folios (`mapping_set_large_folios`: XFS since
+    /// 5.18, ext4 since 6.16 unless data=journal, encryption, verity or DAX rule it out).
+    pub large_folios: bool,
 }
 
 impl Disk {
@@ -387,6 +390,7 @@ impl Disk {
             next_extent: 0,
             queue: None,
             ring: 0,
+            large_folios: false,
             link: Link::default(),
         })
     }

@@ -167,28 +167,96 @@ impl Kernel {
         crate::vmscan::lru_add(self, p);
     }
 
-    /// `__filemap_remove_folio`: drop a clean, unmapped page from its file, leaving a shadow.
+    /// `__filemap_remove_folio`: drop a clean, unmapped folio from its file, leaving a shadow
+    /// over its whole range (the kernel stores one multi-index entry).
     pub fn remove_from_page_cache(&mut self, p: Pfn, shadow: u32) {
         let file = self.fr.mapping[p as usize] as usize;
         let idx = self.fr.index[p as usize] as usize;
+        let nr = self.fr.folio_nr(p);
         // No ctx here: the event carries the task and time of the last one fired (the reclaim
         // or truncate that called this).
         self.trace(crate::trace::Tracepoint::FilemapDelete { ino: file as u32, pfn: p, index: idx as u64 });
         let f = &mut self.files[file];
-        if f.pages.get(idx) == Some(&p) {
-            f.pages[idx] = NIL;
-            f.nrpages -= 1;
-            if shadow != 0 && !f.shmem {
-                if f.shadow.len() < f.pages.len() {
-                    f.shadow.resize(f.pages.len(), 0);
+        for i in 0..nr as usize {
+            if f.pages.get(idx + i) == Some(&(p + i as Pfn)) {
+                f.pages[idx + i] = NIL;
+                f.nrpages -= 1;
+                if shadow != 0 && !f.shmem {
+                    if f.shadow.len() < f.pages.len() {
+                        f.shadow.resize(f.pages.len(), 0);
+                    }
+                    f.shadow[idx + i] = shadow;
                 }
-                f.shadow[idx] = shadow;
             }
         }
         if f.shmem {
-            self.g.shmem -= 1;
+            self.g.shmem -= nr;
         }
-        self.g.file -= 1;
+        self.g.file -= nr;
+    }
+
+    /// `filemap_add_folio` of a folio of `1 << order` pages at `idx` (aligned to its size): one
+    /// charge, one LRU entry and one refault test for all of them, every index pointing at its
+    /// own frame so that a lookup of any of them finds the folio.
+    pub fn add_folio_to_page_cache(&mut self, ctx: &mut Ctx, file: u32, idx: u64, p: Pfn, order: u32) {
+        if order == 0 {
+            return self.add_to_page_cache(ctx, file, idx, p);
+        }
+        let nr = 1u64 << order;
+        debug_assert!(!self.files[file as usize].shmem && idx.is_multiple_of(nr));
+        self.trace_ctx(ctx, crate::trace::Tracepoint::FilemapAdd { ino: file, pfn: p, index: idx });
+        self.charge(ctx, KFunc::PageCacheRaReadahead, self.cost.pagecache_add);
+        self.fr.set_folio(p, order);
+        crate::memcontrol::charge_folio(self, ctx, p, nr);
+        let f = &mut self.files[file as usize];
+        for i in 0..nr {
+            f.pages[(idx + i) as usize] = p + i as Pfn;
+        }
+        f.nrpages += nr;
+        for i in 0..nr as usize {
+            self.fr.mapping[p as usize + i] = file;
+            self.fr.index[p as usize + i] = (idx + i as u64) as u32;
+        }
+        self.g.file += nr;
+        crate::workingset::refault_file_folio(self, p, file, idx, nr);
+        crate::vmscan::lru_add(self, p);
+    }
+
+    /// Free a folio no one uses any more: its tail frames lose their folio state and charge,
+    /// then the block goes back to the buddy allocator at its order.
+    pub fn free_folio(&mut self, ctx: &mut Ctx, head: Pfn) {
+        let order = self.fr.folio_order(head);
+        for t in head as usize + 1..head as usize + (1 << order) {
+            self.fr.flags[t] = (crate::mmzone::LRU_NONE as u32) << pg::LRU_SHIFT;
+            self.fr.mapping[t] = 0;
+            self.fr.mapcount[t] = 0;
+            if self.profile.memcg && self.fr.extra[t] != 0 {
+                crate::memcontrol::uncharge(self, t as Pfn);
+            }
+            self.fr.extra[t] = 0;
+        }
+        self.free_pages(ctx, head, order);
+    }
+
+    /// `split_folio`: make a large folio as many single pages, in its place on its LRU list, for
+    /// a path that handles pages one by one (a write dirtying one page, a fault mapping one).
+    pub fn split_folio(&mut self, head: Pfn) {
+        let order = self.fr.folio_order(head);
+        if order == 0 {
+            return;
+        }
+        debug_assert!(!self.fr.has(head, pg::LOCKED | pg::DIRTY | pg::WRITEBACK), "splitting a busy folio");
+        let nr = 1u64 << order;
+        self.fr.set_folio(head, 0);
+        // __split_huge_page_tail: the tails take the head's page-cache state.
+        let keep = pg::UPTODATE | pg::ACTIVE | pg::REFERENCED | pg::WORKINGSET;
+        let inherit = self.fr.flags[head as usize] & keep;
+        for t in head + 1..head + nr as Pfn {
+            self.fr.flags[t as usize] = inherit | ((crate::mmzone::LRU_NONE as u32) << pg::LRU_SHIFT);
+        }
+        if self.fr.has(head, pg::LRU) {
+            crate::vmscan::lru_add_split_tails(self, head, nr);
+        }
     }
 
     /// Readahead: bring [start, start+n) into the page cache, one disk request per run of
@@ -257,6 +325,19 @@ impl Kernel {
             (None, Some(e)) => Err(e),
             _ => Ok(last),
         }
+    }
+
+    /// `read_pages` for folios just added, `(index, order)` in file order and contiguous: one
+    /// read of all their pages. Returns when it completes, if anything was read.
+    pub(crate) fn read_folios(&mut self, ctx: &mut Ctx, file: u32, folios: &[(u64, u32)]) -> Option<u64> {
+        let &(first, _) = folios.first()?;
+        let f = &self.files[file as usize];
+        let mut pages = Vec::new();
+        for &(i, o) in folios {
+            let head = f.pages[i as usize];
+            pages.extend(head..head + (1 << o));
+        }
+        Some(self.submit_read(ctx, file, first, pages, Vec::new()))
     }
 
     /// `create_bounce` for a read into `p`: a HighMem page is read through a lowmem page,
@@ -342,7 +423,8 @@ impl Kernel {
     /// until some time, or absent (readahead could not get memory).
     pub fn find_page_wait(&self, ctx: &Ctx, file: u32, idx: u64) -> PageRes {
         match self.files[file as usize].find(idx) {
-            Some(p) if self.fr.has(p, pg::LOCKED) => {
+            // A folio is locked (and in flight) as a whole: its head says.
+            Some(p) if self.fr.has(self.fr.folio_head(p), pg::LOCKED) => {
                 PageRes::Wait(self.inflight.get(&p).copied().unwrap_or(ctx.clock()))
             }
             Some(p) => PageRes::Ready(p),
@@ -373,17 +455,18 @@ impl Kernel {
             }
             for idx in 0..self.files[f].pages.len() {
                 let p = self.files[f].pages[idx];
-                if p == NIL {
+                // A folio goes whole, from its head (its tails' indices are cleared with it).
+                if p == NIL || self.fr.has(p, pg::TAIL) {
                     continue;
                 }
                 let fl = self.fr.flags[p as usize];
                 if fl & (pg::DIRTY | pg::WRITEBACK | pg::LOCKED) != 0 || self.fr.mapcount[p as usize] != 0 {
                     continue;
                 }
+                n += self.fr.folio_nr(p);
                 crate::vmscan::del_page_from_lru(self, p);
                 self.remove_from_page_cache(p, 0);
-                self.free_pages(ctx, p, 0);
-                n += 1;
+                self.free_folio(ctx, p);
             }
         }
         self.ev.add(Vm::DropPagecache, 1);
@@ -397,7 +480,7 @@ impl Kernel {
         self.file_ids.remove(self.files[file as usize].name.as_str());
         for idx in 0..self.files[file as usize].pages.len() {
             let p = self.files[file as usize].pages[idx];
-            if p == NIL || self.fr.mapcount[p as usize] != 0 {
+            if p == NIL || self.fr.has(p, pg::TAIL) || self.fr.mapcount[p as usize] != 0 {
                 continue;
             }
             if self.fr.flags[p as usize] & (pg::WRITEBACK | pg::LOCKED) != 0 {
@@ -408,7 +491,7 @@ impl Kernel {
             }
             crate::vmscan::del_page_from_lru(self, p);
             self.remove_from_page_cache(p, 0);
-            self.free_pages(ctx, p, 0);
+            self.free_folio(ctx, p);
         }
     }
 }
@@ -438,10 +521,18 @@ pub fn filemap_read(k: &mut Kernel, ctx: &mut Ctx, file: u32, idx: &mut u64, end
         if bs != 0 && (*idx - base).is_multiple_of(bs) {
             k.charge(ctx, KFunc::Syscall, k.cost.syscall);
         }
+        let prev = k.files[file as usize].ra.prev_index;
         match k.filemap_read_page(ctx, file, *idx, call_end - *idx) {
             PageRes::Ready(p) => {
                 k.charge(ctx, KFunc::CopyUserGeneric, k.cost.copy_user_page);
-                crate::vmscan::mark_page_accessed(k, p);
+                // filemap_read marks a folio accessed once for a run of reads through it: not
+                // when the last page read was already in it (pos_same_folio).
+                let head = k.fr.folio_head(p);
+                let nr = k.fr.folio_nr(head);
+                let first = *idx - (p - head) as u64;
+                if nr == 1 || !(first..first + nr).contains(&prev) {
+                    crate::vmscan::mark_page_accessed(k, head);
+                }
                 k.events += 1;
                 *idx += 1;
             }
@@ -450,6 +541,7 @@ pub fn filemap_read(k: &mut Kernel, ctx: &mut Ctx, file: u32, idx: &mut u64, end
                 // the workingset is thrashing: folio_wait_bit_common runs such a wait under
                 // psi_memstall_enter, a wait for any other page is plain I/O.
                 if let Some(p) = k.files[file as usize].find(*idx) {
+                    let p = k.fr.folio_head(p);
                     if k.fr.has(p, pg::WORKINGSET) && !k.fr.has(p, pg::UPTODATE) {
                         crate::psi::memstall_wait(k, ctx, until);
                     }
@@ -474,10 +566,12 @@ pub fn generic_perform_write(k: &mut Kernel, ctx: &mut Ctx, file: u32, idx: &mut
         }
         let p = match k.files[file as usize].find(*idx) {
             Some(p) => {
-                if k.fr.has(p, pg::LOCKED) {
+                if k.fr.has(k.fr.folio_head(p), pg::LOCKED) {
                     let until = k.inflight.get(&p).copied().unwrap_or(ctx.clock());
                     return Progress::Block(Outcome::Block { until: Some(until), io: true });
                 }
+                // Dirtying is per page in this model: a large folio becomes single pages first.
+                k.split_folio(k.fr.folio_head(p));
                 p
             }
             None => match k.alloc_pages(ctx, Gfp::highuser_movable(), 0) {

@@ -164,6 +164,8 @@ pub struct Kernel {
     pub rmap_buf: Vec<crate::rmap::Mapping>,
     /// Scratch buffer for isolated pages.
     pub isolate_buf: Vec<Pfn>,
+    /// Tail frames of the large folios on LRU lists: a list holds a folio once, by its head.
+    pub lru_folio_tails: u64,
     /// The shared zero page (read faults on anonymous memory map it).
     pub zero_pfn: Pfn,
     /// Processes killed by the OOM killer (by mm id) — the scheduler terminates their tasks.
@@ -241,6 +243,7 @@ impl Kernel {
             throttled: Vec::new(),
             wb_done_since_wake: 0,
             isolate_buf: Vec::new(),
+            lru_folio_tails: 0,
             zero_pfn: 0,
             tracers: Vec::new(),
             tracing: false,
@@ -493,6 +496,11 @@ impl Kernel {
     }
 
     pub fn nr_lru_pages(&self) -> u64 {
+        self.nr_lru_entries() + self.lru_folio_tails
+    }
+
+    /// Folios (heads and single pages) on LRU lists.
+    fn nr_lru_entries(&self) -> u64 {
         let mut n: u64 = self.reclaim.global_lru_pages();
         n += self.nodes.iter().map(|nd| nd.lruvec.lists.iter().map(|l| l.len).sum::<u64>()).sum::<u64>();
         n += self.zones.iter().map(|z| z.lruvec.lists.iter().map(|l| l.len).sum::<u64>()).sum::<u64>();
@@ -576,8 +584,8 @@ impl Kernel {
                 on_lru += 1;
             }
         }
-        if on_lru != self.nr_lru_pages() {
-            return Err(format!("{on_lru} frames have PG_lru but the lists hold {}", self.nr_lru_pages()));
+        if on_lru != self.nr_lru_entries() {
+            return Err(format!("{on_lru} frames have PG_lru but the lists hold {}", self.nr_lru_entries()));
         }
         self.check_conservation()
     }

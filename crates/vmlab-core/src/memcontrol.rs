@@ -208,15 +208,15 @@ pub fn count_event(k: &mut Kernel, g: u8, c: Vm, n: u64) {
 
 /// The first group from `g` up whose counter one more page would take over a limit
 /// (`page_counter_try_charge`), counting its failcnt; `None` if the charge fits everywhere.
-fn over_limit(k: &mut Kernel, g: u8) -> Option<u8> {
+fn over_limit(k: &mut Kernel, g: u8, nr: u64) -> Option<u8> {
     let mut c = g;
     while c != ROOT {
         let grp = &mut k.memcg.groups[c as usize];
-        if grp.limits.memsw_max != UNLIMITED && grp.usage + grp.swap >= grp.limits.memsw_max {
+        if grp.limits.memsw_max != UNLIMITED && grp.usage + grp.swap + nr > grp.limits.memsw_max {
             grp.memsw_failcnt += 1;
             return Some(c);
         }
-        if grp.usage >= grp.limits.max {
+        if grp.usage + nr > grp.limits.max {
             grp.failcnt += 1;
             return Some(c);
         }
@@ -240,6 +240,12 @@ fn margin(k: &Kernel, g: u8) -> u64 {
 /// succeeds even over the limit: vmlab's fault cannot unwind, so the victim's exit brings the
 /// group back under it (the kernel fails the fault and retries it after the kill).
 pub fn charge(k: &mut Kernel, ctx: &mut Ctx, p: Pfn) {
+    charge_folio(k, ctx, p, 1);
+}
+
+/// `mem_cgroup_charge` of a folio of `nr` pages from `p` on: one charge of all its pages, as
+/// the kernel charges a large folio (one event, `nr` pages of usage, reclaim until `nr` fit).
+pub fn charge_folio(k: &mut Kernel, ctx: &mut Ctx, p: Pfn, nr: u64) {
     if !k.memcg.active() {
         return;
     }
@@ -251,14 +257,14 @@ pub fn charge(k: &mut Kernel, ctx: &mut Ctx, p: Pfn) {
     let mut retries = MAX_RECLAIM_RETRIES;
     let entry_sleep = ctx.sleep_ns;
     while !ctx.in_reclaim {
-        let Some(over) = over_limit(k, g) else { break };
+        let Some(over) = over_limit(k, g, nr) else { break };
         memory_event(k, over, MemcgEvent::Max);
         let memsw = {
             let o = &k.memcg.groups[over as usize];
             o.limits.memsw_max != UNLIMITED && o.usage + o.swap >= o.limits.memsw_max
         };
-        let reclaimed = try_to_free_mem_cgroup_pages(k, ctx, over, 1, !memsw);
-        if margin(k, over) >= 1 {
+        let reclaimed = try_to_free_mem_cgroup_pages(k, ctx, over, nr, !memsw);
+        if margin(k, over) >= nr {
             continue;
         }
         if ctx.sleep_ns > entry_sleep {
@@ -281,7 +287,7 @@ pub fn charge(k: &mut Kernel, ctx: &mut Ctx, p: Pfn) {
         }
         break;
     }
-    commit_charge(k, g, p);
+    commit_charge(k, g, p, nr);
     // try_charge: an allocator over memory.high is handled once per charge batch.
     let mut c = g;
     let mut over_high = false;
@@ -296,7 +302,7 @@ pub fn charge(k: &mut Kernel, ctx: &mut Ctx, p: Pfn) {
     if over_high {
         if let Some(mm) = ctx.mm {
             let m = k.mm_mut(mm);
-            m.memcg_over_high += 1;
+            m.memcg_over_high += nr;
             if m.memcg_over_high >= MEMCG_CHARGE_BATCH {
                 m.memcg_over_high = 0;
                 handle_over_high(k, ctx, g, MEMCG_CHARGE_BATCH);
@@ -305,12 +311,15 @@ pub fn charge(k: &mut Kernel, ctx: &mut Ctx, p: Pfn) {
     }
 }
 
-fn commit_charge(k: &mut Kernel, g: u8, p: Pfn) {
-    k.fr.extra[p as usize] = g;
+fn commit_charge(k: &mut Kernel, g: u8, p: Pfn, nr: u64) {
+    // Every frame names its group, so each page's uncharge at free finds it.
+    for q in p..p + nr as Pfn {
+        k.fr.extra[q as usize] = g;
+    }
     let mut c = g;
     while c != ROOT {
         let grp = &mut k.memcg.groups[c as usize];
-        grp.usage += 1;
+        grp.usage += nr;
         grp.peak = grp.peak.max(grp.usage);
         c = grp.parent;
     }

@@ -296,6 +296,8 @@ impl Kernel {
         let missing = self.filemap_fault_readahead(ctx, file, idx);
         match self.find_page_wait(ctx, file, idx) {
             PageRes::Ready(p) => {
+                // Mapping and rmap are per page in this model: a large folio is split first.
+                self.split_folio(self.fr.folio_head(p));
                 self.filemap_fault_done(file, idx);
                 if write && flags & vm::SHARED == 0 {
                     // Private write: copy into an anonymous page.

@@ -5,7 +5,9 @@
 pub type Pfn = u32;
 pub const NIL: u32 = u32::MAX;
 
-/// Page flags, the kernel's `PG_*` bits. Bits 24..31 hold the LRU list the page is on.
+/// Page flags, the kernel's `PG_*` bits. Bits 24..26 hold the LRU list the page is on, bits
+/// 27..30 the order of the page-cache folio the frame belongs to (every frame of the folio
+/// carries it, so a tail finds its head by alignment), bit 31 marks a folio's tail frames.
 pub mod pg {
     pub const LOCKED: u32 = 1 << 0; // I/O in flight (read): waiters sleep in lock_page
     pub const REFERENCED: u32 = 1 << 1;
@@ -32,7 +34,11 @@ pub mod pg {
     pub const BUDDY_TAIL: u32 = 1 << 22; // free, inside a higher-order buddy block
     pub const LAUNDER: u32 = 1 << 23; // 2.4: reclaim started this page's write (shrink_cache waits on it)
     pub const LRU_SHIFT: u32 = 24;
-    pub const LRU_MASK: u32 = 0xff << 24;
+    pub const LRU_MASK: u32 = 0x7 << 24;
+    pub const ORDER_SHIFT: u32 = 27;
+    pub const ORDER_MASK: u32 = 0xf << 27;
+    /// A frame of a large folio other than its first (the kernel's PageTail).
+    pub const TAIL: u32 = 1 << 31;
 }
 
 /// A frame's place on an intrusive list.
@@ -101,12 +107,41 @@ impl Frames {
     }
     #[inline(always)]
     pub fn lru_list(&self, pfn: Pfn) -> u8 {
-        (self.flags[pfn as usize] >> pg::LRU_SHIFT) as u8
+        ((self.flags[pfn as usize] & pg::LRU_MASK) >> pg::LRU_SHIFT) as u8
     }
     #[inline(always)]
     pub fn set_lru_list(&mut self, pfn: Pfn, l: u8) {
         let f = &mut self.flags[pfn as usize];
         *f = (*f & !pg::LRU_MASK) | ((l as u32) << pg::LRU_SHIFT);
+    }
+    /// `folio_order` of the folio holding `pfn` (0: a single page).
+    #[inline(always)]
+    pub fn folio_order(&self, pfn: Pfn) -> u32 {
+        (self.flags[pfn as usize] & pg::ORDER_MASK) >> pg::ORDER_SHIFT
+    }
+    /// `folio_nr_pages`.
+    #[inline(always)]
+    pub fn folio_nr(&self, pfn: Pfn) -> u64 {
+        1 << self.folio_order(pfn)
+    }
+    /// The folio's first frame (`page_folio`): folios are buddy blocks, so aligned to their size.
+    #[inline(always)]
+    pub fn folio_head(&self, pfn: Pfn) -> Pfn {
+        let f = self.flags[pfn as usize];
+        if f & pg::TAIL == 0 {
+            return pfn;
+        }
+        pfn & !((1 << ((f & pg::ORDER_MASK) >> pg::ORDER_SHIFT)) - 1)
+    }
+    /// Make the block of `1 << order` frames at `head` one folio (`prep_compound_page`).
+    pub fn set_folio(&mut self, head: Pfn, order: u32) {
+        debug_assert!(order < 16 && head & ((1 << order) - 1) == 0);
+        let o = order << pg::ORDER_SHIFT;
+        let h = head as usize;
+        self.flags[h] = (self.flags[h] & !(pg::ORDER_MASK | pg::TAIL)) | o;
+        for t in h + 1..h + (1 << order) {
+            self.flags[t] = (self.flags[t] & !(pg::ORDER_MASK | pg::TAIL)) | o | pg::TAIL;
+        }
     }
 }
 
@@ -173,6 +208,18 @@ impl List {
         fr.links[i] = Link { next: NIL, prev: NIL };
         self.len -= 1;
     }
+    /// Link `p` just before `at` (on its newer side).
+    pub fn insert_before(&mut self, fr: &mut Frames, at: Pfn, p: Pfn) {
+        let pr = fr.links[at as usize].prev;
+        fr.links[p as usize] = Link { next: at, prev: pr };
+        fr.links[at as usize].prev = p;
+        if pr != NIL {
+            fr.links[pr as usize].next = p;
+        } else {
+            self.head = p;
+        }
+        self.len += 1;
+    }
     #[inline]
     pub fn pop_tail(&mut self, fr: &mut Frames) -> Option<Pfn> {
         let t = self.tail;
@@ -211,6 +258,21 @@ mod tests {
         const { assert!(Frames::BYTES_PER_FRAME <= 24) };
     }
     #[test]
+    fn a_tail_finds_its_head_and_order() {
+        let mut fr = Frames::new(32);
+        fr.set_folio(16, 3);
+        fr.set_lru_list(16, crate::mmzone::LRU_NONE);
+        fr.set_lru_list(17, crate::mmzone::LRU_ACTIVE_FILE as u8);
+        assert_eq!(fr.lru_list(17), crate::mmzone::LRU_ACTIVE_FILE as u8);
+        for p in 16..24 {
+            assert_eq!(fr.folio_head(p), 16, "pfn {p}");
+            assert_eq!(fr.folio_nr(p), 8);
+        }
+        assert!(!fr.has(16, pg::TAIL) && fr.has(17, pg::TAIL));
+        assert_eq!(fr.lru_list(16), crate::mmzone::LRU_NONE, "the order leaves the LRU field alone");
+        assert_eq!((fr.folio_head(24), fr.folio_nr(24), fr.folio_head(15)), (24, 1, 15));
+    }
+    #[test]
     fn list_ops_keep_order_and_length() {
         let mut fr = Frames::new(8);
         let mut l = List::default();
@@ -224,5 +286,9 @@ mod tests {
         assert_eq!(l.collect(&fr), vec![4, 3, 1, 7]);
         assert_eq!(l.len, 4);
         assert_eq!(l.pop_head(&mut fr), Some(4));
+        l.insert_before(&mut fr, 3, 5);
+        l.insert_before(&mut fr, 7, 6);
+        assert_eq!(l.collect(&fr), vec![5, 3, 1, 6, 7]);
+        assert_eq!((l.head, l.tail, l.len), (5, 7, 5));
     }
 }

@@ -45,7 +45,7 @@ pub const LRU_ACTIVE_FILE: usize = 3;
 pub const LRU_UNEVICTABLE: usize = 4;
 pub const NR_LRU_LISTS: usize = 5;
 /// Flag value for "on no LRU list".
-pub const LRU_NONE: u8 = 0xff;
+pub const LRU_NONE: u8 = 0x7;
 
 #[derive(Clone, Debug, Default)]
 pub struct Lruvec {

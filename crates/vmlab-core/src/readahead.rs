@@ -5,11 +5,44 @@
 
 use crate::kernel::{Ctx, Kernel};
 use crate::mm_types::pg;
-use crate::page_alloc::AllocFail;
+use crate::page_alloc::{AllocFail, Gfp};
 use crate::profiles::MmapReadahead;
 
 /// Faults that missed the cache after which read-around stops (`MMAP_LOTSAMISS`).
 pub const MMAP_LOTSAMISS: i32 = 100;
+
+/// `MAX_PAGECACHE_ORDER` on x86-64 with THP: PMD order, 2 MiB folios.
+pub const MAX_PAGECACHE_ORDER: u32 = 9;
+
+/// The order `page_cache_ra_order` aims at for a window of `size` pages when the folio that
+/// triggered it had order `order` (0 for a synchronous miss): two more, at most PMD order and at
+/// most the window.
+pub fn ra_new_order(order: u32, size: u64) -> u32 {
+    if order >= MAX_PAGECACHE_ORDER {
+        return order;
+    }
+    (order + 2).min(MAX_PAGECACHE_ORDER).min(size.max(1).ilog2())
+}
+
+/// The order of the folio `page_cache_ra_order` allocates at `index`, aiming at `order` with
+/// the window's last page at `limit`: no larger than `index`'s alignment allows, none past
+/// `limit`, and never order 1 (6.8's THP code cannot split an order-1 folio; 6.10 allows them).
+pub fn ra_folio_order(index: u64, order: u32, limit: u64) -> u32 {
+    let mut o = order;
+    if index & ((1 << o) - 1) != 0 {
+        o = index.trailing_zeros();
+        if o == 1 {
+            o = 0;
+        }
+    }
+    while o > 0 && index + (1 << o) - 1 > limit {
+        o -= 1;
+        if o == 1 {
+            o = 0;
+        }
+    }
+    o
+}
 
 /// `struct file_ra_state`: the current window [start, start+size), of which the last
 /// `async_size` pages are read ahead of need (PG_readahead marks where that part starts).
@@ -66,9 +99,88 @@ impl Kernel {
         self.page_cache_ra(ctx, file, ra.start, ra.size, mark)
     }
 
+    /// Does `file` live on a file system that reads it into large folios?
+    pub fn file_large_folios(&self, file: u32) -> bool {
+        let f = &self.files[file as usize];
+        !f.shmem && self.disks[f.disk].large_folios
+    }
+
+    /// `page_cache_ra_order`: the current window in folios of the ramped order, each as large
+    /// as its index's alignment and the window allow; on a cached page in the way or a failed
+    /// allocation, what is left of the window is read in single pages (`do_page_cache_ra`).
+    fn page_cache_ra_order(&mut self, ctx: &mut Ctx, file: u32, order: u32) -> Result<Option<u64>, AllocFail> {
+        let ra = self.files[file as usize].ra;
+        if !self.file_large_folios(file) || ra.size < 4 {
+            return self.ra_submit(ctx, file);
+        }
+        let npages = self.files[file as usize].npages();
+        if ra.start >= npages {
+            return Ok(None);
+        }
+        let limit = (npages - 1).min(ra.start + ra.size - 1);
+        let new_order = ra_new_order(order, ra.size);
+        let mark = ra.start + ra.size - ra.async_size;
+        let mut index = ra.start;
+        let mut folios: Vec<(u64, u32)> = Vec::new();
+        let mut failed = None;
+        while index <= limit {
+            let o = ra_folio_order(index, new_order, limit);
+            let nr = 1u64 << o;
+            // filemap_add_folio refuses a range that already holds a page (-EEXIST).
+            if (index..index + nr).any(|i| self.files[file as usize].find(i).is_some()) {
+                failed = Some(None);
+                break;
+            }
+            let gfp = if o == 0 {
+                Gfp { cold: self.profile.page_cache_read_cold, ..Gfp::highuser_movable() }
+            } else {
+                // readahead_gfp_mask: __GFP_NORETRY | __GFP_NOWARN; a large folio is a wish.
+                Gfp { noretry: true, ..Gfp::highuser_movable() }
+            };
+            let p = match self.alloc_pages(ctx, gfp, o) {
+                Ok(p) => p,
+                Err(e) => {
+                    failed = Some(Some(e));
+                    break;
+                }
+            };
+            self.fr.set(p, pg::LOCKED);
+            if index == mark.next_multiple_of(nr) {
+                self.fr.set(p, pg::READAHEAD);
+            }
+            self.add_folio_to_page_cache(ctx, file, index, p, o);
+            crate::vmscan::page_cache_added(self, ctx, p);
+            folios.push((index, o));
+            index += nr;
+        }
+        let last = self.read_folios(ctx, file, &folios);
+        match failed {
+            None => Ok(last),
+            // 6.8 falls back to do_page_cache_ra(ractl, ra->size, ra->async_size) from where
+            // the folios stopped (later kernels shorten it by what was read).
+            Some(e) => match (
+                self.page_cache_ra(
+                    ctx,
+                    file,
+                    index,
+                    ra.size,
+                    (ra.async_size > 0).then(|| index + ra.size - ra.async_size),
+                ),
+                last,
+                e,
+            ) {
+                (Ok(t), _, _) => Ok(t.max(last)),
+                (Err(_), Some(t), _) => Ok(Some(t)),
+                (Err(e2), None, e) => Err(e.unwrap_or(e2)),
+            },
+        }
+    }
+
     /// `ondemand_readahead`: a read of `req` pages at `idx` either continues the stream (the
     /// window moves on and grows), starts one (first read, or the page after the previous one),
-    /// or is a small random read that is read as is.
+    /// or is a small random read that is read as is. `folio_order`: `read()`'s windows go
+    /// through `page_cache_ra_order`, ramping from the order of the folio that triggered them
+    /// (0 on a miss); None: the fault path's, in single pages.
     pub fn ondemand_readahead(
         &mut self,
         ctx: &mut Ctx,
@@ -76,10 +188,14 @@ impl Kernel {
         idx: u64,
         req: u64,
         hit_marker: bool,
+        folio_order: Option<u32>,
     ) -> Result<Option<u64>, AllocFail> {
         let max = self.ra_pages();
         let ra = self.files[file as usize].ra;
-        let next = if idx != 0 && (idx == ra.start + ra.size - ra.async_size || idx == ra.start + ra.size) {
+        // 6.8 rounds the marker's index up to the triggering folio's size, as ra_alloc_folio
+        // placed it.
+        let expected = (ra.start + ra.size - ra.async_size).next_multiple_of(1 << folio_order.unwrap_or(0));
+        let next = if idx != 0 && (idx == expected || idx == ra.start + ra.size) {
             let size = get_next_ra_size(ra.size, max);
             FileRaState { start: ra.start + ra.size, size, async_size: size, ..ra }
         } else if hit_marker {
@@ -99,7 +215,10 @@ impl Kernel {
             return self.page_cache_ra(ctx, file, idx, req.max(1), None);
         };
         self.files[file as usize].ra = next;
-        self.ra_submit(ctx, file)
+        match folio_order {
+            Some(o) => self.page_cache_ra_order(ctx, file, o),
+            None => self.ra_submit(ctx, file),
+        }
     }
 
     /// `do_sync_mmap_readahead`: a fault found no page.
@@ -108,7 +227,7 @@ impl Kernel {
         let mode = self.profile.mmap_readahead;
         let ra = self.files[file as usize].ra;
         if mode == MmapReadahead::SequentialOrReadAround && idx.wrapping_sub(1) == ra.prev_index {
-            return self.ondemand_readahead(ctx, file, idx, max, false);
+            return self.ondemand_readahead(ctx, file, idx, max, false, None);
         }
         if mode == MmapReadahead::Cluster {
             let n = 1u64 << self.profile.tunables.page_cluster.min(10);
@@ -134,7 +253,7 @@ impl Kernel {
         ra.mmap_miss = if old_style { ra.mmap_miss.saturating_sub(1) } else { (ra.mmap_miss - 1).max(0) };
         if !old_style && self.fr.test_clear(p, pg::READAHEAD) {
             let max = self.ra_pages();
-            let _ = self.ondemand_readahead(ctx, file, idx, max, true);
+            let _ = self.ondemand_readahead(ctx, file, idx, max, true, None);
         }
     }
 
@@ -171,15 +290,19 @@ impl Kernel {
         let p = match self.files[file as usize].find(idx) {
             Some(p) => p,
             None => {
-                let _ = self.ondemand_readahead(ctx, file, idx, req, false);
+                let _ = self.ondemand_readahead(ctx, file, idx, req, false, Some(0));
                 match self.files[file as usize].find(idx) {
                     Some(p) => p,
                     None => return,
                 }
             }
         };
-        if self.fr.test_clear(p, pg::READAHEAD) {
-            let _ = self.ondemand_readahead(ctx, file, idx, req, true);
+        // The marker is the folio's; the next window is asked for from the folio's index.
+        let head = self.fr.folio_head(p);
+        if self.fr.test_clear(head, pg::READAHEAD) {
+            let first = idx - (p - head) as u64;
+            let order = self.fr.folio_order(head);
+            let _ = self.ondemand_readahead(ctx, file, first, req + idx - first, true, Some(order));
         }
     }
 }
@@ -196,5 +319,25 @@ mod tests {
         assert_eq!(get_next_ra_size(4, 32), 8);
         assert_eq!(get_next_ra_size(1, 32), 4);
         assert_eq!(get_next_ra_size(32, 32), 32);
+    }
+
+    #[test]
+    fn folio_orders_ramp_by_two_up_to_the_window_and_pmd_order() {
+        assert_eq!(ra_new_order(0, 32), 2, "a miss starts at order 2");
+        assert_eq!(ra_new_order(2, 32), 4);
+        assert_eq!(ra_new_order(4, 32), 5, "no folio larger than the window");
+        assert_eq!(ra_new_order(8, 2048), MAX_PAGECACHE_ORDER);
+        assert_eq!(ra_new_order(MAX_PAGECACHE_ORDER, 2048), MAX_PAGECACHE_ORDER);
+        assert_eq!(ra_new_order(0, 4), 2);
+    }
+
+    #[test]
+    fn a_folio_is_as_large_as_its_index_alignment_and_the_window_allow() {
+        assert_eq!(ra_folio_order(64, 5, 1000), 5);
+        assert_eq!(ra_folio_order(72, 5, 1000), 3, "index 72 is aligned to 8 pages");
+        assert_eq!(ra_folio_order(66, 5, 1000), 0, "aligned to 2: order 1 is not allowed, so 0");
+        assert_eq!(ra_folio_order(64, 5, 79), 4, "16 pages to the window's end");
+        assert_eq!(ra_folio_order(64, 5, 65), 0, "2 pages left: never order 1");
+        assert_eq!(ra_folio_order(0, 0, 0), 0);
     }
 }

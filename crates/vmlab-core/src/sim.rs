@@ -242,6 +242,16 @@ impl Sim {
             let mut disk = Disk::new(p)
                 .map_err(|e| SimError { span: Some(d.span), message: format!("disk `{}`: {e}", d.name) })?;
             disk.set_ring(d.ring_descriptors.unwrap_or(0));
+            if d.large_folios && !crate::vmscan::has_large_folios(&k.profile) {
+                return Err(SimError {
+                    span: Some(d.span),
+                    message: format!(
+                        "disk `{}`: large_folios needs a kernel whose reclaim takes large page-cache folios (5.18+); profile `{}` reads single pages",
+                        d.name, k.profile.name
+                    ),
+                });
+            }
+            disk.large_folios = d.large_folios;
             disk_ids.insert(d.name.clone(), k.disks.len());
             k.disks.push(disk);
             k.prof.irq.push(crate::stats::kfunc::IrqRow {

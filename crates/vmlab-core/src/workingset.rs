@@ -57,7 +57,8 @@ pub fn eviction(k: &mut Kernel, p: Pfn, target: u8) -> u32 {
     let node = k.node_of(p);
     let target = if k.memcg.active() { target } else { ROOT };
     let age = lruvec(k, node, target).nonresident_age as u32;
-    age_nonresident(k, node, target);
+    let nr = k.fr.folio_nr(p);
+    age_nonresident(k, node, target, nr);
     let clock = (age.wrapping_add(1) & age_mask(k)).max(1);
     let ws = if k.fr.has(p, pg::WORKINGSET) { WORKINGSET_BIT } else { 0 };
     let group = if k.memcg.active() { (target as u32) << MEMCG_SHIFT } else { 0 };
@@ -65,14 +66,15 @@ pub fn eviction(k: &mut Kernel, p: Pfn, target: u8) -> u32 {
 }
 
 /// `workingset_age_nonresident`: the clock runs on evictions and on activations, since an
-/// activation, like an eviction, shrinks the room left for the inactive list.
-fn age_nonresident(k: &mut Kernel, node: usize, g: u8) {
+/// activation, like an eviction, shrinks the room left for the inactive list; a folio moves
+/// it by its pages.
+fn age_nonresident(k: &mut Kernel, node: usize, g: u8, nr: u64) {
     let mut c = g;
     while c != ROOT {
-        k.memcg.groups[c as usize].lruvec[node].nonresident_age += 1;
+        k.memcg.groups[c as usize].lruvec[node].nonresident_age += nr;
         c = k.memcg.groups[c as usize].parent;
     }
-    k.nodes[node].lruvec.nonresident_age += 1;
+    k.nodes[node].lruvec.nonresident_age += nr;
 }
 
 /// `workingset_activation` (from `folio_mark_accessed` when it activates a page) and
@@ -81,11 +83,13 @@ pub fn activation(k: &mut Kernel, p: Pfn) {
     if k.profile.workingset {
         let node = k.node_of(p);
         let g = crate::memcontrol::page_memcg(k, p);
-        age_nonresident(k, node, g);
+        let nr = k.fr.folio_nr(p);
+        age_nonresident(k, node, g, nr);
     }
 }
 
-/// `workingset_refault` with `workingset_test_recent`.
+/// `workingset_refault` with `workingset_test_recent`, for the folio at `p` (its counters move
+/// by the folio's pages, its clock distance is the one shadow's).
 fn refault(k: &mut Kernel, p: Pfn, shadow: u32, file: bool) {
     if !k.profile.workingset || shadow == 0 {
         return;
@@ -115,23 +119,24 @@ fn refault(k: &mut Kernel, p: Pfn, shadow: u32, file: bool) {
     }
     // Counted in the group the page is charged to now, which may not be the evicting one.
     let g = crate::memcontrol::page_memcg(k, p);
+    let nr = k.fr.folio_nr(p);
     let refault_item = if file { Vm::WorkingsetRefaultFile } else { Vm::WorkingsetRefaultAnon };
-    k.ev.inc(refault_item);
-    crate::memcontrol::count_event(k, g, refault_item, 1);
+    k.ev.add(refault_item, nr);
+    crate::memcontrol::count_event(k, g, refault_item, nr);
     if distance > ws {
         return;
     }
     k.fr.set(p, pg::ACTIVE);
-    age_nonresident(k, node, g);
+    age_nonresident(k, node, g, nr);
     let activate_item = if file { Vm::WorkingsetActivateFile } else { Vm::WorkingsetActivateAnon };
-    k.ev.inc(activate_item);
-    crate::memcontrol::count_event(k, g, activate_item, 1);
+    k.ev.add(activate_item, nr);
+    crate::memcontrol::count_event(k, g, activate_item, nr);
     // WORKINGSET_ACTIVATE is what reclaim compares with its last snapshot to decide whether a
     // new workingset is forming (prepare_scan_count): hierarchical, so every ancestor counts.
-    k.nodes[node].lruvec.refaults[file as usize] += 1;
+    k.nodes[node].lruvec.refaults[file as usize] += nr;
     let mut c = g;
     while c != ROOT {
-        k.memcg.groups[c as usize].lruvec[node].refaults[file as usize] += 1;
+        k.memcg.groups[c as usize].lruvec[node].refaults[file as usize] += nr;
         c = k.memcg.groups[c as usize].parent;
     }
     if was_workingset {
@@ -142,13 +147,26 @@ fn refault(k: &mut Kernel, p: Pfn, shadow: u32, file: bool) {
         k.psi_workingset_read = true;
         crate::vmscan::lru_note_cost_refault(k, p, file);
         let restore_item = if file { Vm::WorkingsetRestoreFile } else { Vm::WorkingsetRestoreAnon };
-        k.ev.inc(restore_item);
-        crate::memcontrol::count_event(k, g, restore_item, 1);
+        k.ev.add(restore_item, nr);
+        crate::memcontrol::count_event(k, g, restore_item, nr);
     }
 }
 
 pub fn refault_file(k: &mut Kernel, p: Pfn, file: u32, idx: u64) {
     let sh = k.files[file as usize].take_shadow(idx);
+    refault(k, p, sh, true);
+}
+
+/// A large folio entering the cache: its range may hold several shadows (of smaller folios
+/// evicted before); `__filemap_add_folio`'s conflict walk keeps the last, and all go.
+pub fn refault_file_folio(k: &mut Kernel, p: Pfn, file: u32, idx: u64, nr: u64) {
+    let mut sh = 0;
+    for i in idx..idx + nr {
+        let s = k.files[file as usize].take_shadow(i);
+        if s != 0 {
+            sh = s;
+        }
+    }
     refault(k, p, sh, true);
 }
 

@@ -830,6 +830,7 @@ fn resolve(ctx: &Ctx<'_>, f: &ScenarioFile) -> Result<(Setup, Vec<String>), Scen
             device_bandwidth_bps,
             ring_descriptors: d.ring_descriptors,
             irq: d.irq.clone(),
+            large_folios: d.large_folios,
             span: ctx.span_of(&["disk", &i, "name"]),
         });
     }

@@ -171,6 +171,10 @@ pub struct DiskSpec {
     pub ring_descriptors: Option<u32>,
     /// The driver's interrupt handler, as the flat profile names it (default `disk_irq`).
     pub irq: Option<String>,
+    /// Its file system reads regular files into large folios (`mapping_set_large_folios`: XFS
+    /// since 5.18, ext4 since 6.16 unless mounted data=journal). Default: single pages.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub large_folios: bool,
 }
 
 fn default_disk_model() -> String {
@@ -482,6 +486,7 @@ pub struct DiskSetup {
     pub device_bandwidth_bps: Option<u64>,
     pub ring_descriptors: Option<u32>,
     pub irq: Option<String>,
+    pub large_folios: bool,
     /// The disk's `name` in the file, for errors the device model finds.
     pub span: Span,
 }

@@ -102,6 +102,11 @@ pub trait ReclaimEngine {
     fn memcg_reclaim() -> bool {
         false
     }
+    /// The engine's reclaim takes a large page-cache folio whole (isolates it, counts its pages,
+    /// frees it at its order); without, a disk whose file system reads large folios is refused.
+    fn large_folios() -> bool {
+        false
+    }
     /// `try_to_free_mem_cgroup_pages`: reclaim `nr` pages from group `g` and its descendants.
     fn try_to_free_mem_cgroup_pages(_k: &mut Kernel, _ctx: &mut Ctx, _g: u8, _nr: u64, _may_swap: bool) -> u64 {
         0
@@ -373,9 +378,11 @@ pub fn add_to_list(k: &mut Kernel, p: Pfn, l: usize, at_tail: bool) {
     }
     let f = &mut k.fr.flags[p as usize];
     *f = (*f & !pg::LRU_MASK) | pg::LRU | ((l as u32) << pg::LRU_SHIFT);
-    k.zones[zid].lru_pages[l] += 1;
+    let nr = k.fr.folio_nr(p);
+    k.lru_folio_tails += nr - 1;
+    k.zones[zid].lru_pages[l] += nr;
     if let LruScope::Memcg(_, g) = s {
-        k.memcg.groups[g as usize].lru_zone[zid][l] += 1;
+        k.memcg.groups[g as usize].lru_zone[zid][l] += nr;
     }
 }
 
@@ -395,10 +402,28 @@ pub fn del_page_from_lru(k: &mut Kernel, p: Pfn) {
     list.remove(fr, p);
     let f = &mut k.fr.flags[p as usize];
     *f = (*f & !(pg::LRU | pg::LRU_MASK)) | ((LRU_NONE as u32) << pg::LRU_SHIFT);
-    k.zones[zid].lru_pages[l] -= 1;
+    let nr = k.fr.folio_nr(p);
+    k.lru_folio_tails -= nr - 1;
+    k.zones[zid].lru_pages[l] -= nr;
     if let LruScope::Memcg(_, g) = s {
-        k.memcg.groups[g as usize].lru_zone[zid][l] -= 1;
+        k.memcg.groups[g as usize].lru_zone[zid][l] -= nr;
     }
+}
+
+/// `lru_add_page_tail` for the tails of a folio just split on its list: each goes next to the
+/// head on its newer side, in order, so the run keeps the folio's place; the list now holds them
+/// one by one.
+pub fn lru_add_split_tails(k: &mut Kernel, head: Pfn, nr: u64) {
+    let l = k.fr.lru_list(head) as usize;
+    let zid = k.zone_of(head);
+    let s = scope_in_zone(k, head, zid);
+    for t in head + 1..head + nr as Pfn {
+        let (list, fr) = list_mut(k, s, l);
+        list.insert_before(fr, head, t);
+        let f = &mut k.fr.flags[t as usize];
+        *f = (*f & !pg::LRU_MASK) | pg::LRU | ((l as u32) << pg::LRU_SHIFT);
+    }
+    k.lru_folio_tails -= nr - 1;
 }
 
 /// Is the page anon-like for LRU purposes (anon or shm: swap-backed)?
@@ -549,6 +574,10 @@ pub fn has_memcg_reclaim(p: &crate::profiles::Profile) -> bool {
     dispatch_static!(p.engine, memcg_reclaim())
 }
 
+pub fn has_large_folios(p: &crate::profiles::Profile) -> bool {
+    dispatch_static!(p.engine, large_folios())
+}
+
 /// Limit reclaim (`try_to_free_mem_cgroup_pages`); returns pages reclaimed.
 pub fn try_to_free_mem_cgroup_pages(k: &mut Kernel, ctx: &mut Ctx, g: u8, nr: u64, may_swap: bool) -> u64 {
     dispatch!(k, try_to_free_mem_cgroup_pages(k, ctx, g, nr, may_swap))
@@ -650,7 +679,9 @@ pub fn remove_mapping_and_free(k: &mut Kernel, ctx: &mut Ctx, p: Pfn, target: u8
     } else {
         k.remove_from_page_cache(p, shadow);
     }
-    if k.profile.reclaim_frees_cold {
+    if k.fr.folio_order(p) > 0 {
+        k.free_folio(ctx, p);
+    } else if k.profile.reclaim_frees_cold {
         k.free_cold_page(ctx, p);
     } else {
         k.free_pages(ctx, p, 0);

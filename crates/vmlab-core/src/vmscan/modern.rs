@@ -157,7 +157,7 @@ pub fn mark_page_accessed(k: &mut Kernel, p: Pfn) {
             k.fr.set(p, pg::ACTIVE);
             k.fr.clear(p, pg::REFERENCED);
         }
-        k.ev.inc(Vm::Pgactivate);
+        k.ev.add(Vm::Pgactivate, k.fr.folio_nr(p));
         crate::workingset::activation(k, p);
     } else if f & pg::REFERENCED == 0 {
         k.fr.set(p, pg::REFERENCED);
@@ -322,10 +322,13 @@ fn isolate(k: &mut Kernel, ctx: &mut Ctx, v: Lv, l: usize, nr: u64, reclaim_idx:
     out.clear();
     let mut scanned = 0;
     let mut skipped = 0;
+    // Entries looked at: a folio is one entry and `scanned` counts its pages.
+    let mut visited = 0;
     let list_len = lv(k, v).lists[l].len;
-    while scanned < nr && skipped + scanned < list_len {
+    while scanned < nr && visited < list_len {
         let (list, fr) = lv_list(k, v, l);
         let Some(p) = list.pop_tail(fr) else { break };
+        visited += 1;
         let zid = k.zone_of(p);
         if k.zones[zid].kind as usize > reclaim_idx {
             let (list, fr) = lv_list(k, v, l);
@@ -335,16 +338,19 @@ fn isolate(k: &mut Kernel, ctx: &mut Ctx, v: Lv, l: usize, nr: u64, reclaim_idx:
         }
         k.fr.clear(p, pg::LRU);
         k.fr.set_lru_list(p, crate::mmzone::LRU_NONE);
-        k.zones[zid].lru_pages[l] -= 1;
+        // A folio is taken whole and counts its pages (isolate_lru_folios' nr_pages).
+        let pages = k.fr.folio_nr(p);
+        k.lru_folio_tails -= pages - 1;
+        k.zones[zid].lru_pages[l] -= pages;
         if v.g != ROOT {
-            k.memcg.groups[v.g as usize].lru_zone[zid][l] -= 1;
+            k.memcg.groups[v.g as usize].lru_zone[zid][l] -= pages;
         }
-        k.g.isolated += 1;
+        k.g.isolated += pages;
         out.push(p);
-        scanned += 1;
+        scanned += pages;
     }
-    k.charge(ctx, KFunc::ShrinkInactiveList, (scanned + skipped) * k.cost.lru_scan);
-    k.events += scanned + skipped;
+    k.charge(ctx, KFunc::ShrinkInactiveList, visited * k.cost.lru_scan);
+    k.events += visited;
     let ev = Tracepoint::LruIsolate {
         classzone: reclaim_idx,
         order: 0,
@@ -363,7 +369,7 @@ fn isolate(k: &mut Kernel, ctx: &mut Ctx, v: Lv, l: usize, nr: u64, reclaim_idx:
 /// nonresident clock for each page it puts back active: 5.8's "age nonresident information
 /// alongside anonymous pages").
 fn putback(k: &mut Kernel, p: Pfn) {
-    k.g.isolated -= 1;
+    k.g.isolated -= k.fr.folio_nr(p);
     if k.fr.has(p, pg::ACTIVE) && !k.fr.has(p, pg::MLOCKED) {
         crate::workingset::activation(k, p);
     }
@@ -390,7 +396,7 @@ fn shrink_active_list(k: &mut Kernel, ctx: &mut Ctx, v: Lv, l: usize, nr: u64, s
         if k.fr.mapcount[p as usize] > 0 {
             let (young, _) = k.folio_referenced(ctx, p);
             if young > 0 && !is_swapbacked(k, p) && k.fr.has(p, pg::EXEC) {
-                rotated += 1;
+                rotated += k.fr.folio_nr(p);
                 putback(k, p);
                 continue;
             }
@@ -399,7 +405,7 @@ fn shrink_active_list(k: &mut Kernel, ctx: &mut Ctx, v: Lv, l: usize, nr: u64, s
         // used since its activation comes straight back at its next access.
         k.fr.clear(p, pg::ACTIVE);
         k.fr.set(p, pg::WORKINGSET);
-        deact += 1;
+        deact += k.fr.folio_nr(p);
         putback(k, p);
     }
     k.ev.add(Vm::Pgdeactivate, deact);
@@ -491,7 +497,7 @@ fn shrink_folio_list(k: &mut Kernel, ctx: &mut Ctx, v: Lv, pages: &[Pfn], sc: &m
                 sc.nr_immediate += 1;
             }
             k.fr.set(p, pg::RECLAIM | pg::ACTIVE);
-            activated += 1;
+            activated += k.fr.folio_nr(p);
             putback(k, p);
             continue;
         }
@@ -509,7 +515,7 @@ fn shrink_folio_list(k: &mut Kernel, ctx: &mut Ctx, v: Lv, pages: &[Pfn], sc: &m
         match r {
             Ref::Activate => {
                 k.fr.set(p, pg::ACTIVE);
-                activated += 1;
+                activated += k.fr.folio_nr(p);
                 putback(k, p);
                 continue;
             }
@@ -530,13 +536,13 @@ fn shrink_folio_list(k: &mut Kernel, ctx: &mut Ctx, v: Lv, pages: &[Pfn], sc: &m
             && (!can_reclaim_anon(k, sc) || !crate::swap_state::add_to_swap(k, ctx, p))
         {
             k.fr.set(p, pg::ACTIVE);
-            activated += 1;
+            activated += k.fr.folio_nr(p);
             putback(k, p);
             continue;
         }
         if k.fr.mapcount[p as usize] > 0 && (!sc.may_unmap || !k.try_to_unmap(ctx, p)) {
             k.fr.set(p, pg::ACTIVE);
-            activated += 1;
+            activated += k.fr.folio_nr(p);
             putback(k, p);
             continue;
         }
@@ -547,7 +553,7 @@ fn shrink_folio_list(k: &mut Kernel, ctx: &mut Ctx, v: Lv, pages: &[Pfn], sc: &m
                 // rest get another trip round the LRU, to be reclaimed when their write ends.
                 k.ev.inc(Vm::NrVmscanImmediateReclaim);
                 k.fr.set(p, pg::RECLAIM | pg::ACTIVE);
-                activated += 1;
+                activated += k.fr.folio_nr(p);
                 putback(k, p);
                 continue;
             }
@@ -565,10 +571,11 @@ fn shrink_folio_list(k: &mut Kernel, ctx: &mut Ctx, v: Lv, pages: &[Pfn], sc: &m
             putback(k, p);
             continue;
         }
-        // Clean and unmapped: free it.
-        k.g.isolated -= 1;
+        // Clean and unmapped: free it (a folio whole, at its order).
+        let nr = k.fr.folio_nr(p);
+        k.g.isolated -= nr;
         remove_mapping_and_free(k, ctx, p, sc.target);
-        reclaimed += 1;
+        reclaimed += nr;
         k.events += 1;
     }
     k.ev.add(Vm::Pgactivate, activated);
@@ -1069,9 +1076,12 @@ impl ReclaimEngine for Modern {
     }
     fn lru_note_cost_refault(k: &mut Kernel, p: Pfn, file: bool) {
         let v = Lv { node: k.node_of(p), g: memcontrol::page_memcg(k, p) };
-        lru_note_cost(k, v, file, 1, 0);
+        lru_note_cost(k, v, file, k.fr.folio_nr(p), 0);
     }
     fn memcg_reclaim() -> bool {
+        true
+    }
+    fn large_folios() -> bool {
         true
     }
     fn reclaim_throttle(k: &mut Kernel, ctx: &mut Ctx, node: usize) -> u64 {

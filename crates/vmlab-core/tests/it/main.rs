@@ -10,6 +10,7 @@ mod fault_accounting;
 mod fork_memory;
 mod ftrace;
 mod irq;
+mod large_folios;
 mod layering;
 mod memcg;
 mod mlock_chunks;

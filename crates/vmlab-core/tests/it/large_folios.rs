@@ -1,0 +1,143 @@
+//! Large page-cache folios on the read path (issue 17: the host's ext4 reads them, 6.8's XFS
+//! does; `[[disk]] large_folios`): readahead allocates folios of the ramped order, reclaim takes
+//! and frees a folio whole, and every counter moves by pages, as 6.8 counts them
+//! (`folio_nr_pages` in isolate_lru_folios, shrink_folio_list, workingset_refault).
+
+use vmlab_core::api::{self, RunOpts};
+use vmlab_core::kernel::Kernel;
+use vmlab_core::mm_types::{pg, NIL};
+use vmlab_core::stats::report::RunReport;
+
+/// A file set read twice through a group's limit (a third of it fits), beside nothing else: the
+/// second pass refaults what the first evicted.
+const SET: &str = r#"
+profile = "linux-6.8"
+
+[machine]
+memory = "512MiB"
+cpus = 2
+
+[[disk]]
+name = "sda"
+model = "ssd"
+
+[vars]
+passes = 2
+
+[[file]]
+name = "set"
+size = "96MiB"
+
+[[cgroup]]
+name = "job"
+limit_in_bytes = "32MiB"
+
+[[process]]
+name = "reader"
+cgroup = "job"
+program = '''
+repeat passes {
+    read set bs=1MiB
+}
+'''
+"#;
+
+/// The run's report, and (large folios, pages in them) of the file set still cached at the end.
+fn run(text: &str, sets: &[&str]) -> (RunReport, u64, u64) {
+    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+    let sc = vmlab_core::workload::load_scenario_str("large_folios.toml", text, &sets).expect("loads");
+    let (r, sim) = api::run(&sc, RunOpts::default()).expect("runs");
+    sim.k.check_frames().expect("frames consistent");
+    let (folios, pages) = cached_folios(&sim.k);
+    (r, folios, pages)
+}
+
+fn cached_folios(k: &Kernel) -> (u64, u64) {
+    let (mut folios, mut pages) = (0, 0);
+    for f in &k.files {
+        for &p in &f.pages {
+            if p != NIL && !k.fr.has(p, pg::TAIL) && k.fr.folio_order(p) > 0 {
+                folios += 1;
+                pages += k.fr.folio_nr(p);
+            }
+        }
+    }
+    (folios, pages)
+}
+
+fn within(a: u64, b: u64, frac: f64) -> bool {
+    (a as f64 - b as f64).abs() <= frac * b.max(1) as f64
+}
+
+#[test]
+fn reclaim_of_large_folios_counts_pages_and_conserves_them() {
+    let (base, f0, _) = run(SET, &[]);
+    let (large, folios, in_folios) = run(SET, &["disk.sda.large_folios=true"]);
+    assert_eq!(f0, 0, "single pages unless the file system reads folios");
+    assert!(folios > 0 && in_folios > 4 * folios, "the cache holds large folios: {folios} holding {in_folios} pages");
+    // The same pages are read, scanned, stolen and refaulted whether they come one by one or
+    // in folios: the counters are in pages (were they in folios, these would be a fraction).
+    for c in ["pgpgin", "pgscan_file", "pgsteal_file", "workingset_refault_file"] {
+        let (b, l) = (base.counter(c), large.counter(c));
+        assert!(b > 10_000, "{c}: the base run reclaims and refaults ({b})");
+        assert!(within(l, b, 0.2), "{c}: {l} with large folios against {b} in single pages");
+    }
+    assert!(large.counter("pgsteal_file") <= large.counter("pgscan_file"));
+}
+
+#[test]
+fn a_folio_read_through_is_marked_accessed_once() {
+    // Fits in the group: nothing is reclaimed. The first pass references each folio once (not
+    // once a page, which would activate it at its second page); the second activates them all.
+    let fits = ["disk.sda.large_folios=true", "file.set.size=16MiB"];
+    let mut one = fits.to_vec();
+    one.push("vars.passes=1");
+    let (r1, folios, _) = run(SET, &one);
+    assert!(folios > 0);
+    assert_eq!(r1.counter("pgactivate"), 0, "one pass only references");
+    let (r2, _, _) = run(SET, &fits);
+    let pages = 16 << 8;
+    assert!(
+        within(r2.counter("pgactivate"), pages, 0.05),
+        "the second pass activates every page: {}",
+        r2.counter("pgactivate")
+    );
+}
+
+#[test]
+fn writing_into_a_large_folio_splits_it_and_dirties_one_page() {
+    let text = SET.replace(
+        "repeat passes {\n    read set bs=1MiB\n}",
+        "read set bs=1MiB\nwrite set offset=40KiB len=4KiB\nfsync set",
+    );
+    let (r, folios, _) = run(&text, &["disk.sda.large_folios=true", "file.set.size=16MiB"]);
+    assert!(folios > 0, "the other folios stay whole");
+    assert_eq!(r.counter("pgpgout"), 4, "one page written: {}", r.counter("pgpgout"));
+}
+
+#[test]
+fn a_kernel_without_large_folios_refuses_them_at_the_disk() {
+    let text = r#"
+profile = "linux-2.6.36"
+
+[machine]
+memory = "256MiB"
+
+[[disk]]
+name = "sda"
+large_folios = true
+
+[[file]]
+name = "f"
+size = "1MiB"
+
+[[process]]
+name = "reader"
+program = "read f"
+"#;
+    let sc = vmlab_core::workload::load_scenario_str("old.toml", text, &[]).expect("loads");
+    let e = api::run(&sc, RunOpts::default()).err().expect("refused");
+    let d = format!("{e:?}");
+    assert!(d.contains("large_folios") && d.contains("linux-2.6.36"), "{d}");
+    assert!(d.contains("old.toml:8:"), "positioned at the disk's name: {d}");
+}
