@@ -11,6 +11,10 @@ use crate::page_alloc::{AllocFail, Gfp};
 use crate::stats::kfunc::KFunc;
 use crate::stats::vmstat::Vm;
 
+#[cfg(test)]
+#[path = "memory_shm_tests.rs"]
+mod shm_tests;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Fault {
     /// The PTE is now present.
