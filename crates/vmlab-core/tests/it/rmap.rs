@@ -221,7 +221,7 @@ const KNOWN_FAILURES: &[(u64, &str, &str)] = &[];
 #[test]
 fn rmap_sweep() {
     // Sizes from just enough to run to a little pressure; seeds move every random choice.
-    let configs = [(1, 24, 1), (2, 32, 2), (3, 40, 2), (4, 28, 1)];
+    let configs = [(1, 24, 1), (2, 32, 2), (3, 40, 2), (4, 28, 1), (5, 20, 1), (6, 48, 2)];
     let mut failed = Vec::new();
     for (seed, mem, cpus) in configs {
         let text = sweep_scenario(seed, mem, cpus);
