@@ -11,6 +11,10 @@ use crate::page_alloc::{AllocFail, Gfp};
 use crate::stats::kfunc::KFunc;
 use crate::stats::vmstat::Vm;
 
+#[cfg(test)]
+#[path = "memory_shm_tests.rs"]
+mod shm_tests;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Fault {
     /// The PTE is now present.
@@ -256,6 +260,21 @@ impl Kernel {
         if self.fr.has(p, pg::LOCKED) {
             return Fault::Wait { until: self.inflight.get(&p).copied().unwrap_or(ctx.clock()), major: false };
         }
+        if let (true, VmaKind::File { file, pgoff }) = (flags & vm::SHM != 0, self.mm(mm).vmas[vi].kind) {
+            // A shm page that the page-table walk unmapped while it sat in the swap cache (2.4's
+            // try_to_swap_out gives every swap-cache page a swap PTE). It is still the segment's
+            // page, mapped elsewhere as such and held by the segment's index: map it back as
+            // one, with the shared mapping's own protection, as 2.4's do_swap_page does with
+            // `vma->vm_page_prot`. The index keeps its slot until shmem takes the page back.
+            let idx = pgoff + (vpn - self.mm(mm).vmas[vi].start);
+            self.shm_claim_swapcache_page(p, file, idx);
+            crate::swap_state::swap_free(self, ctx, s);
+            let w = if flags & vm::WRITE != 0 { pte::WRITE | if write { pte::DIRTY } else { 0 } } else { 0 };
+            self.pte_set_slot(slot, 0);
+            self.map_new(ctx, mm, slot, p, flags, w);
+            crate::vmscan::nopage_accessed(self, p);
+            return Fault::Done;
+        }
         if !self.fr.has(p, pg::ANON) {
             // A swap-cache page that no longer belongs to anyone we know: treat as fresh.
             self.fr.set(p, pg::ANON);
@@ -363,6 +382,7 @@ impl Kernel {
                     return Fault::Wait { until: t, major: false };
                 }
                 // Back from the swap cache into the segment.
+                self.shm_claim_swapcache_page(p, file, idx);
                 crate::swap_state::delete_from_swap_cache(self, p);
                 self.files[file as usize].swapped[idx as usize] = 0;
                 crate::swap_state::swap_free(self, ctx, s);
@@ -411,5 +431,18 @@ impl Kernel {
         self.map_new(ctx, mm, slot, p, flags | vm::SHM, w);
         crate::vmscan::nopage_accessed(self, p);
         Fault::Done
+    }
+
+    /// A swap-cache page of a shm segment's slot is the segment's page (file, index), never an
+    /// anonymous one — even when swap readahead read it, as it reads every slot near a fault,
+    /// for an anonymous owner. Taken over before any PTE maps it, so every mapping of it is
+    /// counted, and later uncounted, as shm.
+    fn shm_claim_swapcache_page(&mut self, p: Pfn, file: u32, idx: u64) {
+        if self.fr.has(p, pg::ANON) {
+            self.fr.clear(p, pg::ANON);
+            self.g.anon -= 1;
+        }
+        self.fr.mapping[p as usize] = file;
+        self.fr.index[p as usize] = idx as u32;
     }
 }

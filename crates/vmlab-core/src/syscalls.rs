@@ -71,8 +71,8 @@ impl Syscalls for TaskSyscalls<'_> {
         self.sim.k.charge(self.ctx, KFunc::Syscall, self.sim.k.cost.syscall);
     }
 
-    fn fork(&mut self, child: ProgState) {
-        do_fork(self.sim, self.t, self.ctx, child);
+    fn fork(&mut self, child: ProgState) -> Sys<()> {
+        do_fork(self.sim, self.t, self.ctx, child)
     }
     fn clone_threads(&mut self, threads: Vec<ProgState>) {
         let (sim, t) = (&mut *self.sim, self.t);
@@ -280,22 +280,28 @@ pub fn step(sim: &mut Sim, t: usize, ctx: &mut Ctx) -> Outcome {
     out
 }
 
-fn do_fork(sim: &mut Sim, t: usize, ctx: &mut Ctx, child: ProgState) {
-    let Some(mm) = sim.s.tasks[t].mm else { return };
+fn do_fork(sim: &mut Sim, t: usize, ctx: &mut Ctx, child: ProgState) -> Sys<()> {
+    let Some(mm) = sim.s.tasks[t].mm else { return Sys::Ok(()) };
     let name = sim.s.tasks[t].name.clone();
     let kmem = if sim.k.task_mem.is_some() {
         match crate::fork::dup_task_struct(&mut sim.k, ctx) {
             Some(m) => m,
-            None => return,
+            None => return Sys::Ok(()),
         }
     } else {
         (crate::mm_types::NIL, crate::mm_types::NIL)
     };
     let child_mm = match sim.k.dup_mm(ctx, mm, &name) {
         Ok(m) => m,
-        Err(_) => {
+        Err(e) => {
             crate::fork::free_task(&mut sim.k, ctx, kmem);
-            return;
+            if e == crate::page_alloc::AllocFail::Throttled {
+                // The allocator would go on retrying (GFP_KERNEL, order 0) once time has passed;
+                // the half-built copy is gone, so the fork starts over then.
+                let until = crate::oom_kill::alloc_retry_at(ctx);
+                return Sys::Block(Outcome::Block { until: Some(until), io: false });
+            }
+            return Sys::Ok(());
         }
     };
     let c = sim.s.new_task(&name, TaskKind::User, Some(child_mm));
@@ -311,6 +317,7 @@ fn do_fork(sim: &mut Sim, t: usize, ctx: &mut Ctx, child: ProgState) {
     sim.s.tasks[t].children += 1;
     sim.user_alive += 1;
     sim.s.set_runnable(c);
+    Sys::Ok(())
 }
 
 /// The task leaves: drop its locks, its mm reference (the last one frees the address space on

@@ -141,7 +141,9 @@ pub fn run<S: Syscalls>(sys: &mut S, ps: &mut ProgState, prog: &Arc<Program>) ->
                     let mut cps = ProgState::new(ps.prog, ps.vars.len());
                     cps.vars = ps.vars.clone();
                     cps.pc = *start;
-                    sys.fork(cps);
+                    if let Sys::Block(o) = sys.fork(cps) {
+                        return Ok(o);
+                    }
                 }
                 ps.pc += 1;
             }

@@ -108,8 +108,9 @@ pub trait Syscalls {
     fn syscall_entry(&mut self);
 
     // ---- processes and threads ----------------------------------------------------------
-    /// fork(): the child runs `child` in a copy of the address space.
-    fn fork(&mut self, child: ProgState);
+    /// fork(): the child runs `child` in a copy of the address space. `Block` when copying it
+    /// must wait for memory: the task sleeps, then forks again from the start.
+    fn fork(&mut self, child: ProgState) -> Sys<()>;
     /// clone(CLONE_VM) once per state; the thread names get ":i" suffixes.
     fn clone_threads(&mut self, threads: Vec<ProgState>);
     /// wait(): true when there are children to wait for (the task then sleeps until the last
