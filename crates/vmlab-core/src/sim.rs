@@ -242,6 +242,11 @@ impl Sim {
             let mut disk = Disk::new(p)
                 .map_err(|e| SimError { span: Some(d.span), message: format!("disk `{}`: {e}", d.name) })?;
             disk.set_ring(d.ring_descriptors.unwrap_or(0));
+            disk.set_wbt_params(crate::disk::WbtParams {
+                nr_requests: d.nr_requests,
+                lat_us: d.wbt_lat_usec,
+                write_cache: d.write_cache.unwrap_or(false),
+            });
             disk_ids.insert(d.name.clone(), k.disks.len());
             k.disks.push(disk);
             k.prof.irq.push(crate::stats::kfunc::IrqRow {

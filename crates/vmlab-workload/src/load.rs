@@ -815,6 +815,9 @@ fn resolve(ctx: &Ctx<'_>, f: &ScenarioFile) -> Result<(Setup, Vec<String>), Scen
                 "ring_descriptors must be at least 3: a request takes one per segment plus two",
             ));
         }
+        if d.nr_requests == Some(0) {
+            return Err(ctx.err(&["disk", &i, "nr_requests"], "nr_requests must be at least 1"));
+        }
         if d.irq.as_deref().is_some_and(|n| n.is_empty() || n.chars().any(char::is_whitespace)) {
             return Err(ctx.err(&["disk", &i, "irq"], "irq must be a function name (one word)"));
         }
@@ -829,6 +832,9 @@ fn resolve(ctx: &Ctx<'_>, f: &ScenarioFile) -> Result<(Setup, Vec<String>), Scen
             chunk_bytes,
             device_bandwidth_bps,
             ring_descriptors: d.ring_descriptors,
+            nr_requests: d.nr_requests,
+            wbt_lat_usec: d.wbt_lat_usec,
+            write_cache: d.write_cache,
             irq: d.irq.clone(),
             span: ctx.span_of(&["disk", &i, "name"]),
         });
