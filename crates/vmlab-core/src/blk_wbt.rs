@@ -130,7 +130,8 @@ impl Wbt {
         } else if self.max_depth <= 2 {
             (self.wb_normal, self.wb_background) = (self.max_depth, 1);
         } else {
-            (self.wb_normal, self.wb_background) = ((self.max_depth + 1) / 2, (self.max_depth + 3) / 4);
+            // (max_depth + 1) / 2 and (max_depth + 3) / 4, as calc_wb_limits writes them.
+            (self.wb_normal, self.wb_background) = (self.max_depth.div_ceil(2), self.max_depth.div_ceil(4));
         }
     }
 
