@@ -1570,6 +1570,12 @@ program = "wait"
         assert_eq!(s.setup.disks[0].ring_descriptors, Some(256));
         let e = err(SMALL, &["disk.sda.ring_descriptors=2"]);
         assert!(e.contains("ring_descriptors") && e.contains("at least 3"), "{e}");
+        let s = load(SMALL, &["disk.sda.nr_requests=128", "disk.sda.wbt_lat_usec=2000", "disk.sda.write_cache=true"])
+            .unwrap();
+        let d = &s.setup.disks[0];
+        assert_eq!((d.nr_requests, d.wbt_lat_usec, d.write_cache), (Some(128), Some(2000), Some(true)));
+        let e = err(SMALL, &["disk.sda.nr_requests=0"]);
+        assert!(e.contains("nr_requests") && e.contains("at least 1"), "{e}");
         let e = err(SMALL, &["disk.sda.device_bandwidth=\"1GB\""]);
         assert!(e.contains("device_bandwidth") && e.contains("must end in `/s`"), "{e}");
     }
