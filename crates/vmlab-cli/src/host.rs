@@ -82,9 +82,14 @@ fn read_ahead_kb(root: &Path) -> Option<u64> {
 pub struct Queue {
     /// `max_sectors_kb` and `max_segments`: the largest request a plug or a merge builds.
     pub vm: Vec<(&'static str, u64)>,
-    /// Scheduler tags: a bound on the requests queued and in flight that vmlab's scheduler
-    /// queue does not have (a submitter beyond it sleeps in `blk_mq_get_tag`).
+    /// Scheduler tags (`disk.*.nr_requests`): the writeback throttle's queue depth. As a bound
+    /// on the requests queued and in flight (a submitter beyond it sleeps in `blk_mq_get_tag`)
+    /// vmlab's scheduler queue does not have it.
     pub nr_requests: Option<u64>,
+    /// `wbt_lat_usec` and `write_cache` ("write back": true): the writeback throttle's latency
+    /// target and its wake rule (blk_wbt.rs; `disk.*.wbt_lat_usec`, `disk.*.write_cache`).
+    pub wbt_lat_usec: Option<u64>,
+    pub write_cache: Option<bool>,
     /// The elevator in use (`[mq-deadline]` of the `scheduler` file). vmlab's queue merges as
     /// `mq-deadline` and `none` both do for a back-to-back read — into a request not yet
     /// dispatched — and has none of `bfq`'s or `kyber`'s own scheduling.
@@ -117,6 +122,9 @@ pub fn queue(root: &Path, device: &str) -> Result<Option<Queue>, String> {
     }
     let p = dir.join("nr_requests");
     q.nr_requests = if p.exists() { Some(read_u64(&p)?) } else { None };
+    let p = dir.join("wbt_lat_usec");
+    q.wbt_lat_usec = if p.exists() { Some(read_u64(&p)?) } else { None };
+    q.write_cache = std::fs::read_to_string(dir.join("write_cache")).ok().map(|t| t.trim() == "write back");
     let features = std::fs::read_to_string(dir.join("../device/features")).unwrap_or_default();
     let tags = dir.join("../mq/0/nr_tags");
     if features.trim().chars().nth(28) == Some('0') && tags.exists() {
@@ -140,11 +148,18 @@ impl Queue {
     /// The ring, for each of the scenario's disks (`disk_sets` gave them the measured device;
     /// without a `[[disk]]`, its `sda`).
     pub fn disk_sets(&self, names: &[String]) -> Vec<String> {
-        let Some(r) = self.ring else { return Vec::new() };
-        if names.is_empty() {
-            return vec![format!("disk.sda.ring_descriptors={r}")];
-        }
-        names.iter().map(|n| format!("disk.{n}.ring_descriptors={r}")).collect()
+        let fields: Vec<String> = [
+            self.ring.map(|r| format!("ring_descriptors={r}")),
+            self.nr_requests.map(|n| format!("nr_requests={n}")),
+            self.wbt_lat_usec.map(|n| format!("wbt_lat_usec={n}")),
+            self.write_cache.map(|w| format!("write_cache={w}")),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        let sda = ["sda".to_string()];
+        let names = if names.is_empty() { &sda[..] } else { names };
+        names.iter().flat_map(|n| fields.iter().map(move |f| format!("disk.{n}.{f}"))).collect()
     }
 
     /// One line for `notes.host_queue`.
@@ -156,9 +171,12 @@ impl Queue {
             .map(|r| format!(", a virtio ring of {r} descriptors (disk.*.ring_descriptors)"))
             .unwrap_or_default();
         format!(
-            "{device}: {} (vm.*){ring}; not modelled: nr_requests {}, scheduler {}",
+            "{device}: {} (vm.*){ring}; writeback throttle: nr_requests {}, wbt_lat_usec {}, write_cache {} \
+             (disk.*); not modelled: scheduler {}",
             if vm.is_empty() { "no limits".into() } else { vm.join(", ") },
             opt(self.nr_requests.map(|n| n.to_string())),
+            opt(self.wbt_lat_usec.map(|n| n.to_string())),
+            opt(self.write_cache.map(|n| n.to_string())),
             opt(self.scheduler.clone())
         )
     }
@@ -421,6 +439,8 @@ mod tests {
         let want = Queue {
             vm: vec![("max_sectors_kb", 4096), ("max_segments", 254)],
             nr_requests: Some(256),
+            wbt_lat_usec: None,
+            write_cache: None,
             scheduler: Some("mq-deadline".into()),
             ring: Some(256),
         };
@@ -430,10 +450,11 @@ mod tests {
         assert_eq!(
             want.summary("254:0"),
             "254:0: max_sectors_kb 4096, max_segments 254 (vm.*), a virtio ring of 256 descriptors \
-             (disk.*.ring_descriptors); not modelled: nr_requests 256, scheduler mq-deadline"
+             (disk.*.ring_descriptors); writeback throttle: nr_requests 256, wbt_lat_usec ?, write_cache ? \
+             (disk.*); not modelled: scheduler mq-deadline"
         );
-        assert_eq!(want.disk_sets(&["vda".into()]), ["disk.vda.ring_descriptors=256"]);
-        assert_eq!(want.disk_sets(&[]), ["disk.sda.ring_descriptors=256"]);
+        assert_eq!(want.disk_sets(&["vda".into()]), ["disk.vda.ring_descriptors=256", "disk.vda.nr_requests=256"]);
+        assert_eq!(want.disk_sets(&[]), ["disk.sda.ring_descriptors=256", "disk.sda.nr_requests=256"]);
         assert_eq!(queue(&d, "7:0").unwrap(), None, "loop0 is not linked: no such device");
         std::fs::write(d.join("sys/devices/virtio1/block/vda/queue/scheduler"), "none\n").unwrap();
         std::fs::write(d.join("sys/devices/virtio1/block/vda/queue/max_segments"), "x\n").unwrap();

@@ -68,6 +68,11 @@ enum Cmd {
         /// Timeline sampling interval in simulated seconds.
         #[arg(long, value_name = "SECONDS")]
         interval: Option<f64>,
+        /// Write each memory cgroup's LRU lists and dirty and under-writeback file pages at every
+        /// timeline sample (see --interval) as CSV to FILE, in pages: the series
+        /// `scripts/memcg-series.sh` samples from a `vmlab real` run's cgroup.
+        #[arg(long, value_name = "FILE")]
+        cgroup_series: Option<PathBuf>,
         /// Also report wall-clock time: `wall_s` in the JSON and a timing line on standard error.
         /// Off by default, so that the same scenario and seed give byte-identical output.
         #[arg(long)]
@@ -248,6 +253,7 @@ fn main() -> ExitCode {
             json,
             csv,
             interval,
+            cgroup_series,
             timing,
             proc_dir,
             trace,
@@ -258,7 +264,8 @@ fn main() -> ExitCode {
         } => {
             let trace = trace.map(|t| (t, events));
             let host = host.then(|| host::DiskOpts { dir: disk_dir.unwrap_or_else(std::env::temp_dir), remeasure });
-            run(scenario, profile, sets, json, csv, interval, timing, proc_dir, trace, host)
+            let out = Outputs { json, csv, cgroup_series, proc_dir };
+            run(scenario, profile, sets, out, interval, timing, trace, host)
         }
         Cmd::Profiles { names, json } => profiles(&names, json),
         Cmd::Explain { scenario, profile, sets } => explain(scenario, profile, sets),
@@ -458,6 +465,7 @@ fn load_and_run(
     interval: Option<f64>,
     trace: Option<&(PathBuf, Vec<String>)>,
     host: Option<host::DiskOpts>,
+    on_sample: Option<vmlab_core::sim::SampleHook>,
 ) -> Result<(RunReport, vmlab_core::sim::Sim), ExitCode> {
     if let Some(name) = profile.filter(|n| vmlab_core::profiles::find(n).is_none()) {
         let hint =
@@ -484,7 +492,7 @@ fn load_and_run(
     }
     let line = progress::Line::for_terminal().map(std::sync::Arc::new);
     let cb = line.clone().map(|l| -> api::ProgressFn { Box::new(move |now, end| l.draw_single(now, end)) });
-    let opts = RunOpts { profile, interval_s: interval, progress: cb, interrupt: on_interrupt(), tracers };
+    let opts = RunOpts { profile, interval_s: interval, progress: cb, interrupt: on_interrupt(), tracers, on_sample };
     let r = api::run(&sc, opts);
     if let Some(l) = line {
         l.clear();
@@ -520,27 +528,51 @@ fn load_and_run(
     Ok((rep, sim))
 }
 
+/// The files `vmlab run` writes besides its text.
+struct Outputs {
+    json: Option<String>,
+    csv: Option<PathBuf>,
+    cgroup_series: Option<PathBuf>,
+    proc_dir: Option<PathBuf>,
+}
+
 #[allow(clippy::too_many_arguments)]
 fn run(
     path: PathBuf,
     profile: Option<String>,
     sets: Vec<String>,
-    json: Option<String>,
-    csv: Option<PathBuf>,
+    out: Outputs,
     interval: Option<f64>,
     timing: bool,
-    proc_dir: Option<PathBuf>,
     trace: Option<(PathBuf, Vec<String>)>,
     host: Option<host::DiskOpts>,
 ) -> ExitCode {
+    let Outputs { json, csv, cgroup_series, proc_dir } = out;
     let csv_s = csv.as_ref().map(|c| c.to_string_lossy().into_owned());
-    if let Err(c) = check_outputs(&[("--json", json.as_deref()), ("--csv", csv_s.as_deref())], &[path.as_path()]) {
+    let series_s = cgroup_series.as_ref().map(|c| c.to_string_lossy().into_owned());
+    let named = [("--json", json.as_deref()), ("--csv", csv_s.as_deref()), ("--cgroup-series", series_s.as_deref())];
+    if let Err(c) = check_outputs(&named, &[path.as_path()]) {
         return c;
     }
-    let (rep, sim) = match load_and_run(&path, profile.as_deref(), &sets, interval, trace.as_ref(), host) {
+    let rows = std::rc::Rc::new(std::cell::RefCell::new(String::from(vmlab_core::stats::memcg_fmt::LRU_ROW_HEADER)));
+    rows.borrow_mut().push('\n');
+    let hook = cgroup_series.as_ref().map(|_| {
+        let rows = rows.clone();
+        let f: vmlab_core::sim::SampleHook = Box::new(move |sim: &mut vmlab_core::sim::Sim| {
+            vmlab_core::stats::memcg_fmt::lru_rows(&sim.k, sim.s.now as f64 / 1e9, &mut rows.borrow_mut())
+        });
+        f
+    });
+    let (rep, sim) = match load_and_run(&path, profile.as_deref(), &sets, interval, trace.as_ref(), host, hook) {
         Ok(r) => r,
         Err(code) => return code,
     };
+    if let Some(c) = cgroup_series {
+        if let Err(e) = std::fs::write(&c, rows.borrow().as_str()) {
+            eprintln!("vmlab: cannot write {}: {e}", c.display());
+            return ExitCode::from(1);
+        }
+    }
     if let Some(w) = sim.k.tracer::<vmlab_core::stats::ftrace::FtraceWriter>() {
         if let Some(e) = &w.error {
             eprintln!("vmlab: --trace: cannot write: {e}");
@@ -578,7 +610,7 @@ fn run(
 
 fn explain(path: PathBuf, profile: Option<String>, sets: Vec<String>) -> ExitCode {
     use std::fmt::Write as _;
-    let (rep, sim) = match load_and_run(&path, profile.as_deref(), &sets, None, None, None) {
+    let (rep, sim) = match load_and_run(&path, profile.as_deref(), &sets, None, None, None, None) {
         Ok(r) => r,
         Err(code) => return code,
     };
@@ -992,7 +1024,7 @@ fn run_for_compare(path: &std::path::Path, a: &CompareArgs) -> Result<Vec<(Strin
             if i > 0 {
                 sets.push(format!("seed={}", base_seed.wrapping_add(i as u64)));
             }
-            let (rep, _) = load_and_run(path, p, &sets, None, None, None)?;
+            let (rep, _) = load_and_run(path, p, &sets, None, None, None, None)?;
             out.push((name.clone(), rep.with_wall_s_zeroed()));
         }
     }

@@ -25,6 +25,8 @@ pub struct RunOpts<'a> {
     pub tracers: Vec<Box<dyn crate::trace::Tracer>>,
     /// A flag that ends the run early when set (see `Sim::interrupt`).
     pub interrupt: Option<&'static std::sync::atomic::AtomicBool>,
+    /// Called after each timeline sample (see `Sim::on_sample`).
+    pub on_sample: Option<crate::sim::SampleHook>,
 }
 
 /// Turn a simulation error into a diagnostic pointing into the scenario when it has a span.
@@ -105,6 +107,7 @@ pub fn run(sc: &Scenario, opts: RunOpts) -> Result<(RunReport, Sim), ScenarioErr
     }
     sim.progress = opts.progress;
     sim.interrupt = opts.interrupt;
+    sim.on_sample = opts.on_sample;
     for t in opts.tracers {
         sim.k.attach_tracer(t);
     }

@@ -30,6 +30,7 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
 use crate::blk::{BioShape, PlugRq, RequestQueue};
+use crate::blk_wbt::Wbt;
 use crate::mm_types::Pfn;
 
 const NS_PER_SEC: u128 = 1_000_000_000;
@@ -340,10 +341,23 @@ pub struct Disk {
     queue: Option<RequestQueue>,
     /// Descriptors of a virtio ring without indirect descriptors (0: none).
     ring: u32,
+    /// What the writeback throttle of a 6.8 queue is built from (`set_wbt_params`).
+    wbt_params: WbtParams,
+    /// 6.8's writeback throttle, with the queue (`set_queue`).
+    wbt: Option<Wbt>,
     link: Link,
     /// The file system on it reads into large folios (`mapping_set_large_folios`: XFS since
     /// 5.18, ext4 since 6.16 unless data=journal, encryption, verity or DAX rule it out).
     pub large_folios: bool,
+}
+
+/// The queue's `nr_requests`, `wbt_lat_usec` and `write_cache` (sysfs `queue/`); `None` takes
+/// the kernel's default.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct WbtParams {
+    pub nr_requests: Option<u32>,
+    pub lat_us: Option<u64>,
+    pub write_cache: bool,
 }
 
 impl Disk {
@@ -391,6 +405,8 @@ impl Disk {
             queue: None,
             ring: 0,
             large_folios: false,
+            wbt_params: WbtParams::default(),
+            wbt: None,
             link: Link::default(),
         })
     }
@@ -401,6 +417,24 @@ impl Disk {
     pub fn set_queue(&mut self, max_sectors_kb: u64, max_segments: u64) {
         let depth = self.params.queue_depth as usize * self.params.stripes() as usize;
         self.queue = Some(RequestQueue::new(max_sectors_kb, max_segments, depth).with_ring(self.ring));
+        let w = self.wbt_params;
+        // blk_mq_init_sched: 2 × min(tag depth, BLKDEV_DEFAULT_RQ = 128) with a scheduler.
+        let nr_requests = w.nr_requests.unwrap_or(2 * (depth as u32).min(128));
+        // wbt_default_latency_nsec: 75 ms for rotational storage, 2 ms for the rest.
+        let lat_ns = w.lat_us.map_or(if self.params.seek_ns > 0 { 75_000_000 } else { 2_000_000 }, |u| u * 1000);
+        self.wbt = Some(Wbt::new(nr_requests, lat_ns, w.write_cache));
+    }
+
+    /// The writeback throttle's settings (see [`WbtParams`]): set before [`Disk::set_queue`].
+    pub fn set_wbt_params(&mut self, p: WbtParams) {
+        self.wbt_params = p;
+    }
+
+    /// The flusher is about to issue a write request at `now`: `None` if the writeback
+    /// throttle lets it, else the time it sleeps until (blk_wbt.rs). No throttle without 6.8's
+    /// queue.
+    pub fn wbt_flusher_wait(&mut self, now: u64) -> Option<u64> {
+        self.wbt.as_mut()?.flusher_wait(now.max(self.last_now))
     }
 
     /// A virtio ring of `descs` descriptors without indirect ones in front of the device (see
@@ -486,6 +520,14 @@ impl Disk {
         if let Some(q) = self.queue.as_mut() {
             if !merged {
                 q.insert(now, offset, bytes, segs, write, start, done);
+            }
+        }
+        // A merged bio leaves the throttle at once (`wbt_done` when a merge frees it).
+        if let Some(w) = self.wbt.as_mut().filter(|_| !merged) {
+            if write {
+                w.issue_write(now, done);
+            } else {
+                w.issue_read(now, done);
             }
         }
 

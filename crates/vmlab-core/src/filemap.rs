@@ -590,7 +590,9 @@ pub fn generic_perform_write(k: &mut Kernel, ctx: &mut Ctx, file: u32, idx: &mut
         };
         k.charge(ctx, KFunc::GenericFileWrite, k.cost.copy_user_page);
         crate::page_writeback::set_page_dirty(k, ctx, p);
-        crate::vmscan::mark_page_accessed(k, p);
+        if k.profile.write_marks_accessed {
+            crate::vmscan::mark_page_accessed(k, p);
+        }
         k.events += 1;
         *idx += 1;
         n += 1;

@@ -4,6 +4,7 @@
 //! → counters → reports. Modules carry the names of the kernel's `mm/` files.
 pub mod api;
 pub mod blk;
+pub mod blk_wbt;
 pub mod bootmem;
 pub mod dcache;
 pub mod disk;

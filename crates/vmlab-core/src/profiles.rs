@@ -269,6 +269,12 @@ pub struct Profile {
     /// is on the active list, losing PG_active (6.8 `folio_rotate_reclaimable` →
     /// `lru_move_tail_fn`); 2.6's `rotate_reclaimable_page` leaves an active page where it is.
     pub rotate_active: bool,
+    /// A buffered write marks each page it copies into accessed (`mark_page_accessed` in
+    /// 2.6's `generic_perform_write`, up to 3.15; 2.4's `generic_file_write` ditto). 6.8's
+    /// `generic_perform_write` does not, and its `write_begin` takes the page with
+    /// `FGP_WRITEBEGIN` (`FGP_LOCK | FGP_WRITE | FGP_CREAT | FGP_STABLE`, no `FGP_ACCESSED`): a
+    /// page written twice stays inactive.
+    pub write_marks_accessed: bool,
     /// 2.4 buffer heads of page-cache pages: `block_read_full_page` → `create_empty_buffers`
     /// gives every page read through the block layer one `buffer_head` per fs block, taken from
     /// the `buffer_head` slab (`SLAB_NOFS`: lowmem only) and freed by `try_to_free_buffers` in
@@ -399,6 +405,7 @@ const MODERN: Profile = Profile {
     oom_waits_for_victim: true,
     bounce_highmem_io: false,
     rotate_active: true,
+    write_marks_accessed: false,
     bh_per_slab_page: 0,
     walk_skips_active: true,
     objrmap_walk: false,
@@ -451,6 +458,7 @@ const LINUX_2_6_26: Profile = Profile {
     oom_waits_for_victim: true,
     bounce_highmem_io: false,
     rotate_active: false,
+    write_marks_accessed: true,
     bh_per_slab_page: 0,
     walk_skips_active: false,
     objrmap_walk: false,
@@ -511,6 +519,7 @@ const LINUX_2636: Profile = Profile {
     oom_waits_for_victim: true,
     bounce_highmem_io: false,
     rotate_active: false,
+    write_marks_accessed: true,
     bh_per_slab_page: 0,
     walk_skips_active: false,
     objrmap_walk: false,
@@ -588,6 +597,7 @@ const LINUX_249: Profile = Profile {
     oom_waits_for_victim: false,
     bounce_highmem_io: true,
     rotate_active: false,
+    write_marks_accessed: true,
     // 96-byte buffer_head (2.4 i386, SLAB_HWCACHE_ALIGN), 4 KiB ext2 blocks: one per page,
     // about 40 to a slab page.
     bh_per_slab_page: 40,
@@ -636,6 +646,7 @@ const AA1: Profile = Profile {
     // 2.4.23's drivers may declare highmem I/O; the -aa seeds were calibrated without bounces.
     bounce_highmem_io: false,
     rotate_active: false,
+    write_marks_accessed: true,
     // 2.4's buffer_head (~96 bytes on i386): 40 to a slab page, as for 2.4.9.
     bh_per_slab_page: 40,
     // 2.4.23's filemap_nopage also reads the aligned cluster, but seed 002 was measured with
@@ -860,6 +871,8 @@ pub const KNOBS: &[Knob] = &[
     rc("bounce_highmem_io", Kind::Bool, Readers::All),
     // vmscan/mod.rs rotate_reclaimable_page.
     rc("rotate_active", Kind::Bool, Readers::All),
+    // filemap.rs generic_perform_write.
+    rc("write_marks_accessed", Kind::Bool, Readers::All),
     // disk.rs / blk.rs: the request queue in front of each disk.
     rc("blk_mq", Kind::Bool, Readers::All),
     // riel24's and aa24's page_cache_added hooks grow their buffer_head slabs.
@@ -1105,6 +1118,7 @@ impl Profile {
             "oom_waits_for_victim" => &mut self.oom_waits_for_victim,
             "bounce_highmem_io" => &mut self.bounce_highmem_io,
             "rotate_active" => &mut self.rotate_active,
+            "write_marks_accessed" => &mut self.write_marks_accessed,
             "walk_skips_active" => &mut self.walk_skips_active,
             "objrmap_walk" => &mut self.objrmap_walk,
             "shm_writepage_io" => &mut self.shm_writepage_io,

@@ -252,6 +252,11 @@ impl Sim {
                 });
             }
             disk.large_folios = d.large_folios;
+            disk.set_wbt_params(crate::disk::WbtParams {
+                nr_requests: d.nr_requests,
+                lat_us: d.wbt_lat_usec,
+                write_cache: d.write_cache.unwrap_or(false),
+            });
             disk_ids.insert(d.name.clone(), k.disks.len());
             k.disks.push(disk);
             k.prof.irq.push(crate::stats::kfunc::IrqRow {

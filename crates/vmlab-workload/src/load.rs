@@ -815,6 +815,9 @@ fn resolve(ctx: &Ctx<'_>, f: &ScenarioFile) -> Result<(Setup, Vec<String>), Scen
                 "ring_descriptors must be at least 3: a request takes one per segment plus two",
             ));
         }
+        if d.nr_requests == Some(0) {
+            return Err(ctx.err(&["disk", &i, "nr_requests"], "nr_requests must be at least 1"));
+        }
         if d.irq.as_deref().is_some_and(|n| n.is_empty() || n.chars().any(char::is_whitespace)) {
             return Err(ctx.err(&["disk", &i, "irq"], "irq must be a function name (one word)"));
         }
@@ -829,6 +832,9 @@ fn resolve(ctx: &Ctx<'_>, f: &ScenarioFile) -> Result<(Setup, Vec<String>), Scen
             chunk_bytes,
             device_bandwidth_bps,
             ring_descriptors: d.ring_descriptors,
+            nr_requests: d.nr_requests,
+            wbt_lat_usec: d.wbt_lat_usec,
+            write_cache: d.write_cache,
             irq: d.irq.clone(),
             large_folios: d.large_folios,
             span: ctx.span_of(&["disk", &i, "name"]),
@@ -1565,6 +1571,12 @@ program = "wait"
         assert_eq!(s.setup.disks[0].ring_descriptors, Some(256));
         let e = err(SMALL, &["disk.sda.ring_descriptors=2"]);
         assert!(e.contains("ring_descriptors") && e.contains("at least 3"), "{e}");
+        let s = load(SMALL, &["disk.sda.nr_requests=128", "disk.sda.wbt_lat_usec=2000", "disk.sda.write_cache=true"])
+            .unwrap();
+        let d = &s.setup.disks[0];
+        assert_eq!((d.nr_requests, d.wbt_lat_usec, d.write_cache), (Some(128), Some(2000), Some(true)));
+        let e = err(SMALL, &["disk.sda.nr_requests=0"]);
+        assert!(e.contains("nr_requests") && e.contains("at least 1"), "{e}");
         let e = err(SMALL, &["disk.sda.device_bandwidth=\"1GB\""]);
         assert!(e.contains("device_bandwidth") && e.contains("must end in `/s`"), "{e}");
     }

@@ -169,6 +169,19 @@ pub struct DiskSpec {
     /// takes one per data segment plus two (6.8's blk-mq only). Default: no ring bound.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ring_descriptors: Option<u32>,
+    /// The queue's `nr_requests` (6.8's blk-mq only; the writeback throttle's queue depth).
+    /// Default: twice the device's depth, at most 256, as with an I/O scheduler.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nr_requests: Option<u32>,
+    /// The queue's `wbt_lat_usec` (6.8's blk-mq only; 0 turns the writeback throttle off).
+    /// Default: 75000 for a disk that seeks, 2000 for the rest.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wbt_lat_usec: Option<u64>,
+    /// A volatile write cache (`queue/write_cache` "write back"; 6.8's blk-mq only): the
+    /// writeback throttle then lets a waiting flusher go only when no write is left in flight.
+    /// Default: false.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_cache: Option<bool>,
     /// The driver's interrupt handler, as the flat profile names it (default `disk_irq`).
     pub irq: Option<String>,
     /// Its file system reads regular files into large folios (`mapping_set_large_folios`: XFS
@@ -485,6 +498,9 @@ pub struct DiskSetup {
     pub chunk_bytes: Option<u64>,
     pub device_bandwidth_bps: Option<u64>,
     pub ring_descriptors: Option<u32>,
+    pub nr_requests: Option<u32>,
+    pub wbt_lat_usec: Option<u64>,
+    pub write_cache: Option<bool>,
     pub irq: Option<String>,
     pub large_folios: bool,
     /// The disk's `name` in the file, for errors the device model finds.

@@ -62,6 +62,35 @@ pub fn system_pressure(k: &Kernel, now: u64) -> Pressure {
     pressure(&k.psi, now)
 }
 
+/// The header of `lru_rows`' CSV lines.
+pub const LRU_ROW_HEADER: &str = "t_s,group,inactive_anon,active_anon,inactive_file,active_file,dirty,writeback";
+
+/// One CSV line per group but the root at `t_s`: its subtree's LRU lists and its dirty and
+/// under-writeback file pages, in pages, as `memory.stat` would give them (divided by 4096) —
+/// so a run's list balance can be followed beside the host's own `memory.stat` samples.
+pub fn lru_rows(k: &Kernel, t_s: f64, out: &mut String) {
+    use std::fmt::Write as _;
+    let gs = &k.memcg.groups;
+    let mut sub = Vec::new();
+    for (i, g) in gs.iter().enumerate().skip(1) {
+        k.memcg.subtree(i as u8, &mut sub);
+        let lru = |l: usize| -> u64 {
+            sub.iter().map(|&c| gs[c as usize].lruvec.iter().map(|v| v.lists[l].len).sum::<u64>()).sum()
+        };
+        let _ = writeln!(
+            out,
+            "{t_s:.3},{},{},{},{},{},{},{}",
+            g.name,
+            lru(LRU_INACTIVE_ANON),
+            lru(LRU_ACTIVE_ANON),
+            lru(LRU_INACTIVE_FILE),
+            lru(LRU_ACTIVE_FILE),
+            g.nr_dirty,
+            g.nr_writeback
+        );
+    }
+}
+
 /// Every group but the root, in declaration order.
 pub fn cgroup_reports(k: &Kernel, now: u64) -> Vec<CgroupReport> {
     let gs = &k.memcg.groups;

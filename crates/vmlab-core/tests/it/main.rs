@@ -4,6 +4,7 @@
 mod all_profiles;
 mod anon_lru;
 mod blk_merge;
+mod blk_wbt;
 mod common;
 mod examples;
 mod fault_accounting;

@@ -50,3 +50,33 @@ fn a_disk_named_at_run_time_must_exist() {
     let line = text.lines().position(|l| l.starts_with("create log")).expect("in the text") + 1;
     assert_eq!(e.span.map(|s| s.line as usize), Some(line));
 }
+
+/// A file written twice, nothing read (`profiles.rs` `write_marks_accessed`): 6.8's buffered
+/// write never marks its pages accessed (`generic_perform_write`; `FGP_WRITEBEGIN` has no
+/// `FGP_ACCESSED`), so the pages stay inactive; 2.6's `generic_perform_write` calls
+/// `mark_page_accessed` on each, and the second write activates them.
+#[test]
+fn a_rewritten_file_stays_inactive_only_on_6_8() {
+    let text = r#"name = "rewrite"
+[machine]
+memory = "256MiB"
+cpus = 1
+[[file]]
+name = "f"
+size = "0"
+[[process]]
+name = "writer"
+program = '''
+write f len=4MiB
+write f offset=0 len=4MiB
+'''
+"#;
+    let active_kb = |profile: &str| {
+        let sc = load_scenario_str("rewrite.toml", text, &[]).expect("loads");
+        let mut sim = Sim::new(&sc, resolve_profile(&sc, Some(profile)).expect("profile")).expect("builds");
+        sim.run().expect("runs");
+        sim.meminfo().active_file
+    };
+    assert_eq!(active_kb("linux-6.8"), 0, "6.8: written pages are not marked accessed");
+    assert!(active_kb("linux-2.6.36") >= 4000, "2.6.36: the second write activates the 4 MiB");
+}

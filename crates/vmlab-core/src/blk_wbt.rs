@@ -1,0 +1,333 @@
+//! 6.8's buffered-writeback throttling (`block/blk-wbt.c`, `block/blk-rq-qos.c`; Jens Axboe,
+//! "blk-wbt: add general throttling mechanism", 2016): how many of the flusher's write requests
+//! may be in flight at once, and so how many pages are under writeback at a time.
+//!
+//! What the kernel does:
+//! - Every buffered or swap write bio is tracked (`wbt_should_throttle`; O_DIRECT writes,
+//!   `REQ_SYNC | REQ_IDLE`, are not). `wbt_wait` sleeps the submitter until the tracked writes
+//!   in flight are below its limit (`rq_wait_inc_below`): `max_depth` for `REQ_SYNC`/`REQ_SWAP`
+//!   writes (fsync, swap), `wb_background` for `REQ_BACKGROUND` (the background and periodic
+//!   flushes) or within 100 ms of a read (`close_io`), `wb_normal` otherwise — the flusher's
+//!   work for reclaim (`WB_start_all`, neither kupdate nor background: `wbc_to_write_flags`).
+//! - `rq_depth_calc_max_depth`: `max_depth = min(RWB_DEF_DEPTH = 16, queue_depth)` at
+//!   `scale_step` 0, `1 + ((depth − 1) >> step)` above it, `1 + ((depth − 1) << −step)` below,
+//!   at most ¾ of the queue depth (`blk_queue_depth`: `nr_requests` for a queue without its own
+//!   depth). `calc_wb_limits`: `wb_normal = (max_depth + 1) / 2`,
+//!   `wb_background = (max_depth + 3) / 4`.
+//! - A completion (`wbt_rqw_done`) wakes the waiters once the writes in flight fall below
+//!   `wb_normal` by at least `wb_background / 2` — but on a device with a volatile write cache
+//!   (`blk_queue_write_cache`) and no writer throttled in `balance_dirty_pages` within a second,
+//!   only when none is left in flight: the flusher refills the queue in bursts.
+//! - Every window (100 ms at step ≤ 0, `win << 4 / int_sqrt((step + 1) << 8)` above) armed while
+//!   tracked writes are in flight or the step is not 0, `wb_timer_fn` judges the window's
+//!   completions (`latency_exceeded`): no read, or fewer than 3 writes, is no valid sample — with
+//!   writes done or in flight that is LAT_UNKNOWN_WRITES and the depth scales up, step below 0
+//!   ("only doing writes"); a read slower than `wbt_lat_usec` at best scales down (a negative
+//!   step snaps to 0); valid and fast scales up; five windows without writes step back toward 0.
+//!   Scaling up stops once the depth hit its ¾ cap (`scaled_max`) and wakes every waiter.
+//!
+//! vmlab tracks every write request its 6.8 queue takes (swap writes and kswapd's
+//! `WBT_KSWAPD`/`WBT_SWAP` queue are counted with the rest, not apart) and throttles only the
+//! flusher (`page_writeback::flusher_pass`); fsync and swap writes, which may use the whole
+//! `max_depth`, are not held. A read's latency is its completion minus its submission. The
+//! timer is evaluated when the queue is next asked (`advance`), window by window, so a window
+//! with nothing submitted is judged as the kernel's timer would have; no `balance_dirty_pages`
+//! sleep is recorded (`wb_recent_wait` false), and no read is tracked as in flight
+//! (`sync_issue`).
+
+/// `RWB_DEF_DEPTH`.
+const DEF_DEPTH: u32 = 16;
+/// `RWB_WINDOW_NSEC`.
+const WINDOW_NS: u64 = 100_000_000;
+/// `RWB_MIN_WRITE_SAMPLES`.
+const MIN_WRITE_SAMPLES: u32 = 3;
+/// `RWB_UNKNOWN_BUMP`.
+const UNKNOWN_BUMP: u32 = 5;
+/// `close_io`'s HZ/10.
+const CLOSE_IO_NS: u64 = 100_000_000;
+
+#[derive(Debug, Clone)]
+pub struct Wbt {
+    queue_depth: u32,
+    min_lat_ns: u64,
+    write_cache: bool,
+    scale_step: i32,
+    scaled_max: bool,
+    max_depth: u32,
+    wb_normal: u32,
+    wb_background: u32,
+    unknown_cnt: u32,
+    /// Tracked writes not yet judged by a window: (issue, completion).
+    writes: Vec<(u64, u64)>,
+    /// Reads not yet judged by a window: (issue, completion).
+    reads: Vec<(u64, u64)>,
+    /// End of the armed window (`blk_stat_activate_nsecs`); None: the timer is off.
+    window_end: Option<u64>,
+    /// Last read issued or completed (`last_issue`, `last_comp`), for `close_io`.
+    last_read: Option<u64>,
+}
+
+fn int_sqrt(x: u64) -> u64 {
+    let mut r = (x as f64).sqrt() as u64;
+    while r * r > x {
+        r -= 1;
+    }
+    while (r + 1) * (r + 1) <= x {
+        r += 1;
+    }
+    r
+}
+
+impl Wbt {
+    /// `wbt_init`: the queue's depth (`nr_requests`), `wbt_lat_usec` in ns and whether the
+    /// device has a volatile write cache.
+    pub fn new(queue_depth: u32, min_lat_ns: u64, write_cache: bool) -> Wbt {
+        let mut w = Wbt {
+            queue_depth: queue_depth.max(1),
+            min_lat_ns,
+            write_cache,
+            scale_step: 0,
+            scaled_max: false,
+            max_depth: 0,
+            wb_normal: 0,
+            wb_background: 0,
+            unknown_cnt: 0,
+            writes: Vec::new(),
+            reads: Vec::new(),
+            window_end: None,
+            last_read: None,
+        };
+        w.calc_max_depth();
+        w.calc_wb_limits();
+        w
+    }
+
+    /// `rq_depth_calc_max_depth`: true when the ¾ cap was hit.
+    fn calc_max_depth(&mut self) -> bool {
+        let mut capped = false;
+        if self.queue_depth == 1 {
+            self.max_depth = if self.scale_step > 0 { 1 } else { 2 };
+            return self.scale_step <= 0;
+        }
+        let mut depth = DEF_DEPTH.min(self.queue_depth);
+        if self.scale_step > 0 {
+            depth = 1 + ((depth - 1) >> self.scale_step.min(31));
+        } else if self.scale_step < 0 {
+            let maxd = 3 * self.queue_depth / 4;
+            depth = 1u64.saturating_add(((depth - 1) as u64) << (-self.scale_step).min(31)).min(u32::MAX as u64) as u32;
+            if depth > maxd {
+                depth = maxd;
+                capped = true;
+            }
+        }
+        self.max_depth = depth;
+        capped
+    }
+
+    fn calc_wb_limits(&mut self) {
+        if self.min_lat_ns == 0 {
+            (self.wb_normal, self.wb_background) = (0, 0);
+        } else if self.max_depth <= 2 {
+            (self.wb_normal, self.wb_background) = (self.max_depth, 1);
+        } else {
+            // (max_depth + 1) / 2 and (max_depth + 3) / 4, as calc_wb_limits writes them.
+            (self.wb_normal, self.wb_background) = (self.max_depth.div_ceil(2), self.max_depth.div_ceil(4));
+        }
+    }
+
+    fn scale_up(&mut self) {
+        if self.scaled_max {
+            return;
+        }
+        self.scale_step -= 1;
+        self.scaled_max = self.calc_max_depth();
+        self.calc_wb_limits();
+        self.unknown_cnt = 0;
+    }
+
+    fn scale_down(&mut self, hard: bool) {
+        if self.max_depth == 1 {
+            return;
+        }
+        if self.scale_step < 0 && hard {
+            self.scale_step = 0;
+        } else {
+            self.scale_step += 1;
+        }
+        self.scaled_max = false;
+        self.calc_max_depth();
+        self.calc_wb_limits();
+        self.unknown_cnt = 0;
+    }
+
+    fn cur_win(&self) -> u64 {
+        if self.scale_step > 0 {
+            (WINDOW_NS << 4) / int_sqrt(((self.scale_step + 1) as u64) << 8)
+        } else {
+            WINDOW_NS
+        }
+    }
+
+    /// Run the windows that ended by `now` (`wb_timer_fn`), in order.
+    pub fn advance(&mut self, now: u64) {
+        while let Some(end) = self.window_end.filter(|&e| e <= now) {
+            let start = end.saturating_sub(self.cur_win());
+            let done_in = |v: &[(u64, u64)]| v.iter().filter(|&&(_, d)| d > start && d <= end).count() as u32;
+            let (nr_writes, nr_reads) = (done_in(&self.writes), done_in(&self.reads));
+            let inflight = self.writes.iter().filter(|&&(i, d)| i <= end && d > end).count();
+            let read_min =
+                self.reads.iter().filter(|&&(_, d)| d > start && d <= end).map(|&(i, d)| d - i).min().unwrap_or(0);
+            if nr_reads >= 1 && nr_writes >= MIN_WRITE_SAMPLES {
+                if read_min > self.min_lat_ns {
+                    self.scale_down(true);
+                } else {
+                    self.scale_up();
+                }
+            } else if nr_writes > 0 || inflight > 0 {
+                self.scale_up();
+            } else {
+                self.unknown_cnt += 1;
+                if self.unknown_cnt >= UNKNOWN_BUMP {
+                    if self.scale_step > 0 {
+                        self.scale_up();
+                    } else if self.scale_step < 0 {
+                        self.scale_down(false);
+                    }
+                }
+            }
+            self.writes.retain(|&(_, d)| d > end);
+            self.reads.retain(|&(_, d)| d > end);
+            self.window_end = (self.scale_step != 0 || inflight > 0).then(|| end + self.cur_win());
+        }
+    }
+
+    /// A tracked write request issued at `now`, completing at `done` (`wbt_wait` past its
+    /// limit, then `rwb_arm_timer` if the stats window is off).
+    pub fn issue_write(&mut self, now: u64, done: u64) {
+        self.advance(now);
+        self.writes.push((now, done));
+        if self.window_end.is_none() {
+            self.window_end = Some(now + self.cur_win());
+        }
+    }
+
+    /// A read request issued at `now`, completing at `done` (`wb_timestamp` of both).
+    pub fn issue_read(&mut self, now: u64, done: u64) {
+        self.advance(now);
+        self.reads.push((now, done));
+        self.last_read = Some(self.last_read.map_or(done, |l| l.max(done)));
+    }
+
+    /// Tracked writes in flight at `now`.
+    pub fn inflight(&self, now: u64) -> u32 {
+        self.writes.iter().filter(|&&(i, d)| i <= now && d > now).count() as u32
+    }
+
+    /// The flusher's limit at `now` (`get_limit` for a write neither sync nor background):
+    /// `wb_background` within 100 ms of a read, else `wb_normal`.
+    pub fn flusher_limit(&self, now: u64) -> u32 {
+        let close_io = self.last_read.is_some_and(|l| now < l.saturating_add(CLOSE_IO_NS));
+        if close_io {
+            self.wb_background
+        } else {
+            self.wb_normal
+        }
+    }
+
+    /// May the flusher issue a request at `now`? `None`: yes; `Some(t)`: it sleeps in
+    /// `rq_qos_wait` until `t` — the completion that wakes it (`wbt_rqw_done`) or the next
+    /// window, whose scale-up wakes everyone.
+    pub fn flusher_wait(&mut self, now: u64) -> Option<u64> {
+        self.advance(now);
+        let limit = self.flusher_limit(now);
+        if limit == 0 {
+            return None;
+        }
+        let inflight = self.inflight(now);
+        if inflight < limit {
+            return None;
+        }
+        let mut dones: Vec<u64> = self.writes.iter().filter(|&&(i, d)| i <= now && d > now).map(|&(_, d)| d).collect();
+        dones.sort_unstable();
+        let wake = if self.write_cache {
+            // wbt_rqw_done's limit is 0: only the last completion wakes.
+            *dones.last().expect("inflight > 0")
+        } else {
+            // Woken once in flight < wb_normal and (none left or wb_normal − in flight ≥
+            // wb_background / 2).
+            let need =
+                |left: u32| left == 0 || (left < self.wb_normal && self.wb_normal - left >= self.wb_background / 2);
+            let n = dones.len() as u32;
+            (1..=n).map(|k| (n - k, dones[k as usize - 1])).find(|&(left, _)| need(left)).map_or(now, |(_, t)| t)
+        };
+        Some(self.window_end.map_or(wake, |w| w.min(wake)).max(now + 1))
+    }
+
+    /// `wb_normal`, `wb_background`, `max_depth` and the step, for tests and traces.
+    pub fn limits(&self) -> (u32, u32, u32, i32) {
+        (self.wb_normal, self.wb_background, self.max_depth, self.scale_step)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: u64 = 1_000_000;
+
+    #[test]
+    fn default_depth_gives_the_kernels_limits() {
+        // nr_requests 256: max_depth min(16, 256) = 16, wb_normal 8, wb_background 4.
+        assert_eq!(Wbt::new(256, 75 * MS, true).limits(), (8, 4, 16, 0));
+        // A queue of 4: max_depth 4, wb_normal 2, wb_background 1.
+        assert_eq!(Wbt::new(4, 2 * MS, true).limits(), (2, 1, 4, 0));
+    }
+
+    #[test]
+    fn writes_alone_scale_up_to_three_quarters_of_the_queue() {
+        let mut w = Wbt::new(128, 2 * MS, true);
+        // A write in flight through each window: LAT_UNKNOWN_WRITES, step −1, −2, −3 ...
+        for i in 0..10u64 {
+            w.issue_write(i * 100 * MS, (i + 1) * 100 * MS + 50 * MS);
+        }
+        let (normal, _, max, step) = w.limits();
+        // 1 + (15 << 3) = 121 > 96 = ¾ · 128: capped at 96, and no further step once capped.
+        assert_eq!((max, normal), (96, 48));
+        assert_eq!(step, -3);
+    }
+
+    #[test]
+    fn a_slow_read_snaps_a_negative_step_back() {
+        let mut w = Wbt::new(128, 2 * MS, true);
+        for i in 0..3u64 {
+            w.issue_write(i * 100 * MS, i * 100 * MS + 150 * MS);
+        }
+        assert!(w.limits().3 < 0);
+        // A window with a 10 ms read and three writes: LAT_EXCEEDED, hard: step 0.
+        let t = 300 * MS;
+        w.issue_read(t + MS, t + 11 * MS);
+        for j in 0..3 {
+            w.issue_write(t + j * MS, t + 20 * MS + j * MS);
+        }
+        w.advance(t + 400 * MS);
+        assert!(w.limits().3 >= 0, "{:?}", w.limits());
+    }
+
+    #[test]
+    fn with_a_write_cache_the_flusher_waits_for_the_queue_to_drain() {
+        let mut w = Wbt::new(256, 75 * MS, true);
+        for j in 0..8 {
+            w.issue_write(0, 10 * MS + j * MS);
+        }
+        // wb_normal 8 reached: the flusher sleeps until the last of the eight completes.
+        assert_eq!(w.flusher_wait(MS), Some(17 * MS));
+        assert_eq!(w.flusher_wait(17 * MS), None);
+        // Without the cache it wakes when 8 − in flight ≥ wb_background / 2 = 2: at the second
+        // completion.
+        let mut w = Wbt::new(256, 75 * MS, false);
+        for j in 0..8 {
+            w.issue_write(0, 10 * MS + j * MS);
+        }
+        assert_eq!(w.flusher_wait(MS), Some(11 * MS));
+    }
+}

@@ -1,0 +1,72 @@
+//! 6.8's writeback throttle (`block/blk-wbt.c`): the flusher's write requests in flight are
+//! held to `wb_normal`, so a v1 group writing more than its limit has a few thousand pages
+//! under writeback at a time, not all its dirty pages at once (docs/REAL.md, dirty-writer).
+
+use std::cell::Cell;
+use std::rc::Rc;
+
+use vmlab_core::api::{self, RunOpts};
+
+/// A 256 MiB file through a 64 MiB v1 group on a 2 GiB machine (its dirty thresholds never
+/// reached: only limit reclaim's `WB_start_all` gets pages written), on a queue of 1280 KiB
+/// requests with a write cache, as the host's loop device has, and 16 requests.
+const WRITER: &str = r#"
+profile = "linux-6.8"
+duration = "20s"
+
+[machine]
+memory = "2GiB"
+cpus = 2
+
+[[disk]]
+name = "sda"
+model = "ssd"
+nr_requests = 16
+write_cache = true
+
+[vm]
+max_sectors_kb = 1280
+
+[[file]]
+name = "out"
+size = "0"
+
+[[cgroup]]
+name = "job"
+limit_in_bytes = "64MiB"
+
+[[process]]
+name = "writer"
+cgroup = "job"
+program = '''
+write out len=256MiB bs=1MiB
+'''
+"#;
+
+/// The most pages of the group under writeback in any 5 ms sample.
+fn max_writeback(sets: &[&str]) -> u64 {
+    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+    let sc = vmlab_core::workload::load_scenario_str("wbt.toml", WRITER, &sets).expect("loads");
+    let most = Rc::new(Cell::new(0u64));
+    let seen = most.clone();
+    let hook: vmlab_core::sim::SampleHook = Box::new(move |sim: &mut vmlab_core::sim::Sim| {
+        let g = sim.k.memcg.groups.iter().find(|g| g.name == "job").expect("group");
+        seen.set(seen.get().max(g.nr_writeback));
+    });
+    api::run(&sc, RunOpts { interval_s: Some(0.005), on_sample: Some(hook), ..Default::default() }).expect("runs");
+    most.get()
+}
+
+/// With the throttle the flusher has at most `wb_normal` requests in flight at the deepest
+/// step: ¾ of 16 is a `max_depth` of 12, `wb_normal` 6, each request at most 320 pages (1280
+/// KiB), plus the run it is building. Without it (`wbt_lat_usec = 0`) the 250 ms backlog of the
+/// older request queue is the only bound, and most of the group's pages go under writeback at
+/// once.
+#[test]
+fn the_flusher_keeps_few_pages_under_writeback() {
+    let with = max_writeback(&[]);
+    let without = max_writeback(&["disk.sda.wbt_lat_usec=0"]);
+    assert!(with > 0, "the flusher wrote");
+    assert!(with <= 6 * 320 + 256, "wb_normal bounds the pages under writeback: {with}");
+    assert!(without > 2 * with, "without the throttle far more go at once: {without} against {with}");
+}
