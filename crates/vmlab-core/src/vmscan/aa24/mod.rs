@@ -18,6 +18,8 @@
 
 use rustc_hash::FxHashMap;
 
+#[cfg(test)]
+mod ptl_tests;
 pub mod slab;
 #[cfg(test)]
 mod walk_tests;
@@ -51,10 +53,10 @@ pub struct Aa24State {
     pub swap_mm: Option<u32>,
     /// `mm->swap_address` per mm id (vpn; `END` when walked to the end).
     swap_address: Vec<u64>,
-    /// Until when a walker holds each mm's `page_table_lock`.
-    ptl_busy_until: Vec<u64>,
-    /// Until when objrmap holds each file's `i_shared_lock`.
-    i_shared_busy_until: Vec<u64>,
+    /// When a walker last held each mm's `page_table_lock`: [taken, released).
+    ptl_held: Vec<(u64, u64)>,
+    /// When objrmap last held each file's `i_shared_lock`: [taken, released).
+    i_shared_held: Vec<(u64, u64)>,
     /// Per task: its `try_to_free_pages_zone` call in progress.
     tfp: Vec<Option<Tfp>>,
     /// Per node: kswapd's call in progress, with the zone it balances.
@@ -203,8 +205,24 @@ impl Aa24State {
         grow(&mut self.swap_address, mm as usize, 0);
         self.swap_address[mm as usize] = a;
     }
-    fn ptl_busy(&self, mm: u32) -> u64 {
-        self.ptl_busy_until.get(mm as usize).copied().unwrap_or(0)
+    /// The last hold of `mm`'s `page_table_lock` by a walker: (taken, released).
+    fn ptl_hold(&self, mm: u32) -> (u64, u64) {
+        self.ptl_held.get(mm as usize).copied().unwrap_or((0, 0))
+    }
+    /// Is `mm`'s `page_table_lock` held by a walker at `t`? A task whose quantum is simulated after
+    /// the walker's may reach the lock at a time before the walk took it: it is free then.
+    fn ptl_held_at(&self, mm: u32, t: u64) -> bool {
+        let (from, until) = self.ptl_hold(mm);
+        from <= t && t < until
+    }
+    /// A walk held `mm`'s lock over [from, until). A walker that queued for the previous hold
+    /// took the lock as that one let go: the lock was busy without a break, so the holds merge
+    /// (a fault inside the first one still waits for the whole queue).
+    fn set_ptl_hold(&mut self, mm: u32, from: u64, until: u64) {
+        grow(&mut self.ptl_held, mm as usize, (0, 0));
+        let (pf, pu) = self.ptl_held[mm as usize];
+        let from = if pf <= from && from <= pu { pf } else { from };
+        self.ptl_held[mm as usize] = (from, until);
     }
 }
 
@@ -408,11 +426,26 @@ pub fn kswapd_step(k: &mut Kernel, ctx: &mut Ctx, node: usize) -> KswapdAction {
     }
 }
 
-/// A page fault takes `mm->page_table_lock`: it spins while a walker holds it.
+/// A page fault takes `mm->page_table_lock` (`handle_mm_fault`): it spins while a walker holds
+/// it, and only if it comes to the lock inside the walk's hold (see `ptl_tests.rs`).
 pub fn page_table_lock(k: &mut Kernel, ctx: &mut Ctx, mm: u32) {
-    let busy = k.reclaim.aa24_mut().ptl_busy(mm);
-    if busy > ctx.clock() {
-        let spin = busy - ctx.clock();
+    let t = ctx.clock();
+    if k.reclaim.aa24().ptl_held_at(mm, t) {
+        let (_, until) = k.reclaim.aa24().ptl_hold(mm);
+        k.charge(ctx, KFunc::PageTableLockSpin, until - t);
+    }
+}
+
+/// A walker about to walk `mm` (`swap_out_mm`'s `spin_lock`) waits for the walker that holds it,
+/// even one whose hold the simulation placed later than this walker's clock: two walks of one mm
+/// never overlap. All walkers start at the shared `swap_mm`, so they queue here one behind the
+/// other (J. Nomura, "Re: [2.4] heavy-load under swap space shortage", LKML, 3 Feb 2004, on
+/// 2.4.24: "The CPUs are virtually seriarized for swap_out_mm"; Hugh Dickins saw the same in
+/// 2.4.13).
+fn walker_page_table_lock(k: &mut Kernel, ctx: &mut Ctx, mm: u32) {
+    let (_, until) = k.reclaim.aa24().ptl_hold(mm);
+    if until > ctx.clock() {
+        let spin = until - ctx.clock();
         k.charge(ctx, KFunc::PageTableLockSpin, spin);
     }
 }
@@ -826,8 +859,7 @@ fn swap_out(k: &mut Kernel, ctx: &mut Ctx, so: &mut SwapOut, cz: usize, budget: 
         let cur = loop {
             if let Some(m) = mm {
                 if k.mms[m as usize].is_some() {
-                    // Reading swap_address races with a walker that holds the mm: it waits.
-                    page_table_lock(k, ctx, m);
+                    walker_page_table_lock(k, ctx, m);
                     if k.reclaim.aa24_mut().swap_address(m) != END {
                         break m;
                     }
@@ -854,8 +886,16 @@ fn swap_out(k: &mut Kernel, ctx: &mut Ctx, so: &mut SwapOut, cz: usize, budget: 
 }
 
 /// `swap_out_mm`: under the mm's page_table_lock, walk its VMAs from `swap_address` until `count`
-/// pages became freeable; remember where it stopped.
-fn swap_out_mm(k: &mut Kernel, ctx: &mut Ctx, mm: u32, mut count: u64, cz: usize) -> u64 {
+/// pages became freeable; remember where it stopped. The lock is held from the walk's start to
+/// its end, objrmap's work for the walk included (it runs inside `try_to_swap_out`).
+fn swap_out_mm(k: &mut Kernel, ctx: &mut Ctx, mm: u32, count: u64, cz: usize) -> u64 {
+    let taken = ctx.clock();
+    let left = swap_out_mm_locked(k, ctx, mm, count, cz);
+    k.reclaim.aa24_mut().set_ptl_hold(mm, taken, ctx.clock());
+    left
+}
+
+fn swap_out_mm_locked(k: &mut Kernel, ctx: &mut Ctx, mm: u32, mut count: u64, cz: usize) -> u64 {
     k.reclaim.aa24_mut().stats.mm_visits += 1;
     let mut addr = k.reclaim.aa24_mut().swap_address(mm);
     let nv = k.mm(mm).vmas.len();
@@ -870,15 +910,11 @@ fn swap_out_mm(k: &mut Kernel, ctx: &mut Ctx, mm: u32, mut count: u64, cz: usize
         count = left;
         if count == 0 {
             k.reclaim.aa24_mut().set_swap_address(mm, next);
-            grow(&mut k.reclaim.aa24_mut().ptl_busy_until, mm as usize, 0);
-            k.reclaim.aa24_mut().ptl_busy_until[mm as usize] = ctx.clock();
             return 0;
         }
     }
     k.reclaim.aa24_mut().set_swap_address(mm, END);
     k.reclaim.aa24_mut().stats.mms_walked += 1;
-    grow(&mut k.reclaim.aa24_mut().ptl_busy_until, mm as usize, 0);
-    k.reclaim.aa24_mut().ptl_busy_until[mm as usize] = ctx.clock();
     count
 }
 
@@ -1033,8 +1069,10 @@ fn objrmap_unmap(k: &mut Kernel, ctx: &mut Ctx, cur_mm: u32, p: Pfn) {
     let file = k.fr.mapping[p as usize] as usize;
     let idx = k.fr.index[p as usize] as u64;
     let c = costs(k);
-    grow(&mut k.reclaim.aa24_mut().i_shared_busy_until, file, 0);
-    if k.reclaim.aa24_mut().i_shared_busy_until[file] > ctx.clock() {
+    let taken = ctx.clock();
+    grow(&mut k.reclaim.aa24_mut().i_shared_held, file, (0, 0));
+    let (from, until) = k.reclaim.aa24().i_shared_held[file];
+    if from <= taken && taken < until {
         k.reclaim.aa24_mut().stats.objrmap_trylock_failed += 1;
         return;
     }
@@ -1045,7 +1083,7 @@ fn objrmap_unmap(k: &mut Kernel, ctx: &mut Ctx, cur_mm: u32, p: Pfn) {
         if idx < m.pgoff || idx >= m.pgoff + (m.end - m.start) || k.mms[m.mm as usize].is_none() {
             continue;
         }
-        if m.mm != cur_mm && k.reclaim.aa24_mut().ptl_busy(m.mm) > ctx.clock() {
+        if m.mm != cur_mm && k.reclaim.aa24().ptl_held_at(m.mm, ctx.clock()) {
             k.reclaim.aa24_mut().stats.objrmap_trylock_failed += 1;
             continue;
         }
@@ -1079,7 +1117,8 @@ fn objrmap_unmap(k: &mut Kernel, ctx: &mut Ctx, cur_mm: u32, p: Pfn) {
             break;
         }
     }
-    k.reclaim.aa24_mut().i_shared_busy_until[file] = ctx.clock();
+    let released = ctx.clock();
+    k.reclaim.aa24_mut().i_shared_held[file] = (taken, released);
 }
 
 impl ReclaimEngine for Aa24State {

@@ -13,7 +13,7 @@ use crate::machine::MachineConfig;
 use crate::mmzone::ZoneType;
 use crate::workload::syscalls::{MapBacking, MmapArgs};
 
-const MAPPERS: usize = 4;
+pub(super) const MAPPERS: usize = 4;
 
 /// The table's row that runs this engine with the page-table walk alone (no objrmap unmapping in
 /// it), chosen by its mechanisms, so that a renamed or added row changes nothing here.
@@ -25,7 +25,7 @@ fn walk_only_row() -> crate::profiles::Profile {
 }
 
 /// 16 MiB DMA, 64 MiB Normal, 64 MiB HighMem, 64 MiB of swap.
-fn kernel() -> Kernel {
+pub(super) fn kernel() -> Kernel {
     let cfg = MachineConfig::of_zones(
         "i386",
         1,
@@ -40,7 +40,7 @@ fn kernel() -> Kernel {
 /// An `n`-page shm segment written by one process, which forks `MAPPERS` children and detaches:
 /// every child maps every page, with the old PTEs `copy_page_range` gives a child. Returns the
 /// children and the segment's pages in index order.
-fn segment_mapped_by_children(k: &mut Kernel, n: u64) -> (Vec<u32>, Vec<Pfn>) {
+pub(super) fn segment_mapped_by_children(k: &mut Kernel, n: u64) -> (Vec<u32>, Vec<Pfn>) {
     let mut ctx = Ctx::default();
     let parent = k.mm_create(&mut ctx, "dbinit");
     let a = MmapArgs {
