@@ -107,7 +107,7 @@ fn main() {
                 .collect();
             let mut blocks_by_type = [0u64; 3];
             let pb = 1u32 << vmlab_core::mmzone::PAGEBLOCK_ORDER;
-            for b in (z.start_pfn / pb)..z.end_pfn.div_ceil(pb) {
+            for b in (z.phys_start_pfn / pb)..z.phys(z.end_pfn).div_ceil(pb) {
                 blocks_by_type[(sim.k.pageblock_mt[b as usize] as usize).min(2)] += 1;
             }
             line += &format!(

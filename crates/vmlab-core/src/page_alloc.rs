@@ -208,9 +208,24 @@ impl Kernel {
         (out, n)
     }
 
+    /// The pageblock of frame `pfn` of zone `zid`, numbered on the memory map
+    /// (`pfn_to_bitidx`: `pfn >> pageblock_order`).
     #[inline(always)]
-    fn pageblock_of(&self, pfn: Pfn) -> usize {
-        (pfn >> PAGEBLOCK_ORDER) as usize
+    pub fn pageblock_of(&self, zid: usize, pfn: Pfn) -> usize {
+        (self.zones[zid].phys(pfn) >> PAGEBLOCK_ORDER) as usize
+    }
+
+    /// The index buddies pair on (`page_idx`): 2.6.1x on, the memory map's pfn
+    /// (`__free_one_page`'s `page_to_pfn(page) & ((1 << MAX_ORDER) - 1)`, 6.x
+    /// `__find_buddy_pfn`); in 2.4 the page's offset in its zone (`__free_pages_ok`'s
+    /// `page - zone->zone_mem_map`), which is the same wherever the zone starts on a
+    /// MAX_ORDER-aligned pfn, as 2.4's `free_area_init_core` demands ("BUG: wrong zone
+    /// alignment, it will crash").
+    #[inline(always)]
+    pub(crate) fn buddy_idx(&self, zid: usize, pfn: Pfn) -> u32 {
+        let z = &self.zones[zid];
+        let base = if self.profile.buddy_zone_relative { 0 } else { z.phys_start_pfn };
+        pfn - z.start_pfn + base
     }
 
     /// Take a block of `order` from zone `zid`'s free lists: `__rmqueue_smallest` on the wanted
@@ -248,7 +263,7 @@ impl Kernel {
                 if o as u32 >= PAGEBLOCK_ORDER / 2 || pref == Mt::Reclaimable as usize {
                     let moved = (1u64 << o) + self.move_freepages_block(zid, pfn, pref);
                     if moved >= 1 << (PAGEBLOCK_ORDER - 1) {
-                        let b = self.pageblock_of(pfn);
+                        let b = self.pageblock_of(zid, pfn);
                         self.pageblock_mt[b] = pref as u8;
                     }
                     use_mt = pref;
@@ -262,7 +277,7 @@ impl Kernel {
                     stolen: use_mt == pref,
                 });
                 if o as u32 >= PAGEBLOCK_ORDER {
-                    let first = self.pageblock_of(pfn);
+                    let first = self.pageblock_of(zid, pfn);
                     for b in first..(first + (1usize << (o as u32 - PAGEBLOCK_ORDER))).min(self.pageblock_mt.len()) {
                         self.pageblock_mt[b] = pref as u8;
                     }
@@ -278,12 +293,13 @@ impl Kernel {
     /// already taken off its list) on migrate type `mt`'s lists. Returns the pages moved.
     fn move_freepages_block(&mut self, zid: usize, pfn: Pfn, mt: usize) -> u64 {
         let nr = 1u32 << PAGEBLOCK_ORDER;
-        let (zs, ze) = (self.zones[zid].start_pfn, self.zones[zid].end_pfn);
-        let mut start = pfn & !(nr - 1);
-        let end = start + nr;
-        if start < zs {
-            start = pfn;
-        }
+        let z = &self.zones[zid];
+        // The pageblock's bounds are the memory map's, clipped as the kernel clips them: a block
+        // starting below the zone from `pfn` on, one ending past it not at all.
+        let off = z.phys(pfn) & (nr - 1);
+        let (zs, ze) = (z.start_pfn, z.end_pfn);
+        let start = if pfn - zs >= off { pfn - off } else { pfn };
+        let end = pfn + (nr - off);
         if end > ze {
             return 0;
         }
@@ -330,21 +346,25 @@ impl Kernel {
 
     /// `__free_one_page`: return a block to the buddy lists, merging with free buddies.
     pub(crate) fn free_one_page(&mut self, zid: usize, pfn: Pfn, order: u32) {
-        let mut pfn = pfn;
         let mut order = order as usize;
-        let mt = self.pageblock_mt[self.pageblock_of(pfn)] as usize;
+        let mt = self.pageblock_mt[self.pageblock_of(zid, pfn)] as usize;
         crate::vmscan::pages_freed(self, zid);
         let merge_tail = self.profile.buddy_merge_tail;
+        // Buddies pair on `buddy_idx`; the zone's frames are `lo..hi` in that index.
+        let lo = self.buddy_idx(zid, self.zones[zid].start_pfn);
         let fr = &mut self.fr;
         let z = &mut self.zones[zid];
-        let (zstart, zend) = (z.start_pfn, z.end_pfn);
+        let (zs, hi) = (z.start_pfn, lo + (z.end_pfn - z.start_pfn));
+        let frame = move |idx: u32| idx - lo + zs;
+        let mut idx = pfn - zs + lo;
         z.free_pages += 1 << order;
         while order < MAX_ORDER - 1 {
-            let rel = pfn - zstart;
-            let buddy = zstart + (rel ^ (1 << order));
-            if buddy >= zend || buddy + (1 << order) > zend {
+            let bidx = idx ^ (1 << order);
+            // page_is_buddy's zone check: a buddy outside the zone is never free in it.
+            if bidx < lo || bidx + (1 << order) > hi {
                 break;
             }
+            let buddy = frame(bidx);
             if !fr.has(buddy, pg::BUDDY) || (fr.aux[buddy as usize] & 0xf) as usize != order {
                 break;
             }
@@ -353,20 +373,22 @@ impl Kernel {
             z.free_area[order][bmt].remove(fr, buddy);
             z.nr_free[order] -= 1;
             fr.clear(buddy, pg::BUDDY);
-            pfn = pfn.min(buddy);
+            idx &= bidx;
             order += 1;
         }
+        let pfn = frame(idx);
         fr.set(pfn, pg::BUDDY);
         fr.aux[pfn as usize] = order as u8 | ((mt as u8) << 4);
         // 2.6.35+: if the buddy of the block this one would merge into is free, more frees
         // there are likely soon; queue it at the tail so allocations take other blocks first.
         let mut to_tail = false;
         if merge_tail && order < MAX_ORDER - 2 {
-            let combined = zstart + ((pfn - zstart) & !(1 << order));
-            let hb = zstart + ((combined - zstart) ^ (1 << (order + 1)));
-            to_tail = hb + (1 << (order + 1)) <= zend
-                && fr.has(hb, pg::BUDDY)
-                && (fr.aux[hb as usize] & 0xf) as usize == order + 1;
+            let combined = idx & !(1 << order);
+            let hidx = combined ^ (1 << (order + 1));
+            if hidx >= lo && hidx + (1 << (order + 1)) <= hi {
+                let hb = frame(hidx);
+                to_tail = fr.has(hb, pg::BUDDY) && (fr.aux[hb as usize] & 0xf) as usize == order + 1;
+            }
         }
         if to_tail {
             z.free_area[order][mt].push_tail(fr, pfn);
@@ -618,7 +640,7 @@ impl Kernel {
         let cpu = ctx.cpu as usize;
         if order == 0 && cpu < self.zones[zid].pcp.len() {
             // free_hot_cold_page: the page goes on the list of its pageblock's type.
-            let li = self.pcp_list(self.pageblock_mt[self.pageblock_of(pfn)] as usize);
+            let li = self.pcp_list(self.pageblock_mt[self.pageblock_of(zid, pfn)] as usize);
             self.fr.flags[i] = flags | pg::PCP;
             let fr = &mut self.fr;
             let pcp = &mut self.zones[zid].pcp[cpu];

@@ -316,6 +316,10 @@ pub struct Profile {
     /// next order is free, so that it is handed out last and more likely to coalesce further
     /// (Corrado Zoccolo, 2.6.35; `buddy_merge_likely` in 6.x). Off: always the head.
     pub buddy_merge_tail: bool,
+    /// Buddies pair on the page's offset in its zone (2.4 `__free_pages_ok`: `page -
+    /// zone->zone_mem_map`), not on its pfn (2.6.1x on). The two differ only for a zone that
+    /// does not start on a MAX_ORDER boundary, which 2.4 did not support.
+    pub buddy_zone_relative: bool,
     /// Page-cache pages allocated for reads are cold (`page_cache_alloc_cold`, __GFP_COLD, in
     /// `__do_page_cache_readahead` and `page_cache_read`; 2.5–4.14): `buffered_rmqueue` takes
     /// them from the pcp list tail while writes and faults take the head, so one refill batch
@@ -407,6 +411,7 @@ const MODERN: Profile = Profile {
     pgfault_on_completion: true,
     irq: IrqRule::Fixed,
     buddy_merge_tail: true,
+    buddy_zone_relative: false,
     page_cache_read_cold: false,
     blk_mq: true,
     memmap_struct_page: 0,
@@ -459,6 +464,7 @@ const LINUX_2_6_26: Profile = Profile {
     // Seeds 003/004 were calibrated without interrupt time.
     irq: IrqRule::None,
     buddy_merge_tail: false,
+    buddy_zone_relative: false,
     page_cache_read_cold: false,
     blk_mq: false,
     memmap_struct_page: 0,
@@ -518,6 +524,7 @@ const LINUX_2636: Profile = Profile {
     // Seed 001 was calibrated without interrupt time.
     irq: IrqRule::None,
     buddy_merge_tail: true,
+    buddy_zone_relative: false,
     page_cache_read_cold: true,
     blk_mq: false,
     memmap_struct_page: 56,
@@ -594,6 +601,7 @@ const LINUX_249: Profile = Profile {
     pgfault_on_completion: false,
     irq: IrqRule::LowestPriority24,
     buddy_merge_tail: false,
+    buddy_zone_relative: true,
     page_cache_read_cold: false,
     blk_mq: false,
     memmap_struct_page: 0,
@@ -881,6 +889,7 @@ pub const KNOBS: &[Knob] = &[
     rc("irq", Kind::Word, Readers::All),
     // page_alloc.rs __free_one_page, filemap.rs.
     rc("buddy_merge_tail", Kind::Bool, Readers::All),
+    rc("buddy_zone_relative", Kind::Bool, Readers::All),
     rc("page_cache_read_cold", Kind::Bool, Readers::All),
     // kernel.rs build_zones (bootmem.rs).
     rc("memmap_struct_page", Kind::Int(INT), Readers::All),
@@ -1103,6 +1112,7 @@ impl Profile {
             "reclaim_frees_cold" => &mut self.reclaim_frees_cold,
             "pgfault_on_completion" => &mut self.pgfault_on_completion,
             "buddy_merge_tail" => &mut self.buddy_merge_tail,
+            "buddy_zone_relative" => &mut self.buddy_zone_relative,
             "page_cache_read_cold" => &mut self.page_cache_read_cold,
             "blk_mq" => &mut self.blk_mq,
             "memmap_goal_high" => &mut self.memmap_goal_high,

@@ -4,6 +4,7 @@
 mod all_profiles;
 mod anon_lru;
 mod blk_merge;
+mod buddy_align;
 mod common;
 mod examples;
 mod fault_accounting;
