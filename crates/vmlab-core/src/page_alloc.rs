@@ -344,10 +344,16 @@ impl Kernel {
         z.free_pages -= 1 << order;
     }
 
-    /// `__free_one_page`: return a block to the buddy lists, merging with free buddies.
+    /// `free_one_page`: return a block to the buddy lists of its pageblock's migrate type.
     pub(crate) fn free_one_page(&mut self, zid: usize, pfn: Pfn, order: u32) {
-        let mut order = order as usize;
         let mt = self.pageblock_mt[self.pageblock_of(zid, pfn)] as usize;
+        self.free_one_page_mt(zid, pfn, order, mt);
+    }
+
+    /// `__free_one_page`: return a block to migrate type `mt`'s buddy lists, merging with free
+    /// buddies (the merged block goes on `mt`'s lists whatever its buddies' were).
+    pub(crate) fn free_one_page_mt(&mut self, zid: usize, pfn: Pfn, order: u32, mt: usize) {
+        let mut order = order as usize;
         crate::vmscan::pages_freed(self, zid);
         let merge_tail = self.profile.buddy_merge_tail;
         // Buddies pair on `buddy_idx`; the zone's frames are `lo..hi` in that index.
@@ -420,6 +426,10 @@ impl Kernel {
                 match self.rmqueue(zid, 0, mt) {
                     Some(p) => {
                         self.fr.set(p, pg::PCP);
+                        if self.profile.pcp_drain_recorded_mt {
+                            // rmqueue_bulk's `set_page_private(page, migratetype)`.
+                            self.fr.aux[p as usize] = (mt as u8) << 4;
+                        }
                         let l = &mut self.zones[zid].pcp[cpu].lists[li];
                         if cold {
                             l.push_head(&mut self.fr, p);
@@ -639,8 +649,13 @@ impl Kernel {
         self.fr.extra[i] = 0;
         let cpu = ctx.cpu as usize;
         if order == 0 && cpu < self.zones[zid].pcp.len() {
-            // free_hot_cold_page: the page goes on the list of its pageblock's type.
-            let li = self.pcp_list(self.pageblock_mt[self.pageblock_of(zid, pfn)] as usize);
+            // free_hot_cold_page: the page goes on the list of its pageblock's type, and
+            // remembers that type (`set_page_private`) for the drain.
+            let mt = self.pageblock_mt[self.pageblock_of(zid, pfn)];
+            let li = self.pcp_list(mt as usize);
+            if self.profile.pcp_drain_recorded_mt {
+                self.fr.aux[i] = mt << 4;
+            }
             self.fr.flags[i] = flags | pg::PCP;
             let fr = &mut self.fr;
             let pcp = &mut self.zones[zid].pcp[cpu];
@@ -675,11 +690,24 @@ impl Kernel {
             }
             while to_free > 0 && batch_free > 0 {
                 let Some(p) = self.zones[zid].pcp[cpu].lists[li].pop_tail(&mut self.fr) else { break };
-                self.fr.clear(p, pg::PCP);
-                self.free_one_page(zid, p, 0);
+                self.pcp_page_to_buddy(zid, p);
                 to_free -= 1;
                 batch_free -= 1;
             }
+        }
+    }
+
+    /// A page leaves a pcp list for the buddy lists: 2.6.3x–6.x `free_pcppages_bulk` frees it to
+    /// the migrate type recorded when it was freed (`page_private`, 6.x
+    /// `get_pcppage_migratetype`), which its pageblock may have left since; 2.6.2x's
+    /// `free_pages_bulk` to its pageblock's type at the drain.
+    fn pcp_page_to_buddy(&mut self, zid: usize, p: Pfn) {
+        self.fr.clear(p, pg::PCP);
+        if self.profile.pcp_drain_recorded_mt {
+            let mt = (self.fr.aux[p as usize] >> 4) as usize;
+            self.free_one_page_mt(zid, p, 0, mt);
+        } else {
+            self.free_one_page(zid, p, 0);
         }
     }
 
@@ -689,8 +717,7 @@ impl Kernel {
             for cpu in 0..self.zones[zid].pcp.len() {
                 for li in 0..3 {
                     while let Some(p) = self.zones[zid].pcp[cpu].lists[li].pop_tail(&mut self.fr) {
-                        self.fr.clear(p, pg::PCP);
-                        self.free_one_page(zid, p, 0);
+                        self.pcp_page_to_buddy(zid, p);
                     }
                 }
             }

@@ -320,6 +320,10 @@ pub struct Profile {
     /// zone->zone_mem_map`), not on its pfn (2.6.1x on). The two differ only for a zone that
     /// does not start on a MAX_ORDER boundary, which 2.4 did not support.
     pub buddy_zone_relative: bool,
+    /// A pcp drain frees each page to the migrate type recorded when it was freed (2.6.36
+    /// `free_pcppages_bulk`'s `page_private(page)`, 6.8 `get_pcppage_migratetype`), not to
+    /// its pageblock's type at the drain (2.6.26 `free_pages_bulk` → `__free_one_page`).
+    pub pcp_drain_recorded_mt: bool,
     /// Page-cache pages allocated for reads are cold (`page_cache_alloc_cold`, __GFP_COLD, in
     /// `__do_page_cache_readahead` and `page_cache_read`; 2.5–4.14): `buffered_rmqueue` takes
     /// them from the pcp list tail while writes and faults take the head, so one refill batch
@@ -412,6 +416,7 @@ const MODERN: Profile = Profile {
     irq: IrqRule::Fixed,
     buddy_merge_tail: true,
     buddy_zone_relative: false,
+    pcp_drain_recorded_mt: true,
     page_cache_read_cold: false,
     blk_mq: true,
     memmap_struct_page: 0,
@@ -465,6 +470,7 @@ const LINUX_2_6_26: Profile = Profile {
     irq: IrqRule::None,
     buddy_merge_tail: false,
     buddy_zone_relative: false,
+    pcp_drain_recorded_mt: false,
     page_cache_read_cold: false,
     blk_mq: false,
     memmap_struct_page: 0,
@@ -525,6 +531,7 @@ const LINUX_2636: Profile = Profile {
     irq: IrqRule::None,
     buddy_merge_tail: true,
     buddy_zone_relative: false,
+    pcp_drain_recorded_mt: true,
     page_cache_read_cold: true,
     blk_mq: false,
     memmap_struct_page: 56,
@@ -602,6 +609,7 @@ const LINUX_249: Profile = Profile {
     irq: IrqRule::LowestPriority24,
     buddy_merge_tail: false,
     buddy_zone_relative: true,
+    pcp_drain_recorded_mt: false,
     page_cache_read_cold: false,
     blk_mq: false,
     memmap_struct_page: 0,
@@ -890,6 +898,7 @@ pub const KNOBS: &[Knob] = &[
     // page_alloc.rs __free_one_page, filemap.rs.
     rc("buddy_merge_tail", Kind::Bool, Readers::All),
     rc("buddy_zone_relative", Kind::Bool, Readers::All),
+    rc("pcp_drain_recorded_mt", Kind::Bool, Readers::All),
     rc("page_cache_read_cold", Kind::Bool, Readers::All),
     // kernel.rs build_zones (bootmem.rs).
     rc("memmap_struct_page", Kind::Int(INT), Readers::All),
@@ -1113,6 +1122,7 @@ impl Profile {
             "pgfault_on_completion" => &mut self.pgfault_on_completion,
             "buddy_merge_tail" => &mut self.buddy_merge_tail,
             "buddy_zone_relative" => &mut self.buddy_zone_relative,
+            "pcp_drain_recorded_mt" => &mut self.pcp_drain_recorded_mt,
             "page_cache_read_cold" => &mut self.page_cache_read_cold,
             "blk_mq" => &mut self.blk_mq,
             "memmap_goal_high" => &mut self.memmap_goal_high,
