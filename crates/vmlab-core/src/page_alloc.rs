@@ -558,7 +558,7 @@ impl Kernel {
                 return Err(AllocFail::NoMemory);
             }
             let reclaimed = crate::vmscan::try_to_free_pages(self, ctx, gfp, order, classzone);
-            if let Some(p) = self.get_page_from_freelist(ctx, gfp, order, Some(WMARK_MIN), false, false) {
+            if let Some(p) = self.alloc_after_direct_reclaim(ctx, gfp, order, reclaimed) {
                 return Ok(p);
             }
             if reclaimed == 0 && ctx.throttle_until > ctx.clock() {
@@ -613,6 +613,29 @@ impl Kernel {
             // (The kernel's congestion_wait between attempts is the Throttled return above:
             // this loop cannot let time pass.)
         }
+    }
+
+    /// The allocation attempt that follows direct reclaim (`__alloc_pages_direct_reclaim`). 2.6.36
+    /// on: if it fails after reclaim made progress, the freed pages may be sitting on per-CPU
+    /// lists, unmerged and uncounted by the watermarks: drain every CPU's lists and try once
+    /// more (6.8 likewise).
+    pub(crate) fn alloc_after_direct_reclaim(
+        &mut self,
+        ctx: &mut Ctx,
+        gfp: Gfp,
+        order: u32,
+        reclaimed: u64,
+    ) -> Option<Pfn> {
+        if let Some(p) = self.get_page_from_freelist(ctx, gfp, order, Some(WMARK_MIN), false, false) {
+            return Some(p);
+        }
+        if reclaimed == 0 || !self.profile.drain_pcp_after_reclaim {
+            return None;
+        }
+        let parked: u64 = self.zones.iter().map(|z| z.pcp_pages()).sum();
+        self.charge(ctx, KFunc::FreePagesBulk, self.cost.page_free * parked);
+        self.drain_all_pages();
+        self.get_page_from_freelist(ctx, gfp, order, Some(WMARK_MIN), false, false)
     }
 
     /// Free a block (`__free_pages`): order-0 pages go to the CPU's pcp list, drained in batches.
@@ -727,5 +750,44 @@ impl Kernel {
     /// Free pages of a zone as MemFree counts them (buddy + pcp).
     pub fn zone_free(&self, zid: usize) -> u64 {
         self.zones[zid].free_pages + self.zones[zid].pcp_pages()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::machine::MachineConfig;
+
+    /// A one-zone kernel whose every free page sits on CPU 1's per-CPU list: the buddy lists
+    /// are empty and the watermarks see no free memory.
+    fn parked(drain: bool) -> Kernel {
+        let cfg = MachineConfig::of_zones("x86_64", 2, &[(ZoneType::Dma, 4096)]);
+        let mut p = crate::profiles::find("linux-2.6.36").unwrap();
+        p.drain_pcp_after_reclaim = drain;
+        let mut k = Kernel::new(p, cfg, 1).unwrap();
+        let mut ctx = Ctx { cpu: 0, in_reclaim: true, ..Default::default() };
+        let mut held = Vec::new();
+        while let Ok(p) = k.alloc_pages(&mut ctx, Gfp::kernel(), 0) {
+            held.push(p);
+        }
+        k.zones[0].pcp[1].high = u64::MAX;
+        ctx.cpu = 1;
+        for p in held {
+            k.free_pages(&mut ctx, p, 0);
+        }
+        assert!(k.zones[0].free_pages < k.zones[0].min_wmark(), "{}", k.zones[0].free_pages);
+        k
+    }
+
+    #[test]
+    fn a_failed_allocation_after_reclaim_drains_the_per_cpu_lists_and_retries() {
+        let mut k = parked(true);
+        let mut ctx = Ctx { cpu: 0, ..Default::default() };
+        assert!(k.alloc_after_direct_reclaim(&mut ctx, Gfp::kernel(), 1, 0).is_none(), "no progress, no drain");
+        assert!(k.alloc_after_direct_reclaim(&mut ctx, Gfp::kernel(), 1, 32).is_some());
+        assert_eq!(k.zones[0].pcp_pages(), 0);
+        let mut k = parked(false);
+        assert!(k.alloc_after_direct_reclaim(&mut ctx, Gfp::kernel(), 1, 32).is_none());
+        assert!(k.zones[0].pcp_pages() > 0);
     }
 }

@@ -324,6 +324,9 @@ pub struct Profile {
     /// `free_pcppages_bulk`'s `page_private(page)`, 6.8 `get_pcppage_migratetype`), not to
     /// its pageblock's type at the drain (2.6.26 `free_pages_bulk` → `__free_one_page`).
     pub pcp_drain_recorded_mt: bool,
+    /// An allocation that fails after direct reclaim made progress drains every CPU's pcp
+    /// lists and retries once (2.6.36 and 6.8 `__alloc_pages_direct_reclaim`).
+    pub drain_pcp_after_reclaim: bool,
     /// Page-cache pages allocated for reads are cold (`page_cache_alloc_cold`, __GFP_COLD, in
     /// `__do_page_cache_readahead` and `page_cache_read`; 2.5–4.14): `buffered_rmqueue` takes
     /// them from the pcp list tail while writes and faults take the head, so one refill batch
@@ -417,6 +420,7 @@ const MODERN: Profile = Profile {
     buddy_merge_tail: true,
     buddy_zone_relative: false,
     pcp_drain_recorded_mt: true,
+    drain_pcp_after_reclaim: true,
     page_cache_read_cold: false,
     blk_mq: true,
     memmap_struct_page: 0,
@@ -471,6 +475,7 @@ const LINUX_2_6_26: Profile = Profile {
     buddy_merge_tail: false,
     buddy_zone_relative: false,
     pcp_drain_recorded_mt: false,
+    drain_pcp_after_reclaim: false,
     page_cache_read_cold: false,
     blk_mq: false,
     memmap_struct_page: 0,
@@ -532,6 +537,7 @@ const LINUX_2636: Profile = Profile {
     buddy_merge_tail: true,
     buddy_zone_relative: false,
     pcp_drain_recorded_mt: true,
+    drain_pcp_after_reclaim: true,
     page_cache_read_cold: true,
     blk_mq: false,
     memmap_struct_page: 56,
@@ -610,6 +616,7 @@ const LINUX_249: Profile = Profile {
     buddy_merge_tail: false,
     buddy_zone_relative: true,
     pcp_drain_recorded_mt: false,
+    drain_pcp_after_reclaim: false,
     page_cache_read_cold: false,
     blk_mq: false,
     memmap_struct_page: 0,
@@ -899,6 +906,7 @@ pub const KNOBS: &[Knob] = &[
     rc("buddy_merge_tail", Kind::Bool, Readers::All),
     rc("buddy_zone_relative", Kind::Bool, Readers::All),
     rc("pcp_drain_recorded_mt", Kind::Bool, Readers::All),
+    rc("drain_pcp_after_reclaim", Kind::Bool, Readers::All),
     rc("page_cache_read_cold", Kind::Bool, Readers::All),
     // kernel.rs build_zones (bootmem.rs).
     rc("memmap_struct_page", Kind::Int(INT), Readers::All),
@@ -1123,6 +1131,7 @@ impl Profile {
             "buddy_merge_tail" => &mut self.buddy_merge_tail,
             "buddy_zone_relative" => &mut self.buddy_zone_relative,
             "pcp_drain_recorded_mt" => &mut self.pcp_drain_recorded_mt,
+            "drain_pcp_after_reclaim" => &mut self.drain_pcp_after_reclaim,
             "page_cache_read_cold" => &mut self.page_cache_read_cold,
             "blk_mq" => &mut self.blk_mq,
             "memmap_goal_high" => &mut self.memmap_goal_high,
