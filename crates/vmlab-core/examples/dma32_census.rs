@@ -226,12 +226,12 @@ fn main() {
         line += &format!(" {} |", by_type.join("/"));
         let mov: Vec<String> = (0..MAX_ORDER).map(|o| z.free_area[o][1].len.to_string()).collect();
         line += &format!(" movable nr o0..o10 {} |", mov.join(","));
-        let mut blocks = [0u64; 3];
+        let mut blocks = [0u64; 4];
         let pb = 1u32 << PAGEBLOCK_ORDER;
         for b in (z.phys_start_pfn / pb)..z.phys(z.end_pfn).div_ceil(pb) {
-            blocks[(sim.k.pageblock_mt[b as usize] as usize).min(2)] += 1;
+            blocks[(sim.k.pageblock_mt[b as usize] as usize).min(3)] += 1;
         }
-        line += &format!(" {}/{}/{}", blocks[0], blocks[1], blocks[2]);
+        line += &format!(" {}/{}/{}/{}", blocks[0], blocks[1], blocks[2], blocks[3]);
         println!("{line}");
         prev = c;
     }));

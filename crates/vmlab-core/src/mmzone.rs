@@ -5,7 +5,11 @@ use serde::Serialize;
 
 pub const MAX_ORDER: usize = 11; // orders 0..=10
 pub const PAGEBLOCK_ORDER: u32 = 9;
-pub const MIGRATE_TYPES: usize = 3;
+/// Free lists per order: the three `Mt` types and MIGRATE_RESERVE.
+pub const MIGRATE_TYPES: usize = 4;
+/// MIGRATE_RESERVE (2.6.24–4.3): the pageblocks at a zone's start that `min_free_kbytes`
+/// covers, given out only when every other list is empty (`Profile::migrate_reserve`).
+pub const MIGRATE_RESERVE: usize = 3;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 pub enum ZoneType {

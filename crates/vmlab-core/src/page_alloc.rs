@@ -4,7 +4,7 @@
 
 use crate::kernel::{Ctx, Kernel};
 use crate::mm_types::{pg, Pfn};
-use crate::mmzone::{Mt, ZoneType, MAX_ORDER, PAGEBLOCK_ORDER};
+use crate::mmzone::{Mt, ZoneType, MAX_ORDER, MIGRATE_RESERVE, PAGEBLOCK_ORDER};
 use crate::profiles::{HighOrderCheck, WmarkRule};
 use crate::stats::kfunc::KFunc;
 use crate::stats::vmstat::Vm;
@@ -137,6 +137,11 @@ impl Kernel {
             }
             self.zones[i].lowmem_reserve = res;
         }
+        if self.profile.migrate_reserve {
+            for zid in 0..nz {
+                self.setup_zone_migrate_reserve(zid);
+            }
+        }
     }
 
     /// `__zone_watermark_ok`: may an allocation of `order` proceed from zone `zid` leaving `mark`
@@ -244,7 +249,57 @@ impl Kernel {
                 return Some(pfn);
             }
         }
-        self.rmqueue_fallback(zid, order, pref)
+        let got = self.rmqueue_fallback(zid, order, pref);
+        if got.is_some() || !self.profile.migrate_reserve {
+            return got;
+        }
+        // __rmqueue: the reserve rather than fail.
+        for o in order as usize..MAX_ORDER {
+            if let Some(pfn) = self.zones[zid].free_area[o][MIGRATE_RESERVE].pop_head(&mut self.fr) {
+                self.trace(Tracepoint::MmPageAllocZoneLocked {
+                    zone: zid,
+                    block_order: o as u32,
+                    order,
+                    migratetype: mt,
+                });
+                self.take_free_block(zid, pfn, order, o, MIGRATE_RESERVE);
+                return Some(pfn);
+            }
+        }
+        None
+    }
+
+    /// `setup_zone_migrate_reserve` (2.6.3x, run with the watermarks): the first pageblocks of
+    /// each zone, as many as cover its MIN watermark and at most two, become MIGRATE_RESERVE,
+    /// their free pages moved to the reserve lists; a block whose first page is reserved (the
+    /// boot memmap) is skipped. Reserve blocks beyond the count go back to movable.
+    fn setup_zone_migrate_reserve(&mut self, zid: usize) {
+        let nr = 1u32 << PAGEBLOCK_ORDER;
+        let z = &self.zones[zid];
+        let mut reserve = (z.wmark[WMARK_MIN].div_ceil(nr as u64)).min(2);
+        let (start, end) = (z.start_pfn, z.end_pfn);
+        // Block starts on the memory map's grid, the first one being the zone's own start.
+        let mut f = start;
+        while f < end {
+            let next = f + (nr - self.zones[zid].phys(f) % nr);
+            if self.fr.has(f, pg::RESERVED) {
+                f = next;
+                continue;
+            }
+            let b = self.pageblock_of(zid, f);
+            let mt = self.pageblock_mt[b] as usize;
+            if reserve > 0 && mt == MIGRATE_RESERVE {
+                reserve -= 1;
+            } else if reserve > 0 && mt == Mt::Movable as usize {
+                self.pageblock_mt[b] = MIGRATE_RESERVE as u8;
+                self.move_freepages_block(zid, f, MIGRATE_RESERVE, None);
+                reserve -= 1;
+            } else if mt == MIGRATE_RESERVE {
+                self.pageblock_mt[b] = Mt::Movable as u8;
+                self.move_freepages_block(zid, f, Mt::Movable as usize, None);
+            }
+            f = next;
+        }
     }
 
     /// `__rmqueue_fallback` (2.6.24–2.6.3x): take the LARGEST block of another migrate type, in
@@ -261,7 +316,7 @@ impl Kernel {
                 self.trace(Tracepoint::MmPageAllocZoneLocked { zone: zid, block_order: o as u32, order, migratetype });
                 let mut use_mt = alt;
                 if o as u32 >= PAGEBLOCK_ORDER / 2 || pref == Mt::Reclaimable as usize {
-                    let moved = (1u64 << o) + self.move_freepages_block(zid, pfn, pref);
+                    let moved = (1u64 << o) + self.move_freepages_block(zid, pfn, pref, Some(pfn));
                     if moved >= 1 << (PAGEBLOCK_ORDER - 1) {
                         let b = self.pageblock_of(zid, pfn);
                         self.pageblock_mt[b] = pref as u8;
@@ -289,9 +344,9 @@ impl Kernel {
         None
     }
 
-    /// `move_freepages_block`: put every free block of `pfn`'s pageblock (other than `pfn`'s own,
-    /// already taken off its list) on migrate type `mt`'s lists. Returns the pages moved.
-    fn move_freepages_block(&mut self, zid: usize, pfn: Pfn, mt: usize) -> u64 {
+    /// `move_freepages_block`: put every free block of `pfn`'s pageblock (but `taken`, already
+    /// off its list) on migrate type `mt`'s lists. Returns the pages moved.
+    fn move_freepages_block(&mut self, zid: usize, pfn: Pfn, mt: usize, taken: Option<Pfn>) -> u64 {
         let nr = 1u32 << PAGEBLOCK_ORDER;
         let z = &self.zones[zid];
         // The pageblock's bounds are the memory map's, clipped as the kernel clips them: a block
@@ -306,7 +361,7 @@ impl Kernel {
         let mut moved = 0;
         let mut p = start;
         while p < end {
-            if p == pfn || !self.fr.has(p, pg::BUDDY) {
+            if Some(p) == taken || !self.fr.has(p, pg::BUDDY) {
                 p += 1;
                 continue;
             }
@@ -675,7 +730,9 @@ impl Kernel {
             // free_hot_cold_page: the page goes on the list of its pageblock's type, and
             // remembers that type (`set_page_private`) for the drain.
             let mt = self.pageblock_mt[self.pageblock_of(zid, pfn)];
-            let li = self.pcp_list(mt as usize);
+            // Reserve pages wait on the movable list (recorded as reserve, they drain back there).
+            let list_mt = if mt as usize == MIGRATE_RESERVE { Mt::Movable as usize } else { mt as usize };
+            let li = self.pcp_list(list_mt);
             if self.profile.pcp_drain_recorded_mt {
                 self.fr.aux[i] = mt << 4;
             }

@@ -327,6 +327,10 @@ pub struct Profile {
     /// An allocation that fails after direct reclaim made progress drains every CPU's pcp
     /// lists and retries once (2.6.36 and 6.8 `__alloc_pages_direct_reclaim`).
     pub drain_pcp_after_reclaim: bool,
+    /// MIGRATE_RESERVE pageblocks (`setup_zone_migrate_reserve`, 2.6.36 capped at two a zone),
+    /// taken from only when every other free list is empty (`__rmqueue`); 6.8 has none (4.4
+    /// replaced them with MIGRATE_HIGHATOMIC).
+    pub migrate_reserve: bool,
     /// Page-cache pages allocated for reads are cold (`page_cache_alloc_cold`, __GFP_COLD, in
     /// `__do_page_cache_readahead` and `page_cache_read`; 2.5–4.14): `buffered_rmqueue` takes
     /// them from the pcp list tail while writes and faults take the head, so one refill batch
@@ -421,6 +425,7 @@ const MODERN: Profile = Profile {
     buddy_zone_relative: false,
     pcp_drain_recorded_mt: true,
     drain_pcp_after_reclaim: true,
+    migrate_reserve: false,
     page_cache_read_cold: false,
     blk_mq: true,
     memmap_struct_page: 0,
@@ -476,6 +481,7 @@ const LINUX_2_6_26: Profile = Profile {
     buddy_zone_relative: false,
     pcp_drain_recorded_mt: false,
     drain_pcp_after_reclaim: false,
+    migrate_reserve: false,
     page_cache_read_cold: false,
     blk_mq: false,
     memmap_struct_page: 0,
@@ -538,6 +544,7 @@ const LINUX_2636: Profile = Profile {
     buddy_zone_relative: false,
     pcp_drain_recorded_mt: true,
     drain_pcp_after_reclaim: true,
+    migrate_reserve: true,
     page_cache_read_cold: true,
     blk_mq: false,
     memmap_struct_page: 56,
@@ -617,6 +624,7 @@ const LINUX_249: Profile = Profile {
     buddy_zone_relative: true,
     pcp_drain_recorded_mt: false,
     drain_pcp_after_reclaim: false,
+    migrate_reserve: false,
     page_cache_read_cold: false,
     blk_mq: false,
     memmap_struct_page: 0,
@@ -907,6 +915,7 @@ pub const KNOBS: &[Knob] = &[
     rc("buddy_zone_relative", Kind::Bool, Readers::All),
     rc("pcp_drain_recorded_mt", Kind::Bool, Readers::All),
     rc("drain_pcp_after_reclaim", Kind::Bool, Readers::All),
+    rc("migrate_reserve", Kind::Bool, Readers::All),
     rc("page_cache_read_cold", Kind::Bool, Readers::All),
     // kernel.rs build_zones (bootmem.rs).
     rc("memmap_struct_page", Kind::Int(INT), Readers::All),
@@ -1132,6 +1141,7 @@ impl Profile {
             "buddy_zone_relative" => &mut self.buddy_zone_relative,
             "pcp_drain_recorded_mt" => &mut self.pcp_drain_recorded_mt,
             "drain_pcp_after_reclaim" => &mut self.drain_pcp_after_reclaim,
+            "migrate_reserve" => &mut self.migrate_reserve,
             "page_cache_read_cold" => &mut self.page_cache_read_cold,
             "blk_mq" => &mut self.blk_mq,
             "memmap_goal_high" => &mut self.memmap_goal_high,

@@ -13,6 +13,7 @@ mod ftrace;
 mod irq;
 mod layering;
 mod memcg;
+mod migrate_reserve;
 mod mlock_chunks;
 mod oom;
 mod open_cost;
