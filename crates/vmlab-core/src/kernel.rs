@@ -110,13 +110,15 @@ pub struct Kernel {
     pub fr: Frames,
     pub zones: Vec<Zone>,
     pub nodes: Vec<Node>,
-    /// Zone id of every pageblock (zones are pageblock-aligned here): O(1) `zone_of`.
+    /// Zone id of every 512-frame group of the packed frames (not the memory map's pageblocks,
+    /// `pageblock_mt`'s): O(1) `zone_of`.
     pub pageblock_zone: Vec<u8>,
     /// Zonelists: [node][highest zone type] → zone ids in fallback order.
     pub zonelists: Vec<Vec<Vec<usize>>>,
     /// The reclaim engine's own state (lists it keeps beyond the zones' and nodes', cursors,
     /// per-zone and per-node locals).
     pub reclaim: crate::vmscan::EngineState,
+    /// Each pageblock's migrate type, by the memory map's pfn (`Kernel::pageblock_of`).
     pub pageblock_mt: Vec<u8>,
     pub ev: VmEvents,
     pub prof: KernelProfile,
@@ -404,7 +406,7 @@ impl Kernel {
                 let lim = memmap.iter().map(|&(a, _)| a).filter(|&a| a > p).min().unwrap_or(e).min(e);
                 let mut o = (MAX_ORDER - 1) as u32;
                 let idx = self.buddy_idx(zid, p);
-                while o > 0 && (idx % (1 << o) != 0 || p + (1 << o) > lim) {
+                while o > 0 && (!idx.is_multiple_of(1 << o) || p + (1 << o) > lim) {
                     o -= 1;
                 }
                 self.free_one_page(zid, p, o);
@@ -483,7 +485,7 @@ impl Kernel {
         self.prof.add(f, ns);
     }
 
-    /// Zone of a pfn: zones are contiguous pfn ranges in id order.
+    /// Zone of a frame: zones are contiguous frame ranges in id order.
     #[inline]
     pub fn zone_of(&self, pfn: Pfn) -> usize {
         let z = self.pageblock_zone[(pfn >> PAGEBLOCK_ORDER) as usize] as usize;
