@@ -46,12 +46,14 @@ struct Census {
     window: u64,
 }
 
-fn page_free(k: &Kernel, zs: u32, pfn: u32) -> bool {
+fn page_free(k: &Kernel, z: &vmlab_core::mmzone::Zone, pfn: u32) -> bool {
     if k.fr.has(pfn, pg::PCP) {
         return true;
     }
     for o in 0..MAX_ORDER as u32 {
-        let head = zs + ((pfn - zs) & !((1u32 << o) - 1));
+        let Some(head) = pfn.checked_sub(z.phys(pfn) & ((1u32 << o) - 1)).filter(|&h| h >= z.start_pfn) else {
+            break;
+        };
         if k.fr.has(head, pg::BUDDY) && (k.fr.aux[head as usize] & 0xf) as u32 >= o {
             return true;
         }
@@ -107,13 +109,15 @@ impl Tracer for Census {
                     self.hot_kind[kind] += 1;
                 }
                 if kswapd && order == 0 {
+                    // Buddies and blocks on the memory map's pfns, as the allocator pairs them.
                     let zs = z.start_pfn;
-                    let rel = pfn - zs;
-                    let buddy = zs + (rel ^ 1);
-                    self.k_buddy_free += (buddy < z.end_pfn && page_free(k, zs, buddy)) as u64;
-                    let b0 = zs + (rel & !7);
+                    let phys = z.phys(pfn);
+                    let buddy = pfn + 1 - 2 * (phys & 1);
+                    self.k_buddy_free += (z.spans(buddy) && page_free(k, z, buddy)) as u64;
+                    let b0 = pfn - (phys & 7);
                     self.k_block_free +=
-                        (b0 + 8 <= z.end_pfn && (b0..b0 + 8).all(|p| p == pfn || page_free(k, zs, p))) as u64;
+                        (b0 >= zs && b0 + 8 <= z.end_pfn && (b0..b0 + 8).all(|p| p == pfn || page_free(k, z, p)))
+                            as u64;
                     self.k_adjacent += (pfn == self.k_last + 1 || pfn + 1 == self.k_last) as u64;
                     self.k_last = pfn;
                 }
@@ -222,12 +226,12 @@ fn main() {
         line += &format!(" {} |", by_type.join("/"));
         let mov: Vec<String> = (0..MAX_ORDER).map(|o| z.free_area[o][1].len.to_string()).collect();
         line += &format!(" movable nr o0..o10 {} |", mov.join(","));
-        let mut blocks = [0u64; 3];
+        let mut blocks = [0u64; 4];
         let pb = 1u32 << PAGEBLOCK_ORDER;
-        for b in (z.start_pfn / pb)..z.end_pfn.div_ceil(pb) {
-            blocks[(sim.k.pageblock_mt[b as usize] as usize).min(2)] += 1;
+        for b in (z.phys_start_pfn / pb)..z.phys(z.end_pfn).div_ceil(pb) {
+            blocks[(sim.k.pageblock_mt[b as usize] as usize).min(3)] += 1;
         }
-        line += &format!(" {}/{}/{}", blocks[0], blocks[1], blocks[2]);
+        line += &format!(" {}/{}/{}/{}", blocks[0], blocks[1], blocks[2], blocks[3]);
         println!("{line}");
         prev = c;
     }));

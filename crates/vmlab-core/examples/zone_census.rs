@@ -97,7 +97,7 @@ fn slab_by_zone(k: &Kernel) -> (Vec<[[u64; 3]; 3]>, Vec<[u64; 2]>) {
         };
         let z = k.zone_of(p as u32);
         for q in p..p + n {
-            pages[z][cache][(k.pageblock_mt[q >> vmlab_core::mmzone::PAGEBLOCK_ORDER] as usize).min(2)] += 1;
+            pages[z][cache][(k.pageblock_mt[k.pageblock_of(z, q as u32)] as usize).min(2)] += 1;
         }
         p += n;
     }
@@ -128,7 +128,7 @@ fn main() {
     let (mut sum, mut n) = (0.0f64, 0u32);
     let mut prev = AllocMix::default();
     println!(
-        "t_h memfree_pct memfree_window_mean_pct | per zone: file/anon/mlocked/slab+tables/free/other % free o0 o1 o2 o3+pages o3+% blocks free% freeable% pinned1% pinned2-7% pinned8% only-anon/mlock/slab/pgtable/other % free_in_pinned free_pages_by_type(unmov/mov/recl: o0-2,o3+) pageblocks_by_type(unmov/mov/recl) | kswapd pgscan per zone (zone order: DMA32 Normal) pgdeact pgrefill o3runs lumpy lowprio o3wakeups o3ends_balanced/fallback o0runs high_wmark_hit_quickly | load: per disk read/written KiB, pgalloc pgfree pgmajfault pgsteal(kswapd+direct) | meminfo MiB: anon(active/inactive) file(active/inactive) unevictable mlocked slab pagetables kernel_stack mapped sock, live user tasks | allocations per zone (DMA32 Normal): movable(file) kswapd asleep/order-0/high-order run, kernel o0/o1/o2/o3+ atomic o0/o1/o2/o3+ | slab per zone: pages dentry/inode/other each (by pageblock unmov/mov/recl), dentries inodes, reclaimable pages allocated and fallbacks unmov/mov/recl(stolen) since the last line; nr_dentry nr_inodes_unused pruned dentries/inodes slabs_scanned inodesteal pswpout"
+        "t_h memfree_pct memfree_window_mean_pct | per zone: file/anon/mlocked/slab+tables/free/other % free o0 o1 o2 o3+pages o3+% blocks free% freeable% pinned1% pinned2-7% pinned8% only-anon/mlock/slab/pgtable/other % free_in_pinned free_pages_by_type(unmov/mov/recl/reserve: o0-2,o3+) pageblocks_by_type(unmov/mov/recl/reserve) | kswapd pgscan per zone (zone order: DMA32 Normal) pgdeact pgrefill o3runs lumpy lowprio o3wakeups o3ends_balanced/fallback o0runs high_wmark_hit_quickly | load: per disk read/written KiB, pgalloc pgfree pgmajfault pgsteal(kswapd+direct) | meminfo MiB: anon(active/inactive) file(active/inactive) unevictable mlocked slab pagetables kernel_stack mapped sock, live user tasks | allocations per zone (DMA32 Normal): movable(file) kswapd asleep/order-0/high-order run, kernel o0/o1/o2/o3+ atomic o0/o1/o2/o3+ | slab per zone: pages dentry/inode/other each (by pageblock unmov/mov/recl), dentries inodes, reclaimable pages allocated and fallbacks unmov/mov/recl(stolen) since the last line; nr_dentry nr_inodes_unused pruned dentries/inodes slabs_scanned inodesteal pswpout"
     );
     sim.on_sample = Some(Box::new(move |sim: &mut Sim| {
         let mi = sim.meminfo();
@@ -159,13 +159,13 @@ fn main() {
                     format!("{},{}", band(0..3), band(3..vmlab_core::mmzone::MAX_ORDER))
                 })
                 .collect();
-            let mut blocks_by_type = [0u64; 3];
+            let mut blocks_by_type = [0u64; 4];
             let pb = 1u32 << vmlab_core::mmzone::PAGEBLOCK_ORDER;
-            for b in (z.start_pfn / pb)..z.end_pfn.div_ceil(pb) {
-                blocks_by_type[(sim.k.pageblock_mt[b as usize] as usize).min(2)] += 1;
+            for b in (z.phys_start_pfn / pb)..z.phys(z.end_pfn).div_ceil(pb) {
+                blocks_by_type[(sim.k.pageblock_mt[b as usize] as usize).min(3)] += 1;
             }
             line += &format!(
-                " {} {comp} {} {} {} {} {} {:.1} {} {:.2} {:.2} {:.2} {:.2} {:.2} {:.1}/{:.1}/{:.1}/{:.1}/{:.1} {} {} {}/{}/{} |",
+                " {} {comp} {} {} {} {} {} {:.1} {} {:.2} {:.2} {:.2} {:.2} {:.2} {:.1}/{:.1}/{:.1}/{:.1}/{:.1} {} {} {}/{}/{}/{} |",
                 z.kind.name(),
                 z.free_pages,
                 z.nr_free[0],
@@ -189,6 +189,7 @@ fn main() {
                 blocks_by_type[0],
                 blocks_by_type[1],
                 blocks_by_type[2],
+                blocks_by_type[3],
             );
         }
         let zones: Vec<String> = sim

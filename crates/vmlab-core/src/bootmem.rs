@@ -7,8 +7,9 @@
 //! whole array (56 MiB on a 4-GiB machine of 56-byte pages) sits in Normal as one run of pages
 //! no one frees. Without RAM above 4 GiB it comes from the bottom of DMA32.
 //!
-//! vmlab's pfns are contiguous (no PCI hole), so "4 GiB" is the end of the DMA32 zone and "16
-//! MiB" (`MAX_DMA_ADDRESS`, the callers' goal) the end of DMA.
+//! vmlab's frames are contiguous (no frames for the PCI hole), so "4 GiB" is the end of the DMA32
+//! zone's frames and "16 MiB" (`MAX_DMA_ADDRESS`, the callers' goal) the end of DMA's; a block's
+//! 2-MiB alignment is on the memory map's pfn (`phys_start`).
 
 use crate::mmzone::ZoneType;
 
@@ -19,13 +20,14 @@ pub const VMEMMAP_BLOCK: u32 = 512;
 /// `(128 >> (20 - PAGE_SHIFT))`: how far above 4 GiB the node must end before the goal moves.
 const HIGH_SLACK: u32 = 128 * 256;
 
-/// One zone as boot sees it: kind, node, pfn range.
+/// One zone as boot sees it: kind, node, frame range, and the memory map's pfn of its first frame.
 #[derive(Clone, Copy, Debug)]
 pub struct BootZone {
     pub kind: ZoneType,
     pub node: usize,
     pub start: u32,
     pub end: u32,
+    pub phys_start: u32,
 }
 
 /// The vmemmap's pfn ranges, merged, for `struct_page` bytes per page (0: none) — one array per
@@ -64,7 +66,18 @@ pub fn vmemmap_ranges(
         }
         let goal = goal.clamp(start, end);
         let fits = |b: u32| b + VMEMMAP_BLOCK <= end && !(b..b + VMEMMAP_BLOCK).any(&taken);
-        let first = |lo: u32| lo.div_ceil(VMEMMAP_BLOCK) * VMEMMAP_BLOCK;
+        // The first frame at or after `lo` that starts a block aligned on the memory map and
+        // lying in one zone (no block spans a hole); `end` when none is left.
+        let first = |lo: u32| -> u32 {
+            for z in zones.iter().filter(|z| z.node == n && z.end > lo) {
+                let at = lo.max(z.start);
+                let a = at + (VMEMMAP_BLOCK - (at - z.start + z.phys_start) % VMEMMAP_BLOCK) % VMEMMAP_BLOCK;
+                if a + VMEMMAP_BLOCK <= z.end {
+                    return a;
+                }
+            }
+            end
+        };
         // Bottom-up from the goal; below it when the node has no room above (bootmem retries
         // without the goal).
         let mut b = first(goal);
@@ -90,7 +103,7 @@ pub fn vmemmap_ranges(
                 }
                 placed += 1;
             }
-            b += VMEMMAP_BLOCK;
+            b = first(b + VMEMMAP_BLOCK);
         }
     }
     out.sort_unstable();
@@ -107,7 +120,7 @@ mod tests {
         sizes
             .iter()
             .map(|&(kind, pages)| {
-                let z = BootZone { kind, node: 0, start: at, end: at + pages };
+                let z = BootZone { kind, node: 0, start: at, end: at + pages, phys_start: at };
                 at += pages;
                 z
             })

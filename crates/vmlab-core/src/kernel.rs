@@ -110,13 +110,15 @@ pub struct Kernel {
     pub fr: Frames,
     pub zones: Vec<Zone>,
     pub nodes: Vec<Node>,
-    /// Zone id of every pageblock (zones are pageblock-aligned here): O(1) `zone_of`.
+    /// Zone id of every 512-frame group of the packed frames (not the memory map's pageblocks,
+    /// `pageblock_mt`'s): O(1) `zone_of`.
     pub pageblock_zone: Vec<u8>,
     /// Zonelists: [node][highest zone type] → zone ids in fallback order.
     pub zonelists: Vec<Vec<Vec<usize>>>,
     /// The reclaim engine's own state (lists it keeps beyond the zones' and nodes', cursors,
     /// per-zone and per-node locals).
     pub reclaim: crate::vmscan::EngineState,
+    /// Each pageblock's migrate type, by the memory map's pfn (`Kernel::pageblock_of`).
     pub pageblock_mt: Vec<u8>,
     pub ev: VmEvents,
     pub prof: KernelProfile,
@@ -202,6 +204,16 @@ impl Kernel {
         if total > (1u64 << 28) {
             return Err(format!("machine.memory is {} GiB; vmlab supports up to 1 TiB", total >> 18));
         }
+        let mut at = 0;
+        for (z, start) in cfg.zones.iter().zip(cfg.zone_start_pfns()) {
+            if start < at {
+                return Err(format!(
+                    "machine: the {} zone starts at pfn {start}, inside the zone before it",
+                    z.kind.name()
+                ));
+            }
+            at = start + z.pages;
+        }
         let cost = CostTable::for_mhz(cfg.cpu_mhz);
         let symbols = profile.symbols;
         let mut k = Kernel {
@@ -280,7 +292,8 @@ impl Kernel {
             });
         }
         let layout = self.cfg.zones.clone();
-        for zl in &layout {
+        let phys_starts = self.cfg.zone_start_pfns();
+        for (zl, &phys_start) in layout.iter().zip(&phys_starts) {
             let id = self.zones.len();
             let start = pfn;
             let end = pfn + zl.pages as u32;
@@ -299,6 +312,7 @@ impl Kernel {
                 node: zl.node,
                 start_pfn: start,
                 end_pfn: end,
+                phys_start_pfn: phys_start as u32,
                 present: zl.pages,
                 managed: zl.pages,
                 bootmem: 0,
@@ -323,6 +337,9 @@ impl Kernel {
         for p in 0..self.fr.len() {
             self.fr.set_lru_list(p as Pfn, crate::mmzone::LRU_NONE);
         }
+        // Pageblocks are numbered on the memory map: the few of the hole are never used.
+        let phys_end = self.zones.iter().map(|z| z.phys(z.end_pfn)).max().unwrap_or(0);
+        self.pageblock_mt = vec![crate::mmzone::Mt::Movable as u8; ((phys_end >> PAGEBLOCK_ORDER) + 1) as usize];
         let nblocks = (self.fr.len() >> PAGEBLOCK_ORDER) + 1;
         self.pageblock_zone = vec![0; nblocks];
         for z in &self.zones {
@@ -361,7 +378,13 @@ impl Kernel {
         let boot: Vec<crate::bootmem::BootZone> = self
             .zones
             .iter()
-            .map(|z| crate::bootmem::BootZone { kind: z.kind, node: z.node, start: z.start_pfn, end: z.end_pfn })
+            .map(|z| crate::bootmem::BootZone {
+                kind: z.kind,
+                node: z.node,
+                start: z.start_pfn,
+                end: z.end_pfn,
+                phys_start: z.phys_start_pfn,
+            })
             .collect();
         let memmap = crate::bootmem::vmemmap_ranges(
             &boot,
@@ -385,7 +408,8 @@ impl Kernel {
                 // Largest aligned block that fits before the zone's end or the memmap.
                 let lim = memmap.iter().map(|&(a, _)| a).filter(|&a| a > p).min().unwrap_or(e).min(e);
                 let mut o = (MAX_ORDER - 1) as u32;
-                while o > 0 && ((p - s) % (1 << o) != 0 || p + (1 << o) > lim) {
+                let idx = self.buddy_idx(zid, p);
+                while o > 0 && (!idx.is_multiple_of(1 << o) || p + (1 << o) > lim) {
                     o -= 1;
                 }
                 self.free_one_page(zid, p, o);
@@ -464,7 +488,7 @@ impl Kernel {
         self.prof.add(f, ns);
     }
 
-    /// Zone of a pfn: zones are contiguous pfn ranges in id order.
+    /// Zone of a frame: zones are contiguous frame ranges in id order.
     #[inline]
     pub fn zone_of(&self, pfn: Pfn) -> usize {
         let z = self.pageblock_zone[(pfn >> PAGEBLOCK_ORDER) as usize] as usize;

@@ -12,7 +12,13 @@ pub struct ZoneLayout {
     pub kind: ZoneType,
     pub node: usize,
     pub pages: u64,
+    /// Where the memory map puts the zone (its `zone_start_pfn`); None: where the architecture
+    /// does (`MachineConfig::zone_start_pfns`).
+    pub start_pfn: Option<u64>,
 }
+
+/// MAX_ORDER_NR_PAGES: zone and node boundaries of the memory maps vmlab builds fall on it.
+const MAX_ORDER_NR_PAGES: u64 = 1 << (crate::mmzone::MAX_ORDER - 1);
 
 #[derive(Clone, Debug)]
 pub struct MachineConfig {
@@ -40,7 +46,7 @@ impl MachineConfig {
             cpu_mhz: 3000,
             reserved_bytes: 0,
             reserved_low_bytes: 0,
-            zones: zones.iter().map(|&(kind, pages)| ZoneLayout { kind, node: 0, pages }).collect(),
+            zones: zones.iter().map(|&(kind, pages)| ZoneLayout { kind, node: 0, pages, start_pfn: None }).collect(),
         }
     }
 
@@ -68,7 +74,7 @@ impl MachineConfig {
             let mut addr = base;
             let mut push = |kind, cnt: u64, rest: &mut u64, addr: &mut u64| {
                 if cnt > 0 {
-                    z.push(ZoneLayout { kind, node: n, pages: cnt });
+                    z.push(ZoneLayout { kind, node: n, pages: cnt, start_pfn: None });
                     *rest -= cnt;
                     *addr += cnt;
                 }
@@ -99,6 +105,33 @@ impl MachineConfig {
     }
     pub fn total_pages(&self) -> u64 {
         self.zones.iter().map(|z| z.pages).sum()
+    }
+
+    /// Each zone's first pfn on the machine's memory map (`zone_start_pfn`). vmlab's frames are
+    /// packed, zone after zone; the physical map has holes: on x86-64 DMA32 starts at 16 MiB
+    /// and Normal at 4 GiB (`MAX_DMA32_PFN`, the PCI hole below it), on i386 Normal at 16 MiB
+    /// and HighMem at 896 MiB; other boundaries on MAX_ORDER_NR_PAGES. The buddy allocator and
+    /// the pageblocks count on these (`page_alloc.rs`), so a zone's blocks align as the kernel's
+    /// do, while no frame exists for the hole.
+    pub fn zone_start_pfns(&self) -> Vec<u64> {
+        let floor = |kind: ZoneType| -> u64 {
+            match (self.arch.as_str(), kind) {
+                ("x86_64", ZoneType::Dma32) => 16 << 8,
+                ("x86_64", ZoneType::Normal) => 4096 << 8,
+                ("i386", ZoneType::Normal) => 16 << 8,
+                ("i386", ZoneType::HighMem) => 896 << 8,
+                _ => 0,
+            }
+        };
+        let mut at = 0u64;
+        self.zones
+            .iter()
+            .map(|z| {
+                let start = z.start_pfn.unwrap_or_else(|| at.max(floor(z.kind)).next_multiple_of(MAX_ORDER_NR_PAGES));
+                at = start + z.pages;
+                start
+            })
+            .collect()
     }
     pub fn cpus_of_node(&self, node: u32) -> Vec<u32> {
         let per = (self.cpus / self.nodes).max(1);

@@ -5,7 +5,11 @@ use serde::Serialize;
 
 pub const MAX_ORDER: usize = 11; // orders 0..=10
 pub const PAGEBLOCK_ORDER: u32 = 9;
-pub const MIGRATE_TYPES: usize = 3;
+/// Free lists per order: the three `Mt` types and MIGRATE_RESERVE.
+pub const MIGRATE_TYPES: usize = 4;
+/// MIGRATE_RESERVE (2.6.24–4.3): the pageblocks at a zone's start that `min_free_kbytes`
+/// covers, given out only when every other list is empty (`Profile::migrate_reserve`).
+pub const MIGRATE_RESERVE: usize = 3;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 pub enum ZoneType {
@@ -85,8 +89,13 @@ pub struct Zone {
     pub id: usize,
     pub kind: ZoneType,
     pub node: usize,
+    /// The zone's frames: `start_pfn..end_pfn` index the per-frame arrays, packed zone after zone.
     pub start_pfn: u32,
     pub end_pfn: u32,
+    /// The kernel's `zone_start_pfn`: where the machine's memory map puts the zone's first frame
+    /// (`MachineConfig::zone_start_pfns`). Buddies, pageblocks and lumpy reclaim's blocks align
+    /// on it (`Zone::phys`); nothing else sees the hole before it.
+    pub phys_start_pfn: u32,
     pub present: u64,
     pub managed: u64,
     /// Pages of the zone the boot memmap took (`bootmem.rs`): out of `managed`, but still in
@@ -127,6 +136,12 @@ impl Zone {
     /// `present_pages`, which reserving the memmap from bootmem does not reduce.
     pub fn wmark_pages(&self) -> u64 {
         self.managed + self.bootmem
+    }
+
+    /// The memory map's pfn of frame `pfn` of this zone.
+    #[inline(always)]
+    pub fn phys(&self, pfn: u32) -> u32 {
+        pfn - self.start_pfn + self.phys_start_pfn
     }
 
     pub fn spans(&self, pfn: u32) -> bool {

@@ -4,7 +4,7 @@
 
 use crate::kernel::{Ctx, Kernel};
 use crate::mm_types::{pg, Pfn};
-use crate::mmzone::{Mt, ZoneType, MAX_ORDER, PAGEBLOCK_ORDER};
+use crate::mmzone::{Mt, ZoneType, MAX_ORDER, MIGRATE_RESERVE, PAGEBLOCK_ORDER};
 use crate::profiles::{HighOrderCheck, WmarkRule};
 use crate::stats::kfunc::KFunc;
 use crate::stats::vmstat::Vm;
@@ -137,6 +137,11 @@ impl Kernel {
             }
             self.zones[i].lowmem_reserve = res;
         }
+        if self.profile.migrate_reserve {
+            for zid in 0..nz {
+                self.setup_zone_migrate_reserve(zid);
+            }
+        }
     }
 
     /// `__zone_watermark_ok`: may an allocation of `order` proceed from zone `zid` leaving `mark`
@@ -208,9 +213,24 @@ impl Kernel {
         (out, n)
     }
 
+    /// The pageblock of frame `pfn` of zone `zid`, numbered on the memory map
+    /// (`pfn_to_bitidx`: `pfn >> pageblock_order`).
     #[inline(always)]
-    fn pageblock_of(&self, pfn: Pfn) -> usize {
-        (pfn >> PAGEBLOCK_ORDER) as usize
+    pub fn pageblock_of(&self, zid: usize, pfn: Pfn) -> usize {
+        (self.zones[zid].phys(pfn) >> PAGEBLOCK_ORDER) as usize
+    }
+
+    /// The index buddies pair on (`page_idx`): 2.6.1x on, the memory map's pfn
+    /// (`__free_one_page`'s `page_to_pfn(page) & ((1 << MAX_ORDER) - 1)`, 6.x
+    /// `__find_buddy_pfn`); in 2.4 the page's offset in its zone (`__free_pages_ok`'s
+    /// `page - zone->zone_mem_map`), which is the same wherever the zone starts on a
+    /// MAX_ORDER-aligned pfn, as 2.4's `free_area_init_core` demands ("BUG: wrong zone
+    /// alignment, it will crash").
+    #[inline(always)]
+    pub(crate) fn buddy_idx(&self, zid: usize, pfn: Pfn) -> u32 {
+        let z = &self.zones[zid];
+        let base = if self.profile.buddy_zone_relative { 0 } else { z.phys_start_pfn };
+        pfn - z.start_pfn + base
     }
 
     /// Take a block of `order` from zone `zid`'s free lists: `__rmqueue_smallest` on the wanted
@@ -229,7 +249,57 @@ impl Kernel {
                 return Some(pfn);
             }
         }
-        self.rmqueue_fallback(zid, order, pref)
+        let got = self.rmqueue_fallback(zid, order, pref);
+        if got.is_some() || !self.profile.migrate_reserve {
+            return got;
+        }
+        // __rmqueue: the reserve rather than fail.
+        for o in order as usize..MAX_ORDER {
+            if let Some(pfn) = self.zones[zid].free_area[o][MIGRATE_RESERVE].pop_head(&mut self.fr) {
+                self.trace(Tracepoint::MmPageAllocZoneLocked {
+                    zone: zid,
+                    block_order: o as u32,
+                    order,
+                    migratetype: mt,
+                });
+                self.take_free_block(zid, pfn, order, o, MIGRATE_RESERVE);
+                return Some(pfn);
+            }
+        }
+        None
+    }
+
+    /// `setup_zone_migrate_reserve` (2.6.3x, run with the watermarks): the first pageblocks of
+    /// each zone, as many as cover its MIN watermark and at most two, become MIGRATE_RESERVE,
+    /// their free pages moved to the reserve lists; a block whose first page is reserved (the
+    /// boot memmap) is skipped. Reserve blocks beyond the count go back to movable.
+    fn setup_zone_migrate_reserve(&mut self, zid: usize) {
+        let nr = 1u32 << PAGEBLOCK_ORDER;
+        let z = &self.zones[zid];
+        let mut reserve = (z.wmark[WMARK_MIN].div_ceil(nr as u64)).min(2);
+        let (start, end) = (z.start_pfn, z.end_pfn);
+        // Block starts on the memory map's grid, the first one being the zone's own start.
+        let mut f = start;
+        while f < end {
+            let next = f + (nr - self.zones[zid].phys(f) % nr);
+            if self.fr.has(f, pg::RESERVED) {
+                f = next;
+                continue;
+            }
+            let b = self.pageblock_of(zid, f);
+            let mt = self.pageblock_mt[b] as usize;
+            if reserve > 0 && mt == MIGRATE_RESERVE {
+                reserve -= 1;
+            } else if reserve > 0 && mt == Mt::Movable as usize {
+                self.pageblock_mt[b] = MIGRATE_RESERVE as u8;
+                self.move_freepages_block(zid, f, MIGRATE_RESERVE, None);
+                reserve -= 1;
+            } else if mt == MIGRATE_RESERVE {
+                self.pageblock_mt[b] = Mt::Movable as u8;
+                self.move_freepages_block(zid, f, Mt::Movable as usize, None);
+            }
+            f = next;
+        }
     }
 
     /// `__rmqueue_fallback` (2.6.24–2.6.3x): take the LARGEST block of another migrate type, in
@@ -246,9 +316,9 @@ impl Kernel {
                 self.trace(Tracepoint::MmPageAllocZoneLocked { zone: zid, block_order: o as u32, order, migratetype });
                 let mut use_mt = alt;
                 if o as u32 >= PAGEBLOCK_ORDER / 2 || pref == Mt::Reclaimable as usize {
-                    let moved = (1u64 << o) + self.move_freepages_block(zid, pfn, pref);
+                    let moved = (1u64 << o) + self.move_freepages_block(zid, pfn, pref, Some(pfn));
                     if moved >= 1 << (PAGEBLOCK_ORDER - 1) {
-                        let b = self.pageblock_of(pfn);
+                        let b = self.pageblock_of(zid, pfn);
                         self.pageblock_mt[b] = pref as u8;
                     }
                     use_mt = pref;
@@ -262,7 +332,7 @@ impl Kernel {
                     stolen: use_mt == pref,
                 });
                 if o as u32 >= PAGEBLOCK_ORDER {
-                    let first = self.pageblock_of(pfn);
+                    let first = self.pageblock_of(zid, pfn);
                     for b in first..(first + (1usize << (o as u32 - PAGEBLOCK_ORDER))).min(self.pageblock_mt.len()) {
                         self.pageblock_mt[b] = pref as u8;
                     }
@@ -274,23 +344,24 @@ impl Kernel {
         None
     }
 
-    /// `move_freepages_block`: put every free block of `pfn`'s pageblock (other than `pfn`'s own,
-    /// already taken off its list) on migrate type `mt`'s lists. Returns the pages moved.
-    fn move_freepages_block(&mut self, zid: usize, pfn: Pfn, mt: usize) -> u64 {
+    /// `move_freepages_block`: put every free block of `pfn`'s pageblock (but `taken`, already
+    /// off its list) on migrate type `mt`'s lists. Returns the pages moved.
+    fn move_freepages_block(&mut self, zid: usize, pfn: Pfn, mt: usize, taken: Option<Pfn>) -> u64 {
         let nr = 1u32 << PAGEBLOCK_ORDER;
-        let (zs, ze) = (self.zones[zid].start_pfn, self.zones[zid].end_pfn);
-        let mut start = pfn & !(nr - 1);
-        let end = start + nr;
-        if start < zs {
-            start = pfn;
-        }
+        let z = &self.zones[zid];
+        // The pageblock's bounds are the memory map's, clipped as the kernel clips them: a block
+        // starting below the zone from `pfn` on, one ending past it not at all.
+        let off = z.phys(pfn) & (nr - 1);
+        let (zs, ze) = (z.start_pfn, z.end_pfn);
+        let start = if pfn - zs >= off { pfn - off } else { pfn };
+        let end = pfn + (nr - off);
         if end > ze {
             return 0;
         }
         let mut moved = 0;
         let mut p = start;
         while p < end {
-            if p == pfn || !self.fr.has(p, pg::BUDDY) {
+            if Some(p) == taken || !self.fr.has(p, pg::BUDDY) {
                 p += 1;
                 continue;
             }
@@ -328,23 +399,33 @@ impl Kernel {
         z.free_pages -= 1 << order;
     }
 
-    /// `__free_one_page`: return a block to the buddy lists, merging with free buddies.
+    /// `free_one_page`: return a block to the buddy lists of its pageblock's migrate type.
     pub(crate) fn free_one_page(&mut self, zid: usize, pfn: Pfn, order: u32) {
-        let mut pfn = pfn;
+        let mt = self.pageblock_mt[self.pageblock_of(zid, pfn)] as usize;
+        self.free_one_page_mt(zid, pfn, order, mt);
+    }
+
+    /// `__free_one_page`: return a block to migrate type `mt`'s buddy lists, merging with free
+    /// buddies (the merged block goes on `mt`'s lists whatever its buddies' were).
+    pub(crate) fn free_one_page_mt(&mut self, zid: usize, pfn: Pfn, order: u32, mt: usize) {
         let mut order = order as usize;
-        let mt = self.pageblock_mt[self.pageblock_of(pfn)] as usize;
         crate::vmscan::pages_freed(self, zid);
         let merge_tail = self.profile.buddy_merge_tail;
+        // Buddies pair on `buddy_idx`; the zone's frames are `lo..hi` in that index.
+        let lo = self.buddy_idx(zid, self.zones[zid].start_pfn);
         let fr = &mut self.fr;
         let z = &mut self.zones[zid];
-        let (zstart, zend) = (z.start_pfn, z.end_pfn);
+        let (zs, hi) = (z.start_pfn, lo + (z.end_pfn - z.start_pfn));
+        let frame = move |idx: u32| idx - lo + zs;
+        let mut idx = pfn - zs + lo;
         z.free_pages += 1 << order;
         while order < MAX_ORDER - 1 {
-            let rel = pfn - zstart;
-            let buddy = zstart + (rel ^ (1 << order));
-            if buddy >= zend || buddy + (1 << order) > zend {
+            let bidx = idx ^ (1 << order);
+            // page_is_buddy's zone check: a buddy outside the zone is never free in it.
+            if bidx < lo || bidx + (1 << order) > hi {
                 break;
             }
+            let buddy = frame(bidx);
             if !fr.has(buddy, pg::BUDDY) || (fr.aux[buddy as usize] & 0xf) as usize != order {
                 break;
             }
@@ -353,20 +434,22 @@ impl Kernel {
             z.free_area[order][bmt].remove(fr, buddy);
             z.nr_free[order] -= 1;
             fr.clear(buddy, pg::BUDDY);
-            pfn = pfn.min(buddy);
+            idx &= bidx;
             order += 1;
         }
+        let pfn = frame(idx);
         fr.set(pfn, pg::BUDDY);
         fr.aux[pfn as usize] = order as u8 | ((mt as u8) << 4);
         // 2.6.35+: if the buddy of the block this one would merge into is free, more frees
         // there are likely soon; queue it at the tail so allocations take other blocks first.
         let mut to_tail = false;
         if merge_tail && order < MAX_ORDER - 2 {
-            let combined = zstart + ((pfn - zstart) & !(1 << order));
-            let hb = zstart + ((combined - zstart) ^ (1 << (order + 1)));
-            to_tail = hb + (1 << (order + 1)) <= zend
-                && fr.has(hb, pg::BUDDY)
-                && (fr.aux[hb as usize] & 0xf) as usize == order + 1;
+            let combined = idx & !(1 << order);
+            let hidx = combined ^ (1 << (order + 1));
+            if hidx >= lo && hidx + (1 << (order + 1)) <= hi {
+                let hb = frame(hidx);
+                to_tail = fr.has(hb, pg::BUDDY) && (fr.aux[hb as usize] & 0xf) as usize == order + 1;
+            }
         }
         if to_tail {
             z.free_area[order][mt].push_tail(fr, pfn);
@@ -398,6 +481,10 @@ impl Kernel {
                 match self.rmqueue(zid, 0, mt) {
                     Some(p) => {
                         self.fr.set(p, pg::PCP);
+                        if self.profile.pcp_drain_recorded_mt {
+                            // rmqueue_bulk's `set_page_private(page, migratetype)`.
+                            self.fr.aux[p as usize] = (mt as u8) << 4;
+                        }
                         let l = &mut self.zones[zid].pcp[cpu].lists[li];
                         if cold {
                             l.push_head(&mut self.fr, p);
@@ -526,7 +613,7 @@ impl Kernel {
                 return Err(AllocFail::NoMemory);
             }
             let reclaimed = crate::vmscan::try_to_free_pages(self, ctx, gfp, order, classzone);
-            if let Some(p) = self.get_page_from_freelist(ctx, gfp, order, Some(WMARK_MIN), false, false) {
+            if let Some(p) = self.alloc_after_direct_reclaim(ctx, gfp, order, reclaimed) {
                 return Ok(p);
             }
             if reclaimed == 0 && ctx.throttle_until > ctx.clock() {
@@ -583,6 +670,29 @@ impl Kernel {
         }
     }
 
+    /// The allocation attempt that follows direct reclaim (`__alloc_pages_direct_reclaim`). 2.6.36
+    /// on: if it fails after reclaim made progress, the freed pages may be sitting on per-CPU
+    /// lists, unmerged and uncounted by the watermarks: drain every CPU's lists and try once
+    /// more (6.8 likewise).
+    pub(crate) fn alloc_after_direct_reclaim(
+        &mut self,
+        ctx: &mut Ctx,
+        gfp: Gfp,
+        order: u32,
+        reclaimed: u64,
+    ) -> Option<Pfn> {
+        if let Some(p) = self.get_page_from_freelist(ctx, gfp, order, Some(WMARK_MIN), false, false) {
+            return Some(p);
+        }
+        if reclaimed == 0 || !self.profile.drain_pcp_after_reclaim {
+            return None;
+        }
+        let parked: u64 = self.zones.iter().map(|z| z.pcp_pages()).sum();
+        self.charge(ctx, KFunc::FreePagesBulk, self.cost.page_free * parked);
+        self.drain_all_pages();
+        self.get_page_from_freelist(ctx, gfp, order, Some(WMARK_MIN), false, false)
+    }
+
     /// Free a block (`__free_pages`): order-0 pages go to the CPU's pcp list, drained in batches.
     pub fn free_pages(&mut self, ctx: &mut Ctx, pfn: Pfn, order: u32) {
         self.free_hot_cold(ctx, pfn, order, false);
@@ -617,8 +727,15 @@ impl Kernel {
         self.fr.extra[i] = 0;
         let cpu = ctx.cpu as usize;
         if order == 0 && cpu < self.zones[zid].pcp.len() {
-            // free_hot_cold_page: the page goes on the list of its pageblock's type.
-            let li = self.pcp_list(self.pageblock_mt[self.pageblock_of(pfn)] as usize);
+            // free_hot_cold_page: the page goes on the list of its pageblock's type, and
+            // remembers that type (`set_page_private`) for the drain.
+            let mt = self.pageblock_mt[self.pageblock_of(zid, pfn)];
+            // Reserve pages wait on the movable list (recorded as reserve, they drain back there).
+            let list_mt = if mt as usize == MIGRATE_RESERVE { Mt::Movable as usize } else { mt as usize };
+            let li = self.pcp_list(list_mt);
+            if self.profile.pcp_drain_recorded_mt {
+                self.fr.aux[i] = mt << 4;
+            }
             self.fr.flags[i] = flags | pg::PCP;
             let fr = &mut self.fr;
             let pcp = &mut self.zones[zid].pcp[cpu];
@@ -653,11 +770,24 @@ impl Kernel {
             }
             while to_free > 0 && batch_free > 0 {
                 let Some(p) = self.zones[zid].pcp[cpu].lists[li].pop_tail(&mut self.fr) else { break };
-                self.fr.clear(p, pg::PCP);
-                self.free_one_page(zid, p, 0);
+                self.pcp_page_to_buddy(zid, p);
                 to_free -= 1;
                 batch_free -= 1;
             }
+        }
+    }
+
+    /// A page leaves a pcp list for the buddy lists: 2.6.3x–6.x `free_pcppages_bulk` frees it to
+    /// the migrate type recorded when it was freed (`page_private`, 6.x
+    /// `get_pcppage_migratetype`), which its pageblock may have left since; 2.6.2x's
+    /// `free_pages_bulk` to its pageblock's type at the drain.
+    fn pcp_page_to_buddy(&mut self, zid: usize, p: Pfn) {
+        self.fr.clear(p, pg::PCP);
+        if self.profile.pcp_drain_recorded_mt {
+            let mt = (self.fr.aux[p as usize] >> 4) as usize;
+            self.free_one_page_mt(zid, p, 0, mt);
+        } else {
+            self.free_one_page(zid, p, 0);
         }
     }
 
@@ -667,8 +797,7 @@ impl Kernel {
             for cpu in 0..self.zones[zid].pcp.len() {
                 for li in 0..3 {
                     while let Some(p) = self.zones[zid].pcp[cpu].lists[li].pop_tail(&mut self.fr) {
-                        self.fr.clear(p, pg::PCP);
-                        self.free_one_page(zid, p, 0);
+                        self.pcp_page_to_buddy(zid, p);
                     }
                 }
             }
@@ -678,5 +807,44 @@ impl Kernel {
     /// Free pages of a zone as MemFree counts them (buddy + pcp).
     pub fn zone_free(&self, zid: usize) -> u64 {
         self.zones[zid].free_pages + self.zones[zid].pcp_pages()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::machine::MachineConfig;
+
+    /// A one-zone kernel whose every free page sits on CPU 1's per-CPU list: the buddy lists
+    /// are empty and the watermarks see no free memory.
+    fn parked(drain: bool) -> Kernel {
+        let cfg = MachineConfig::of_zones("x86_64", 2, &[(ZoneType::Dma, 4096)]);
+        let mut p = crate::profiles::find("linux-2.6.36").unwrap();
+        p.drain_pcp_after_reclaim = drain;
+        let mut k = Kernel::new(p, cfg, 1).unwrap();
+        let mut ctx = Ctx { cpu: 0, in_reclaim: true, ..Default::default() };
+        let mut held = Vec::new();
+        while let Ok(p) = k.alloc_pages(&mut ctx, Gfp::kernel(), 0) {
+            held.push(p);
+        }
+        k.zones[0].pcp[1].high = u64::MAX;
+        ctx.cpu = 1;
+        for p in held {
+            k.free_pages(&mut ctx, p, 0);
+        }
+        assert!(k.zones[0].free_pages < k.zones[0].min_wmark(), "{}", k.zones[0].free_pages);
+        k
+    }
+
+    #[test]
+    fn a_failed_allocation_after_reclaim_drains_the_per_cpu_lists_and_retries() {
+        let mut k = parked(true);
+        let mut ctx = Ctx { cpu: 0, ..Default::default() };
+        assert!(k.alloc_after_direct_reclaim(&mut ctx, Gfp::kernel(), 1, 0).is_none(), "no progress, no drain");
+        assert!(k.alloc_after_direct_reclaim(&mut ctx, Gfp::kernel(), 1, 32).is_some());
+        assert_eq!(k.zones[0].pcp_pages(), 0);
+        let mut k = parked(false);
+        assert!(k.alloc_after_direct_reclaim(&mut ctx, Gfp::kernel(), 1, 32).is_none());
+        assert!(k.zones[0].pcp_pages() > 0);
     }
 }

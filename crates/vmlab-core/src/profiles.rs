@@ -322,6 +322,21 @@ pub struct Profile {
     /// next order is free, so that it is handed out last and more likely to coalesce further
     /// (Corrado Zoccolo, 2.6.35; `buddy_merge_likely` in 6.x). Off: always the head.
     pub buddy_merge_tail: bool,
+    /// Buddies pair on the page's offset in its zone (2.4 `__free_pages_ok`: `page -
+    /// zone->zone_mem_map`), not on its pfn (2.6.1x on). The two differ only for a zone that
+    /// does not start on a MAX_ORDER boundary, which 2.4 did not support.
+    pub buddy_zone_relative: bool,
+    /// A pcp drain frees each page to the migrate type recorded when it was freed (2.6.36
+    /// `free_pcppages_bulk`'s `page_private(page)`, 6.8 `get_pcppage_migratetype`), not to
+    /// its pageblock's type at the drain (2.6.26 `free_pages_bulk` → `__free_one_page`).
+    pub pcp_drain_recorded_mt: bool,
+    /// An allocation that fails after direct reclaim made progress drains every CPU's pcp
+    /// lists and retries once (2.6.36 and 6.8 `__alloc_pages_direct_reclaim`).
+    pub drain_pcp_after_reclaim: bool,
+    /// MIGRATE_RESERVE pageblocks (`setup_zone_migrate_reserve`, 2.6.36 capped at two a zone),
+    /// taken from only when every other free list is empty (`__rmqueue`); 6.8 has none (4.4
+    /// replaced them with MIGRATE_HIGHATOMIC).
+    pub migrate_reserve: bool,
     /// Page-cache pages allocated for reads are cold (`page_cache_alloc_cold`, __GFP_COLD, in
     /// `__do_page_cache_readahead` and `page_cache_read`; 2.5–4.14): `buffered_rmqueue` takes
     /// them from the pcp list tail while writes and faults take the head, so one refill batch
@@ -421,6 +436,10 @@ const MODERN: Profile = Profile {
     pgfault_on_completion: true,
     irq: IrqRule::Fixed,
     buddy_merge_tail: true,
+    buddy_zone_relative: false,
+    pcp_drain_recorded_mt: true,
+    drain_pcp_after_reclaim: true,
+    migrate_reserve: false,
     page_cache_read_cold: false,
     blk_mq: true,
     memmap_struct_page: 0,
@@ -475,6 +494,10 @@ const LINUX_2_6_26: Profile = Profile {
     // Seeds 003/004 were calibrated without interrupt time.
     irq: IrqRule::None,
     buddy_merge_tail: false,
+    buddy_zone_relative: false,
+    pcp_drain_recorded_mt: false,
+    drain_pcp_after_reclaim: false,
+    migrate_reserve: false,
     page_cache_read_cold: false,
     blk_mq: false,
     memmap_struct_page: 0,
@@ -536,6 +559,10 @@ const LINUX_2636: Profile = Profile {
     // Seed 001 was calibrated without interrupt time.
     irq: IrqRule::None,
     buddy_merge_tail: true,
+    buddy_zone_relative: false,
+    pcp_drain_recorded_mt: true,
+    drain_pcp_after_reclaim: true,
+    migrate_reserve: true,
     page_cache_read_cold: true,
     blk_mq: false,
     memmap_struct_page: 56,
@@ -615,6 +642,10 @@ const LINUX_249: Profile = Profile {
     pgfault_on_completion: false,
     irq: IrqRule::LowestPriority24,
     buddy_merge_tail: false,
+    buddy_zone_relative: true,
+    pcp_drain_recorded_mt: false,
+    drain_pcp_after_reclaim: false,
+    migrate_reserve: false,
     page_cache_read_cold: false,
     blk_mq: false,
     memmap_struct_page: 0,
@@ -906,6 +937,10 @@ pub const KNOBS: &[Knob] = &[
     rc("irq", Kind::Word, Readers::All),
     // page_alloc.rs __free_one_page, filemap.rs.
     rc("buddy_merge_tail", Kind::Bool, Readers::All),
+    rc("buddy_zone_relative", Kind::Bool, Readers::All),
+    rc("pcp_drain_recorded_mt", Kind::Bool, Readers::All),
+    rc("drain_pcp_after_reclaim", Kind::Bool, Readers::All),
+    rc("migrate_reserve", Kind::Bool, Readers::All),
     rc("page_cache_read_cold", Kind::Bool, Readers::All),
     // kernel.rs build_zones (bootmem.rs).
     rc("memmap_struct_page", Kind::Int(INT), Readers::All),
@@ -1131,6 +1166,10 @@ impl Profile {
             "reclaim_frees_cold" => &mut self.reclaim_frees_cold,
             "pgfault_on_completion" => &mut self.pgfault_on_completion,
             "buddy_merge_tail" => &mut self.buddy_merge_tail,
+            "buddy_zone_relative" => &mut self.buddy_zone_relative,
+            "pcp_drain_recorded_mt" => &mut self.pcp_drain_recorded_mt,
+            "drain_pcp_after_reclaim" => &mut self.drain_pcp_after_reclaim,
+            "migrate_reserve" => &mut self.migrate_reserve,
             "page_cache_read_cold" => &mut self.page_cache_read_cold,
             "blk_mq" => &mut self.blk_mq,
             "memmap_goal_high" => &mut self.memmap_goal_high,

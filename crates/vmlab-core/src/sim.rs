@@ -181,7 +181,7 @@ impl Sim {
                             ZoneName::Normal => ZoneType::Normal,
                             ZoneName::HighMem => ZoneType::HighMem,
                         };
-                        ZoneLayout { kind, node: 0, pages: bytes / 4096 }
+                        ZoneLayout { kind, node: 0, pages: bytes / 4096, start_pfn: None }
                     })
                     .collect();
                 v.sort_by_key(|z| z.kind);

@@ -99,7 +99,7 @@ pub fn zone_composition(sim: &Sim, zid: usize) -> [f64; 6] {
     n.map(|x| x as f64 * 100.0 / total)
 }
 
-/// What the aligned order-3 blocks of a zone (8 pages at a multiple of 8) hold, the census
+/// What the aligned order-3 blocks of a zone (8 pages at a pfn multiple of 8) hold, the census
 /// behind "can reclaim make an order-3 block here": a block reclaim can empty holds only free
 /// pages and pages reclaim can free (file LRU pages; anon LRU pages only with swap); one page
 /// of anything else (anon with swap off, mlocked, slab, page tables, TCP buffers, stacks, pages
@@ -128,7 +128,8 @@ pub fn order3_block_census(sim: &Sim, zid: usize) -> BlockCensus {
     let z = &k.zones[zid];
     let swap = k.swap.is_some();
     let mut c = BlockCensus::default();
-    let first = z.start_pfn.div_ceil(8) * 8;
+    // Aligned on the memory map, as the buddy allocator aligns them.
+    let first = z.start_pfn + (8 - z.phys_start_pfn % 8) % 8;
     let mut b = first;
     while b + 8 <= z.end_pfn {
         let (mut free, mut pins, mut kinds) = (0u32, 0u32, 0u8);

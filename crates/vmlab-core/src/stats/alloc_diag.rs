@@ -94,7 +94,7 @@ impl AllocDiag {
                         continue;
                     }
                     l[0] += 1;
-                    let b = p ^ 1;
+                    let b = if z.phys(p) & 1 == 0 { p + 1 } else { p - 1 };
                     let g = if z.spans(b) { k.fr.flags[b as usize] } else { 0 };
                     let i = if g & (pg::BUDDY | pg::BUDDY_TAIL | pg::PCP) != 0 {
                         4

@@ -271,7 +271,8 @@ fn isolate_lru_pages(
         if order == 0 {
             continue;
         }
-        let base = p & !((1u32 << order) - 1);
+        // The block aligns on the memory map's pfn (`page_pfn & ~((1 << order) - 1)`).
+        let base = p - (k.zones[zid].phys(p) & ((1u32 << order) - 1));
         for cur in base..base.saturating_add(1 << order).min(total) {
             if cur == p {
                 continue;
@@ -1325,11 +1326,11 @@ mod tests {
         let mut k = kernel("linux-2.6.36");
         let z = 1;
         let p = k.rmqueue(z, 3, Mt::Unmovable).expect("a block");
-        let b = (p >> crate::mmzone::PAGEBLOCK_ORDER) as usize;
+        let b = k.pageblock_of(k.zone_of(p), p);
         assert_eq!(k.pageblock_mt[b], Mt::Unmovable as u8, "the stolen pageblock is claimed");
         // The rest of that pageblock now serves unmovable requests without another steal.
         let q = k.rmqueue(z, 3, Mt::Unmovable).expect("another block");
-        assert_eq!((q >> crate::mmzone::PAGEBLOCK_ORDER) as usize, b);
+        assert_eq!(k.pageblock_of(k.zone_of(q), q), b);
         k.free_one_page(z, p, 3);
         k.free_one_page(z, q, 3);
         k.check_frames().expect("consistent free lists");

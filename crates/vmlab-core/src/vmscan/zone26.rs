@@ -296,7 +296,8 @@ fn isolate_lru_pages(
         if order == 0 {
             continue;
         }
-        let base = p & !((1u32 << order) - 1);
+        // The block aligns on the memory map's pfn (`page_pfn & ~((1 << order) - 1)`).
+        let base = p - (k.zones[zid].phys(p) & ((1u32 << order) - 1));
         for cur in base..base.saturating_add(1 << order).min(total) {
             if cur != p && k.zones[zid].spans(cur) && isolatable(k, cur, mode) {
                 take(k, cur, out);

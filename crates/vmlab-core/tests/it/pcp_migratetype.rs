@@ -152,3 +152,36 @@ fn pcp_list_is_drained_when_a_free_brings_it_to_high() {
         assert_eq!(most, high - 1, "{profile}: the list never holds high pages");
     }
 }
+
+/// The order and migrate-type list of the free block holding `p`.
+fn free_block_of(k: &Kernel, p: u32) -> Option<(u32, u8)> {
+    let z = &k.zones[k.zone_of(p)];
+    (0..vmlab_core::mmzone::MAX_ORDER as u32).find_map(|o| {
+        let head = p.checked_sub(z.phys(p) % (1 << o)).filter(|&h| h >= z.start_pfn)?;
+        let aux = k.fr.aux[head as usize];
+        (k.fr.has(head, vmlab_core::mm_types::pg::BUDDY) && (aux & 0xf) as u32 == o).then_some((o, aux >> 4))
+    })
+}
+
+/// A page sits on a pcp list while its pageblock changes type (a steal claimed it). 2.6.36's
+/// drain frees it to the type recorded when it was freed (`page_private`); 2.6.26's to the
+/// pageblock's type at the drain.
+#[test]
+fn pcp_drain_frees_to_the_migratetype_recorded_at_free() {
+    use vmlab_core::mmzone::Mt;
+    let drained_to = |profile: &str| {
+        let mut k = kernel(profile);
+        let mut ctx = Ctx { cpu: 0, ..Default::default() };
+        let p = k.alloc_pages(&mut ctx, Gfp::highuser_movable(), 0).expect("movable page");
+        k.free_pages(&mut ctx, p, 0);
+        let zid = k.zone_of(p);
+        let b = k.pageblock_of(zid, p);
+        assert_eq!(k.pageblock_mt[b], Mt::Movable as u8);
+        k.pageblock_mt[b] = Mt::Unmovable as u8;
+        k.drain_all_pages();
+        free_block_of(&k, p).expect("p is free in a buddy block").1
+    };
+    assert!(vmlab_core::profiles::find("linux-2.6.36").unwrap().pcp_drain_recorded_mt);
+    assert_eq!(drained_to("linux-2.6.36"), Mt::Movable as u8);
+    assert_eq!(drained_to("linux-2.6.26"), Mt::Unmovable as u8);
+}

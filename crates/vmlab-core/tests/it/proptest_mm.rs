@@ -52,9 +52,9 @@ proptest! {
                     ctx.cpu = cpu;
                     let gfp = if atomic { Gfp::atomic() } else { Gfp::kernel() };
                     if let Ok(p) = k.alloc_pages(&mut ctx, gfp, order) {
-                        // A block is aligned to its order inside its zone, and nobody else holds it.
+                        // A block is aligned to its order on the memory map, and nobody else holds it.
                         let z = &k.zones[k.zone_of(p)];
-                        prop_assert_eq!((p - z.start_pfn) % (1 << order), 0);
+                        prop_assert_eq!(z.phys(p) % (1 << order), 0);
                         prop_assert!(held.iter().all(|&(q, o)| p + (1 << order) <= q || q + (1 << o) <= p));
                         for i in 0..(1u32 << order) {
                             prop_assert!(!k.fr.has(p + i, pg::BUDDY) && !k.fr.has(p + i, pg::PCP));
