@@ -236,33 +236,29 @@ impl Kernel {
     /// Take a block of `order` from zone `zid`'s free lists: `__rmqueue_smallest` on the wanted
     /// migrate type, else `__rmqueue_fallback`.
     pub(crate) fn rmqueue(&mut self, zid: usize, order: u32, mt: Mt) -> Option<Pfn> {
-        let pref = mt as usize;
-        for o in order as usize..MAX_ORDER {
-            if let Some(pfn) = self.zones[zid].free_area[o][pref].pop_head(&mut self.fr) {
-                self.trace(Tracepoint::MmPageAllocZoneLocked {
-                    zone: zid,
-                    block_order: o as u32,
-                    order,
-                    migratetype: mt,
-                });
-                self.take_free_block(zid, pfn, order, o, pref);
-                return Some(pfn);
-            }
+        if let Some(pfn) = self.rmqueue_smallest(zid, order, mt, mt as usize) {
+            return Some(pfn);
         }
-        let got = self.rmqueue_fallback(zid, order, pref);
+        let got = self.rmqueue_fallback(zid, order, mt as usize);
         if got.is_some() || !self.profile.migrate_reserve {
             return got;
         }
         // __rmqueue: the reserve rather than fail.
+        self.rmqueue_smallest(zid, order, mt, MIGRATE_RESERVE)
+    }
+
+    /// `__rmqueue_smallest`: the smallest free block of at least `order` on the `list` lists,
+    /// split down to `order` (`mt` is the request's type, for the tracepoint).
+    fn rmqueue_smallest(&mut self, zid: usize, order: u32, mt: Mt, list: usize) -> Option<Pfn> {
         for o in order as usize..MAX_ORDER {
-            if let Some(pfn) = self.zones[zid].free_area[o][MIGRATE_RESERVE].pop_head(&mut self.fr) {
+            if let Some(pfn) = self.zones[zid].free_area[o][list].pop_head(&mut self.fr) {
                 self.trace(Tracepoint::MmPageAllocZoneLocked {
                     zone: zid,
                     block_order: o as u32,
                     order,
                     migratetype: mt,
                 });
-                self.take_free_block(zid, pfn, order, o, MIGRATE_RESERVE);
+                self.take_free_block(zid, pfn, order, o, list);
                 return Some(pfn);
             }
         }
