@@ -252,8 +252,8 @@ fn nr_vmscan_immediate_reclaim_counts_dirty_file_pages_only() {
 
 /// 256 MiB written through a 64 MiB limit beside a 16 MiB heap read again and again, on a
 /// machine whose global dirty thresholds the group never reaches: only reclaim can get the
-/// file's dirty pages written.
-const DIRTY: &str = r#"
+/// file's dirty pages written (also `reclaim_throttle`'s writer).
+pub(crate) const DIRTY: &str = r#"
 profile = "linux-6.8"
 
 [machine]
@@ -294,6 +294,7 @@ name = "writer"
 cgroup = "job"
 start = "100ms"
 program = '''
+mark start
 write out len=256MiB bs=1MiB
 mark written
 '''

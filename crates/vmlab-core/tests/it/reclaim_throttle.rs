@@ -10,54 +10,8 @@ use vmlab_core::api::{self, RunOpts};
 use vmlab_core::kernel::Kernel;
 use vmlab_core::trace::{Tracepoint, Tracer};
 
-/// The writer of `memcg::limit_reclaim_gets_dirty_pages_written_by_the_flusher`, a 256 MiB
-/// file through a 64 MiB v1 group beside a 16 MiB heap, on a machine whose dirty thresholds it
-/// never reaches.
-const DIRTY: &str = r#"
-profile = "linux-6.8"
-
-[machine]
-memory = "2GiB"
-cpus = 2
-
-[[disk]]
-name = "sda"
-model = "ssd"
-
-[swap]
-size = "256MiB"
-disk = "sda"
-
-[[file]]
-name = "out"
-size = "0"
-
-[[cgroup]]
-name = "job"
-limit_in_bytes = "64MiB"
-
-[[process]]
-name = "heap"
-cgroup = "job"
-program = '''
-mmap heap anon 16MiB
-touch heap write
-repeat 40 {
-    touch heap read
-    sleep 100ms
-}
-'''
-
-[[process]]
-name = "writer"
-cgroup = "job"
-start = "100ms"
-program = '''
-mark start
-write out len=256MiB bs=1MiB
-mark written
-'''
-"#;
+// The writer of `memcg::limit_reclaim_gets_dirty_pages_written_by_the_flusher`.
+use crate::memcg::DIRTY;
 
 /// The writer's `mm_vmscan_throttled` events: (µs delayed, µs timeout).
 #[derive(Default)]
