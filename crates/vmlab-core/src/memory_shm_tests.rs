@@ -12,14 +12,13 @@ use crate::mmzone::ZoneType;
 use crate::workload::syscalls::{MapBacking, MmapArgs};
 
 /// A kernel of the first 2.4 engine (swap-out by page-table walk, which gives shm pages in the
-/// swap cache swap PTEs), chosen by its engine rather than a row's name, with swap, and a process
+/// swap cache swap PTEs), found by what the engine runs (kreclaimd, which only that engine has)
+/// rather than by a row's or an engine's name, with swap, and a process
 /// with a 4-page shm segment mapped and written.
 fn segment() -> (Kernel, Ctx, u32, u64) {
     let cfg = MachineConfig::of_zones("i386", 1, &[(ZoneType::Dma, 4096), (ZoneType::Normal, 16384)]);
-    let row = crate::profiles::all()
-        .into_iter()
-        .find(|p| p.engine == crate::profiles::Engine::Riel24)
-        .expect("a row of the 2.4.0-2.4.9 engine");
+    let row =
+        crate::profiles::all().into_iter().find(crate::vmscan::has_kreclaimd).expect("a row of the 2.4.0-2.4.9 engine");
     let mut k = Kernel::new(row, cfg, 1).expect("kernel");
     k.disks.push(crate::disk::Disk::preset("hdd").expect("preset"));
     k.swap = Some(crate::swap_state::SwapInfo::new(0, 0, 16 << 20));
