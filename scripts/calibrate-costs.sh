@@ -27,9 +27,14 @@
 #                                               costs apart from its pages — open, fstat, the
 #                                               read call's setup, close)
 #
+# and, when PAIRS names it (not by default: docs/REAL.md, "dirty-writer", dirty18),
+#
+#   write-cached  system time → perform_write  (write() of new files that fit, no fsync: a
+#                                               page's write_begin, copy into a new page and
+#                                               write_end beyond the read copy)
+#
 # and then simulates every workload (reclaim-file: limit reclaim of clean file pages; swap:
-# swap-out and swap-in; write-cached: write() of new files that fit, no fsync, the buffered
-# write path, which needs no entry of its own (docs/REAL.md, "dirty-writer"); the three above)
+# swap-out and swap-in; write-cached; the ones above)
 # with the fitted table and prints simulated ÷ real, system time and memory stall. On the
 # development host (docs/REAL.md, "seed 004's job") a file read from disk costs ~1 µs a page
 # and ~20–30 µs a file: fitting the per-page entries alone to a small-file tree would charge a
@@ -45,7 +50,7 @@
 # table and writes it where `run --host` takes it ($VMLAB_CACHE_DIR, else ~/.cache/vmlab,
 # host-costs.json); WRITE=0 only prints.
 #
-#   sudo scripts/calibrate-costs.sh            # VMLAB=target/ci/vmlab DIR=/var/tmp RUNS=2 OUT=...
+#   sudo scripts/calibrate-costs.sh            # VMLAB=target/ci/vmlab DIR=/var/tmp RUNS=2 OUT=... CHECK="workload ..."
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VMLAB=${VMLAB:-target/ci/vmlab}
@@ -56,7 +61,7 @@ WRITE=${WRITE:-1}
 LOCK=${LOCK:-/tmp/vmlab-real.lock}
 PAIRS=${PAIRS:-"fault-anon:clear_page:sys read-cached:copy_user_page:sys read-tree:read_pages:sys open-cached:path_openat:sys"}
 ENTRIES=$(for p in $PAIRS; do q=${p#*:}; printf '%s ' "${q%%:*}"; done)
-CHECK="fault-anon read-cached read-tree open-cached write-cached reclaim-file swap"
+CHECK=${CHECK:-"fault-anon read-cached read-tree open-cached write-cached reclaim-file swap"}
 mkdir -p "$OUT"
 echo "calibrate-costs: outputs in $OUT" >&2
 
@@ -73,7 +78,7 @@ done
 ITERS=${ITERS:-2}
 # The entries' values in vmlab's table (machine.rs, CostTable::for_mhz at the scenarios' 3 GHz):
 # the first step's linearisation point.
-default_ns() { case $1 in clear_page) echo 300 ;; lru_scan) echo 60 ;; copy_user_page) echo 400 ;; rmap_one) echo 90 ;; fault) echo 700 ;; read_pages) echo 1 ;; path_openat) echo 1 ;; *) echo 100 ;; esac; }
+default_ns() { case $1 in clear_page) echo 300 ;; lru_scan) echo 60 ;; copy_user_page) echo 400 ;; rmap_one) echo 90 ;; fault) echo 700 ;; read_pages) echo 1 ;; path_openat) echo 1 ;; perform_write) echo 1 ;; *) echo 100 ;; esac; }
 # Newton steps: the simulated figures are linear in the entries only while the timing they
 # change leaves the work done alone, so a further step measures the charges again around the
 # entries of the step before (ITERS=2 or more).

@@ -588,7 +588,7 @@ pub fn generic_perform_write(k: &mut Kernel, ctx: &mut Ctx, file: u32, idx: &mut
                 }
             },
         };
-        k.charge(ctx, KFunc::GenericFileWrite, k.cost.copy_user_page);
+        k.charge(ctx, KFunc::GenericFileWrite, k.cost.copy_user_page + k.cost.perform_write);
         crate::page_writeback::set_page_dirty(k, ctx, p);
         if k.profile.write_marks_accessed {
             crate::vmscan::mark_page_accessed(k, p);

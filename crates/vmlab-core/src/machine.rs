@@ -182,6 +182,14 @@ pub struct CostTable {
     /// close's `__fput`. 0 in vmlab's own table; `scripts/calibrate-costs.sh` fits it to a host
     /// from `scenarios/calibrate/open-cached.toml`.
     pub path_openat: u64,
+    /// CPU of one page of a buffered `write()` beyond `copy_user_page`: 6.8's
+    /// `generic_perform_write` takes the page with the file system's `write_begin` (ext4: its
+    /// buffer heads and the delayed-allocation reservation), copies into it with
+    /// `copy_page_from_iter_atomic` — into a page just allocated, so cold, where a read copies
+    /// out of one into a buffer the task keeps reusing — and ends with `write_end`. 0 in vmlab's
+    /// own table; `scripts/calibrate-costs.sh` fits it to a host from
+    /// `scenarios/calibrate/write-cached.toml`.
+    pub perform_write: u64,
     pub mmap: u64,
     pub mlock_page: u64,
     pub lock_handoff: u64,
@@ -215,6 +223,7 @@ impl CostTable {
             io_submit: s(2500),
             read_pages: 0,
             path_openat: 0,
+            perform_write: 0,
             mmap: s(2500),
             mlock_page: s(60),
             lock_handoff: s(800),
@@ -247,6 +256,7 @@ impl CostTable {
         "io_submit",
         "read_pages",
         "path_openat",
+        "perform_write",
         "mmap",
         "mlock_page",
         "lock_handoff",
@@ -273,6 +283,7 @@ impl CostTable {
             "io_submit" => &mut self.io_submit,
             "read_pages" => &mut self.read_pages,
             "path_openat" => &mut self.path_openat,
+            "perform_write" => &mut self.perform_write,
             "mmap" => &mut self.mmap,
             "mlock_page" => &mut self.mlock_page,
             "lock_handoff" => &mut self.lock_handoff,

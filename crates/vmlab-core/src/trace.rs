@@ -44,6 +44,28 @@ pub struct TraceAt {
     pub ns: u64,
 }
 
+/// 6.8's `struct reclaim_stat` for one `shrink_folio_list` batch, in pages: what the
+/// batch's folios were when reclaim reached them (`mm_vmscan_lru_shrink_inactive` prints it).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ReclaimStat {
+    /// Dirty or under writeback.
+    pub nr_dirty: u64,
+    /// Dirty and not yet under writeback.
+    pub nr_unqueued_dirty: u64,
+    /// Under writeback with PG_reclaim already set: marked by an earlier pass.
+    pub nr_congested: u64,
+    /// Under writeback, marked PG_reclaim and activated (case 2).
+    pub nr_writeback: u64,
+    /// kswapd met a marked folio under writeback again (case 1).
+    pub nr_immediate: u64,
+    /// Activated, [anon, file].
+    pub nr_activate: [u64; 2],
+    /// Referenced, kept on the inactive list.
+    pub nr_ref_keep: u64,
+    /// Mapped and could not be unmapped.
+    pub nr_unmap_fail: u64,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Tracepoint {
     /// `mm_page_alloc`: an allocation of `order` served from zone `zone`.
@@ -108,7 +130,8 @@ pub enum Tracepoint {
         nr_taken: u64,
         lru: usize,
     },
-    /// `mm_vmscan_lru_shrink_inactive`.
+    /// `mm_vmscan_lru_shrink_inactive`; `stat` is 6.8's `struct reclaim_stat` (all zero for
+    /// the engines before it, whose event has no such fields).
     LruShrinkInactive {
         nid: usize,
         zid: usize,
@@ -116,6 +139,7 @@ pub enum Tracepoint {
         nr_reclaimed: u64,
         priority: i32,
         file: bool,
+        stat: ReclaimStat,
     },
     /// `mm_vmscan_lru_shrink_active`.
     LruShrinkActive {

@@ -217,11 +217,19 @@ impl FtraceWriter {
                 if modern { "mm_vmscan_write_folio" } else { "mm_vmscan_writepage" },
                 format!("page={} pfn={} flags={}", Self::page_ptr(pfn), self.pfn(pfn), wb(file)),
             ),
-            Tracepoint::LruShrinkInactive { nid, zid, nr_scanned, nr_reclaimed, priority, file } => (
+            Tracepoint::LruShrinkInactive { nid, zid, nr_scanned, nr_reclaimed, priority, file, stat: s } => (
                 "mm_vmscan_lru_shrink_inactive",
                 if modern {
                     format!(
-                        "nid={nid} nr_scanned={nr_scanned} nr_reclaimed={nr_reclaimed} nr_dirty=0 nr_writeback=0 nr_congested=0 nr_immediate=0 nr_activate_anon=0 nr_activate_file=0 nr_ref_keep=0 nr_unmap_fail=0 priority={priority} flags={}",
+                        "nid={nid} nr_scanned={nr_scanned} nr_reclaimed={nr_reclaimed} nr_dirty={} nr_writeback={} nr_congested={} nr_immediate={} nr_activate_anon={} nr_activate_file={} nr_ref_keep={} nr_unmap_fail={} priority={priority} flags={}",
+                        s.nr_dirty,
+                        s.nr_writeback,
+                        s.nr_congested,
+                        s.nr_immediate,
+                        s.nr_activate[0],
+                        s.nr_activate[1],
+                        s.nr_ref_keep,
+                        s.nr_unmap_fail,
                         wb(file)
                     )
                 } else {

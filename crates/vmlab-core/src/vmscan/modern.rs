@@ -19,7 +19,7 @@ use crate::mmzone::{
 use crate::page_alloc::Gfp;
 use crate::stats::kfunc::KFunc;
 use crate::stats::vmstat::Vm;
-use crate::trace::Tracepoint;
+use crate::trace::{ReclaimStat, Tracepoint};
 
 const MAX_RECLAIM_RETRIES: u32 = 16;
 /// kswapd's nap in kswapd_try_to_sleep: HZ/10.
@@ -41,8 +41,6 @@ pub struct ScanControl {
     pub is_kswapd: bool,
     /// Pages met under writeback that reclaim had already marked (PG_reclaim): nr.immediate.
     pub nr_immediate: u64,
-    /// File pages isolated dirty and not yet queued for writeback (stat->nr_unqueued_dirty).
-    pub nr_unqueued_dirty: u64,
     /// `ctx.sleep_ns` when this reclaim began: more than that means a write this reclaimer
     /// submitted found the request queue full, and it is asleep in the block layer from then.
     pub sleep_at_entry: u64,
@@ -459,10 +457,19 @@ fn check_references(k: &mut Kernel, ctx: &mut Ctx, p: Pfn, locked_vma: &mut bool
 
 /// `shrink_folio_list` over isolated pages; frees what it can, puts the rest back.
 /// Returns (reclaimed, written).
-fn shrink_folio_list(k: &mut Kernel, ctx: &mut Ctx, v: Lv, pages: &[Pfn], sc: &mut ScanControl) -> (u64, u64) {
+fn shrink_folio_list(
+    k: &mut Kernel,
+    ctx: &mut Ctx,
+    v: Lv,
+    pages: &[Pfn],
+    sc: &mut ScanControl,
+    st: &mut ReclaimStat,
+) -> (u64, u64) {
     let mut reclaimed = 0;
     let mut written = 0;
     let mut activated = 0;
+    // The batch comes from one list, so one type.
+    let v_file = pages.first().is_some_and(|&p| !is_swapbacked(k, p));
     for &p in pages {
         k.charge(ctx, KFunc::ShrinkFolioList, k.cost.lru_scan);
         let f = k.fr.flags[p as usize];
@@ -476,8 +483,17 @@ fn shrink_folio_list(k: &mut Kernel, ctx: &mut Ctx, v: Lv, pages: &[Pfn], sc: &m
             continue;
         }
         // folio_check_dirty_writeback: only file pages; anon pages are written by reclaim.
-        if f & (pg::DIRTY | pg::WRITEBACK) == pg::DIRTY && !is_swapbacked(k, p) {
-            sc.nr_unqueued_dirty += 1;
+        let nr = k.fr.folio_nr(p);
+        if !is_swapbacked(k, p) {
+            if f & (pg::DIRTY | pg::WRITEBACK) != 0 {
+                st.nr_dirty += nr;
+            }
+            if f & (pg::DIRTY | pg::WRITEBACK) == pg::DIRTY {
+                st.nr_unqueued_dirty += nr;
+            }
+            if f & (pg::WRITEBACK | pg::RECLAIM) == pg::WRITEBACK | pg::RECLAIM {
+                st.nr_congested += nr;
+            }
         }
         if f & pg::WRITEBACK != 0 {
             // Seen again under writeback: only the scan's own count (stat->nr_immediate, which
@@ -495,6 +511,11 @@ fn shrink_folio_list(k: &mut Kernel, ctx: &mut Ctx, v: Lv, pages: &[Pfn], sc: &m
             // write moves it to the inactive tail (folio_rotate_reclaimable).
             if f & pg::RECLAIM != 0 {
                 sc.nr_immediate += 1;
+            }
+            if sc.is_kswapd && f & pg::RECLAIM != 0 {
+                st.nr_immediate += nr;
+            } else {
+                st.nr_writeback += nr;
             }
             k.fr.set(p, pg::RECLAIM | pg::ACTIVE);
             activated += k.fr.folio_nr(p);
@@ -520,6 +541,7 @@ fn shrink_folio_list(k: &mut Kernel, ctx: &mut Ctx, v: Lv, pages: &[Pfn], sc: &m
                 continue;
             }
             Ref::Keep => {
+                st.nr_ref_keep += nr;
                 putback(k, p);
                 continue;
             }
@@ -541,6 +563,7 @@ fn shrink_folio_list(k: &mut Kernel, ctx: &mut Ctx, v: Lv, pages: &[Pfn], sc: &m
             continue;
         }
         if k.fr.mapcount[p as usize] > 0 && (!sc.may_unmap || !k.try_to_unmap(ctx, p)) {
+            st.nr_unmap_fail += nr;
             k.fr.set(p, pg::ACTIVE);
             activated += k.fr.folio_nr(p);
             putback(k, p);
@@ -580,6 +603,7 @@ fn shrink_folio_list(k: &mut Kernel, ctx: &mut Ctx, v: Lv, pages: &[Pfn], sc: &m
     }
     k.ev.add(Vm::Pgactivate, activated);
     memcontrol::count_event(k, v.g, Vm::Pgactivate, activated);
+    st.nr_activate[usize::from(v_file)] += activated;
     (reclaimed, written)
 }
 
@@ -597,9 +621,9 @@ fn shrink_inactive_list(k: &mut Kernel, ctx: &mut Ctx, v: Lv, l: usize, nr: u64,
     }
     memcontrol::count_event(k, v.g, scan_item, n);
     k.ev.add(if file { Vm::PgscanFile } else { Vm::PgscanAnon }, n);
-    let unqueued_before = sc.nr_unqueued_dirty;
-    let (reclaimed, written) = shrink_folio_list(k, ctx, v, &buf, sc);
-    if n > 0 && sc.nr_unqueued_dirty - unqueued_before == n {
+    let mut stat = ReclaimStat::default();
+    let (reclaimed, written) = shrink_folio_list(k, ctx, v, &buf, sc, &mut stat);
+    if n > 0 && stat.nr_unqueued_dirty == n {
         // Every page taken was dirty and not queued: the flushers are behind. Wake them to write
         // everything; a cgroup v1 limit reclaim has no dirty limit of its own
         // (!writeback_throttling_sane) and waits here for writeback instead.
@@ -622,6 +646,7 @@ fn shrink_inactive_list(k: &mut Kernel, ctx: &mut Ctx, v: Lv, l: usize, nr: u64,
         nr_reclaimed: reclaimed,
         priority: sc.priority,
         file,
+        stat,
     };
     k.trace_ctx(ctx, ev);
     k.isolate_buf = buf;

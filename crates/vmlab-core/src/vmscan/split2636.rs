@@ -518,7 +518,15 @@ fn shrink_inactive_list(
     let nid = k.zones[zid].node;
     k.trace_ctx(
         ctx,
-        Tracepoint::LruShrinkInactive { nid, zid, nr_scanned: scanned, nr_reclaimed: reclaimed, priority, file },
+        Tracepoint::LruShrinkInactive {
+            nid,
+            zid,
+            nr_scanned: scanned,
+            nr_reclaimed: reclaimed,
+            priority,
+            file,
+            stat: Default::default(),
+        },
     );
     {
         let d = &mut k.reclaim.split_mut().kswapd[node];

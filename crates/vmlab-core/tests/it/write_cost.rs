@@ -1,0 +1,51 @@
+//! `perform_write`: a buffered write's page beyond the read copy (`write_begin`, the copy into
+//! a new page, `write_end`) is charged once per page written, and not at all at 0 (vmlab's own
+//! table), so a calibration that fits it moves only the writes.
+
+use vmlab_core::sim::{resolve_profile, Sim};
+use vmlab_core::stats::kfunc::KFunc;
+use vmlab_core::workload::load_scenario_str;
+
+const WRITER: &str = r#"name = "write-cost"
+seed = 1
+[machine]
+memory = "256MiB"
+cpus = 1
+[[disk]]
+name = "sda"
+model = "ssd"
+[[file]]
+name = "out"
+size = "0"
+[[process]]
+name = "writer"
+program = '''
+write out len=LEN bs=1MiB
+'''
+"#;
+
+fn run(len: &str, sets: &[&str]) -> Sim {
+    let text = WRITER.replace("LEN", len);
+    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+    let sc = load_scenario_str("write-cost.toml", &text, &sets).expect("loads");
+    let mut sim = Sim::new(&sc, resolve_profile(&sc, Some("linux-6.8")).expect("profile")).expect("builds");
+    sim.run().expect("runs");
+    sim
+}
+
+#[test]
+fn perform_write_is_charged_once_per_page_written() {
+    for mib in [4u64, 16] {
+        let base = run(&format!("{mib}MiB"), &[]);
+        let dear = run(&format!("{mib}MiB"), &["machine.cost.perform_write=2us"]);
+        assert_eq!(base.k.cost.perform_write, 0, "vmlab's own table charges nothing extra");
+        let each = dear.k.cost.perform_write;
+        assert!(each > 0);
+        let pages = mib * 256;
+        assert_eq!(
+            dear.k.prof.get(KFunc::GenericFileWrite) - base.k.prof.get(KFunc::GenericFileWrite),
+            pages * each,
+            "{mib} MiB: one charge per page written"
+        );
+    }
+}
