@@ -349,6 +349,10 @@ pub fn scenario(
     if kernel_can && folios::large_folios(&root, &dopts.dir) == Some(true) {
         let disks = if names.is_empty() { vec!["sda".to_string()] } else { names.clone() };
         before.extend(disks.iter().map(|n| format!("disk.{n}.large_folios=true")));
+        // How the host's readahead ramps folio orders matters only where it reads folios.
+        if folios::ra_order_in_state(&root) == Some(true) {
+            before.push("reclaim.ra_order_in_state=true".to_string());
+        }
     }
     let after = facts.sets();
     let mut sc = load_scenario(path, &[&before[..], sets, &after[..]].concat()).map_err(Ok)?;

@@ -342,6 +342,13 @@ pub struct Profile {
     /// them from the pcp list tail while writes and faults take the head, so one refill batch
     /// is split between the two. Off in rows calibrated before this was modelled.
     pub page_cache_read_cold: bool,
+    /// `read()` readahead keeps its folio order in `file_ra_state` (Ryan Roberts, "mm/readahead:
+    /// Store folio order in struct file_ra_state", linux-mm, Jun 2025; after 6.16): a
+    /// synchronous miss reads its window in single pages (`ra->order = 0`) and each
+    /// asynchronous window asks for the previous window's order plus two. Off (6.8): both ask
+    /// for the triggering folio's order plus two, so a miss starts at order 2. Only matters
+    /// where a disk has `large_folios`; no row has it (`run --host` sets it for such a host).
+    pub ra_order_in_state: bool,
     /// blk-mq's request path (3.13+, the only one from 5.0): a task's plug gathers a readahead
     /// or writeback batch into requests up to `max_sectors_kb`/`max_segments`, requests wait in
     /// the I/O scheduler for a driver tag beyond the device's queue depth and merge there with
@@ -441,6 +448,7 @@ const MODERN: Profile = Profile {
     drain_pcp_after_reclaim: true,
     migrate_reserve: false,
     page_cache_read_cold: false,
+    ra_order_in_state: false,
     blk_mq: true,
     memmap_struct_page: 0,
     memmap_goal_high: false,
@@ -499,6 +507,7 @@ const LINUX_2_6_26: Profile = Profile {
     drain_pcp_after_reclaim: false,
     migrate_reserve: false,
     page_cache_read_cold: false,
+    ra_order_in_state: false,
     blk_mq: false,
     memmap_struct_page: 0,
     memmap_goal_high: false,
@@ -564,6 +573,7 @@ const LINUX_2636: Profile = Profile {
     drain_pcp_after_reclaim: true,
     migrate_reserve: true,
     page_cache_read_cold: true,
+    ra_order_in_state: false,
     blk_mq: false,
     memmap_struct_page: 56,
     memmap_goal_high: true,
@@ -647,6 +657,7 @@ const LINUX_249: Profile = Profile {
     drain_pcp_after_reclaim: false,
     migrate_reserve: false,
     page_cache_read_cold: false,
+    ra_order_in_state: false,
     blk_mq: false,
     memmap_struct_page: 0,
     memmap_goal_high: false,
@@ -942,6 +953,8 @@ pub const KNOBS: &[Knob] = &[
     rc("drain_pcp_after_reclaim", Kind::Bool, Readers::All),
     rc("migrate_reserve", Kind::Bool, Readers::All),
     rc("page_cache_read_cold", Kind::Bool, Readers::All),
+    // readahead.rs page_cache_ra_order.
+    rc("ra_order_in_state", Kind::Bool, Readers::All),
     // kernel.rs build_zones (bootmem.rs).
     rc("memmap_struct_page", Kind::Int(INT), Readers::All),
     rc("memmap_goal_high", Kind::Bool, Readers::All),
@@ -1171,6 +1184,7 @@ impl Profile {
             "drain_pcp_after_reclaim" => &mut self.drain_pcp_after_reclaim,
             "migrate_reserve" => &mut self.migrate_reserve,
             "page_cache_read_cold" => &mut self.page_cache_read_cold,
+            "ra_order_in_state" => &mut self.ra_order_in_state,
             "blk_mq" => &mut self.blk_mq,
             "memmap_goal_high" => &mut self.memmap_goal_high,
             "dcache_lazy_lru" => &mut self.dcache_lazy_lru,

@@ -54,11 +54,13 @@ pub struct FileRaState {
     /// `prev_pos >> PAGE_SHIFT`: the last page read (u64::MAX before any, as prev_pos = -1).
     pub prev_index: u64,
     pub mmap_miss: i32,
+    /// `ra->order` (profile `ra_order_in_state`): the folio order the last window asked for.
+    pub order: u32,
 }
 
 impl Default for FileRaState {
     fn default() -> Self {
-        FileRaState { start: 0, size: 0, async_size: 0, prev_index: u64::MAX, mmap_miss: 0 }
+        FileRaState { start: 0, size: 0, async_size: 0, prev_index: u64::MAX, mmap_miss: 0, order: 0 }
     }
 }
 
@@ -110,7 +112,11 @@ impl Kernel {
     /// allocation, what is left of the window is read in single pages (`do_page_cache_ra`).
     fn page_cache_ra_order(&mut self, ctx: &mut Ctx, file: u32, order: u32) -> Result<Option<u64>, AllocFail> {
         let ra = self.files[file as usize].ra;
+        let in_state = self.profile.ra_order_in_state;
         if !self.file_large_folios(file) || ra.size < 4 {
+            if in_state {
+                self.files[file as usize].ra.order = 0;
+            }
             return self.ra_submit(ctx, file);
         }
         let npages = self.files[file as usize].npages();
@@ -118,7 +124,14 @@ impl Kernel {
             return Ok(None);
         }
         let limit = (npages - 1).min(ra.start + ra.size - 1);
-        let new_order = ra_new_order(order, ra.size);
+        let new_order = if in_state {
+            // The caller set the order; only the caps apply, and what is asked is remembered.
+            let o = ra.order.min(MAX_PAGECACHE_ORDER).min(ra.size.ilog2());
+            self.files[file as usize].ra.order = o;
+            o
+        } else {
+            ra_new_order(order, ra.size)
+        };
         let mark = ra.start + ra.size - ra.async_size;
         let mut index = ra.start;
         let mut folios: Vec<(u64, u32)> = Vec::new();
@@ -195,7 +208,7 @@ impl Kernel {
         // 6.8 rounds the marker's index up to the triggering folio's size, as ra_alloc_folio
         // placed it.
         let expected = (ra.start + ra.size - ra.async_size).next_multiple_of(1 << folio_order.unwrap_or(0));
-        let next = if idx != 0 && (idx == expected || idx == ra.start + ra.size) {
+        let mut next = if idx != 0 && (idx == expected || idx == ra.start + ra.size) {
             let size = get_next_ra_size(ra.size, max);
             FileRaState { start: ra.start + ra.size, size, async_size: size, ..ra }
         } else if hit_marker {
@@ -214,6 +227,11 @@ impl Kernel {
         } else {
             return self.page_cache_ra(ctx, file, idx, req.max(1), None);
         };
+        if self.profile.ra_order_in_state {
+            // page_cache_sync_ra starts from single pages; page_cache_async_ra ramps what the
+            // last window asked for, whatever the marked folio's own order.
+            next.order = if hit_marker { ra.order + 2 } else { 0 };
+        }
         self.files[file as usize].ra = next;
         match folio_order {
             Some(o) => self.page_cache_ra_order(ctx, file, o),

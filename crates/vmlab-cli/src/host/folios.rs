@@ -36,6 +36,19 @@ fn sets_large_folios(rel: (u32, u32), fstype: &str, opts: &str) -> bool {
     }
 }
 
+/// Whether the host's readahead keeps its folio order in `file_ra_state` (profile
+/// `ra_order_in_state`): Ryan Roberts' "mm/readahead: Store folio order in struct
+/// file_ra_state" (Jun 2025), in releases from 6.17.
+fn keeps_ra_order(rel: (u32, u32)) -> bool {
+    rel >= (6, 17)
+}
+
+/// The answer for the host's kernel, None when its release cannot be read.
+pub fn ra_order_in_state(root: &Path) -> Option<bool> {
+    let rel = release(&std::fs::read_to_string(root.join("proc/sys/kernel/osrelease")).ok()?)?;
+    Some(keeps_ra_order(rel))
+}
+
 /// The answer for the file system holding `dir`, None when the files are not there to say.
 pub fn large_folios(root: &Path, dir: &Path) -> Option<bool> {
     let rel = release(&std::fs::read_to_string(root.join("proc/sys/kernel/osrelease")).ok()?)?;
@@ -69,5 +82,6 @@ mod tests {
         assert!(!sets_large_folios((6, 18), t, o), "data=journal turns them off");
         assert!(sets_large_folios((5, 18), "xfs", "rw") && !sets_large_folios((5, 17), "xfs", "rw"));
         assert!(!sets_large_folios((6, 18), "tmpfs", "rw"));
+        assert!(keeps_ra_order((6, 18)) && !keeps_ra_order((6, 16)) && !keeps_ra_order((6, 8)));
     }
 }

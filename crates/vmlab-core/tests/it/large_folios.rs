@@ -141,3 +141,39 @@ program = "read f"
     assert!(d.contains("large_folios") && d.contains("linux-2.6.36"), "{d}");
     assert!(d.contains("old.toml:8:"), "positioned at the disk's name: {d}");
 }
+
+/// The folio order of each page of the scenario's first file, in index order.
+fn orders_by_index(k: &Kernel) -> Vec<u32> {
+    k.files[0].pages.iter().map(|&p| if p == NIL { u32::MAX } else { k.fr.folio_order(k.fr.folio_head(p)) }).collect()
+}
+
+#[test]
+fn a_miss_reads_single_pages_when_readahead_keeps_its_order() {
+    // One pass over a file that fits, with the host's 8 MiB readahead: the first window (512
+    // pages for 1 MiB reads) follows a miss, the rest are asynchronous windows.
+    let sets = ["disk.sda.large_folios=true", "file.set.size=32MiB", "vars.passes=1", "vm.read_ahead_kb=8192"];
+    let orders = |extra: &[&str]| {
+        let mut s = sets.to_vec();
+        s.extend_from_slice(extra);
+        let s: Vec<String> = s.iter().map(|x| x.to_string()).collect();
+        let sc = vmlab_core::workload::load_scenario_str("ra.toml", SET, &s).expect("loads");
+        let (r, sim) = api::run(&sc, RunOpts::default()).expect("runs");
+        sim.k.check_frames().expect("frames consistent");
+        (r, orders_by_index(&sim.k))
+    };
+    let (r68, o68) = orders(&[]);
+    let (rkept, okept) = orders(&["reclaim.ra_order_in_state=true"]);
+    let first = |o: &[u32], n: usize| o[..n].iter().copied().max().unwrap();
+    // 6.8: the miss asks for order 0 + 2.
+    assert!(o68[..512].iter().all(|&o| o == 2), "6.8 reads the first window in order-2 folios");
+    // Order kept in file_ra_state: the miss reads single pages, the next window order 2, and the
+    // ramp still reaches PMD order.
+    assert_eq!(first(&okept, 512), 0, "the first window is single pages");
+    assert_eq!(okept[512], 2, "the first asynchronous window asks for order 2");
+    assert_eq!(okept.iter().copied().max(), Some(9), "the ramp still reaches PMD order");
+    assert!(okept.iter().all(|&o| o != u32::MAX) && o68.iter().all(|&o| o != u32::MAX), "the file is cached");
+    // The same pages are read either way.
+    assert_eq!(r68.counter("pgpgin"), rkept.counter("pgpgin"));
+    let singles = okept.iter().filter(|&&o| o == 0).count();
+    assert_eq!(singles, 512, "only the window after the miss is in single pages");
+}
