@@ -209,7 +209,7 @@ fn must_show_failures(rep: &vmlab_core::stats::report::ReproduceReport) -> Vec<S
 /// several minutes in a release build.
 /// `cargo test --release -p vmlab-core --test it -- --ignored seed_shm_big_iron::`
 #[test]
-#[ignore = "does not reproduce: with the default vars aa1 converts GiBs of the context store at scan speed with hardly any walk (sy low); with the opt-in history of the scenario all but the two cp conditions hold, the cp being swap-bound in every row (docs/notes/era-2.4.23aa.md)"]
+#[ignore = "does not reproduce: all but the middle row's cp condition hold; that copy waits only for the context store's one-time write-out, then reads at disk speed, because nothing brings shm to the inactive tail while it runs (docs/notes/era-2.4.23aa.md)"]
 fn reproduce_full_scale() {
     let opts = ReproduceOpts::default();
     let (rep, text) = shm_big_iron::run(&opts).expect("reproduce runs");
