@@ -349,6 +349,9 @@ pub fn scenario(
     if kernel_can && folios::large_folios(&root, &dopts.dir) == Some(true) {
         let disks = if names.is_empty() { vec!["sda".to_string()] } else { names.clone() };
         before.extend(disks.iter().map(|n| format!("disk.{n}.large_folios=true")));
+        if folios::sync_ra_order0(&root) == Some(true) {
+            before.push("reclaim.ra_sync_order_ramp=false".to_string());
+        }
     }
     let after = facts.sets();
     let mut sc = load_scenario(path, &[&before[..], sets, &after[..]].concat()).map_err(Ok)?;

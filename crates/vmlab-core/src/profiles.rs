@@ -342,6 +342,14 @@ pub struct Profile {
     /// them from the pcp list tail while writes and faults take the head, so one refill batch
     /// is split between the two. Off in rows calibrated before this was modelled.
     pub page_cache_read_cold: bool,
+    /// A synchronous readahead miss reads its window in folios two orders up (6.8: `page_cache_sync_ra`
+    /// → `page_cache_ra_order(ractl, ra, 0)`, which adds 2 before capping), where large folios are
+    /// on. Off: the window is read in order-0 folios and only the asynchronous path ramps the order,
+    /// which the kernel keeps in `file_ra_state` (Ryan Roberts, "mm/readahead: Honour new_order in
+    /// page_cache_ra_order()" and "mm/readahead: Store folio order in struct file_ra_state", v5
+    /// posted 9 Jun 2025): so a small file read whole costs a folio a page. `run --host` turns it
+    /// off on hosts that have the series.
+    pub ra_sync_order_ramp: bool,
     /// blk-mq's request path (3.13+, the only one from 5.0): a task's plug gathers a readahead
     /// or writeback batch into requests up to `max_sectors_kb`/`max_segments`, requests wait in
     /// the I/O scheduler for a driver tag beyond the device's queue depth and merge there with
@@ -441,6 +449,7 @@ const MODERN: Profile = Profile {
     drain_pcp_after_reclaim: true,
     migrate_reserve: false,
     page_cache_read_cold: false,
+    ra_sync_order_ramp: true,
     blk_mq: true,
     memmap_struct_page: 0,
     memmap_goal_high: false,
@@ -499,6 +508,7 @@ const LINUX_2_6_26: Profile = Profile {
     drain_pcp_after_reclaim: false,
     migrate_reserve: false,
     page_cache_read_cold: false,
+    ra_sync_order_ramp: true,
     blk_mq: false,
     memmap_struct_page: 0,
     memmap_goal_high: false,
@@ -564,6 +574,7 @@ const LINUX_2636: Profile = Profile {
     drain_pcp_after_reclaim: true,
     migrate_reserve: true,
     page_cache_read_cold: true,
+    ra_sync_order_ramp: true,
     blk_mq: false,
     memmap_struct_page: 56,
     memmap_goal_high: true,
@@ -647,6 +658,7 @@ const LINUX_249: Profile = Profile {
     drain_pcp_after_reclaim: false,
     migrate_reserve: false,
     page_cache_read_cold: false,
+    ra_sync_order_ramp: true,
     blk_mq: false,
     memmap_struct_page: 0,
     memmap_goal_high: false,
@@ -942,6 +954,8 @@ pub const KNOBS: &[Knob] = &[
     rc("drain_pcp_after_reclaim", Kind::Bool, Readers::All),
     rc("migrate_reserve", Kind::Bool, Readers::All),
     rc("page_cache_read_cold", Kind::Bool, Readers::All),
+    // readahead.rs page_cache_ra_order.
+    rc("ra_sync_order_ramp", Kind::Bool, Readers::All),
     // kernel.rs build_zones (bootmem.rs).
     rc("memmap_struct_page", Kind::Int(INT), Readers::All),
     rc("memmap_goal_high", Kind::Bool, Readers::All),
@@ -1171,6 +1185,7 @@ impl Profile {
             "drain_pcp_after_reclaim" => &mut self.drain_pcp_after_reclaim,
             "migrate_reserve" => &mut self.migrate_reserve,
             "page_cache_read_cold" => &mut self.page_cache_read_cold,
+            "ra_sync_order_ramp" => &mut self.ra_sync_order_ramp,
             "blk_mq" => &mut self.blk_mq,
             "memmap_goal_high" => &mut self.memmap_goal_high,
             "dcache_lazy_lru" => &mut self.dcache_lazy_lru,

@@ -108,9 +108,17 @@ impl Kernel {
     /// `page_cache_ra_order`: the current window in folios of the ramped order, each as large
     /// as its index's alignment and the window allow; on a cached page in the way or a failed
     /// allocation, what is left of the window is read in single pages (`do_page_cache_ra`).
-    fn page_cache_ra_order(&mut self, ctx: &mut Ctx, file: u32, order: u32) -> Result<Option<u64>, AllocFail> {
+    /// `ramp`: the order goes two up from `order` (always for an asynchronous window; for a
+    /// synchronous miss as `ra_sync_order_ramp` says), else the window is read in order-0 folios.
+    fn page_cache_ra_order(
+        &mut self,
+        ctx: &mut Ctx,
+        file: u32,
+        order: u32,
+        ramp: bool,
+    ) -> Result<Option<u64>, AllocFail> {
         let ra = self.files[file as usize].ra;
-        if !self.file_large_folios(file) || ra.size < 4 {
+        if !self.file_large_folios(file) || ra.size < 4 || !ramp {
             return self.ra_submit(ctx, file);
         }
         let npages = self.files[file as usize].npages();
@@ -217,7 +225,7 @@ impl Kernel {
         };
         self.files[file as usize].ra = next;
         match folio_order {
-            Some(o) => self.page_cache_ra_order(ctx, file, o),
+            Some(o) => self.page_cache_ra_order(ctx, file, o, hit_marker || self.profile.ra_sync_order_ramp),
             None => self.ra_submit(ctx, file),
         }
     }

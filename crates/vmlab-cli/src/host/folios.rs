@@ -45,6 +45,17 @@ pub fn large_folios(root: &Path, dir: &Path) -> Option<bool> {
     Some(sets_large_folios(rel, t, o))
 }
 
+/// Whether the host's readahead reads a synchronous miss in order-0 folios (off
+/// `reclaim.ra_sync_order_ramp`): Ryan Roberts' readahead series keeps the order in
+/// `file_ra_state` and ramps it only on the asynchronous path. Its v5 was posted on 9 Jun 2025,
+/// after 6.16's merge window, so 6.17 is taken as the first release with it (not checked in a
+/// 6.17 tree; on the 6.18 development host a cold read of small files charges its cgroup one
+/// `pgpgin` a page: docs/REAL.md, "What a folio costs").
+pub fn sync_ra_order0(root: &Path) -> Option<bool> {
+    let rel = release(&std::fs::read_to_string(root.join("proc/sys/kernel/osrelease")).ok()?)?;
+    Some(rel >= (6, 17))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -69,5 +80,19 @@ mod tests {
         assert!(!sets_large_folios((6, 18), t, o), "data=journal turns them off");
         assert!(sets_large_folios((5, 18), "xfs", "rw") && !sets_large_folios((5, 17), "xfs", "rw"));
         assert!(!sets_large_folios((6, 18), "tmpfs", "rw"));
+    }
+
+    #[test]
+    fn a_sync_miss_reads_order_0_from_6_17() {
+        let d = std::env::temp_dir().join(format!("vmlab-folios-test-{}", std::process::id()));
+        std::fs::create_dir_all(d.join("proc/sys/kernel")).unwrap();
+        for (rel, want) in
+            [("6.18.44-fc\n", Some(true)), ("6.17.0\n", Some(true)), ("6.8.0-31-generic\n", Some(false)), ("x", None)]
+        {
+            std::fs::write(d.join("proc/sys/kernel/osrelease"), rel).unwrap();
+            assert_eq!(sync_ra_order0(&d), want, "{rel}");
+        }
+        std::fs::remove_dir_all(&d).unwrap();
+        assert_eq!(sync_ra_order0(&d), None, "no /proc to read");
     }
 }

@@ -1,6 +1,8 @@
 //! `readahead_folio`: a cold read pays the per-folio part of readahead once per folio it brings
 //! in — per page when the file system reads base pages, once per large folio otherwise — and
-//! nothing at 0 (vmlab's own table).
+//! nothing at 0 (vmlab's own table); and with `ra_sync_order_ramp` off (a host kernel that keeps
+//! the readahead order in `file_ra_state`) a synchronous miss reads order-0 folios while the
+//! asynchronous windows of a long read still ramp.
 
 use vmlab_core::api::{self, RunOpts};
 use vmlab_core::mm_types::{pg, NIL};
@@ -72,4 +74,15 @@ fn sim_pages(size: &str) -> u64 {
 fn vmlabs_own_table_charges_no_readahead_folio() {
     let s = run("64KiB", false, &[]);
     assert_eq!(s.k.cost.readahead_folio, 0);
+}
+
+#[test]
+fn without_the_sync_ramp_a_small_file_is_read_a_folio_a_page() {
+    let off = ["reclaim.ra_sync_order_ramp=false"];
+    let (small_on, small_off) = (cached(&run("64KiB", true, &[])), cached(&run("64KiB", true, &off)));
+    assert!(small_on.0 * 4 <= small_on.1, "6.8: the sync window in large folios, {small_on:?}");
+    assert_eq!(small_off.0, small_off.1, "order 0 for the sync window, {small_off:?}");
+    let (big_off, big_base) = (cached(&run("8MiB", true, &off)), cached(&run("8MiB", false, &[])));
+    assert!(big_off.0 * 4 <= big_off.1, "the async windows still ramp, {big_off:?}");
+    assert!(big_off.0 < big_base.0, "fewer folios than base pages, {big_off:?} {big_base:?}");
 }
