@@ -11,7 +11,7 @@
 # and one with each of them 1,000 ns dearer give how many times each workload charges each entry;
 # the script then solves for the entries that make the simulated figures equal the host's, every
 # other entry staying as the table has it. PAIRS says which (workload:entry:figure, figure `sys`
-# or `stall`); by default four, solved together (each workload charges the others' entries
+# or `stall`); by default five, solved together (each workload charges the others' entries
 # too):
 #
 #   fault-anon    system time → clear_page     (first-touch anonymous faults: what a swap-in
@@ -26,6 +26,12 @@
 #                                               and fifteen times from the cache: what a file
 #                                               costs apart from its pages — open, fstat, the
 #                                               read call's setup, close)
+#   read-tree-large system time → readahead_folio (read() of 2,048 files of 256 KiB from
+#                                               disk: four times read-tree's pages and folios
+#                                               for the same requests, so the pair separates
+#                                               what a readahead batch costs per folio — its
+#                                               insertion, the file system's bio building, its
+#                                               completion — from what it costs per request)
 #
 # and, when PAIRS names it (not by default: docs/REAL.md, "dirty-writer", dirty18),
 #
@@ -59,9 +65,9 @@ RUNS=${RUNS:-2}
 OUT=${OUT:-$(mktemp -d /tmp/vmlab-calibrate.XXXXXX)}
 WRITE=${WRITE:-1}
 LOCK=${LOCK:-/tmp/vmlab-real.lock}
-PAIRS=${PAIRS:-"fault-anon:clear_page:sys read-cached:copy_user_page:sys read-tree:read_pages:sys open-cached:path_openat:sys"}
+PAIRS=${PAIRS:-"fault-anon:clear_page:sys read-cached:copy_user_page:sys read-tree:read_pages:sys open-cached:path_openat:sys read-tree-large:readahead_folio:sys"}
 ENTRIES=$(for p in $PAIRS; do q=${p#*:}; printf '%s ' "${q%%:*}"; done)
-CHECK=${CHECK:-"fault-anon read-cached read-tree open-cached write-cached reclaim-file swap"}
+CHECK=${CHECK:-"fault-anon read-cached read-tree read-tree-large open-cached write-cached reclaim-file swap"}
 mkdir -p "$OUT"
 echo "calibrate-costs: outputs in $OUT" >&2
 
@@ -78,7 +84,7 @@ done
 ITERS=${ITERS:-2}
 # The entries' values in vmlab's table (machine.rs, CostTable::for_mhz at the scenarios' 3 GHz):
 # the first step's linearisation point.
-default_ns() { case $1 in clear_page) echo 300 ;; lru_scan) echo 60 ;; copy_user_page) echo 400 ;; rmap_one) echo 90 ;; fault) echo 700 ;; read_pages) echo 1 ;; path_openat) echo 1 ;; perform_write) echo 1 ;; *) echo 100 ;; esac; }
+default_ns() { case $1 in clear_page) echo 300 ;; lru_scan) echo 60 ;; copy_user_page) echo 400 ;; rmap_one) echo 90 ;; fault) echo 700 ;; read_pages) echo 1 ;; readahead_folio) echo 1 ;; path_openat) echo 1 ;; perform_write) echo 1 ;; *) echo 100 ;; esac; }
 # Newton steps: the simulated figures are linear in the entries only while the timing they
 # change leaves the work done alone, so a further step measures the charges again around the
 # entries of the step before (ITERS=2 or more).

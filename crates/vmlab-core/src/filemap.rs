@@ -305,6 +305,7 @@ impl Kernel {
                 self.fr.set(p, pg::READAHEAD);
             }
             self.add_to_page_cache(ctx, file, i, p);
+            self.charge_readahead_folio(ctx);
             if run.is_empty() {
                 run_start = i;
             }
@@ -324,6 +325,14 @@ impl Kernel {
         match (last, fail) {
             (None, Some(e)) => Err(e),
             _ => Ok(last),
+        }
+    }
+
+    /// The per-folio work of a readahead batch beyond its insertion (`CostTable::readahead_folio`).
+    /// Skipped at 0 (vmlab's own table), as `read_pages` is: no output moves without a fit.
+    pub(crate) fn charge_readahead_folio(&mut self, ctx: &mut Ctx) {
+        if self.cost.readahead_folio > 0 {
+            self.charge(ctx, KFunc::PageCacheRaReadahead, self.cost.readahead_folio);
         }
     }
 

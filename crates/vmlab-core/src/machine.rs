@@ -176,6 +176,14 @@ pub struct CostTable {
     /// them). 0 in vmlab's own table; `scripts/calibrate-costs.sh` fits it to a host whose file
     /// reads cost more per request than its swap or writeback I/O.
     pub read_pages: u64,
+    /// CPU of one folio a readahead batch brings in, beyond `pagecache_add`: 6.8 does this work
+    /// once per folio whatever its size — `ra_alloc_folio`'s allocation and `filemap_add_folio`
+    /// (xarray store, memcg charge, LRU batch), the file system's `readahead_folio` loop adding
+    /// it to a bio (ext4's `ext4_mpage_readpages`: the extent check, `bio_add_folio`), and at
+    /// completion `folio_end_read` and the reader's batched lookup, wait and `folio_put`. So a
+    /// small file read in small folios pays it per page, a large sequential read once per large
+    /// folio. 0 in vmlab's own table; `scripts/calibrate-costs.sh` fits it to a host.
+    pub readahead_folio: u64,
     /// CPU of one open of a named file beyond the system-call entry: 6.8's `path_openat` (the
     /// name's lookup in the dcache, the permission check, the `struct file`'s allocation) and
     /// what goes with it in one `read`/`write` of a file — `fstat`, the read call's setup and
@@ -222,6 +230,7 @@ impl CostTable {
             context_switch: s(1500),
             io_submit: s(2500),
             read_pages: 0,
+            readahead_folio: 0,
             path_openat: 0,
             perform_write: 0,
             mmap: s(2500),
@@ -255,6 +264,7 @@ impl CostTable {
         "context_switch",
         "io_submit",
         "read_pages",
+        "readahead_folio",
         "path_openat",
         "perform_write",
         "mmap",
@@ -282,6 +292,7 @@ impl CostTable {
             "context_switch" => &mut self.context_switch,
             "io_submit" => &mut self.io_submit,
             "read_pages" => &mut self.read_pages,
+            "readahead_folio" => &mut self.readahead_folio,
             "path_openat" => &mut self.path_openat,
             "perform_write" => &mut self.perform_write,
             "mmap" => &mut self.mmap,

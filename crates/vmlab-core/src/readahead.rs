@@ -162,6 +162,7 @@ impl Kernel {
                 self.fr.set(p, pg::READAHEAD);
             }
             self.add_folio_to_page_cache(ctx, file, index, p, o);
+            self.charge_readahead_folio(ctx);
             crate::vmscan::page_cache_added(self, ctx, p);
             folios.push((index, o));
             index += nr;

@@ -23,6 +23,7 @@ mod pcp_migratetype;
 mod procfs;
 mod proptest_mm;
 mod psi;
+mod readahead_cost;
 mod reclaim_flusher_work;
 mod reclaim_stat;
 mod reclaim_throttle;
