@@ -202,49 +202,57 @@ impl Kernel {
         let aged = pte::YOUNG | if flags & vm::SHARED != 0 { pte::DIRTY } else { 0 };
         while cursor.at < end {
             let vpn = cursor.at;
-            *walked += 1;
             // Only where the parent has a PTE does the child need a table (pmd_none skips).
-            if self.pte_get(parent, vpn) == 0 {
+            if self.pte_get(parent, vpn) != 0 {
+                // A page whose table is not had yet is walked when the copy goes on.
+                let cs = self.pte_alloc(ctx, child, vpn)?;
+                *walked += 1;
                 cursor.at += 1;
-                continue;
-            }
-            let cs = self.pte_alloc(ctx, child, vpn)?;
-            cursor.at += 1;
-            let e = self.pte_get(parent, vpn);
-            if e == 0 {
-                continue;
-            }
-            let ce = if pte::present(e) && pte::pfn(e) == self.zero_pfn {
-                e & !aged
-            } else if pte::present(e) {
-                let p = pte::pfn(e);
-                self.fr.mapcount[p as usize] += 1;
-                let is_anon = self.fr.flags[p as usize] & pg::ANON != 0;
-                let m = self.mm_mut(child);
-                if is_anon {
-                    m.rss_anon += 1;
-                } else if flags & vm::SHM != 0 {
-                    m.rss_shmem += 1;
-                } else {
-                    m.rss_file += 1;
-                }
-                let e = if cow && e & pte::WRITE != 0 {
-                    let ps = self.pte_slot(parent, vpn).unwrap_or(0);
-                    self.pt.entries[ps] &= !pte::WRITE;
-                    e & !pte::WRITE
-                } else {
-                    e
-                };
-                e & !aged
+                self.copy_pte(child, parent, vpn, cs, (cow, aged, flags));
             } else {
-                if let Some(slot) = pte::swap_slot(e) {
-                    crate::swap_state::swap_duplicate(self, slot);
-                }
-                e
-            };
-            self.pte_set_slot(cs, ce);
+                *walked += 1;
+                cursor.at += 1;
+            }
         }
         Ok(())
+    }
+
+    /// `copy_present_pte` / `copy_nonpresent_pte`: the parent's PTE as it is now, into the
+    /// child's slot `cs`, with the count the copy holds.
+    fn copy_pte(&mut self, child: u32, parent: u32, vpn: u64, cs: usize, (cow, aged, flags): (bool, u32, u32)) {
+        let e = self.pte_get(parent, vpn);
+        if e == 0 {
+            return;
+        }
+        let ce = if pte::present(e) && pte::pfn(e) == self.zero_pfn {
+            e & !aged
+        } else if pte::present(e) {
+            let p = pte::pfn(e);
+            self.fr.mapcount[p as usize] += 1;
+            let is_anon = self.fr.flags[p as usize] & pg::ANON != 0;
+            let m = self.mm_mut(child);
+            if is_anon {
+                m.rss_anon += 1;
+            } else if flags & vm::SHM != 0 {
+                m.rss_shmem += 1;
+            } else {
+                m.rss_file += 1;
+            }
+            let e = if cow && e & pte::WRITE != 0 {
+                let ps = self.pte_slot(parent, vpn).unwrap_or(0);
+                self.pt.entries[ps] &= !pte::WRITE;
+                e & !pte::WRITE
+            } else {
+                e
+            };
+            e & !aged
+        } else {
+            if let Some(slot) = pte::swap_slot(e) {
+                crate::swap_state::swap_duplicate(self, slot);
+            }
+            e
+        };
+        self.pte_set_slot(cs, ce);
     }
 }
 

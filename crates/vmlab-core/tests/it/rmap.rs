@@ -172,7 +172,7 @@ fork {{
     touch heap write len={half}MiB pattern=uniform count=2000
     sleep forever
 }}
-touch heap write pattern=uniform count=3000
+touch heap write pattern=uniform count=20000
 wait
 '''
 
@@ -215,10 +215,11 @@ sleep forever
 /// its children write the heap they share copy-on-write, so the copies' page tables are
 /// allocated under reclaim (and, where reclaim waits for writeback, a copy stops and goes on
 /// later). The counts must agree at every sample: mapcounts, rss, swap counts, and each group's
-/// usage against the pages charged to it. Kernels without memcg run it without the group.
+/// usage against the pages charged to it. Kernels whose reclaim has no per-cgroup lists run it
+/// without the group.
 fn fork_storm(seed: u64, mem: u64, memcg: bool) -> String {
     let (group, member) = if memcg {
-        (format!("[[cgroup]]\nname = \"app\"\n\"memory.max\" = \"{}MiB\"\n", mem * 3 / 4), "cgroup = \"app\"\n")
+        (format!("[[cgroup]]\nname = \"app\"\nmemory.max = \"{}MiB\"\n", mem * 3 / 4), "cgroup = \"app\"\n")
     } else {
         (String::new(), "")
     };
@@ -250,7 +251,7 @@ mmap heap anon {heap}MiB
 touch heap write
 repeat 40 {{
     fork {{
-        touch heap write pattern=uniform count=300
+        touch heap write pattern=uniform count=2000
         sleep 200ms
         exit
     }}
@@ -267,7 +268,7 @@ fsync log
 write log
 '''
 "#,
-        heap = mem / 2,
+        heap = mem * 3 / 4,
     )
 }
 
@@ -276,7 +277,7 @@ fn forks_under_pressure_keep_the_counts() {
     let mut failed = Vec::new();
     for (seed, mem) in [(1, 32), (2, 48)] {
         for name in vmlab_core::profiles::names() {
-            let memcg = vmlab_core::profiles::find(name).expect("profile").memcg;
+            let memcg = vmlab_core::vmscan::has_memcg_reclaim(&vmlab_core::profiles::find(name).expect("profile"));
             let r = run_checked(name, &fork_storm(seed, mem, memcg));
             eprintln!("fork storm seed {seed} {mem} MiB {name}: {r:?}");
             if let Err(e) = r {
