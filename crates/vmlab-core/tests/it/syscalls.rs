@@ -63,7 +63,7 @@ fn a_thread_count_beyond_pid_max_is_refused() {
     assert!(e.message.contains("more threads than pids"), "{}", e.message);
     let line = text.lines().position(|l| l.starts_with("threads n")).expect("in the text") + 1;
     assert_eq!(e.span.map(|s| s.line as usize), Some(line));
-    let ok = TWO_DISKS.replace("create log DISK_ARG", "threads 3 {\n    exit\n}");
+    let ok = TWO_DISKS.replace("create log DISK_ARG", "threads 3 {\n    exit\n}\ncreate log");
     let sc = load_scenario_str("threads.toml", &ok, &[]).expect("loads");
     let mut sim = Sim::new(&sc, resolve_profile(&sc, Some("linux-6.8")).expect("profile")).expect("builds");
     sim.run().expect("three threads run");
