@@ -78,60 +78,120 @@ pub fn free_task(k: &mut Kernel, ctx: &mut Ctx, mem: (Pfn, Pfn)) {
     k.task_mem = Some(tm);
 }
 
+/// A fork between two of its steps, kept in the forking task while it sleeps: on a throttled
+/// allocation (the kernel's GFP_KERNEL order-0 allocation waits and retries inside the
+/// allocator, it does not fail) or on mmap_sem, which another task holds. The fork goes on from
+/// here when the task runs again, so nothing it did is done, or charged, a second time.
+#[derive(Clone, Debug)]
+pub struct Forking {
+    /// `dup_task_struct`'s (task_struct, stack), NIL without `[fork]`.
+    pub kmem: (Pfn, Pfn),
+    /// The child's mm once `mm_init` has its pgd.
+    pub child: Option<u32>,
+    pub cursor: DupCursor,
+}
+
+/// Where `dup_mmap` stands, by address: the parent's VMA list cannot change under the mmap_sem
+/// the fork holds, but its split points may (vmlab's MADV_DONTNEED splits without the lock).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct DupCursor {
+    /// The next page of the parent to copy.
+    at: u64,
+    /// The child has VMAs for the parent's address space below this page.
+    linked: u64,
+}
+
 impl Kernel {
     /// `dup_mm` → `dup_mmap`: a copy of `parent`'s address space sharing every page, private
     /// writable ones copy-on-write in both. On failure the half-built child is gone again and
     /// the parent is as it was, but for the write-protected PTEs of what was already copied
-    /// (as in the kernel: the next write takes a COW fault and reuses the page).
+    /// (as in the kernel: the next write takes a COW fault and reuses the page). The caller
+    /// holds the parent's mmap_sem (`do_fork` does).
     pub fn dup_mm(&mut self, ctx: &mut Ctx, parent: u32, name: &str) -> Result<u32, AllocFail> {
-        let child = self.mm_create(ctx, name);
-        let vmas = self.mm(parent).vmas.clone();
-        let members = self.mm(parent).member_of.clone();
-        for &av in &members {
-            self.anon_vmas[av as usize].mms.push(child);
-        }
-        {
-            let regions = self.mm(parent).regions.clone();
-            let limit = self.mm(parent).memlock_limit;
-            let memcg = self.mm(parent).memcg;
-            let c = self.mm_mut(child);
-            c.memcg = memcg;
-            c.member_of.extend(members);
-            c.regions = regions;
-            c.memlock_limit = limit;
-        }
-        let mut walked = 0u64;
-        let mut copied = Ok(());
-        for mut v in vmas {
-            // mlock is not inherited across fork.
-            v.flags &= !vm::LOCKED;
-            if let VmaKind::File { file, pgoff } = v.kind {
-                self.files[file as usize].i_mmap_add(child, v.start, v.end, pgoff);
-            }
-            let (start, end, flags) = (v.start, v.end, v.flags);
-            self.vma_insert(child, v);
-            copied = self.copy_page_range(ctx, child, parent, (start, end, flags), &mut walked);
-            if copied.is_err() {
-                break;
-            }
-        }
-        self.charge(ctx, KFunc::CopyPageRange, walked * self.cost.pte_walk);
-        if let Err(e) = copied {
+        let child = self.dup_mm_init(ctx, parent, name)?;
+        let mut cursor = DupCursor::default();
+        if let Err(e) = self.dup_mmap(ctx, child, parent, &mut cursor) {
             self.exit_mmap(ctx, child);
             return Err(e);
         }
         Ok(child)
     }
 
-    /// `copy_page_range` for one VMA: the child's page table first, then, for each PTE of the
-    /// parent's as it is *after* that allocation (its reclaim may have unmapped or swapped
-    /// what was there), the count the child's copy holds and the copy.
+    /// `dup_mm`'s `mm_init` (the pgd: no child without it) and what the child inherits besides
+    /// its VMAs.
+    pub fn dup_mm_init(&mut self, ctx: &mut Ctx, parent: u32, name: &str) -> Result<u32, AllocFail> {
+        let child = self.mm_create(ctx, name)?;
+        let members = self.mm(parent).member_of.clone();
+        for &av in &members {
+            self.anon_vmas[av as usize].mms.push(child);
+        }
+        let regions = self.mm(parent).regions.clone();
+        let limit = self.mm(parent).memlock_limit;
+        let memcg = self.mm(parent).memcg;
+        let c = self.mm_mut(child);
+        c.memcg = memcg;
+        c.member_of.extend(members);
+        c.regions = regions;
+        c.memlock_limit = limit;
+        Ok(child)
+    }
+
+    /// `dup_mmap`'s loop from `cursor` on: each of the parent's VMAs write-locked
+    /// (`vma_start_write`, per-VMA locking), linked into the child, and its PTEs copied. `Err`
+    /// leaves `cursor` at the page whose table could not be had, to go on from there or to
+    /// tear the child down (`exit_mmap`).
+    pub fn dup_mmap(
+        &mut self,
+        ctx: &mut Ctx,
+        child: u32,
+        parent: u32,
+        cursor: &mut DupCursor,
+    ) -> Result<(), AllocFail> {
+        let mut walked = 0u64;
+        let mut copied = Ok(());
+        loop {
+            let vmas = &self.mm(parent).vmas;
+            let i = vmas.partition_point(|v| v.end <= cursor.at);
+            if i == vmas.len() {
+                break;
+            }
+            crate::mmap_lock::vma_start_write(self, parent, i);
+            let v = self.mm(parent).vmas[i].clone();
+            cursor.at = cursor.at.max(v.start);
+            if cursor.linked < v.end {
+                let from = cursor.linked.max(v.start);
+                let mut c = v.clone();
+                // mlock is not inherited across fork; the child's VMA locks end with its mmap_sem.
+                c.flags &= !vm::LOCKED;
+                c.write_locked = false;
+                c.start = from;
+                if let VmaKind::File { file, pgoff } = v.kind {
+                    let pgoff = pgoff + (from - v.start);
+                    c.kind = VmaKind::File { file, pgoff };
+                    self.files[file as usize].i_mmap_add(child, from, v.end, pgoff);
+                }
+                self.vma_insert(child, c);
+                cursor.linked = v.end;
+            }
+            copied = self.copy_page_range(ctx, child, parent, (v.end, v.flags), cursor, &mut walked);
+            if copied.is_err() {
+                break;
+            }
+        }
+        self.charge(ctx, KFunc::CopyPageRange, walked * self.cost.pte_walk);
+        copied
+    }
+
+    /// `copy_page_range` for one VMA from `cursor.at` to `end`: the child's page table first,
+    /// then, for each PTE of the parent's as it is *after* that allocation (its reclaim may have
+    /// unmapped or swapped what was there), the count the child's copy holds and the copy.
     fn copy_page_range(
         &mut self,
         ctx: &mut Ctx,
         child: u32,
         parent: u32,
-        (start, end, flags): (u64, u64, u32),
+        (end, flags): (u64, u32),
+        cursor: &mut DupCursor,
         walked: &mut u64,
     ) -> Result<(), AllocFail> {
         let cow = flags & vm::SHARED == 0;
@@ -140,48 +200,59 @@ impl Kernel {
         // `__copy_present_ptes` alike. So a forked process's first reference to each inherited
         // page is still to come, and the page-table walks see it that way.
         let aged = pte::YOUNG | if flags & vm::SHARED != 0 { pte::DIRTY } else { 0 };
-        for vpn in start..end {
-            *walked += 1;
+        while cursor.at < end {
+            let vpn = cursor.at;
             // Only where the parent has a PTE does the child need a table (pmd_none skips).
-            if self.pte_get(parent, vpn) == 0 {
-                continue;
-            }
-            let cs = self.pte_alloc(ctx, child, vpn)?;
-            let e = self.pte_get(parent, vpn);
-            if e == 0 {
-                continue;
-            }
-            let ce = if pte::present(e) && pte::pfn(e) == self.zero_pfn {
-                e & !aged
-            } else if pte::present(e) {
-                let p = pte::pfn(e);
-                self.fr.mapcount[p as usize] += 1;
-                let is_anon = self.fr.flags[p as usize] & pg::ANON != 0;
-                let m = self.mm_mut(child);
-                if is_anon {
-                    m.rss_anon += 1;
-                } else if flags & vm::SHM != 0 {
-                    m.rss_shmem += 1;
-                } else {
-                    m.rss_file += 1;
-                }
-                let e = if cow && e & pte::WRITE != 0 {
-                    let ps = self.pte_slot(parent, vpn).unwrap_or(0);
-                    self.pt.entries[ps] &= !pte::WRITE;
-                    e & !pte::WRITE
-                } else {
-                    e
-                };
-                e & !aged
+            if self.pte_get(parent, vpn) != 0 {
+                // A page whose table is not had yet is walked when the copy goes on.
+                let cs = self.pte_alloc(ctx, child, vpn)?;
+                *walked += 1;
+                cursor.at += 1;
+                self.copy_pte(child, parent, vpn, cs, (cow, aged, flags));
             } else {
-                if let Some(slot) = pte::swap_slot(e) {
-                    crate::swap_state::swap_duplicate(self, slot);
-                }
-                e
-            };
-            self.pte_set_slot(cs, ce);
+                *walked += 1;
+                cursor.at += 1;
+            }
         }
         Ok(())
+    }
+
+    /// `copy_present_pte` / `copy_nonpresent_pte`: the parent's PTE as it is now, into the
+    /// child's slot `cs`, with the count the copy holds.
+    fn copy_pte(&mut self, child: u32, parent: u32, vpn: u64, cs: usize, (cow, aged, flags): (bool, u32, u32)) {
+        let e = self.pte_get(parent, vpn);
+        if e == 0 {
+            return;
+        }
+        let ce = if pte::present(e) && pte::pfn(e) == self.zero_pfn {
+            e & !aged
+        } else if pte::present(e) {
+            let p = pte::pfn(e);
+            self.fr.mapcount[p as usize] += 1;
+            let is_anon = self.fr.flags[p as usize] & pg::ANON != 0;
+            let m = self.mm_mut(child);
+            if is_anon {
+                m.rss_anon += 1;
+            } else if flags & vm::SHM != 0 {
+                m.rss_shmem += 1;
+            } else {
+                m.rss_file += 1;
+            }
+            let e = if cow && e & pte::WRITE != 0 {
+                let ps = self.pte_slot(parent, vpn).unwrap_or(0);
+                self.pt.entries[ps] &= !pte::WRITE;
+                e & !pte::WRITE
+            } else {
+                e
+            };
+            e & !aged
+        } else {
+            if let Some(slot) = pte::swap_slot(e) {
+                crate::swap_state::swap_duplicate(self, slot);
+            }
+            e
+        };
+        self.pte_set_slot(cs, ce);
     }
 }
 
@@ -199,7 +270,7 @@ mod tests {
         let cfg = MachineConfig::of_zones("x86_64", 1, &[(ZoneType::Normal, 16384)]);
         let mut k = Kernel::new(crate::profiles::find("linux-6.8").expect("profile"), cfg, 1).expect("kernel");
         let mut ctx = Ctx::default();
-        let mm = k.mm_create(&mut ctx, "parent");
+        let mm = k.mm_create(&mut ctx, "parent").expect("pgd");
         for (name, pages, shared, write) in [("a", 700, false, true), ("b", 300, false, true), ("z", 40, true, false)] {
             let a = MmapArgs {
                 name: name.into(),
@@ -251,6 +322,76 @@ mod tests {
             assert!(now == ptes, "spare {spare}: the parent's PTEs map what they mapped");
             assert!(k.nr_free_pages() >= free, "spare {spare}: the child's tables went back");
         }
+    }
+
+    /// No pgd, no mm (`mm_init`'s `fail_nopgd`): with memory empty, creating an address space
+    /// fails and leaves no mm behind, nor a page-table page counted; so does a fork, before it
+    /// copies anything.
+    #[test]
+    fn no_mm_without_its_pgd() {
+        let (mut k, mm) = parent();
+        let mut ctx = Ctx { in_reclaim: true, ..Ctx::default() };
+        while k.alloc_pages(&mut ctx, Gfp::kernel(), 0).is_ok() {}
+        let (mms, tables) = (k.mms.iter().flatten().count(), k.g.pagetable);
+        assert!(k.mm_create(&mut ctx, "exec").is_err(), "an mm without a pgd");
+        assert!(k.dup_mm(&mut ctx, mm, "child").is_err(), "a fork's child without a pgd");
+        assert_eq!(k.mms.iter().flatten().count(), mms, "no mm is left");
+        assert_eq!(k.g.pagetable, tables, "no table is counted");
+        assert!(k.mms.iter().flatten().all(|m| m.pgd.is_some()), "every mm has its pgd");
+        k.check_rmap().expect("consistent");
+    }
+
+    /// A copy that stops for want of a page table (where the kernel's allocation would sleep)
+    /// goes on from where it stopped once memory is back, and ends with the child a copy made
+    /// in one go has: the same rss, the same mapcounts, and the page walk charged once.
+    #[test]
+    fn a_copy_that_stops_goes_on_where_it_stopped() {
+        let (mut k1, mm1) = parent();
+        let mut ctx = Ctx::default();
+        let cost = k1.prof.get(KFunc::CopyPageRange);
+        let c1 = k1.dup_mm(&mut ctx, mm1, "child").expect("fork");
+        let cost_once = k1.prof.get(KFunc::CopyPageRange) - cost;
+        let rss = |k: &Kernel, m: u32| (k.mm(m).rss_anon, k.mm(m).rss_file, k.mm(m).rss_shmem);
+        for spare in [1, 2, 3, 5] {
+            let (mut k, mm) = parent();
+            let mut ctx = Ctx { in_reclaim: true, ..Ctx::default() };
+            let cost = k.prof.get(KFunc::CopyPageRange);
+            let mut held = Vec::new();
+            while let Ok(p) = k.alloc_pages(&mut ctx, Gfp::kernel(), 0) {
+                held.push(p);
+            }
+            for p in held.drain(..spare) {
+                k.free_pages(&mut ctx, p, 0);
+            }
+            let child = k.dup_mm_init(&mut ctx, mm, "child").expect("the pgd fits");
+            let mut cursor = DupCursor::default();
+            assert!(k.dup_mmap(&mut ctx, child, mm, &mut cursor).is_err(), "spare {spare}: the copy stops");
+            k.check_rmap().unwrap_or_else(|e| panic!("spare {spare}, stopped: {e}"));
+            for p in held.drain(..) {
+                k.free_pages(&mut ctx, p, 0);
+            }
+            k.dup_mmap(&mut ctx, child, mm, &mut cursor).expect("the copy goes on");
+            k.check_rmap().unwrap_or_else(|e| panic!("spare {spare}: {e}"));
+            assert_eq!(rss(&k, child), rss(&k1, c1), "spare {spare}: the child's rss");
+            assert!(k.fr.mapcount == k1.fr.mapcount, "spare {spare}: every mapcount as after one copy");
+            assert_eq!(k.prof.get(KFunc::CopyPageRange) - cost, cost_once, "spare {spare}: the walk charged once");
+        }
+    }
+
+    /// Under per-VMA locking the copy write-locks each of the parent's VMAs (`vma_start_write`),
+    /// so a fault there waits for the fork; the child's VMAs are not locked.
+    #[test]
+    fn the_copy_write_locks_the_parents_vmas() {
+        let (mut k, mm) = parent();
+        let mut ctx = Ctx::default();
+        let child = k.dup_mm(&mut ctx, mm, "child").expect("fork");
+        let per_vma = k.profile.fault_locking == crate::profiles::FaultLocking::PerVma;
+        assert!(per_vma, "the parent() kernel locks per VMA");
+        assert!(k.mm(mm).vmas.iter().all(|v| v.write_locked), "each parent VMA write-locked");
+        assert!(k.mm(child).vmas.iter().all(|v| !v.write_locked), "no child VMA locked");
+        let mut lk = crate::mmap_lock::MmapLockState { holds_write: true, ..Default::default() };
+        crate::mmap_lock::mmap_write_unlock(&mut k, 0, &mut lk, mm);
+        assert!(k.mm(mm).vmas.iter().all(|v| !v.write_locked), "mmap_write_unlock ends them");
     }
 
     /// With memory enough, the same fork succeeds and the counts agree.

@@ -325,6 +325,29 @@ fn commit_charge(k: &mut Kernel, g: u8, p: Pfn, nr: u64) {
     }
 }
 
+/// Each group's `usage` against its pages: the frames charged to it or to a group below it
+/// (usage is exact here, no per-CPU stock). For the tests; it walks every frame.
+pub fn check_charges(k: &Kernel) -> Result<(), String> {
+    if !k.profile.memcg || !k.memcg.active() {
+        return Ok(());
+    }
+    let mut own = vec![0u64; k.memcg.groups.len()];
+    for &g in &k.fr.extra {
+        if g != ROOT {
+            own[g as usize] += 1;
+        }
+    }
+    for (g, grp) in k.memcg.groups.iter().enumerate().skip(1) {
+        let mut sub = Vec::new();
+        k.memcg.subtree(g as u8, &mut sub);
+        let pages: u64 = sub.iter().map(|&c| own[c as usize]).sum();
+        if pages != grp.usage {
+            return Err(format!("memcg {}: usage {} but {pages} pages charged", grp.name, grp.usage));
+        }
+    }
+    Ok(())
+}
+
 /// `mem_cgroup_uncharge`: the page is being freed.
 #[inline]
 pub fn uncharge(k: &mut Kernel, p: Pfn) {

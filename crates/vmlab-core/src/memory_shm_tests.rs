@@ -23,7 +23,7 @@ fn segment() -> (Kernel, Ctx, u32, u64) {
     k.disks.push(crate::disk::Disk::preset("hdd").expect("preset"));
     k.swap = Some(crate::swap_state::SwapInfo::new(0, 0, 16 << 20));
     let mut ctx = Ctx::default();
-    let mm = k.mm_create(&mut ctx, "db");
+    let mm = k.mm_create(&mut ctx, "db").expect("pgd");
     let a = MmapArgs {
         name: "sga".into(),
         backing: MapBacking::Shm("SGA".into()),

@@ -182,7 +182,10 @@ impl Kernel {
         self.mms[id as usize].as_mut().expect("live mm")
     }
 
-    pub fn mm_create(&mut self, ctx: &mut Ctx, name: &str) -> u32 {
+    /// `mm_alloc`/`mm_init`: a new, empty address space with its page-table root. No pgd, no
+    /// mm: `mm_init` ends at `fail_nopgd` (`free_mm`) and the fork or exec fails with -ENOMEM
+    /// (2.4.27 `copy_mm`, 6.x `mm_init`/`dup_mm`), so nothing is left of it here either.
+    pub fn mm_create(&mut self, ctx: &mut Ctx, name: &str) -> Result<u32, crate::page_alloc::AllocFail> {
         let id = self.mms.len() as u32;
         let av = self.anon_vmas.len() as u32;
         self.anon_vmas.push(AnonVma { mms: vec![id] });
@@ -211,10 +214,21 @@ impl Kernel {
             last_tbl: (u64::MAX, NO_TBL),
             vma_write_locks: None,
         }));
-        if let Ok(p) = self.pgtable_alloc(ctx) {
-            self.mm_mut(id).pgd = Some(p);
+        // The mm exists while its pgd is allocated (as the kernel's, already allocated when
+        // `mm_init` calls `mm_alloc_pgd`), so reclaim meanwhile sees the same list of mms.
+        match self.pgtable_alloc(ctx) {
+            Ok(p) => {
+                self.mm_mut(id).pgd = Some(p);
+                Ok(id)
+            }
+            Err(e) => {
+                // Gone as an exited mm goes (its slot empty, its anon_vma without members): a
+                // reclaim walker's cursor may already name it.
+                self.mms[id as usize] = None;
+                self.anon_vmas[av as usize].mms.clear();
+                Err(e)
+            }
         }
-        id
     }
 
     pub fn find_vma(&self, mm: u32, vpn: u64) -> Option<usize> {
@@ -639,7 +653,7 @@ mod tests {
     fn table_lookup_follows_alloc_and_free() {
         let mut k = kernel();
         let mut ctx = Ctx::default();
-        let mm = k.mm_create(&mut ctx, "t");
+        let mm = k.mm_create(&mut ctx, "t").expect("pgd");
         let high = DENSE_TBL_KEYS << 9;
         let vpns = [0x400u64, 0x400 + 511, 0x400 + 512, 5 << 20, high - 1, high, high + 3 * 512 + 7];
         let mut slots = Vec::new();
@@ -669,7 +683,7 @@ mod tests {
     fn fork_gives_the_child_old_ptes() {
         let mut k = kernel();
         let mut ctx = Ctx::default();
-        let mm = k.mm_create(&mut ctx, "parent");
+        let mm = k.mm_create(&mut ctx, "parent").expect("pgd");
         let mut maps = Vec::new();
         for (name, shared) in [("shared", true), ("private", false)] {
             let a = MmapArgs {

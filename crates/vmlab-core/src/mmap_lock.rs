@@ -337,3 +337,19 @@ fn lock_vma_under_rcu(
 pub fn new_vma_write_locked(k: &Kernel) -> bool {
     k.profile.fault_locking == FaultLocking::PerVma
 }
+
+/// `vma_start_write` on an existing VMA, under mmap_sem held for write: under per-VMA locking a
+/// fault on it falls back to mmap_sem (and so waits for the writer) until `mmap_write_unlock`.
+/// `dup_mmap` takes it on each of the parent's VMAs as it reaches them.
+pub fn vma_start_write(k: &mut Kernel, mm: u32, i: usize) {
+    if k.profile.fault_locking != FaultLocking::PerVma {
+        return;
+    }
+    let m = k.mm_mut(mm);
+    let v = &mut m.vmas[i];
+    if !v.write_locked {
+        v.write_locked = true;
+        let (lo, hi) = m.vma_write_locks.unwrap_or((v.start, v.end));
+        m.vma_write_locks = Some((lo.min(v.start), hi.max(v.end)));
+    }
+}

@@ -101,8 +101,8 @@ mod tests {
             let mut k = kernel(profile);
             assert_eq!(k.profile.oom_waits_for_victim, waits, "{profile}");
             let mut ctx = Ctx::default();
-            let big = k.mm_create(&mut ctx, "big");
-            let small = k.mm_create(&mut ctx, "small");
+            let big = k.mm_create(&mut ctx, "big").expect("pgd");
+            let small = k.mm_create(&mut ctx, "small").expect("pgd");
             k.mm_mut(big).rss_anon = 3000;
             k.mm_mut(small).rss_anon = 1000;
             assert!(out_of_memory(&mut k, &mut ctx), "{profile}: a first victim");

@@ -68,6 +68,8 @@ pub struct Task {
     pub rng: rand_pcg::Pcg64,
     /// `[fork]`: (task_struct slab, kernel stack) a forked task holds; NIL without them.
     pub kmem: (crate::mm_types::Pfn, crate::mm_types::Pfn),
+    /// A fork this task has begun and sleeps in (`fork::Forking`).
+    pub forking: Option<Box<crate::fork::Forking>>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -233,6 +235,7 @@ impl Sched {
             mmap_lock: Default::default(),
             rng: crate::prandom::stream(0, crate::prandom::Stream::Process, u64::MAX),
             kmem: (crate::mm_types::NIL, crate::mm_types::NIL),
+            forking: None,
         });
         id
     }

@@ -711,10 +711,24 @@ impl Sim {
                 crate::tcp::tcp_clean_rtx_queue(&mut self.k, &mut ctx);
             }
             Event::Start(t) => {
-                let mm = {
-                    let mut ctx = Ctx { now: self.s.now, ..Default::default() };
-                    let name = self.s.tasks[t].name.clone();
-                    self.k.mm_create(&mut ctx, &name)
+                // The process's exec: `bprm_mm_init` → `mm_alloc`, which needs the pgd.
+                let mut ctx = Ctx { now: self.s.now, ..Default::default() };
+                let name = self.s.tasks[t].name.clone();
+                let mm = match self.k.mm_create(&mut ctx, &name) {
+                    Ok(mm) => mm,
+                    Err(crate::page_alloc::AllocFail::Throttled) => {
+                        // The GFP_KERNEL order-0 allocation waits and tries again; so does the exec.
+                        let at = crate::oom_kill::alloc_retry_at(&mut ctx);
+                        self.s.push(at, Event::Start(t));
+                        return;
+                    }
+                    Err(_) => {
+                        // execve fails with -ENOMEM: the process never runs.
+                        self.s.tasks[t].state = TState::Exited;
+                        self.user_alive -= 1;
+                        self.check_workload_end();
+                        return;
+                    }
                 };
                 self.k.mm_mut(mm).memlock_limit = self.s.tasks[t].memlock_limit;
                 self.k.mm_mut(mm).memcg = self.s.tasks[t].memcg;

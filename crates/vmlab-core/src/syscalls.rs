@@ -280,30 +280,56 @@ pub fn step(sim: &mut Sim, t: usize, ctx: &mut Ctx) -> Outcome {
     out
 }
 
+/// `do_fork` → `copy_process`: the task's kernel memory (`dup_task_struct`), then `copy_mm` →
+/// `dup_mm`: the child's mm and pgd (`mm_init`), and `dup_mmap` under the parent's mmap_sem
+/// held for write, as every era takes it (2.4.27 `copy_mm`: `down_write(&oldmm->mmap_sem)`
+/// around `dup_mmap`; 6.x `dup_mmap`: `mmap_write_lock_killable(oldmm)`, each VMA
+/// `vma_start_write`). So a fault or an mmap of another thread of the parent waits for the copy,
+/// and a copy waits for a fault sleeping on I/O with mmap_sem held (2.6.26's). The child's own
+/// mmap_sem (6.x takes it nested) is not modelled: no task can reach the child before this
+/// returns. A throttled allocation sleeps where it is, holding what it holds (`Forking`).
 fn do_fork(sim: &mut Sim, t: usize, ctx: &mut Ctx, child: ProgState) -> Sys<()> {
+    use crate::page_alloc::AllocFail;
     let Some(mm) = sim.s.tasks[t].mm else { return Sys::Ok(()) };
     let name = sim.s.tasks[t].name.clone();
-    let kmem = if sim.k.task_mem.is_some() {
-        match crate::fork::dup_task_struct(&mut sim.k, ctx) {
-            Some(m) => m,
-            None => return Sys::Ok(()),
-        }
-    } else {
-        (crate::mm_types::NIL, crate::mm_types::NIL)
-    };
-    let child_mm = match sim.k.dup_mm(ctx, mm, &name) {
-        Ok(m) => m,
-        Err(e) => {
-            crate::fork::free_task(&mut sim.k, ctx, kmem);
-            if e == crate::page_alloc::AllocFail::Throttled {
-                // The allocator would go on retrying (GFP_KERNEL, order 0) once time has passed;
-                // the half-built copy is gone, so the fork starts over then.
-                let until = crate::oom_kill::alloc_retry_at(ctx);
-                return Sys::Block(Outcome::Block { until: Some(until), io: false });
-            }
-            return Sys::Ok(());
+    let mut f = match sim.s.tasks[t].forking.take() {
+        Some(f) => f,
+        None => {
+            let kmem = if sim.k.task_mem.is_some() {
+                match crate::fork::dup_task_struct(&mut sim.k, ctx) {
+                    Some(m) => m,
+                    None => return Sys::Ok(()),
+                }
+            } else {
+                (crate::mm_types::NIL, crate::mm_types::NIL)
+            };
+            Box::new(crate::fork::Forking { kmem, child: None, cursor: Default::default() })
         }
     };
+    let child_mm = match f.child {
+        Some(c) => c,
+        None => match sim.k.dup_mm_init(ctx, mm, &name) {
+            Ok(c) => c,
+            Err(e) => return fork_sleeps_or_fails(sim, t, ctx, f, e),
+        },
+    };
+    f.child = Some(child_mm);
+    if let Some(o) = mmap_lock::mmap_write_lock(&mut sim.k, t, ctx, &mut sim.s.tasks[t].mmap_lock, mm) {
+        sim.s.tasks[t].forking = Some(f);
+        return Sys::Block(o);
+    }
+    if let Err(e) = sim.k.dup_mmap(ctx, child_mm, mm, &mut f.cursor) {
+        if e != AllocFail::Throttled {
+            sim.k.exit_mmap(ctx, child_mm);
+            f.child = None;
+            let now = ctx.clock();
+            mmap_lock::mmap_write_unlock(&mut sim.k, now, &mut sim.s.tasks[t].mmap_lock, mm);
+        }
+        return fork_sleeps_or_fails(sim, t, ctx, f, e);
+    }
+    let now = ctx.clock();
+    mmap_lock::mmap_write_unlock(&mut sim.k, now, &mut sim.s.tasks[t].mmap_lock, mm);
+    let kmem = f.kmem;
     let c = sim.s.new_task(&name, TaskKind::User, Some(child_mm));
     sim.k.task_created(c, sim.s.tasks[c].pid, &name);
     sim.s.tasks[c].prog = Some(Box::new(child));
@@ -320,10 +346,47 @@ fn do_fork(sim: &mut Sim, t: usize, ctx: &mut Ctx, child: ProgState) -> Sys<()> 
     Sys::Ok(())
 }
 
+/// A fork's allocation failed: a throttled one sleeps until the allocator's retry time and the
+/// fork goes on from where it stopped; any other fails the fork (-ENOMEM), its memory given back.
+fn fork_sleeps_or_fails(
+    sim: &mut Sim,
+    t: usize,
+    ctx: &mut Ctx,
+    f: Box<crate::fork::Forking>,
+    e: crate::page_alloc::AllocFail,
+) -> Sys<()> {
+    if e == crate::page_alloc::AllocFail::Throttled {
+        let until = crate::oom_kill::alloc_retry_at(ctx);
+        sim.s.tasks[t].forking = Some(f);
+        return Sys::Block(Outcome::Block { until: Some(until), io: false });
+    }
+    fork_abandon(sim, t, ctx, *f);
+    Sys::Ok(())
+}
+
+/// What a fork that will not finish holds goes back: the half-built child (`mmput` →
+/// `exit_mmap`) and the task's kernel memory.
+fn fork_abandon(sim: &mut Sim, t: usize, ctx: &mut Ctx, f: crate::fork::Forking) {
+    if let Some(c) = f.child {
+        sim.k.exit_mmap(ctx, c);
+    }
+    if let Some(mm) = sim.s.tasks[t].mm {
+        if sim.k.mms[mm as usize].is_some() {
+            let now = ctx.clock();
+            mmap_lock::mmap_write_unlock(&mut sim.k, now, &mut sim.s.tasks[t].mmap_lock, mm);
+        }
+    }
+    crate::fork::free_task(&mut sim.k, ctx, f.kmem);
+}
+
 /// The task leaves: drop its locks, its mm reference (the last one frees the address space on
 /// this CPU — quicklists fill here), and tell a waiting parent.
 fn do_exit(sim: &mut Sim, t: usize, ctx: &mut Ctx) {
     let Some(mm) = sim.s.tasks[t].mm else { return };
+    // Killed inside a fork (an OOM victim asleep in it): the half-built child goes too.
+    if let Some(f) = sim.s.tasks[t].forking.take() {
+        fork_abandon(sim, t, ctx, *f);
+    }
     if sim.s.tasks[t].prog.take().is_some() && sim.k.mms[mm as usize].is_some() {
         mmap_lock::mmap_lock_release(&mut sim.k, ctx, &mut sim.s.tasks[t].mmap_lock, mm);
     }

@@ -55,6 +55,9 @@ enum Step {
 
 type R<T> = Result<T, RunError>;
 
+/// The kernel's default `pid_max` (`PID_MAX_DEFAULT`, 0x8000): no process has more threads.
+const PID_MAX_DEFAULT: i64 = 32768;
+
 fn err(span: Span, m: impl Into<String>) -> RunError {
     RunError { span: Some(span), message: m.into() }
 }
@@ -148,7 +151,16 @@ pub fn run<S: Syscalls>(sys: &mut S, ps: &mut ProgState, prog: &Arc<Program>) ->
                 ps.pc += 1;
             }
             Insn::Threads { count, start } => {
-                let n = ev(prog, ps, count)?.max(0) as u32;
+                let n = ev(prog, ps, count)?.max(0);
+                if n > PID_MAX_DEFAULT {
+                    // clone() finds no pid left (`alloc_pid`: -EAGAIN) long before; a count this
+                    // large is a mistake in the scenario, not a workload to simulate.
+                    return Err(err(
+                        count.span(),
+                        format!("threads {n}: more threads than pids (pid_max is {PID_MAX_DEFAULT})"),
+                    ));
+                }
+                let n = n as u32;
                 if !sys.has_mm() {
                     return Ok(Outcome::Exit);
                 }

@@ -109,7 +109,7 @@ pub trait Syscalls {
 
     // ---- processes and threads ----------------------------------------------------------
     /// fork(): the child runs `child` in a copy of the address space. `Block` when copying it
-    /// must wait for memory: the task sleeps, then forks again from the start.
+    /// must wait (for memory, or for mmap_sem): the task sleeps, then the fork goes on.
     fn fork(&mut self, child: ProgState) -> Sys<()>;
     /// clone(CLONE_VM) once per state; the thread names get ":i" suffixes.
     fn clone_threads(&mut self, threads: Vec<ProgState>);

@@ -9,6 +9,7 @@ mod buddy_align;
 mod common;
 mod examples;
 mod fault_accounting;
+mod fork_locking;
 mod fork_memory;
 mod ftrace;
 mod irq;

@@ -51,6 +51,24 @@ fn a_disk_named_at_run_time_must_exist() {
     assert_eq!(e.span.map(|s| s.line as usize), Some(line));
 }
 
+/// `threads N` with N beyond any pid space is the scenario's mistake: a clear error at the
+/// count, not an attempt to allocate N thread states (found by vmlab-fuzz, seed 18, input
+/// 327384: `threads 1000000000000`, which aborted on a 342 GB allocation).
+#[test]
+fn a_thread_count_beyond_pid_max_is_refused() {
+    let text = TWO_DISKS.replace("create log DISK_ARG", "let n = 9223372036854775807\nthreads n {\n    exit\n}");
+    let sc = load_scenario_str("threads.toml", &text, &[]).expect("loads");
+    let mut sim = Sim::new(&sc, resolve_profile(&sc, Some("linux-6.8")).expect("profile")).expect("builds");
+    let e = sim.run().expect_err("too many threads");
+    assert!(e.message.contains("more threads than pids"), "{}", e.message);
+    let line = text.lines().position(|l| l.starts_with("threads n")).expect("in the text") + 1;
+    assert_eq!(e.span.map(|s| s.line as usize), Some(line));
+    let ok = TWO_DISKS.replace("create log DISK_ARG", "threads 3 {\n    exit\n}\ncreate log");
+    let sc = load_scenario_str("threads.toml", &ok, &[]).expect("loads");
+    let mut sim = Sim::new(&sc, resolve_profile(&sc, Some("linux-6.8")).expect("profile")).expect("builds");
+    sim.run().expect("three threads run");
+}
+
 /// A file written twice, nothing read (`profiles.rs` `write_marks_accessed`): 6.8's buffered
 /// write never marks its pages accessed (`generic_perform_write`; `FGP_WRITEBEGIN` has no
 /// `FGP_ACCESSED`), so the pages stay inactive; 2.6's `generic_perform_write` calls

@@ -42,7 +42,7 @@ pub(super) fn kernel() -> Kernel {
 /// children and the segment's pages in index order.
 pub(super) fn segment_mapped_by_children(k: &mut Kernel, n: u64) -> (Vec<u32>, Vec<Pfn>) {
     let mut ctx = Ctx::default();
-    let parent = k.mm_create(&mut ctx, "dbinit");
+    let parent = k.mm_create(&mut ctx, "dbinit").expect("pgd");
     let a = MmapArgs {
         name: "sga".into(),
         backing: MapBacking::Shm("SGA".into()),
