@@ -257,6 +257,11 @@ impl LiveObjects {
         self.fifo.len() + self.heap.len()
     }
 
+    /// Every live object, in no particular order (for observers that map objects to pages).
+    pub fn iter(&self) -> impl Iterator<Item = &LiveObject> {
+        self.fifo.iter().chain(self.heap.iter().map(|Reverse(o)| o))
+    }
+
     pub fn is_empty(&self) -> bool {
         self.fifo.is_empty() && self.heap.is_empty()
     }
