@@ -1329,6 +1329,37 @@ mod tests {
         assert!(!sleeping_prematurely(&k, 0, 3, false, cz), "unbalanced node: 2.6.38 goes to sleep");
     }
 
+    /// balance_pgdat's `out:` in 2.6.38 (Mel Gorman's kswapd series V4 3/6, 10 Dec 2010): a pass
+    /// that leaves the node unbalanced goes back to `loop_again` at the same order as long as it
+    /// reclaimed SWAP_CLUSTER_MAX pages; only a pass that got fewer drops to order 0. So when no
+    /// zone can reach order 3 but reclaim keeps making progress, kswapd stays at order 3 — the
+    /// loop issue 15's 12-h history shows, and what 5a03b051's kswapd compaction (not modelled)
+    /// would have broken.
+    #[test]
+    fn unbalanced_high_order_pass_keeps_its_order_while_reclaim_progresses() {
+        let mut k = kernel("linux-2.6.38");
+        locals(&mut k, 0);
+        for (reclaimed, after) in [(SWAP_CLUSTER_MAX, 3), (SWAP_CLUSTER_MAX - 1, 0)] {
+            let l = &mut k.reclaim.split_mut().kswapd[0];
+            (l.sc_order, l.order, l.all_ok, l.nr_reclaimed, l.priority) = (3, 3, false, reclaimed, 5);
+            assert!(balance_out(&mut k, 0), "an unbalanced node goes back to loop_again");
+            let l = &k.reclaim.split().kswapd[0];
+            assert_eq!((l.sc_order, l.order), (after, after), "{reclaimed} reclaimed");
+            assert_eq!((l.priority, l.nr_reclaimed), (DEF_PRIORITY, 0), "loop_again restarts the sweep");
+        }
+        // A balanced end at order 3 returns through the order-0 recheck, which fails on a zone
+        // below HIGH at order 0: again loop_again, now at order 0.
+        let total = k.zones[1].free_pages;
+        while k.zones[1].free_pages > k.zones[1].high_wmark() / 2 {
+            k.rmqueue(1, 0, Mt::Movable).expect("free page");
+        }
+        assert!(k.zones[1].free_pages < total);
+        let l = &mut k.reclaim.split_mut().kswapd[0];
+        (l.sc_order, l.order, l.all_ok, l.end_zone) = (3, 3, true, 2);
+        assert!(balance_out(&mut k, 0), "order-0 recheck fails: loop_again");
+        assert_eq!(k.reclaim.split().kswapd[0].sc_order, 0);
+    }
+
     #[test]
     fn unmovable_fallback_steals_the_largest_block_and_claims_its_pageblock() {
         let mut k = kernel("linux-2.6.36");
