@@ -81,6 +81,24 @@ pub fn mmap_read_unlock(k: &mut Kernel, now: u64, lk: &mut MmapLockState, mm: u3
     }
 }
 
+/// A task killed while it sleeps (`kill_task`, before it exits). One queued on mmap_sem leaves
+/// the queue holding nothing: its `holds_*` flag said "granted on wake-up", and left set, its
+/// exit would release the lock of whoever holds it. One already granted (the release that woke
+/// it took it off the queue) holds the lock and drops it on its way out, as 6.x's slowpaths
+/// return the lock when the grant came before the signal. 6.x's fault and mmap paths wait
+/// killably (`mmap_read_lock_killable`, `mmap_write_lock_killable`); 2.4's and 2.6's `down_read`
+/// and `down_write` sleep TASK_UNINTERRUPTIBLE, so there a victim stays queued until granted —
+/// not modelled: every row's victim leaves the queue at once.
+pub fn mmap_lock_killed(k: &mut Kernel, t: usize, now: u64, lk: &mut MmapLockState, mm: u32) {
+    let mut g = std::mem::take(&mut k.wakeups);
+    match k.mm_mut(mm).mmap_sem.cancel(t, &mut g, now) {
+        Some(true) => lk.holds_write = false,
+        Some(false) => lk.holds_read = false,
+        None => {}
+    }
+    k.wakeups = g;
+}
+
 /// A task leaving (exit, OOM kill) drops whatever it holds.
 pub fn mmap_lock_release(k: &mut Kernel, ctx: &Ctx, lk: &mut MmapLockState, mm: u32) {
     mmap_read_unlock(k, ctx.clock(), lk, mm);
@@ -351,5 +369,85 @@ pub fn vma_start_write(k: &mut Kernel, mm: u32, i: usize) {
         v.write_locked = true;
         let (lo, hi) = m.vma_write_locks.unwrap_or((v.start, v.end));
         m.vma_write_locks = Some((lo.min(v.start), hi.max(v.end)));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::machine::MachineConfig;
+    use crate::mmzone::ZoneType;
+
+    /// One kernel per row: the rows differ in the rwsem's wake-up rule and the fault's locking.
+    fn kernels() -> Vec<(Kernel, u32)> {
+        crate::profiles::all()
+            .into_iter()
+            .map(|p| {
+                let cfg = MachineConfig::of_zones("x86_64", 1, &[(ZoneType::Normal, 4096)]);
+                let mut k = Kernel::new(p, cfg, 1).expect("kernel");
+                let mm = k.mm_create(&mut Ctx::default(), "p").expect("pgd");
+                (k, mm)
+            })
+            .collect()
+    }
+
+    /// What `kill_task` then `do_exit` do to a task's lock state.
+    fn kill(k: &mut Kernel, t: usize, lk: &mut MmapLockState, mm: u32) {
+        mmap_lock_killed(k, t, 0, lk, mm);
+        mmap_lock_release(k, &Ctx::default(), lk, mm);
+    }
+
+    /// Task 1 holds mmap_sem for write; task 2 waits to write, task 3 (a fault where no VMA is,
+    /// so it goes to mmap_sem) to read. Killing the waiters must leave task 1's lock held and
+    /// the queue holding only those still waiting; task 1's release then grants no dead task.
+    #[test]
+    fn a_killed_waiter_leaves_the_holders_lock_held() {
+        for (mut k, mm) in kernels() {
+            let mut ctx = Ctx::default();
+            let mut lk = [MmapLockState::default(), MmapLockState::default(), MmapLockState::default()];
+            assert!(mmap_write_lock(&mut k, 1, &mut ctx, &mut lk[0], mm).is_none());
+            assert!(mmap_write_lock(&mut k, 2, &mut ctx, &mut lk[1], mm).is_some(), "the writer waits");
+            let far = 1 << 30;
+            assert!(matches!(do_user_addr_fault(&mut k, 3, &mut ctx, &mut lk[2], mm, far, false), FaultStep::Block(_)));
+            assert_eq!(k.mm(mm).mmap_sem.waiters.len(), 2);
+
+            kill(&mut k, 2, &mut lk[1], mm);
+            let s = &k.mm(mm).mmap_sem;
+            assert_eq!(s.writer, Some(1), "the holder keeps its lock");
+            assert_eq!(s.waiters.iter().map(|w| w.0).collect::<Vec<_>>(), vec![3]);
+            assert!(!lk[1].holds_write && !lk[1].holds_read);
+
+            kill(&mut k, 3, &mut lk[2], mm);
+            let s = &k.mm(mm).mmap_sem;
+            assert_eq!((s.writer, s.readers, s.waiters.len()), (Some(1), 0, 0));
+
+            k.wakeups.clear();
+            mmap_write_unlock(&mut k, 0, &mut lk[0], mm);
+            let s = &k.mm(mm).mmap_sem;
+            assert_eq!((s.writer, s.readers), (None, 0));
+            assert!(k.wakeups.is_empty(), "no dead waiter is granted the lock");
+        }
+    }
+
+    /// A waiter granted the lock by a release, killed before it runs, holds it: its exit
+    /// releases it, and the waiter behind it gets it.
+    #[test]
+    fn a_waiter_granted_before_the_kill_releases_on_exit() {
+        for (mut k, mm) in kernels() {
+            let mut ctx = Ctx::default();
+            let mut lk = [MmapLockState::default(), MmapLockState::default(), MmapLockState::default()];
+            assert!(mmap_write_lock(&mut k, 1, &mut ctx, &mut lk[0], mm).is_none());
+            assert!(mmap_write_lock(&mut k, 2, &mut ctx, &mut lk[1], mm).is_some());
+            assert!(mmap_write_lock(&mut k, 3, &mut ctx, &mut lk[2], mm).is_some());
+            k.wakeups.clear();
+            mmap_write_unlock(&mut k, 0, &mut lk[0], mm);
+            assert_eq!(k.wakeups, vec![2]);
+            assert_eq!(k.mm(mm).mmap_sem.writer, Some(2));
+
+            kill(&mut k, 2, &mut lk[1], mm);
+            let s = &k.mm(mm).mmap_sem;
+            assert_eq!((s.writer, s.waiters.len()), (Some(3), 0), "the next writer has it");
+            assert_eq!(k.wakeups, vec![2, 3]);
+        }
     }
 }

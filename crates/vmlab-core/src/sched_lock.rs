@@ -147,10 +147,14 @@ impl RwSem {
         self.account(since, now, false);
         granted.push(t);
     }
-    /// Remove a task from the wait queue (it was killed).
-    pub fn cancel(&mut self, task: usize, granted: &mut Vec<usize>, now: u64) {
-        self.waiters.retain(|w| w.0 != task);
+    /// A killed waiter leaves the queue without the lock (`out_nolock` → `rwsem_del_wake_waiter`),
+    /// and its leaving may let the waiters behind it in. Returns whether it was waiting, and for
+    /// what (true: to write): a task no longer queued was granted the lock and holds it.
+    pub fn cancel(&mut self, task: usize, granted: &mut Vec<usize>, now: u64) -> Option<bool> {
+        let i = self.waiters.iter().position(|w| w.0 == task)?;
+        let (_, writer, _) = self.waiters.remove(i)?;
         self.wake(granted, now);
+        Some(writer)
     }
 }
 

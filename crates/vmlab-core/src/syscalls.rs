@@ -415,9 +415,8 @@ fn do_exit(sim: &mut Sim, t: usize, ctx: &mut Ctx) {
 pub fn kill_task(sim: &mut Sim, t: usize) {
     if let Some(mm) = sim.s.tasks[t].mm {
         if sim.k.mms[mm as usize].is_some() {
-            let mut g = std::mem::take(&mut sim.k.wakeups);
-            sim.k.mm_mut(mm).mmap_sem.cancel(t, &mut g, sim.s.now);
-            sim.k.wakeups = g;
+            let now = sim.s.now;
+            mmap_lock::mmap_lock_killed(&mut sim.k, t, now, &mut sim.s.tasks[t].mmap_lock, mm);
         }
     }
     sim.s.runq.retain(|&x| x != t);
