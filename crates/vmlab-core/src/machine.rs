@@ -107,6 +107,16 @@ impl MachineConfig {
         self.zones.iter().map(|z| z.pages).sum()
     }
 
+    /// The bytes a process may map (`TASK_SIZE`): 3 GiB on i386 (the default 3G/1G split),
+    /// 128 TiB less a page on x86-64 (`TASK_SIZE_MAX`, 4-level tables); `get_unmapped_area`
+    /// fails a longer mmap with -ENOMEM.
+    pub fn task_size(&self) -> u64 {
+        match self.arch.as_str() {
+            "i386" => 3 << 30,
+            _ => (1 << 47) - 4096,
+        }
+    }
+
     /// Each zone's first pfn on the machine's memory map (`zone_start_pfn`). vmlab's frames are
     /// packed, zone after zone; the physical map has holes: on x86-64 DMA32 starts at 16 MiB
     /// and Normal at 4 GiB (`MAX_DMA32_PFN`, the PCI hole below it), on i386 Normal at 16 MiB

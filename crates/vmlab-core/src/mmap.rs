@@ -581,6 +581,14 @@ pub fn do_mmap(k: &mut Kernel, ctx: &mut Ctx, mm: u32, a: &MmapArgs) -> Result<M
     if bytes <= 0 {
         return Err("mmap length must be positive".into());
     }
+    let task_size = k.cfg.task_size();
+    if bytes as u64 > task_size {
+        return Err(format!(
+            "mmap of {bytes} bytes is larger than a process's address space ({task_size} bytes, TASK_SIZE on {}): \
+             the kernel refuses it with ENOMEM",
+            k.cfg.arch
+        ));
+    }
     let pages = (bytes as u64).div_ceil(4096);
     let start = if a.fixed {
         let (s, _) = region_lookup(k, mm, &a.name)?;

@@ -69,6 +69,27 @@ fn a_thread_count_beyond_pid_max_is_refused() {
     sim.run().expect("three threads run");
 }
 
+/// An mmap longer than the address space (`TASK_SIZE`) is refused where it is written, as the
+/// kernel's `get_unmapped_area` refuses it with -ENOMEM; before, an anonymous mapping of 4 EiB
+/// was made and touching it never ended a quantum (vmlab-fuzz seed 19, input 1391736). 100 TiB
+/// still maps on x86-64.
+#[test]
+fn an_mmap_beyond_task_size_is_refused() {
+    let prog =
+        |len: &str| TWO_DISKS.replace("create log DISK_ARG", &format!("mmap big anon {len}\ntouch big write\nexit"));
+    let text = prog("4611686018427387903");
+    let sc = load_scenario_str("mmap.toml", &text, &[]).expect("loads");
+    let mut sim = Sim::new(&sc, resolve_profile(&sc, Some("linux-6.8")).expect("profile")).expect("builds");
+    let e = sim.run().expect_err("4 EiB does not fit");
+    assert!(e.message.contains("larger than a process's address space"), "{}", e.message);
+    let line = text.lines().position(|l| l.starts_with("mmap big")).expect("in the text") + 1;
+    assert_eq!(e.span.map(|s| s.line as usize), Some(line));
+    let ok = TWO_DISKS.replace("create log DISK_ARG", "mmap big anon 100TiB\nexit");
+    let sc = load_scenario_str("mmap.toml", &ok, &[]).expect("loads");
+    let mut sim = Sim::new(&sc, resolve_profile(&sc, Some("linux-6.8")).expect("profile")).expect("builds");
+    sim.run().expect("100 TiB maps");
+}
+
 /// A file written twice, nothing read (`profiles.rs` `write_marks_accessed`): 6.8's buffered
 /// write never marks its pages accessed (`generic_perform_write`; `FGP_WRITEBEGIN` has no
 /// `FGP_ACCESSED`), so the pages stay inactive; 2.6's `generic_perform_write` calls
