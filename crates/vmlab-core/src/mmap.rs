@@ -584,9 +584,8 @@ pub fn do_mmap(k: &mut Kernel, ctx: &mut Ctx, mm: u32, a: &MmapArgs) -> Result<M
     let task_size = k.cfg.task_size();
     if bytes as u64 > task_size {
         return Err(format!(
-            "mmap of {bytes} bytes is larger than a process's address space ({task_size} bytes, TASK_SIZE on {}): \
-             the kernel refuses it with ENOMEM",
-            k.cfg.arch
+            "mmap of {bytes} bytes is larger than a process's address space ({task_size} bytes, x86-64's \
+             TASK_SIZE): the kernel refuses it with ENOMEM"
         ));
     }
     let pages = (bytes as u64).div_ceil(4096);
