@@ -262,7 +262,7 @@ mod tests {
     use crate::machine::MachineConfig;
     use crate::mmap::do_mmap;
     use crate::mmzone::ZoneType;
-    use crate::workload::syscalls::{MapBacking, MmapArgs};
+    use crate::workload::syscalls::MmapArgs;
 
     /// A parent with two private anonymous regions, written (and so in several page tables),
     /// and a shared one only read (zero-page PTEs).
@@ -272,16 +272,7 @@ mod tests {
         let mut ctx = Ctx::default();
         let mm = k.mm_create(&mut ctx, "parent").expect("pgd");
         for (name, pages, shared, write) in [("a", 700, false, true), ("b", 300, false, true), ("z", 40, true, false)] {
-            let a = MmapArgs {
-                name: name.into(),
-                backing: MapBacking::Anon,
-                offset: 0,
-                len: Some(pages * 4096),
-                fixed: false,
-                shared,
-                write: true,
-                locked: false,
-            };
+            let a = MmapArgs::anon(name, pages * 4096, shared);
             let m = do_mmap(&mut k, &mut ctx, mm, &a).expect("mmap");
             for vpn in m.start..m.end {
                 assert_eq!(k.handle_mm_fault(&mut ctx, mm, vpn, write), crate::memory::Fault::Done);

@@ -693,16 +693,7 @@ mod tests {
         let mm = k.mm_create(&mut ctx, "parent").expect("pgd");
         let mut maps = Vec::new();
         for (name, shared) in [("shared", true), ("private", false)] {
-            let a = MmapArgs {
-                name: name.into(),
-                backing: MapBacking::Anon,
-                offset: 0,
-                len: Some(8 * 4096),
-                fixed: false,
-                shared,
-                write: true,
-                locked: false,
-            };
+            let a = MmapArgs::anon(name, 8 * 4096, shared);
             let m = do_mmap(&mut k, &mut ctx, mm, &a).expect("mmap");
             for vpn in m.start..m.end {
                 assert!(matches!(k.handle_mm_fault(&mut ctx, mm, vpn, true), crate::memory::Fault::Done));

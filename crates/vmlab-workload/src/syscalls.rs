@@ -70,6 +70,22 @@ pub struct MmapArgs {
     pub locked: bool,
 }
 
+impl MmapArgs {
+    /// A writable anonymous mapping of `bytes` (MAP_SHARED when `shared`): what tests set up.
+    pub fn anon(name: &str, bytes: i64, shared: bool) -> MmapArgs {
+        MmapArgs {
+            name: name.into(),
+            backing: MapBacking::Anon,
+            offset: 0,
+            len: Some(bytes),
+            fixed: false,
+            shared,
+            write: true,
+            locked: false,
+        }
+    }
+}
+
 /// A new mapping: pages [start, end); `write`: a private writable mapping (populated by write
 /// faults); `errno` set when MAP_LOCKED could not lock it.
 pub struct Mapped {
