@@ -11,7 +11,7 @@
 # and one with each of them 1,000 ns dearer give how many times each workload charges each entry;
 # the script then solves for the entries that make the simulated figures equal the host's, every
 # other entry staying as the table has it. PAIRS says which (workload:entry:figure, figure `sys`
-# or `stall`); by default five, solved together (each workload charges the others' entries
+# or `stall`); by default six, solved together (each workload charges the others' entries
 # too):
 #
 #   fault-anon    system time → clear_page     (first-touch anonymous faults: what a swap-in
@@ -32,12 +32,16 @@
 #                                               what a readahead batch costs per folio — its
 #                                               insertion, the file system's bio building, its
 #                                               completion — from what it costs per request)
-#
-# and, when PAIRS names it (not by default: docs/REAL.md, "dirty-writer", dirty18),
-#
 #   write-cached  system time → perform_write  (write() of new files that fit, no fsync: a
 #                                               page's write_begin, copy into a new page and
 #                                               write_end beyond the read copy)
+#
+# perform_write is fitted by default since dirty19: 6.8's generic_perform_write (mm/filemap.c)
+# spends it on every page of every buffered write — `write_begin` (ext4: the folio lookup or
+# creation with FGP_WRITEBEGIN and the block mapping), `write_end` (block_write_end →
+# mark_buffer_dirty → __folio_mark_dirty, folio_account_dirtied; i_size) and
+# balance_dirty_pages_ratelimited — none of which copy_user_page (fitted to read()'s filemap_read)
+# or any other entry charges; left at 0 it undercharges every write (docs/REAL.md, "dirty-writer").
 #
 # and then simulates every workload (reclaim-file: limit reclaim of clean file pages; swap:
 # swap-out and swap-in; write-cached; the ones above)
@@ -65,7 +69,7 @@ RUNS=${RUNS:-2}
 OUT=${OUT:-$(mktemp -d /tmp/vmlab-calibrate.XXXXXX)}
 WRITE=${WRITE:-1}
 LOCK=${LOCK:-/tmp/vmlab-real.lock}
-PAIRS=${PAIRS:-"fault-anon:clear_page:sys read-cached:copy_user_page:sys read-tree:read_pages:sys open-cached:path_openat:sys read-tree-large:readahead_folio:sys"}
+PAIRS=${PAIRS:-"fault-anon:clear_page:sys read-cached:copy_user_page:sys read-tree:read_pages:sys open-cached:path_openat:sys read-tree-large:readahead_folio:sys write-cached:perform_write:sys"}
 ENTRIES=$(for p in $PAIRS; do q=${p#*:}; printf '%s ' "${q%%:*}"; done)
 CHECK=${CHECK:-"fault-anon read-cached read-tree read-tree-large open-cached write-cached reclaim-file swap"}
 mkdir -p "$OUT"
