@@ -25,8 +25,13 @@ pub fn handler_ns(k: &Kernel, d: &IoDone) -> Option<(usize, u64, bool)> {
     let base = |ns: u64| if irq { ns } else { 0 };
     match k.profile.irq {
         IrqRule::None => None,
-        IrqRule::Fixed if irq => Some((disk, k.cost.irq_handler, true)),
-        IrqRule::Fixed => None,
+        IrqRule::Fixed => {
+            // A write's pages end their writeback in the handler of the request that carried
+            // them, a merged submission's too (folio_end_writeback per folio).
+            let ends = if read { 0 } else { pages.len() as u64 * k.cost.end_writeback };
+            let ns = base(k.cost.irq_handler) + ends;
+            (ns > 0).then_some((disk, ns, irq))
+        }
         IrqRule::LowestPriority24 => {
             // bounce_end_io_read copies each HighMem page out of its bounce page inside the
             // handler (copy_to_high_bh_irq); the unlock of those pages waits for the copies

@@ -214,6 +214,13 @@ pub struct CostTable {
     /// One block-completion interrupt of a 2.6+ kernel: the driver's hard handler and the block
     /// softirq ending the request's bios (`IrqRule::Fixed`).
     pub irq_handler: u64,
+    /// CPU of one page whose write ends, in the completion's handler beyond `irq_handler`:
+    /// 6.8's `folio_end_writeback` (mm/filemap.c) does this per folio — PG_writeback and the
+    /// mapping's writeback tag cleared under `xa_lock_irqsave`, the writeback counters, and for
+    /// a page reclaim marked `folio_rotate_reclaimable`'s move to the inactive tail under the
+    /// LRU lock — where `irq_handler` is per request. Its time is taken from whatever the CPU
+    /// was running, a writer included. 0 in vmlab's own table (`IrqRule::Fixed` only).
+    pub end_writeback: u64,
     /// One block-completion interrupt of a 2.4 kernel, bounce copies apart: the driver's handler
     /// ends every buffer of the request and runs the request function, with interrupts off
     /// (`IrqRule::LowestPriority24`).
@@ -248,6 +255,7 @@ impl CostTable {
             // blk-mq completes a request in about a µs of CPU on a 3 GHz core (hard handler,
             // BLOCK_SOFTIRQ, bio_endio, a folio unlock per page).
             irq_handler: s(1500),
+            end_writeback: 0,
             // The only measurement at hand is seed 000's DAC960 handler on a 1 GHz PIII (about
             // 90 µs a request once its bounce copies are taken out), scaled to 3 GHz.
             irq_end_request: s(30_000),
@@ -280,6 +288,7 @@ impl CostTable {
         "lock_handoff",
         "spin",
         "irq_handler",
+        "end_writeback",
         "irq_end_request",
     ];
 
@@ -308,6 +317,7 @@ impl CostTable {
             "lock_handoff" => &mut self.lock_handoff,
             "spin" => &mut self.spin,
             "irq_handler" => &mut self.irq_handler,
+            "end_writeback" => &mut self.end_writeback,
             "irq_end_request" => &mut self.irq_end_request,
             _ => return None,
         })

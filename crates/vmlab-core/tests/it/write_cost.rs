@@ -49,3 +49,23 @@ fn perform_write_is_charged_once_per_page_written() {
         );
     }
 }
+
+/// `end_writeback`: each page whose write ends costs its completion's handler that much more
+/// (6.8's `folio_end_writeback`, once per folio), on top of `irq_handler` once per request, and
+/// nothing at 0 (vmlab's own table). The handler's row holds both.
+#[test]
+fn end_writeback_is_charged_per_page_in_the_write_completion() {
+    let written = |s: &Sim| s.k.ev.get(vmlab_core::stats::vmstat::Vm::NrWritten);
+    let handler = |s: &Sim| s.k.prof.irq.iter().map(|r| (r.ns, r.calls)).fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+    // More than the background threshold of 256 MiB, so that the flusher writes during the run.
+    let base = run("64MiB", &[]);
+    let dear = run("64MiB", &["machine.cost.end_writeback=1us"]);
+    assert_eq!(base.k.cost.end_writeback, 0);
+    let each = dear.k.cost.end_writeback;
+    assert!(each > 0);
+    for (s, per_page) in [(&base, 0), (&dear, each)] {
+        let (ns, calls) = handler(s);
+        assert!(calls > 0 && written(s) > 0, "the writes completed");
+        assert_eq!(ns, calls * s.k.cost.irq_handler + written(s) * per_page);
+    }
+}
