@@ -142,7 +142,7 @@ fn main() {
         }
         let j = |v: &[u64]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(" ");
         println!(
-            "{} {cp} {} {} {} {} | {} ({}) {} {} | {len} {} | {} | {} | {}",
+            "{} {cp} {} {} {} {} | {} {} ({}) {} {} | {len} {} | {} | {} | {}",
             sim.s.now / 1_000_000_000,
             s.r,
             s.sy,
@@ -160,7 +160,7 @@ fn main() {
         );
     }));
     if let Err(e) = sim.run() {
-        eprintln!("{e}");
+        eprintln!("{e:?}");
         std::process::exit(1);
     }
 }
