@@ -166,6 +166,8 @@ pub struct Kernel {
     pub rmap_buf: Vec<crate::rmap::Mapping>,
     /// Scratch buffer for isolated pages.
     pub isolate_buf: Vec<Pfn>,
+    /// Compaction's isolated-page buffers and per-zone deferral (`compaction.rs`).
+    pub compact: crate::compaction::CompactState,
     /// Tail frames of the large folios on LRU lists: a list holds a folio once, by its head.
     pub lru_folio_tails: u64,
     /// The shared zero page (read faults on anonymous memory map it).
@@ -255,6 +257,7 @@ impl Kernel {
             throttled: Vec::new(),
             wb_done_since_wake: 0,
             isolate_buf: Vec::new(),
+            compact: Default::default(),
             lru_folio_tails: 0,
             zero_pfn: 0,
             tracers: Vec::new(),

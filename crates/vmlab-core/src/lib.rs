@@ -6,6 +6,7 @@ pub mod api;
 pub mod blk;
 pub mod blk_wbt;
 pub mod bootmem;
+pub mod compaction;
 pub mod dcache;
 pub mod disk;
 /// Deterministic distributions (Zipf, log-normal), shared with the workload's access patterns.
@@ -18,6 +19,7 @@ pub mod kmem;
 pub mod machine;
 pub mod memcontrol;
 pub mod memory;
+pub mod migrate;
 pub mod mlock;
 pub mod mm_types;
 pub mod mmap;

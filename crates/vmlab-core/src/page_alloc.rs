@@ -586,6 +586,7 @@ impl Kernel {
         let (zl, n) = self.zonelist(ctx.node, gfp);
         let classzone = zl[..n].iter().map(|&z| self.zones[z].kind as usize).max().unwrap_or(0);
         let mut no_progress = 0;
+        let mut attempts = 0;
         let entry_sleep = ctx.sleep_ns;
         let max_tries = 16;
         loop {
@@ -608,6 +609,15 @@ impl Kernel {
             if !gfp.direct_reclaim || ctx.in_reclaim {
                 return Err(AllocFail::NoMemory);
             }
+            // __alloc_pages_direct_compact before direct reclaim (CONFIG_COMPACTION rows); 2.6.38
+            // makes the first attempt asynchronous.
+            if crate::vmscan::has_compaction(&self.profile) && order > 0 {
+                let sync = !self.profile.split26.compaction_async || attempts > 0;
+                if let Some(p) = crate::compaction::alloc_pages_direct_compact(self, ctx, gfp, order, sync) {
+                    return Ok(p);
+                }
+            }
+            attempts += 1;
             let reclaimed = crate::vmscan::try_to_free_pages(self, ctx, gfp, order, classzone);
             if let Some(p) = self.alloc_after_direct_reclaim(ctx, gfp, order, reclaimed) {
                 return Ok(p);
@@ -798,6 +808,57 @@ impl Kernel {
                 }
             }
         }
+    }
+
+    /// `drain_pages(cpu)`: give one CPU's pcp pages back to the buddy lists.
+    pub fn drain_cpu_pages(&mut self, cpu: usize) {
+        for zid in 0..self.zones.len() {
+            if cpu >= self.zones[zid].pcp.len() {
+                continue;
+            }
+            for li in 0..3 {
+                while let Some(p) = self.zones[zid].pcp[cpu].lists[li].pop_tail(&mut self.fr) {
+                    self.pcp_page_to_buddy(zid, p);
+                }
+            }
+        }
+    }
+
+    /// `split_free_page` (2.6.35+, compaction's free scanner): take the free block headed by
+    /// `pfn` off the buddy lists as `1 << order` single pages, obeying the LOW watermark as an
+    /// allocation would; a block of at least half a pageblock makes its pageblocks movable.
+    /// Returns the pages taken (0 when the watermark refuses).
+    pub(crate) fn split_free_page(&mut self, zid: usize, pfn: Pfn) -> u32 {
+        debug_assert!(self.fr.has(pfn, pg::BUDDY));
+        let order = (self.fr.aux[pfn as usize] & 0xf) as u32;
+        let mt = (self.fr.aux[pfn as usize] >> 4) as usize;
+        let watermark = self.zones[zid].low_wmark() + (1u64 << order);
+        if !self.zone_watermark_ok(zid, 0, watermark, 0, false, false) {
+            return 0;
+        }
+        let z = &mut self.zones[zid];
+        z.free_area[order as usize][mt].remove(&mut self.fr, pfn);
+        z.nr_free[order as usize] -= 1;
+        z.free_pages -= 1 << order;
+        let none = (crate::mmzone::LRU_NONE as u32) << pg::LRU_SHIFT;
+        for p in pfn..pfn + (1 << order) {
+            self.fr.flags[p as usize] = none;
+            self.fr.aux[p as usize] = 0;
+        }
+        if order >= PAGEBLOCK_ORDER - 1 {
+            let mut p = pfn;
+            while p < pfn + (1 << order) - 1 {
+                let b = self.pageblock_of(zid, p);
+                self.pageblock_mt[b] = Mt::Movable as u8;
+                p += 1 << PAGEBLOCK_ORDER;
+            }
+        }
+        1 << order
+    }
+
+    /// The allocation attempt after direct compaction (the slow path's flags: the MIN mark).
+    pub(crate) fn alloc_after_compaction(&mut self, ctx: &mut Ctx, gfp: Gfp, order: u32) -> Option<Pfn> {
+        self.get_page_from_freelist(ctx, gfp, order, Some(WMARK_MIN), gfp.atomic, gfp.atomic)
     }
 
     /// Free pages of a zone as MemFree counts them (buddy + pcp).

@@ -173,10 +173,18 @@ pub struct Split26 {
     /// and `shrink_zone`'s closing anon rebalance no longer also asks for free swap slots. Before
     /// it, kswapd's `balance_pgdat` deactivated anon pages with swap off.
     pub anon_aging_needs_swap: bool,
-    /// Smallest order direct compaction runs for: 4 in 2.6.36 (> PAGE_ALLOC_COSTLY_ORDER), 1 in
-    /// 2.6.38; 0 = no compaction. Recorded for the era; direct compaction itself is not modelled
-    /// yet (no seed-001 workload makes sleeping order > 0 allocations).
+    /// CONFIG_COMPACTION: smallest order direct compaction runs for (`compaction.rs`): 4 in
+    /// 2.6.36 (`try_to_compact_pages` returns for order <= PAGE_ALLOC_COSTLY_ORDER), 1 in 2.6.38
+    /// (`!order`); 0 = no compaction.
     pub compaction_min_order: u32,
+    /// 2.6.38 (Mel Gorman, "mm: compaction: Perform a faster migration scan when migrating
+    /// asynchronously", Nov 2010): the first direct compaction, and kswapd's, run async — the
+    /// migrate scanner skips pageblocks that are not MIGRATE_MOVABLE.
+    pub compaction_async: bool,
+    /// 5a03b051 "thp: use compaction in kswapd for GFP_ATOMIC order > 0" (2.6.38-rc1, reverted
+    /// for 2.6.38.1): `balance_pgdat` compacts a zone that passes HIGH at order 0 and fails it at
+    /// the order, and such a zone is not marked all_unreclaimable in that pass.
+    pub kswapd_compaction: bool,
 }
 
 /// Vanilla 2.6.36.
@@ -191,6 +199,8 @@ pub const SPLIT26_2636: Split26 = Split26 {
     lumpy_stop_on_fail: false,
     anon_aging_needs_swap: false,
     compaction_min_order: 4,
+    compaction_async: false,
+    kswapd_compaction: false,
 };
 
 /// Tunables (sysctls) — the names follow /proc/sys/vm.
@@ -607,6 +617,8 @@ const LINUX_2638: Profile = Profile {
         lumpy_stop_on_fail: true,
         anon_aging_needs_swap: true,
         compaction_min_order: 1,
+        compaction_async: true,
+        kswapd_compaction: true,
     },
     ..LINUX_2636
 };
@@ -972,8 +984,10 @@ pub const KNOBS: &[Knob] = &[
     rc("reclaim_compaction", Kind::Bool, SPLIT_ONLY),
     rc("lumpy_stop_on_fail", Kind::Bool, SPLIT_ONLY),
     rc("anon_aging_needs_swap", Kind::Bool, SPLIT_ONLY),
-    // Recorded for split2636's era; no code reads it yet (see `Split26`).
+    // compaction.rs and page_alloc.rs, under `vmscan::has_compaction` (the 2.6.36/38 engine).
     rc("compaction_min_order", Kind::Int(ORDER), SPLIT_ONLY),
+    rc("compaction_async", Kind::Bool, SPLIT_ONLY),
+    rc("kswapd_compaction", Kind::Bool, SPLIT_ONLY),
     // vmscan/modern.rs and vmscan/split2636.rs get_scan_count; 2.4 had no swappiness.
     vm("swappiness", Kind::Int(SWAPPINESS), Readers::Only(&[Engine::Modern, Engine::Split2636, Engine::Zone26])),
     // page_alloc.rs setup_watermarks.
@@ -1197,6 +1211,8 @@ impl Profile {
             "reclaim_compaction" => &mut s.reclaim_compaction,
             "lumpy_stop_on_fail" => &mut s.lumpy_stop_on_fail,
             "anon_aging_needs_swap" => &mut s.anon_aging_needs_swap,
+            "compaction_async" => &mut s.compaction_async,
+            "kswapd_compaction" => &mut s.kswapd_compaction,
             _ => return None,
         })
     }

@@ -82,6 +82,12 @@ vm_items! {
     PgtableQuicklistHit => "quicklist_hit",
     MinorFaultRetry => "pgfault_retry",
     VmaLockSuccess => "vma_lock_success",
+    CompactBlocksMoved => "compact_blocks_moved",
+    CompactPagesMoved => "compact_pages_moved",
+    CompactPagemigrateFailed => "compact_pagemigrate_failed",
+    CompactStall => "compact_stall",
+    CompactFail => "compact_fail",
+    CompactSuccess => "compact_success",
     VmaLockAbort => "vma_lock_abort",
     VmaLockRetry => "vma_lock_retry",
 }

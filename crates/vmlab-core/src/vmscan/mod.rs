@@ -578,6 +578,12 @@ pub fn has_large_folios(p: &crate::profiles::Profile) -> bool {
     dispatch_static!(p.engine, large_folios())
 }
 
+/// CONFIG_COMPACTION as the row's engine runs it: memory compaction for allocations of
+/// `split26.compaction_min_order` and above (only the 2.6.36/38 engine calls it so far).
+pub fn has_compaction(p: &crate::profiles::Profile) -> bool {
+    p.engine == Engine::Split2636 && p.split26.compaction_min_order > 0
+}
+
 /// Limit reclaim (`try_to_free_mem_cgroup_pages`); returns pages reclaimed.
 pub fn try_to_free_mem_cgroup_pages(k: &mut Kernel, ctx: &mut Ctx, g: u8, nr: u64, may_swap: bool) -> u64 {
     dispatch!(k, try_to_free_mem_cgroup_pages(k, ctx, g, nr, may_swap))

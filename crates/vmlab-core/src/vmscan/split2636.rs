@@ -69,6 +69,8 @@ pub struct KswapdLocals {
     /// reclaim/compaction mode), and the lowest priority any pass reached.
     pub high_order_low_prio_passes: u64,
     pub lowest_priority: Option<i32>,
+    /// `compact_zone_order` calls from balance_pgdat (kswapd compaction).
+    pub kswapd_compactions: u64,
 }
 
 /// `struct scan_control`.
@@ -661,28 +663,9 @@ fn get_scan_count(k: &mut Kernel, zid: usize, sc: &Sc, priority: i32) -> [u64; 4
     nr
 }
 
-/// 2.6.38 `compaction_suitable`: is there enough free memory for compaction to make an order
-/// block, and is the failure due to fragmentation (`fragmentation_index` > 500)?
+/// 2.6.38 `compaction_suitable` (`compaction.rs`): would compaction run for this order?
 fn compaction_suitable(k: &Kernel, zid: usize, order: u32) -> bool {
-    let z = &k.zones[zid];
-    let watermark = z.low_wmark() + (2u64 << order);
-    if !wmark_ok(k, zid, 0, watermark, 0) {
-        return false;
-    }
-    let mut blocks = 0u64;
-    let mut suitable = 0u64;
-    for (o, &n) in z.nr_free.iter().enumerate() {
-        blocks += n;
-        if o as u32 >= order {
-            suitable += n << (o as u32 - order);
-        }
-    }
-    if blocks == 0 || suitable > 0 {
-        // Index 0 (no free blocks) skips; -1000 (a block exists) continues.
-        return blocks != 0;
-    }
-    let idx = 1000i64 - ((1000 + ((z.free_pages * 1000) >> order) as i64) / blocks as i64);
-    idx > 500
+    crate::compaction::compaction_suitable(k, zid, order) == crate::compaction::CompactResult::Continue
 }
 
 /// 2.6.38 `should_continue_reclaim`: in reclaim/compaction mode keep reclaiming this zone until
@@ -1115,10 +1098,24 @@ fn balance_priority(k: &mut Kernel, ctx: &mut Ctx, node: usize) -> KswapdAction 
         let nr_slab = crate::dcache::shrink_slab(k, ctx, sc.nr_scanned, lru_pages, true);
         sc.nr_reclaimed += nr_slab;
         total_scanned += sc.nr_scanned;
+        // 5a03b051 (2.6.38 until 2.6.38.1): a zone fine at order 0 but not at `order` is
+        // compacted (asynchronously, in kswapd mode) rather than only reclaimed.
+        let mut compaction = false;
+        if s.kswapd_compaction
+            && order > 0
+            && wmark_ok(k, zid, 0, k.zones[zid].high_wmark(), end_idx)
+            && !wmark_ok(k, zid, order, k.zones[zid].high_wmark(), end_idx)
+        {
+            let sync = !s.compaction_async;
+            let mt = crate::mmzone::Mt::Unmovable;
+            crate::compaction::compact_zone_order(k, ctx, zid, order, mt, sync, crate::compaction::Mode::Kswapd);
+            k.reclaim.split_mut().kswapd[node].kswapd_compactions += 1;
+            compaction = true;
+        }
         if k.reclaim.split_mut().zone[zid].all_unreclaimable {
             continue;
         }
-        if nr_slab == 0 && !zone_reclaimable(k, zid) {
+        if !compaction && nr_slab == 0 && !zone_reclaimable(k, zid) {
             k.reclaim.split_mut().zone[zid].all_unreclaimable = true;
         }
         if total_scanned > 2 * SWAP_CLUSTER_MAX && total_scanned > sc.nr_reclaimed + sc.nr_reclaimed / 2 {
