@@ -11,6 +11,9 @@ pub mod split2636;
 pub mod throttle;
 pub mod zone26;
 
+#[cfg(test)]
+mod balance_gap_tests;
+
 use crate::kernel::{Ctx, Kernel};
 use crate::mm_types::{pg, List, Pfn};
 use crate::mmzone::{Lruvec, LRU_INACTIVE_ANON, LRU_INACTIVE_FILE, LRU_NONE, LRU_UNEVICTABLE, NR_LRU_LISTS};

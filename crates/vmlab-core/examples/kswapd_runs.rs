@@ -1,0 +1,191 @@
+//! Where kswapd's reclaim goes in a long split-LRU run, run by run: the pages each zone gave
+//! up in `balance_pgdat` runs begun at order 0 and at order > 0, how the high-order runs ended,
+//! and how much of a zone's reclaim came while it already held more than 8 × HIGH free pages
+//! (the "way too many pages free already" bound of 2.6.36–2.6.38's per-zone loop, which the
+//! kernel checks at the run's order: a zone whose free memory is all single pages never meets
+//! it at order 3, however much is free). At each high-order run's end it also records which
+//! zones pass HIGH at that order only through their MIGRATE_RESERVE blocks' free pages (the
+//! check counts every free list). An observer: the run is the same with or without it.
+//!
+//! cargo run --release -p vmlab-core --example kswapd_runs -- SCENARIO PROFILE EVERY_S [KEY=VALUE...]
+
+use vmlab_core::kernel::Kernel;
+use vmlab_core::mmzone::{MAX_ORDER, MIGRATE_RESERVE};
+use vmlab_core::sim::{resolve_profile, Sim};
+use vmlab_core::trace::{Tracepoint, Tracer};
+
+const Z: usize = 8;
+
+#[derive(Default, Clone)]
+struct Runs {
+    /// Order the current run began at (None: kswapd is not balancing).
+    run_order: Option<u32>,
+    /// kswapd pages reclaimed per zone in runs begun at order 0 / order > 0.
+    steal: [[u64; Z]; 2],
+    /// Of those in high-order runs: reclaimed while the zone held > 8 × HIGH free pages.
+    steal_over_8high: [u64; Z],
+    /// High-order runs begun, ended balanced at their order, ended at order 0.
+    o3_begun: u64,
+    o3_balanced: u64,
+    o3_fell_back: u64,
+    /// High-order runs ended balanced in which the zone passed HIGH at the order, and in which
+    /// it passed only through its MIGRATE_RESERVE free pages.
+    end_pass: [u64; Z],
+    end_pass_by_reserve: [u64; Z],
+}
+
+/// 2.6.36's `zone_watermark_ok` at classzone 0 without the MIGRATE_RESERVE lists' blocks of
+/// `order` and above: would the zone pass without its reserve blocks?
+fn passes_without_reserve(k: &Kernel, zid: usize, order: u32) -> bool {
+    let z = &k.zones[zid];
+    let reserve: u64 = (order as usize..MAX_ORDER).map(|o| z.free_area[o][MIGRATE_RESERVE].len << o).sum();
+    let mut free = z.free_pages as i64 - reserve as i64 - (1i64 << order) + 1;
+    let mut min = z.high_wmark() as i64;
+    if free <= min {
+        return false;
+    }
+    for o in 0..order as usize {
+        free -= (z.nr_free[o] << o) as i64;
+        min >>= 1;
+        if free <= min {
+            return false;
+        }
+    }
+    true
+}
+
+impl Tracer for Runs {
+    fn event(&mut self, k: &Kernel, ev: &Tracepoint) {
+        match *ev {
+            Tracepoint::KswapdBalanceBegin { order, .. } => {
+                self.run_order = Some(order);
+                self.o3_begun += (order > 0) as u64;
+            }
+            Tracepoint::KswapdBalanceEnd { order, .. } => {
+                let begun = self.run_order.take().unwrap_or(0);
+                if begun > 0 && order > 0 {
+                    self.o3_balanced += 1;
+                    for (zid, z) in k.zones.iter().enumerate().take(Z) {
+                        if z.present == 0 || !k.zone_watermark_ok(zid, order, z.high_wmark(), 0, false, false) {
+                            continue;
+                        }
+                        self.end_pass[zid] += 1;
+                        self.end_pass_by_reserve[zid] += !passes_without_reserve(k, zid, order) as u64;
+                    }
+                } else if begun > 0 {
+                    self.o3_fell_back += 1;
+                }
+            }
+            Tracepoint::LruShrinkInactive { zid, nr_reclaimed, .. } => {
+                let Some(order) = self.run_order else { return };
+                if k.trace_at.task != k.nodes[0].kswapd.task || zid >= Z {
+                    return;
+                }
+                let hi = (order > 0) as usize;
+                self.steal[hi][zid] += nr_reclaimed;
+                let z = &k.zones[zid];
+                if hi == 1 && z.free_pages > 8 * z.high_wmark() {
+                    self.steal_over_8high[zid] += nr_reclaimed;
+                }
+            }
+            _ => {}
+        }
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.len() < 3 {
+        eprintln!("usage: kswapd_runs SCENARIO PROFILE EVERY_S [KEY=VALUE...]");
+        std::process::exit(2);
+    }
+    let Ok(every_s) = args[2].parse::<u64>() else {
+        eprintln!("EVERY_S: whole seconds, got {:?}", args[2]);
+        std::process::exit(2);
+    };
+    let sc = match vmlab_core::workload::load_scenario(std::path::Path::new(&args[0]), &args[3..]) {
+        Ok(sc) => sc,
+        Err(e) => {
+            eprintln!("{}", vmlab_core::api::render(e));
+            std::process::exit(1);
+        }
+    };
+    let profile = match resolve_profile(&sc, Some(&args[1])) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("{}", e.message);
+            std::process::exit(1);
+        }
+    };
+    let mut sim = match Sim::new(&sc, profile) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("{}", e.message);
+            std::process::exit(1);
+        }
+    };
+    sim.k.attach_tracer(Box::new(Runs::default()));
+    // MemFree is read every minute for the window's mean; the rest is printed every EVERY_S.
+    let minute = 60_000_000_000u64;
+    sim.interval = minute.min(every_s * 1_000_000_000);
+    let (mut sum, mut n) = (0.0f64, 0u32);
+    println!(
+        "t_h memfree_window_mean% | per zone: free o0/o1/o2/o3+ reserve_o3+ high | o3 runs begun/balanced/fell_back | per zone \
+         kswapd steal in o0 runs / o3 runs (of which while free > 8*HIGH) | per zone o3 ends passing HIGH (only by reserve) \
+         | kswapd pgscan per zone, lumpy passes, lowest priority, pgscan_anon, pswpout"
+    );
+    sim.on_sample = Some(Box::new(move |sim: &mut Sim| {
+        let mi = sim.meminfo();
+        sum += mi.mem_free as f64 * 100.0 / mi.mem_total.max(1) as f64;
+        n += 1;
+        if !sim.s.now.is_multiple_of(every_s * 1_000_000_000) {
+            return;
+        }
+        let mut line = format!("{:.1} {:.2} |", sim.s.now as f64 / 3.6e12, sum / n as f64);
+        (sum, n) = (0.0, 0);
+        let big: Vec<usize> = (0..sim.k.zones.len().min(Z)).filter(|&z| sim.k.zones[z].present >= 8192).collect();
+        for &zid in &big {
+            let z = &sim.k.zones[zid];
+            let o3: u64 = (3..MAX_ORDER).map(|o| z.nr_free[o] << o).sum();
+            let res: u64 = (3..MAX_ORDER).map(|o| z.free_area[o][MIGRATE_RESERVE].len << o).sum();
+            line += &format!(
+                " {} {} {}/{}/{}/{} {} {} |",
+                z.kind.name(),
+                z.free_pages,
+                z.nr_free[0],
+                z.nr_free[1],
+                z.nr_free[2],
+                o3,
+                res,
+                z.high_wmark()
+            );
+        }
+        let r = sim.k.tracer::<Runs>().cloned().unwrap_or_default();
+        line += &format!(" {}/{}/{} |", r.o3_begun, r.o3_balanced, r.o3_fell_back);
+        for &zid in &big {
+            line += &format!(" {}/{}({})", r.steal[0][zid], r.steal[1][zid], r.steal_over_8high[zid]);
+        }
+        line += " |";
+        for &zid in &big {
+            line += &format!(" {}({})", r.end_pass[zid], r.end_pass_by_reserve[zid]);
+        }
+        let d = sim.k.reclaim.split2636_kswapd(0).cloned().unwrap_or_default();
+        let scan: Vec<String> = big.iter().map(|&z| d.zone_scan_kswapd[z].to_string()).collect();
+        line += &format!(
+            " | {} {} {} {} {}",
+            scan.join("/"),
+            d.high_order_low_prio_passes,
+            d.lowest_priority.map_or(-1, |p| p),
+            sim.k.ev.get(vmlab_core::stats::vmstat::Vm::PgscanAnon),
+            sim.k.ev.get(vmlab_core::stats::vmstat::Vm::Pswpout)
+        );
+        println!("{line}");
+    }));
+    if let Err(e) = sim.run() {
+        eprintln!("{}", e.message);
+        std::process::exit(1);
+    }
+}

@@ -1,0 +1,98 @@
+//! 2.6.36–2.6.38 `balance_pgdat`'s per-zone loop shrinks a zone "unless one zone has way too
+//! many pages free already", and it asks that at the run's order:
+//! `zone_watermark_ok(zone, order, 8*high_wmark_pages(zone), end_zone, 0)` (the 2.6.3x text is
+//! the context of Mel Gorman's "check_zone_pressure" diff, linux-mm, Mar 2010, and the `-` side
+//! of Andrea Arcangeli's "vmscan: kswapd must not free more than high_wmark pages", linux-mm,
+//! "Re: too big min_free_kbytes", 27 Jan 2011). A zone whose free memory is all single pages
+//! never meets an order-3 mark, however much of it there is, so a run balancing another zone
+//! at order 3 keeps reclaiming it: the pile of single free pages in DMA32 of seed 001's
+//! 12-h history (docs/notes/history/era-2.6.36-38-kswapd.md §27). Mel Gorman's and Andrea
+//! Arcangeli's "kswapd should not free an excessive number of pages when balancing small
+//! zones" (linux-mm, 22 Feb 2011, against 2.6.38-rc6) bounds the gap but keeps `order`.
+
+use crate::kernel::{Ctx, Kernel};
+use crate::machine::MachineConfig;
+use crate::mm_types::{pg, Pfn};
+use crate::mmzone::{Mt, ZoneType, LRU_INACTIVE_FILE, MAX_ORDER};
+use crate::profiles::Engine;
+
+use super::KswapdAction;
+
+const DMA32: usize = 1;
+const NORMAL: usize = 2;
+
+/// 16 MiB DMA, 96 MiB DMA32, 32 MiB Normal (the seed's shape, small) under `p`.
+fn kernel(p: crate::profiles::Profile) -> Kernel {
+    let cfg = MachineConfig::of_zones(
+        "x86_64",
+        1,
+        &[(ZoneType::Dma, 4096), (ZoneType::Dma32, 24576), (ZoneType::Normal, 8192)],
+    );
+    Kernel::new(p, cfg, 1).expect("kernel")
+}
+
+/// Take every free page of zone `zid` in pfn order.
+fn take_all(k: &mut Kernel, zid: usize) -> Vec<Pfn> {
+    let mut got = Vec::new();
+    while let Some(p) = k.rmqueue(zid, 0, Mt::Movable) {
+        got.push(p);
+    }
+    got.sort_unstable();
+    got
+}
+
+/// DMA32 holds `lru` page-cache pages that reclaim can scan but not free (locked, as under
+/// read I/O), and its free memory is either left in large blocks or, `shredded`, made of
+/// single pages only (every other page freed). Normal is shredded, so it fails order 3 and
+/// becomes the run's end_zone. Returns the pages kswapd scanned in DMA32 during one wake at
+/// order 3, and whether DMA32 held more than 8 × HIGH free pages when it began.
+fn order3_wake(p: crate::profiles::Profile, shredded: bool, lru: usize) -> (u64, bool) {
+    let mut k = kernel(p);
+    let all = take_all(&mut k, DMA32);
+    let (keep, free): (Vec<Pfn>, Vec<Pfn>) = if shredded {
+        all.into_iter().partition(|&p| p % 2 == 0)
+    } else {
+        let (a, b) = all.split_at(lru);
+        (a.to_vec(), b.to_vec())
+    };
+    for &p in &free {
+        k.free_one_page(DMA32, p, 0);
+    }
+    for &p in keep.iter().take(lru) {
+        k.fr.set(p, pg::LOCKED);
+        super::add_to_list(&mut k, p, LRU_INACTIVE_FILE, false);
+    }
+    let normal = take_all(&mut k, NORMAL);
+    for p in normal.into_iter().step_by(2) {
+        k.free_one_page(NORMAL, p, 0);
+    }
+    let z = &k.zones[DMA32];
+    let over_8high = z.free_pages > 8 * z.high_wmark();
+    let big_free: u64 = (3..MAX_ORDER).map(|o| z.nr_free[o] << o).sum();
+    assert_eq!(big_free == 0, shredded, "DMA32's free blocks of order >= 3: {big_free}");
+    super::wakeup_kswapd(&mut k, NORMAL, 3, ZoneType::Normal as usize);
+    assert_eq!(k.nodes[0].kswapd.max_order, 3, "Normal fails order 3 at LOW: kswapd is asked for it");
+    let mut ctx = Ctx::default();
+    let mut steps = 0;
+    while super::kswapd_step(&mut k, &mut ctx, 0) != KswapdAction::Sleep {
+        steps += 1;
+        assert!(steps < 100_000, "kswapd never went back to sleep");
+    }
+    let scanned = k.reclaim.split2636_kswapd(0).expect("split-LRU engine").zone_scan_kswapd[DMA32];
+    (scanned, over_8high)
+}
+
+#[test]
+fn an_order_3_run_shrinks_a_zone_of_single_free_pages_however_many_there_are() {
+    let rows: Vec<_> = crate::profiles::all().into_iter().filter(|p| p.engine == Engine::Split2636).collect();
+    assert!(!rows.is_empty());
+    for p in rows {
+        let name = p.name;
+        let (fresh, over) = order3_wake(p.clone(), false, 2048);
+        assert!(over, "{name}: DMA32 holds more than 8 x HIGH free pages in large blocks");
+        assert_eq!(fresh, 0, "{name}: large free blocks meet 8 x HIGH at order 3: DMA32 is left alone");
+        let (shredded, over) = order3_wake(p, true, 2048);
+        assert!(over, "{name}: DMA32 holds more than 8 x HIGH free pages, all single");
+        assert!(shredded > 0, "{name}: single pages never meet an order-3 mark: DMA32 is shrunk anyway");
+    }
+}
