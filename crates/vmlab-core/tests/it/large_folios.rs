@@ -229,3 +229,20 @@ repeat again {
     assert_eq!(singles(&once), 512, "one initial window of single pages");
     assert!(singles(&old) > 512, "2.6.2x: the bare request, then a new initial window: {}", singles(&old));
 }
+
+#[test]
+fn the_cgroup_series_counts_a_large_folio_by_its_pages() {
+    // `--cgroup-series` is compared with the host's memory.stat, which counts pages; a list
+    // entry is a whole folio.
+    let sc = vmlab_core::workload::load_scenario_str("large_folios.toml", SET, &["disk.sda.large_folios=true".into()])
+        .expect("loads");
+    let (_, sim) = api::run(&sc, RunOpts::default()).expect("runs");
+    let (folios, pages) = cached_folios(&sim.k);
+    let cached: u64 = sim.k.files.iter().map(|f| f.pages.iter().filter(|&&p| p != NIL).count() as u64).sum();
+    let mut out = String::new();
+    vmlab_core::stats::memcg_fmt::lru_rows(&sim.k, 0.0, &mut out);
+    let row = out.lines().find(|l| l.split(',').nth(1) == Some("job")).expect("the job's row");
+    let col = |i: usize| row.split(',').nth(i).unwrap().parse::<u64>().unwrap();
+    assert!(folios > 0 && pages > folios, "the set ends in large folios: {folios} folios, {pages} pages");
+    assert_eq!(col(4) + col(5), cached, "file lists in pages: {row}");
+}
