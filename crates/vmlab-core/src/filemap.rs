@@ -147,7 +147,7 @@ impl Kernel {
 
     /// `add_to_page_cache_lru`.
     pub fn add_to_page_cache(&mut self, ctx: &mut Ctx, file: u32, idx: u64, p: Pfn) {
-        self.trace_ctx(ctx, crate::trace::Tracepoint::FilemapAdd { ino: file, pfn: p, index: idx });
+        self.trace_ctx(ctx, crate::trace::Tracepoint::FilemapAdd { ino: file, pfn: p, index: idx, order: 0 });
         self.charge(ctx, KFunc::PageCacheRaReadahead, self.cost.pagecache_add);
         crate::memcontrol::charge(self, ctx, p);
         let f = &mut self.files[file as usize];
@@ -204,7 +204,7 @@ impl Kernel {
         }
         let nr = 1u64 << order;
         debug_assert!(!self.files[file as usize].shmem && idx.is_multiple_of(nr));
-        self.trace_ctx(ctx, crate::trace::Tracepoint::FilemapAdd { ino: file, pfn: p, index: idx });
+        self.trace_ctx(ctx, crate::trace::Tracepoint::FilemapAdd { ino: file, pfn: p, index: idx, order });
         self.charge(ctx, KFunc::PageCacheRaReadahead, self.cost.pagecache_add);
         self.fr.set_folio(p, order);
         crate::memcontrol::charge_folio(self, ctx, p, nr);

@@ -209,10 +209,15 @@ impl Kernel {
         // 6.8 rounds the marker's index up to the triggering folio's size, as ra_alloc_folio
         // placed it.
         let expected = (ra.start + ra.size - ra.async_size).next_multiple_of(1 << folio_order.unwrap_or(0));
+        // 2.6.3x and 6.x test the start of file first: a file read again from its beginning
+        // starts a stream, marker or not. Without it the read that ended at EOF makes index 0
+        // look random, and the pass begins with a bare request and a second initial window one
+        // request later.
+        let start_of_file = idx == 0 && self.profile.ra_start_of_file;
         let mut next = if idx != 0 && (idx == expected || idx == ra.start + ra.size) {
             let size = get_next_ra_size(ra.size, max);
             FileRaState { start: ra.start + ra.size, size, async_size: size, ..ra }
-        } else if hit_marker {
+        } else if hit_marker && !start_of_file {
             // A marked page without matching state (interleaved streams): the cached run
             // ahead of it stands for the old async window.
             let start = self.next_hole(file, idx + 1, max + 1);
@@ -221,7 +226,7 @@ impl Kernel {
             }
             let size = get_next_ra_size(start - idx, max);
             FileRaState { start, size, async_size: size, ..ra }
-        } else if idx.wrapping_sub(ra.prev_index) <= 1 || req > max {
+        } else if start_of_file || idx.wrapping_sub(ra.prev_index) <= 1 || req > max {
             let size = get_init_ra_size(req, max);
             let async_size = if size > req { size - req } else { size };
             FileRaState { start: idx, size, async_size, ..ra }

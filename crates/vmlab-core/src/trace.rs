@@ -88,6 +88,8 @@ pub enum Tracepoint {
         ino: u32,
         pfn: Pfn,
         index: u64,
+        /// The folio's order (6.8 prints `folio_order`; a single page is 0).
+        order: u32,
     },
     FilemapDelete {
         ino: u32,

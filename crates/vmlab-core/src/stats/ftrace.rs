@@ -169,9 +169,9 @@ impl FtraceWriter {
                 if modern { "mm_page_free" } else { "mm_page_free_direct" },
                 format!("page={} pfn={} order={order}", Self::page_ptr(pfn), self.pfn(pfn)),
             ),
-            Tracepoint::FilemapAdd { ino, pfn, index } if modern => (
+            Tracepoint::FilemapAdd { ino, pfn, index, order } if modern => (
                 "mm_filemap_add_to_page_cache",
-                format!("dev 0:0 ino {ino:x} pfn=0x{pfn:x} ofs={} order=0", index * 4096),
+                format!("dev 0:0 ino {ino:x} pfn=0x{pfn:x} ofs={} order={order}", index * 4096),
             ),
             Tracepoint::FilemapDelete { ino, pfn, index } if modern => (
                 "mm_filemap_delete_from_page_cache",

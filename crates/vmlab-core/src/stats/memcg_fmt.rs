@@ -74,9 +74,9 @@ pub fn lru_rows(k: &Kernel, t_s: f64, out: &mut String) {
     let mut sub = Vec::new();
     for (i, g) in gs.iter().enumerate().skip(1) {
         k.memcg.subtree(i as u8, &mut sub);
-        let lru = |l: usize| -> u64 {
-            sub.iter().map(|&c| gs[c as usize].lruvec.iter().map(|v| v.lists[l].len).sum::<u64>()).sum()
-        };
+        // In pages: a list's length counts a large folio once.
+        let lru =
+            |l: usize| -> u64 { sub.iter().map(|&c| gs[c as usize].lru_zone.iter().map(|z| z[l]).sum::<u64>()).sum() };
         let _ = writeln!(
             out,
             "{t_s:.3},{},{},{},{},{},{},{}",
@@ -98,9 +98,9 @@ pub fn cgroup_reports(k: &Kernel, now: u64) -> Vec<CgroupReport> {
     let mut sub = Vec::new();
     for (i, g) in gs.iter().enumerate().skip(1) {
         k.memcg.subtree(i as u8, &mut sub);
-        let lru = |l: usize| -> u64 {
-            sub.iter().map(|&c| gs[c as usize].lruvec.iter().map(|v| v.lists[l].len).sum::<u64>()).sum()
-        };
+        // In pages: a list's length counts a large folio once.
+        let lru =
+            |l: usize| -> u64 { sub.iter().map(|&c| gs[c as usize].lru_zone.iter().map(|z| z[l]).sum::<u64>()).sum() };
         let ev = |c: Vm| -> u64 { sub.iter().map(|&s| gs[s as usize].ev.get(c)).sum() };
         let bytes = |pages: u64| if pages == UNLIMITED { u64::MAX } else { pages * 4096 };
         let mut files = OrderedMap::new();

@@ -177,3 +177,72 @@ fn a_miss_reads_single_pages_when_readahead_keeps_its_order() {
     let singles = okept.iter().filter(|&&o| o == 0).count();
     assert_eq!(singles, 512, "only the window after the miss is in single pages");
 }
+
+#[test]
+fn a_file_read_again_from_its_start_ramps_as_the_first_read_did() {
+    // 6.8's ondemand_readahead (and 2.6.3x's) takes index 0 as the start of a stream whatever
+    // the last read was; the 2.6.2x form (`ra_start_of_file` off) sees a jump back from EOF and
+    // reads the first request alone, so the second pass's windows start one request late.
+    const TWICE: &str = r#"
+profile = "linux-6.8"
+
+[machine]
+memory = "512MiB"
+
+[[disk]]
+name = "sda"
+model = "ssd"
+large_folios = true
+
+[vars]
+again = 1
+
+[[file]]
+name = "set"
+size = "32MiB"
+
+[[process]]
+name = "reader"
+program = '''
+read set bs=1MiB
+repeat again {
+    drop_caches
+    read set bs=1MiB
+}
+'''
+"#;
+    let orders = |extra: &[&str]| {
+        let mut s = vec!["vm.read_ahead_kb=8192", "reclaim.ra_order_in_state=true"];
+        s.extend_from_slice(extra);
+        let s: Vec<String> = s.iter().map(|x| x.to_string()).collect();
+        let sc = vmlab_core::workload::load_scenario_str("twice.toml", TWICE, &s).expect("loads");
+        let (_, sim) = api::run(&sc, RunOpts::default()).expect("runs");
+        sim.k.check_frames().expect("frames consistent");
+        orders_by_index(&sim.k)
+    };
+    let once = orders(&["vars.again=0"]);
+    let twice = orders(&[]);
+    let old = orders(&["reclaim.ra_start_of_file=false"]);
+    assert!(once.iter().all(|&o| o != u32::MAX) && twice.iter().all(|&o| o != u32::MAX), "the file is cached");
+    assert_eq!(twice, once, "the second pass reads the same folios as the first");
+    let singles = |o: &[u32]| o.iter().take_while(|&&x| x == 0).count();
+    assert_eq!(singles(&once), 512, "one initial window of single pages");
+    assert!(singles(&old) > 512, "2.6.2x: the bare request, then a new initial window: {}", singles(&old));
+}
+
+#[test]
+fn the_cgroup_series_counts_a_large_folio_by_its_pages() {
+    // `--cgroup-series` is compared with the host's memory.stat, which counts pages; a list
+    // entry is a whole folio.
+    let sc = vmlab_core::workload::load_scenario_str("large_folios.toml", SET, &["disk.sda.large_folios=true".into()])
+        .expect("loads");
+    let (_, sim) = api::run(&sc, RunOpts::default()).expect("runs");
+    let (folios, pages) = cached_folios(&sim.k);
+    let cached: u64 = sim.k.files.iter().map(|f| f.pages.iter().filter(|&&p| p != NIL).count() as u64).sum();
+    let mut out = String::new();
+    vmlab_core::stats::memcg_fmt::lru_rows(&sim.k, 0.0, &mut out);
+    let row = out.lines().find(|l| l.split(',').nth(1) == Some("job")).expect("the job's row");
+    let col = |i: usize| row.split(',').nth(i).unwrap().parse::<u64>().unwrap();
+    assert!(folios > 0 && pages > folios, "the set ends in large folios: {folios} folios, {pages} pages");
+    assert_eq!(col(4) + col(5), cached, "file lists in pages: {row}");
+}
