@@ -85,10 +85,9 @@ pub fn mmap_read_unlock(k: &mut Kernel, now: u64, lk: &mut MmapLockState, mm: u3
 /// the queue holding nothing: its `holds_*` flag said "granted on wake-up", and left set, its
 /// exit would release the lock of whoever holds it. One already granted (the release that woke
 /// it took it off the queue) holds the lock and drops it on its way out, as 6.x's slowpaths
-/// return the lock when the grant came before the signal. 6.x's fault and mmap paths wait
-/// killably (`mmap_read_lock_killable`, `mmap_write_lock_killable`); 2.4's and 2.6's `down_read`
-/// and `down_write` sleep TASK_UNINTERRUPTIBLE, so there a victim stays queued until granted —
-/// not modelled: every row's victim leaves the queue at once.
+/// return the lock when the grant came before the signal. Only rows whose `mmap_sem_killable`
+/// says so get here for a queued waiter (6.x's `mmap_read_lock_killable`,
+/// `mmap_write_lock_killable`); 2.4's and 2.6's waiters stay queued (`kill_task`).
 pub fn mmap_lock_killed(k: &mut Kernel, t: usize, now: u64, lk: &mut MmapLockState, mm: u32) {
     let mut g = std::mem::take(&mut k.wakeups);
     match k.mm_mut(mm).mmap_sem.cancel(t, &mut g, now) {

@@ -77,6 +77,9 @@ pub const WMARK_MIN: usize = 0;
 pub const WMARK_LOW: usize = 1;
 pub const WMARK_HIGH: usize = 2;
 
+/// `congestion_wait(BLK_RW_ASYNC, HZ/50)`: the slow path's wait between reclaim and a retry.
+const CONGESTION_WAIT_NS: u64 = 20_000_000;
+
 impl Kernel {
     pub fn int_sqrt(x: u64) -> u64 {
         (x as f64).sqrt() as u64
@@ -590,6 +593,7 @@ impl Kernel {
         let entry_sleep = ctx.sleep_ns;
         let max_tries = 16;
         loop {
+            let pass_start = ctx.clock();
             if !ctx.is_kswapd {
                 if self.tracing {
                     self.trace_at = crate::trace::TraceAt { task: ctx.task, cpu: ctx.cpu, ns: ctx.clock() };
@@ -671,8 +675,24 @@ impl Kernel {
                 }
                 return Err(AllocFail::NoMemory);
             }
-            // (The kernel's congestion_wait between attempts is the Throttled return above:
-            // this loop cannot let time pass.)
+            // Reclaim claimed progress and the allocation still failed: the kernel goes round
+            // again only after giving up the CPU — 2.6.26/2.6.36 `congestion_wait(BLK_RW_ASYNC,
+            // HZ/50)` before `goto rebalance`, 2.6.38 `wait_iff_congested` (cond_resched when
+            // nothing is congested), 6.x `cond_resched` in `should_reclaim_retry`. This loop
+            // cannot let time pass. A pass that took no time at all (2.6's "don't OOM" progress,
+            // claimed while a zone is still reclaimable but every page is under writeback, so
+            // nothing was scanned) would go round for ever in one instant: the task waits
+            // congestion_wait's HZ/50 instead (fuzz seed 19 input 843104). A pass that took CPU
+            // backs off once it has spent the quantum, as cond_resched would let others run.
+            // (Passes without progress count towards the OOM killer above, 16 at most.)
+            if reclaimed > 0 && ctx.clock() == pass_start {
+                ctx.throttle_until = ctx.clock() + CONGESTION_WAIT_NS;
+                return Err(AllocFail::Throttled);
+            }
+            if reclaimed > 0 && ctx.sys_ns + ctx.user_ns >= crate::sched::QUANTUM_NS {
+                ctx.throttle_until = ctx.clock() + 1;
+                return Err(AllocFail::Throttled);
+            }
         }
     }
 

@@ -251,6 +251,11 @@ pub struct Profile {
     pub mmap_readahead: MmapReadahead,
     pub swap_readahead: SwapReadahead,
     pub rwsem: RwsemKind,
+    /// A task killed while queued on mmap_sem leaves the queue at once (6.x's fault and mmap
+    /// paths wait in `mmap_read_lock_killable` / `mmap_write_lock_killable`). Without it the
+    /// wait is 2.4's and 2.6's `down_read`/`down_write`: TASK_UNINTERRUPTIBLE until granted,
+    /// so the victim exits, and its memory comes back, only after the holder lets it in.
+    pub mmap_sem_killable: bool,
     pub quicklist: QuicklistRule,
     /// 2.4: mlock may lock at most half of physical memory.
     pub mlock_half_physmem: bool,
@@ -434,6 +439,7 @@ const MODERN: Profile = Profile {
     // /sys/kernel/mm/swap/vma_ra_enabled defaults to true.
     swap_readahead: SwapReadahead::Vma,
     rwsem: RwsemKind::Handoff,
+    mmap_sem_killable: true,
     quicklist: QuicklistRule::None,
     mlock_half_physmem: false,
     kswapd_failures: true,
@@ -491,6 +497,7 @@ const LINUX_2_6_26: Profile = Profile {
     mmap_readahead: MmapReadahead::ReadAround,
     swap_readahead: SwapReadahead::ClusterAround,
     rwsem: RwsemKind::Fifo,
+    mmap_sem_killable: false,
     quicklist: QuicklistRule::NodeFree16,
     mlock_half_physmem: false,
     kswapd_failures: false,
@@ -560,6 +567,7 @@ const LINUX_2636: Profile = Profile {
     mmap_readahead: MmapReadahead::SequentialOrReadAround,
     swap_readahead: SwapReadahead::ClusterAround,
     rwsem: RwsemKind::Fifo,
+    mmap_sem_killable: false,
     quicklist: QuicklistRule::None,
     mlock_half_physmem: false,
     kswapd_failures: false,
@@ -649,6 +657,7 @@ const LINUX_249: Profile = Profile {
     // 2.4 do_swap_page → swapin_readahead → valid_swaphandles.
     swap_readahead: SwapReadahead::ClusterFromBase,
     rwsem: RwsemKind::Fifo,
+    mmap_sem_killable: false,
     quicklist: QuicklistRule::None,
     mlock_half_physmem: true,
     kswapd_failures: false,
@@ -922,6 +931,8 @@ pub const KNOBS: &[Knob] = &[
     rc("mmap_readahead", Kind::Word, Readers::All),
     rc("swap_readahead", Kind::Word, Readers::All),
     rc("rwsem", Kind::Word, Readers::All),
+    // syscalls.rs kill_task.
+    rc("mmap_sem_killable", Kind::Bool, Readers::All),
     rc("quicklist", Kind::Word, Readers::All),
     rc("mlock_half_physmem", Kind::Bool, Readers::All),
     // vmscan/modern.rs kswapd.
@@ -1188,6 +1199,7 @@ impl Profile {
         Some(match name {
             "unevictable_lru" => &mut self.unevictable_lru,
             "mlock_half_physmem" => &mut self.mlock_half_physmem,
+            "mmap_sem_killable" => &mut self.mmap_sem_killable,
             "kswapd_failures" => &mut self.kswapd_failures,
             "pgdat_balanced_quarter" => &mut self.pgdat_balanced_quarter,
             "kswapd_ignore_failure" => &mut self.kswapd_ignore_failure,

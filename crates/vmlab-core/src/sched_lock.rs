@@ -147,6 +147,10 @@ impl RwSem {
         self.account(since, now, false);
         granted.push(t);
     }
+    /// Whether `task` is queued, not yet granted.
+    pub fn is_waiting(&self, task: usize) -> bool {
+        self.waiters.iter().any(|w| w.0 == task)
+    }
     /// A killed waiter leaves the queue without the lock (`out_nolock` → `rwsem_del_wake_waiter`),
     /// and its leaving may let the waiters behind it in. Returns whether it was waiting, and for
     /// what (true: to write): a task no longer queued was granted the lock and holds it.

@@ -415,6 +415,15 @@ fn do_exit(sim: &mut Sim, t: usize, ctx: &mut Ctx) {
 pub fn kill_task(sim: &mut Sim, t: usize) {
     if let Some(mm) = sim.s.tasks[t].mm {
         if sim.k.mms[mm as usize].is_some() {
+            if !sim.k.profile.mmap_sem_killable && sim.k.mm(mm).mmap_sem.is_waiting(t) {
+                // Asleep TASK_UNINTERRUPTIBLE in down_read/down_write: the signal is only seen
+                // once the lock is granted, so the task stays queued and exits (releasing the lock
+                // and its memory) when it next runs.
+                if let Some(p) = sim.s.tasks[t].prog.as_mut() {
+                    p.pc = usize::MAX;
+                }
+                return;
+            }
             let now = sim.s.now;
             mmap_lock::mmap_lock_killed(&mut sim.k, t, now, &mut sim.s.tasks[t].mmap_lock, mm);
         }

@@ -2,6 +2,7 @@
 //! it once instead of linking the library into two dozen executables (scripts/test-all.sh).
 
 mod all_profiles;
+mod alloc_retry;
 mod anon_lru;
 mod blk_merge;
 mod blk_wbt;
