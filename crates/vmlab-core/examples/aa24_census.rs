@@ -8,9 +8,11 @@
 //!
 //! cargo run --profile ci -p vmlab-core --example aa24_census -- SCENARIO PROFILE EVERY_S [KEY=VALUE...]
 
+mod common;
+
 use vmlab_core::kernel::Kernel;
 use vmlab_core::mm_types::{pg, NIL};
-use vmlab_core::sim::{resolve_profile, Sim};
+use vmlab_core::sim::Sim;
 use vmlab_core::vmscan::aa24::{ACTIVE, INACTIVE};
 use vmlab_core::vmscan::EngineState;
 
@@ -66,22 +68,7 @@ fn class(k: &Kernel, p: u32, seg: u32) -> usize {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    if args.len() < 3 {
-        eprintln!("usage: aa24_census SCENARIO PROFILE EVERY_S [KEY=VALUE...]");
-        std::process::exit(2);
-    }
-    let every_s: u64 = args[2].parse().expect("EVERY_S: whole seconds");
-    let sets = args[3..].to_vec();
-    let sc = match vmlab_core::workload::load_scenario(std::path::Path::new(&args[0]), &sets) {
-        Ok(sc) => sc,
-        Err(e) => {
-            eprintln!("{}", vmlab_core::api::render(e));
-            std::process::exit(1);
-        }
-    };
-    let profile = resolve_profile(&sc, Some(&args[1])).expect("profile");
-    let mut sim = Sim::new(&sc, profile).expect("builds");
+    let common::Census { mut sim, every_s } = common::setup("aa24_census");
     println!(
         "t cpMiB r sy so bi | writepages freed clean_freed launder_waits swap_out(ok) objrmap_freeable walk_unmapped | \
          inactive first-clean-at | tail/6: {} | all inactive: same | active: seg ctx file anon swc",

@@ -15,9 +15,11 @@
 //! cargo run --release -p vmlab-core --example block_census -- SCENARIO PROFILE EVERY_S [KEY=VALUE...]
 //! (env BOOT_S, default 600: the age split.)
 
+mod common;
+
 use vmlab_core::kernel::Kernel;
 use vmlab_core::mm_types::{pg, NIL};
-use vmlab_core::sim::{resolve_profile, Sim};
+use vmlab_core::sim::Sim;
 use vmlab_core::trace::{GfpKind, Tracepoint, Tracer};
 
 /// Per frame: the second it was last allocated and the GFP class of that allocation
@@ -208,22 +210,8 @@ fn census(sim: &Sim, birth: &Birth, kind: &[u8], zid: usize, boot_s: u32) -> Str
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    if args.len() < 3 {
-        eprintln!("usage: block_census SCENARIO PROFILE EVERY_S [KEY=VALUE...]");
-        std::process::exit(2);
-    }
-    let every_s: u64 = args[2].parse().expect("EVERY_S: whole seconds");
+    let common::Census { mut sim, every_s } = common::setup("block_census");
     let boot_s: u32 = std::env::var("BOOT_S").ok().and_then(|v| v.parse().ok()).unwrap_or(600);
-    let sc = match vmlab_core::workload::load_scenario(std::path::Path::new(&args[0]), &args[3..]) {
-        Ok(sc) => sc,
-        Err(e) => {
-            eprintln!("{}", vmlab_core::api::render(e));
-            std::process::exit(1);
-        }
-    };
-    let profile = resolve_profile(&sc, Some(&args[1])).expect("profile");
-    let mut sim = Sim::new(&sc, profile).expect("builds");
     let n = sim.k.fr.flags.len();
     sim.k.attach_tracer(Box::new(Birth { at_s: vec![0; n], class: vec![0; n] }));
     sim.interval = every_s * 1_000_000_000;

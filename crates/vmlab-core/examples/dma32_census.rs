@@ -7,10 +7,12 @@
 //!
 //! cargo run --profile ci -p vmlab-core --example dma32_census -- SCENARIO PROFILE EVERY_S [KEY=VALUE...]
 
+mod common;
+
 use vmlab_core::kernel::Kernel;
 use vmlab_core::mm_types::pg;
 use vmlab_core::mmzone::{ZoneType, MAX_ORDER, MIGRATE_TYPES, PAGEBLOCK_ORDER};
-use vmlab_core::sim::{resolve_profile, Sim};
+use vmlab_core::sim::Sim;
 use vmlab_core::trace::{GfpKind, Tracepoint, Tracer};
 
 #[derive(Default, Clone)]
@@ -135,21 +137,7 @@ fn sub<const N: usize>(a: &[u64; N], b: &[u64; N]) -> [u64; N] {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    if args.len() < 3 {
-        eprintln!("usage: dma32_census SCENARIO PROFILE EVERY_S [KEY=VALUE...]");
-        std::process::exit(2);
-    }
-    let every_s: u64 = args[2].parse().expect("EVERY_S: whole seconds");
-    let sc = match vmlab_core::workload::load_scenario(std::path::Path::new(&args[0]), &args[3..]) {
-        Ok(sc) => sc,
-        Err(e) => {
-            eprintln!("{}", vmlab_core::api::render(e));
-            std::process::exit(1);
-        }
-    };
-    let profile = resolve_profile(&sc, Some(&args[1])).expect("profile");
-    let mut sim = Sim::new(&sc, profile).expect("builds");
+    let common::Census { mut sim, every_s } = common::setup("dma32_census");
     let zid = sim.k.zones.iter().position(|z| z.kind == ZoneType::Dma32).expect("a DMA32 zone");
     {
         let z = &sim.k.zones[zid];

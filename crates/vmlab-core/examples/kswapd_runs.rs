@@ -9,9 +9,11 @@
 //!
 //! cargo run --release -p vmlab-core --example kswapd_runs -- SCENARIO PROFILE EVERY_S [KEY=VALUE...]
 
+mod common;
+
 use vmlab_core::kernel::Kernel;
 use vmlab_core::mmzone::{MAX_ORDER, MIGRATE_RESERVE};
-use vmlab_core::sim::{resolve_profile, Sim};
+use vmlab_core::sim::Sim;
 use vmlab_core::trace::{Tracepoint, Tracer};
 
 const Z: usize = 8;
@@ -97,36 +99,7 @@ impl Tracer for Runs {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    if args.len() < 3 {
-        eprintln!("usage: kswapd_runs SCENARIO PROFILE EVERY_S [KEY=VALUE...]");
-        std::process::exit(2);
-    }
-    let Ok(every_s) = args[2].parse::<u64>() else {
-        eprintln!("EVERY_S: whole seconds, got {:?}", args[2]);
-        std::process::exit(2);
-    };
-    let sc = match vmlab_core::workload::load_scenario(std::path::Path::new(&args[0]), &args[3..]) {
-        Ok(sc) => sc,
-        Err(e) => {
-            eprintln!("{}", vmlab_core::api::render(e));
-            std::process::exit(1);
-        }
-    };
-    let profile = match resolve_profile(&sc, Some(&args[1])) {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("{}", e.message);
-            std::process::exit(1);
-        }
-    };
-    let mut sim = match Sim::new(&sc, profile) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("{}", e.message);
-            std::process::exit(1);
-        }
-    };
+    let common::Census { mut sim, every_s } = common::setup("kswapd_runs");
     sim.k.attach_tracer(Box::new(Runs::default()));
     // MemFree is read every minute for the window's mean; the rest is printed every EVERY_S.
     let minute = 60_000_000_000u64;

@@ -13,9 +13,11 @@
 //! cargo run --release -p vmlab-core --example zone_census -- SCENARIO PROFILE EVERY_S [KEY=VALUE...]
 //! (EVERY_S a multiple of 60: MemFree is also read every minute, and its mean over the window printed.)
 
+mod common;
+
 use vmlab_core::kernel::Kernel;
 use vmlab_core::reproduce::kswapd_high_order::{order3_block_census, zone_composition};
-use vmlab_core::sim::{resolve_profile, Sim};
+use vmlab_core::sim::Sim;
 use vmlab_core::stats::vmstat::Vm;
 use vmlab_core::trace::{GfpKind, Tracepoint, Tracer};
 
@@ -105,22 +107,7 @@ fn slab_by_zone(k: &Kernel) -> (Vec<[[u64; 3]; 3]>, Vec<[u64; 2]>) {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    if args.len() < 3 {
-        eprintln!("usage: zone_census SCENARIO PROFILE EVERY_S [KEY=VALUE...]");
-        std::process::exit(2);
-    }
-    let every_s: u64 = args[2].parse().expect("EVERY_S: whole seconds");
-    let sets = args[3..].to_vec();
-    let sc = match vmlab_core::workload::load_scenario(std::path::Path::new(&args[0]), &sets) {
-        Ok(sc) => sc,
-        Err(e) => {
-            eprintln!("{}", vmlab_core::api::render(e));
-            std::process::exit(1);
-        }
-    };
-    let profile = resolve_profile(&sc, Some(&args[1])).expect("profile");
-    let mut sim = Sim::new(&sc, profile).expect("builds");
+    let common::Census { mut sim, every_s } = common::setup("zone_census");
     sim.k.attach_tracer(Box::new(AllocMix::default()));
     // MemFree is read every minute for the window's mean; the census runs every EVERY_S.
     let minute = 60_000_000_000u64;
