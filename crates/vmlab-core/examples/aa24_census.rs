@@ -12,9 +12,8 @@ mod common;
 
 use vmlab_core::kernel::Kernel;
 use vmlab_core::mm_types::{pg, NIL};
+use vmlab_core::mmzone::{LRU_ACTIVE_FILE as ACTIVE, LRU_INACTIVE_FILE as INACTIVE};
 use vmlab_core::sim::Sim;
-use vmlab_core::vmscan::aa24::{ACTIVE, INACTIVE};
-use vmlab_core::vmscan::EngineState;
 
 /// Page classes, in print order.
 const NAMES: [&str; 12] = [
@@ -79,12 +78,12 @@ fn main() {
         if !sim.s.now.is_multiple_of(every_s * 1_000_000_000) {
             return;
         }
-        let EngineState::Aa24(st) = &sim.k.reclaim else { return };
+        // The 2.4-aa engine keeps its global lists on the file LRU indices; its counters say it runs.
+        let (Some(a), Some(lru)) = (sim.k.reclaim.aa24_stats(), sim.k.reclaim.global_lru()) else { return };
         let k = &sim.k;
         let seg = k.files.iter().position(|f| f.name.contains("DBSGA")).map_or(NIL, |i| i as u32);
         let cp = sim.metrics.iter().filter(|(n, _)| n.starts_with("cp_mib")).count() as u64 * 64;
         let s = sim.samples.last().cloned().unwrap_or_default();
-        let a = &st.stats;
         let now = [
             a.writepages,
             a.freed,
@@ -97,11 +96,11 @@ fn main() {
         ];
         let d: Vec<u64> = now.iter().zip(prev.iter()).map(|(n, p)| n - p).collect();
         prev = now;
-        let len = st.lru.lists[INACTIVE].len;
-        let window = (len + st.lru.lists[ACTIVE].len) / 6;
+        let len = lru.lists[INACTIVE].len;
+        let window = (len + lru.lists[ACTIVE].len) / 6;
         let (mut tail, mut all) = ([0u64; 12], [0u64; 12]);
         let mut first_clean = None;
-        let (mut e, mut n) = (st.lru.lists[INACTIVE].tail, 0u64);
+        let (mut e, mut n) = (lru.lists[INACTIVE].tail, 0u64);
         while e != NIL {
             let c = class(k, e, seg);
             all[c] += 1;
@@ -115,7 +114,7 @@ fn main() {
             e = k.fr.links[e as usize].prev;
         }
         let mut act = [0u64; 5];
-        let mut e = st.lru.lists[ACTIVE].tail;
+        let mut e = lru.lists[ACTIVE].tail;
         while e != NIL {
             let c = class(k, e, seg);
             act[match c {

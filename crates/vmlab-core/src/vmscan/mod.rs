@@ -206,7 +206,7 @@ impl EngineState {
         }
     }
     /// The engine's global lists (the 2.4 engines), if it has them.
-    fn global_lru(&self) -> Option<&Lruvec> {
+    pub fn global_lru(&self) -> Option<&Lruvec> {
         match self {
             EngineState::Riel24(s) => Some(&s.lru),
             EngineState::Aa24(s) => Some(&s.lru),

@@ -55,7 +55,7 @@ fn writing_past_memory_without_swap_gives_up_under_every_profile() {
     for (mib, write_mib) in [(64u64, 128u64), (96, 160)] {
         for profile in vmlab_core::profiles::names() {
             let p = vmlab_core::profiles::find(profile).expect("a profile");
-            let gives_up = !(p.engine == vmlab_core::profiles::Engine::Riel24 && p.kswapd_ignore_failure);
+            let gives_up = !(vmlab_core::vmscan::has_kreclaimd(&p) && p.kswapd_ignore_failure);
             let text = hog(mib, write_mib, "5s");
             match run_bounded(profile, text, &[]) {
                 Err(e) => failed.push(format!("{profile}, {mib} MiB: {e}")),
