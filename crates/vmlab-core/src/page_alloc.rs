@@ -821,11 +821,7 @@ impl Kernel {
     pub fn drain_all_pages(&mut self) {
         for zid in 0..self.zones.len() {
             for cpu in 0..self.zones[zid].pcp.len() {
-                for li in 0..3 {
-                    while let Some(p) = self.zones[zid].pcp[cpu].lists[li].pop_tail(&mut self.fr) {
-                        self.pcp_page_to_buddy(zid, p);
-                    }
-                }
+                self.drain_zone_pages(zid, cpu);
             }
         }
     }
@@ -833,13 +829,17 @@ impl Kernel {
     /// `drain_pages(cpu)`: give one CPU's pcp pages back to the buddy lists.
     pub fn drain_cpu_pages(&mut self, cpu: usize) {
         for zid in 0..self.zones.len() {
-            if cpu >= self.zones[zid].pcp.len() {
-                continue;
+            if cpu < self.zones[zid].pcp.len() {
+                self.drain_zone_pages(zid, cpu);
             }
-            for li in 0..3 {
-                while let Some(p) = self.zones[zid].pcp[cpu].lists[li].pop_tail(&mut self.fr) {
-                    self.pcp_page_to_buddy(zid, p);
-                }
+        }
+    }
+
+    /// `free_pcppages_bulk` of one zone's per-CPU lists, whole.
+    fn drain_zone_pages(&mut self, zid: usize, cpu: usize) {
+        for li in 0..3 {
+            while let Some(p) = self.zones[zid].pcp[cpu].lists[li].pop_tail(&mut self.fr) {
+                self.pcp_page_to_buddy(zid, p);
             }
         }
     }
