@@ -130,3 +130,35 @@ fn the_scan_passes_nr_times_vm_mapped_ratio_mapped_pages_between_walks() {
     }
     assert_eq!(k.ev.get(Vm::Pswpout), 0, "aa1 converts without writing");
 }
+
+/// A cold buffer the database writes again is kept, not cycled through swap (history §22): the
+/// walk meets the writer's young PTE, `try_to_swap_out` clears it and calls `mark_page_accessed`,
+/// and a page that is inactive and `PG_referenced` (every shm page is, after `shmem_nopage`'s
+/// fault) moves to the active list. The other mappers' PTEs still go, so only the writer maps it
+/// afterwards, and the walk's cluster comes from the pages nobody wrote.
+#[test]
+fn a_buffer_written_again_is_activated_by_the_walk_not_freed() {
+    let mut k = kernel();
+    let n = 256;
+    let (kids, pages) = segment_mapped_by_children(&mut k, n);
+    let mut ctx = Ctx::default();
+    let writer = kids[0];
+    let start = k.mms[writer as usize].as_ref().expect("mm").vmas.iter().map(|v| v.start).min().expect("vma");
+    let written = 64usize;
+    for vpn in start..start + written as u64 {
+        assert!(matches!(k.access(&mut ctx, writer, vpn, true), crate::memory::Fault::Done));
+    }
+    assert!(pages.iter().all(|&p| k.fr.has(p, pg::REFERENCED) && !k.fr.has(p, pg::ACTIVE)));
+    let cz = ZoneType::HighMem as usize;
+    let mut so = new_swap_out(&mut k);
+    assert_eq!(swap_out(&mut k, &mut ctx, &mut so, cz, u64::MAX), Some(true));
+    assert_eq!(k.reclaim.aa24().stats.walk_young, written as u64);
+    for (i, &p) in pages.iter().enumerate() {
+        if i < written {
+            assert!(k.fr.has(p, pg::ACTIVE), "page {i}: written again, so activated");
+            assert_eq!(k.fr.mapcount[p as usize], 1, "page {i}: still mapped by its writer");
+        }
+    }
+    let cluster = SWAP_CLUSTER_MAX as usize;
+    assert_eq!(pages_without_pte(&k, &pages), (written..written + cluster).collect::<Vec<_>>());
+}
