@@ -755,12 +755,21 @@ fn blocked(ctx: &Ctx, sc: &ScanControl) -> bool {
 /// `shrink_node`.
 pub fn shrink_node(k: &mut Kernel, ctx: &mut Ctx, node: usize, sc: &mut ScanControl) {
     let before = sc.nr_reclaimed;
-    crate::workingset::periodic_flush(k);
-    crate::workingset::flush_stats(k, sc.target);
+    flush_before_scan(k, sc.target);
     prepare_scan_count(k, node, sc);
     shrink_node_memcgs(k, ctx, node, sc);
     if sc.nr_reclaimed > before {
         k.nodes[node].kswapd.failures = 0;
+    }
+}
+
+/// The memcg statistics flush at the start of a node's pass: 6.8 flushes the target's subtree
+/// (`mem_cgroup_flush_stats`); with `memcg_flush_ratelimited` only a periodic flusher a full
+/// cycle late would, so the pass reads what the periodic flush left.
+fn flush_before_scan(k: &mut Kernel, target: u8) {
+    crate::workingset::periodic_flush(k);
+    if !k.profile.memcg_flush_ratelimited {
+        crate::workingset::flush_stats(k, target);
     }
 }
 
