@@ -354,6 +354,12 @@ pub fn scenario(
             before.push("reclaim.ra_order_in_state=true".to_string());
         }
     }
+    // `vmlab real` runs in a memory cgroup: its limit reclaim reads the statistics as the host's
+    // kernel flushes them.
+    let has_memcg = vmlab_core::profiles::find(name).is_some_and(|p| p.memcg);
+    if has_memcg && folios::memcg_flush_ratelimited(&root) == Some(true) {
+        before.push("reclaim.memcg_flush_ratelimited=true".to_string());
+    }
     let after = facts.sets();
     let mut sc = load_scenario(path, &[&before[..], sets, &after[..]].concat()).map_err(Ok)?;
     wrap_in_limit(&mut sc, memory, own.setup.swap.as_ref().map_or(0, |s| s.bytes));

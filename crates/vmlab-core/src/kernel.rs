@@ -265,7 +265,10 @@ impl Kernel {
             trace_at: Default::default(),
             trace_gfp: crate::trace::GfpKind::Kernel,
             kswapd_why: Default::default(),
-            memcg: crate::memcontrol::MemCgroups { groups: vec![crate::memcontrol::MemCgroup::new_root()] },
+            memcg: crate::memcontrol::MemCgroups {
+                groups: vec![crate::memcontrol::MemCgroup::new_root()],
+                flushed_period: u64::MAX,
+            },
             psi: Default::default(),
             memcg_walk: Vec::new(),
             psi_workingset_read: false,

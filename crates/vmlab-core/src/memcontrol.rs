@@ -104,6 +104,8 @@ pub struct MemCgroup {
 #[derive(Default)]
 pub struct MemCgroups {
     pub groups: Vec<MemCgroup>,
+    /// The period (of `workingset::FLUSH_TIME_NS`) of the last periodic rstat flush.
+    pub flushed_period: u64,
 }
 
 impl MemCgroups {

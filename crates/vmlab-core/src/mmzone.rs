@@ -61,6 +61,10 @@ pub struct Lruvec {
     pub nonresident_age: u64,
     pub refaults: [u64; 2],
     pub last_refaults: [u64; 2],
+    /// With memory cgroups, what `lruvec_page_state` reads: the list sizes (with descendants')
+    /// and WORKINGSET_ACTIVATE as the last rstat flush left them (`workingset::flush_stats`).
+    pub flushed_lru: [u64; 4],
+    pub flushed_refaults: [u64; 2],
 }
 
 impl Lruvec {

@@ -364,6 +364,12 @@ pub struct Profile {
     /// for the triggering folio's order plus two, so a miss starts at order 2. Only matters
     /// where a disk has `large_folios`; no row has it (`run --host` sets it for such a host).
     pub ra_order_in_state: bool,
+    /// Limit reclaim reads the memcg statistics (`prepare_scan_control`'s inactive:active
+    /// ratios, refault news and cache-trim test; the refault test; the cost decay) as the 2 s
+    /// periodic flush left them, not flushed afresh at each pass: Shakeel Butt, "memcg: use
+    /// ratelimited stats flush in the reclaim" (linux-mm, Aug 2024), after 6.8. No row has
+    /// it; `run --host` sets it on a host kernel that does.
+    pub memcg_flush_ratelimited: bool,
     /// `ondemand_readahead` treats a read at index 0 as the start of a stream (`if (!index)
     /// goto initial_readahead`): a file read again from its beginning gets the initial window
     /// whatever the last read was. Present in the 2.6.34-era and 6.x copies read (the
@@ -471,6 +477,7 @@ const MODERN: Profile = Profile {
     migrate_reserve: false,
     page_cache_read_cold: false,
     ra_order_in_state: false,
+    memcg_flush_ratelimited: false,
     ra_start_of_file: true,
     blk_mq: true,
     memmap_struct_page: 0,
@@ -532,6 +539,7 @@ const LINUX_2_6_26: Profile = Profile {
     migrate_reserve: false,
     page_cache_read_cold: false,
     ra_order_in_state: false,
+    memcg_flush_ratelimited: false,
     ra_start_of_file: false,
     blk_mq: false,
     memmap_struct_page: 0,
@@ -600,6 +608,7 @@ const LINUX_2636: Profile = Profile {
     migrate_reserve: true,
     page_cache_read_cold: true,
     ra_order_in_state: false,
+    memcg_flush_ratelimited: false,
     // 2.6.36's ondemand_readahead has the start-of-file case too, but turning it on moves seed
     // kswapd-high-order's 2.6.36/2.6.38 comparison (2.6.38 then scans 0.04 % more, where the
     // seed's test wants less); off until that seed is re-checked with it.
@@ -691,6 +700,7 @@ const LINUX_249: Profile = Profile {
     migrate_reserve: false,
     page_cache_read_cold: false,
     ra_order_in_state: false,
+    memcg_flush_ratelimited: false,
     ra_start_of_file: false,
     blk_mq: false,
     memmap_struct_page: 0,
@@ -991,6 +1001,8 @@ pub const KNOBS: &[Knob] = &[
     rc("page_cache_read_cold", Kind::Bool, Readers::All),
     // readahead.rs page_cache_ra_order.
     rc("ra_order_in_state", Kind::Bool, Readers::All),
+    // vmscan/modern.rs shrink_node.
+    rc("memcg_flush_ratelimited", Kind::Bool, MODERN_ONLY),
     // readahead.rs ondemand_readahead.
     rc("ra_start_of_file", Kind::Bool, Readers::All),
     // kernel.rs build_zones (bootmem.rs).
@@ -1226,6 +1238,7 @@ impl Profile {
             "migrate_reserve" => &mut self.migrate_reserve,
             "page_cache_read_cold" => &mut self.page_cache_read_cold,
             "ra_order_in_state" => &mut self.ra_order_in_state,
+            "memcg_flush_ratelimited" => &mut self.memcg_flush_ratelimited,
             "ra_start_of_file" => &mut self.ra_start_of_file,
             "blk_mq" => &mut self.blk_mq,
             "memmap_goal_high" => &mut self.memmap_goal_high,

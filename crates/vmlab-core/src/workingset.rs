@@ -36,6 +36,63 @@ fn lruvec(k: &Kernel, node: usize, g: u8) -> &Lruvec {
     }
 }
 
+fn lruvec_mut(k: &mut Kernel, node: usize, g: u8) -> &mut Lruvec {
+    if g == ROOT {
+        &mut k.nodes[node].lruvec
+    } else {
+        &mut k.memcg.groups[g as usize].lruvec[node]
+    }
+}
+
+/// `FLUSH_TIME`: the memcg statistics worker flushes the whole tree every 2 s.
+pub const FLUSH_TIME_NS: u64 = 2_000_000_000;
+
+/// `mem_cgroup_flush_stats(g)`: bring the memcg statistics of `g`'s subtree up to date. 6.8
+/// keeps them per CPU and folds them in only at a flush (rstat; `lruvec_page_state` reads the
+/// folded values), so what the refault test and `inactive_is_low` see is the lists as they were
+/// at the last flush. Reclaim flushes the target's subtree at the start of each node's pass
+/// (`prepare_scan_count`); 6.8 skips that when fewer than 64 page updates per CPU are pending
+/// ("mm: memcg: make stats flushing threshold per-memcg", Yosry Ahmed, 6.8), which any pass
+/// that isolates a batch exceeds, so vmlab always flushes there.
+pub fn flush_stats(k: &mut Kernel, g: u8) {
+    if !k.memcg.active() {
+        return;
+    }
+    let mut walk = std::mem::take(&mut k.memcg_walk);
+    k.memcg.subtree(g, &mut walk);
+    for node in 0..k.nodes.len() {
+        for &c in &walk {
+            let sizes = [0, 1, 2, 3].map(|l| lru_pages(k, node, c, l));
+            let lv = lruvec_mut(k, node, c);
+            lv.flushed_lru = sizes;
+            lv.flushed_refaults = lv.refaults;
+        }
+    }
+    k.memcg_walk = walk;
+}
+
+/// The periodic flusher (`flush_memcg_stats_dwork`, every `FLUSH_TIME`), run when the clock has
+/// entered a new period since the last one. It flushes at the first read in a period rather
+/// than at the period's start: the lists change only while something reclaims or faults, and
+/// each reclaim pass flushes anyway.
+pub fn periodic_flush(k: &mut Kernel) {
+    let period = k.now / FLUSH_TIME_NS;
+    if k.memcg.active() && period != k.memcg.flushed_period {
+        k.memcg.flushed_period = period;
+        flush_stats(k, ROOT);
+    }
+}
+
+/// `lruvec_page_state` of list `l`: with groups, as of the last flush; without, the node's
+/// live counters (vmlab's machines without groups stand for a kernel without memcg).
+pub fn lru_state(k: &Kernel, node: usize, g: u8, l: usize) -> u64 {
+    if k.memcg.active() {
+        lruvec(k, node, g).flushed_lru[l]
+    } else {
+        lru_pages(k, node, g, l)
+    }
+}
+
 /// `lruvec_page_state` of list `l`: the group's pages and its descendants' (the root's: the
 /// whole node), as the kernel's hierarchical memcg statistics count them.
 fn lru_pages(k: &Kernel, node: usize, g: u8, l: usize) -> u64 {
@@ -103,18 +160,21 @@ fn refault(k: &mut Kernel, p: Pfn, shadow: u32, file: bool) {
     let now = lruvec(k, node, eg).nonresident_age as u32;
     let distance = (now.wrapping_sub(eviction) & mask) as u64;
     let was_workingset = shadow & WORKINGSET_BIT != 0;
+    periodic_flush(k);
     // Could the page have stayed resident had the lists it competes with given way? Not its
     // own inactive list, which it was evicted from: file pages compete with the active file
     // list and, with swap, all of anon; anon pages with all of file and, with swap, the active
-    // anon list. The sizes are the evicting lruvec's, with its descendants'.
-    let mut ws = lru_pages(k, node, eg, LRU_ACTIVE_FILE);
+    // anon list. The sizes are the evicting lruvec's, with its descendants', as the last flush
+    // of the memcg statistics left them (`workingset_test_recent` reads `lruvec_page_state`;
+    // `workingset_refault`'s own flush is rate-limited to a periodic flusher late by a cycle).
+    let mut ws = lru_state(k, node, eg, LRU_ACTIVE_FILE);
     if !file {
-        ws += lru_pages(k, node, eg, LRU_INACTIVE_FILE);
+        ws += lru_state(k, node, eg, LRU_INACTIVE_FILE);
     }
     if crate::memcontrol::nr_swap_pages(k, eg) > 0 {
-        ws += lru_pages(k, node, eg, LRU_ACTIVE_ANON);
+        ws += lru_state(k, node, eg, LRU_ACTIVE_ANON);
         if file {
-            ws += lru_pages(k, node, eg, LRU_INACTIVE_ANON);
+            ws += lru_state(k, node, eg, LRU_INACTIVE_ANON);
         }
     }
     // Counted in the group the page is charged to now, which may not be the evicting one.
@@ -176,4 +236,70 @@ pub fn refault_anon(k: &mut Kernel, p: Pfn, slot: u32) {
         None => 0,
     };
     refault(k, p, sh, false);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::machine::MachineConfig;
+    use crate::memcontrol::{CgroupApi, MemCgroup, MemcgLimits};
+    use crate::mmzone::{Mt, ZoneType};
+
+    /// A kernel of the first row with memory cgroups and refault detection, and one group.
+    fn kernel_with_group() -> Kernel {
+        let row = crate::profiles::all().into_iter().find(|p| p.memcg && p.workingset).expect("a memcg row");
+        let cfg = MachineConfig::of_zones("x86_64", 1, &[(ZoneType::Normal, 16384)]);
+        let mut k = Kernel::new(row, cfg, 1).expect("kernel");
+        let zones = k.zones.len();
+        k.memcg.groups.push(MemCgroup::new("g", ROOT, CgroupApi::V1, MemcgLimits::default(), 1, zones));
+        k
+    }
+
+    /// `n` file pages charged to group 1, on its active list.
+    fn active_file_pages(k: &mut Kernel, n: usize) -> Vec<Pfn> {
+        let zid = k.nodes[0].zones[0];
+        (0..n)
+            .map(|_| {
+                let p = k.rmqueue(zid, 0, Mt::Movable).expect("a free page");
+                k.fr.extra[p as usize] = 1;
+                k.fr.set(p, pg::ACTIVE);
+                crate::vmscan::lru_add(k, p);
+                p
+            })
+            .collect()
+    }
+
+    /// 6.8's `workingset_test_recent` compares the refault distance with `lruvec_page_state` of
+    /// the evicting group, i.e. the lists as the last rstat flush (`mem_cgroup_flush_stats`,
+    /// from reclaim's `prepare_scan_count`) left them, not as reclaim has left them since. Here
+    /// 512 active file pages are counted at a flush and then deactivated: a refault at a
+    /// distance of 300 is still activated, and after the next flush it is not.
+    #[test]
+    fn refault_test_reads_the_lists_as_last_flushed() {
+        let mut k = kernel_with_group();
+        let ps = active_file_pages(&mut k, 512);
+        k.memcg.flushed_period = k.now / FLUSH_TIME_NS;
+        flush_stats(&mut k, 1);
+        assert_eq!(lru_state(&k, 0, 1, LRU_ACTIVE_FILE), 512);
+        for &p in &ps {
+            crate::vmscan::del_page_from_lru(&mut k, p);
+            k.fr.clear(p, pg::ACTIVE);
+            crate::vmscan::lru_add(&mut k, p);
+        }
+        assert_eq!(lru_pages(&k, 0, 1, LRU_ACTIVE_FILE), 0, "the lists themselves are up to date");
+        // A page coming back into the cache (not yet on a list) whose shadow is 300 evictions old.
+        let refault_at = |k: &mut Kernel| {
+            let shadow = eviction(k, ps[0], 1);
+            age_nonresident(k, 0, 1, 299);
+            let zid = k.nodes[0].zones[0];
+            let p = k.rmqueue(zid, 0, Mt::Movable).expect("a free page");
+            k.fr.extra[p as usize] = 1;
+            refault(k, p, shadow, true);
+            k.fr.has(p, pg::ACTIVE)
+        };
+        assert!(refault_at(&mut k), "distance 300 within the 512 active pages last flushed");
+        flush_stats(&mut k, 1);
+        assert!(!refault_at(&mut k), "after a flush the active list is empty: not recent");
+        assert_eq!(k.ev.get(Vm::WorkingsetActivateFile), 1);
+    }
 }

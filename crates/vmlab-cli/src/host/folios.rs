@@ -49,6 +49,20 @@ pub fn ra_order_in_state(root: &Path) -> Option<bool> {
     Some(keeps_ra_order(rel))
 }
 
+/// Whether the host's limit reclaim reads memcg statistics as the periodic flush left them
+/// (profile `memcg_flush_ratelimited`): Shakeel Butt's "memcg: use ratelimited stats flush in
+/// the reclaim", posted 13 Aug 2024 and so in the 6.12 merge window at the earliest. The
+/// release is taken from the patch's date, not read from a stored tree.
+fn ratelimits_reclaim_flush(rel: (u32, u32)) -> bool {
+    rel >= (6, 12)
+}
+
+/// The answer for the host's kernel, None when its release cannot be read.
+pub fn memcg_flush_ratelimited(root: &Path) -> Option<bool> {
+    let rel = release(&std::fs::read_to_string(root.join("proc/sys/kernel/osrelease")).ok()?)?;
+    Some(ratelimits_reclaim_flush(rel))
+}
+
 /// The answer for the file system holding `dir`, None when the files are not there to say.
 pub fn large_folios(root: &Path, dir: &Path) -> Option<bool> {
     let rel = release(&std::fs::read_to_string(root.join("proc/sys/kernel/osrelease")).ok()?)?;
@@ -69,6 +83,8 @@ mod tests {
 
     #[test]
     fn the_mount_and_kernel_decide() {
+        assert!(ratelimits_reclaim_flush((6, 18)) && ratelimits_reclaim_flush((6, 12)));
+        assert!(!ratelimits_reclaim_flush((6, 8)) && !ratelimits_reclaim_flush((6, 11)));
         assert_eq!(release("6.18.0-12-generic\n"), Some((6, 18)));
         assert_eq!(release("x"), None);
         let at = |d: &str| mount_of(MOUNTS, Path::new(d)).unwrap();

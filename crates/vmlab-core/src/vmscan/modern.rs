@@ -192,9 +192,11 @@ fn lru_size_local(k: &Kernel, v: Lv, l: usize, reclaim_idx: usize) -> u64 {
 /// `inactive_is_low`: over the whole lruvec, whatever zones the reclaim may take from (the
 /// zone-limited sizes went in 5.5, "mm: vmscan: enforce inactive:active ratio at the reclaim
 /// root", Johannes Weiner).
+/// With groups it reads the flushed memcg statistics (`lruvec_page_state`), so after the
+/// pass that shrank the lists it still sees them as they were at the pass's start.
 fn inactive_is_low(k: &Kernel, v: Lv, inactive_lru: usize) -> bool {
-    let inactive = lru_size(k, v, inactive_lru, usize::MAX);
-    let active = lru_size(k, v, inactive_lru + 1, usize::MAX);
+    let inactive = crate::workingset::lru_state(k, v.node, v.g, inactive_lru);
+    let active = crate::workingset::lru_state(k, v.node, v.g, inactive_lru + 1);
     let gb = (inactive + active) >> (30 - 12);
     let ratio = if gb > 0 { Kernel::int_sqrt(10 * gb) } else { 1 };
     inactive * ratio < active
@@ -228,7 +230,8 @@ fn lru_note_cost(k: &mut Kernel, v: Lv, file: bool, nr_io: u64, nr_rotated: u64)
     }
     let mut v = v;
     loop {
-        let total: u64 = (0..4).map(|l| lru_size(k, v, l, usize::MAX)).sum();
+        // The decay threshold reads `lruvec_page_state`: with groups, the flushed sizes.
+        let total: u64 = (0..4).map(|l| crate::workingset::lru_state(k, v.node, v.g, l)).sum();
         let lv = lv_mut(k, v);
         if file {
             lv.file_cost += cost;
@@ -752,10 +755,21 @@ fn blocked(ctx: &Ctx, sc: &ScanControl) -> bool {
 /// `shrink_node`.
 pub fn shrink_node(k: &mut Kernel, ctx: &mut Ctx, node: usize, sc: &mut ScanControl) {
     let before = sc.nr_reclaimed;
+    flush_before_scan(k, sc.target);
     prepare_scan_count(k, node, sc);
     shrink_node_memcgs(k, ctx, node, sc);
     if sc.nr_reclaimed > before {
         k.nodes[node].kswapd.failures = 0;
+    }
+}
+
+/// The memcg statistics flush at the start of a node's pass: 6.8 flushes the target's subtree
+/// (`mem_cgroup_flush_stats`); with `memcg_flush_ratelimited` only a periodic flusher a full
+/// cycle late would, so the pass reads what the periodic flush left.
+fn flush_before_scan(k: &mut Kernel, target: u8) {
+    crate::workingset::periodic_flush(k);
+    if !k.profile.memcg_flush_ratelimited {
+        crate::workingset::flush_stats(k, target);
     }
 }
 
@@ -788,9 +802,12 @@ fn prepare_scan_count(k: &Kernel, node: usize, sc: &mut ScanControl) {
     }
 }
 
+/// `snapshot_refaults`: WORKINGSET_ACTIVATE as `lruvec_page_state` has it, i.e. with groups as
+/// of the last flush: activations since then are news to the next reclaim.
 fn snapshot_refaults(k: &mut Kernel, v: Lv) {
+    let flushed = k.memcg.active();
     let lv = lv_mut(k, v);
-    lv.last_refaults = lv.refaults;
+    lv.last_refaults = if flushed { lv.flushed_refaults } else { lv.refaults };
 }
 
 /// `do_try_to_free_pages` for direct reclaim.
@@ -1028,6 +1045,7 @@ fn balance_step(k: &mut Kernel, ctx: &mut Ctx, node: usize) -> bool {
         sleep_at_entry: ctx.sleep_ns,
         ..Default::default()
     };
+    crate::workingset::periodic_flush(k);
     if can_age_anon_pages(k) && inactive_is_low(k, Lv::root(node), LRU_INACTIVE_ANON) {
         kswapd_age_node(k, ctx, node, &sc);
     }

@@ -172,3 +172,33 @@ fn anon_is_aged_by_a_reclaim_that_may_not_swap() {
     assert_eq!(k.ev.get(Vm::PgscanAnon), 0, "no anon scanned for reclaim");
     assert_eq!(k.ev.get(Vm::Pgdeactivate), SWAP_CLUSTER_MAX, "a batch of active anon aged");
 }
+
+/// `prepare_scan_count` flushes the target's memcg statistics at every pass in 6.8
+/// (`mem_cgroup_flush_stats(sc->target_mem_cgroup)`); since "memcg: use ratelimited stats flush
+/// in the reclaim" (Shakeel Butt, Aug 2024) it calls `mem_cgroup_flush_stats_ratelimited`,
+/// which leaves the statistics to the 2 s periodic flush. Here a group's 64 inactive file pages
+/// are added after a flush: a pass sees them at once in 6.8's form, and with the field only
+/// after the next periodic flush.
+#[test]
+fn reclaim_flushes_memcg_statistics_unless_ratelimited() {
+    use crate::memcontrol::{CgroupApi, MemCgroup, MemcgLimits};
+    for ratelimited in [false, true] {
+        let mut k = kernel();
+        k.profile.memcg_flush_ratelimited = ratelimited;
+        let zones = k.zones.len();
+        k.memcg.groups.push(MemCgroup::new("g", ROOT, CgroupApi::V1, MemcgLimits::default(), 1, zones));
+        flush_before_scan(&mut k, 1);
+        let zid = k.nodes[0].zones[0];
+        for _ in 0..64 {
+            let p = k.rmqueue(zid, 0, Mt::Movable).expect("a free page");
+            k.fr.extra[p as usize] = 1;
+            lru_add(&mut k, p);
+        }
+        flush_before_scan(&mut k, 1);
+        let seen = crate::workingset::lru_state(&k, 0, 1, LRU_INACTIVE_FILE);
+        assert_eq!(seen, if ratelimited { 0 } else { 64 }, "ratelimited: {ratelimited}");
+        k.now += crate::workingset::FLUSH_TIME_NS;
+        flush_before_scan(&mut k, 1);
+        assert_eq!(crate::workingset::lru_state(&k, 0, 1, LRU_INACTIVE_FILE), 64, "after the periodic flush");
+    }
+}
