@@ -141,8 +141,9 @@ struct Tfp {
 enum Step {
     /// `shrink_caches`: refill the inactive list, then scan it.
     PassStart,
-    /// aa2: the clean-cache pass, pages left to look at.
-    Clean { left: u64 },
+    /// aa2: the clean-cache pass, pages left to look at; with `clean_pass_anchor`, the page to
+    /// look at next (NIL: the tail).
+    Clean { left: u64, at: Pfn },
     /// `shrink_cache`'s main loop.
     Scan { max_scan: u64, max_mapped: i64 },
     /// `swap_out` because `max_mapped` ran out, then back to the scan.
@@ -524,14 +525,14 @@ fn run_slice(k: &mut Kernel, ctx: &mut Ctx, st: &mut Tfp, budget: u64, held: &mu
                 refill_inactive(k, ctx, st.nr.max(0) as u64, st.cz);
                 st.step = if k.profile.clean_cache_pass {
                     let left = cz_count(k, st.cz, INACTIVE) / k.profile.tunables.vm_cache_scan_ratio.max(1);
-                    Step::Clean { left }
+                    Step::Clean { left, at: NIL }
                 } else {
                     scan_step(k, st)
                 };
             }
-            Step::Clean { left } => match clean_pass(k, ctx, st, left, budget, held) {
-                Some(left) => {
-                    st.step = Step::Clean { left };
+            Step::Clean { left, at } => match clean_pass(k, ctx, st, (left, at), budget, held) {
+                Some((left, at)) => {
+                    st.step = Step::Clean { left, at };
                     return Run::Resched;
                 }
                 None if st.nr <= 0 => return Run::Done(true),
@@ -676,28 +677,45 @@ fn free_page(k: &mut Kernel, ctx: &mut Ctx, p: Pfn) {
 }
 
 /// aa2: before any writepage work, look at `nr_inactive / vm_cache_scan_ratio` pages from the
-/// tail and free the clean, unmapped cache among them (rotating the rest, as the main loop
-/// does), under `pagemap_lru_lock`. Returns Some(left) when it must reschedule.
+/// tail and free the clean, unmapped cache among them, under `pagemap_lru_lock`. Each page passed
+/// goes to the head as in `shrink_cache`: Andrea's "better fix" of an anchor, "to avoid the
+/// clean-cache search to alter the point where we keep swapping with writepage", says aa2's
+/// search does move that point. With `clean_pass_anchor` the pass walks past them instead.
+/// Returns Some((left, next)) when it must reschedule.
 fn clean_pass(
     k: &mut Kernel,
     ctx: &mut Ctx,
     st: &mut Tfp,
-    mut left: u64,
+    (mut left, mut at): (u64, Pfn),
     budget: u64,
     held: &mut Option<u64>,
-) -> Option<u64> {
+) -> Option<(u64, Pfn)> {
     ensure_locked(k, ctx, held);
     let c = costs(k).lru;
+    let anchor = k.profile.clean_pass_anchor;
+    // A resumed walk's next page may have left the list meanwhile (freed, activated): start
+    // again from the tail.
+    if at != NIL && !on_list(k, at, INACTIVE) {
+        at = NIL;
+    }
     while left > 0 {
         if ctx.sys_ns >= budget {
-            return Some(left);
+            return Some((left, at));
         }
-        let p = k.reclaim.aa24_mut().lru.lists[INACTIVE].tail;
+        let p = if at != NIL { at } else { k.reclaim.aa24_mut().lru.lists[INACTIVE].tail };
         if p == NIL {
             break;
         }
         left -= 1;
-        rotate_to_head(k, p, INACTIVE);
+        if anchor {
+            at = k.fr.links[p as usize].prev;
+            if at == NIL {
+                // Walked the whole list.
+                left = 0;
+            }
+        } else {
+            rotate_to_head(k, p, INACTIVE);
+        }
         k.charge(ctx, KFunc::ShrinkCache, c);
         k.events += 1;
         if !memclass(k, p, st.cz) {
@@ -1280,5 +1298,66 @@ mod tests {
         let mut d = Ctx { cpu: 0, task: 4, ..Default::default() };
         lru_cache_add_lock(&mut k, &mut d);
         assert_eq!((c.sys_ns, d.sys_ns), (0, 0));
+    }
+
+    /// The inactive list from the tail, as pfns.
+    fn inactive_from_tail(k: &mut Kernel) -> Vec<Pfn> {
+        let mut v = Vec::new();
+        let mut e = k.reclaim.aa24_mut().lru.lists[INACTIVE].tail;
+        while e != NIL {
+            v.push(e);
+            e = k.fr.links[e as usize].prev;
+        }
+        v
+    }
+
+    /// 2.4.23aa2's clean-cache pass (Andrea Arcangeli, "2.4.23aa2 (bugfixes and important VM
+    /// improvements for the high end)", LKML, 26 Feb 2004): "a inactive_list/vm_cache_scan_ratio
+    /// pass on the clean immediatly freeable cache in the inactive list before going into the
+    /// ->writepage business" — it looks at inactive / 6 pages from the tail, frees the clean
+    /// ones, writes none. "A better fix would be to have an anchor in the lru ... to avoid the
+    /// clean-cache search to alter the point where we keep swapping with writepage": aa2's
+    /// search moves what it passes to the head, so the writepage scan starts beyond it; the
+    /// anchor (`clean_pass_anchor`, a probe) leaves the list's order as it was.
+    #[test]
+    fn the_clean_pass_frees_clean_cache_in_its_window_and_moves_what_it_passes() {
+        for anchor in [false, true] {
+            let mut k = kernel();
+            k.profile.clean_cache_pass = true;
+            k.profile.clean_pass_anchor = anchor;
+            let mut ctx = Ctx::default();
+            // Oldest first: 90 dirty, 5 clean, 5 dirty, then 200 clean beyond the window and
+            // 300 dirty at the head.
+            let pages = cache_pages(&mut k, 600, INACTIVE, false);
+            let clean = |i: usize| (90..95).contains(&i) || (100..300).contains(&i);
+            for (i, &p) in pages.iter().enumerate() {
+                if !clean(i) {
+                    k.fr.set(p, pg::DIRTY);
+                }
+            }
+            assert_eq!(inactive_from_tail(&mut k), pages);
+            let cz = ZoneType::HighMem as usize;
+            let mut st = new_tfp(&k, cz);
+            let left = cz_count(&k, cz, INACTIVE) / k.profile.tunables.vm_cache_scan_ratio;
+            assert_eq!(left, 100);
+            let mut held = None;
+            assert_eq!(clean_pass(&mut k, &mut ctx, &mut st, (left, NIL), u64::MAX, &mut held), None);
+            lru_unlock(&mut k, &ctx, &mut held);
+            // Only the window's 5 clean pages are freed, and nothing is written.
+            assert_eq!(k.reclaim.aa24().stats.clean_pass_freed, 5, "anchor {anchor}");
+            assert_eq!(st.nr, 32 - 5);
+            assert_eq!(k.reclaim.aa24().stats.writepages, 0);
+            let dirty_window: Vec<Pfn> = (0..100).filter(|&i| !clean(i)).map(|i| pages[i]).collect();
+            let after = inactive_from_tail(&mut k);
+            assert_eq!(after.len(), 595);
+            if anchor {
+                // The writepage scan still starts at the oldest dirty page.
+                assert_eq!(after[..95], dirty_window[..]);
+            } else {
+                // The 95 dirty pages passed are now the newest; the scan starts at page 100.
+                assert_eq!(after[0], pages[100]);
+                assert_eq!(after[500..], dirty_window[..]);
+            }
+        }
     }
 }
