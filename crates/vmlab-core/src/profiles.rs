@@ -307,11 +307,11 @@ pub struct Profile {
     pub shm_writepage_io: bool,
     /// 2.4.23aa2: clean-cache pass before writepage work.
     pub clean_cache_pass: bool,
-    /// The clean-cache pass leaves the pages it passes where they are, so `shrink_cache`'s
-    /// writepage scan goes on from the tail it would have started at: Andrea Arcangeli's "better
-    /// fix ... an anchor in the lru" (2.4.23aa2 announcement, LKML, 26 Feb 2004), which he did not
-    /// make. Off in every row (aa2's pass moves each page it passes to the head, as
-    /// `shrink_cache` does); on, a probe of what that detail decides.
+    /// The clean-cache search keeps its own place in the inactive list (a `PG_anchor` page) and
+    /// moves no page it passes, so `shrink_cache`'s writepage scan starts at the tail it would
+    /// have: Andrea Arcangeli's "better fix ... an anchor in the lru" (2.4.23aa2 announcement,
+    /// LKML, 26 Feb 2004), which he did not make. Off in every row (aa2's search moves each page
+    /// it passes to the head, as `shrink_cache` does); on, a probe of what that decides.
     pub clean_pass_anchor: bool,
     /// Refault (workingset) detection (3.15+).
     pub workingset: bool,

@@ -74,6 +74,9 @@ pub struct Aa24State {
     pub bh: slab::BhCache,
     /// `pagemap_lru_lock`: the 2.4.9 engine's model of it (`riel24/lock.rs`), one lock over both lists.
     pub lock: LruLock,
+    /// With `clean_pass_anchor`: the inactive page the clean-cache search looks at next (None: the
+    /// tail), the place a `PG_anchor` page would hold in the list.
+    clean_anchor: Option<Pfn>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -141,9 +144,8 @@ struct Tfp {
 enum Step {
     /// `shrink_caches`: refill the inactive list, then scan it.
     PassStart,
-    /// aa2: the clean-cache pass, pages left to look at; with `clean_pass_anchor`, the page to
-    /// look at next (NIL: the tail).
-    Clean { left: u64, at: Pfn },
+    /// aa2: the clean-cache pass, pages left to look at.
+    Clean { left: u64 },
     /// `shrink_cache`'s main loop.
     Scan { max_scan: u64, max_mapped: i64 },
     /// `swap_out` because `max_mapped` ran out, then back to the scan.
@@ -525,14 +527,14 @@ fn run_slice(k: &mut Kernel, ctx: &mut Ctx, st: &mut Tfp, budget: u64, held: &mu
                 refill_inactive(k, ctx, st.nr.max(0) as u64, st.cz);
                 st.step = if k.profile.clean_cache_pass {
                     let left = cz_count(k, st.cz, INACTIVE) / k.profile.tunables.vm_cache_scan_ratio.max(1);
-                    Step::Clean { left, at: NIL }
+                    Step::Clean { left }
                 } else {
                     scan_step(k, st)
                 };
             }
-            Step::Clean { left, at } => match clean_pass(k, ctx, st, (left, at), budget, held) {
-                Some((left, at)) => {
-                    st.step = Step::Clean { left, at };
+            Step::Clean { left } => match clean_pass(k, ctx, st, left, budget, held) {
+                Some(left) => {
+                    st.step = Step::Clean { left };
                     return Run::Resched;
                 }
                 None if st.nr <= 0 => return Run::Done(true),
@@ -680,27 +682,30 @@ fn free_page(k: &mut Kernel, ctx: &mut Ctx, p: Pfn) {
 /// tail and free the clean, unmapped cache among them, under `pagemap_lru_lock`. Each page passed
 /// goes to the head as in `shrink_cache`: Andrea's "better fix" of an anchor, "to avoid the
 /// clean-cache search to alter the point where we keep swapping with writepage", says aa2's
-/// search does move that point. With `clean_pass_anchor` the pass walks past them instead.
-/// Returns Some((left, next)) when it must reschedule.
+/// search does move that point. With `clean_pass_anchor` the search goes on from where the last
+/// one stopped (wrapping at the head) and moves nothing. Returns Some(left) when it must
+/// reschedule.
 fn clean_pass(
     k: &mut Kernel,
     ctx: &mut Ctx,
     st: &mut Tfp,
-    (mut left, mut at): (u64, Pfn),
+    mut left: u64,
     budget: u64,
     held: &mut Option<u64>,
-) -> Option<(u64, Pfn)> {
+) -> Option<u64> {
     ensure_locked(k, ctx, held);
     let c = costs(k).lru;
     let anchor = k.profile.clean_pass_anchor;
-    // A resumed walk's next page may have left the list meanwhile (freed, activated): start
-    // again from the tail.
-    if at != NIL && !on_list(k, at, INACTIVE) {
-        at = NIL;
-    }
+    // The anchor's page may have left the list (freed, activated) since: start at the tail.
+    let mut at = match k.reclaim.aa24().clean_anchor {
+        Some(p) if anchor && on_list(k, p, INACTIVE) => p,
+        _ => NIL,
+    };
+    let mut out = None;
     while left > 0 {
         if ctx.sys_ns >= budget {
-            return Some((left, at));
+            out = Some(left);
+            break;
         }
         let p = if at != NIL { at } else { k.reclaim.aa24_mut().lru.lists[INACTIVE].tail };
         if p == NIL {
@@ -709,10 +714,6 @@ fn clean_pass(
         left -= 1;
         if anchor {
             at = k.fr.links[p as usize].prev;
-            if at == NIL {
-                // Walked the whole list.
-                left = 0;
-            }
         } else {
             rotate_to_head(k, p, INACTIVE);
         }
@@ -729,10 +730,13 @@ fn clean_pass(
         k.reclaim.aa24_mut().stats.clean_pass_freed += 1;
         st.nr -= 1;
         if st.nr <= 0 {
-            return None;
+            break;
         }
     }
-    None
+    if anchor {
+        k.reclaim.aa24_mut().clean_anchor = (at != NIL).then_some(at);
+    }
+    out
 }
 
 enum ScanEnd {
@@ -1318,7 +1322,8 @@ mod tests {
     /// ones, writes none. "A better fix would be to have an anchor in the lru ... to avoid the
     /// clean-cache search to alter the point where we keep swapping with writepage": aa2's
     /// search moves what it passes to the head, so the writepage scan starts beyond it; the
-    /// anchor (`clean_pass_anchor`, a probe) leaves the list's order as it was.
+    /// anchor (`clean_pass_anchor`, a probe) leaves the list's order as it was and the next
+    /// search goes on from where this one stopped.
     #[test]
     fn the_clean_pass_frees_clean_cache_in_its_window_and_moves_what_it_passes() {
         for anchor in [false, true] {
@@ -1341,7 +1346,7 @@ mod tests {
             let left = cz_count(&k, cz, INACTIVE) / k.profile.tunables.vm_cache_scan_ratio;
             assert_eq!(left, 100);
             let mut held = None;
-            assert_eq!(clean_pass(&mut k, &mut ctx, &mut st, (left, NIL), u64::MAX, &mut held), None);
+            assert_eq!(clean_pass(&mut k, &mut ctx, &mut st, left, u64::MAX, &mut held), None);
             lru_unlock(&mut k, &ctx, &mut held);
             // Only the window's 5 clean pages are freed, and nothing is written.
             assert_eq!(k.reclaim.aa24().stats.clean_pass_freed, 5, "anchor {anchor}");
@@ -1357,6 +1362,18 @@ mod tests {
                 // The 95 dirty pages passed are now the newest; the scan starts at page 100.
                 assert_eq!(after[0], pages[100]);
                 assert_eq!(after[500..], dirty_window[..]);
+            }
+            // Either way the next search starts at page 100 and frees the 27 pages still wanted
+            // from there; the anchor has still moved nothing.
+            let mut st = new_tfp(&k, cz);
+            st.nr = 27;
+            assert_eq!(clean_pass(&mut k, &mut ctx, &mut st, 99, u64::MAX, &mut held), None);
+            lru_unlock(&mut k, &ctx, &mut held);
+            assert_eq!(st.nr, 0);
+            let freed: Vec<Pfn> = pages[100..127].to_vec();
+            assert!(freed.iter().all(|&p| !on_list(&k, p, INACTIVE)), "anchor {anchor}");
+            if anchor {
+                assert_eq!(inactive_from_tail(&mut k)[..95], dirty_window[..]);
             }
         }
     }
