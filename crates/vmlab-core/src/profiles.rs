@@ -307,6 +307,12 @@ pub struct Profile {
     pub shm_writepage_io: bool,
     /// 2.4.23aa2: clean-cache pass before writepage work.
     pub clean_cache_pass: bool,
+    /// The clean-cache search keeps its own place in the inactive list (a `PG_anchor` page) and
+    /// moves no page it passes, so `shrink_cache`'s writepage scan starts at the tail it would
+    /// have: Andrea Arcangeli's "better fix ... an anchor in the lru" (2.4.23aa2 announcement,
+    /// LKML, 26 Feb 2004), which he did not make. Off in every row (aa2's search moves each page
+    /// it passes to the head, as `shrink_cache` does); on, a probe of what that decides.
+    pub clean_pass_anchor: bool,
     /// Refault (workingset) detection (3.15+).
     pub workingset: bool,
     /// Memory cgroups (CONFIG_MEMCG, 2.6.25+): a scenario may declare `[[cgroup]]`s.
@@ -461,6 +467,7 @@ const MODERN: Profile = Profile {
     objrmap_walk: false,
     shm_writepage_io: true,
     clean_cache_pass: false,
+    clean_pass_anchor: false,
     workingset: true,
     memcg: true,
     psi: true,
@@ -522,6 +529,7 @@ const LINUX_2_6_26: Profile = Profile {
     objrmap_walk: false,
     shm_writepage_io: true,
     clean_cache_pass: false,
+    clean_pass_anchor: false,
     workingset: false,
     memcg: true,
     psi: false,
@@ -591,6 +599,7 @@ const LINUX_2636: Profile = Profile {
     objrmap_walk: false,
     shm_writepage_io: true,
     clean_cache_pass: false,
+    clean_pass_anchor: false,
     workingset: false,
     memcg: true,
     psi: false,
@@ -684,6 +693,7 @@ const LINUX_249: Profile = Profile {
     objrmap_walk: false,
     shm_writepage_io: false,
     clean_cache_pass: false,
+    clean_pass_anchor: false,
     workingset: false,
     memcg: false,
     psi: false,
@@ -971,6 +981,7 @@ pub const KNOBS: &[Knob] = &[
     // vmscan/mod.rs pageout, which every engine calls.
     rc("shm_writepage_io", Kind::Bool, Readers::All),
     rc("clean_cache_pass", Kind::Bool, AA_ONLY),
+    rc("clean_pass_anchor", Kind::Bool, AA_ONLY),
     // workingset.rs refaults (filemap.rs, swap_state.rs).
     rc("workingset", Kind::Bool, Readers::All),
     // sim.rs (which refuses [[cgroup]] without it), memcontrol.rs.
@@ -1224,6 +1235,7 @@ impl Profile {
             "objrmap_walk" => &mut self.objrmap_walk,
             "shm_writepage_io" => &mut self.shm_writepage_io,
             "clean_cache_pass" => &mut self.clean_cache_pass,
+            "clean_pass_anchor" => &mut self.clean_pass_anchor,
             "workingset" => &mut self.workingset,
             "memcg" => &mut self.memcg,
             "psi" => &mut self.psi,

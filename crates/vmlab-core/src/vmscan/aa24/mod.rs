@@ -74,6 +74,9 @@ pub struct Aa24State {
     pub bh: slab::BhCache,
     /// `pagemap_lru_lock`: the 2.4.9 engine's model of it (`riel24/lock.rs`), one lock over both lists.
     pub lock: LruLock,
+    /// With `clean_pass_anchor`: the inactive page the clean-cache search looks at next (None: the
+    /// tail), the place a `PG_anchor` page would hold in the list.
+    clean_anchor: Option<Pfn>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -676,8 +679,12 @@ fn free_page(k: &mut Kernel, ctx: &mut Ctx, p: Pfn) {
 }
 
 /// aa2: before any writepage work, look at `nr_inactive / vm_cache_scan_ratio` pages from the
-/// tail and free the clean, unmapped cache among them (rotating the rest, as the main loop
-/// does), under `pagemap_lru_lock`. Returns Some(left) when it must reschedule.
+/// tail and free the clean, unmapped cache among them, under `pagemap_lru_lock`. Each page passed
+/// goes to the head as in `shrink_cache`: Andrea's "better fix" of an anchor, "to avoid the
+/// clean-cache search to alter the point where we keep swapping with writepage", says aa2's
+/// search does move that point. With `clean_pass_anchor` the search goes on from where the last
+/// one stopped (wrapping at the head) and moves nothing. Returns Some(left) when it must
+/// reschedule.
 fn clean_pass(
     k: &mut Kernel,
     ctx: &mut Ctx,
@@ -688,16 +695,28 @@ fn clean_pass(
 ) -> Option<u64> {
     ensure_locked(k, ctx, held);
     let c = costs(k).lru;
+    let anchor = k.profile.clean_pass_anchor;
+    // The anchor's page may have left the list (freed, activated) since: start at the tail.
+    let mut at = match k.reclaim.aa24().clean_anchor {
+        Some(p) if anchor && on_list(k, p, INACTIVE) => p,
+        _ => NIL,
+    };
+    let mut out = None;
     while left > 0 {
         if ctx.sys_ns >= budget {
-            return Some(left);
+            out = Some(left);
+            break;
         }
-        let p = k.reclaim.aa24_mut().lru.lists[INACTIVE].tail;
+        let p = if at != NIL { at } else { k.reclaim.aa24_mut().lru.lists[INACTIVE].tail };
         if p == NIL {
             break;
         }
         left -= 1;
-        rotate_to_head(k, p, INACTIVE);
+        if anchor {
+            at = k.fr.links[p as usize].prev;
+        } else {
+            rotate_to_head(k, p, INACTIVE);
+        }
         k.charge(ctx, KFunc::ShrinkCache, c);
         k.events += 1;
         if !memclass(k, p, st.cz) {
@@ -711,10 +730,13 @@ fn clean_pass(
         k.reclaim.aa24_mut().stats.clean_pass_freed += 1;
         st.nr -= 1;
         if st.nr <= 0 {
-            return None;
+            break;
         }
     }
-    None
+    if anchor {
+        k.reclaim.aa24_mut().clean_anchor = (at != NIL).then_some(at);
+    }
+    out
 }
 
 enum ScanEnd {
@@ -1280,5 +1302,79 @@ mod tests {
         let mut d = Ctx { cpu: 0, task: 4, ..Default::default() };
         lru_cache_add_lock(&mut k, &mut d);
         assert_eq!((c.sys_ns, d.sys_ns), (0, 0));
+    }
+
+    /// The inactive list from the tail, as pfns.
+    fn inactive_from_tail(k: &mut Kernel) -> Vec<Pfn> {
+        let mut v = Vec::new();
+        let mut e = k.reclaim.aa24_mut().lru.lists[INACTIVE].tail;
+        while e != NIL {
+            v.push(e);
+            e = k.fr.links[e as usize].prev;
+        }
+        v
+    }
+
+    /// 2.4.23aa2's clean-cache pass (Andrea Arcangeli, "2.4.23aa2 (bugfixes and important VM
+    /// improvements for the high end)", LKML, 26 Feb 2004): "a inactive_list/vm_cache_scan_ratio
+    /// pass on the clean immediatly freeable cache in the inactive list before going into the
+    /// ->writepage business" — it looks at inactive / 6 pages from the tail, frees the clean
+    /// ones, writes none. "A better fix would be to have an anchor in the lru ... to avoid the
+    /// clean-cache search to alter the point where we keep swapping with writepage": aa2's
+    /// search moves what it passes to the head, so the writepage scan starts beyond it; the
+    /// anchor (`clean_pass_anchor`, a probe) leaves the list's order as it was and the next
+    /// search goes on from where this one stopped.
+    #[test]
+    fn the_clean_pass_frees_clean_cache_in_its_window_and_moves_what_it_passes() {
+        for anchor in [false, true] {
+            let mut k = kernel();
+            k.profile.clean_cache_pass = true;
+            k.profile.clean_pass_anchor = anchor;
+            let mut ctx = Ctx::default();
+            // Oldest first: 90 dirty, 5 clean, 5 dirty, then 200 clean beyond the window and
+            // 300 dirty at the head.
+            let pages = cache_pages(&mut k, 600, INACTIVE, false);
+            let clean = |i: usize| (90..95).contains(&i) || (100..300).contains(&i);
+            for (i, &p) in pages.iter().enumerate() {
+                if !clean(i) {
+                    k.fr.set(p, pg::DIRTY);
+                }
+            }
+            assert_eq!(inactive_from_tail(&mut k), pages);
+            let cz = ZoneType::HighMem as usize;
+            let mut st = new_tfp(&k, cz);
+            let left = cz_count(&k, cz, INACTIVE) / k.profile.tunables.vm_cache_scan_ratio;
+            assert_eq!(left, 100);
+            let mut held = None;
+            assert_eq!(clean_pass(&mut k, &mut ctx, &mut st, left, u64::MAX, &mut held), None);
+            lru_unlock(&mut k, &ctx, &mut held);
+            // Only the window's 5 clean pages are freed, and nothing is written.
+            assert_eq!(k.reclaim.aa24().stats.clean_pass_freed, 5, "anchor {anchor}");
+            assert_eq!(st.nr, 32 - 5);
+            assert_eq!(k.reclaim.aa24().stats.writepages, 0);
+            let dirty_window: Vec<Pfn> = (0..100).filter(|&i| !clean(i)).map(|i| pages[i]).collect();
+            let after = inactive_from_tail(&mut k);
+            assert_eq!(after.len(), 595);
+            if anchor {
+                // The writepage scan still starts at the oldest dirty page.
+                assert_eq!(after[..95], dirty_window[..]);
+            } else {
+                // The 95 dirty pages passed are now the newest; the scan starts at page 100.
+                assert_eq!(after[0], pages[100]);
+                assert_eq!(after[500..], dirty_window[..]);
+            }
+            // Either way the next search starts at page 100 and frees the 27 pages still wanted
+            // from there; the anchor has still moved nothing.
+            let mut st = new_tfp(&k, cz);
+            st.nr = 27;
+            assert_eq!(clean_pass(&mut k, &mut ctx, &mut st, 99, u64::MAX, &mut held), None);
+            lru_unlock(&mut k, &ctx, &mut held);
+            assert_eq!(st.nr, 0);
+            let freed: Vec<Pfn> = pages[100..127].to_vec();
+            assert!(freed.iter().all(|&p| !on_list(&k, p, INACTIVE)), "anchor {anchor}");
+            if anchor {
+                assert_eq!(inactive_from_tail(&mut k)[..95], dirty_window[..]);
+            }
+        }
     }
 }
