@@ -1081,6 +1081,11 @@ fn balance_priority(k: &mut Kernel, ctx: &mut Ctx, node: usize) -> KswapdAction 
     let mut under_min = false;
     let mut balanced = 0u64;
     let mut total_scanned = k.reclaim.split_mut().kswapd[node].total_scanned;
+    // The slab shrinkers' pressure is scaled by the LRU as the pass found it: balance_pgdat sums
+    // `lru_pages` over zones 0..end_zone once, before the per-zone loop (the loop_again context
+    // of Wu Fengguang's "mm: count only reclaimable lru pages v2", linux-mm, 16 Jul 2009), so
+    // what this pass's shrinking frees does not raise the pressure on slab for the zones after.
+    let lru_pages: u64 = zs[..n].iter().filter(|&&z| z <= end_zone).map(|&z| zone_reclaimable_pages(k, z)).sum();
     for &zid in &zs[..n] {
         if zid > end_zone {
             break;
@@ -1094,7 +1099,6 @@ fn balance_priority(k: &mut Kernel, ctx: &mut Ctx, node: usize) -> KswapdAction 
         if !wmark_ok(k, zid, order, 8 * k.zones[zid].high_wmark(), end_idx) {
             shrink_zone(k, ctx, zid, &mut sc, priority);
         }
-        let lru_pages: u64 = zs[..n].iter().filter(|&&z| z <= end_zone).map(|&z| zone_reclaimable_pages(k, z)).sum();
         let nr_slab = crate::dcache::shrink_slab(k, ctx, sc.nr_scanned, lru_pages, true);
         sc.nr_reclaimed += nr_slab;
         total_scanned += sc.nr_scanned;
@@ -1465,3 +1469,7 @@ mod tests {
         assert_eq!(k.nodes[0].kswapd.max_order, 3);
     }
 }
+
+#[cfg(test)]
+#[path = "slab_pressure_tests.rs"]
+mod slab_pressure_tests;
