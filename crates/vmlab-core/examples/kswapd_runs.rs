@@ -269,12 +269,13 @@ fn main() {
         }
         let interval_ns = every_s * 1_000_000_000;
         o3 += &format!(
-            " passes begun {} | run ms mean {:.1} max {:.1} (all-time) | in o3 runs {:.1}% of time | kswapd cpu {:.1}%",
+            " passes begun {} | run ms mean {:.3} max {:.3} (all-time) | in o3 runs {:.1} ms ({:.4}% of time) | kswapd cpu {:.1} ms",
             passes_begun,
             per(o.len_ns - p.len_ns, ended) / 1e6,
             o.max_len_ns as f64 / 1e6,
+            (o.len_ns - p.len_ns) as f64 / 1e6,
             (o.len_ns - p.len_ns) as f64 * 100.0 / interval_ns as f64,
-            (cpu - prev_cpu) as f64 * 100.0 / interval_ns as f64
+            (cpu - prev_cpu) as f64 / 1e6
         );
         println!("{o3}");
         (prev, prev_passes, prev_cpu) = (o.clone(), d.high_order_passes, cpu);
