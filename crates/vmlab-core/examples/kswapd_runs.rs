@@ -162,7 +162,7 @@ impl Tracer for Runs {
                     o.scanned[zid] += nr_scanned;
                     o.reclaimed[zid] += nr_reclaimed;
                     let pass = high_order_passes(k);
-                    if priority < 12 && o.last_prio_pass != pass {
+                    if priority < vmlab_core::vmscan::DEF_PRIORITY && o.last_prio_pass != pass {
                         o.last_prio_pass = pass;
                         o.below_def_prio += 1;
                     }
