@@ -7,12 +7,18 @@
 //! zones pass HIGH at that order only through their MIGRATE_RESERVE blocks' free pages (the
 //! check counts every free list). An observer: the run is the same with or without it.
 //!
+//! A second line per sample ("o3 …", per interval, not cumulative) times the order-3 runs: how
+//! many `loop_again` passes each took, what each pass reclaimed and scanned per zone, how large
+//! each zone's file LRU was when the pass began scanning, and how long the runs lasted in
+//! simulated time against kswapd's CPU time — the terms in which a pass's `lru >> priority`
+//! bite and the passes per hour make kswapd's reclaim rate.
+//!
 //! cargo run --release -p vmlab-core --example kswapd_runs -- SCENARIO PROFILE EVERY_S [KEY=VALUE...]
 
 mod common;
 
 use vmlab_core::kernel::Kernel;
-use vmlab_core::mmzone::{MAX_ORDER, MIGRATE_RESERVE};
+use vmlab_core::mmzone::{LRU_ACTIVE_FILE, LRU_INACTIVE_FILE, MAX_ORDER, MIGRATE_RESERVE};
 use vmlab_core::sim::Sim;
 use vmlab_core::trace::{Tracepoint, Tracer};
 
@@ -34,6 +40,40 @@ struct Runs {
     /// it passed only through its MIGRATE_RESERVE free pages.
     end_pass: [u64; Z],
     end_pass_by_reserve: [u64; Z],
+    /// Order-3 runs timed, per run: `loop_again` passes, simulated length.
+    o3: O3Runs,
+}
+
+/// Cumulative figures of the order-3 runs, diffed per interval by the sampler.
+#[derive(Default, Clone)]
+struct O3Runs {
+    /// At the current run's begin: simulated ns, and kswapd's `high_order_passes` counter.
+    begun_ns: u64,
+    begun_passes: u64,
+    /// Runs ended (balanced or fallen back), their passes, the most passes of one run.
+    ended: u64,
+    passes: u64,
+    max_passes: u64,
+    /// Their summed and longest simulated length, ns.
+    len_ns: u64,
+    max_len_ns: u64,
+    /// The counter value of the last pass whose start LRU was read.
+    seen_pass: u64,
+    /// Passes whose LRU was read (at their first isolation), and per zone the summed file LRU
+    /// (active + inactive) and inactive file it found.
+    lru_read: u64,
+    lru_file: [u64; Z],
+    lru_inactive_file: [u64; Z],
+    /// Per zone, pages scanned and reclaimed from the LRU in order-3 runs.
+    scanned: [u64; Z],
+    reclaimed: [u64; Z],
+    /// Passes that went below DEF_PRIORITY (a priority-12 sweep that got < 32 pages).
+    below_def_prio: u64,
+    last_prio_pass: u64,
+}
+
+fn high_order_passes(k: &Kernel) -> u64 {
+    k.reclaim.split2636_kswapd(0).map_or(0, |d| d.high_order_passes)
 }
 
 /// 2.6.36's `zone_watermark_ok` at classzone 0 without the MIGRATE_RESERVE lists' blocks of
@@ -62,9 +102,22 @@ impl Tracer for Runs {
             Tracepoint::KswapdBalanceBegin { order, .. } => {
                 self.run_order = Some(order);
                 self.o3_begun += (order > 0) as u64;
+                // The event fires before the run's first `loop_again` counts its pass.
+                self.o3.begun_ns = k.now;
+                self.o3.begun_passes = high_order_passes(k);
             }
             Tracepoint::KswapdBalanceEnd { order, .. } => {
                 let begun = self.run_order.take().unwrap_or(0);
+                if begun > 0 {
+                    let o = &mut self.o3;
+                    let passes = high_order_passes(k) - o.begun_passes;
+                    let len = k.now - o.begun_ns;
+                    o.ended += 1;
+                    o.passes += passes;
+                    o.max_passes = o.max_passes.max(passes);
+                    o.len_ns += len;
+                    o.max_len_ns = o.max_len_ns.max(len);
+                }
                 if begun > 0 && order > 0 {
                     self.o3_balanced += 1;
                     for (zid, z) in k.zones.iter().enumerate().take(Z) {
@@ -78,12 +131,42 @@ impl Tracer for Runs {
                     self.o3_fell_back += 1;
                 }
             }
-            Tracepoint::LruShrinkInactive { zid, nr_reclaimed, .. } => {
+            Tracepoint::LruIsolate { classzone: zid, nr_taken, lru, .. } => {
+                if self.run_order.is_none_or(|o| o == 0) || k.trace_at.task != k.nodes[0].kswapd.task {
+                    return;
+                }
+                let pass = high_order_passes(k);
+                if pass == self.o3.seen_pass {
+                    return;
+                }
+                // The pass's first isolation: the LRU as the pass found it, with the pages this
+                // isolation just took put back on their list.
+                let o = &mut self.o3;
+                o.seen_pass = pass;
+                o.lru_read += 1;
+                for (zid2, z) in k.zones.iter().enumerate().take(Z) {
+                    let back = |l: usize| if zid2 == zid && lru == l { nr_taken } else { 0 };
+                    let inactive = z.lru_pages[LRU_INACTIVE_FILE] + back(LRU_INACTIVE_FILE);
+                    o.lru_inactive_file[zid2] += inactive;
+                    o.lru_file[zid2] += inactive + z.lru_pages[LRU_ACTIVE_FILE] + back(LRU_ACTIVE_FILE);
+                }
+            }
+            Tracepoint::LruShrinkInactive { zid, nr_reclaimed, nr_scanned, priority, .. } => {
                 let Some(order) = self.run_order else { return };
                 if k.trace_at.task != k.nodes[0].kswapd.task || zid >= Z {
                     return;
                 }
                 let hi = (order > 0) as usize;
+                if hi == 1 {
+                    let o = &mut self.o3;
+                    o.scanned[zid] += nr_scanned;
+                    o.reclaimed[zid] += nr_reclaimed;
+                    let pass = high_order_passes(k);
+                    if priority < vmlab_core::vmscan::DEF_PRIORITY && o.last_prio_pass != pass {
+                        o.last_prio_pass = pass;
+                        o.below_def_prio += 1;
+                    }
+                }
                 self.steal[hi][zid] += nr_reclaimed;
                 let z = &k.zones[zid];
                 if hi == 1 && z.free_pages > 8 * z.high_wmark() {
@@ -105,6 +188,8 @@ fn main() {
     let minute = 60_000_000_000u64;
     sim.interval = minute.min(every_s * 1_000_000_000);
     let (mut sum, mut n) = (0.0f64, 0u32);
+    // The order-3 figures and kswapd's CPU time at the previous line: the "o3" line is per interval.
+    let (mut prev, mut prev_passes, mut prev_cpu) = (O3Runs::default(), 0u64, 0u64);
     println!(
         "t_h memfree_window_mean% | per zone: free o0/o1/o2/o3+ reserve_o3+ high | o3 runs begun/balanced/fell_back | per zone \
          kswapd steal in o0 runs / o3 runs (of which while free > 8*HIGH) | per zone o3 ends passing HIGH (only by reserve) \
@@ -156,6 +241,44 @@ fn main() {
             sim.k.ev.get(vmlab_core::stats::vmstat::Vm::Pswpout)
         );
         println!("{line}");
+        let (o, p) = (&r.o3, &prev);
+        let passes_begun = d.high_order_passes - prev_passes;
+        let ended = o.ended - p.ended;
+        let kt = sim.k.nodes[0].kswapd.task;
+        let cpu = sim.s.tasks[kt].stime_ns + sim.s.tasks[kt].utime_ns;
+        let per = |a: u64, b: u64| if b == 0 { 0.0 } else { a as f64 / b as f64 };
+        let mut o3 = format!(
+            "o3 {:.1} runs {} passes {} ({:.1}/run, max {} all-time) below_prio12 {} |",
+            sim.s.now as f64 / 3.6e12,
+            ended,
+            o.passes - p.passes,
+            per(o.passes - p.passes, ended),
+            o.max_passes,
+            o.below_def_prio - p.below_def_prio
+        );
+        let lr = o.lru_read - p.lru_read;
+        for &zid in &big {
+            o3 += &format!(
+                " {} reclaimed/pass {:.1} scanned/pass {:.1} file_lru@pass {:.0} (inactive {:.0}) |",
+                sim.k.zones[zid].kind.name(),
+                per(o.reclaimed[zid] - p.reclaimed[zid], passes_begun),
+                per(o.scanned[zid] - p.scanned[zid], passes_begun),
+                per(o.lru_file[zid] - p.lru_file[zid], lr),
+                per(o.lru_inactive_file[zid] - p.lru_inactive_file[zid], lr),
+            );
+        }
+        let interval_ns = every_s * 1_000_000_000;
+        o3 += &format!(
+            " passes begun {} | run ms mean {:.3} max {:.3} (all-time) | in o3 runs {:.1} ms ({:.4}% of time) | kswapd cpu {:.1} ms",
+            passes_begun,
+            per(o.len_ns - p.len_ns, ended) / 1e6,
+            o.max_len_ns as f64 / 1e6,
+            (o.len_ns - p.len_ns) as f64 / 1e6,
+            (o.len_ns - p.len_ns) as f64 * 100.0 / interval_ns as f64,
+            (cpu - prev_cpu) as f64 / 1e6
+        );
+        println!("{o3}");
+        (prev, prev_passes, prev_cpu) = (o.clone(), d.high_order_passes, cpu);
     }));
     if let Err(e) = sim.run() {
         eprintln!("{}", e.message);
