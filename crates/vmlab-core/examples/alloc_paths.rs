@@ -116,9 +116,7 @@ impl Tracer for Paths {
 fn main() {
     let common::Census { mut sim, every_s } = common::setup("alloc_paths");
     sim.k.attach_tracer(Box::new(Paths::default()));
-    let minute = 60_000_000_000u64;
-    sim.interval = minute.min(every_s * 1_000_000_000);
-    let (mut sum, mut n) = (0.0f64, 0u32);
+    let mut window = common::setup_window(&mut sim, every_s);
     let mut last = Paths::default();
     let mut last_free = [0u64; Z];
     println!(
@@ -127,14 +125,8 @@ fn main() {
         WHO.join(" ")
     );
     sim.on_sample = Some(Box::new(move |sim: &mut Sim| {
-        let mi = sim.meminfo();
-        sum += mi.mem_free as f64 * 100.0 / mi.mem_total.max(1) as f64;
-        n += 1;
-        if !sim.s.now.is_multiple_of(every_s * 1_000_000_000) {
-            return;
-        }
-        let mut line = format!("{:.1} {:.2}", sim.s.now as f64 / 3.6e12, sum / n as f64);
-        (sum, n) = (0.0, 0);
+        let Some((_, mean)) = window.sample(sim, every_s) else { return };
+        let mut line = format!("{:.1} {mean:.2}", sim.s.now as f64 / 3.6e12);
         let Some(p) = sim.k.tracer::<Paths>().cloned() else { return };
         let big: Vec<usize> = (0..sim.k.zones.len().min(Z)).filter(|&z| sim.k.zones[z].present >= 8192).collect();
         for &zid in &big {

@@ -185,9 +185,7 @@ fn main() {
     let common::Census { mut sim, every_s } = common::setup("kswapd_runs");
     sim.k.attach_tracer(Box::new(Runs::default()));
     // MemFree is read every minute for the window's mean; the rest is printed every EVERY_S.
-    let minute = 60_000_000_000u64;
-    sim.interval = minute.min(every_s * 1_000_000_000);
-    let (mut sum, mut n) = (0.0f64, 0u32);
+    let mut window = common::setup_window(&mut sim, every_s);
     // The order-3 figures and kswapd's CPU time at the previous line: the "o3" line is per interval.
     let (mut prev, mut prev_passes, mut prev_cpu) = (O3Runs::default(), 0u64, 0u64);
     println!(
@@ -196,14 +194,8 @@ fn main() {
          | kswapd pgscan per zone, lumpy passes, lowest priority, pgscan_anon, pswpout"
     );
     sim.on_sample = Some(Box::new(move |sim: &mut Sim| {
-        let mi = sim.meminfo();
-        sum += mi.mem_free as f64 * 100.0 / mi.mem_total.max(1) as f64;
-        n += 1;
-        if !sim.s.now.is_multiple_of(every_s * 1_000_000_000) {
-            return;
-        }
-        let mut line = format!("{:.1} {:.2} |", sim.s.now as f64 / 3.6e12, sum / n as f64);
-        (sum, n) = (0.0, 0);
+        let Some((_, mean)) = window.sample(sim, every_s) else { return };
+        let mut line = format!("{:.1} {mean:.2} |", sim.s.now as f64 / 3.6e12);
         let big: Vec<usize> = (0..sim.k.zones.len().min(Z)).filter(|&z| sim.k.zones[z].present >= 8192).collect();
         for &zid in &big {
             let z = &sim.k.zones[zid];

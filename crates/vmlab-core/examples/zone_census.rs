@@ -110,23 +110,15 @@ fn main() {
     let common::Census { mut sim, every_s } = common::setup("zone_census");
     sim.k.attach_tracer(Box::new(AllocMix::default()));
     // MemFree is read every minute for the window's mean; the census runs every EVERY_S.
-    let minute = 60_000_000_000u64;
-    sim.interval = minute.min(every_s * 1_000_000_000);
-    let (mut sum, mut n) = (0.0f64, 0u32);
+    let mut window = common::setup_window(&mut sim, every_s);
     let mut prev = AllocMix::default();
     println!(
         "t_h memfree_pct memfree_window_mean_pct | per zone: file/anon/mlocked/slab+tables/free/other % free o0 o1 o2 o3+pages o3+% blocks free% freeable% pinned1% pinned2-7% pinned8% only-anon/mlock/slab/pgtable/other % free_in_pinned free_pages_by_type(unmov/mov/recl/reserve: o0-2,o3+) pageblocks_by_type(unmov/mov/recl/reserve) | kswapd pgscan per zone (zone order: DMA32 Normal) pgdeact pgrefill o3runs lumpy lowprio o3wakeups o3ends_balanced/fallback o0runs high_wmark_hit_quickly | load: per disk read/written KiB, pgalloc pgfree pgmajfault pgsteal(kswapd+direct) | meminfo MiB: anon(active/inactive) file(active/inactive) unevictable mlocked slab pagetables kernel_stack mapped sock, live user tasks | allocations per zone (DMA32 Normal): movable(file) kswapd asleep/order-0/high-order run, kernel o0/o1/o2/o3+ atomic o0/o1/o2/o3+ | slab per zone: pages dentry/inode/other each (by pageblock unmov/mov/recl), dentries inodes, reclaimable pages allocated and fallbacks unmov/mov/recl(stolen) since the last line; nr_dentry nr_inodes_unused pruned dentries/inodes slabs_scanned inodesteal pswpout"
     );
     sim.on_sample = Some(Box::new(move |sim: &mut Sim| {
+        let Some((free, mean)) = window.sample(sim, every_s) else { return };
         let mi = sim.meminfo();
-        let free = mi.mem_free as f64 * 100.0 / mi.mem_total.max(1) as f64;
-        sum += free;
-        n += 1;
-        if !sim.s.now.is_multiple_of(every_s * 1_000_000_000) {
-            return;
-        }
-        let mut line = format!("{:.1} {free:.2} {:.2} |", sim.s.now as f64 / 3.6e12, sum / n as f64);
-        (sum, n) = (0.0, 0);
+        let mut line = format!("{:.1} {free:.2} {mean:.2} |", sim.s.now as f64 / 3.6e12);
         let mut scan = [0u64; 8];
         let d = sim.k.reclaim.split2636_kswapd(0).cloned().unwrap_or_default();
         for (zid, z) in sim.k.zones.iter().enumerate() {

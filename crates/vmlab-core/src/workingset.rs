@@ -28,7 +28,8 @@ fn age_mask(k: &Kernel) -> u32 {
     (1u32 << bits) - 1
 }
 
-fn lruvec(k: &Kernel, node: usize, g: u8) -> &Lruvec {
+/// Node `node`'s lruvec of group `g` (the node's own for the root).
+pub(crate) fn lruvec(k: &Kernel, node: usize, g: u8) -> &Lruvec {
     if g == ROOT {
         &k.nodes[node].lruvec
     } else {
@@ -36,7 +37,7 @@ fn lruvec(k: &Kernel, node: usize, g: u8) -> &Lruvec {
     }
 }
 
-fn lruvec_mut(k: &mut Kernel, node: usize, g: u8) -> &mut Lruvec {
+pub(crate) fn lruvec_mut(k: &mut Kernel, node: usize, g: u8) -> &mut Lruvec {
     if g == ROOT {
         &mut k.nodes[node].lruvec
     } else {
@@ -76,8 +77,11 @@ pub fn flush_stats(k: &mut Kernel, g: u8) {
 /// than at the period's start: the lists change only while something reclaims or faults, and
 /// each reclaim pass flushes anyway.
 pub fn periodic_flush(k: &mut Kernel) {
+    if !k.memcg.active() {
+        return;
+    }
     let period = k.now / FLUSH_TIME_NS;
-    if k.memcg.active() && period != k.memcg.flushed_period {
+    if period != k.memcg.flushed_period {
         k.memcg.flushed_period = period;
         flush_stats(k, ROOT);
     }

@@ -31,3 +31,37 @@ pub fn setup(name: &str) -> Census {
     let sim = Sim::new(&sc, profile).unwrap_or_else(|e| fail(render(diagnose(&sc, e)), 1));
     Census { sim, every_s }
 }
+
+/// MemFree as a share of MemTotal, averaged over the minute readings between two census lines:
+/// `setup_window` makes the simulation sample every minute (or every EVERY_S if shorter), and
+/// `sample` returns Some((now %, window mean %)) when a census line is due.
+// Each example compiles this module on its own, and not every census reads MemFree.
+#[allow(dead_code)]
+#[derive(Default)]
+pub struct MemFreeWindow {
+    sum: f64,
+    n: u32,
+}
+
+#[allow(dead_code)]
+pub fn setup_window(sim: &mut Sim, every_s: u64) -> MemFreeWindow {
+    let minute = 60_000_000_000u64;
+    sim.interval = minute.min(every_s * 1_000_000_000);
+    MemFreeWindow::default()
+}
+
+impl MemFreeWindow {
+    #[allow(dead_code)]
+    pub fn sample(&mut self, sim: &Sim, every_s: u64) -> Option<(f64, f64)> {
+        let mi = sim.meminfo();
+        let free = mi.mem_free as f64 * 100.0 / mi.mem_total.max(1) as f64;
+        self.sum += free;
+        self.n += 1;
+        if !sim.s.now.is_multiple_of(every_s * 1_000_000_000) {
+            return None;
+        }
+        let mean = self.sum / self.n as f64;
+        (self.sum, self.n) = (0.0, 0);
+        Some((free, mean))
+    }
+}

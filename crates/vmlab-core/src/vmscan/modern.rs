@@ -72,19 +72,11 @@ impl Lv {
 }
 
 fn lv(k: &Kernel, v: Lv) -> &Lruvec {
-    if v.g == ROOT {
-        &k.nodes[v.node].lruvec
-    } else {
-        &k.memcg.groups[v.g as usize].lruvec[v.node]
-    }
+    crate::workingset::lruvec(k, v.node, v.g)
 }
 
 fn lv_mut(k: &mut Kernel, v: Lv) -> &mut Lruvec {
-    if v.g == ROOT {
-        &mut k.nodes[v.node].lruvec
-    } else {
-        &mut k.memcg.groups[v.g as usize].lruvec[v.node]
-    }
+    crate::workingset::lruvec_mut(k, v.node, v.g)
 }
 
 /// List `l` of lruvec `v`, with the frames (split borrow).
