@@ -6,6 +6,13 @@
 //! distance from the tail to the first page `shrink_cache` could free at once. An observer: the
 //! run is the same without it.
 //!
+//! A second part (seed 002's point 3, history §24) follows the database's segment and the copy:
+//! `so`/`si`/`bi` summed over the EVERY_S rows, major faults and PTEs objrmap cleared since the
+//! last line; the segment's pages resident / in the swap cache / on swap only, and how many went
+//! to swap and came back since the last line (a lower bound: a page out and back between two
+//! lines is not seen); and, from the inactive tail, where the copy's first clean page lies and
+//! how many shm pages (of them the segment's) lie ahead of it.
+//!
 //! cargo run --profile ci -p vmlab-core --example aa24_census -- SCENARIO PROFILE EVERY_S [KEY=VALUE...]
 
 mod common;
@@ -14,6 +21,7 @@ use vmlab_core::kernel::Kernel;
 use vmlab_core::mm_types::{pg, NIL};
 use vmlab_core::mmzone::{LRU_ACTIVE_FILE as ACTIVE, LRU_INACTIVE_FILE as INACTIVE};
 use vmlab_core::sim::Sim;
+use vmlab_core::stats::vmstat::Vm;
 
 /// Page classes, in print order.
 const NAMES: [&str; 12] = [
@@ -70,10 +78,15 @@ fn main() {
     let common::Census { mut sim, every_s } = common::setup("aa24_census");
     println!(
         "t cpMiB r sy so bi | writepages freed clean_freed launder_waits swap_out(ok) objrmap_freeable walk_unmapped | \
-         inactive first-clean-at | tail/6: {} | all inactive: same | active: seg ctx file anon swc",
+         inactive first-clean-at | tail/6: {} | all inactive: same | active: seg ctx file anon swc | \
+         so_sum si_sum bi_sum majflt objrmap_ptes | seg: resident swc swapped out_since back_since | \
+         cp_first_at shm_ahead seg_ahead",
         NAMES.join(" ")
     );
     let mut prev = [0u64; 8];
+    let mut prev2 = [0u64; 2];
+    // The segment's pages that were in swap (a slot in its index) at the last line.
+    let mut seg_was_out: Vec<bool> = Vec::new();
     sim.on_sample = Some(Box::new(move |sim: &mut Sim| {
         if !sim.s.now.is_multiple_of(every_s * 1_000_000_000) {
             return;
@@ -82,6 +95,7 @@ fn main() {
         let (Some(a), Some(lru)) = (sim.k.reclaim.aa24_stats(), sim.k.reclaim.global_lru()) else { return };
         let k = &sim.k;
         let seg = k.files.iter().position(|f| f.name.contains("DBSGA")).map_or(NIL, |i| i as u32);
+        let backup = k.files.iter().position(|f| f.name.contains("backup")).map_or(NIL, |i| i as u32);
         let cp = sim.metrics.iter().filter(|(n, _)| n.starts_with("cp_mib")).count() as u64 * 64;
         let s = sim.samples.last().cloned().unwrap_or_default();
         let now = [
@@ -100,6 +114,7 @@ fn main() {
         let window = (len + lru.lists[ACTIVE].len) / 6;
         let (mut tail, mut all) = ([0u64; 12], [0u64; 12]);
         let mut first_clean = None;
+        let (mut cp_first, mut shm_ahead, mut seg_ahead) = (None, 0u64, 0u64);
         let (mut e, mut n) = (lru.lists[INACTIVE].tail, 0u64);
         while e != NIL {
             let c = class(k, e, seg);
@@ -109,6 +124,16 @@ fn main() {
             }
             if first_clean.is_none() && matches!(c, 2 | 5 | 8 | 9) {
                 first_clean = Some(n);
+            }
+            if cp_first.is_none() {
+                let f = k.fr.flags[e as usize];
+                let m = k.fr.mapping[e as usize];
+                if c == 9 && m == backup {
+                    cp_first = Some(n);
+                } else if f & pg::SWAPBACKED != 0 && f & pg::ANON == 0 {
+                    shm_ahead += 1;
+                    seg_ahead += (m == seg) as u64;
+                }
             }
             n += 1;
             e = k.fr.links[e as usize].prev;
@@ -127,8 +152,33 @@ fn main() {
             e = k.fr.links[e as usize].prev;
         }
         let j = |v: &[u64]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(" ");
+        let from = sim.s.now as f64 / 1e9 - every_s as f64;
+        let rows = sim.samples.iter().rev().take_while(|r| r.t_s > from + 1e-9);
+        let (so, si, bi) = rows.fold((0, 0, 0), |(a, b, c), r| (a + r.so, b + r.si, c + r.bi));
+        let now2 = [k.ev.get(Vm::Pgmajfault), a.objrmap_unmapped];
+        let d2 = [now2[0] - prev2[0], now2[1] - prev2[1]];
+        prev2 = now2;
+        let (mut resident, mut swc, mut swapped, mut out_since, mut back_since) = (0u64, 0u64, 0u64, 0u64, 0u64);
+        if let Some(f) = k.files.get(seg as usize) {
+            seg_was_out.resize(f.pages.len(), false);
+            for (i, was) in seg_was_out.iter_mut().enumerate() {
+                let slot = f.swapped.get(i).copied().unwrap_or(0);
+                let out = slot != 0;
+                if f.pages[i] != NIL {
+                    resident += 1;
+                } else if out && k.swap.as_ref().is_some_and(|sw| sw.cache[slot as usize - 1] != NIL) {
+                    swc += 1;
+                } else if out {
+                    swapped += 1;
+                }
+                out_since += (out && !*was) as u64;
+                back_since += (!out && *was) as u64;
+                *was = out;
+            }
+        }
         println!(
-            "{} {cp} {} {} {} {} | {} {} ({}) {} {} | {len} {} | {} | {} | {}",
+            "{} {cp} {} {} {} {} | {} {} ({}) {} {} | {len} {} | {} | {} | {} | {so} {si} {bi} {} {} | \
+             {resident} {swc} {swapped} {out_since} {back_since} | {} {shm_ahead} {seg_ahead}",
             sim.s.now / 1_000_000_000,
             s.r,
             s.sy,
@@ -143,6 +193,9 @@ fn main() {
             j(&tail),
             j(&all),
             j(&act),
+            d2[0],
+            d2[1],
+            cp_first.map_or("-".to_string(), |x| x.to_string()),
         );
     }));
     if let Err(e) = sim.run() {
