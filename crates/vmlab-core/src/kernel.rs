@@ -52,6 +52,10 @@ pub struct Ctx {
     pub throttle_deadline: u64,
     /// The last allocation that failed returned NoMemory (it was refused, not postponed).
     pub alloc_refused: bool,
+    /// Limit reclaim stopped because writes it started this quantum would have completed by
+    /// now: the quantum ends so that their completions (and `folio_rotate_reclaimable`) come
+    /// before it scans again (`vmscan::modern`).
+    pub resched: bool,
 }
 
 impl Ctx {

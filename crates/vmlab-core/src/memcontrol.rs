@@ -269,9 +269,10 @@ pub fn charge_folio(k: &mut Kernel, ctx: &mut Ctx, p: Pfn, nr: u64) {
         if margin(k, over) >= nr {
             continue;
         }
-        if ctx.sleep_ns > entry_sleep {
-            // Reclaim is asleep on the request queue: the kernel's charge resumes after the
-            // sleep; vmlab's completes now and the task sleeps after its quantum.
+        if ctx.sleep_ns > entry_sleep || ctx.resched {
+            // Reclaim is asleep on the request queue, or waits for its own writes to land:
+            // the kernel's charge resumes after that; vmlab's completes now and the task
+            // sleeps, or yields, after its quantum.
             break;
         }
         if reclaimed > 0 {

@@ -45,10 +45,10 @@ impl TaskSyscalls<'_> {
 
 impl Syscalls for TaskSyscalls<'_> {
     fn need_resched(&self) -> bool {
-        self.ctx.sys_ns + self.ctx.user_ns >= QUANTUM_NS || self.ctx.sleep_ns > 0
+        self.ctx.sys_ns + self.ctx.user_ns >= QUANTUM_NS || self.ctx.sleep_ns > 0 || self.ctx.resched
     }
     fn quantum_spent(&self) -> bool {
-        self.ctx.sys_ns + self.ctx.user_ns >= QUANTUM_NS
+        self.ctx.sys_ns + self.ctx.user_ns >= QUANTUM_NS || self.ctx.resched
     }
     fn clock(&self) -> u64 {
         self.ctx.clock()
