@@ -231,8 +231,10 @@ fn buddies(sim: &Sim, birth: &Birth, kind: &[u8], zid: usize) -> String {
             continue;
         }
         n[order as usize] += 1;
-        let bphys = z.phys(pfn) ^ (1 << order);
-        let Some(b) = (bphys + z.start_pfn).checked_sub(z.phys_start_pfn).filter(|&b| z.spans(b)) else {
+        // The profile's buddy grid: physical frame numbers, or (a what-if row) zone-relative.
+        let base = if k.profile.buddy_zone_relative { 0 } else { z.phys_start_pfn };
+        let bidx = (pfn - z.start_pfn + base) ^ (1 << order);
+        let Some(b) = (bidx + z.start_pfn).checked_sub(base).filter(|&b| z.spans(b)) else {
             held[order as usize][outside] += 1;
             continue;
         };
