@@ -12,6 +12,13 @@
 //! first BOOT_S seconds (the boot placement, when Normal is empty and first in the zonelist).
 //! An observer: the run is the same as without it.
 //!
+//! A second line per sample ("buddies …") says why the zone's free single pages and pairs stay
+//! unmerged: for each free block of order 0 (and 1) on the buddy lists, what holds its buddy —
+//! the block `__free_one_page` would have merged it with (physical index xor the block size) —
+//! by the population above, a per-CPU list page counted apart; kernel order-0 pages that are
+//! neither slab, kmem nor page tables are TCP send pages in the seed-001 history (the line
+//! prints the sockets' page count beside them).
+//!
 //! cargo run --release -p vmlab-core --example block_census -- SCENARIO PROFILE EVERY_S [KEY=VALUE...]
 //! (env BOOT_S, default 600: the age split.)
 
@@ -209,6 +216,60 @@ fn census(sim: &Sim, birth: &Birth, kind: &[u8], zid: usize, boot_s: u32) -> Str
     out
 }
 
+/// For the zone's free blocks of order 0 and 1 on the buddy lists: what holds each one's buddy.
+fn buddies(sim: &Sim, birth: &Birth, kind: &[u8], zid: usize) -> String {
+    let k = &sim.k;
+    let z = &k.zones[zid];
+    // KINDS, then "pcp", "kernel-o0", "outside" (the buddy is not in the zone).
+    let (pcp, ko0, outside) = (14usize, 15usize, 16usize);
+    let mut held = [[0u64; 17]; 2];
+    let mut n = [0u64; 2];
+    for pfn in z.start_pfn..z.end_pfn {
+        let f = k.fr.flags[pfn as usize];
+        let order = (k.fr.aux[pfn as usize] & 0xf) as u32;
+        if f & pg::BUDDY == 0 || order > 1 {
+            continue;
+        }
+        n[order as usize] += 1;
+        // The profile's buddy grid: physical frame numbers, or (a what-if row) zone-relative.
+        let base = if k.profile.buddy_zone_relative { 0 } else { z.phys_start_pfn };
+        let bidx = (pfn - z.start_pfn + base) ^ (1 << order);
+        let Some(b) = (bidx + z.start_pfn).checked_sub(base).filter(|&b| z.spans(b)) else {
+            held[order as usize][outside] += 1;
+            continue;
+        };
+        // The buddy block's first page that is not free on the buddy lists says who holds it.
+        let q =
+            (b..b + (1 << order)).find(|&q| k.fr.flags[q as usize] & (pg::BUDDY | pg::BUDDY_TAIL) == 0).unwrap_or(b);
+        let c = if k.fr.flags[q as usize] & pg::PCP != 0 {
+            pcp
+        } else if kind[q as usize] == 11 && birth.class[q as usize] == 1 {
+            ko0
+        } else {
+            kind[q as usize] as usize
+        };
+        held[order as usize][c] += 1;
+    }
+    let mut out = format!("{}:", z.kind.name());
+    for o in 0..2 {
+        out += &format!(" order {o} blocks {}, buddy held by", n[o]);
+        for (i, &c) in held[o].iter().enumerate() {
+            if c == 0 {
+                continue;
+            }
+            let name = match i {
+                14 => "pcp",
+                15 => "kernel-o0",
+                16 => "outside",
+                _ => KINDS[i],
+            };
+            out += &format!(" {name}={c} ({:.1}%)", c as f64 * 100.0 / n[o].max(1) as f64);
+        }
+        out += ";";
+    }
+    out
+}
+
 fn main() {
     let common::Census { mut sim, every_s } = common::setup("block_census");
     let boot_s: u32 = std::env::var("BOOT_S").ok().and_then(|v| v.parse().ok()).unwrap_or(600);
@@ -228,6 +289,13 @@ fn main() {
             }
         }
         println!("{line}");
+        let mut line = format!("buddies {:.2} |", sim.s.now as f64 / 3.6e12);
+        for (zid, z) in sim.k.zones.iter().enumerate() {
+            if z.present >= 8192 {
+                line += &format!(" {} |", buddies(sim, birth, &kind, zid));
+            }
+        }
+        println!("{line} socket pages {}", sim.k.g.sock);
     }));
     if let Err(e) = sim.run() {
         eprintln!("{}", e.message);

@@ -13,13 +13,20 @@
 //! simulated time against kswapd's CPU time — the terms in which a pass's `lru >> priority`
 //! bite and the passes per hour make kswapd's reclaim rate.
 //!
+//! A third line per sample ("bi …") sets the zones beside the reporter's SysRq-M and vmstat
+//! figures: each zone's free blocks per order (buddyinfo) and per order and migrate type
+//! (pagetypeinfo), the share of its free pages in blocks of order 0–1 and of order ≥ 3, kswapd's
+//! pgscan per zone in the interval and the Normal / DMA32 ratio, `pgdeactivate` / `pgrefill`, and
+//! order > 0 wakeups and runs in the interval.
+//!
 //! cargo run --release -p vmlab-core --example kswapd_runs -- SCENARIO PROFILE EVERY_S [KEY=VALUE...]
 
 mod common;
 
 use vmlab_core::kernel::Kernel;
-use vmlab_core::mmzone::{LRU_ACTIVE_FILE, LRU_INACTIVE_FILE, MAX_ORDER, MIGRATE_RESERVE};
+use vmlab_core::mmzone::{ZoneType, LRU_ACTIVE_FILE, LRU_INACTIVE_FILE, MAX_ORDER, MIGRATE_RESERVE, MIGRATE_TYPES};
 use vmlab_core::sim::Sim;
+use vmlab_core::stats::vmstat::Vm;
 use vmlab_core::trace::{Tracepoint, Tracer};
 
 const Z: usize = 8;
@@ -188,6 +195,10 @@ fn main() {
     let mut window = common::setup_window(&mut sim, every_s);
     // The order-3 figures and kswapd's CPU time at the previous line: the "o3" line is per interval.
     let (mut prev, mut prev_passes, mut prev_cpu) = (O3Runs::default(), 0u64, 0u64);
+    // The "bi" line's interval figures: kswapd pgscan per zone, pgdeactivate, pgrefill, order > 0
+    // wakeups and balance_pgdat runs at the previous line.
+    let (mut prev_scan, mut prev_deact, mut prev_refill, mut prev_wake, mut prev_runs) =
+        ([0u64; Z], 0u64, 0u64, 0u64, 0u64);
     println!(
         "t_h memfree_window_mean% | per zone: free o0/o1/o2/o3+ reserve_o3+ high | o3 runs begun/balanced/fell_back | per zone \
          kswapd steal in o0 runs / o3 runs (of which while free > 8*HIGH) | per zone o3 ends passing HIGH (only by reserve) \
@@ -229,8 +240,8 @@ fn main() {
             scan.join("/"),
             d.high_order_low_prio_passes,
             d.lowest_priority.map_or(-1, |p| p),
-            sim.k.ev.get(vmlab_core::stats::vmstat::Vm::PgscanAnon),
-            sim.k.ev.get(vmlab_core::stats::vmstat::Vm::Pswpout)
+            sim.k.ev.get(Vm::PgscanAnon),
+            sim.k.ev.get(Vm::Pswpout)
         );
         println!("{line}");
         let (o, p) = (&r.o3, &prev);
@@ -271,6 +282,49 @@ fn main() {
         );
         println!("{o3}");
         (prev, prev_passes, prev_cpu) = (o.clone(), d.high_order_passes, cpu);
+        let t_h = sim.s.now as f64 / 3.6e12;
+        let mut bi = format!("bi {t_h:.1} |");
+        for &zid in &big {
+            let z = &sim.k.zones[zid];
+            let pages = |orders: std::ops::Range<usize>| -> u64 { orders.map(|o| z.nr_free[o] << o).sum() };
+            let pct = |n: u64| n as f64 * 100.0 / z.free_pages.max(1) as f64;
+            let orders: Vec<String> = (0..MAX_ORDER).map(|o| z.nr_free[o].to_string()).collect();
+            let types: Vec<String> = (0..MIGRATE_TYPES)
+                .map(|mt| (0..MAX_ORDER).map(|o| z.free_area[o][mt].len.to_string()).collect::<Vec<_>>().join(","))
+                .collect();
+            bi += &format!(
+                " {} free {} o0-1 {:.1}% o3+ {:.1}% buddy {} by type unmov/mov/recl/reserve {} |",
+                z.kind.name(),
+                z.free_pages,
+                pct(pages(0..2)),
+                pct(pages(3..MAX_ORDER)),
+                orders.join(","),
+                types.join(" ")
+            );
+        }
+        let zone_of = |t: ZoneType| big.iter().copied().find(|&z| sim.k.zones[z].kind == t);
+        let scan_h: Vec<u64> = (0..Z).map(|z| d.zone_scan_kswapd[z] - prev_scan[z]).collect();
+        let ratio = match (zone_of(ZoneType::Normal), zone_of(ZoneType::Dma32)) {
+            (Some(n), Some(d32)) => format!("{:.3}", per(scan_h[n], scan_h[d32])),
+            _ => "-".into(),
+        };
+        let scans: Vec<String> = big.iter().map(|&z| format!("{} {}", sim.k.zones[z].kind.name(), scan_h[z])).collect();
+        let (deact, refill) = (sim.k.ev.get(Vm::Pgdeactivate), sim.k.ev.get(Vm::Pgrefill));
+        bi += &format!(
+            " kswapd pgscan in interval {} normal/dma32 {ratio} | pgdeactivate {} (+{}) pgrefill {} (+{}) | o3 wakeups {} (+{}) o3 runs {} (+{})",
+            scans.join(" "),
+            deact,
+            deact - prev_deact,
+            refill,
+            refill - prev_refill,
+            d.high_order_wakeups,
+            d.high_order_wakeups - prev_wake,
+            d.balance_runs[1],
+            d.balance_runs[1] - prev_runs
+        );
+        println!("{bi}");
+        prev_scan.copy_from_slice(&d.zone_scan_kswapd[..Z]);
+        (prev_deact, prev_refill, prev_wake, prev_runs) = (deact, refill, d.high_order_wakeups, d.balance_runs[1]);
     }));
     if let Err(e) = sim.run() {
         eprintln!("{}", e.message);
