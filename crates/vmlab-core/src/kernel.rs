@@ -139,6 +139,11 @@ pub struct Kernel {
     pub inflight: FxHashMap<Pfn, u64>,
     /// I/O completions the scheduler must deliver: (time, what).
     pub io_queue: Vec<(u64, IoDone)>,
+    /// The earliest completion of a write in `io_queue` (u64::MAX: none). The queue holds what
+    /// the running task started this quantum, so these are its own writes.
+    pub io_queue_first_write: u64,
+    /// The running reclaimer's plug over its swap writes (`swap_state::SwapPlug`).
+    pub swap_plug: crate::swap_state::SwapPlug,
     /// Tasks to make runnable (kswapd wakeups, lock grants); drained by the scheduler.
     pub wakeups: Vec<usize>,
     /// Tasks woken from a `reclaim_wait` queue (`vmscan::throttle`): a running one does not
@@ -245,6 +250,8 @@ impl Kernel {
             disks: Vec::new(),
             inflight: FxHashMap::default(),
             io_queue: Vec::new(),
+            io_queue_first_write: u64::MAX,
+            swap_plug: Default::default(),
             wakeups: Vec::new(),
             throttle_wakeups: Vec::new(),
             quicklists: vec![List::default(); cfg.cpus as usize],
@@ -444,6 +451,9 @@ impl Kernel {
     pub fn queue_io_done(&mut self, t: u64, disk: usize, pages: Vec<Pfn>, write: bool) {
         let irq = !self.disks[disk].last_merged();
         let d = if write { IoDone::Write { pages, disk, irq } } else { IoDone::Read { pages, disk, irq } };
+        if write {
+            self.io_queue_first_write = self.io_queue_first_write.min(t);
+        }
         self.io_queue.push((t, d));
     }
 

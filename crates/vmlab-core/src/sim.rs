@@ -509,6 +509,7 @@ impl Sim {
     }
 
     fn drain_kernel_requests(&mut self) {
+        self.k.io_queue_first_write = u64::MAX;
         for (t, d) in std::mem::take(&mut self.k.io_queue) {
             self.s.add_io(t, d);
         }
@@ -593,6 +594,7 @@ impl Sim {
         };
         // Queue the I/O this quantum started now, ahead of the task's own wake-up at its
         // completion time, so a task waiting for it finds the page unlocked when it wakes.
+        self.k.io_queue_first_write = u64::MAX;
         for (when, d) in std::mem::take(&mut self.k.io_queue) {
             self.s.add_io(when, d);
         }

@@ -180,6 +180,110 @@ pub fn release_anon_accounting(k: &mut Kernel, p: Pfn) {
     k.g.anon -= 1;
 }
 
+/// A reclaimer's block plug over its swap writes: 6.x `shrink_lruvec` runs its scan loop between
+/// `blk_start_plug` and `blk_finish_plug` (seen in Johannes Weiner's "mm: vmscan: fix extreme
+/// overreclaim and swap floods", linux-mm, Aug 2022; the stored 6.8 tree has no `mm/`), so the
+/// one-page bios `__swap_writepage` submits back-merge on the task's plug list
+/// (`blk_attempt_plug_merge`) into requests of consecutive slots, up to the queue's limits. The
+/// plug goes to the scheduler at `blk_finish_plug`, or when a new request finds it holding
+/// `BLK_MAX_REQUEST_COUNT` requests or a last one of `BLK_PLUG_FLUSH_SIZE` or more
+/// (`blk_add_rq_to_plug`, block/blk-mq.c). Without the plug a fast device dispatches each
+/// page as it comes and nothing waits in the scheduler to merge with.
+#[derive(Debug, Default)]
+pub struct SwapPlug {
+    /// Between `blk_start_plug` and `blk_finish_plug`.
+    pub on: bool,
+    /// The plugged pages and their slots, in submission order.
+    slots: Vec<u32>,
+    pages: Vec<Pfn>,
+    /// Requests on the plug list, and pages in the last one.
+    requests: u32,
+    last_len: u32,
+    /// Reused for the requests of one run.
+    rqs: Vec<crate::blk::PlugRq>,
+}
+
+/// `BLK_MAX_REQUEST_COUNT`.
+const BLK_MAX_REQUEST_COUNT: u32 = 32;
+/// `BLK_PLUG_FLUSH_SIZE` (128 KiB), in pages.
+const BLK_PLUG_FLUSH_PAGES: u32 = 32;
+
+/// `blk_start_plug`: a reclaimer's swap writes wait on its plug (see [`SwapPlug`]). False when a
+/// plug is already on (the outer one owns it) or there is no swap.
+pub fn blk_start_plug(k: &mut Kernel) -> bool {
+    if k.swap_plug.on || k.swap.is_none() {
+        return false;
+    }
+    k.swap_plug.on = true;
+    true
+}
+
+/// `blk_finish_plug`: the plugged writes go to the disk now.
+pub fn blk_finish_plug(k: &mut Kernel, ctx: &mut Ctx) {
+    flush_plug(k, ctx);
+    k.swap_plug.on = false;
+}
+
+fn plug_add(k: &mut Kernel, ctx: &mut Ctx, s: u32, p: Pfn) {
+    let max_pages = {
+        let sw = k.swap.as_ref().expect("swap");
+        (k.disks[sw.disk].bio_max_bytes(0) / 4096).clamp(1, u32::MAX as u64) as u32
+    };
+    let pl = &k.swap_plug;
+    let merges = pl.slots.last().is_some_and(|&l| l.wrapping_add(1) == s) && pl.last_len < max_pages;
+    if !merges && pl.requests > 0 && (pl.requests >= BLK_MAX_REQUEST_COUNT || pl.last_len >= BLK_PLUG_FLUSH_PAGES) {
+        flush_plug(k, ctx);
+    }
+    let pl = &mut k.swap_plug;
+    if merges {
+        pl.last_len += 1;
+    } else {
+        pl.requests += 1;
+        pl.last_len = 1;
+    }
+    pl.slots.push(s);
+    pl.pages.push(p);
+}
+
+/// `blk_mq_flush_plug_list`: each run of consecutive slots becomes the requests the queue's
+/// limits allow (`RequestQueue::plug`), submitted at the task's clock.
+fn flush_plug(k: &mut Kernel, ctx: &mut Ctx) {
+    let mut pl = std::mem::take(&mut k.swap_plug);
+    let (disk, base) = {
+        let sw = k.swap.as_ref().expect("swap");
+        (sw.disk, sw.base)
+    };
+    let mut latest = 0;
+    let mut i = 0;
+    while i < pl.slots.len() {
+        let mut j = i + 1;
+        while j < pl.slots.len() && pl.slots[j] == pl.slots[j - 1].wrapping_add(1) {
+            j += 1;
+        }
+        let run = &pl.pages[i..j];
+        if !k.disks[disk].plug(run, crate::blk::BioShape::PerPage, true, &mut pl.rqs) {
+            // No request queue: one request per page, as unplugged.
+            pl.rqs.clear();
+            pl.rqs.extend((0..run.len()).map(|f| crate::blk::PlugRq { first: f, pages: 1, segs: 1 }));
+        }
+        for rq in &pl.rqs {
+            let off = base + (pl.slots[i] as u64 + rq.first as u64) * 4096;
+            let t = k.disks[disk].submit_segs(ctx.clock(), off, rq.pages as u64 * 4096, rq.segs, true);
+            k.queue_io_done(t, disk, run[rq.first..rq.first + rq.pages].to_vec(), true);
+            latest = latest.max(t);
+        }
+        i = j;
+    }
+    if !pl.slots.is_empty() {
+        crate::page_writeback::congestion_wait_on_submit(ctx, latest);
+    }
+    pl.slots.clear();
+    pl.pages.clear();
+    pl.requests = 0;
+    pl.last_len = 0;
+    k.swap_plug = pl;
+}
+
 /// `swap_writepage`: start writing a swap-cache page to its slot.
 pub fn swap_writepage(k: &mut Kernel, ctx: &mut Ctx, p: Pfn) -> bool {
     let Some(s) = page_swap_slot(k, p) else { return false };
@@ -190,6 +294,14 @@ pub fn swap_writepage(k: &mut Kernel, ctx: &mut Ctx, p: Pfn) -> bool {
     k.fr.clear(p, pg::DIRTY);
     k.fr.set(p, pg::WRITEBACK);
     k.g.writeback += 1;
+    if k.swap_plug.on {
+        k.charge(ctx, KFunc::Pageout, k.cost.io_submit);
+        plug_add(k, ctx, s, p);
+        k.ev.inc(Vm::Pswpout);
+        k.ev.add(Vm::Pgpgout, 4);
+        k.events += 1;
+        return true;
+    }
     let t = k.disks[disk].submit(ctx.clock(), base + s as u64 * 4096, 4096, true);
     k.charge(ctx, KFunc::Pageout, k.cost.io_submit);
     k.queue_io_done(t, disk, vec![p], true);

@@ -658,6 +658,11 @@ fn shrink_lruvec(k: &mut Kernel, ctx: &mut Ctx, v: Lv, sc: &mut ScanControl) {
     // Johannes Weiner, "mm: vmscan: fix extreme overreclaim and swap floods", linux-mm, Aug
     // 2022: no more scanning of what is left of the larger type's target).
     let proportional = !sc.is_kswapd && !cgroup_reclaim(sc) && sc.priority == DEF_PRIORITY;
+    // blk_start_plug. Limit reclaim only, as the yield below: it is the yield that ends a
+    // quantum's writing early, and without the plug its writes dispatch page by page to an idle
+    // device; global reclaim still writes down the list in one quantum and merges in the
+    // scheduler's backlog (its plug is left for when it yields too).
+    let plugged = cgroup_reclaim(sc) && crate::swap_state::blk_start_plug(k);
     while nr[LRU_INACTIVE_ANON] > 0 || nr[LRU_ACTIVE_FILE] > 0 || nr[LRU_INACTIVE_FILE] > 0 {
         if blocked(ctx, sc) {
             // The kernel's reclaimer is asleep in submit_bio (no free request) until the disk
@@ -708,6 +713,9 @@ fn shrink_lruvec(k: &mut Kernel, ctx: &mut Ctx, v: Lv, sc: &mut ScanControl) {
             nr[l] = tgt.saturating_sub(done);
         }
     }
+    if plugged {
+        crate::swap_state::blk_finish_plug(k, ctx);
+    }
     sc.nr_reclaimed += reclaimed;
     if can_age_anon_pages(k) && inactive_is_low(k, v, LRU_INACTIVE_ANON) {
         shrink_active_list(k, ctx, v, LRU_ACTIVE_ANON, SWAP_CLUSTER_MAX, sc);
@@ -756,9 +764,10 @@ fn blocked(ctx: &Ctx, sc: &ScanControl) -> bool {
 /// would find none and write down the whole list, priority after priority, in one quantum
 /// (anon-overcommit in a v1 group on this host's disk: 617 k pages written for 347 k freed,
 /// against 530 k and 525 k on the host). It stops, and the task ends its quantum instead.
+/// `io_queue` holds only the running task's I/O of this quantum, so its earliest write is this
+/// task's; writes still on its plug have not started and cannot have landed.
 fn own_writes_landed(k: &Kernel, ctx: &Ctx) -> bool {
-    let now = ctx.clock();
-    k.io_queue.iter().any(|(t, d)| *t <= now && matches!(d, crate::kernel::IoDone::Write { .. }))
+    k.io_queue_first_write <= ctx.clock()
 }
 
 /// `shrink_node`.
