@@ -131,7 +131,7 @@ fn main() {
         let big: Vec<usize> = (0..sim.k.zones.len().min(Z)).filter(|&z| sim.k.zones[z].present >= 8192).collect();
         for &zid in &big {
             let z = &sim.k.zones[zid];
-            let o3: u64 = (3..MAX_ORDER).map(|o| z.nr_free[o] << o).sum();
+            let o3 = common::free_in_orders(z, 3..MAX_ORDER);
             let change = z.free_pages as i64 - last_free[zid] as i64;
             last_free[zid] = z.free_pages;
             line += &format!(

@@ -210,7 +210,7 @@ fn main() {
         let big: Vec<usize> = (0..sim.k.zones.len().min(Z)).filter(|&z| sim.k.zones[z].present >= 8192).collect();
         for &zid in &big {
             let z = &sim.k.zones[zid];
-            let o3: u64 = (3..MAX_ORDER).map(|o| z.nr_free[o] << o).sum();
+            let o3 = common::free_in_orders(z, 3..MAX_ORDER);
             let res: u64 = (3..MAX_ORDER).map(|o| z.free_area[o][MIGRATE_RESERVE].len << o).sum();
             line += &format!(
                 " {} {} {}/{}/{}/{} {} {} |",
@@ -286,7 +286,6 @@ fn main() {
         let mut bi = format!("bi {t_h:.1} |");
         for &zid in &big {
             let z = &sim.k.zones[zid];
-            let pages = |orders: std::ops::Range<usize>| -> u64 { orders.map(|o| z.nr_free[o] << o).sum() };
             let pct = |n: u64| n as f64 * 100.0 / z.free_pages.max(1) as f64;
             let orders: Vec<String> = (0..MAX_ORDER).map(|o| z.nr_free[o].to_string()).collect();
             let types: Vec<String> = (0..MIGRATE_TYPES)
@@ -296,8 +295,8 @@ fn main() {
                 " {} free {} o0-1 {:.1}% o3+ {:.1}% buddy {} by type unmov/mov/recl/reserve {} |",
                 z.kind.name(),
                 z.free_pages,
-                pct(pages(0..2)),
-                pct(pages(3..MAX_ORDER)),
+                pct(common::free_in_orders(z, 0..2)),
+                pct(common::free_in_orders(z, 3..MAX_ORDER)),
                 orders.join(","),
                 types.join(" ")
             );

@@ -126,7 +126,7 @@ fn main() {
                 continue;
             }
             scan[zid.min(7)] = d.zone_scan_kswapd[zid.min(7)];
-            let o3: u64 = z.nr_free.iter().enumerate().skip(3).map(|(o, n)| n << o).sum();
+            let o3 = common::free_in_orders(z, 3..vmlab_core::mmzone::MAX_ORDER);
             let c = order3_block_census(sim, zid);
             let pct = |x: u64| x as f64 * 100.0 / c.blocks.max(1) as f64;
             let comp = zone_composition(sim, zid).map(|x| format!("{x:.1}")).join("/");

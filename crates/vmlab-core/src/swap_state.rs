@@ -199,6 +199,9 @@ pub struct SwapPlug {
     /// Requests on the plug list, and pages in the last one.
     requests: u32,
     last_len: u32,
+    /// The most pages a plugged request may merge (the swap disk's limit, read at
+    /// `blk_start_plug`).
+    max_pages: u32,
     /// Reused for the requests of one run.
     rqs: Vec<crate::blk::PlugRq>,
 }
@@ -211,9 +214,12 @@ const BLK_PLUG_FLUSH_PAGES: u32 = 32;
 /// `blk_start_plug`: a reclaimer's swap writes wait on its plug (see [`SwapPlug`]). False when a
 /// plug is already on (the outer one owns it) or there is no swap.
 pub fn blk_start_plug(k: &mut Kernel) -> bool {
-    if k.swap_plug.on || k.swap.is_none() {
+    let Some(sw) = k.swap.as_ref() else { return false };
+    if k.swap_plug.on {
         return false;
     }
+    let max_pages = (k.disks[sw.disk].bio_max_bytes(0) / 4096).clamp(1, u32::MAX as u64) as u32;
+    k.swap_plug.max_pages = max_pages;
     k.swap_plug.on = true;
     true
 }
@@ -225,12 +231,8 @@ pub fn blk_finish_plug(k: &mut Kernel, ctx: &mut Ctx) {
 }
 
 fn plug_add(k: &mut Kernel, ctx: &mut Ctx, s: u32, p: Pfn) {
-    let max_pages = {
-        let sw = k.swap.as_ref().expect("swap");
-        (k.disks[sw.disk].bio_max_bytes(0) / 4096).clamp(1, u32::MAX as u64) as u32
-    };
     let pl = &k.swap_plug;
-    let merges = pl.slots.last().is_some_and(|&l| l.wrapping_add(1) == s) && pl.last_len < max_pages;
+    let merges = pl.slots.last().is_some_and(|&l| l.wrapping_add(1) == s) && pl.last_len < pl.max_pages;
     if !merges && pl.requests > 0 && (pl.requests >= BLK_MAX_REQUEST_COUNT || pl.last_len >= BLK_PLUG_FLUSH_PAGES) {
         flush_plug(k, ctx);
     }
@@ -287,25 +289,23 @@ fn flush_plug(k: &mut Kernel, ctx: &mut Ctx) {
 /// `swap_writepage`: start writing a swap-cache page to its slot.
 pub fn swap_writepage(k: &mut Kernel, ctx: &mut Ctx, p: Pfn) -> bool {
     let Some(s) = page_swap_slot(k, p) else { return false };
-    let (disk, base) = {
-        let sw = k.swap.as_ref().expect("swap");
-        (sw.disk, sw.base)
-    };
     k.fr.clear(p, pg::DIRTY);
     k.fr.set(p, pg::WRITEBACK);
     k.g.writeback += 1;
     if k.swap_plug.on {
+        // The submission's cost is charged before the plug may flush at the task's clock.
         k.charge(ctx, KFunc::Pageout, k.cost.io_submit);
         plug_add(k, ctx, s, p);
-        k.ev.inc(Vm::Pswpout);
-        k.ev.add(Vm::Pgpgout, 4);
-        k.events += 1;
-        return true;
+    } else {
+        let (disk, base) = {
+            let sw = k.swap.as_ref().expect("swap");
+            (sw.disk, sw.base)
+        };
+        let t = k.disks[disk].submit(ctx.clock(), base + s as u64 * 4096, 4096, true);
+        k.charge(ctx, KFunc::Pageout, k.cost.io_submit);
+        k.queue_io_done(t, disk, vec![p], true);
+        crate::page_writeback::congestion_wait_on_submit(ctx, t);
     }
-    let t = k.disks[disk].submit(ctx.clock(), base + s as u64 * 4096, 4096, true);
-    k.charge(ctx, KFunc::Pageout, k.cost.io_submit);
-    k.queue_io_done(t, disk, vec![p], true);
-    crate::page_writeback::congestion_wait_on_submit(ctx, t);
     k.ev.inc(Vm::Pswpout);
     k.ev.add(Vm::Pgpgout, 4);
     k.events += 1;

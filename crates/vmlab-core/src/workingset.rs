@@ -75,16 +75,18 @@ pub fn flush_stats(k: &mut Kernel, g: u8) {
 /// The periodic flusher (`flush_memcg_stats_dwork`, every `FLUSH_TIME`), run when the clock has
 /// entered a new period since the last one. It flushes at the first read in a period rather
 /// than at the period's start: the lists change only while something reclaims or faults, and
-/// each reclaim pass flushes anyway.
-pub fn periodic_flush(k: &mut Kernel) {
+/// each reclaim pass flushes anyway. True when it flushed.
+pub fn periodic_flush(k: &mut Kernel) -> bool {
     if !k.memcg.active() {
-        return;
+        return false;
     }
     let period = k.now / FLUSH_TIME_NS;
-    if period != k.memcg.flushed_period {
-        k.memcg.flushed_period = period;
-        flush_stats(k, ROOT);
+    if period == k.memcg.flushed_period {
+        return false;
     }
+    k.memcg.flushed_period = period;
+    flush_stats(k, ROOT);
+    true
 }
 
 /// `lruvec_page_state` of list `l`: with groups, as of the last flush; without, the node's

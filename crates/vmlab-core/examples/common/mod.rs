@@ -65,3 +65,10 @@ impl MemFreeWindow {
         Some((free, mean))
     }
 }
+
+/// Free pages a zone holds in blocks of `orders` (`/proc/buddyinfo`'s counts times the block
+/// size).
+#[allow(dead_code)]
+pub fn free_in_orders(z: &vmlab_core::mmzone::Zone, orders: std::ops::Range<usize>) -> u64 {
+    orders.map(|o| z.nr_free[o] << o).sum()
+}

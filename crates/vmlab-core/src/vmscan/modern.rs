@@ -785,8 +785,8 @@ pub fn shrink_node(k: &mut Kernel, ctx: &mut Ctx, node: usize, sc: &mut ScanCont
 /// (`mem_cgroup_flush_stats`); with `memcg_flush_ratelimited` only a periodic flusher a full
 /// cycle late would, so the pass reads what the periodic flush left.
 fn flush_before_scan(k: &mut Kernel, target: u8) {
-    crate::workingset::periodic_flush(k);
-    if !k.profile.memcg_flush_ratelimited {
+    // A periodic flush that just ran covered the whole tree, the target's subtree with it.
+    if !crate::workingset::periodic_flush(k) && !k.profile.memcg_flush_ratelimited {
         crate::workingset::flush_stats(k, target);
     }
 }
