@@ -58,10 +58,12 @@
 # Each solved entry absorbs whatever else its path costs on the host that vmlab does not charge
 # separately: it is a fit to this host, not a measurement of one kernel function.
 #
-# How the fit holds up on a shared host (docs/REAL.md, "Calibrating the cost table"):
-# - Each workload runs RUNS times (default 4), the workloads in turn round by round, so that a
-#   burst of other sessions' load falls on several probes rather than on every run of one; each
-#   probe's figure is the median of its runs.
+# How the fit holds up on a shared host (docs/REAL.md, "The cost table, calibrated against the
+# host"):
+# - Each workload runs RUNS times (default 6), the workloads in turn round by round, and each
+#   probe's host figure is the least of its runs (STAT=min; STAT=median takes the median):
+#   other sessions' load only adds system time (contention for caches and memory bandwidth), and
+#   on the development host it spreads a probe's runs by up to 2×.
 # - An entry the host's run-to-run spread does not determine is not fitted: its solution is
 #   carried with the spread of every probe's runs (half their range) through the solve, and an
 #   entry below 1 ns or within that uncertainty of 0 keeps vmlab's table value, its probe a
@@ -75,12 +77,12 @@
 # uncertainty); WRITE=0 only prints. OUT keeps the runs: a second call with the same OUT re-fits
 # without running the host again.
 #
-#   sudo scripts/calibrate-costs.sh            # VMLAB=target/ci/vmlab DIR=/var/tmp RUNS=4 OUT=... CHECK="workload ..."
+#   sudo scripts/calibrate-costs.sh            # VMLAB=target/ci/vmlab DIR=/var/tmp RUNS=6 STAT=min OUT=... CHECK="workload ..."
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VMLAB=${VMLAB:-target/ci/vmlab}
 DIR=${DIR:-/var/tmp}
-RUNS=${RUNS:-4}
+RUNS=${RUNS:-6}
 OUT=${OUT:-$(mktemp -d /tmp/vmlab-calibrate.XXXXXX)}
 WRITE=${WRITE:-1}
 LOCK=${LOCK:-/tmp/vmlab-real.lock}

@@ -10,7 +10,7 @@ OUT holds `W.realI.json` (`vmlab real`, I = 1..) and `W.sim.E.json` (`vmlab run 
 entries at CUR, E = `base`, or at CUR with entry E 1,000 ns dearer). PAIRS is `W:E:FIG ...`, FIG
 `sys` (metrics.sys_s) or `stall` (the group's PSI some total).
 
-Why the host's runs are summarised by their median, and why an entry can be left unfitted:
+Why the host's runs are summarised by the least (or the median), and why an entry can be left unfitted:
 each entry is a per-operation cost, solved from its probe's system time after the other entries'
 charges in that probe are taken out. Where an entry is a small remainder of large charges (a
 cold small file's per-request CPU, after its folios and its open are paid), the host's spread
@@ -46,6 +46,17 @@ def median(xs):
     s = sorted(xs)
     n = len(s)
     return s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2
+
+
+def stat_name():
+    return os.environ.get("STAT", "min")
+
+
+def summary(xs):
+    """A probe's host figure from its runs: the median (STAT=median, the default), or the least
+    (STAT=min: other sessions' load only ever adds system time, through contention for the
+    caches and memory and the interrupts it lands on the probe)."""
+    return median(xs) if stat_name() == "median" else min(xs)
 
 
 def invert(a):
@@ -113,7 +124,7 @@ def parse_cur(s):
     return {kv.split("=")[0]: float(kv.split("=")[1]) for kv in s.split()}
 
 
-def probe_rows(out, pairs, cur):
+def probe_rows(out, pairs):
     ents = [e for _, e, _ in pairs]
     charges, gap, spread, med = [], [], [], []
     for w, _, o in pairs:
@@ -121,7 +132,7 @@ def probe_rows(out, pairs, cur):
         b = fig(os.path.join(out, f"{w}.sim.base.json"), o)
         # how many times the probe charges each entry: its figure's rise per ns of the entry
         charges.append([(fig(os.path.join(out, f"{w}.sim.{e}.json"), o) - b) / (STEP_NS * 1e-9) for e in ents])
-        m = median(runs)
+        m = summary(runs)
         med.append(m)
         gap.append(m - b)
         spread.append((max(runs) - min(runs)) / 2)
@@ -131,7 +142,7 @@ def probe_rows(out, pairs, cur):
 def cmd_solve(out, pairs_s, cur_s):
     pairs = parse_pairs(pairs_s)
     cur = parse_cur(cur_s)
-    ents, charges, gap, spread, _ = probe_rows(out, pairs, cur)
+    ents, charges, gap, spread, _ = probe_rows(out, pairs)
     sol, dropped = fit(charges, gap, spread, [cur[e] for e in ents])
     for j, why in dropped:
         w = pairs[j][0]
@@ -154,7 +165,7 @@ def cmd_table(out, pairs_s, fit_s, unc_s, dropped_s, write_to):
         real = " ".join(f"{x:.3f}" for x in runs)
         if e in cost:
             probes[e] = w
-            print(f"{e} = {cost[e]}    # ± {unc[e]} from {w}: real {o} {real} s (median {median(runs):.3f})")
+            print(f"{e} = {cost[e]}    # ± {unc[e]} from {w}: real {o} {real} s ({stat_name()} {summary(runs):.3f})")
         elif e in dropped:
             not_fitted[e] = w
             print(f"# {e}: not fitted from {w} (real {o} {real} s): vmlab's table value kept")
@@ -177,7 +188,7 @@ def cmd_check(out, w):
     line = f"{w:15}"
     for o in ("sys", "stall"):
         real = real_runs(out, w, o)
-        m, s = median(real), fig(os.path.join(out, f"{w}.sim.fit.json"), o)
+        m, s = summary(real), fig(os.path.join(out, f"{w}.sim.fit.json"), o)
         ratio = f"{s / m:.2f}" if m > 0 else "-"
         line += f"  {o} sim {s:.3f} real {' '.join(f'{x:.3f}' for x in real)} ({ratio})"
     print(line)
