@@ -61,9 +61,11 @@
 # How the fit holds up on a shared host (docs/REAL.md, "The cost table, calibrated against the
 # host"):
 # - Each workload runs RUNS times (default 6), the workloads in turn round by round, and each
-#   probe's host figure is the least of its runs (STAT=min; STAT=median takes the median):
-#   other sessions' load only adds system time (contention for caches and memory bandwidth), and
-#   on the development host it spreads a probe's runs by up to 2×.
+#   probe's host figure is the median of its runs (STAT=median), as the real runs the fitted
+#   table is compared with are means of runs under the same shared load; STAT=min takes the
+#   least, the floor (other sessions' load only adds system time). On the development host a
+#   probe's runs spread by up to 2× and its floor drifts by ~30 % within the hour, so two
+#   calibrations' entries differ by 5–40 % either way (docs/REAL.md).
 # - An entry the host's run-to-run spread does not determine is not fitted: its solution is
 #   carried with the spread of every probe's runs (half their range) through the solve, and an
 #   entry below 1 ns or within that uncertainty of 0 keeps vmlab's table value, its probe a
@@ -77,7 +79,7 @@
 # uncertainty); WRITE=0 only prints. OUT keeps the runs: a second call with the same OUT re-fits
 # without running the host again.
 #
-#   sudo scripts/calibrate-costs.sh            # VMLAB=target/ci/vmlab DIR=/var/tmp RUNS=6 STAT=min OUT=... CHECK="workload ..."
+#   sudo scripts/calibrate-costs.sh            # VMLAB=target/ci/vmlab DIR=/var/tmp RUNS=6 STAT=median OUT=... CHECK="workload ..."
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VMLAB=${VMLAB:-target/ci/vmlab}
@@ -144,7 +146,7 @@ done
 $FIT table "$OUT" "$PAIRS" "$cur" "$unc" "$dropped" "$([ "$WRITE" = 1 ] && echo "$CACHE")" >"$OUT/fit.txt"
 cat "$OUT/fit.txt"
 fitted=$(for kv in $cur; do printf -- '--set machine.cost.%s=%sns ' "${kv%%=*}" "${kv#*=}"; done)
-echo "# simulated with the fitted entries ÷ real (median of $RUNS): the workload's system time, memory stall"
+echo "# simulated with the fitted entries ÷ real (${STAT:-median} of $RUNS): the workload's system time, memory stall"
 for w in $CHECK; do
   # shellcheck disable=SC2086
   VMLAB_CACHE_DIR="$OUT/simcache" "$VMLAB" run --host --disk-dir "$DIR" "scenarios/calibrate/$w.toml" $fitted \

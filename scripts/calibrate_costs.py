@@ -10,7 +10,7 @@ OUT holds `W.realI.json` (`vmlab real`, I = 1..) and `W.sim.E.json` (`vmlab run 
 entries at CUR, E = `base`, or at CUR with entry E 1,000 ns dearer). PAIRS is `W:E:FIG ...`, FIG
 `sys` (metrics.sys_s) or `stall` (the group's PSI some total).
 
-Why the host's runs are summarised by the least (or the median), and why an entry can be left unfitted:
+Why the host's runs are summarised by their median (or the least), and why an entry can be left unfitted:
 each entry is a per-operation cost, solved from its probe's system time after the other entries'
 charges in that probe are taken out. Where an entry is a small remainder of large charges (a
 cold small file's per-request CPU, after its folios and its open are paid), the host's spread
@@ -49,14 +49,14 @@ def median(xs):
 
 
 def stat_name():
-    return os.environ.get("STAT", "min")
+    return os.environ.get("STAT", "median")
 
 
 def summary(xs):
-    """A probe's host figure from its runs: the median (STAT=median, the default), or the least
-    (STAT=min: other sessions' load only ever adds system time, through contention for the
-    caches and memory and the interrupts it lands on the probe)."""
-    return median(xs) if stat_name() == "median" else min(xs)
+    """A probe's host figure from its runs: the median (STAT=median, the default: the runs it is
+    compared with, docs/REAL.md's, are means of runs under the same shared load), or the least
+    (STAT=min: the floor, since other sessions' load only adds system time; 20–30 % lower here)."""
+    return min(xs) if stat_name() == "min" else median(xs)
 
 
 def invert(a):

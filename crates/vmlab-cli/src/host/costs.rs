@@ -1,7 +1,8 @@
 //! The cost table calibrated against this host (scripts/calibrate-costs.sh writes it): entries of
 //! `[machine.cost]`, in nanoseconds, that `vmlab run --host` sets before the scenario's own
 //! `--set`s. Without a calibration the table is vmlab's own (machine.rs), and `params.host_costs`
-//! says so.
+//! says so. The script's other keys (`probes`, `uncertainty_ns`, `not_fitted`) are its record of
+//! how each entry was fitted; only `cost` is applied.
 
 use std::path::{Path, PathBuf};
 
@@ -59,5 +60,15 @@ mod tests {
         assert!(parse(&t.replace("150", "0")).unwrap_err().contains("positive"));
         assert!(parse(&t.replace("host-costs/1", "x")).unwrap_err().contains("vmlab.host-costs/1"));
         assert_eq!(load(Path::new("/nonexistent/vmlab-host-costs.json")).unwrap(), None);
+    }
+
+    /// scripts/calibrate-costs.sh records beside `cost` which probe fitted each entry, its
+    /// uncertainty and the entries it left at vmlab's value: only `cost` is applied.
+    #[test]
+    fn a_calibration_with_its_probes() {
+        let t = r#"{"schema": "vmlab.host-costs/1", "kernel": "6.18", "cost": {"clear_page": 2147},
+            "probes": {"clear_page": "fault-anon"}, "uncertainty_ns": {"clear_page": 555},
+            "not_fitted": {"read_pages": "read-tree"}}"#;
+        assert_eq!(sets(&parse(t).unwrap()), ["machine.cost.clear_page=2147ns"]);
     }
 }
