@@ -224,5 +224,8 @@ def cmd_selftest():
 
 
 if __name__ == "__main__":
-    cmd, args = sys.argv[1], sys.argv[2:]
-    {"solve": cmd_solve, "table": cmd_table, "check": cmd_check, "selftest": cmd_selftest}[cmd](*args)
+    cmds = {"solve": cmd_solve, "table": cmd_table, "check": cmd_check, "selftest": cmd_selftest}
+    if len(sys.argv) < 2 or sys.argv[1] not in cmds:
+        got = sys.argv[1] if len(sys.argv) > 1 else "nothing"
+        sys.exit(f"calibrate_costs.py: expected one of {', '.join(cmds)}, got {got}\n{__doc__}")
+    cmds[sys.argv[1]](*sys.argv[2:])
