@@ -51,6 +51,10 @@ pub struct ScanControl {
     memcg_low_skipped: bool,
     may_deactivate_anon: bool,
     may_deactivate_file: bool,
+    /// An active list was left alone this cycle (`sc->skipped_deactivate`); a cycle that then
+    /// reclaimed nothing is retried with both lists deactivated (`sc->force_deactivate`).
+    skipped_deactivate: bool,
+    force_deactivate: bool,
     file_is_tiny: bool,
     cache_trim_mode: bool,
     /// The target's reclaim costs when this node's cycle began (`sc->anon_cost`, `file_cost`).
@@ -684,6 +688,8 @@ fn shrink_lruvec(k: &mut Kernel, ctx: &mut Ctx, v: Lv, sc: &mut ScanControl) {
                 let may = if l == LRU_ACTIVE_ANON { sc.may_deactivate_anon } else { sc.may_deactivate_file };
                 if may {
                     shrink_active_list(k, ctx, v, l, n, sc);
+                } else {
+                    sc.skipped_deactivate = true;
                 }
             } else {
                 reclaimed += shrink_inactive_list(k, ctx, v, l, n, sc);
@@ -800,10 +806,14 @@ fn prepare_scan_count(k: &Kernel, node: usize, sc: &mut ScanControl) {
     // not as the groups walked before it left them.
     sc.anon_cost = lv.anon_cost;
     sc.file_cost = lv.file_cost;
-    let refault_file = lv.refaults[1] != lv.last_refaults[1];
-    let refault_anon = lv.refaults[0] != lv.last_refaults[0];
-    sc.may_deactivate_anon = refault_anon || inactive_is_low(k, target, LRU_INACTIVE_ANON);
-    sc.may_deactivate_file = refault_file || inactive_is_low(k, target, LRU_INACTIVE_FILE);
+    // WORKINGSET_ACTIVATE as `lruvec_page_state` reads it, as `snapshot_refaults` took it: with
+    // groups, the last flush's. Reading the live count against a flushed snapshot would see news
+    // at every pass between two periodic flushes, and deactivate the active list at each.
+    let refaults = if k.memcg.active() { lv.flushed_refaults } else { lv.refaults };
+    let refault_file = refaults[1] != lv.last_refaults[1];
+    let refault_anon = refaults[0] != lv.last_refaults[0];
+    sc.may_deactivate_anon = sc.force_deactivate || refault_anon || inactive_is_low(k, target, LRU_INACTIVE_ANON);
+    sc.may_deactivate_file = sc.force_deactivate || refault_file || inactive_is_low(k, target, LRU_INACTIVE_FILE);
     let inactive_file = lru_size(k, target, LRU_INACTIVE_FILE, usize::MAX);
     sc.cache_trim_mode = (inactive_file >> sc.priority) > 0 && !sc.may_deactivate_file;
     // file_is_tiny, global reclaim only: the node's file LRU and free memory under the sum of its
@@ -876,6 +886,15 @@ fn do_try_to_free_pages(k: &mut Kernel, ctx: &mut Ctx, first_node: usize, sc: &m
         if sc.priority == 0 || (sc.nr_immediate > 0 && sc.nr_reclaimed == 0) {
             // (The second: the tail is full of pages under writeback: throttle rather than
             // scan harder.)
+            // 6.8 decides the inactive:active balance from estimates; a cycle that skipped an
+            // active list and freed nothing is retried with both deactivated before reclaim
+            // gives up (and a limit reclaim's caller goes to the OOM killer).
+            if sc.nr_reclaimed == 0 && sc.skipped_deactivate && !sc.force_deactivate {
+                sc.priority = DEF_PRIORITY;
+                sc.force_deactivate = true;
+                sc.skipped_deactivate = false;
+                continue;
+            }
             if sc.nr_reclaimed == 0 && sc.memcg_low_skipped && !sc.memcg_low_reclaim {
                 sc.priority = DEF_PRIORITY;
                 sc.memcg_low_reclaim = true;

@@ -158,6 +158,36 @@ fn scan_balance_uses_the_costs_at_the_start_of_the_cycle() {
     assert!(after[LRU_INACTIVE_FILE] < before[LRU_INACTIVE_FILE], "{after:?} vs {before:?}");
 }
 
+/// `prepare_scan_count` deactivates the active file list when WORKINGSET_ACTIVATE_FILE moved
+/// since `snapshot_refaults`; 6.8 reads both through `lruvec_page_state`, i.e. as the last
+/// flush left the count. With the ratelimited flush an activation after a flush is news only
+/// once the periodic flush has folded it in; with 6.8's flush at every pass, at once.
+#[test]
+fn refault_news_is_read_as_flushed() {
+    use crate::memcontrol::{CgroupApi, MemCgroup, MemcgLimits};
+    for ratelimited in [false, true] {
+        let mut k = kernel();
+        k.profile.memcg_flush_ratelimited = ratelimited;
+        let zones = k.zones.len();
+        k.memcg.groups.push(MemCgroup::new("g", ROOT, CgroupApi::V1, MemcgLimits::default(), 1, zones));
+        let v = Lv { node: 0, g: 1 };
+        flush_before_scan(&mut k, 1);
+        snapshot_refaults(&mut k, v);
+        let mut sc = sc_at(DEF_PRIORITY);
+        sc.target = 1;
+        prepare_scan_count(&k, 0, &mut sc);
+        assert!(!sc.may_deactivate_file, "nothing activated yet (ratelimited: {ratelimited})");
+        lv_mut(&mut k, v).refaults[1] += 1;
+        flush_before_scan(&mut k, 1);
+        prepare_scan_count(&k, 0, &mut sc);
+        assert_eq!(sc.may_deactivate_file, !ratelimited, "before the periodic flush (ratelimited: {ratelimited})");
+        k.now += crate::workingset::FLUSH_TIME_NS;
+        flush_before_scan(&mut k, 1);
+        prepare_scan_count(&k, 0, &mut sc);
+        assert!(sc.may_deactivate_file, "after the periodic flush (ratelimited: {ratelimited})");
+    }
+}
+
 /// `shrink_lruvec` ages the active anon list whenever there is swap (`can_age_anon_pages`),
 /// even in a reclaim that may not swap (a v1 group at its memory+swap limit scans file only).
 #[test]
