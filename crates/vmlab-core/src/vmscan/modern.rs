@@ -814,7 +814,9 @@ fn prepare_scan_count(k: &Kernel, node: usize, sc: &mut ScanControl) {
     let refault_anon = refaults[0] != lv.last_refaults[0];
     sc.may_deactivate_anon = sc.force_deactivate || refault_anon || inactive_is_low(k, target, LRU_INACTIVE_ANON);
     sc.may_deactivate_file = sc.force_deactivate || refault_file || inactive_is_low(k, target, LRU_INACTIVE_FILE);
-    let inactive_file = lru_size(k, target, LRU_INACTIVE_FILE, usize::MAX);
+    // Cache-trim mode reads the inactive file list through `lruvec_page_state` too: with groups,
+    // as the last flush left it, so a list reclaim has just emptied still counts as plenty.
+    let inactive_file = crate::workingset::lru_state(k, node, sc.target, LRU_INACTIVE_FILE);
     sc.cache_trim_mode = (inactive_file >> sc.priority) > 0 && !sc.may_deactivate_file;
     // file_is_tiny, global reclaim only: the node's file LRU and free memory under the sum of its
     // zones' high watermarks while there is inactive anon to scan and anon is not being
@@ -824,7 +826,9 @@ fn prepare_scan_count(k: &Kernel, node: usize, sc: &mut ScanControl) {
         let zones = &k.nodes[node].zones;
         let free: u64 = zones.iter().map(|&z| k.zone_free(z)).sum();
         let high: u64 = zones.iter().filter(|&&z| k.zones[z].managed > 0).map(|&z| k.zones[z].high_wmark()).sum();
-        let file = inactive_file + lru_size(k, target, LRU_ACTIVE_FILE, usize::MAX);
+        // `node_page_state`: the node's own counters, not the memcg statistics.
+        let file =
+            lru_size(k, target, LRU_INACTIVE_FILE, usize::MAX) + lru_size(k, target, LRU_ACTIVE_FILE, usize::MAX);
         let anon = lru_size(k, target, LRU_INACTIVE_ANON, usize::MAX);
         sc.file_is_tiny = file + free <= high && !sc.may_deactivate_anon && (anon >> sc.priority) > 0;
     }
@@ -886,10 +890,12 @@ fn do_try_to_free_pages(k: &mut Kernel, ctx: &mut Ctx, first_node: usize, sc: &m
         if sc.priority == 0 || (sc.nr_immediate > 0 && sc.nr_reclaimed == 0) {
             // (The second: the tail is full of pages under writeback: throttle rather than
             // scan harder.)
-            // 6.8 decides the inactive:active balance from estimates; a cycle that skipped an
-            // active list and freed nothing is retried with both deactivated before reclaim
-            // gives up (and a limit reclaim's caller goes to the OOM killer).
-            if sc.nr_reclaimed == 0 && sc.skipped_deactivate && !sc.force_deactivate {
+            // The inactive:active balance is decided from estimates (list sizes and refault
+            // news as last flushed, the whole subtree's); a cycle that left an active list
+            // alone and freed nothing is retried with both lists deactivated before reclaim
+            // gives up and a limit reclaim's caller goes to the OOM killer. Under
+            // `force_deactivate` no list is skipped, so the retry is taken once per round.
+            if sc.nr_reclaimed == 0 && sc.skipped_deactivate {
                 sc.priority = DEF_PRIORITY;
                 sc.force_deactivate = true;
                 sc.skipped_deactivate = false;
@@ -897,6 +903,7 @@ fn do_try_to_free_pages(k: &mut Kernel, ctx: &mut Ctx, first_node: usize, sc: &m
             }
             if sc.nr_reclaimed == 0 && sc.memcg_low_skipped && !sc.memcg_low_reclaim {
                 sc.priority = DEF_PRIORITY;
+                sc.force_deactivate = false;
                 sc.memcg_low_reclaim = true;
                 sc.memcg_low_skipped = false;
                 continue;
