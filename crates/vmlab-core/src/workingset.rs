@@ -85,7 +85,7 @@ pub fn periodic_flush(k: &mut Kernel) -> bool {
     // a reclaiming group passes within a poll). It reads the groups it watches; vmlab flushes
     // the tree, the same for a machine whose pages are all in the watched group.
     let poll = k.profile.memcg_stat_poll_ms * 1_000_000;
-    let polled = if poll > 0 { k.now / poll } else { k.memcg.polled_period };
+    let polled = k.now.checked_div(poll).unwrap_or(k.memcg.polled_period);
     let period = k.now / FLUSH_TIME_NS;
     if period == k.memcg.flushed_period && polled == k.memcg.polled_period {
         return false;
