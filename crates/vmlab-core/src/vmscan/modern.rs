@@ -894,8 +894,10 @@ fn do_try_to_free_pages(k: &mut Kernel, ctx: &mut Ctx, first_node: usize, sc: &m
             // news as last flushed, the whole subtree's); a cycle that left an active list
             // alone and freed nothing is retried with both lists deactivated before reclaim
             // gives up and a limit reclaim's caller goes to the OOM killer. Under
-            // `force_deactivate` no list is skipped, so the retry is taken once per round.
-            if sc.nr_reclaimed == 0 && sc.skipped_deactivate {
+            // `force_deactivate` no list is skipped, so the retry is taken once per round. Only
+            // after a full round: the kernel retries after its priority loop, and a reclaim that
+            // stopped for writeback would still be in it.
+            if sc.priority == 0 && sc.nr_reclaimed == 0 && sc.skipped_deactivate {
                 sc.priority = DEF_PRIORITY;
                 sc.force_deactivate = true;
                 sc.skipped_deactivate = false;
