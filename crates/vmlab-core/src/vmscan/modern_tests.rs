@@ -270,6 +270,7 @@ fn group_with_unflushed_active_file(n: u64) -> (Kernel, Ctx) {
     use crate::memcontrol::{CgroupApi, MemCgroup, MemcgLimits};
     let mut k = kernel();
     let mut ctx = Ctx::default();
+    k.disks.push(crate::disk::Disk::preset("hdd").expect("preset"));
     k.profile.memcg_flush_ratelimited = true;
     let zones = k.zones.len();
     k.memcg.groups.push(MemCgroup::new("g", ROOT, CgroupApi::V1, MemcgLimits::default(), 1, zones));
@@ -329,9 +330,10 @@ fn cache_trim_mode_reads_the_flushed_inactive_file_list() {
         del_page_from_lru(&mut k, p);
     }
     assert_eq!(lru_size(&k, v, LRU_INACTIVE_FILE, usize::MAX), 0, "the list is empty now");
-    let mut sc = sc_at(DEF_PRIORITY);
+    let mut sc = sc_at(DEF_PRIORITY - 4);
     sc.target = 1;
     flush_before_scan(&mut k, 1);
     prepare_scan_count(&k, 0, &mut sc);
-    assert!(sc.cache_trim_mode, "1,024 pages as last flushed >> 12");
+    assert!(!sc.may_deactivate_file, "1,024 inactive against no active page, as flushed");
+    assert!(sc.cache_trim_mode, "1,024 pages as last flushed >> 8");
 }
