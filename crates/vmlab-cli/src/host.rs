@@ -360,6 +360,10 @@ pub fn scenario(
     if has_memcg && folios::memcg_flush_ratelimited(&root) == Some(true) {
         before.push("reclaim.memcg_flush_ratelimited=true".to_string());
     }
+    // And `vmlab real` reads its group's memory.stat at every poll, which flushes them.
+    if has_memcg {
+        before.push(format!("reclaim.memcg_stat_poll_ms={}", crate::real::run::POLL_MS));
+    }
     let after = facts.sets();
     let mut sc = load_scenario(path, &[&before[..], sets, &after[..]].concat()).map_err(Ok)?;
     wrap_in_limit(&mut sc, memory, own.setup.swap.as_ref().map_or(0, |s| s.bytes));

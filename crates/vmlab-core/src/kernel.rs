@@ -279,6 +279,7 @@ impl Kernel {
             memcg: crate::memcontrol::MemCgroups {
                 groups: vec![crate::memcontrol::MemCgroup::new_root()],
                 flushed_period: u64::MAX,
+                polled_period: u64::MAX,
             },
             psi: Default::default(),
             memcg_walk: Vec::new(),

@@ -106,6 +106,8 @@ pub struct MemCgroups {
     pub groups: Vec<MemCgroup>,
     /// The period (of `workingset::FLUSH_TIME_NS`) of the last periodic rstat flush.
     pub flushed_period: u64,
+    /// The period (of the profile's `memcg_stat_poll_ms`) of the last `memory.stat` read.
+    pub polled_period: u64,
 }
 
 impl MemCgroups {

@@ -376,6 +376,12 @@ pub struct Profile {
     /// ratelimited stats flush in the reclaim" (linux-mm, Aug 2024), after 6.8. No row has
     /// it; `run --host` sets it on a host kernel that does.
     pub memcg_flush_ratelimited: bool,
+    /// A process reads the groups' `memory.stat` every this many ms (0: none), and each read
+    /// flushes the memcg statistics (`memcg1_stat_format` and `memcg_stat_format` call
+    /// `mem_cgroup_flush_stats(memcg)` since Yosry Ahmed's "mm: memcg: make stats flushing
+    /// threshold per-memcg", 6.8). Not the kernel's: the machine's. `vmlab real` polls its
+    /// group so every 20 ms, so `run --host` sets it; no row has it.
+    pub memcg_stat_poll_ms: u64,
     /// `ondemand_readahead` treats a read at index 0 as the start of a stream (`if (!index)
     /// goto initial_readahead`): a file read again from its beginning gets the initial window
     /// whatever the last read was. Present in the 2.6.34-era and 6.x copies read (the
@@ -485,6 +491,7 @@ const MODERN: Profile = Profile {
     page_cache_read_cold: false,
     ra_order_in_state: false,
     memcg_flush_ratelimited: false,
+    memcg_stat_poll_ms: 0,
     ra_start_of_file: true,
     blk_mq: true,
     memmap_struct_page: 0,
@@ -548,6 +555,7 @@ const LINUX_2_6_26: Profile = Profile {
     page_cache_read_cold: false,
     ra_order_in_state: false,
     memcg_flush_ratelimited: false,
+    memcg_stat_poll_ms: 0,
     ra_start_of_file: false,
     blk_mq: false,
     memmap_struct_page: 0,
@@ -618,6 +626,7 @@ const LINUX_2636: Profile = Profile {
     page_cache_read_cold: true,
     ra_order_in_state: false,
     memcg_flush_ratelimited: false,
+    memcg_stat_poll_ms: 0,
     // 2.6.36's ondemand_readahead has the start-of-file case too, but turning it on moves seed
     // kswapd-high-order's 2.6.36/2.6.38 comparison (2.6.38 then scans 0.04 % more, where the
     // seed's test wants less); off until that seed is re-checked with it.
@@ -711,6 +720,7 @@ const LINUX_249: Profile = Profile {
     page_cache_read_cold: false,
     ra_order_in_state: false,
     memcg_flush_ratelimited: false,
+    memcg_stat_poll_ms: 0,
     ra_start_of_file: false,
     blk_mq: false,
     memmap_struct_page: 0,
@@ -1014,6 +1024,8 @@ pub const KNOBS: &[Knob] = &[
     rc("ra_order_in_state", Kind::Bool, Readers::All),
     // vmscan/modern.rs shrink_node.
     rc("memcg_flush_ratelimited", Kind::Bool, MODERN_ONLY),
+    // workingset.rs periodic_flush.
+    rc("memcg_stat_poll_ms", Kind::Int(INT), MODERN_ONLY),
     // readahead.rs ondemand_readahead.
     rc("ra_start_of_file", Kind::Bool, Readers::All),
     // kernel.rs build_zones (bootmem.rs).
@@ -1277,6 +1289,7 @@ impl Profile {
             "bh_per_slab_page" => self.bh_per_slab_page = small(n)?,
             "compaction_min_order" => self.split26.compaction_min_order = small(n)?,
             "pcp_batch_bytes" => self.pcp_batch_bytes = n,
+            "memcg_stat_poll_ms" => self.memcg_stat_poll_ms = n,
             "memmap_struct_page" => self.memmap_struct_page = n,
             "swappiness" => t.swappiness = n,
             "min_free_kbytes" => t.min_free_kbytes = n,

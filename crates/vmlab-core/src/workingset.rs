@@ -75,16 +75,23 @@ pub fn flush_stats(k: &mut Kernel, g: u8) {
 /// The periodic flusher (`flush_memcg_stats_dwork`, every `FLUSH_TIME`), run when the clock has
 /// entered a new period since the last one. It flushes at the first read in a period rather
 /// than at the period's start: the lists change only while something reclaims or faults, and
-/// each reclaim pass flushes anyway. True when it flushed.
+/// each reclaim pass flushes anyway. A `memory.stat` reader (profile `memcg_stat_poll_ms`)
+/// flushes in the same way at its own period. True when it flushed.
 pub fn periodic_flush(k: &mut Kernel) -> bool {
     if !k.memcg.active() {
         return false;
     }
+    // A reader of `memory.stat` flushes as often as it reads (above the update threshold, which
+    // a reclaiming group passes within a poll). It reads the groups it watches; vmlab flushes
+    // the tree, the same for a machine whose pages are all in the watched group.
+    let poll = k.profile.memcg_stat_poll_ms * 1_000_000;
+    let polled = k.now.checked_div(poll).unwrap_or(k.memcg.polled_period);
     let period = k.now / FLUSH_TIME_NS;
-    if period == k.memcg.flushed_period {
+    if period == k.memcg.flushed_period && polled == k.memcg.polled_period {
         return false;
     }
     k.memcg.flushed_period = period;
+    k.memcg.polled_period = polled;
     flush_stats(k, ROOT);
     true
 }

@@ -7,7 +7,7 @@ mod cgroup;
 mod check;
 mod child;
 pub(crate) mod report;
-mod run;
+pub(crate) mod run;
 mod sample;
 mod setup;
 mod sweep;

@@ -53,6 +53,10 @@ pub struct Limits {
     pub nodes: u32,
 }
 
+/// The longest wait between two polls of the group (`memory.usage_in_bytes` and `memory.stat`,
+/// whose read flushes the group's memcg statistics: `run --host` models it).
+pub const POLL_MS: i32 = 20;
+
 pub struct Outcome {
     pub elapsed: f64,
     /// Readings at the start, every interval, and at the end.
@@ -189,7 +193,7 @@ pub fn supervise(progs: &[Program], plan: Vec<Planned>, env: &mut Env, lim: &Lim
         }
         let mut pfd = libc::pollfd { fd: rfd, events: libc::POLLIN, revents: 0 };
         // SAFETY: one valid pollfd; a signal just shortens the wait.
-        unsafe { libc::poll(&mut pfd, 1, 20) };
+        unsafe { libc::poll(&mut pfd, 1, POLL_MS) };
     };
     let end = t0.elapsed();
     for pid in alive.keys() {

@@ -438,10 +438,12 @@ fn run_host_builds_the_machine_from_the_host_and_limits_the_workload() {
     let host = host_sets(&v);
     assert!(host.starts_with("machine.cost.fault=2100ns "), "the calibration first: {host}");
     assert!(v["notes"]["host_costs"].as_str().unwrap().starts_with("calibrated"));
-    // The queue's limits with the disk, before the command line's `--set`s (which then win).
+    // The queue's limits with the disk, before the command line's `--set`s (which then win);
+    // then `vmlab real`'s own reads of its group's memory.stat, every poll (20 ms).
     assert!(
         host.contains(
-            "chunk = 4194304 }] vm.max_sectors_kb=1024 vm.max_segments=64 disk.sda.nr_requests=64 machine.memory="
+            "chunk = 4194304 }] vm.max_sectors_kb=1024 vm.max_segments=64 disk.sda.nr_requests=64 \
+             reclaim.memcg_stat_poll_ms=20 machine.memory="
         ),
         "{host}"
     );

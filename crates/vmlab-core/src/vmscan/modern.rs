@@ -51,6 +51,10 @@ pub struct ScanControl {
     memcg_low_skipped: bool,
     may_deactivate_anon: bool,
     may_deactivate_file: bool,
+    /// An active list was left alone this cycle (`sc->skipped_deactivate`); a cycle that then
+    /// reclaimed nothing is retried with both lists deactivated (`sc->force_deactivate`).
+    skipped_deactivate: bool,
+    force_deactivate: bool,
     file_is_tiny: bool,
     cache_trim_mode: bool,
     /// The target's reclaim costs when this node's cycle began (`sc->anon_cost`, `file_cost`).
@@ -684,6 +688,8 @@ fn shrink_lruvec(k: &mut Kernel, ctx: &mut Ctx, v: Lv, sc: &mut ScanControl) {
                 let may = if l == LRU_ACTIVE_ANON { sc.may_deactivate_anon } else { sc.may_deactivate_file };
                 if may {
                     shrink_active_list(k, ctx, v, l, n, sc);
+                } else {
+                    sc.skipped_deactivate = true;
                 }
             } else {
                 reclaimed += shrink_inactive_list(k, ctx, v, l, n, sc);
@@ -800,11 +806,17 @@ fn prepare_scan_count(k: &Kernel, node: usize, sc: &mut ScanControl) {
     // not as the groups walked before it left them.
     sc.anon_cost = lv.anon_cost;
     sc.file_cost = lv.file_cost;
-    let refault_file = lv.refaults[1] != lv.last_refaults[1];
-    let refault_anon = lv.refaults[0] != lv.last_refaults[0];
-    sc.may_deactivate_anon = refault_anon || inactive_is_low(k, target, LRU_INACTIVE_ANON);
-    sc.may_deactivate_file = refault_file || inactive_is_low(k, target, LRU_INACTIVE_FILE);
-    let inactive_file = lru_size(k, target, LRU_INACTIVE_FILE, usize::MAX);
+    // WORKINGSET_ACTIVATE as `lruvec_page_state` reads it, as `snapshot_refaults` took it: with
+    // groups, the last flush's. Reading the live count against a flushed snapshot would see news
+    // at every pass between two periodic flushes, and deactivate the active list at each.
+    let refaults = if k.memcg.active() { lv.flushed_refaults } else { lv.refaults };
+    let refault_file = refaults[1] != lv.last_refaults[1];
+    let refault_anon = refaults[0] != lv.last_refaults[0];
+    sc.may_deactivate_anon = sc.force_deactivate || refault_anon || inactive_is_low(k, target, LRU_INACTIVE_ANON);
+    sc.may_deactivate_file = sc.force_deactivate || refault_file || inactive_is_low(k, target, LRU_INACTIVE_FILE);
+    // Cache-trim mode reads the inactive file list through `lruvec_page_state` too: with groups,
+    // as the last flush left it, so a list reclaim has just emptied still counts as plenty.
+    let inactive_file = crate::workingset::lru_state(k, node, sc.target, LRU_INACTIVE_FILE);
     sc.cache_trim_mode = (inactive_file >> sc.priority) > 0 && !sc.may_deactivate_file;
     // file_is_tiny, global reclaim only: the node's file LRU and free memory under the sum of its
     // zones' high watermarks while there is inactive anon to scan and anon is not being
@@ -814,7 +826,9 @@ fn prepare_scan_count(k: &Kernel, node: usize, sc: &mut ScanControl) {
         let zones = &k.nodes[node].zones;
         let free: u64 = zones.iter().map(|&z| k.zone_free(z)).sum();
         let high: u64 = zones.iter().filter(|&&z| k.zones[z].managed > 0).map(|&z| k.zones[z].high_wmark()).sum();
-        let file = inactive_file + lru_size(k, target, LRU_ACTIVE_FILE, usize::MAX);
+        // `node_page_state`: the node's own counters, not the memcg statistics.
+        let file =
+            lru_size(k, target, LRU_INACTIVE_FILE, usize::MAX) + lru_size(k, target, LRU_ACTIVE_FILE, usize::MAX);
         let anon = lru_size(k, target, LRU_INACTIVE_ANON, usize::MAX);
         sc.file_is_tiny = file + free <= high && !sc.may_deactivate_anon && (anon >> sc.priority) > 0;
     }
@@ -876,8 +890,22 @@ fn do_try_to_free_pages(k: &mut Kernel, ctx: &mut Ctx, first_node: usize, sc: &m
         if sc.priority == 0 || (sc.nr_immediate > 0 && sc.nr_reclaimed == 0) {
             // (The second: the tail is full of pages under writeback: throttle rather than
             // scan harder.)
+            // The inactive:active balance is decided from estimates (list sizes and refault
+            // news as last flushed, the whole subtree's); a cycle that left an active list
+            // alone and freed nothing is retried with both lists deactivated before reclaim
+            // gives up and a limit reclaim's caller goes to the OOM killer. Under
+            // `force_deactivate` no list is skipped, so the retry is taken once per round. Only
+            // after a full round: the kernel retries after its priority loop, and a reclaim that
+            // stopped for writeback would still be in it.
+            if sc.priority == 0 && sc.nr_reclaimed == 0 && sc.skipped_deactivate {
+                sc.priority = DEF_PRIORITY;
+                sc.force_deactivate = true;
+                sc.skipped_deactivate = false;
+                continue;
+            }
             if sc.nr_reclaimed == 0 && sc.memcg_low_skipped && !sc.memcg_low_reclaim {
                 sc.priority = DEF_PRIORITY;
+                sc.force_deactivate = false;
                 sc.memcg_low_reclaim = true;
                 sc.memcg_low_skipped = false;
                 continue;

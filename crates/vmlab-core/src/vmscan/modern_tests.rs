@@ -158,6 +158,36 @@ fn scan_balance_uses_the_costs_at_the_start_of_the_cycle() {
     assert!(after[LRU_INACTIVE_FILE] < before[LRU_INACTIVE_FILE], "{after:?} vs {before:?}");
 }
 
+/// `prepare_scan_count` deactivates the active file list when WORKINGSET_ACTIVATE_FILE moved
+/// since `snapshot_refaults`; 6.8 reads both through `lruvec_page_state`, i.e. as the last
+/// flush left the count. With the ratelimited flush an activation after a flush is news only
+/// once the periodic flush has folded it in; with 6.8's flush at every pass, at once.
+#[test]
+fn refault_news_is_read_as_flushed() {
+    use crate::memcontrol::{CgroupApi, MemCgroup, MemcgLimits};
+    for ratelimited in [false, true] {
+        let mut k = kernel();
+        k.profile.memcg_flush_ratelimited = ratelimited;
+        let zones = k.zones.len();
+        k.memcg.groups.push(MemCgroup::new("g", ROOT, CgroupApi::V1, MemcgLimits::default(), 1, zones));
+        let v = Lv { node: 0, g: 1 };
+        flush_before_scan(&mut k, 1);
+        snapshot_refaults(&mut k, v);
+        let mut sc = sc_at(DEF_PRIORITY);
+        sc.target = 1;
+        prepare_scan_count(&k, 0, &mut sc);
+        assert!(!sc.may_deactivate_file, "nothing activated yet (ratelimited: {ratelimited})");
+        lv_mut(&mut k, v).refaults[1] += 1;
+        flush_before_scan(&mut k, 1);
+        prepare_scan_count(&k, 0, &mut sc);
+        assert_eq!(sc.may_deactivate_file, !ratelimited, "before the periodic flush (ratelimited: {ratelimited})");
+        k.now += crate::workingset::FLUSH_TIME_NS;
+        flush_before_scan(&mut k, 1);
+        prepare_scan_count(&k, 0, &mut sc);
+        assert!(sc.may_deactivate_file, "after the periodic flush (ratelimited: {ratelimited})");
+    }
+}
+
 /// `shrink_lruvec` ages the active anon list whenever there is swap (`can_age_anon_pages`),
 /// even in a reclaim that may not swap (a v1 group at its memory+swap limit scans file only).
 #[test]
@@ -201,4 +231,109 @@ fn reclaim_flushes_memcg_statistics_unless_ratelimited() {
         flush_before_scan(&mut k, 1);
         assert_eq!(crate::workingset::lru_state(&k, 0, 1, LRU_INACTIVE_FILE), 64, "after the periodic flush");
     }
+}
+
+/// A process reading `memory.stat` (profile `memcg_stat_poll_ms`) flushes the statistics at
+/// its period, between the periodic flushes: `memcg1_stat_format` calls
+/// `mem_cgroup_flush_stats(memcg)` (Yosry Ahmed, "mm: memcg: make stats flushing threshold
+/// per-memcg", linux-mm, 2023). `vmlab real` polls its group so every 20 ms.
+#[test]
+fn a_memory_stat_reader_flushes_at_its_period() {
+    use crate::memcontrol::{CgroupApi, MemCgroup, MemcgLimits};
+    for poll_ms in [0, 20] {
+        let mut k = kernel();
+        k.profile.memcg_flush_ratelimited = true;
+        k.profile.memcg_stat_poll_ms = poll_ms;
+        let zones = k.zones.len();
+        k.memcg.groups.push(MemCgroup::new("g", ROOT, CgroupApi::V1, MemcgLimits::default(), 1, zones));
+        flush_before_scan(&mut k, 1);
+        let zid = k.nodes[0].zones[0];
+        for _ in 0..64 {
+            let p = k.rmqueue(zid, 0, Mt::Movable).expect("a free page");
+            k.fr.extra[p as usize] = 1;
+            lru_add(&mut k, p);
+        }
+        k.now = 19_000_000;
+        flush_before_scan(&mut k, 1);
+        assert_eq!(crate::workingset::lru_state(&k, 0, 1, LRU_INACTIVE_FILE), 0, "before the read (poll {poll_ms})");
+        k.now = 20_000_000;
+        flush_before_scan(&mut k, 1);
+        let seen = crate::workingset::lru_state(&k, 0, 1, LRU_INACTIVE_FILE);
+        assert_eq!(seen, if poll_ms > 0 { 64 } else { 0 }, "at the read (poll {poll_ms})");
+    }
+}
+
+/// A v1 group `g` (index 1) holding `n` clean page-cache pages, all on its active file list,
+/// added after a flush: its statistics as last flushed show empty lists. With the ratelimited
+/// flush nothing refreshes them during a reclaim at time 0.
+fn group_with_unflushed_active_file(n: u64) -> (Kernel, Ctx) {
+    use crate::memcontrol::{CgroupApi, MemCgroup, MemcgLimits};
+    let mut k = kernel();
+    let mut ctx = Ctx::default();
+    k.disks.push(crate::disk::Disk::preset("hdd").expect("preset"));
+    k.profile.memcg_flush_ratelimited = true;
+    let zones = k.zones.len();
+    k.memcg.groups.push(MemCgroup::new("g", ROOT, CgroupApi::V1, MemcgLimits::default(), 1, zones));
+    flush_before_scan(&mut k, 1);
+    let file = k.file_create("f", n * 4096, 0, false);
+    let zid = k.nodes[0].zones[0];
+    for i in 0..n {
+        let p = k.rmqueue(zid, 0, Mt::Movable).expect("a free page");
+        k.fr.extra[p as usize] = 1;
+        k.fr.set(p, pg::ACTIVE | pg::UPTODATE);
+        k.add_to_page_cache(&mut ctx, file, i, p);
+    }
+    k.memcg.groups[1].usage = n;
+    (k, ctx)
+}
+
+/// `do_try_to_free_pages`: a round that left an active list alone (`sc->skipped_deactivate`)
+/// and reclaimed nothing is retried from `DEF_PRIORITY` with both lists deactivated
+/// (`sc->force_deactivate`) before reclaim gives up (mm/vmscan.c of a 6.11-era tree,
+/// AOSC-Tracking/ubuntu-kernel-next-linux; the same in 6.8 as far as the 6.x copies read show).
+/// Here the flushed statistics say the file lists are empty, so nothing calls for deactivation,
+/// and the only reclaimable pages are active.
+#[test]
+fn a_round_that_skipped_deactivation_is_retried_with_it() {
+    let (mut k, mut ctx) = group_with_unflushed_active_file(4096);
+    let mut sc = sc_at(DEF_PRIORITY);
+    sc.target = 1;
+    prepare_scan_count(&k, 0, &mut sc);
+    assert!(!sc.may_deactivate_file && !sc.cache_trim_mode, "the estimate sees no file pages");
+    let reclaimed = try_to_free_mem_cgroup_pages(&mut k, &mut ctx, 1, SWAP_CLUSTER_MAX, true);
+    assert!(reclaimed > 0, "the forced round deactivates and reclaims");
+    assert!(k.ev.get(Vm::Pgdeactivate) >= reclaimed);
+}
+
+/// Cache-trim mode reads the inactive file list through `lruvec_page_state`, as the last flush
+/// left it: a group whose inactive file pages were taken since still counts as having plenty,
+/// and reclaims file only.
+#[test]
+fn cache_trim_mode_reads_the_flushed_inactive_file_list() {
+    use crate::memcontrol::{CgroupApi, MemCgroup, MemcgLimits};
+    let mut k = kernel();
+    k.profile.memcg_flush_ratelimited = true;
+    let zones = k.zones.len();
+    k.memcg.groups.push(MemCgroup::new("g", ROOT, CgroupApi::V1, MemcgLimits::default(), 1, zones));
+    let zid = k.nodes[0].zones[0];
+    let ps: Vec<Pfn> = (0..1024)
+        .map(|_| {
+            let p = k.rmqueue(zid, 0, Mt::Movable).expect("a free page");
+            k.fr.extra[p as usize] = 1;
+            lru_add(&mut k, p);
+            p
+        })
+        .collect();
+    flush_before_scan(&mut k, 1);
+    let v = Lv { node: 0, g: 1 };
+    for &p in &ps {
+        del_page_from_lru(&mut k, p);
+    }
+    assert_eq!(lru_size(&k, v, LRU_INACTIVE_FILE, usize::MAX), 0, "the list is empty now");
+    let mut sc = sc_at(DEF_PRIORITY - 4);
+    sc.target = 1;
+    flush_before_scan(&mut k, 1);
+    prepare_scan_count(&k, 0, &mut sc);
+    assert!(!sc.may_deactivate_file, "1,024 inactive against no active page, as flushed");
+    assert!(sc.cache_trim_mode, "1,024 pages as last flushed >> 8");
 }
