@@ -825,6 +825,22 @@ fn resolve(ctx: &Ctx<'_>, f: &ScenarioFile) -> Result<(Setup, Vec<String>), Scen
         if d.nr_requests == Some(0) {
             return Err(ctx.err(&["disk", &i, "nr_requests"], "nr_requests must be at least 1"));
         }
+        let deadline = match d.scheduler.as_deref().unwrap_or("none") {
+            "none" => None,
+            "mq-deadline" => Some((d.writes_starved.unwrap_or(2), d.fifo_batch.unwrap_or(16))),
+            other => {
+                return Err(ctx.err(
+                    &["disk", &i, "scheduler"],
+                    format!("unknown scheduler `{other}`: vmlab models \"none\" and \"mq-deadline\""),
+                ))
+            }
+        };
+        if deadline.is_none() && (d.writes_starved.is_some() || d.fifo_batch.is_some()) {
+            return Err(ctx.err(
+                &["disk", &i, "scheduler"],
+                "writes_starved and fifo_batch are mq-deadline's: set scheduler = \"mq-deadline\"",
+            ));
+        }
         if d.irq.as_deref().is_some_and(|n| n.is_empty() || n.chars().any(char::is_whitespace)) {
             return Err(ctx.err(&["disk", &i, "irq"], "irq must be a function name (one word)"));
         }
@@ -842,6 +858,7 @@ fn resolve(ctx: &Ctx<'_>, f: &ScenarioFile) -> Result<(Setup, Vec<String>), Scen
             nr_requests: d.nr_requests,
             wbt_lat_usec: d.wbt_lat_usec,
             write_cache: d.write_cache,
+            deadline,
             irq: d.irq.clone(),
             large_folios: d.large_folios,
             span: ctx.span_of(&["disk", &i, "name"]),
