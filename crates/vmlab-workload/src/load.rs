@@ -835,12 +835,6 @@ fn resolve(ctx: &Ctx<'_>, f: &ScenarioFile) -> Result<(Setup, Vec<String>), Scen
                 ))
             }
         };
-        if deadline.is_none() && (d.writes_starved.is_some() || d.fifo_batch.is_some()) {
-            return Err(ctx.err(
-                &["disk", &i, "scheduler"],
-                "writes_starved and fifo_batch are mq-deadline's: set scheduler = \"mq-deadline\"",
-            ));
-        }
         if d.irq.as_deref().is_some_and(|n| n.is_empty() || n.chars().any(char::is_whitespace)) {
             return Err(ctx.err(&["disk", &i, "irq"], "irq must be a function name (one word)"));
         }
@@ -1601,6 +1595,13 @@ program = "wait"
         assert_eq!((d.nr_requests, d.wbt_lat_usec, d.write_cache), (Some(128), Some(2000), Some(true)));
         let e = err(SMALL, &["disk.sda.nr_requests=0"]);
         assert!(e.contains("nr_requests") && e.contains("at least 1"), "{e}");
+        assert_eq!(s.setup.disks[0].deadline, None, "the scheduler is none unless asked");
+        let s = load(SMALL, &["disk.sda.scheduler=\"mq-deadline\"", "disk.sda.fifo_batch=4"]).unwrap();
+        assert_eq!(s.setup.disks[0].deadline, Some((2, 4)), "writes_starved defaults to the kernel's 2");
+        let s = load(SMALL, &["disk.sda.scheduler=\"none\"", "disk.sda.writes_starved=1"]).unwrap();
+        assert_eq!(s.setup.disks[0].deadline, None, "iosched/ tunables mean nothing under none");
+        let e = err(SMALL, &["disk.sda.scheduler=\"bfq\""]);
+        assert!(e.contains("scheduler") && e.contains("unknown scheduler `bfq`"), "{e}");
         let e = err(SMALL, &["disk.sda.device_bandwidth=\"1GB\""]);
         assert!(e.contains("device_bandwidth") && e.contains("must end in `/s`"), "{e}");
     }

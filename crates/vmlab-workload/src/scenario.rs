@@ -187,7 +187,8 @@ pub struct DiskSpec {
     /// first. Default: "none".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scheduler: Option<String>,
-    /// mq-deadline's `iosched/writes_starved` (default 2) and `iosched/fifo_batch` (default 16).
+    /// mq-deadline's `iosched/writes_starved` (default 2) and `iosched/fifo_batch` (default 16);
+    /// ignored under "none".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub writes_starved: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
