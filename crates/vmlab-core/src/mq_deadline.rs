@@ -222,23 +222,29 @@ mod tests {
     fn a_held_write_keeps_merging_while_a_read_goes_first_up_to_max_sectors_kb() {
         let mut got = Vec::new();
         for dd in [false, true] {
-            // max_sectors_kb 8: two pages a request.
-            let mut d = one_tag_disk(8, dd);
+            // max_sectors_kb 12: three pages a request.
+            let mut d = one_tag_disk(12, dd);
             let r0 = d.submit(0, 50 * MIB, 4096, false);
             d.submit(1, MIB, 4096, true);
             d.hold_pages(vec![1]);
-            let r1 = d.submit(2, 40 * MIB, 4096, false);
-            // After r0: under `none` the write went to the device then; held, it takes the next
-            // page, and the third starts a request of its own.
-            d.submit(r0 + 1, MIB + 4096, 4096, true);
-            d.hold_pages(vec![2]);
-            d.submit(r0 + 2, MIB + 8192, 4096, true);
-            d.hold_pages(vec![3]);
-            d.blk_run(r1.max(r0) * 4);
+            d.submit(2, 40 * MIB, 4096, false);
+            // After r0: under `none` the first write went to the device then and the next four
+            // make requests of 3 + 1 pages; held behind r1, it takes the next two pages, and
+            // the fourth starts a request of its own.
+            for i in 1..5 {
+                d.submit(r0 + i, MIB + i * 4096, 4096, true);
+                d.hold_pages(vec![1 + i as u32]);
+            }
+            let mut out = Vec::new();
+            while let Some(t) = d.take_run() {
+                d.blk_run(t);
+            }
+            d.take_dispatched(&mut out);
+            assert_eq!(out.iter().map(|(_, p)| p.len()).sum::<usize>(), if dd { 5 } else { 0 });
             let s = d.stat();
             got.push((s.write_ios, s.write_merges));
         }
-        assert_eq!(got, [(3, 0), (2, 1)], "(write requests, write merges): none, mq-deadline");
+        assert_eq!(got, [(3, 2), (2, 3)], "(write requests, write merges): none, mq-deadline");
     }
 
     #[test]
@@ -247,12 +253,13 @@ mod tests {
         assert_eq!(dd.hold(8192, 4096, 1), 0);
         assert_eq!(dd.merge(12288, 4096, 1, 16384, 128), Some(0), "back merge");
         assert_eq!(dd.merge(4096, 4096, 1, 16384, 128), Some(0), "front merge");
-        assert_eq!(dd.merge(16384, 4096, 1, 16384, 128), None, "16 KiB is the limit");
-        assert_eq!(dd.hold(16384, 4096, 1), 1);
-        assert_eq!(dd.merge(20480, 4096, 3, 1 << 20, 3), None, "1 + 3 segments > 3");
-        assert_eq!(dd.held_bytes(), 16384);
+        assert_eq!(dd.merge(16384, 4096, 1, 16384, 128), Some(0), "up to 16 KiB");
+        assert_eq!(dd.merge(20480, 4096, 1, 16384, 128), None, "16 KiB is the limit");
+        assert_eq!(dd.hold(20480, 4096, 1), 1);
+        assert_eq!(dd.merge(24576, 4096, 3, 1 << 20, 3), None, "1 + 3 segments > 3");
+        assert_eq!(dd.held_bytes(), 20480);
         let h = dd.pop().unwrap();
-        assert_eq!((h.start, h.end, h.segs), (4096, 16384, 3));
+        assert_eq!((h.start, h.end, h.segs), (4096, 20480, 4));
         assert_eq!(dd.held_bytes(), 4096);
     }
 
