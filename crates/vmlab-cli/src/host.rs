@@ -90,10 +90,11 @@ pub struct Queue {
     /// target and its wake rule (blk_wbt.rs; `disk.*.wbt_lat_usec`, `disk.*.write_cache`).
     pub wbt_lat_usec: Option<u64>,
     pub write_cache: Option<bool>,
-    /// The elevator in use (`[mq-deadline]` of the `scheduler` file). vmlab's queue merges as
-    /// `mq-deadline` and `none` both do for a back-to-back read — into a request not yet
-    /// dispatched — and has none of `bfq`'s or `kyber`'s own scheduling.
+    /// The elevator in use (`[mq-deadline]` of the `scheduler` file): `none` and `mq-deadline`
+    /// go to `disk.*.scheduler` (mq_deadline.rs), `bfq` and `kyber` only to the summary.
     pub scheduler: Option<String>,
+    /// mq-deadline's `iosched/writes_starved` and `iosched/fifo_batch`, when it is in use.
+    pub iosched: Vec<(&'static str, u64)>,
     /// A virtio-blk device that did not negotiate indirect descriptors (feature bit 28,
     /// `VIRTIO_RING_F_INDIRECT_DESC`, is 0 in `device/features`): its ring's descriptors, twice
     /// the tags (`mq/0/nr_tags`), as `virtblk_probe` halves the ring for the tag depth. A
@@ -137,7 +138,20 @@ pub fn queue(root: &Path, device: &str) -> Result<Option<Queue>, String> {
             _ => t.split_whitespace().next().map(str::to_string),
         }
     });
+    if q.scheduler.as_deref() == Some("mq-deadline") {
+        for knob in ["writes_starved", "fifo_batch"] {
+            let p = dir.join("iosched").join(knob);
+            if p.exists() {
+                q.iosched.push((knob, read_u64(&p)?));
+            }
+        }
+    }
     Ok(Some(q))
+}
+
+/// Schedulers vmlab's queue models (`disk.*.scheduler`).
+fn modelled(scheduler: &str) -> bool {
+    matches!(scheduler, "none" | "mq-deadline")
 }
 
 impl Queue {
@@ -153,9 +167,11 @@ impl Queue {
             self.nr_requests.map(|n| format!("nr_requests={n}")),
             self.wbt_lat_usec.map(|n| format!("wbt_lat_usec={n}")),
             self.write_cache.map(|w| format!("write_cache={w}")),
+            self.scheduler.as_deref().filter(|s| modelled(s)).map(|s| format!("scheduler=\"{s}\"")),
         ]
         .into_iter()
         .flatten()
+        .chain(self.iosched.iter().map(|(k, x)| format!("{k}={x}")))
         .collect();
         let sda = ["sda".to_string()];
         let names = if names.is_empty() { &sda[..] } else { names };
@@ -170,14 +186,20 @@ impl Queue {
             .ring
             .map(|r| format!(", a virtio ring of {r} descriptors (disk.*.ring_descriptors)"))
             .unwrap_or_default();
+        let sched = match self.scheduler.as_deref() {
+            Some(s) if modelled(s) => {
+                let knobs: String = self.iosched.iter().map(|(k, x)| format!(", {k} {x}")).collect();
+                format!("scheduler {s}{knobs} (disk.*)")
+            }
+            other => format!("not modelled: scheduler {}", opt(other.map(str::to_string))),
+        };
         format!(
             "{device}: {} (vm.*){ring}; writeback throttle: nr_requests {}, wbt_lat_usec {}, write_cache {} \
-             (disk.*); not modelled: scheduler {}",
+             (disk.*); {sched}",
             if vm.is_empty() { "no limits".into() } else { vm.join(", ") },
             opt(self.nr_requests.map(|n| n.to_string())),
             opt(self.wbt_lat_usec.map(|n| n.to_string())),
             opt(self.write_cache.map(|n| n.to_string())),
-            opt(self.scheduler.clone())
         )
     }
 }
@@ -439,6 +461,9 @@ mod tests {
             ("sys/devices/virtio1/block/vda/queue/max_segments", "254\n"),
             ("sys/devices/virtio1/block/vda/queue/nr_requests", "256\n"),
             ("sys/devices/virtio1/block/vda/queue/scheduler", "none [mq-deadline] kyber bfq\n"),
+            ("sys/devices/virtio1/block/vda/queue/iosched/writes_starved", "2\n"),
+            ("sys/devices/virtio1/block/vda/queue/iosched/fifo_batch", "16\n"),
+            ("sys/devices/virtio1/block/vda/queue/iosched/write_expire", "5000\n"),
             ("sys/devices/virtio1/block/vda/mq/0/nr_tags", "128\n"),
             ("sys/devices/virtio1/features", "0010001001100100000000000000010010000000000000000000000000000000\n"),
             ("sys/devices/virtio1/block/vda/vda1/partition", "1\n"),
@@ -456,6 +481,7 @@ mod tests {
             wbt_lat_usec: None,
             write_cache: None,
             scheduler: Some("mq-deadline".into()),
+            iosched: vec![("writes_starved", 2), ("fifo_batch", 16)],
             ring: Some(256),
         };
         assert_eq!(queue(&d, "254:0").unwrap().as_ref(), Some(&want));
@@ -465,16 +491,29 @@ mod tests {
             want.summary("254:0"),
             "254:0: max_sectors_kb 4096, max_segments 254 (vm.*), a virtio ring of 256 descriptors \
              (disk.*.ring_descriptors); writeback throttle: nr_requests 256, wbt_lat_usec ?, write_cache ? \
-             (disk.*); not modelled: scheduler mq-deadline"
+             (disk.*); scheduler mq-deadline, writes_starved 2, fifo_batch 16 (disk.*)"
         );
-        assert_eq!(want.disk_sets(&["vda".into()]), ["disk.vda.ring_descriptors=256", "disk.vda.nr_requests=256"]);
-        assert_eq!(want.disk_sets(&[]), ["disk.sda.ring_descriptors=256", "disk.sda.nr_requests=256"]);
+        assert_eq!(
+            want.disk_sets(&["vda".into()]),
+            [
+                "disk.vda.ring_descriptors=256",
+                "disk.vda.nr_requests=256",
+                "disk.vda.scheduler=\"mq-deadline\"",
+                "disk.vda.writes_starved=2",
+                "disk.vda.fifo_batch=16"
+            ]
+        );
+        assert_eq!(want.disk_sets(&[])[..2], ["disk.sda.ring_descriptors=256", "disk.sda.nr_requests=256"]);
+        let bfq = Queue { scheduler: Some("bfq".into()), iosched: vec![], ..want.clone() };
+        assert!(bfq.summary("254:0").ends_with("not modelled: scheduler bfq"), "{}", bfq.summary("254:0"));
+        assert_eq!(bfq.disk_sets(&[]).len(), 2, "no scheduler set for bfq");
         assert_eq!(queue(&d, "7:0").unwrap(), None, "loop0 is not linked: no such device");
         std::fs::write(d.join("sys/devices/virtio1/block/vda/queue/scheduler"), "none\n").unwrap();
         std::fs::write(d.join("sys/devices/virtio1/block/vda/queue/max_segments"), "x\n").unwrap();
         assert!(queue(&d, "254:0").unwrap_err().contains("max_segments"), "bad input is an error");
         std::fs::write(d.join("sys/devices/virtio1/block/vda/queue/max_segments"), "128\n").unwrap();
-        assert_eq!(queue(&d, "254:1").unwrap().unwrap().scheduler.as_deref(), Some("none"));
+        let none = queue(&d, "254:1").unwrap().unwrap();
+        assert_eq!((none.scheduler.as_deref(), none.iosched.len()), (Some("none"), 0), "iosched/ is mq-deadline's");
         let _ = std::fs::remove_dir_all(&d);
     }
 }

@@ -236,6 +236,16 @@ impl RequestQueue {
     /// With a ring, also not before the descriptors in use leave room for this request's `segs`
     /// plus two, nor before the request ahead of it.
     pub fn dispatch_at(&mut self, now: u64, segs: u32) -> u64 {
+        let t = self.quote(now, segs);
+        if self.ring > 0 {
+            self.last_dispatch = t;
+        }
+        t
+    }
+
+    /// [`RequestQueue::dispatch_at`] without taking the slot: when the driver could take a
+    /// request of `segs` segments next.
+    pub fn quote(&mut self, now: u64, segs: u32) -> u64 {
         self.forget(now);
         let n = self.tagged.len();
         let mut t = if n < self.depth { now } else { self.tagged[n - self.depth].0 };
@@ -249,9 +259,12 @@ impl RequestQueue {
                 t = self.tagged[i].0;
                 i += 1;
             }
-            self.last_dispatch = t;
         }
         t
+    }
+
+    pub fn max_segments(&self) -> u32 {
+        self.max_segments
     }
 
     /// Record a request that did not merge: it holds a tag until `done`, and until `dispatch`

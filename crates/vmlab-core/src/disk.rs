@@ -32,6 +32,7 @@ use std::collections::{BinaryHeap, VecDeque};
 use crate::blk::{BioShape, PlugRq, RequestQueue};
 use crate::blk_wbt::Wbt;
 use crate::mm_types::Pfn;
+use crate::mq_deadline::{DeadlineParams, MqDeadline};
 
 const NS_PER_SEC: u128 = 1_000_000_000;
 const KIB: u64 = 1024;
@@ -346,6 +347,16 @@ pub struct Disk {
     /// 6.8's writeback throttle, with the queue (`set_queue`).
     wbt: Option<Wbt>,
     link: Link,
+    /// The queue's scheduler when it is `mq-deadline` (mq_deadline.rs); None: `none`, arrival
+    /// order. Only with 6.8's queue.
+    elevator: Option<MqDeadline>,
+    /// Held writes dispatched since the kernel last collected them: completion and pages.
+    dispatched: Vec<(u64, Vec<Pfn>)>,
+    /// The last submission was held (or merged into a held write) at this index.
+    held_last: Option<usize>,
+    /// When a held write can go next (a `BlkRun` wanted), and the earliest one armed.
+    run_wanted: Option<u64>,
+    run_armed: u64,
     /// The file system on it reads into large folios (`mapping_set_large_folios`: XFS since
     /// 5.18, ext4 since 6.16 unless data=journal, encryption, verity or DAX rule it out).
     pub large_folios: bool,
@@ -408,6 +419,11 @@ impl Disk {
             wbt_params: WbtParams::default(),
             wbt: None,
             link: Link::default(),
+            elevator: None,
+            dispatched: Vec::new(),
+            held_last: None,
+            run_wanted: None,
+            run_armed: u64::MAX,
         })
     }
 
@@ -423,6 +439,12 @@ impl Disk {
         // wbt_default_latency_nsec: 75 ms for rotational storage, 2 ms for the rest.
         let lat_ns = w.lat_us.map_or(if self.params.seek_ns > 0 { 75_000_000 } else { 2_000_000 }, |u| u * 1000);
         self.wbt = Some(Wbt::new(nr_requests, lat_ns, w.write_cache));
+    }
+
+    /// The queue's scheduler: `mq-deadline` with these tunables, or `none` (arrival order).
+    /// Only a disk behind 6.8's queue uses it.
+    pub fn set_elevator(&mut self, dd: Option<DeadlineParams>) {
+        self.elevator = dd.map(MqDeadline::new);
     }
 
     /// The writeback throttle's settings (see [`WbtParams`]): set before [`Disk::set_queue`].
@@ -508,18 +530,42 @@ impl Disk {
         }
         self.link.forget(now);
 
+        self.held_last = None;
+        if self.queue.is_some() && self.elevator.is_some() {
+            self.run_queue(now);
+        }
         let mut merged = false;
         let mut start = now;
         if let Some(q) = self.queue.as_mut() {
             merged = q.elv_merge(now, offset, bytes, segs, write);
-            if !merged {
-                start = q.dispatch_at(now, segs);
+        }
+        if self.queue.is_some() && !merged {
+            if let Some(i) = self.hold_write(now, offset, bytes, segs, write) {
+                return self.held(now, i, bytes);
+            }
+            if !write {
+                let n = self.elevator.as_mut().map_or(0, |e| e.writes_before_read(offset));
+                for _ in 0..n {
+                    if !self.elevator.as_ref().is_some_and(MqDeadline::has_held) {
+                        break;
+                    }
+                    self.dispatch_held(now);
+                }
+            }
+            let q = self.queue.as_mut().expect("queue");
+            start = q.dispatch_at(now, segs);
+            if let Some(e) = self.elevator.as_mut() {
+                e.dispatched(write, offset);
             }
         }
         let done = self.submit_pieces(start, offset, bytes, write, merged);
         if let Some(q) = self.queue.as_mut() {
             if !merged {
                 q.insert(now, offset, bytes, segs, write, start, done);
+            }
+            if let Some(head) = self.elevator.as_ref().and_then(MqDeadline::head) {
+                let at = q.quote(now, head.segs);
+                self.want_run(at);
             }
         }
         // A merged bio leaves the throttle at once (`wbt_done` when a merge frees it).
@@ -558,6 +604,118 @@ impl Disk {
         self.busy_ns += done.saturating_sub(now.max(self.busy_until));
         self.busy_until = self.busy_until.max(done);
         done
+    }
+
+    /// Under mq-deadline, a write that does not go to the driver now: one that joins a held
+    /// write (`dd_bio_merge`, counted as a merge), or that finds writes held or the device
+    /// full. Its index among the held writes.
+    fn hold_write(&mut self, now: u64, offset: u64, bytes: u64, segs: u32, write: bool) -> Option<usize> {
+        let (Some(q), Some(e)) = (self.queue.as_mut(), self.elevator.as_mut()) else { return None };
+        if !write {
+            return None;
+        }
+        if let Some(i) = e.merge(offset, bytes, segs, q.max_request_bytes(), q.max_segments()) {
+            q.merges[1] += 1;
+            return Some(i);
+        }
+        (e.has_held() || q.quote(now, segs) > now).then(|| e.hold(offset, bytes, segs))
+    }
+
+    /// A write the scheduler holds (at index `i`, new or merged): counted as submitted; its
+    /// pages join it in [`Disk::hold_pages`]. Returns a guess at its completion for the
+    /// submitter's backlog check: after what the device holds now and every held byte.
+    fn held(&mut self, now: u64, i: usize, bytes: u64) -> u64 {
+        self.held_last = Some(i);
+        self.merged = false;
+        self.writes += 1;
+        self.bytes_written += bytes;
+        let (q, e) = (self.queue.as_mut().expect("queue"), self.elevator.as_ref().expect("elevator"));
+        let head_segs = e.head().map_or(1, |h| h.segs);
+        let next = q.quote(now, head_segs);
+        let held_bytes = e.held_bytes();
+        self.want_run(next);
+        next.max(self.busy_until).saturating_add(transfer_ns(held_bytes, self.bandwidth_bps()))
+    }
+
+    /// The held head's next slot as last computed (a read that took one moves it).
+    fn want_run(&mut self, at: u64) {
+        self.run_wanted = Some(at);
+    }
+
+    /// The pages of the last submission, if the scheduler holds it: they complete with the
+    /// held request (None). Otherwise they are handed back.
+    pub fn hold_pages(&mut self, pages: Vec<Pfn>) -> Option<Vec<Pfn>> {
+        match (self.held_last.take(), self.elevator.as_mut()) {
+            (Some(i), Some(e)) => {
+                e.add_pages(i, &pages);
+                None
+            }
+            _ => Some(pages),
+        }
+    }
+
+    /// `blk_mq_run_hw_queue` with no read waiting: the held writes whose slot has come by
+    /// `now` go to the device, in arrival order, at `now` (the device's clock: a `BlkRun` or a
+    /// submission that comes after the slot freed).
+    fn run_queue(&mut self, now: u64) {
+        loop {
+            let (Some(q), Some(e)) = (self.queue.as_mut(), self.elevator.as_ref()) else { return };
+            let Some(head) = e.head() else { return };
+            let at = q.quote(now, head.segs);
+            if at > now {
+                self.want_run(at);
+                return;
+            }
+            self.dispatch_held(now);
+        }
+    }
+
+    /// The oldest held write goes to the driver: it takes the next slot from `now` (its
+    /// dispatch) and is booked on the device; its completion waits in `dispatched`.
+    fn dispatch_held(&mut self, now: u64) {
+        let (Some(q), Some(e)) = (self.queue.as_mut(), self.elevator.as_mut()) else { return };
+        let Some(h) = e.pop() else { return };
+        let start = q.dispatch_at(now, h.segs);
+        e.dispatched(true, h.start);
+        let bytes = h.end - h.start;
+        let done = self.submit_pieces(start, h.start, bytes, true, false);
+        if let Some(q) = self.queue.as_mut() {
+            q.insert(now, h.start, bytes, h.segs, true, start, done);
+        }
+        if let Some(w) = self.wbt.as_mut() {
+            w.issue_write(now, done);
+        }
+        self.ios[1] += 1;
+        self.inflight.push(Reverse(done));
+        self.busy_ns += done.saturating_sub(now.max(self.busy_until));
+        self.busy_until = self.busy_until.max(done);
+        self.dispatched.push((done, h.pages));
+    }
+
+    /// A `BlkRun` at `now`: held writes whose slot has come go to the device.
+    pub fn blk_run(&mut self, now: u64) {
+        let now = now.max(self.last_now);
+        self.last_now = now;
+        if self.run_armed <= now {
+            self.run_armed = u64::MAX;
+        }
+        self.link.forget(now);
+        self.run_queue(now);
+    }
+
+    /// Held writes dispatched since the last call, with their completions (into `out`).
+    pub fn take_dispatched(&mut self, out: &mut Vec<(u64, Vec<Pfn>)>) {
+        out.append(&mut self.dispatched);
+    }
+
+    /// When a `BlkRun` should come, if none is armed by then; marks it armed.
+    pub fn take_run(&mut self) -> Option<u64> {
+        let at = self.run_wanted.take()?;
+        if !self.elevator.as_ref().is_some_and(MqDeadline::has_held) || at >= self.run_armed {
+            return None;
+        }
+        self.run_armed = at;
+        Some(at)
     }
 
     /// Schedule a request's pieces, one per stripe it touches, from `now` on; returns when the

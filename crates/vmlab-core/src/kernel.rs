@@ -142,6 +142,8 @@ pub struct Kernel {
     /// The earliest completion of a write in `io_queue` (u64::MAX: none). The queue holds what
     /// the running task started this quantum, so these are its own writes.
     pub io_queue_first_write: u64,
+    /// Reused by `collect_dispatched`.
+    blk_dispatched: Vec<(u64, Vec<Pfn>)>,
     /// The running reclaimer's plug over its swap writes (`swap_state::SwapPlug`).
     pub swap_plug: crate::swap_state::SwapPlug,
     /// Tasks to make runnable (kswapd wakeups, lock grants); drained by the scheduler.
@@ -251,6 +253,7 @@ impl Kernel {
             inflight: FxHashMap::default(),
             io_queue: Vec::new(),
             io_queue_first_write: u64::MAX,
+            blk_dispatched: Vec::new(),
             swap_plug: Default::default(),
             wakeups: Vec::new(),
             throttle_wakeups: Vec::new(),
@@ -450,12 +453,27 @@ impl Kernel {
     /// Queue the completion, at `t`, of the submission just made to `disk` for `pages`. A
     /// submission the disk merged into the request before it raises no interrupt of its own.
     pub fn queue_io_done(&mut self, t: u64, disk: usize, pages: Vec<Pfn>, write: bool) {
+        // Writes an mq-deadline queue held go when it dispatches them (mq_deadline.rs).
+        let pages = if write { self.disks[disk].hold_pages(pages) } else { Some(pages) };
+        self.collect_dispatched(disk);
+        let Some(pages) = pages else { return };
         let irq = !self.disks[disk].last_merged();
         let d = if write { IoDone::Write { pages, disk, irq } } else { IoDone::Read { pages, disk, irq } };
         if write {
             self.io_queue_first_write = self.io_queue_first_write.min(t);
         }
         self.io_queue.push((t, d));
+    }
+
+    /// Completions of the held writes `disk`'s scheduler has dispatched since the last call.
+    pub fn collect_dispatched(&mut self, disk: usize) {
+        let mut out = std::mem::take(&mut self.blk_dispatched);
+        self.disks[disk].take_dispatched(&mut out);
+        for (t, pages) in out.drain(..) {
+            self.io_queue_first_write = self.io_queue_first_write.min(t);
+            self.io_queue.push((t, IoDone::Write { pages, disk, irq: true }));
+        }
+        self.blk_dispatched = out;
     }
 
     /// The unqueued throttle's waker: every SWAP_CLUSTER_MAX pages written wake all waiters.

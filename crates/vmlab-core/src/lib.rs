@@ -25,6 +25,7 @@ pub mod mm_types;
 pub mod mmap;
 pub mod mmap_lock;
 pub mod mmzone;
+pub mod mq_deadline;
 pub mod namei;
 pub mod oom_kill;
 pub mod page_alloc;

@@ -252,6 +252,12 @@ impl Sim {
                 });
             }
             disk.large_folios = d.large_folios;
+            disk.set_elevator(
+                d.deadline.map(|(writes_starved, fifo_batch)| crate::mq_deadline::DeadlineParams {
+                    writes_starved,
+                    fifo_batch,
+                }),
+            );
             disk.set_wbt_params(crate::disk::WbtParams {
                 nr_requests: d.nr_requests,
                 lat_us: d.wbt_lat_usec,
@@ -508,11 +514,21 @@ impl Sim {
         Ok(())
     }
 
+    /// A `BlkRun` for each disk whose scheduler holds writes that can go later.
+    fn arm_blk_runs(&mut self) {
+        for d in 0..self.k.disks.len() {
+            if let Some(t) = self.k.disks[d].take_run() {
+                self.s.push(t, Event::BlkRun(d));
+            }
+        }
+    }
+
     fn drain_kernel_requests(&mut self) {
         self.k.io_queue_first_write = u64::MAX;
         for (t, d) in std::mem::take(&mut self.k.io_queue) {
             self.s.add_io(t, d);
         }
+        self.arm_blk_runs();
         for t in std::mem::take(&mut self.k.wakeups) {
             self.s.wake(t);
         }
@@ -598,6 +614,7 @@ impl Sim {
         for (when, d) in std::mem::take(&mut self.k.io_queue) {
             self.s.add_io(when, d);
         }
+        self.arm_blk_runs();
         let used = (ctx.sys_ns + ctx.user_ns).max(100);
         if kind == TaskKind::User {
             crate::psi::running(&mut self.k, self.s.tasks[t].memcg, t, self.s.now, self.s.now + used);
@@ -706,6 +723,11 @@ impl Sim {
                 self.s.push(self.s.now + gap, Event::Kmem(i));
             }
             Event::IrqEnd(_) => {}
+            Event::BlkRun(d) => {
+                self.k.disks[d].blk_run(self.s.now);
+                self.k.collect_dispatched(d);
+                self.drain_kernel_requests();
+            }
             Event::TcpAck => {
                 // The ACKs arrive by network receive, on the CPU that takes the NIC's softirq.
                 let cpu = self.k.cfg.pick_cpu_of_node(0, self.k.rng.next_u32());

@@ -825,6 +825,16 @@ fn resolve(ctx: &Ctx<'_>, f: &ScenarioFile) -> Result<(Setup, Vec<String>), Scen
         if d.nr_requests == Some(0) {
             return Err(ctx.err(&["disk", &i, "nr_requests"], "nr_requests must be at least 1"));
         }
+        let deadline = match d.scheduler.as_deref().unwrap_or("none") {
+            "none" => None,
+            "mq-deadline" => Some((d.writes_starved.unwrap_or(2), d.fifo_batch.unwrap_or(16))),
+            other => {
+                return Err(ctx.err(
+                    &["disk", &i, "scheduler"],
+                    format!("unknown scheduler `{other}`: vmlab models \"none\" and \"mq-deadline\""),
+                ))
+            }
+        };
         if d.irq.as_deref().is_some_and(|n| n.is_empty() || n.chars().any(char::is_whitespace)) {
             return Err(ctx.err(&["disk", &i, "irq"], "irq must be a function name (one word)"));
         }
@@ -842,6 +852,7 @@ fn resolve(ctx: &Ctx<'_>, f: &ScenarioFile) -> Result<(Setup, Vec<String>), Scen
             nr_requests: d.nr_requests,
             wbt_lat_usec: d.wbt_lat_usec,
             write_cache: d.write_cache,
+            deadline,
             irq: d.irq.clone(),
             large_folios: d.large_folios,
             span: ctx.span_of(&["disk", &i, "name"]),
@@ -1584,6 +1595,13 @@ program = "wait"
         assert_eq!((d.nr_requests, d.wbt_lat_usec, d.write_cache), (Some(128), Some(2000), Some(true)));
         let e = err(SMALL, &["disk.sda.nr_requests=0"]);
         assert!(e.contains("nr_requests") && e.contains("at least 1"), "{e}");
+        assert_eq!(s.setup.disks[0].deadline, None, "the scheduler is none unless asked");
+        let s = load(SMALL, &["disk.sda.scheduler=\"mq-deadline\"", "disk.sda.fifo_batch=4"]).unwrap();
+        assert_eq!(s.setup.disks[0].deadline, Some((2, 4)), "writes_starved defaults to the kernel's 2");
+        let s = load(SMALL, &["disk.sda.scheduler=\"none\"", "disk.sda.writes_starved=1"]).unwrap();
+        assert_eq!(s.setup.disks[0].deadline, None, "iosched/ tunables mean nothing under none");
+        let e = err(SMALL, &["disk.sda.scheduler=\"bfq\""]);
+        assert!(e.contains("scheduler") && e.contains("unknown scheduler `bfq`"), "{e}");
         let e = err(SMALL, &["disk.sda.device_bandwidth=\"1GB\""]);
         assert!(e.contains("device_bandwidth") && e.contains("must end in `/s`"), "{e}");
     }

@@ -182,6 +182,17 @@ pub struct DiskSpec {
     /// Default: false.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub write_cache: Option<bool>,
+    /// The queue's I/O scheduler (`queue/scheduler`; 6.8's blk-mq only): "none" dispatches in
+    /// arrival order, "mq-deadline" holds writes while the device is full and lets reads go
+    /// first. Default: "none".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scheduler: Option<String>,
+    /// mq-deadline's `iosched/writes_starved` (default 2) and `iosched/fifo_batch` (default 16);
+    /// ignored under "none".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub writes_starved: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fifo_batch: Option<u32>,
     /// The driver's interrupt handler, as the flat profile names it (default `disk_irq`).
     pub irq: Option<String>,
     /// Its file system reads regular files into large folios (`mapping_set_large_folios`: XFS
@@ -501,6 +512,8 @@ pub struct DiskSetup {
     pub nr_requests: Option<u32>,
     pub wbt_lat_usec: Option<u64>,
     pub write_cache: Option<bool>,
+    /// mq-deadline's `writes_starved` and `fifo_batch`; None: the `none` scheduler.
+    pub deadline: Option<(u32, u32)>,
     pub irq: Option<String>,
     pub large_folios: bool,
     /// The disk's `name` in the file, for errors the device model finds.

@@ -443,13 +443,13 @@ fn run_host_builds_the_machine_from_the_host_and_limits_the_workload() {
     assert!(
         host.contains(
             "chunk = 4194304 }] vm.max_sectors_kb=1024 vm.max_segments=64 disk.sda.nr_requests=64 \
-             reclaim.memcg_stat_poll_ms=20 machine.memory="
+             disk.sda.scheduler=\"none\" reclaim.memcg_stat_poll_ms=20 machine.memory="
         ),
         "{host}"
     );
     let queue = v["notes"]["host_queue"].as_str().unwrap();
     assert!(queue.contains("writeback throttle: nr_requests 64,"), "{queue}");
-    assert!(queue.ends_with("not modelled: scheduler none"), "{queue}");
+    assert!(queue.ends_with("scheduler none (disk.*)"), "{queue}");
     assert!(host.contains("disk.sda.nr_requests=64"), "the writeback throttle's depth: {host}");
     assert!(host.contains("disk=[{ name = \"sda\", model = \"nvme\", bandwidth = \"1047552000B/s\""), "{host}");
     // The measured disk serves the scenario's, and the command line's `--set disk.*` wins over it.
