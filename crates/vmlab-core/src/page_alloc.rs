@@ -257,6 +257,7 @@ impl Kernel {
             if let Some(pfn) = self.zones[zid].free_area[o][list].pop_head(&mut self.fr) {
                 self.trace(Tracepoint::MmPageAllocZoneLocked {
                     zone: zid,
+                    pfn,
                     block_order: o as u32,
                     order,
                     migratetype: mt,
@@ -312,7 +313,13 @@ impl Kernel {
             for &alt in &FALLBACKS[pref] {
                 let Some(pfn) = self.zones[zid].free_area[o][alt].pop_head(&mut self.fr) else { continue };
                 let migratetype = [Mt::Unmovable, Mt::Movable, Mt::Reclaimable][pref];
-                self.trace(Tracepoint::MmPageAllocZoneLocked { zone: zid, block_order: o as u32, order, migratetype });
+                self.trace(Tracepoint::MmPageAllocZoneLocked {
+                    zone: zid,
+                    pfn,
+                    block_order: o as u32,
+                    order,
+                    migratetype,
+                });
                 let mut use_mt = alt;
                 if o as u32 >= PAGEBLOCK_ORDER / 2 || pref == Mt::Reclaimable as usize {
                     let moved = (1u64 << o) + self.move_freepages_block(zid, pfn, pref, Some(pfn));
