@@ -5,13 +5,24 @@
 //! (reclaim order against physical order); the zone's watermark state, free pages by order and
 //! migrate type, and its pageblocks by type. An observer: the run is the same without it.
 //!
+//! A second line per sample ("takes …") says who takes DMA32's free blocks of order ≥ 1: each
+//! block taken off the lists (`mm_page_alloc_zone_locked`, by the pfn the request gets) is
+//! counted by path — `__rmqueue_smallest` on the wanted type, `__rmqueue_fallback` (an
+//! `mm_page_alloc_extfrag` follows), or a MIGRATE_RESERVE block — by its order, and by the
+//! caller class of the page's first user, read when the page is handed out (`mm_page_alloc`;
+//! an order-0 page may first wait on a per-CPU list): page cache, anon, `[fs]` slab (reclaimable),
+//! skb slab (atomic), kmalloc slab, page table, kernel stack, TCP page, `[[kmem]]` page. The
+//! class is read from what the caller does next (the frame's flags, a page-cache insertion,
+//! the kernel-stack / socket / kmem page counts rising), before any other tracepoint fires.
+//! Also kswapd's lumpy isolations in DMA32 and the order ≥ 3 free pages outside its reserve.
+//!
 //! cargo run --profile ci -p vmlab-core --example dma32_census -- SCENARIO PROFILE EVERY_S [KEY=VALUE...]
 
 mod common;
 
 use vmlab_core::kernel::Kernel;
 use vmlab_core::mm_types::pg;
-use vmlab_core::mmzone::{ZoneType, MAX_ORDER, MIGRATE_TYPES, PAGEBLOCK_ORDER};
+use vmlab_core::mmzone::{Mt, ZoneType, MAX_ORDER, MIGRATE_RESERVE, MIGRATE_TYPES, PAGEBLOCK_ORDER};
 use vmlab_core::sim::Sim;
 use vmlab_core::trace::{GfpKind, Tracepoint, Tracer};
 
@@ -46,6 +57,69 @@ struct Census {
     min_free: u64,
     every_ns: u64,
     window: u64,
+    /// Per frame of the machine: the block its last take off DMA32's lists came from, when of
+    /// order >= 1 (`tag`: bits 0-1 block order 1, 2, 3+; bits 2-3 path), until handed out.
+    tag: Vec<u8>,
+    last_take: u32,
+    /// The page handed out last, its class not read yet.
+    pending: Option<Pending>,
+    /// Movable pages handed out that were neither anon nor page cache at once (readahead adds
+    /// them to the cache a little later): pfn → tag.
+    movable_wait: std::collections::HashMap<u32, u8>,
+    /// Blocks of order >= 1 taken, by [path smallest, fallback, reserve][block order 1, 2, 3+]
+    /// [caller class].
+    taken: [[[u64; NCLASS]; 3]; 3],
+    /// kswapd's lumpy isolations in DMA32 (`mm_vmscan_lru_isolate` mode 2) and pages taken.
+    lumpy: [u64; 2],
+}
+
+const NCLASS: usize = 12;
+const CLASSES: [&str; NCLASS] =
+    ["file", "anon", "mov?", "fs-slab", "skb-slab", "atomic?", "kmalloc", "pgtable", "stack", "tcp", "kmem", "kern?"];
+const PATHS: [&str; 3] = ["smallest", "fallback", "reserve"];
+
+#[derive(Clone, Copy)]
+struct Pending {
+    pfn: u32,
+    tag: u8,
+    gfp: GfpKind,
+    mt: Mt,
+    stack: u64,
+    sock: u64,
+    kmem: u64,
+}
+
+impl Census {
+    fn count(&mut self, tag: u8, class: usize) {
+        let (block, path) = ((tag & 3) as usize - 1, (tag >> 2) as usize);
+        self.taken[path][block][class] += 1;
+    }
+
+    /// The class of the page handed out last, from what its caller did since.
+    fn resolve(&mut self, k: &Kernel, p: Pending, ev: &Tracepoint) {
+        let f = k.fr.flags[p.pfn as usize];
+        let class = match (p.gfp, p.mt) {
+            (_, Mt::Reclaimable) => 3,
+            (GfpKind::Atomic, _) => [5, 4][(f & pg::SLAB != 0) as usize],
+            (GfpKind::Kernel, _) if f & pg::SLAB != 0 => 6,
+            (GfpKind::Kernel, _) if f & pg::PGTABLE != 0 => 7,
+            (GfpKind::Kernel, _) if k.g.kernel_stack > p.stack => 8,
+            (GfpKind::Kernel, _) if k.g.sock > p.sock => 9,
+            (GfpKind::Kernel, _) if k.g.kmem > p.kmem => 10,
+            (GfpKind::Kernel, _) => 11,
+            (GfpKind::HighuserMovable, _) => {
+                if matches!(*ev, Tracepoint::FilemapAdd { pfn, .. } if pfn == p.pfn) {
+                    0
+                } else if f & (pg::ANON | pg::SWAPBACKED) != 0 {
+                    1
+                } else {
+                    self.movable_wait.insert(p.pfn, p.tag);
+                    return;
+                }
+            }
+        };
+        self.count(p.tag, class);
+    }
 }
 
 fn page_free(k: &Kernel, z: &vmlab_core::mmzone::Zone, pfn: u32) -> bool {
@@ -65,6 +139,48 @@ fn page_free(k: &Kernel, z: &vmlab_core::mmzone::Zone, pfn: u32) -> bool {
 
 impl Tracer for Census {
     fn event(&mut self, k: &Kernel, ev: &Tracepoint) {
+        if let Some(p) = self.pending.take() {
+            self.resolve(k, p, ev);
+        }
+        match *ev {
+            Tracepoint::MmPageAlloc { zone, pfn, gfp, migratetype, .. } if zone == self.zid => {
+                let tag = std::mem::take(&mut self.tag[pfn as usize]);
+                if tag != 0 {
+                    let g = &k.g;
+                    let (stack, sock, kmem) = (g.kernel_stack, g.sock, g.kmem);
+                    self.pending = Some(Pending { pfn, tag, gfp, mt: migratetype, stack, sock, kmem });
+                }
+            }
+            Tracepoint::MmPageAllocZoneLocked { zone, pfn, block_order, .. } if zone == self.zid => {
+                // Every page handed out was first taken as a block's head: a fresh tag each take.
+                let reserve = k.pageblock_mt[k.pageblock_of(zone, pfn)] as usize == MIGRATE_RESERVE;
+                self.tag[pfn as usize] =
+                    if block_order == 0 { 0 } else { (block_order.min(3) as u8) | ((reserve as u8 * 2) << 2) };
+                self.last_take = pfn;
+            }
+            Tracepoint::MmPageAllocExtfrag { zone, .. } if zone == self.zid => {
+                // Follows the fallback's own zone_locked event: the block just tagged.
+                let t = &mut self.tag[self.last_take as usize];
+                if *t != 0 {
+                    *t = (*t & 3) | (1 << 2);
+                }
+            }
+            Tracepoint::FilemapAdd { pfn, .. } => {
+                if let Some(tag) = self.movable_wait.remove(&pfn) {
+                    self.count(tag, 0);
+                }
+            }
+            Tracepoint::MmPageFree { pfn, .. } => {
+                if let Some(tag) = self.movable_wait.remove(&pfn) {
+                    self.count(tag, 2);
+                }
+            }
+            Tracepoint::LruIsolate { classzone, mode: 2, nr_taken, .. } if classzone == self.zid => {
+                self.lumpy[0] += 1;
+                self.lumpy[1] += nr_taken;
+            }
+            _ => {}
+        }
         let z = &k.zones[self.zid];
         match *ev {
             Tracepoint::MmPageAlloc { zone, order, gfp, .. } if zone == self.zid => {
@@ -83,7 +199,7 @@ impl Tracer for Census {
                 self.min_free = self.min_free.min(z.free_pages);
             }
             Tracepoint::FilemapAdd { pfn, .. } if z.spans(pfn) => self.file += 1,
-            Tracepoint::MmPageAllocZoneLocked { zone, block_order, order, migratetype } if zone == self.zid => {
+            Tracepoint::MmPageAllocZoneLocked { zone, block_order, order, migratetype, .. } if zone == self.zid => {
                 self.split[migratetype as usize][(order > 0) as usize][(block_order as usize).min(3)] += 1;
             }
             Tracepoint::MmPageAllocExtfrag { zone, fallback_order, start_mt, fallback_mt, stolen, .. }
@@ -157,6 +273,7 @@ fn main() {
         zid,
         min_free: u64::MAX,
         every_ns: every_s * 1_000_000_000,
+        tag: vec![0; sim.k.fr.flags.len()],
         ..Default::default()
     }));
     sim.interval = every_s * 1_000_000_000;
@@ -221,6 +338,28 @@ fn main() {
         }
         line += &format!(" {}/{}/{}/{}", blocks[0], blocks[1], blocks[2], blocks[3]);
         println!("{line}");
+        let mut takes = format!("takes {:.2} |", sim.s.now as f64 / 3.6e12);
+        for (path, name) in PATHS.iter().enumerate() {
+            takes += &format!(" {name}:");
+            for block in 0..3 {
+                let d: [u64; NCLASS] = sub(&c.taken[path][block], &prev.taken[path][block]);
+                let who: Vec<String> =
+                    d.iter().zip(CLASSES).filter(|(n, _)| **n > 0).map(|(n, w)| format!("{w} {n}")).collect();
+                takes +=
+                    &format!(" o{}{} {} ({});", block + 1, ["", "", "+"][block], d.iter().sum::<u64>(), who.join(", "));
+            }
+            takes += " |";
+        }
+        let outside: u64 =
+            (3..MAX_ORDER).map(|o| (0..MIGRATE_RESERVE).map(|mt| z.free_area[o][mt].len << o).sum::<u64>()).sum();
+        takes += &format!(
+            " movable waiting {} | lumpy isolations {} pages {} | free in o3+ outside reserve {}",
+            c.movable_wait.len(),
+            c.lumpy[0] - prev.lumpy[0],
+            c.lumpy[1] - prev.lumpy[1],
+            outside
+        );
+        println!("{takes}");
         prev = c;
     }));
     if let Err(e) = sim.run() {

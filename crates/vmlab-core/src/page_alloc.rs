@@ -257,6 +257,7 @@ impl Kernel {
             if let Some(pfn) = self.zones[zid].free_area[o][list].pop_head(&mut self.fr) {
                 self.trace(Tracepoint::MmPageAllocZoneLocked {
                     zone: zid,
+                    pfn,
                     block_order: o as u32,
                     order,
                     migratetype: mt,
@@ -312,10 +313,16 @@ impl Kernel {
             for &alt in &FALLBACKS[pref] {
                 let Some(pfn) = self.zones[zid].free_area[o][alt].pop_head(&mut self.fr) else { continue };
                 let migratetype = [Mt::Unmovable, Mt::Movable, Mt::Reclaimable][pref];
-                self.trace(Tracepoint::MmPageAllocZoneLocked { zone: zid, block_order: o as u32, order, migratetype });
+                self.trace(Tracepoint::MmPageAllocZoneLocked {
+                    zone: zid,
+                    pfn,
+                    block_order: o as u32,
+                    order,
+                    migratetype,
+                });
                 let mut use_mt = alt;
                 if o as u32 >= PAGEBLOCK_ORDER / 2 || pref == Mt::Reclaimable as usize {
-                    let moved = (1u64 << o) + self.move_freepages_block(zid, pfn, pref, Some(pfn));
+                    let moved = self.move_freepages_block(zid, pfn, pref, Some((pfn, o as u32)));
                     if moved >= 1 << (PAGEBLOCK_ORDER - 1) {
                         let b = self.pageblock_of(zid, pfn);
                         self.pageblock_mt[b] = pref as u8;
@@ -343,9 +350,11 @@ impl Kernel {
         None
     }
 
-    /// `move_freepages_block`: put every free block of `pfn`'s pageblock (but `taken`, already
-    /// off its list) on migrate type `mt`'s lists. Returns the pages moved.
-    fn move_freepages_block(&mut self, zid: usize, pfn: Pfn, mt: usize, taken: Option<Pfn>) -> u64 {
+    /// `move_freepages_block`: put every free block of `pfn`'s pageblock on migrate type `mt`'s
+    /// lists. `taken` (pfn, order) is already off its list but still counts, as the kernel moves
+    /// it with the rest before `list_del`. Returns the pages moved: 0 for a pageblock that ends
+    /// past the zone, which the kernel leaves alone (and so never claims).
+    fn move_freepages_block(&mut self, zid: usize, pfn: Pfn, mt: usize, taken: Option<(Pfn, u32)>) -> u64 {
         let nr = 1u32 << PAGEBLOCK_ORDER;
         let z = &self.zones[zid];
         // The pageblock's bounds are the memory map's, clipped as the kernel clips them: a block
@@ -360,18 +369,23 @@ impl Kernel {
         let mut moved = 0;
         let mut p = start;
         while p < end {
-            if Some(p) == taken || !self.fr.has(p, pg::BUDDY) {
+            if let Some((_, o)) = taken.filter(|&(t, _)| t == p) {
+                moved += 1u64 << o;
+                p += 1 << o;
+                continue;
+            }
+            if !self.fr.has(p, pg::BUDDY) {
                 p += 1;
                 continue;
             }
             let o = (self.fr.aux[p as usize] & 0xf) as usize;
             let old = (self.fr.aux[p as usize] >> 4) as usize;
-            if old != mt {
-                let z = &mut self.zones[zid];
-                z.free_area[o][old].remove(&mut self.fr, p);
-                z.free_area[o][mt].push_head(&mut self.fr, p);
-                self.fr.aux[p as usize] = o as u8 | ((mt as u8) << 4);
-            }
+            // `move_freepages`: list_del + list_add for every free block, those already on
+            // `mt`'s lists included — the whole pageblock comes next in `mt`'s lists.
+            let z = &mut self.zones[zid];
+            z.free_area[o][old].remove(&mut self.fr, p);
+            z.free_area[o][mt].push_head(&mut self.fr, p);
+            self.fr.aux[p as usize] = o as u8 | ((mt as u8) << 4);
             moved += 1u64 << o;
             p += 1 << o;
         }
@@ -923,5 +937,61 @@ mod tests {
         let mut k = parked(false);
         assert!(k.alloc_after_direct_reclaim(&mut ctx, Gfp::kernel(), 1, 32).is_none());
         assert!(k.zones[0].pcp_pages() > 0);
+    }
+
+    /// 2.6.36 `move_freepages` takes every free block of the pageblock off its list and puts it
+    /// at the head of the new type's list (`list_del` + `list_add`), also the blocks that were
+    /// already on that type's lists — so after a steal, the stolen pageblock's blocks are the
+    /// next ones `__rmqueue_smallest` hands out, ahead of blocks of the type elsewhere.
+    #[test]
+    fn a_steal_puts_every_free_block_of_the_pageblock_at_the_head_of_the_new_type() {
+        let cfg = MachineConfig::of_zones("x86_64", 1, &[(ZoneType::Dma, 4096), (ZoneType::Dma32, 8192)]);
+        let mut k = Kernel::new(crate::profiles::find("linux-2.6.36").unwrap(), cfg, 1).unwrap();
+        let z = 1;
+        while k.rmqueue(z, 0, Mt::Movable).is_some() {}
+        let nr = 1u32 << PAGEBLOCK_ORDER;
+        let (start, end) = (k.zones[z].start_pfn, k.zones[z].end_pfn);
+        let a = (start..end)
+            .find(|&f| {
+                k.zones[z].phys(f).is_multiple_of(nr) && f + 2 * nr <= end && {
+                    let (b0, b1) = (k.pageblock_of(z, f), k.pageblock_of(z, f + nr));
+                    k.pageblock_mt[b0] == Mt::Movable as u8 && k.pageblock_mt[b1] == Mt::Movable as u8
+                }
+            })
+            .expect("two movable pageblocks");
+        let (x, y) = (a, a + nr);
+        // X: an unmovable single page inside movable pageblock A (a pcp drain of a page an
+        // unmovable refill took); half of A free and movable; then Y, unmovable, elsewhere.
+        k.free_one_page_mt(z, x, 0, Mt::Unmovable as usize);
+        k.free_one_page_mt(z, a + nr / 2, PAGEBLOCK_ORDER - 1, Mt::Movable as usize);
+        k.free_one_page_mt(z, y, 0, Mt::Unmovable as usize);
+        // An order-1 unmovable request finds no unmovable block that large: it steals A's
+        // order-8 block, and with it A's free pages, X among them.
+        let got = k.rmqueue(z, 1, Mt::Unmovable).expect("a fallback");
+        assert_eq!(k.pageblock_of(z, got), k.pageblock_of(z, a));
+        assert_eq!(k.pageblock_mt[k.pageblock_of(z, a)], Mt::Unmovable as u8, "A claimed");
+        assert_eq!(k.rmqueue(z, 0, Mt::Unmovable), Some(x), "X was moved to the head, ahead of Y");
+        assert_eq!(k.rmqueue(z, 0, Mt::Unmovable), Some(y));
+    }
+
+    /// 2.6.36 `move_freepages_block` returns 0 for a pageblock that runs past the zone's end
+    /// ("Do not cross zone boundaries"), so `__rmqueue_fallback` never claims the zone's last,
+    /// partial pageblock, however large the block it takes there.
+    #[test]
+    fn a_steal_in_the_zones_partial_last_pageblock_does_not_claim_it() {
+        // DMA32 of 8,492 pages: its last pageblock holds 300 of 512.
+        let cfg = MachineConfig::of_zones("x86_64", 1, &[(ZoneType::Dma, 4096), (ZoneType::Dma32, 8492)]);
+        let mut k = Kernel::new(crate::profiles::find("linux-2.6.36").unwrap(), cfg, 1).unwrap();
+        let z = 1;
+        while k.rmqueue(z, 0, Mt::Movable).is_some() {}
+        let nr = 1u32 << PAGEBLOCK_ORDER;
+        let end = k.zones[z].end_pfn;
+        let last = (k.zones[z].start_pfn..end).rev().find(|&f| k.zones[z].phys(f).is_multiple_of(nr)).unwrap();
+        assert!(last + nr > end && last + nr / 2 <= end, "a partial last pageblock with room for an order-8 block");
+        let b = k.pageblock_of(z, last);
+        assert_eq!(k.pageblock_mt[b], Mt::Movable as u8);
+        k.free_one_page_mt(z, last, PAGEBLOCK_ORDER - 1, Mt::Movable as usize);
+        assert_eq!(k.rmqueue(z, 0, Mt::Unmovable), Some(last), "the fallback takes the order-8 block");
+        assert_eq!(k.pageblock_mt[b], Mt::Movable as u8, "a pageblock past the zone's end is not claimed");
     }
 }

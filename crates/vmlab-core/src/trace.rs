@@ -176,10 +176,12 @@ pub enum Tracepoint {
         /// `older_than_this` in ns of simulated time (kupdate's expiry cut-off), else None.
         older_ns: Option<u64>,
     },
-    /// `mm_page_alloc_zone_locked`: a free block of `block_order` taken off zone `zone`'s free
-    /// lists for a request of `order` and `migratetype` (split if larger).
+    /// `mm_page_alloc_zone_locked`: a free block of `block_order` at `pfn` taken off zone
+    /// `zone`'s free lists for a request of `order` and `migratetype` (split if larger: the
+    /// request gets the block's first pages).
     MmPageAllocZoneLocked {
         zone: usize,
+        pfn: Pfn,
         block_order: u32,
         order: u32,
         migratetype: Mt,

@@ -118,7 +118,7 @@ impl Tracer for AllocDiag {
     fn event(&mut self, k: &Kernel, ev: &Tracepoint) {
         match *ev {
             Tracepoint::MmPageAlloc { zone, order, migratetype, .. } => self.alloc(zone, order, migratetype),
-            Tracepoint::MmPageAllocZoneLocked { zone, block_order, order, migratetype } => {
+            Tracepoint::MmPageAllocZoneLocked { zone, block_order, order, migratetype, .. } => {
                 self.split(zone, block_order, order, migratetype)
             }
             Tracepoint::KswapdBalanceBegin { order, .. } if order > 0 => self.run_started(k.now),
