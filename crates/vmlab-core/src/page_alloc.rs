@@ -366,6 +366,7 @@ impl Kernel {
         if end > ze {
             return 0;
         }
+        let tail = self.profile.move_freepages_tail;
         let mut moved = 0;
         let mut p = start;
         while p < end {
@@ -384,7 +385,11 @@ impl Kernel {
             // `mt`'s lists included — the whole pageblock comes next in `mt`'s lists.
             let z = &mut self.zones[zid];
             z.free_area[o][old].remove(&mut self.fr, p);
-            z.free_area[o][mt].push_head(&mut self.fr, p);
+            if tail {
+                z.free_area[o][mt].push_tail(&mut self.fr, p);
+            } else {
+                z.free_area[o][mt].push_head(&mut self.fr, p);
+            }
             self.fr.aux[p as usize] = o as u8 | ((mt as u8) << 4);
             moved += 1u64 << o;
             p += 1 << o;
@@ -945,8 +950,25 @@ mod tests {
     /// next ones `__rmqueue_smallest` hands out, ahead of blocks of the type elsewhere.
     #[test]
     fn a_steal_puts_every_free_block_of_the_pageblock_at_the_head_of_the_new_type() {
+        let (x, y, first, second) = steal_then_take_two("linux-2.6.36");
+        assert_eq!(first, Some(x), "X was moved to the head, ahead of Y");
+        assert_eq!(second, Some(y));
+    }
+
+    /// Since 5.10 (`move_to_free_list` with `list_move_tail`) the moved blocks go behind those
+    /// already on the new type's lists: the same steal hands out Y first.
+    #[test]
+    fn since_5_10_a_steal_puts_the_pageblock_at_the_tail_of_the_new_type() {
+        let (x, y, first, second) = steal_then_take_two("linux-6.8");
+        assert_eq!(first, Some(y), "Y stays ahead of the moved X");
+        assert_eq!(second, Some(x));
+    }
+
+    /// X (unmovable, inside movable pageblock A) and Y (unmovable, elsewhere) free; an order-1
+    /// unmovable request steals A; then the next two unmovable single pages.
+    fn steal_then_take_two(profile: &str) -> (Pfn, Pfn, Option<Pfn>, Option<Pfn>) {
         let cfg = MachineConfig::of_zones("x86_64", 1, &[(ZoneType::Dma, 4096), (ZoneType::Dma32, 8192)]);
-        let mut k = Kernel::new(crate::profiles::find("linux-2.6.36").unwrap(), cfg, 1).unwrap();
+        let mut k = Kernel::new(crate::profiles::find(profile).unwrap(), cfg, 1).unwrap();
         let z = 1;
         while k.rmqueue(z, 0, Mt::Movable).is_some() {}
         let nr = 1u32 << PAGEBLOCK_ORDER;
@@ -970,8 +992,8 @@ mod tests {
         let got = k.rmqueue(z, 1, Mt::Unmovable).expect("a fallback");
         assert_eq!(k.pageblock_of(z, got), k.pageblock_of(z, a));
         assert_eq!(k.pageblock_mt[k.pageblock_of(z, a)], Mt::Unmovable as u8, "A claimed");
-        assert_eq!(k.rmqueue(z, 0, Mt::Unmovable), Some(x), "X was moved to the head, ahead of Y");
-        assert_eq!(k.rmqueue(z, 0, Mt::Unmovable), Some(y));
+        let first = k.rmqueue(z, 0, Mt::Unmovable);
+        (x, y, first, k.rmqueue(z, 0, Mt::Unmovable))
     }
 
     /// 2.6.36 `move_freepages_block` returns 0 for a pageblock that runs past the zone's end

@@ -343,6 +343,11 @@ pub struct Profile {
     /// next order is free, so that it is handed out last and more likely to coalesce further
     /// (Corrado Zoccolo, 2.6.35; `buddy_merge_likely` in 6.x). Off: always the head.
     pub buddy_merge_tail: bool,
+    /// `move_freepages` puts the free blocks of a pageblock it re-types at the TAIL of the new
+    /// type's lists (David Hildenbrand, "mm/page_alloc: move pages to tail in
+    /// move_to_free_list()", linux-mm, 5 Oct 2020; 5.10), so `__rmqueue_smallest` reaches them
+    /// after the blocks already there. Off: the head, as `list_add` had it from 2.6.24 to 5.9.
+    pub move_freepages_tail: bool,
     /// Buddies pair on the page's offset in its zone (2.4 `__free_pages_ok`: `page -
     /// zone->zone_mem_map`), not on its pfn (2.6.1x on). The two differ only for a zone that
     /// does not start on a MAX_ORDER boundary, which 2.4 did not support.
@@ -484,6 +489,7 @@ const MODERN: Profile = Profile {
     pgfault_on_completion: true,
     irq: IrqRule::Fixed,
     buddy_merge_tail: true,
+    move_freepages_tail: true,
     buddy_zone_relative: false,
     pcp_drain_recorded_mt: true,
     drain_pcp_after_reclaim: true,
@@ -548,6 +554,7 @@ const LINUX_2_6_26: Profile = Profile {
     // Seeds 003/004 were calibrated without interrupt time.
     irq: IrqRule::None,
     buddy_merge_tail: false,
+    move_freepages_tail: false,
     buddy_zone_relative: false,
     pcp_drain_recorded_mt: false,
     drain_pcp_after_reclaim: false,
@@ -619,6 +626,7 @@ const LINUX_2636: Profile = Profile {
     // Seed 001 was calibrated without interrupt time.
     irq: IrqRule::None,
     buddy_merge_tail: true,
+    move_freepages_tail: false,
     buddy_zone_relative: false,
     pcp_drain_recorded_mt: true,
     drain_pcp_after_reclaim: true,
@@ -713,6 +721,7 @@ const LINUX_249: Profile = Profile {
     pgfault_on_completion: false,
     irq: IrqRule::LowestPriority24,
     buddy_merge_tail: false,
+    move_freepages_tail: false,
     buddy_zone_relative: true,
     pcp_drain_recorded_mt: false,
     drain_pcp_after_reclaim: false,
@@ -1015,6 +1024,8 @@ pub const KNOBS: &[Knob] = &[
     rc("irq", Kind::Word, Readers::All),
     // page_alloc.rs __free_one_page, filemap.rs.
     rc("buddy_merge_tail", Kind::Bool, Readers::All),
+    // page_alloc.rs move_freepages_block.
+    rc("move_freepages_tail", Kind::Bool, Readers::All),
     rc("buddy_zone_relative", Kind::Bool, Readers::All),
     rc("pcp_drain_recorded_mt", Kind::Bool, Readers::All),
     rc("drain_pcp_after_reclaim", Kind::Bool, Readers::All),
@@ -1256,6 +1267,7 @@ impl Profile {
             "reclaim_frees_cold" => &mut self.reclaim_frees_cold,
             "pgfault_on_completion" => &mut self.pgfault_on_completion,
             "buddy_merge_tail" => &mut self.buddy_merge_tail,
+            "move_freepages_tail" => &mut self.move_freepages_tail,
             "buddy_zone_relative" => &mut self.buddy_zone_relative,
             "pcp_drain_recorded_mt" => &mut self.pcp_drain_recorded_mt,
             "drain_pcp_after_reclaim" => &mut self.drain_pcp_after_reclaim,
