@@ -63,9 +63,9 @@ pub struct DiskParams {
     /// beyond the spindles' own.
     #[serde(default)]
     pub device_bandwidth_bps: u64,
-    /// Sequential write rate of one spindle, bytes per second; 0: as `bandwidth_bps`. A
-    /// virtual disk's writes can cost the host more than its reads (the backing file's
-    /// allocation, a flush below): `run --host` measures both directions.
+    /// Sequential write rate of one spindle, bytes per second; 0: as `bandwidth_bps`. Writes
+    /// can be the slower direction (the development host's virtual disk wrote 4 MiB in 2.5× a
+    /// read's time), and a slower write path is what keeps writes queued long enough to merge.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub write_bandwidth_bps: u64,
 }
