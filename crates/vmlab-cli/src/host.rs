@@ -304,6 +304,7 @@ pub fn disk_sets(names: &[String], p: &vmlab_core::disk::DiskParams) -> Vec<Stri
     let fields = [
         ("model", "\"nvme\"".to_string()),
         ("bandwidth", format!("\"{}B/s\"", p.bandwidth_bps)),
+        ("write_bandwidth", format!("\"{}B/s\"", p.bandwidth_for(true))),
         ("seek", format!("\"{}ns\"", p.seek_ns)),
         ("latency", format!("\"{}ns\"", p.latency_ns)),
         ("queue_depth", p.queue_depth.to_string()),

@@ -63,6 +63,15 @@ pub struct DiskParams {
     /// beyond the spindles' own.
     #[serde(default)]
     pub device_bandwidth_bps: u64,
+    /// Sequential write rate of one spindle, bytes per second; 0: as `bandwidth_bps`. Writes
+    /// can be the slower direction (the development host's virtual disk wrote 4 MiB in 2.5× a
+    /// read's time), and a slower write path is what keeps writes queued long enough to merge.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub write_bandwidth_bps: u64,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 impl DiskParams {
@@ -79,6 +88,7 @@ impl DiskParams {
                 mirrored: false,
                 chunk_bytes: 64 * KIB,
                 device_bandwidth_bps: 0,
+                write_bandwidth_bps: 0,
             },
             // SATA SSD: ~520 MB/s over 4 flash channels, ~60 µs read; no positioning cost.
             "ssd" => DiskParams {
@@ -90,6 +100,7 @@ impl DiskParams {
                 mirrored: false,
                 chunk_bytes: 16 * KIB,
                 device_bandwidth_bps: 0,
+                write_bandwidth_bps: 0,
             },
             // PCIe NVMe: ~3.2 GB/s over 8 channels, ~20 µs read, very deep queues.
             "nvme" => DiskParams {
@@ -101,6 +112,7 @@ impl DiskParams {
                 mirrored: false,
                 chunk_bytes: 16 * KIB,
                 device_bandwidth_bps: 0,
+                write_bandwidth_bps: 0,
             },
             // Six older disks in RAID10 (3 stripes × 2 mirrors), as in seed 004's server.
             "raid10" => DiskParams {
@@ -112,6 +124,7 @@ impl DiskParams {
                 mirrored: true,
                 chunk_bytes: 64 * KIB,
                 device_bandwidth_bps: 0,
+                write_bandwidth_bps: 0,
             },
             // FC array of 15k rpm disks: 16 stripes × 2 mirrors, fabric latency, deep queues.
             "san" => DiskParams {
@@ -123,6 +136,7 @@ impl DiskParams {
                 mirrored: true,
                 chunk_bytes: 256 * KIB,
                 device_bandwidth_bps: 0,
+                write_bandwidth_bps: 0,
             },
             _ => return None,
         };
@@ -151,6 +165,15 @@ impl DiskParams {
             return bad("chunk_bytes must be > 0");
         }
         Ok(())
+    }
+
+    /// One spindle's transfer rate in the request's direction.
+    pub fn bandwidth_for(&self, write: bool) -> u64 {
+        if write && self.write_bandwidth_bps > 0 {
+            self.write_bandwidth_bps
+        } else {
+            self.bandwidth_bps
+        }
     }
 
     /// Independent stripes: mirror pairs count once.
@@ -190,7 +213,7 @@ impl Spindle {
 
     /// When a request on this spindle could start moving its data, and when it would complete
     /// on the spindle alone, without scheduling it.
-    fn quote(&mut self, p: &DiskParams, now: u64, local: u64, bytes: u64) -> (u64, u64) {
+    fn quote(&mut self, p: &DiskParams, now: u64, local: u64, bytes: u64, write: bool) -> (u64, u64) {
         let start = now.max(self.busy_until);
         let seek = if local == self.head_pos {
             0
@@ -199,7 +222,7 @@ impl Spindle {
             ncq_seek(p.seek_ns, k)
         };
         let ready = start.saturating_add(p.latency_ns).saturating_add(seek);
-        (ready, ready.saturating_add(transfer_ns(bytes, p.bandwidth_bps)))
+        (ready, ready.saturating_add(transfer_ns(bytes, p.bandwidth_for(write))))
     }
 
     /// Occupy the spindle from its next free moment until `done`.
@@ -211,8 +234,8 @@ impl Spindle {
         done
     }
 
-    fn schedule(&mut self, p: &DiskParams, link: &mut Link, now: u64, local: u64, bytes: u64) -> u64 {
-        let (ready, done) = self.quote(p, now, local, bytes);
+    fn schedule(&mut self, p: &DiskParams, link: &mut Link, now: u64, local: u64, bytes: u64, write: bool) -> u64 {
+        let (ready, done) = self.quote(p, now, local, bytes, write);
         let done = link.carry(p.device_bandwidth_bps, ready, done, bytes);
         self.head_pos = local.saturating_add(bytes);
         self.ops += 1;
@@ -221,10 +244,10 @@ impl Spindle {
 
     /// Bytes merged into a request already queued: the device moves them within that request's
     /// command, so they cost their transfer and nothing else, after what the spindle has queued.
-    fn schedule_merged(&mut self, p: &DiskParams, link: &mut Link, now: u64, bytes: u64) -> u64 {
+    fn schedule_merged(&mut self, p: &DiskParams, link: &mut Link, now: u64, bytes: u64, write: bool) -> u64 {
         let ready = now.max(self.busy_until);
-        let done =
-            link.carry(p.device_bandwidth_bps, ready, ready.saturating_add(transfer_ns(bytes, p.bandwidth_bps)), bytes);
+        let xfer = transfer_ns(bytes, p.bandwidth_for(write));
+        let done = link.carry(p.device_bandwidth_bps, ready, ready.saturating_add(xfer), bytes);
         self.occupy(now, done)
     }
 
@@ -391,6 +414,11 @@ impl Disk {
     /// Sequential bandwidth of the whole device (all stripes), bytes/s.
     pub fn bandwidth_bps(&self) -> u64 {
         self.params.bandwidth_bps * self.params.stripes() as u64
+    }
+
+    /// [`Disk::bandwidth_bps`] for writes.
+    pub fn write_bandwidth_bps(&self) -> u64 {
+        self.params.bandwidth_for(true) * self.params.stripes() as u64
     }
 
     pub fn new(params: DiskParams) -> Result<Disk, DiskParamsError> {
@@ -634,7 +662,7 @@ impl Disk {
         let next = q.quote(now, head_segs);
         let held_bytes = e.held_bytes();
         self.want_run(next);
-        next.max(self.busy_until).saturating_add(transfer_ns(held_bytes, self.bandwidth_bps()))
+        next.max(self.busy_until).saturating_add(transfer_ns(held_bytes, self.write_bandwidth_bps()))
     }
 
     /// The held head's next slot as last computed (a read that took one moves it).
@@ -762,9 +790,9 @@ impl Disk {
         let link = &mut self.link;
         let mut go = |s: &mut Spindle| {
             if merged {
-                s.schedule_merged(&p, link, now, bytes)
+                s.schedule_merged(&p, link, now, bytes, write)
             } else {
-                s.schedule(&p, link, now, local, bytes)
+                s.schedule(&p, link, now, local, bytes, write)
             }
         };
         if !p.mirrored {
@@ -778,8 +806,8 @@ impl Disk {
         }
         // md's read_balance prefers an idle mirror whose head is already there; "whichever would
         // finish first" captures both the queue length and the head position.
-        let qa = self.spindles[a].quote(&p, now, local, bytes).1;
-        let qb = self.spindles[b].quote(&p, now, local, bytes).1;
+        let qa = self.spindles[a].quote(&p, now, local, bytes, false).1;
+        let qb = self.spindles[b].quote(&p, now, local, bytes, false).1;
         let pick = if qb < qa { b } else { a };
         go(&mut self.spindles[pick])
     }
@@ -1122,7 +1150,28 @@ mod tests {
             mirrored: false,
             chunk_bytes: 4 * MIB,
             device_bandwidth_bps,
+            write_bandwidth_bps: 0,
         }
+    }
+
+    #[test]
+    fn a_write_moves_at_the_write_bandwidth_and_a_read_at_the_read_one() {
+        let mut p = virtual_disk(0);
+        p.write_bandwidth_bps = 250_000_000;
+        let bytes = MIB;
+        // One spindle alone, no link: latency + bytes at the direction's rate.
+        let mut d = Disk::new(p).unwrap();
+        let w = d.submit(0, 0, bytes, true);
+        assert_eq!(w, p.latency_ns + transfer_ns(bytes, 250_000_000));
+        let t0 = SEC;
+        let r = d.submit(t0, 8 * MIB, bytes, false) - t0;
+        assert_eq!(r, p.latency_ns + transfer_ns(bytes, 1_000_000_000));
+        assert!(w > 3 * r, "write {w} ns, read {r} ns");
+        // Unset, a write costs what a read does (every preset).
+        let mut same = Disk::new(virtual_disk(0)).unwrap();
+        assert_eq!(same.submit(0, 0, bytes, true), r);
+        assert_eq!(d.write_bandwidth_bps(), 3 * 250_000_000);
+        assert_eq!(same.write_bandwidth_bps(), same.bandwidth_bps());
     }
 
     #[test]

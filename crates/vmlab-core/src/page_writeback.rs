@@ -86,7 +86,8 @@ pub fn balance_dirty_pages(k: &mut Kernel, ctx: &mut Ctx, file: u32) {
     }
     if over_hard {
         let disk = k.files[file as usize].disk;
-        let bw = k.disks[disk].bandwidth_bps().max(1);
+        // The kernel scales by the device's measured write bandwidth (`wb->avg_write_bandwidth`).
+        let bw = k.disks[disk].write_bandwidth_bps().max(1);
         // Pause proportional to 32 pages' writeout (MIN_PAUSE..MAX_PAUSE = 200 ms).
         let pause = (32 * 4096 * 1_000_000_000 / bw).clamp(1_000_000, 200_000_000);
         ctx.sleep_ns += pause;

@@ -806,6 +806,13 @@ fn resolve(ctx: &Ctx<'_>, f: &ScenarioFile) -> Result<(Setup, Vec<String>), Scen
             Some(b) => Some(ctx.unit(&["disk", &i, "device_bandwidth"], units::parse_bandwidth(b))?),
             None => None,
         };
+        let write_bandwidth_bps = match &d.write_bandwidth {
+            Some(b) => Some(ctx.unit(&["disk", &i, "write_bandwidth"], units::parse_bandwidth(b))?),
+            None => None,
+        };
+        if write_bandwidth_bps == Some(0) {
+            return Err(ctx.err(&["disk", &i, "write_bandwidth"], "write_bandwidth must be > 0"));
+        }
         let mut times = [None; 2];
         for (j, (key, v)) in [("seek", &d.seek), ("latency", &d.latency)].iter().enumerate() {
             if let Some(v) = v {
@@ -848,6 +855,7 @@ fn resolve(ctx: &Ctx<'_>, f: &ScenarioFile) -> Result<(Setup, Vec<String>), Scen
             spindles: d.spindles,
             chunk_bytes,
             device_bandwidth_bps,
+            write_bandwidth_bps,
             ring_descriptors: d.ring_descriptors,
             nr_requests: d.nr_requests,
             wbt_lat_usec: d.wbt_lat_usec,
@@ -1585,6 +1593,13 @@ program = "wait"
         assert_eq!(s.setup.disks[0].device_bandwidth_bps, None, "no link unless asked");
         let s = load(SMALL, &["disk.sda.device_bandwidth=\"1GB/s\""]).unwrap();
         assert_eq!(s.setup.disks[0].device_bandwidth_bps, Some(1_000_000_000));
+        assert_eq!(s.setup.disks[0].write_bandwidth_bps, None, "writes at the read bandwidth unless asked");
+        let s = load(SMALL, &["disk.sda.write_bandwidth=\"515MB/s\""]).unwrap();
+        assert_eq!(s.setup.disks[0].write_bandwidth_bps, Some(515_000_000));
+        let e = err(SMALL, &["disk.sda.write_bandwidth=\"1GB\""]);
+        assert!(e.contains("write_bandwidth") && e.contains("must end in `/s`"), "{e}");
+        let e = err(SMALL, &["disk.sda.write_bandwidth=\"0B/s\""]);
+        assert!(e.contains("write_bandwidth"), "{e}");
         let s = load(SMALL, &["disk.sda.ring_descriptors=256"]).unwrap();
         assert_eq!(s.setup.disks[0].ring_descriptors, Some(256));
         let e = err(SMALL, &["disk.sda.ring_descriptors=2"]);

@@ -165,6 +165,9 @@ pub struct DiskSpec {
     /// beyond `spindles` × `bandwidth`.
     #[serde(default, deserialize_with = "opt_string_or_int", skip_serializing_if = "Option::is_none")]
     pub device_bandwidth: Option<String>,
+    /// One spindle's sequential write rate ("500MB/s"). Default: `bandwidth`.
+    #[serde(default, deserialize_with = "opt_string_or_int", skip_serializing_if = "Option::is_none")]
+    pub write_bandwidth: Option<String>,
     /// A virtio disk without indirect descriptors: its ring's descriptors, of which a request
     /// takes one per data segment plus two (6.8's blk-mq only). Default: no ring bound.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -508,6 +511,7 @@ pub struct DiskSetup {
     pub spindles: Option<u32>,
     pub chunk_bytes: Option<u64>,
     pub device_bandwidth_bps: Option<u64>,
+    pub write_bandwidth_bps: Option<u64>,
     pub ring_descriptors: Option<u32>,
     pub nr_requests: Option<u32>,
     pub wbt_lat_usec: Option<u64>,

@@ -78,6 +78,15 @@ impl Measured {
         let latency_ns = self.read_4k_ns.saturating_sub(xfer_4k).max(1_000);
         let per_read = (latency_ns + xfer_4k) as f64 / 1e9;
         let spindles = ((self.iops_at_depth as f64 * per_read).round() as u32).clamp(1, self.depth.max(1));
+        // A chunk written alone is `latency + chunk / write_bw`; no small write is measured, so
+        // the read's latency is taken for both and the rest of the write is its transfer. The
+        // write's mean includes the `fdatasync` after the last chunk, as a swap-out's or the
+        // flusher's writes do not wait for one: the figure is at worst a little low. A write no
+        // slower than the latency alone says nothing: it then goes at the read bandwidth.
+        let write_bandwidth_bps = match self.write_chunk_ns.checked_sub(latency_ns).filter(|&t| t > 0) {
+            Some(t) => ((c as u128 * 1_000_000_000 / t as u128) as u64).max(1),
+            None => bw,
+        };
         DiskParams {
             bandwidth_bps: bw,
             seek_ns: 0,
@@ -87,6 +96,7 @@ impl Measured {
             mirrored: false,
             chunk_bytes: c,
             device_bandwidth_bps: self.device_bps,
+            write_bandwidth_bps,
         }
     }
 
@@ -136,8 +146,8 @@ impl Measured {
         let p = self.params();
         format!(
             "{} on {} ({}): 4KiB read {} us, {} KiB read {} us, write {} us, {} IOPS at depth {}, \
-             {} B/s at most at depth => bandwidth={}B/s latency={}ns spindles={} chunk={} \
-             device_bandwidth={}B/s",
+             {} B/s at most at depth => bandwidth={}B/s write_bandwidth={}B/s latency={}ns \
+             spindles={} chunk={} device_bandwidth={}B/s",
             self.dir,
             self.device,
             self.kernel,
@@ -149,6 +159,7 @@ impl Measured {
             self.depth,
             self.device_bps,
             p.bandwidth_bps,
+            p.write_bandwidth_bps,
             p.latency_ns,
             p.spindles,
             p.chunk_bytes,
@@ -381,6 +392,8 @@ mod tests {
         assert_eq!(p.spindles, 8);
         assert!(!p.mirrored && p.seek_ns == 0);
         assert_eq!(p.device_bandwidth_bps, 1_200_000_000, "the reads at depth");
+        // 4 MiB in 4,500 us − 46,090 ns of latency
+        assert_eq!(p.write_bandwidth_bps, 941_712_787);
         p.validate().unwrap();
         // The model gives back what was measured, alone.
         let mut d = vmlab_core::disk::Disk::new(p).unwrap();
@@ -389,6 +402,9 @@ mod tests {
         let t0 = 1_000_000_000;
         let t = d.submit(t0, 8 << 30, 4 << 20, false) - t0;
         assert!((t as i64 - 4_050_000).abs() < 10, "chunk read {t} ns");
+        let t0 = 2_000_000_000;
+        let t = d.submit(t0, 16 << 30, 4 << 20, true) - t0;
+        assert!((t as i64 - 4_500_000).abs() < 10, "chunk write {t} ns");
     }
 
     #[test]
@@ -396,7 +412,9 @@ mod tests {
         let mut m = sample();
         m.read_chunk_ns = 40_000; // faster than the 4 KiB read: noise
         m.iops_at_depth = 1;
+        m.write_chunk_ns = 500; // within the latency: no write figure
         let p = m.params();
+        assert_eq!(p.write_bandwidth_bps, p.bandwidth_bps);
         assert_eq!(p.spindles, 1);
         assert!(p.latency_ns >= 1_000);
         p.validate().unwrap();

@@ -433,7 +433,8 @@ fn run_host_builds_the_machine_from_the_host_and_limits_the_workload() {
     assert!(g["stat"]["pgfault"].as_u64().unwrap_or(0) >= 2048, "the workload ran inside: {g}");
     assert!(host_sets(&v).contains("vm.swappiness=100 vm.read_ahead_kb=512"));
     let disk = v["notes"]["host_disk"].as_str().unwrap();
-    assert!(disk.contains("bandwidth=1047552000B/s latency=46090ns spindles=8"), "{disk}");
+    // The 4 MiB write's 4,500 us less the read's latency is its transfer.
+    assert!(disk.contains("bandwidth=1047552000B/s write_bandwidth=941712787B/s latency=46090ns spindles=8"), "{disk}");
     assert!(disk.contains("device_bandwidth=1200000000B/s"), "{disk}");
     let host = host_sets(&v);
     assert!(host.starts_with("machine.cost.fault=2100ns "), "the calibration first: {host}");
@@ -460,7 +461,9 @@ fn run_host_builds_the_machine_from_the_host_and_limits_the_workload() {
         let (code, out, err) = run(&[&["run", "--host", &disk, "--json", "-"], extra].concat());
         assert_eq!(code, Some(0), "stderr: {err}");
         let v: serde_json::Value = serde_json::from_str(&out).expect("valid JSON");
-        assert!(host_sets(&v).contains("disk.sda.latency=\"46090ns\""), "{}", v["params"]);
+        let sets = host_sets(&v);
+        assert!(sets.contains("disk.sda.latency=\"46090ns\""), "{}", v["params"]);
+        assert!(sets.contains("disk.sda.write_bandwidth=\"941712787B/s\""), "{}", v["params"]);
         v["elapsed_s"].as_f64().unwrap()
     };
     let (fast, slow) = (elapsed(&[]), elapsed(&["--set", "disk.sda.latency=50ms"]));
