@@ -4,6 +4,7 @@
 use super::*;
 use crate::kernel::Ctx;
 use crate::machine::MachineConfig;
+use crate::memcontrol::{CgroupApi, MemCgroup, MemcgLimits};
 use crate::mmzone::Mt;
 
 /// The table's row that runs this engine (chosen by engine, so a renamed or added row changes
@@ -164,7 +165,6 @@ fn scan_balance_uses_the_costs_at_the_start_of_the_cycle() {
 /// once the periodic flush has folded it in; with 6.8's flush at every pass, at once.
 #[test]
 fn refault_news_is_read_as_flushed() {
-    use crate::memcontrol::{CgroupApi, MemCgroup, MemcgLimits};
     for ratelimited in [false, true] {
         let mut k = kernel();
         k.profile.memcg_flush_ratelimited = ratelimited;
@@ -203,6 +203,20 @@ fn anon_is_aged_by_a_reclaim_that_may_not_swap() {
     assert_eq!(k.ev.get(Vm::Pgdeactivate), SWAP_CLUSTER_MAX, "a batch of active anon aged");
 }
 
+/// Group 1 ("g") is created and flushed, then 64 inactive file pages are charged to it: what the
+/// flush tests below read back as flushed or not.
+fn group_gains_64_inactive_file_pages_after_a_flush(k: &mut Kernel) {
+    let zones = k.zones.len();
+    k.memcg.groups.push(MemCgroup::new("g", ROOT, CgroupApi::V1, MemcgLimits::default(), 1, zones));
+    flush_before_scan(k, 1);
+    let zid = k.nodes[0].zones[0];
+    for _ in 0..64 {
+        let p = k.rmqueue(zid, 0, Mt::Movable).expect("a free page");
+        k.fr.extra[p as usize] = 1;
+        lru_add(k, p);
+    }
+}
+
 /// `prepare_scan_count` flushes the target's memcg statistics at every pass in 6.8
 /// (`mem_cgroup_flush_stats(sc->target_mem_cgroup)`); since "memcg: use ratelimited stats flush
 /// in the reclaim" (Shakeel Butt, Aug 2024) it calls `mem_cgroup_flush_stats_ratelimited`,
@@ -211,19 +225,10 @@ fn anon_is_aged_by_a_reclaim_that_may_not_swap() {
 /// after the next periodic flush.
 #[test]
 fn reclaim_flushes_memcg_statistics_unless_ratelimited() {
-    use crate::memcontrol::{CgroupApi, MemCgroup, MemcgLimits};
     for ratelimited in [false, true] {
         let mut k = kernel();
         k.profile.memcg_flush_ratelimited = ratelimited;
-        let zones = k.zones.len();
-        k.memcg.groups.push(MemCgroup::new("g", ROOT, CgroupApi::V1, MemcgLimits::default(), 1, zones));
-        flush_before_scan(&mut k, 1);
-        let zid = k.nodes[0].zones[0];
-        for _ in 0..64 {
-            let p = k.rmqueue(zid, 0, Mt::Movable).expect("a free page");
-            k.fr.extra[p as usize] = 1;
-            lru_add(&mut k, p);
-        }
+        group_gains_64_inactive_file_pages_after_a_flush(&mut k);
         flush_before_scan(&mut k, 1);
         let seen = crate::workingset::lru_state(&k, 0, 1, LRU_INACTIVE_FILE);
         assert_eq!(seen, if ratelimited { 0 } else { 64 }, "ratelimited: {ratelimited}");
@@ -239,20 +244,11 @@ fn reclaim_flushes_memcg_statistics_unless_ratelimited() {
 /// per-memcg", linux-mm, 2023). `vmlab real` polls its group so every 20 ms.
 #[test]
 fn a_memory_stat_reader_flushes_at_its_period() {
-    use crate::memcontrol::{CgroupApi, MemCgroup, MemcgLimits};
     for poll_ms in [0, 20] {
         let mut k = kernel();
         k.profile.memcg_flush_ratelimited = true;
         k.profile.memcg_stat_poll_ms = poll_ms;
-        let zones = k.zones.len();
-        k.memcg.groups.push(MemCgroup::new("g", ROOT, CgroupApi::V1, MemcgLimits::default(), 1, zones));
-        flush_before_scan(&mut k, 1);
-        let zid = k.nodes[0].zones[0];
-        for _ in 0..64 {
-            let p = k.rmqueue(zid, 0, Mt::Movable).expect("a free page");
-            k.fr.extra[p as usize] = 1;
-            lru_add(&mut k, p);
-        }
+        group_gains_64_inactive_file_pages_after_a_flush(&mut k);
         k.now = 19_000_000;
         flush_before_scan(&mut k, 1);
         assert_eq!(crate::workingset::lru_state(&k, 0, 1, LRU_INACTIVE_FILE), 0, "before the read (poll {poll_ms})");
@@ -267,7 +263,6 @@ fn a_memory_stat_reader_flushes_at_its_period() {
 /// added after a flush: its statistics as last flushed show empty lists. With the ratelimited
 /// flush nothing refreshes them during a reclaim at time 0.
 fn group_with_unflushed_active_file(n: u64) -> (Kernel, Ctx) {
-    use crate::memcontrol::{CgroupApi, MemCgroup, MemcgLimits};
     let mut k = kernel();
     let mut ctx = Ctx::default();
     k.disks.push(crate::disk::Disk::preset("hdd").expect("preset"));
@@ -310,7 +305,6 @@ fn a_round_that_skipped_deactivation_is_retried_with_it() {
 /// and reclaims file only.
 #[test]
 fn cache_trim_mode_reads_the_flushed_inactive_file_list() {
-    use crate::memcontrol::{CgroupApi, MemCgroup, MemcgLimits};
     let mut k = kernel();
     k.profile.memcg_flush_ratelimited = true;
     let zones = k.zones.len();
