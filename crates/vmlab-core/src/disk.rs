@@ -574,10 +574,9 @@ impl Disk {
             if !write {
                 let n = self.elevator.as_mut().map_or(0, |e| e.writes_before_read(offset));
                 for _ in 0..n {
-                    if !self.elevator.as_ref().is_some_and(MqDeadline::has_held) {
+                    if !self.dispatch_held(now) {
                         break;
                     }
-                    self.dispatch_held(now);
                 }
             }
             let q = self.queue.as_mut().expect("queue");
@@ -593,7 +592,7 @@ impl Disk {
             }
             if let Some(head) = self.elevator.as_ref().and_then(MqDeadline::head) {
                 let at = q.quote(now, head.segs);
-                self.want_run(at);
+                self.run_wanted = Some(at);
             }
         }
         // A merged bio leaves the throttle at once (`wbt_done` when a merge frees it).
@@ -661,13 +660,8 @@ impl Disk {
         let head_segs = e.head().map_or(1, |h| h.segs);
         let next = q.quote(now, head_segs);
         let held_bytes = e.held_bytes();
-        self.want_run(next);
+        self.run_wanted = Some(next);
         next.max(self.busy_until).saturating_add(transfer_ns(held_bytes, self.write_bandwidth_bps()))
-    }
-
-    /// The held head's next slot as last computed (a read that took one moves it).
-    fn want_run(&mut self, at: u64) {
-        self.run_wanted = Some(at);
     }
 
     /// The pages of the last submission, if the scheduler holds it: they complete with the
@@ -691,7 +685,7 @@ impl Disk {
             let Some(head) = e.head() else { return };
             let at = q.quote(now, head.segs);
             if at > now {
-                self.want_run(at);
+                self.run_wanted = Some(at);
                 return;
             }
             self.dispatch_held(now);
@@ -699,10 +693,11 @@ impl Disk {
     }
 
     /// The oldest held write goes to the driver: it takes the next slot from `now` (its
-    /// dispatch) and is booked on the device; its completion waits in `dispatched`.
-    fn dispatch_held(&mut self, now: u64) {
-        let (Some(q), Some(e)) = (self.queue.as_mut(), self.elevator.as_mut()) else { return };
-        let Some(h) = e.pop() else { return };
+    /// dispatch) and is booked on the device; its completion waits in `dispatched`. False when
+    /// none is held.
+    fn dispatch_held(&mut self, now: u64) -> bool {
+        let (Some(q), Some(e)) = (self.queue.as_mut(), self.elevator.as_mut()) else { return false };
+        let Some(h) = e.pop() else { return false };
         let start = q.dispatch_at(now, h.segs);
         e.dispatched(true, h.start);
         let bytes = h.end - h.start;
@@ -718,6 +713,7 @@ impl Disk {
         self.busy_ns += done.saturating_sub(now.max(self.busy_until));
         self.busy_until = self.busy_until.max(done);
         self.dispatched.push((done, h.pages));
+        true
     }
 
     /// A `BlkRun` at `now`: held writes whose slot has come go to the device.

@@ -526,12 +526,18 @@ impl Sim {
         }
     }
 
-    fn drain_kernel_requests(&mut self) {
+    /// The I/O the kernel started goes to the scheduler's queue, and the disks' schedulers get
+    /// the `BlkRun`s their held writes need.
+    fn queue_started_io(&mut self) {
         self.k.io_queue_first_write = u64::MAX;
         for (t, d) in std::mem::take(&mut self.k.io_queue) {
             self.s.add_io(t, d);
         }
         self.arm_blk_runs();
+    }
+
+    fn drain_kernel_requests(&mut self) {
+        self.queue_started_io();
         for t in std::mem::take(&mut self.k.wakeups) {
             self.s.wake(t);
         }
@@ -613,11 +619,7 @@ impl Sim {
         };
         // Queue the I/O this quantum started now, ahead of the task's own wake-up at its
         // completion time, so a task waiting for it finds the page unlocked when it wakes.
-        self.k.io_queue_first_write = u64::MAX;
-        for (when, d) in std::mem::take(&mut self.k.io_queue) {
-            self.s.add_io(when, d);
-        }
-        self.arm_blk_runs();
+        self.queue_started_io();
         let used = (ctx.sys_ns + ctx.user_ns).max(100);
         if kind == TaskKind::User {
             crate::psi::running(&mut self.k, self.s.tasks[t].memcg, t, self.s.now, self.s.now + used);

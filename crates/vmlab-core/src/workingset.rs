@@ -106,6 +106,16 @@ pub fn lru_state(k: &Kernel, node: usize, g: u8, l: usize) -> u64 {
     }
 }
 
+/// WORKINGSET_ACTIVATE (anon, file) of `lv` as `lruvec_page_state` reads it: with groups, as the
+/// last flush left it, so the count and the snapshot reclaim compares it with stay alike.
+pub fn activations_state(k: &Kernel, lv: &Lruvec) -> [u64; 2] {
+    if k.memcg.active() {
+        lv.flushed_refaults
+    } else {
+        lv.refaults
+    }
+}
+
 /// `lruvec_page_state` of list `l`: the group's pages and its descendants' (the root's: the
 /// whole node), as the kernel's hierarchical memcg statistics count them.
 fn lru_pages(k: &Kernel, node: usize, g: u8, l: usize) -> u64 {

@@ -809,7 +809,7 @@ fn prepare_scan_count(k: &Kernel, node: usize, sc: &mut ScanControl) {
     // WORKINGSET_ACTIVATE as `lruvec_page_state` reads it, as `snapshot_refaults` took it: with
     // groups, the last flush's. Reading the live count against a flushed snapshot would see news
     // at every pass between two periodic flushes, and deactivate the active list at each.
-    let refaults = if k.memcg.active() { lv.flushed_refaults } else { lv.refaults };
+    let refaults = crate::workingset::activations_state(k, lv);
     let refault_file = refaults[1] != lv.last_refaults[1];
     let refault_anon = refaults[0] != lv.last_refaults[0];
     sc.may_deactivate_anon = sc.force_deactivate || refault_anon || inactive_is_low(k, target, LRU_INACTIVE_ANON);
@@ -837,9 +837,8 @@ fn prepare_scan_count(k: &Kernel, node: usize, sc: &mut ScanControl) {
 /// `snapshot_refaults`: WORKINGSET_ACTIVATE as `lruvec_page_state` has it, i.e. with groups as
 /// of the last flush: activations since then are news to the next reclaim.
 fn snapshot_refaults(k: &mut Kernel, v: Lv) {
-    let flushed = k.memcg.active();
-    let lv = lv_mut(k, v);
-    lv.last_refaults = if flushed { lv.flushed_refaults } else { lv.refaults };
+    let now = crate::workingset::activations_state(k, lv(k, v));
+    lv_mut(k, v).last_refaults = now;
 }
 
 /// `do_try_to_free_pages` for direct reclaim.
