@@ -1056,10 +1056,17 @@ impl Sim {
                 .disk_ids
                 .iter()
                 .filter(|&(_, &i)| self.k.disks[i].has_queue())
-                .map(|(name, &i)| report::DiskReport { name: name.clone(), stat: self.k.disks[i].stat() })
+                .map(|(name, &i)| report::DiskReport { name: name.clone(), stat: self.k.disks[i].stat(), times: None })
                 .collect(),
             wall_s,
         }
+    }
+}
+
+impl Sim {
+    /// `/sys/block/DEV/stat`'s time fields of the scenario's disk `name` at the end of the run.
+    pub fn disk_times(&self, name: &str) -> Option<crate::disk::DiskTimes> {
+        self.disk_ids.get(name).map(|&i| self.k.disks[i].times(self.s.now))
     }
 }
 
