@@ -807,7 +807,10 @@ impl Sim {
         let pending = self.s.tasks[t].wake_pending;
         self.s.tasks[t].wake_pending = false;
         match outcome {
-            Outcome::Continue if sleep_after > 0 => self.s.block(t, Some(now + sleep_after), false),
+            Outcome::Continue if sleep_after > 0 => {
+                self.s.block(t, Some(now + sleep_after), false);
+                self.s.mark_reclaim_wait(t);
+            }
             Outcome::Continue => self.s.set_runnable(t),
             Outcome::Block { until, io } => {
                 if pending && (until.is_none() || self.s.tasks[t].kind != TaskKind::User) {
