@@ -523,7 +523,29 @@ fn load_and_run(
             .map(|t| t.stime_ns)
             .sum();
         rep.metrics.insert(real::report::SYS_METRIC, sys as f64 / 1e9);
+        // Where the workload's time off the CPU went, beside what `vmlab real` reads from the
+        // group's io.pressure and cpu.pressure (a one-task workload's `some` is its own wait).
+        use vmlab_core::sched::Wait;
+        for (name, w) in [
+            ("wait_io_s", Wait::Io),
+            ("wait_reclaim_s", Wait::Reclaim),
+            ("wait_other_s", Wait::Other),
+            ("wait_cpu_s", Wait::Cpu),
+        ] {
+            let ns: u64 = sim
+                .s
+                .tasks
+                .iter()
+                .filter(|t| matches!(t.kind, vmlab_core::sched::TaskKind::User))
+                .map(|t| t.waits[w as usize])
+                .sum();
+            rep.metrics.insert(name, ns as f64 / 1e9);
+        }
         rep.params.insert("host_limit_group", serde_json::json!(host::LIMIT_GROUP));
+        // The stat file's times, as `vmlab real` records the host's, to set side by side.
+        for d in rep.disks.iter_mut() {
+            d.times = sim.disk_times(&d.name);
+        }
     }
     Ok((rep, sim))
 }

@@ -5,8 +5,11 @@
 //! What the kernel does:
 //! - Every buffered or swap write bio is tracked (`wbt_should_throttle`; O_DIRECT writes,
 //!   `REQ_SYNC | REQ_IDLE`, are not). `wbt_wait` sleeps the submitter until the tracked writes
-//!   in flight are below its limit (`rq_wait_inc_below`): `max_depth` for `REQ_SYNC`/`REQ_SWAP`
-//!   writes (fsync, swap), `wb_background` for `REQ_BACKGROUND` (the background and periodic
+//!   in flight are below its limit (`rq_wait_inc_below`): `max_depth` for `REQ_SYNC` writes
+//!   (fsync) and kswapd's (`current_is_kswapd()`, in its own `WBT_RWQ_KSWAPD` queue) — in 6.8 a
+//!   direct reclaimer's swap write is neither and takes the limits below; every `REQ_SWAP`
+//!   write got `max_depth` only later (Baokun Li, "blk-wbt: don't throttle swap writes in
+//!   direct reclaim", linux-block, June 2024), `wb_background` for `REQ_BACKGROUND` (the background and periodic
 //!   flushes) or within 100 ms of a read (`close_io`), `wb_normal` otherwise — the flusher's
 //!   work for reclaim (`WB_start_all`, neither kupdate nor background: `wbc_to_write_flags`).
 //! - `rq_depth_calc_max_depth`: `max_depth = min(RWB_DEF_DEPTH = 16, queue_depth)` at
@@ -28,8 +31,9 @@
 //!
 //! vmlab tracks every write request its 6.8 queue takes (swap writes and kswapd's
 //! `WBT_KSWAPD`/`WBT_SWAP` queue are counted with the rest, not apart) and throttles only the
-//! flusher (`page_writeback::flusher_pass`); fsync and swap writes, which may use the whole
-//! `max_depth`, are not held. A read's latency is its completion minus its submission. The
+//! flusher (`page_writeback::flusher_pass`); fsync and swap writes are not held — as 6.11+
+//! would hold them only past `max_depth`, while 6.8 holds a direct reclaimer's swap writes at
+//! `wb_background` once a read came within 100 ms (not modelled). A read's latency is its completion minus its submission. The
 //! timer is evaluated when the queue is next asked (`advance`), window by window, so a window
 //! with nothing submitted is judged as the kernel's timer would have; no `balance_dirty_pages`
 //! sleep is recorded (`wb_recent_wait` false), and no read is tracked as in flight

@@ -336,6 +336,21 @@ pub struct DiskStat {
     pub write_sectors: u64,
 }
 
+/// The time fields of `/sys/block/DEV/stat` (Documentation/block/stat.rst, fields 4 and 8-11),
+/// in ms as the kernel prints them. `read_ticks`/`write_ticks` sum each request's time from its
+/// allocation to its completion (`blk_account_io_done`), so ÷ requests is the mean latency a
+/// request saw, queueing included; `time_in_queue` is their sum (6.x prints the `nsecs`
+/// total, not an in-flight integral); `io_ticks` is the time with a request in flight.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct DiskTimes {
+    pub read_ticks: u64,
+    pub write_ticks: u64,
+    /// A level, not a count: requests in flight at the end.
+    pub in_flight: u64,
+    pub io_ticks: u64,
+    pub time_in_queue: u64,
+}
+
 /// A block device: give it requests, it tells when each completes.
 #[derive(Debug, Clone)]
 pub struct Disk {
@@ -359,6 +374,8 @@ pub struct Disk {
     writes: u64,
     /// Requests after merging, reads and writes (`/sys/block/DEV/stat` fields 1 and 5).
     ios: [u64; 2],
+    /// Σ (completion − allocation) of those requests, ns (fields 4 and 8).
+    ticks_ns: [u64; 2],
     /// Next free byte for a new file's extent (files are laid out contiguously).
     next_extent: u64,
     /// 6.8's scheduler queue and tags; None: submissions go straight to the spindles.
@@ -440,6 +457,7 @@ impl Disk {
             reads: 0,
             writes: 0,
             ios: [0; 2],
+            ticks_ns: [0; 2],
             next_extent: 0,
             queue: None,
             ring: 0,
@@ -515,6 +533,22 @@ impl Disk {
             write_ios: self.ios[1],
             write_merges: m[1],
             write_sectors: self.bytes_written / 512,
+        }
+    }
+
+    /// `/sys/block/DEV/stat`'s time fields at `now`. A bio merged into a request waiting for a
+    /// tag does not lengthen that request's ticks here (the kernel's request completes with its
+    /// last bio): at most one transfer of that bio each.
+    pub fn times(&self, now: u64) -> DiskTimes {
+        let ms = |ns: u64| ns / 1_000_000;
+        let [r, w] = self.ticks_ns;
+        DiskTimes {
+            read_ticks: ms(r),
+            write_ticks: ms(w),
+            // Started requests only (`blk_mq_in_flight`): not those the scheduler holds.
+            in_flight: self.in_flight(now) as u64,
+            io_ticks: ms(self.busy_ns(now)),
+            time_in_queue: ms(r + w),
         }
     }
 
@@ -606,6 +640,7 @@ impl Disk {
 
         if !merged {
             self.ios[write as usize] += 1;
+            self.ticks_ns[write as usize] += done - now;
         }
         if write {
             self.writes += 1;
@@ -645,7 +680,7 @@ impl Disk {
             q.merges[1] += 1;
             return Some(i);
         }
-        (e.has_held() || q.quote(now, segs) > now).then(|| e.hold(offset, bytes, segs))
+        (e.has_held() || q.quote(now, segs) > now).then(|| e.hold(now, offset, bytes, segs))
     }
 
     /// A write the scheduler holds (at index `i`, new or merged): counted as submitted; its
@@ -709,6 +744,8 @@ impl Disk {
             w.issue_write(now, done);
         }
         self.ios[1] += 1;
+        // Its time runs from when the scheduler took it (`rq->start_time_ns`), hold included.
+        self.ticks_ns[1] += done - h.since;
         self.inflight.push(Reverse(done));
         self.busy_ns += done.saturating_sub(now.max(self.busy_until));
         self.busy_until = self.busy_until.max(done);

@@ -46,6 +46,8 @@ impl Default for DeadlineParams {
 /// pages whose writeback ends with it.
 #[derive(Debug, Clone)]
 pub struct HeldWrite {
+    /// When the scheduler took it (the request's `start_time_ns`).
+    pub since: u64,
     pub start: u64,
     pub end: u64,
     pub segs: u32,
@@ -118,8 +120,8 @@ impl MqDeadline {
     }
 
     /// `dd_insert_request` of a write that merged with nothing. Its index.
-    pub fn hold(&mut self, start: u64, bytes: u64, segs: u32) -> usize {
-        self.held.push_back(HeldWrite { start, end: start + bytes, segs, pages: Vec::new() });
+    pub fn hold(&mut self, now: u64, start: u64, bytes: u64, segs: u32) -> usize {
+        self.held.push_back(HeldWrite { since: now, start, end: start + bytes, segs, pages: Vec::new() });
         self.held_bytes += bytes;
         self.held.len() - 1
     }
@@ -219,6 +221,33 @@ mod tests {
     }
 
     #[test]
+    fn a_held_writes_ticks_run_from_when_it_was_held() {
+        // 100 MB/s, so a 1 MiB request takes ~10 ms and the ms fields say something.
+        let mut p = DiskParams::preset("nvme").unwrap();
+        (p.spindles, p.queue_depth, p.bandwidth_bps) = (1, 1, 100_000_000);
+        let mut d = Disk::new(p).unwrap();
+        d.set_queue(1280, 128);
+        d.set_elevator(Some(DeadlineParams::default()));
+        let r0 = d.submit(0, 50 * MIB, MIB, false);
+        d.submit(1, MIB, MIB, true);
+        d.hold_pages(vec![7]);
+        assert_eq!(d.times(r0 - 1).in_flight, 1, "a held write is not in flight (`blk_mq_in_flight`)");
+        let t = d.take_run().expect("the write waits for r0's tag");
+        d.blk_run(t);
+        let mut out = Vec::new();
+        d.take_dispatched(&mut out);
+        let w = out[0].0;
+        let ms = 1_000_000;
+        let times = d.times(w);
+        // The read: its own service. The write: held from 1 ns, then its service after r0.
+        assert_eq!((times.read_ticks, times.write_ticks), (r0 / ms, (w - 1) / ms));
+        assert!(times.write_ticks >= 2 * times.read_ticks, "{times:?}");
+        assert_eq!(times.time_in_queue, (r0 + w - 1) / ms);
+        assert_eq!(times.io_ticks, w / ms, "busy from 0 to the write's completion");
+        assert_eq!(times.in_flight, 0);
+    }
+
+    #[test]
     fn a_held_write_keeps_merging_while_a_read_goes_first_up_to_max_sectors_kb() {
         let mut got = Vec::new();
         for dd in [false, true] {
@@ -250,12 +279,12 @@ mod tests {
     #[test]
     fn held_writes_merge_back_and_front_up_to_the_limits() {
         let mut dd = MqDeadline::new(DeadlineParams::default());
-        assert_eq!(dd.hold(8192, 4096, 1), 0);
+        assert_eq!(dd.hold(0, 8192, 4096, 1), 0);
         assert_eq!(dd.merge(12288, 4096, 1, 16384, 128), Some(0), "back merge");
         assert_eq!(dd.merge(4096, 4096, 1, 16384, 128), Some(0), "front merge");
         assert_eq!(dd.merge(16384, 4096, 1, 16384, 128), Some(0), "up to 16 KiB");
         assert_eq!(dd.merge(20480, 4096, 1, 16384, 128), None, "16 KiB is the limit");
-        assert_eq!(dd.hold(20480, 4096, 1), 1);
+        assert_eq!(dd.hold(0, 20480, 4096, 1), 1);
         assert_eq!(dd.merge(24576, 4096, 3, 1 << 20, 3), None, "1 + 3 segments > 3");
         assert_eq!(dd.held_bytes(), 20480);
         let h = dd.pop().unwrap();
@@ -267,12 +296,12 @@ mod tests {
     fn reads_pass_held_writes_writes_starved_times_then_a_write_batch_goes() {
         let mut dd = MqDeadline::new(DeadlineParams { writes_starved: 2, fifo_batch: 16 });
         // dd_init_sched starts with last_dir = DD_WRITE: a held write would go on as a batch.
-        dd.hold(0, 4096, 1);
+        dd.hold(0, 0, 4096, 1);
         assert_eq!(dd.writes_before_read(1000 << 12), 16);
         let w = dd.pop().unwrap();
         dd.dispatched(true, w.start);
         dd.dispatched(false, 1000 << 12);
-        dd.hold(4096, 4096, 1);
+        dd.hold(0, 4096, 4096, 1);
         // Reads at falling positions, so no read batch goes on: each is a new choice.
         assert_eq!(dd.writes_before_read(900 << 12), 0);
         dd.dispatched(false, 900 << 12);
@@ -282,7 +311,7 @@ mod tests {
         let w = dd.pop().unwrap();
         dd.dispatched(true, w.start);
         // The write batch goes on ahead of the next read while writes are held in order.
-        dd.hold(8192, 4096, 1);
+        dd.hold(0, 8192, 4096, 1);
         assert_eq!(dd.writes_before_read(600 << 12), 15);
     }
 
@@ -290,7 +319,7 @@ mod tests {
     fn a_read_batch_goes_on_in_ascending_order() {
         let mut dd = MqDeadline::new(DeadlineParams { writes_starved: 0, fifo_batch: 2 });
         dd.dispatched(false, 100);
-        dd.hold(0, 4096, 1);
+        dd.hold(0, 0, 4096, 1);
         // The last dispatch was a read and this one follows it: the read batch goes on even
         // though writes_starved 0 would send the writes at the next choice.
         assert_eq!(dd.writes_before_read(200), 0);

@@ -70,6 +70,31 @@ pub struct Task {
     pub kmem: (crate::mm_types::Pfn, crate::mm_types::Pfn),
     /// A fork this task has begun and sleeps in (`fork::Forking`).
     pub forking: Option<Box<crate::fork::Forking>>,
+    /// Where the task's time off the CPU went, ns (see [`Wait`]).
+    pub waits: [u64; Wait::COUNT],
+    /// Since when it sleeps or waits for a CPU, and which [`Wait`] that is (u64::MAX: not
+    /// started, so its time before `Start` is no wait).
+    pub wait_since: u64,
+    pub wait_kind: Wait,
+}
+
+/// Why a task is off the CPU: the split of elapsed time a run's host counterpart gets from its
+/// group's `io.pressure` and `cpu.pressure` (and `getrusage`'s CPU time).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Wait {
+    /// Blocked on I/O (D state with iowait: a fault's read, a page under I/O).
+    Io = 0,
+    /// Asleep after a quantum's work, iowait off: reclaim waiting for its writes' room or in
+    /// `reclaim_throttle`, the writeback throttle, a fault's back-off.
+    Reclaim = 1,
+    /// Any other sleep (locks, timers, children).
+    Other = 2,
+    /// Runnable, waiting for a CPU.
+    Cpu = 3,
+}
+
+impl Wait {
+    pub const COUNT: usize = 4;
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -238,6 +263,9 @@ impl Sched {
             rng: crate::prandom::stream(0, crate::prandom::Stream::Process, u64::MAX),
             kmem: (crate::mm_types::NIL, crate::mm_types::NIL),
             forking: None,
+            waits: [0; Wait::COUNT],
+            wait_since: u64::MAX,
+            wait_kind: Wait::Other,
         });
         id
     }
@@ -293,7 +321,31 @@ impl Sched {
         }
     }
 
+    /// Close the task's current wait (a sleep or a wait for a CPU) at `now`.
+    fn end_wait(&mut self, t: usize) {
+        let task = &mut self.tasks[t];
+        if task.wait_since != u64::MAX {
+            task.waits[task.wait_kind as usize] += self.now.saturating_sub(task.wait_since);
+        }
+    }
+
+    fn begin_wait(&mut self, t: usize, kind: Wait) {
+        let task = &mut self.tasks[t];
+        (task.wait_since, task.wait_kind) = (self.now, kind);
+    }
+
+    /// The sleep `block` began is one of reclaim's (see [`Wait::Reclaim`]).
+    pub fn mark_reclaim_wait(&mut self, t: usize) {
+        if self.tasks[t].wait_since == self.now {
+            self.tasks[t].wait_kind = Wait::Reclaim;
+        }
+    }
+
     pub fn set_runnable(&mut self, t: usize) {
+        if self.tasks[t].state == TState::Blocked {
+            self.end_wait(t);
+        }
+        self.begin_wait(t, Wait::Cpu);
         if self.tasks[t].iowait {
             self.iowait_tick();
             self.nr_iowait -= 1;
@@ -305,6 +357,7 @@ impl Sched {
     }
 
     pub fn block(&mut self, t: usize, until: Option<u64>, io: bool) {
+        self.begin_wait(t, if io { Wait::Io } else { Wait::Other });
         self.tasks[t].state = TState::Blocked;
         self.tasks[t].gen += 1;
         if io {
@@ -324,7 +377,9 @@ impl Sched {
             let task = &self.tasks[t];
             task.cpu_allowed.map(|c| c == cpu).unwrap_or(true) && task.node_allowed.map(|n| n == node).unwrap_or(true)
         })?;
-        self.runq.remove(i)
+        let t = self.runq.remove(i)?;
+        self.end_wait(t);
+        Some(t)
     }
 }
 

@@ -807,7 +807,10 @@ impl Sim {
         let pending = self.s.tasks[t].wake_pending;
         self.s.tasks[t].wake_pending = false;
         match outcome {
-            Outcome::Continue if sleep_after > 0 => self.s.block(t, Some(now + sleep_after), false),
+            Outcome::Continue if sleep_after > 0 => {
+                self.s.block(t, Some(now + sleep_after), false);
+                self.s.mark_reclaim_wait(t);
+            }
             Outcome::Continue => self.s.set_runnable(t),
             Outcome::Block { until, io } => {
                 if pending && (until.is_none() || self.s.tasks[t].kind != TaskKind::User) {
@@ -1056,10 +1059,17 @@ impl Sim {
                 .disk_ids
                 .iter()
                 .filter(|&(_, &i)| self.k.disks[i].has_queue())
-                .map(|(name, &i)| report::DiskReport { name: name.clone(), stat: self.k.disks[i].stat() })
+                .map(|(name, &i)| report::DiskReport { name: name.clone(), stat: self.k.disks[i].stat(), times: None })
                 .collect(),
             wall_s,
         }
+    }
+}
+
+impl Sim {
+    /// `/sys/block/DEV/stat`'s time fields of the scenario's disk `name` at the end of the run.
+    pub fn disk_times(&self, name: &str) -> Option<crate::disk::DiskTimes> {
+        self.disk_ids.get(name).map(|&i| self.k.disks[i].times(self.s.now))
     }
 }
 

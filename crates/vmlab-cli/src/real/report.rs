@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use std::process::ExitCode;
 
 use serde_json::{json, Value};
-use vmlab_core::disk::DiskStat;
+use vmlab_core::disk::{DiskStat, DiskTimes};
 use vmlab_core::stats::memcg_fmt::{Pressure, PsiLine};
 use vmlab_core::stats::ordered::OrderedMap;
 use vmlab_core::stats::report::{DiskReport, Machine, RunReport};
@@ -53,23 +53,32 @@ fn vmstat_deltas(out: &Outcome) -> OrderedMap<u64> {
     b.vmstat.iter().map(|(k, v)| (k.clone(), if is_gauge(k) { *v } else { v.saturating_sub(a.get(k)) })).collect()
 }
 
-/// Every block device whose `/sys/block/DEV/stat` moved over the run (host-wide: every process).
-fn block_deltas(a: &HostSnap, b: &HostSnap) -> Vec<DiskReport> {
+/// Every block device whose `/sys/block/DEV/stat` moved over the run (host-wide: every process):
+/// counters as deltas, `in_flight` (a level) at the end.
+pub fn block_deltas(a: &HostSnap, b: &HostSnap) -> Vec<DiskReport> {
     b.block
         .iter()
         .filter_map(|(name, y)| {
-            let x = a.block.iter().find(|(n, _)| n == name).map_or([0; 6], |(_, x)| *x);
-            let d: Vec<u64> = (0..6).map(|i| y[i].saturating_sub(x[i])).collect();
-            d.iter().any(|&v| v > 0).then(|| DiskReport {
+            let x = a.block.iter().find(|(n, _)| n == name).map_or([0; 11], |(_, x)| *x);
+            let d: Vec<u64> = (0..11).map(|i| y[i].saturating_sub(x[i])).collect();
+            // Fields 1-3 and 5-7 are the I/O; a device that did none did not take part.
+            [0, 1, 2, 4, 5, 6].iter().any(|&i| d[i] > 0).then(|| DiskReport {
                 name: name.clone(),
                 stat: DiskStat {
                     read_ios: d[0],
                     read_merges: d[1],
                     read_sectors: d[2],
-                    write_ios: d[3],
-                    write_merges: d[4],
-                    write_sectors: d[5],
+                    write_ios: d[4],
+                    write_merges: d[5],
+                    write_sectors: d[6],
                 },
+                times: Some(DiskTimes {
+                    read_ticks: d[3],
+                    write_ticks: d[7],
+                    in_flight: y[8],
+                    io_ticks: d[9],
+                    time_in_queue: d[10],
+                }),
             })
         })
         .collect()
@@ -263,5 +272,27 @@ pub fn emit(rep: &RunReport, text: &str, json: Option<&str>) -> ExitCode {
         Ok(true) => crate::emit_status(text),
         Ok(false) => ExitCode::SUCCESS,
         Err(code) => code,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn block_deltas_are_the_stat_files_fields_over_the_run_with_in_flight_at_the_end() {
+        let snap = |vda: [u64; 11]| HostSnap {
+            block: vec![("loop0".into(), [5; 11]), ("vda".into(), vda)],
+            ..Default::default()
+        };
+        let a = snap([100, 10, 800, 50, 200, 20, 6400, 900, 3, 1000, 950]);
+        let b = snap([160, 70, 2800, 110, 230, 520, 16_400, 1900, 1, 1400, 2010]);
+        let d = block_deltas(&a, &b);
+        assert_eq!(d.len(), 1, "a device whose I/O fields did not move is left out: {d:?}");
+        assert_eq!((d[0].name.as_str(), d[0].stat.read_ios, d[0].stat.write_merges), ("vda", 60, 500));
+        assert_eq!(
+            d[0].times,
+            Some(DiskTimes { read_ticks: 60, write_ticks: 1000, in_flight: 1, io_ticks: 400, time_in_queue: 1060 })
+        );
     }
 }

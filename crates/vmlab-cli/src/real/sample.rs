@@ -30,9 +30,8 @@ pub struct HostSnap {
     pub cg_psi: Option<[u64; 2]>,
     /// Its `cpu.pressure` and `io.pressure`: read at the start and the end only.
     pub cg_cpu_io: [Option<[u64; 2]>; 2],
-    /// `/sys/block/DEV/stat` of every block device: read I/Os, read merges, read sectors, write
-    /// I/Os, write merges, write sectors.
-    pub block: Vec<(String, [u64; 6])>,
+    /// `/sys/block/DEV/stat` of every block device: its first 11 fields.
+    pub block: Vec<(String, [u64; 11])>,
 }
 
 impl HostSnap {
@@ -91,16 +90,18 @@ pub fn read(t: f64, kswapd: &[u32], cg: &Cgroup) -> HostSnap {
     h
 }
 
-/// `DEV/stat` under `dir` (`/sys/block`), sorted by name; an unreadable entry is left out.
-pub fn block_stats(dir: &std::path::Path) -> Vec<(String, [u64; 6])> {
+/// `DEV/stat` under `dir` (`/sys/block`), sorted by name: fields 1-11 (Documentation/block/
+/// stat.rst: I/Os, merges, sectors, ticks for reads then writes; in_flight, io_ticks,
+/// time_in_queue). An unreadable entry, or one with fewer fields, is left out.
+pub fn block_stats(dir: &std::path::Path) -> Vec<(String, [u64; 11])> {
     let Ok(rd) = std::fs::read_dir(dir) else { return Vec::new() };
-    let mut v: Vec<(String, [u64; 6])> = rd
+    let mut v: Vec<(String, [u64; 11])> = rd
         .filter_map(|e| {
             let e = e.ok()?;
             let text = std::fs::read_to_string(e.path().join("stat")).ok()?;
-            let f: Vec<u64> = text.split_whitespace().filter_map(|x| x.parse().ok()).collect();
-            // Fields 1-3 and 5-7 (Documentation/block/stat.rst): I/Os, merges, sectors.
-            (f.len() >= 7).then(|| (e.file_name().to_string_lossy().into_owned(), [f[0], f[1], f[2], f[4], f[5], f[6]]))
+            let f: Vec<u64> = text.split_whitespace().map_while(|x| x.parse().ok()).collect();
+            let fields: [u64; 11] = f.get(..11)?.try_into().ok()?;
+            Some((e.file_name().to_string_lossy().into_owned(), fields))
         })
         .collect();
     v.sort();
@@ -165,5 +166,39 @@ pub fn sample(a: &HostSnap, b: &HostSnap, cg: &Cgroup) -> Sample {
         pgscand_s: d("pgscan_direct") / dt,
         pgsteal_s: (d("pgsteal_kswapd") + d("pgsteal_direct")) / dt,
         majflt_s: b.cg.get("pgmajfault").saturating_sub(a.cg.get("pgmajfault")) as f64 / dt,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn block_stats_reads_the_eleven_fields_and_leaves_out_what_it_cannot() {
+        let dir = std::env::temp_dir().join(format!("vmlab-block-stats-{}", std::process::id()));
+        let dev = |name: &str, text: &str| {
+            std::fs::create_dir_all(dir.join(name)).unwrap();
+            std::fs::write(dir.join(name).join("stat"), text).unwrap();
+        };
+        // 6.18's 17 fields (discards and flushes after the 11 this reads).
+        dev("vda", "  3799790  5289777 1983622764  9314252  1859611  8774596 657164992  6529367        2  1483692 16102136  1266238        6 577084448   250015   242145     8501\n");
+        // A kernel before 4.18 prints 11.
+        dev("sdb", "1 0 8 3 4 5 64 7 0 9 10\n");
+        dev("short", "1 2 3 4 5 6 7\n");
+        dev("bad", "1 2 3 x 5 6 7 8 9 10 11\n");
+        std::fs::create_dir_all(dir.join("nostat")).unwrap();
+        let got = block_stats(&dir);
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(
+            got,
+            [
+                ("sdb".to_string(), [1, 0, 8, 3, 4, 5, 64, 7, 0, 9, 10]),
+                (
+                    "vda".to_string(),
+                    [3799790, 5289777, 1983622764, 9314252, 1859611, 8774596, 657164992, 6529367, 2, 1483692, 16102136]
+                ),
+            ]
+        );
+        assert!(block_stats(&std::env::temp_dir().join("vmlab-no-such-dir")).is_empty());
     }
 }

@@ -464,7 +464,26 @@ fn run_host_builds_the_machine_from_the_host_and_limits_the_workload() {
         let sets = host_sets(&v);
         assert!(sets.contains("disk.sda.latency=\"46090ns\""), "{}", v["params"]);
         assert!(sets.contains("disk.sda.write_bandwidth=\"941712787B/s\""), "{}", v["params"]);
-        v["elapsed_s"].as_f64().unwrap()
+        // The stat file's times and where the reader's time went, as `vmlab real` has them:
+        // at 50 ms a read, every read request's ticks hold the latency, and the reader's wait
+        // blocked on I/O is part of them.
+        let d = &v["disks"][0];
+        let (reads, ticks) = (d["read_ios"].as_u64().unwrap(), d["times"]["read_ticks"].as_u64().unwrap());
+        let m = &v["metrics"];
+        let wait = |k: &str| m[k].as_f64().unwrap_or_else(|| panic!("metrics.{k}: {m}"));
+        if extra.is_empty() {
+            assert!(ticks < reads, "~0.1 ms a request: {ticks} ms for {reads}");
+        } else {
+            assert!(ticks >= 50 * reads, "{ticks} ms for {reads} reads");
+            // Async readahead overlaps most of them with the reading: at least one is waited.
+            let io = wait("wait_io_s");
+            assert!(io >= 0.05 && io <= ticks as f64 / 1000.0 + 0.001, "{io} s waited, {ticks} ms of reads: {m}");
+        }
+        let total =
+            wait("sys_s") + ["wait_io_s", "wait_reclaim_s", "wait_other_s", "wait_cpu_s"].map(wait).iter().sum::<f64>();
+        let done = v["elapsed_s"].as_f64().unwrap();
+        assert!(total <= done + 1e-6 && total > 0.9 * done, "CPU and waits {total} s of {done} s: {m}");
+        done
     };
     let (fast, slow) = (elapsed(&[]), elapsed(&["--set", "disk.sda.latency=50ms"]));
     assert!(fast < 0.05, "8 MiB from the measured disk (1 GB/s), not the hdd: {fast} s");

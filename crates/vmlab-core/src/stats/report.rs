@@ -51,6 +51,10 @@ pub struct DiskReport {
     pub name: String,
     #[serde(flatten)]
     pub stat: crate::disk::DiskStat,
+    /// The stat file's time fields: `vmlab real`'s host devices and `run --host`'s simulated
+    /// ones (a plain `run` leaves them out).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub times: Option<crate::disk::DiskTimes>,
 }
 
 /// The disks' table: one line per disk of `/sys/block/DEV/stat`'s I/O fields.
@@ -69,6 +73,33 @@ pub fn disks_text(disks: &[DiskReport]) -> String {
             "  {:<8} {:>9} {:>9} {:>11} {:>9} {:>9} {:>11}",
             d.name, s.read_ios, s.read_merges, s.read_sectors, s.write_ios, s.write_merges, s.write_sectors
         );
+    }
+    if disks.iter().any(|d| d.times.is_some()) {
+        o.push_str(
+            "Disk times (ms; latency = ticks ÷ requests, allocation to completion):
+",
+        );
+        let _ = writeln!(
+            o,
+            "  {:<8} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8}",
+            "disk", "rd_ticks", "wr_ticks", "in_flight", "io_ticks", "in_queue", "rd_lat", "wr_lat"
+        );
+        for d in disks {
+            let Some(t) = d.times else { continue };
+            let lat = |ticks: u64, n: u64| if n == 0 { 0.0 } else { ticks as f64 / n as f64 };
+            let _ = writeln!(
+                o,
+                "  {:<8} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8.3} {:>8.3}",
+                d.name,
+                t.read_ticks,
+                t.write_ticks,
+                t.in_flight,
+                t.io_ticks,
+                t.time_in_queue,
+                lat(t.read_ticks, d.stat.read_ios),
+                lat(t.write_ticks, d.stat.write_ios)
+            );
+        }
     }
     o
 }
