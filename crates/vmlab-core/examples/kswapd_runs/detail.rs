@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use crate::common::{Handed, CLASSES, CLASS_FILE, CLASS_MOV_UNKNOWN, NCLASS};
 use vmlab_core::kernel::Kernel;
-use vmlab_core::mmzone::MAX_ORDER;
+use vmlab_core::mmzone::{MAX_ORDER, MIGRATE_RESERVE};
 use vmlab_core::stats::vmstat::Vm;
 use vmlab_core::trace::{GfpKind, Tracepoint, Tracer};
 
@@ -36,11 +36,13 @@ struct Sec {
     /// Pages taken off Normal's buddy lists (`mm_page_alloc_zone_locked`: the request's pages,
     /// pcp refills included) by requested migrate type.
     taken: [u64; 3],
+    /// Of those, pages from MIGRATE_RESERVE pageblocks.
+    taken_reserve: u64,
     start: Cum,
     runs_begun: [u64; 2],
     runs_ended: u64,
     run_ns: u64,
-    /// Allocator wakeups (`mm_vmscan_wakeup_kswapd` not from kswapd): [Normal, DMA32][o0, o>0].
+    /// Allocator wakeups (`mm_vmscan_wakeup_kswapd`, fired only by a slow path): [Normal, DMA32][o0, o>0].
     wakes: [[u64; 2]; 2],
 }
 
@@ -101,8 +103,8 @@ impl Detail {
 
     pub fn header() -> String {
         format!(
-            "nz t_s | Normal free first min max (min/low/high) | handed out by path {} : {} | taken off buddy lists unmov/mov/recl | freed reclaim other | kswapd reclaimed Normal {} DMA32 | runs begun o0/o>0 ended, ms in runs ended | allocator wakeups Normal o0/o>0 DMA32 o0/o>0 | Normal buddy o0..o10\n\
-             run t_begin_s | order begin>end | ms | passes | Normal reclaimed {} (lowest prio) DMA32 | Normal free begin>end (end o0/o1/o2/o3+ pages) | gap before ms (full sleep) handed/freed-reclaim/freed-other in gap | in run handed/freed-reclaim/freed-other",
+            "nz t_s | Normal free first min max (min/low/high) | handed out by path {} : {} | taken off buddy lists unmov/mov/recl (from reserve pageblocks) | freed reclaim other | kswapd reclaimed Normal {} DMA32 | runs begun o0/o>0 ended, ms in runs ended | allocator wakeups Normal o0/o>0 DMA32 o0/o>0 | Normal buddy o0..o10\n\
+             run t_begin_s | order begin>end | ms | passes | Normal reclaimed {} (lowest prio) DMA32 | Normal free begin>end (end o0/o1/o2/o3+ pages, o3+ in reserve) | gap before ms (full sleep) handed/freed-reclaim/freed-other in gap | in run handed/freed-reclaim/freed-other",
             PATHS.join("/"),
             CLASSES.join(","),
             PRIOS.join("/"),
@@ -144,7 +146,7 @@ impl Detail {
         let rec: Vec<String> = (0..4).map(|i| d(self.cum.reclaimed_n[i], s.start.reclaimed_n[i]).to_string()).collect();
         let buddy: Vec<String> = (0..MAX_ORDER).map(|o| z.nr_free[o].to_string()).collect();
         println!(
-            "nz {} | {} {} {} ({}/{}/{}) | {} | {}/{}/{} | {} {} | {} {} | {}/{} {} {:.3} | {}/{} {}/{} | {}",
+            "nz {} | {} {} {} ({}/{}/{}) | {} | {}/{}/{} ({}) | {} {} | {} {} | {}/{} {} {:.3} | {}/{} {}/{} | {}",
             (self.from_ns / 1_000_000_000) + cur,
             s.free_first,
             s.free_min,
@@ -156,6 +158,7 @@ impl Detail {
             s.taken[0],
             s.taken[1],
             s.taken[2],
+            s.taken_reserve,
             d(self.cum.freed_reclaim, s.start.freed_reclaim),
             d(self.cum.freed_other, s.start.freed_other),
             rec.join("/"),
@@ -182,7 +185,7 @@ impl Detail {
         let rec: Vec<String> = (0..4).map(|i| (c.reclaimed_n[i] - r.cum.reclaimed_n[i]).to_string()).collect();
         let sum3 = |x: [u64; 3]| x.iter().sum::<u64>();
         println!(
-            "run {:.3} | {}>{} | {:.3} | {} | {} ({}) {} | {}>{} ({}/{}/{}/{}) | {:.1} ({}) {}/{}/{} | {}/{}/{}",
+            "run {:.3} | {}>{} | {:.3} | {} | {} ({}) {} | {}>{} ({}/{}/{}/{}, {}) | {:.1} ({}) {}/{}/{} | {}/{}/{}",
             r.ns as f64 / 1e9,
             r.order,
             end_order,
@@ -197,6 +200,7 @@ impl Detail {
             z.nr_free[1] * 2,
             z.nr_free[2] * 4,
             crate::common::free_in_orders(z, 3..MAX_ORDER),
+            (3..MAX_ORDER).map(|o| z.free_area[o][MIGRATE_RESERVE].len << o).sum::<u64>(),
             r.gap_ns as f64 / 1e6,
             if r.slept { "slept" } else { "awake" },
             r.gap.0,
@@ -236,7 +240,9 @@ impl Tracer for Detail {
         let task = k.trace_at.task;
         let kswapd = k.nodes[0].kswapd.task;
         match *ev {
-            Tracepoint::WakeupKswapd { zid, order, .. } if task != kswapd => {
+            // Only an allocator's slow path wakes kswapd; the NIC's softirq runs with task index
+            // 0, kswapd's own, so the task is no test of who woke it.
+            Tracepoint::WakeupKswapd { zid, order, .. } => {
                 self.slow = Some((task, order));
                 let z = if zid == self.nz {
                     0
@@ -263,8 +269,11 @@ impl Tracer for Detail {
                 self.cum.handed[path] += pages;
                 self.pending = Some((Handed::new(k, pfn, gfp, migratetype), path, pages));
             }
-            Tracepoint::MmPageAllocZoneLocked { zone, order, migratetype, .. } if zone == self.nz => {
+            Tracepoint::MmPageAllocZoneLocked { zone, order, migratetype, pfn, .. } if zone == self.nz => {
                 self.s.taken[(migratetype as usize).min(2)] += 1 << order;
+                if k.pageblock_mt[k.pageblock_of(zone, pfn)] as usize == MIGRATE_RESERVE {
+                    self.s.taken_reserve += 1 << order;
+                }
             }
             Tracepoint::FilemapAdd { pfn, .. } => {
                 if let Some((path, pages)) = self.wait.remove(&pfn) {
