@@ -56,9 +56,10 @@ impl Tracer for Paths {
         match *ev {
             Tracepoint::WakeupKswapd { zid, order, .. } => {
                 self.wakeups[zid.min(Z - 1)][(order > 0) as usize] += 1;
-                if task != kswapd {
-                    self.slow = Some((task, order));
-                }
+                // Only an allocator's slow path wakes kswapd (kswapd never does). The NIC's
+                // softirq runs with a context of task index 0, which is also kswapd's task, so
+                // the task is no test of who woke it.
+                self.slow = Some((task, order));
             }
             Tracepoint::MmPageAlloc { zone, order, migratetype, pfn, gfp } => {
                 let slow = self.slow.take() == Some((task, order));

@@ -20,9 +20,10 @@
 
 mod common;
 
+use common::{Handed, CLASSES, NCLASS};
 use vmlab_core::kernel::Kernel;
 use vmlab_core::mm_types::pg;
-use vmlab_core::mmzone::{Mt, ZoneType, MAX_ORDER, MIGRATE_RESERVE, MIGRATE_TYPES, PAGEBLOCK_ORDER};
+use vmlab_core::mmzone::{ZoneType, MAX_ORDER, MIGRATE_RESERVE, MIGRATE_TYPES, PAGEBLOCK_ORDER};
 use vmlab_core::sim::Sim;
 use vmlab_core::trace::{GfpKind, Tracepoint, Tracer};
 
@@ -73,20 +74,12 @@ struct Census {
     lumpy: [u64; 2],
 }
 
-const NCLASS: usize = 12;
-const CLASSES: [&str; NCLASS] =
-    ["file", "anon", "mov?", "fs-slab", "skb-slab", "atomic?", "kmalloc", "pgtable", "stack", "tcp", "kmem", "kern?"];
 const PATHS: [&str; 3] = ["smallest", "fallback", "reserve"];
 
 #[derive(Clone, Copy)]
 struct Pending {
-    pfn: u32,
+    h: Handed,
     tag: u8,
-    gfp: GfpKind,
-    mt: Mt,
-    stack: u64,
-    sock: u64,
-    kmem: u64,
 }
 
 impl Census {
@@ -97,28 +90,12 @@ impl Census {
 
     /// The class of the page handed out last, from what its caller did since.
     fn resolve(&mut self, k: &Kernel, p: Pending, ev: &Tracepoint) {
-        let f = k.fr.flags[p.pfn as usize];
-        let class = match (p.gfp, p.mt) {
-            (_, Mt::Reclaimable) => 3,
-            (GfpKind::Atomic, _) => [5, 4][(f & pg::SLAB != 0) as usize],
-            (GfpKind::Kernel, _) if f & pg::SLAB != 0 => 6,
-            (GfpKind::Kernel, _) if f & pg::PGTABLE != 0 => 7,
-            (GfpKind::Kernel, _) if k.g.kernel_stack > p.stack => 8,
-            (GfpKind::Kernel, _) if k.g.sock > p.sock => 9,
-            (GfpKind::Kernel, _) if k.g.kmem > p.kmem => 10,
-            (GfpKind::Kernel, _) => 11,
-            (GfpKind::HighuserMovable, _) => {
-                if matches!(*ev, Tracepoint::FilemapAdd { pfn, .. } if pfn == p.pfn) {
-                    0
-                } else if f & (pg::ANON | pg::SWAPBACKED) != 0 {
-                    1
-                } else {
-                    self.movable_wait.insert(p.pfn, p.tag);
-                    return;
-                }
+        match p.h.class(k, ev) {
+            Some(class) => self.count(p.tag, class),
+            None => {
+                self.movable_wait.insert(p.h.pfn, p.tag);
             }
-        };
-        self.count(p.tag, class);
+        }
     }
 }
 
@@ -146,9 +123,7 @@ impl Tracer for Census {
             Tracepoint::MmPageAlloc { zone, pfn, gfp, migratetype, .. } if zone == self.zid => {
                 let tag = std::mem::take(&mut self.tag[pfn as usize]);
                 if tag != 0 {
-                    let g = &k.g;
-                    let (stack, sock, kmem) = (g.kernel_stack, g.sock, g.kmem);
-                    self.pending = Some(Pending { pfn, tag, gfp, mt: migratetype, stack, sock, kmem });
+                    self.pending = Some(Pending { h: Handed::new(k, pfn, gfp, migratetype), tag });
                 }
             }
             Tracepoint::MmPageAllocZoneLocked { zone, pfn, block_order, .. } if zone == self.zid => {

@@ -19,12 +19,32 @@
 //! pgscan per zone in the interval and the Normal / DMA32 ratio, `pgdeactivate` / `pgrefill`, and
 //! order > 0 wakeups and runs in the interval.
 //!
-//! cargo run --release -p vmlab-core --example kswapd_runs -- SCENARIO PROFILE EVERY_S [KEY=VALUE...]
+//! With `detail=FROM_S..TO_S` (seconds of simulated time; the example's own key, not passed to
+//! the scenario) it also follows Normal second by second inside that window, to set what kswapd
+//! gives Normal against what Normal hands out: an `nz` line per second (Normal's buddy free
+//! pages at the second's first event, least and most; the pages Normal handed out by path —
+//! `get_page_from_freelist` at LOW, the slow path at MIN, the slow path's ALLOC_HARDER|ALLOC_HIGH
+//! for atomic requests — and by caller class, as `dma32_census` sorts them; the pages taken off
+//! its buddy lists by migrate type; the pages freed to it by reclaim and by everyone else;
+//! kswapd's reclaim from Normal by priority and from DMA32; allocator wakeups of kswapd per zone)
+//! and a `run` line per `balance_pgdat` run (its order at begin and end, simulated length,
+//! `loop_again` passes, pages reclaimed from Normal by priority and from DMA32, the lowest
+//! priority, Normal's free pages at begin and end, and the gap since the previous run: how long,
+//! whether kswapd went to full sleep in it, and what Normal handed out and got back meanwhile).
+//! Normal's composition and its aligned order-3 blocks' census are printed at the window's
+//! first and last minute sample (`comp` lines). The path of an allocation is read as
+//! `alloc_paths` reads it: a slow-path allocation follows, in the same task and for the same
+//! order, the `mm_vmscan_wakeup_kswapd` its `wake_all_kswapd` fired.
+//!
+//! cargo run --release -p vmlab-core --example kswapd_runs -- SCENARIO PROFILE EVERY_S [detail=FROM_S..TO_S] [KEY=VALUE...]
 
+#[path = "../common/mod.rs"]
 mod common;
+mod detail;
 
 use vmlab_core::kernel::Kernel;
 use vmlab_core::mmzone::{ZoneType, LRU_ACTIVE_FILE, LRU_INACTIVE_FILE, MAX_ORDER, MIGRATE_RESERVE, MIGRATE_TYPES};
+use vmlab_core::reproduce::kswapd_high_order::{order3_block_census, zone_composition};
 use vmlab_core::sim::Sim;
 use vmlab_core::stats::vmstat::Vm;
 use vmlab_core::trace::{Tracepoint, Tracer};
@@ -188,9 +208,36 @@ impl Tracer for Runs {
     }
 }
 
+/// Normal's pages by holder (percent: file, anon, mlocked, slab + page tables, free, other) and
+/// what its aligned order-3 blocks hold, beside Simon's SysRq-M shares.
+fn comp_line(sim: &Sim) {
+    let Some(nz) = sim.k.zones.iter().position(|z| z.kind == ZoneType::Normal) else { return };
+    let c = zone_composition(sim, nz).map(|x| format!("{x:.1}")).join("/");
+    let b = order3_block_census(sim, nz);
+    println!(
+        "comp {:.3} | Normal % file/anon/mlocked/slab+tables/free/other {c} | order-3 blocks {} free {} freeable {} pinned by 1 / 2-7 / 8 pages {}/{}/{} (by anon/mlocked/slab/tables/other only {:?}) free pages in pinned blocks {}",
+        sim.s.now as f64 / 3.6e12,
+        b.blocks,
+        b.free,
+        b.freeable,
+        b.pinned_one,
+        b.pinned_some,
+        b.pinned_all,
+        b.pinned_by,
+        b.free_in_pinned
+    );
+}
+
 fn main() {
-    let common::Census { mut sim, every_s } = common::setup("kswapd_runs");
+    let (common::Census { mut sim, every_s }, own) = common::setup_with("kswapd_runs", &["detail"]);
     sim.k.attach_tracer(Box::new(Runs::default()));
+    let detail = own.last().map(|(k, v)| common::parse_window("kswapd_runs", k, v));
+    if let Some((from, to)) = detail {
+        println!("{}", detail::Detail::header());
+        sim.k.attach_tracer(Box::new(detail::Detail::new(&sim.k, from, to)));
+    }
+    // Normal's composition and order-3 block census at the detail window's first and last sample.
+    let mut comp_due = detail.map(|(from, to)| [from * 1_000_000_000, to * 1_000_000_000]).unwrap_or([u64::MAX; 2]);
     // MemFree is read every minute for the window's mean; the rest is printed every EVERY_S.
     let mut window = common::setup_window(&mut sim, every_s);
     // The order-3 figures and kswapd's CPU time at the previous line: the "o3" line is per interval.
@@ -205,6 +252,12 @@ fn main() {
          | kswapd pgscan per zone, lumpy passes, lowest priority, pgscan_anon, pswpout"
     );
     sim.on_sample = Some(Box::new(move |sim: &mut Sim| {
+        for due in comp_due.iter_mut() {
+            if sim.s.now >= *due {
+                *due = u64::MAX;
+                comp_line(sim);
+            }
+        }
         let Some((_, mean)) = window.sample(sim, every_s) else { return };
         let mut line = format!("{:.1} {mean:.2} |", sim.s.now as f64 / 3.6e12);
         let big: Vec<usize> = (0..sim.k.zones.len().min(Z)).filter(|&z| sim.k.zones[z].present >= 8192).collect();
