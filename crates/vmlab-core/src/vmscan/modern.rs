@@ -139,6 +139,10 @@ pub fn lru_add(k: &mut Kernel, p: Pfn) {
 }
 
 /// `folio_mark_accessed`: inactive,unreferenced → referenced; inactive,referenced → active.
+/// Only a folio on the LRU is activated by `lru_activate`, which counts PGACTIVATE, for the
+/// node and for the folio's group (6.x `mm/swap.c`); one off the LRU is only marked active
+/// (`__lru_cache_activate_folio`, meant for a folio still in a per-CPU `lru_add` batch, which
+/// counts nothing) and goes to the active list when it is put back.
 pub fn mark_page_accessed(k: &mut Kernel, p: Pfn) {
     let f = k.fr.flags[p as usize];
     if f & pg::ACTIVE == 0 && f & pg::UNEVICTABLE == 0 && f & pg::REFERENCED != 0 {
@@ -147,11 +151,13 @@ pub fn mark_page_accessed(k: &mut Kernel, p: Pfn) {
             k.fr.set(p, pg::ACTIVE);
             k.fr.clear(p, pg::REFERENCED);
             lru_add(k, p);
+            let nr = k.fr.folio_nr(p);
+            k.ev.add(Vm::Pgactivate, nr);
+            memcontrol::count_event(k, memcontrol::page_memcg(k, p), Vm::Pgactivate, nr);
         } else {
             k.fr.set(p, pg::ACTIVE);
             k.fr.clear(p, pg::REFERENCED);
         }
-        k.ev.add(Vm::Pgactivate, k.fr.folio_nr(p));
         crate::workingset::activation(k, p);
     } else if f & pg::REFERENCED == 0 {
         k.fr.set(p, pg::REFERENCED);

@@ -331,3 +331,30 @@ fn cache_trim_mode_reads_the_flushed_inactive_file_list() {
     assert!(!sc.may_deactivate_file, "1,024 inactive against no active page, as flushed");
     assert!(sc.cache_trim_mode, "1,024 pages as last flushed >> 8");
 }
+
+/// `folio_mark_accessed` of an inactive, referenced folio: on the LRU, `lru_activate` moves it
+/// and counts PGACTIVATE for the node and for its group (`count_memcg_events`, 6.x
+/// `mm/swap.c`); off the LRU, `__lru_cache_activate_folio` only marks it active and counts
+/// nothing.
+#[test]
+fn mark_accessed_activation_counts_on_the_lru_only_and_in_the_group() {
+    let mut k = kernel();
+    let zones = k.zones.len();
+    k.memcg.groups.push(MemCgroup::new("g", ROOT, CgroupApi::V1, MemcgLimits::default(), 1, zones));
+    let zid = k.nodes[0].zones[0];
+    let on = k.rmqueue(zid, 0, Mt::Movable).expect("a free page");
+    k.fr.extra[on as usize] = 1;
+    lru_add(&mut k, on);
+    mark_page_accessed(&mut k, on);
+    mark_page_accessed(&mut k, on);
+    assert!(k.fr.has(on, pg::ACTIVE));
+    assert_eq!(k.ev.get(Vm::Pgactivate), 1, "the node counts the activation");
+    assert_eq!(k.memcg.groups[1].ev.get(Vm::Pgactivate), 1, "so does the folio's group");
+    let off = k.rmqueue(zid, 0, Mt::Movable).expect("a free page");
+    k.fr.extra[off as usize] = 1;
+    mark_page_accessed(&mut k, off);
+    mark_page_accessed(&mut k, off);
+    assert!(k.fr.has(off, pg::ACTIVE), "marked active, to go to the active list when added");
+    assert_eq!(k.ev.get(Vm::Pgactivate), 1, "not counted off the LRU");
+    assert_eq!(k.memcg.groups[1].ev.get(Vm::Pgactivate), 1);
+}
