@@ -195,6 +195,8 @@ pub struct Kernel {
     /// Observers of tracepoints (`crate::trace`), and whether any is attached.
     pub tracers: Vec<Box<dyn crate::trace::Tracer>>,
     pub tracing: bool,
+    /// The union of the attached observers' `Tracer::wants`.
+    pub trace_mask: u32,
     /// Task, CPU and time of the tracepoint being delivered.
     pub trace_at: crate::trace::TraceAt,
     /// The gfp mask of the allocation in the slow path (for `mm_vmscan_wakeup_kswapd`).
@@ -276,6 +278,7 @@ impl Kernel {
             zero_pfn: 0,
             tracers: Vec::new(),
             tracing: false,
+            trace_mask: 0,
             trace_at: Default::default(),
             trace_gfp: crate::trace::GfpKind::Kernel,
             kswapd_why: Default::default(),

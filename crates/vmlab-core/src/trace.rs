@@ -218,9 +218,69 @@ pub enum Tracepoint {
     },
 }
 
+impl Tracepoint {
+    /// The event's bit in a `Tracer::wants` mask (`kind::*`): one per tracepoint, as ftrace
+    /// enables each event on its own (`events/<system>/<event>/enable`).
+    #[inline(always)]
+    pub const fn kind(&self) -> u32 {
+        match self {
+            Tracepoint::MmPageAlloc { .. } => kind::MM_PAGE_ALLOC,
+            Tracepoint::MmPageFree { .. } => kind::MM_PAGE_FREE,
+            Tracepoint::FilemapAdd { .. } => kind::FILEMAP_ADD,
+            Tracepoint::FilemapDelete { .. } => kind::FILEMAP_DELETE,
+            Tracepoint::WakeupKswapd { .. } => kind::WAKEUP_KSWAPD,
+            Tracepoint::KswapdWake { .. } => kind::KSWAPD_WAKE,
+            Tracepoint::KswapdSleep { .. } => kind::KSWAPD_SLEEP,
+            Tracepoint::DirectReclaimBegin { .. } => kind::DIRECT_RECLAIM_BEGIN,
+            Tracepoint::DirectReclaimEnd { .. } => kind::DIRECT_RECLAIM_END,
+            Tracepoint::LruIsolate { .. } => kind::LRU_ISOLATE,
+            Tracepoint::LruShrinkInactive { .. } => kind::LRU_SHRINK_INACTIVE,
+            Tracepoint::LruShrinkActive { .. } => kind::LRU_SHRINK_ACTIVE,
+            Tracepoint::Writepage { .. } => kind::WRITEPAGE,
+            Tracepoint::WritebackDirty { .. } => kind::WRITEBACK_DIRTY,
+            Tracepoint::WbcWritepage { .. } => kind::WBC_WRITEPAGE,
+            Tracepoint::MmPageAllocZoneLocked { .. } => kind::MM_PAGE_ALLOC_ZONE_LOCKED,
+            Tracepoint::MmPageAllocExtfrag { .. } => kind::MM_PAGE_ALLOC_EXTFRAG,
+            Tracepoint::KswapdBalanceBegin { .. } => kind::KSWAPD_BALANCE_BEGIN,
+            Tracepoint::KswapdBalanceEnd { .. } => kind::KSWAPD_BALANCE_END,
+            Tracepoint::Throttled { .. } => kind::THROTTLED,
+        }
+    }
+}
+
+/// `Tracepoint::kind` bits.
+pub mod kind {
+    pub const MM_PAGE_ALLOC: u32 = 1 << 0;
+    pub const MM_PAGE_FREE: u32 = 1 << 1;
+    pub const FILEMAP_ADD: u32 = 1 << 2;
+    pub const FILEMAP_DELETE: u32 = 1 << 3;
+    pub const WAKEUP_KSWAPD: u32 = 1 << 4;
+    pub const KSWAPD_WAKE: u32 = 1 << 5;
+    pub const KSWAPD_SLEEP: u32 = 1 << 6;
+    pub const DIRECT_RECLAIM_BEGIN: u32 = 1 << 7;
+    pub const DIRECT_RECLAIM_END: u32 = 1 << 8;
+    pub const LRU_ISOLATE: u32 = 1 << 9;
+    pub const LRU_SHRINK_INACTIVE: u32 = 1 << 10;
+    pub const LRU_SHRINK_ACTIVE: u32 = 1 << 11;
+    pub const WRITEPAGE: u32 = 1 << 12;
+    pub const WRITEBACK_DIRTY: u32 = 1 << 13;
+    pub const WBC_WRITEPAGE: u32 = 1 << 14;
+    pub const MM_PAGE_ALLOC_ZONE_LOCKED: u32 = 1 << 15;
+    pub const MM_PAGE_ALLOC_EXTFRAG: u32 = 1 << 16;
+    pub const KSWAPD_BALANCE_BEGIN: u32 = 1 << 17;
+    pub const KSWAPD_BALANCE_END: u32 = 1 << 18;
+    pub const THROTTLED: u32 = 1 << 19;
+    pub const ALL: u32 = u32::MAX;
+}
+
 /// An observer of tracepoints. It sees the kernel as it is when the event fires.
 pub trait Tracer: Any {
     fn event(&mut self, k: &Kernel, ev: &Tracepoint);
+    /// The events this observer reads (`Tracepoint::kind` bits); the others are not delivered
+    /// to anyone unless another observer wants them. Default: all.
+    fn wants(&self) -> u32 {
+        kind::ALL
+    }
     fn as_any(&self) -> &dyn Any;
     /// A task was created (task index, pid, name), for observers that print who fired an event.
     fn task_created(&mut self, _task: usize, _pid: u32, _comm: &str) {}
@@ -229,10 +289,17 @@ pub trait Tracer: Any {
 }
 
 impl Kernel {
-    /// Fire a tracepoint.
+    /// Some attached observer reads events of `kinds` (`Tracepoint::kind` bits).
+    #[inline(always)]
+    pub fn traces(&self, kinds: u32) -> bool {
+        self.trace_mask & kinds != 0
+    }
+
+    /// Fire a tracepoint. Inlined, the event's kind is a constant: an event no observer wants
+    /// costs one test, as with none attached.
     #[inline]
     pub fn trace(&mut self, ev: Tracepoint) {
-        if self.tracing {
+        if self.traces(ev.kind()) {
             self.emit(ev);
         }
     }
@@ -241,8 +308,12 @@ impl Kernel {
     #[inline]
     pub fn trace_ctx(&mut self, ctx: &Ctx, ev: Tracepoint) {
         if self.tracing {
+            // Kept for every event, delivered or not: an event fired without a ctx reports
+            // the last one's task and time (`trace`), whichever kinds are delivered.
             self.trace_at = TraceAt { task: ctx.task, cpu: ctx.cpu, ns: ctx.clock() };
-            self.emit(ev);
+            if self.traces(ev.kind()) {
+                self.emit(ev);
+            }
         }
     }
 
@@ -263,13 +334,17 @@ impl Kernel {
     #[cold]
     fn emit(&mut self, ev: Tracepoint) {
         let mut tracers = std::mem::take(&mut self.tracers);
+        let bit = ev.kind();
         for t in &mut tracers {
-            t.event(self, &ev);
+            if t.wants() & bit != 0 {
+                t.event(self, &ev);
+            }
         }
         self.tracers = tracers;
     }
 
     pub fn attach_tracer(&mut self, t: Box<dyn Tracer>) {
+        self.trace_mask |= t.wants();
         self.tracers.push(t);
         self.tracing = true;
     }
@@ -277,5 +352,57 @@ impl Kernel {
     /// The attached observer of type `T`, if any.
     pub fn tracer<T: Tracer>(&self) -> Option<&T> {
         self.tracers.iter().find_map(|t| t.as_any().downcast_ref::<T>())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Counts the events it is given, wanting `mask`.
+    struct Count {
+        mask: u32,
+        seen: Vec<u32>,
+    }
+
+    impl Tracer for Count {
+        fn event(&mut self, _k: &Kernel, ev: &Tracepoint) {
+            self.seen.push(ev.kind());
+        }
+        fn wants(&self) -> u32 {
+            self.mask
+        }
+        fn as_any(&self) -> &dyn Any {
+            self
+        }
+    }
+
+    fn kernel() -> Kernel {
+        let cfg = crate::machine::MachineConfig::of_zones("x86_64", 1, &[(crate::mmzone::ZoneType::Normal, 4096)]);
+        Kernel::new(crate::profiles::find("linux-2.6.38").expect("profile"), cfg, 1).expect("kernel")
+    }
+
+    fn fire_both(k: &mut Kernel, ctx: &Ctx) {
+        k.trace_ctx(ctx, Tracepoint::MmPageFree { pfn: 7, order: 0, cold: false });
+        k.trace(Tracepoint::KswapdSleep { nid: 0 });
+    }
+
+    #[test]
+    fn an_observer_gets_only_the_kinds_it_wants_and_the_others_all() {
+        let mut k = kernel();
+        k.attach_tracer(Box::new(Count { mask: kind::KSWAPD_SLEEP, seen: Vec::new() }));
+        let ctx = Ctx { task: 3, ..Default::default() };
+        fire_both(&mut k, &ctx);
+        assert_eq!(k.tracer::<Count>().expect("attached").seen, vec![kind::KSWAPD_SLEEP]);
+        // The unwanted event still set who fired last: a later event without a ctx reports it.
+        assert_eq!(k.trace_at.task, 3);
+
+        let mut k = kernel();
+        k.attach_tracer(Box::new(Count { mask: kind::KSWAPD_SLEEP, seen: Vec::new() }));
+        k.attach_tracer(Box::new(Count { mask: kind::ALL, seen: Vec::new() }));
+        fire_both(&mut k, &ctx);
+        let seen: Vec<_> =
+            k.tracers.iter().map(|t| t.as_any().downcast_ref::<Count>().expect("count").seen.clone()).collect();
+        assert_eq!(seen, vec![vec![kind::KSWAPD_SLEEP], vec![kind::MM_PAGE_FREE, kind::KSWAPD_SLEEP]]);
     }
 }

@@ -131,6 +131,10 @@ impl Tracer for AllocDiag {
             _ => {}
         }
     }
+    fn wants(&self) -> u32 {
+        use crate::trace::kind;
+        kind::MM_PAGE_ALLOC | kind::MM_PAGE_ALLOC_ZONE_LOCKED | kind::KSWAPD_BALANCE_BEGIN | kind::KSWAPD_BALANCE_END
+    }
     fn as_any(&self) -> &dyn std::any::Any {
         self
     }
