@@ -20,9 +20,20 @@ use vmlab_core::reproduce::shm_big_iron::figures;
 use vmlab_core::sim::Sim;
 
 /// What a page on the aa engine's lists is, for the copy-start table.
-const KINDS: [&str; 7] = ["seg_mapped", "seg_unmapped", "ctx", "swapcache", "file_clean", "file_other", "anon"];
+/// `shm2_*`: the second instance of Andrea's test (`vars.SHM2`), mapped by `SHM2PROCS` processes.
+const KINDS: [&str; 9] = [
+    "seg_mapped",
+    "seg_unmapped",
+    "ctx",
+    "swapcache",
+    "file_clean",
+    "file_other",
+    "anon",
+    "shm2_mapped",
+    "shm2_unmapped",
+];
 
-fn kind(k: &Kernel, p: u32, seg: u32) -> usize {
+fn kind(k: &Kernel, p: u32, seg: u32, shm2: u32) -> usize {
     let i = p as usize;
     let f = k.fr.flags[i];
     if f & pg::SWAPCACHE != 0 {
@@ -33,12 +44,11 @@ fn kind(k: &Kernel, p: u32, seg: u32) -> usize {
     }
     let m = k.fr.mapping[i];
     if (m as usize) < k.files.len() && k.files[m as usize].shmem {
-        return if m != seg {
-            2
-        } else if k.fr.mapcount[i] > 0 {
-            0
-        } else {
-            1
+        let mapped = k.fr.mapcount[i] > 0;
+        return match (m == seg, m == shm2) {
+            (true, _) => usize::from(!mapped),
+            (_, true) => 7 + usize::from(!mapped),
+            _ => 2,
         };
     }
     if k.fr.mapcount[i] == 0 && f & (pg::DIRTY | pg::LOCKED | pg::WRITEBACK) == 0 {
@@ -49,10 +59,10 @@ fn kind(k: &Kernel, p: u32, seg: u32) -> usize {
 }
 
 /// Pages of each kind on a list, and how far from the tail the first clean file page lies.
-fn count(k: &Kernel, tail: u32, seg: u32) -> ([u64; 7], Option<u64>) {
-    let (mut n, mut first, mut e, mut at) = ([0u64; 7], None, tail, 0u64);
+fn count(k: &Kernel, tail: u32, seg: u32, shm2: u32) -> ([u64; 9], Option<u64>) {
+    let (mut n, mut first, mut e, mut at) = ([0u64; 9], None, tail, 0u64);
     while e != NIL {
-        let c = kind(k, e, seg);
+        let c = kind(k, e, seg, shm2);
         n[c] += 1;
         if c == 4 && first.is_none() {
             first = Some(at);
@@ -92,9 +102,10 @@ fn main() {
         if !st.started && sim.metrics.iter().any(|(n, _)| n == "cp_start") {
             st.started = true;
             let k = &sim.k;
-            let seg = k.files.iter().position(|f| f.name.contains("DBSGA")).map_or(NIL, |i| i as u32);
-            let (ina, first) = count(k, lru.lists[INACTIVE].tail, seg);
-            let (act, _) = count(k, lru.lists[ACTIVE].tail, seg);
+            let file = |name: &str| k.files.iter().position(|f| f.name.contains(name)).map_or(NIL, |i| i as u32);
+            let (seg, shm2) = (file("DBSGA"), file("SHM2SEG"));
+            let (ina, first) = count(k, lru.lists[INACTIVE].tail, seg, shm2);
+            let (act, _) = count(k, lru.lists[ACTIVE].tail, seg, shm2);
             println!("copy starts at {t} s: swpd {} MiB, cache {} MiB", s.swpd_kb / 1024, s.cache_kb / 1024);
             for (name, n) in [("inactive", ina), ("active", act)] {
                 let cells: Vec<String> = KINDS.iter().zip(n).map(|(k, v)| format!("{k} {}", mib(v))).collect();

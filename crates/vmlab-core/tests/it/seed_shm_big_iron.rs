@@ -246,3 +246,46 @@ fn scaled_down_does_not_storm() {
     let storm = m("swapcache_kb_at_first_swapout") >= 1048576.0 && m("sy_pct_conversion") >= 70.0;
     assert!(!storm, "aa1 storms at 5 GiB: {:?}", rep.runs[0].metrics);
 }
+
+/// The seed file (aa1) at a toy size, `extra` `--set`s on top, run for 4 s.
+fn run_seed_tiny(extra: &[&str]) -> Sim {
+    let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/seeds/shm-big-iron.toml");
+    let sets: Vec<String> = [
+        "machine.memory=1GiB",
+        "duration=4s",
+        "vars.SGA=16MiB",
+        "vars.HOT=4MiB",
+        "vars.PGA=1MiB",
+        "vars.CTX=16MiB",
+        "vars.BATCH=64MiB",
+        "vars.BATCHFAST=64MiB",
+        "vars.CPSIZE=64MiB",
+        "vars.DATA=16MiB",
+    ]
+    .iter()
+    .chain(extra)
+    .map(|s| s.to_string())
+    .collect();
+    let sc = vmlab_core::workload::load_scenario(&path, &sets).expect("the seed loads");
+    run(&sc, RunOpts::default()).expect("the seed runs").1
+}
+
+/// Andrea's "second copy" (`vars.SHM2`, `SHM2PROCS`, `SHM2AT`): off by default; on, every page
+/// of the second file is in memory and mapped by every one of its processes, as "fault in all the
+/// pagetables from all tasks touching the shm vma" has it.
+#[test]
+fn second_shm_instance_is_mapped_whole_by_its_processes() {
+    let off = run_seed_tiny(&[]);
+    assert!(!off.k.files.iter().any(|f| f.name.contains("SHM2SEG")), "the default has no second instance");
+    let on = run_seed_tiny(&["vars.SHM2=32MiB", "vars.SHM2PROCS=5", "vars.SHM2AT=1s"]);
+    let f = on.k.files.iter().find(|f| f.name.contains("SHM2SEG")).expect("the second instance exists");
+    assert!(f.shmem);
+    assert_eq!(f.nrpages, 32 << 8, "the creator filled all 32 MiB");
+    let counts: Vec<u32> = f.pages.iter().map(|&p| on.k.fr.mapcount[p as usize] as u32).collect();
+    assert!(counts.iter().all(|&c| c == 5), "mapcounts {:?}", &counts[..8]);
+    let bad = vmlab_core::workload::load_scenario(
+        &std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/seeds/shm-big-iron.toml"),
+        &["vars.SHM2=lots".to_string()],
+    );
+    assert!(bad.is_err(), "a size that is not one is an error, not a panic");
+}
