@@ -377,6 +377,11 @@ pub fn scenario(
             before.push("reclaim.ra_order_in_state=true".to_string());
         }
     }
+    // And ext4 with dioread_nolock ends a mapped extent's writeback together.
+    if folios::dioread_nolock(&root, &dopts.dir) == Some(true) {
+        let disks = if names.is_empty() { vec!["sda".to_string()] } else { names.clone() };
+        before.extend(disks.iter().map(|n| format!("disk.{n}.io_end_pages={}", folios::EXT4_IO_END_PAGES)));
+    }
     // `vmlab real` runs in a memory cgroup: its limit reclaim reads the statistics as the host's
     // kernel flushes them.
     let has_memcg = vmlab_core::profiles::find(name).is_some_and(|p| p.memcg);

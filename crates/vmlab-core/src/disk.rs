@@ -400,6 +400,9 @@ pub struct Disk {
     /// The file system on it reads into large folios (`mapping_set_large_folios`: XFS since
     /// 5.18, ext4 since 6.16 unless data=journal, encryption, verity or DAX rule it out).
     pub large_folios: bool,
+    /// The file system's io_end: a contiguous writeback batch's pages end together, in groups
+    /// of this many, at their last request's completion (0: each request's at its own).
+    pub io_end_pages: u32,
 }
 
 /// The queue's `nr_requests`, `wbt_lat_usec` and `write_cache` (sysfs `queue/`); `None` takes
@@ -462,6 +465,7 @@ impl Disk {
             queue: None,
             ring: 0,
             large_folios: false,
+            io_end_pages: 0,
             wbt_params: WbtParams::default(),
             wbt: None,
             link: Link::default(),
@@ -864,6 +868,12 @@ impl Disk {
 
     /// The last submission joined the request before it (see `MERGE_MAX_BYTES`): its completion
     /// raises no interrupt of its own.
+    /// Whether a scheduler may hold writes, so that a request's completion is not known when
+    /// it is submitted.
+    pub fn holds_writes(&self) -> bool {
+        self.elevator.is_some()
+    }
+
     pub fn last_merged(&self) -> bool {
         self.merged
     }

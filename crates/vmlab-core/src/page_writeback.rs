@@ -173,14 +173,19 @@ pub fn submit_write(k: &mut Kernel, ctx: &mut Ctx, file: u32, first: u64, mut pa
     }
     let n = pages.len() as u64;
     let mut t = 0;
-    for rq in &rqs {
-        let off = base + rq.first as u64 * 4096;
-        let done = k.disks[disk].submit_segs(ctx.clock(), off, rq.pages as u64 * 4096, rq.segs, true);
-        t = t.max(done);
-        // One request (every queue but 6.8's, and most of its batches) completes the batch's own Vec.
-        let mine =
-            if rqs.len() == 1 { std::mem::take(&mut pages) } else { pages[rq.first..rq.first + rq.pages].to_vec() };
-        k.queue_io_done(done, disk, mine, true);
+    let io_end = k.disks[disk].io_end_pages as usize;
+    if io_end > 0 && rqs.len() > 1 && !k.disks[disk].holds_writes() {
+        t = submit_io_ends(k, ctx, disk, base, &rqs, pages, io_end);
+    } else {
+        for rq in &rqs {
+            let off = base + rq.first as u64 * 4096;
+            let done = k.disks[disk].submit_segs(ctx.clock(), off, rq.pages as u64 * 4096, rq.segs, true);
+            t = t.max(done);
+            // One request (every queue but 6.8's, and most of its batches) completes the batch's own Vec.
+            let mine =
+                if rqs.len() == 1 { std::mem::take(&mut pages) } else { pages[rq.first..rq.first + rq.pages].to_vec() };
+            k.queue_io_done(done, disk, mine, true);
+        }
     }
     let cpu = rqs.len() as u64 * k.cost.io_submit + n * k.cost.lru_scan;
     k.charge(ctx, KFunc::WritebackSbInodes, cpu);
@@ -192,6 +197,47 @@ pub fn submit_write(k: &mut Kernel, ctx: &mut Ctx, file: u32, first: u64, mut pa
     if !ctx.is_flusher {
         congestion_wait_on_submit(ctx, t);
     }
+}
+
+/// The requests of one contiguous batch when the file system ends writeback per io_end (ext4
+/// with `dioread_nolock`): `ext4_end_bio` only drops the io_end's reference, and the folios'
+/// writeback ends in `ext4_end_io_rsv_work` once the last bio has completed and the unwritten
+/// extent is converted (fs/ext4/page-io.c). Each request still completes — and interrupts — on
+/// its own; the pages of every `io_end` of them complete at the latest of their requests.
+/// No conversion delay is added: no source gives one (the host's work started 0.01 ms after
+/// being queued, median, dirty23). Returns the last completion.
+fn submit_io_ends(
+    k: &mut Kernel,
+    ctx: &mut Ctx,
+    disk: usize,
+    base: u64,
+    rqs: &[crate::blk::PlugRq],
+    mut pages: Vec<Pfn>,
+    io_end: usize,
+) -> u64 {
+    let (mut t, mut end_at, mut from) = (0, 0, 0);
+    let whole = pages.len() <= io_end;
+    for (i, rq) in rqs.iter().enumerate() {
+        let off = base + rq.first as u64 * 4096;
+        let done = k.disks[disk].submit_segs(ctx.clock(), off, rq.pages as u64 * 4096, rq.segs, true);
+        t = t.max(done);
+        end_at = end_at.max(done);
+        // The bio's interrupt; no page ends in it, so it is not a write that lands for
+        // `io_queue_first_write`.
+        let irq = !k.disks[disk].last_merged();
+        k.io_queue.push((done, IoDone::Write { pages: Vec::new(), disk, irq }));
+        let upto = rq.first + rq.pages;
+        // mpage_map_and_submit_extent maps at most io_end blocks into one io_end; a request that
+        // crosses the boundary is counted with the io_end it ends in (the kernel splits the bio).
+        let last = i + 1 == rqs.len();
+        if last || upto - from >= io_end {
+            let mine = if whole { std::mem::take(&mut pages) } else { pages[from..upto].to_vec() };
+            k.io_queue_first_write = k.io_queue_first_write.min(end_at);
+            k.io_queue.push((end_at, IoDone::Write { pages: mine, disk, irq: false }));
+            (end_at, from) = (0, upto);
+        }
+    }
+    t
 }
 
 /// `pageout` of one dirty file page from reclaim.
@@ -451,5 +497,59 @@ mod tests {
         // The work is over: the next wakeup starts a new one.
         wakeup_flusher_threads(&mut k);
         assert_eq!(flush(&mut k, &mut ctx), 5000 - first);
+    }
+
+    /// One batch of 1,024 contiguous pages goes out as several requests (a queue of
+    /// 128 KiB requests); with `io_end_pages` its pages end writeback in io_ends, each at the
+    /// last of its requests' completions (`ext4_end_io_rsv_work` after the last bio), where
+    /// without it each request's pages end as it completes.
+    fn ends_of_one_chunk(io_end: u32) -> (Vec<u64>, Vec<(u64, u64)>) {
+        let cfg = MachineConfig::of_zones("x86_64", 1, &[(ZoneType::Normal, 65536)]);
+        let mut k = Kernel::new(crate::profiles::find("linux-6.8").expect("profile"), cfg, 1).expect("kernel");
+        let mut d = crate::disk::Disk::preset("ssd").expect("preset");
+        d.set_queue(128, 128);
+        d.io_end_pages = io_end;
+        k.disks.push(d);
+        let mut ctx = Ctx { is_flusher: true, ..Ctx::default() };
+        let file = k.file_create("f", 1 << 30, 0, false);
+        dirty(&mut k, &mut ctx, file, &mut 0, 1024);
+        // The batch as `ext4_writepages` hands it over (the flusher's own pass stops at the
+        // writeback throttle's limit first).
+        let pages = k.files[file as usize].pages[..1024].to_vec();
+        submit_write(&mut k, &mut ctx, file, 0, pages);
+        assert_eq!(k.g.writeback, 1024);
+        let mut q = std::mem::take(&mut k.io_queue);
+        q.sort_by_key(|&(t, _)| t);
+        let requests =
+            q.iter().filter(|(_, d)| matches!(d, IoDone::Write { irq: true, .. })).map(|&(t, _)| t).collect();
+        // Deliver in time order; the pages still under writeback after each instant.
+        let mut left = Vec::new();
+        for (t, d) in q {
+            k.io_complete(&mut ctx, d);
+            match left.last_mut() {
+                Some((at, n)) if *at == t => *n = k.g.writeback,
+                _ => left.push((t, k.g.writeback)),
+            }
+        }
+        (requests, left)
+    }
+
+    #[test]
+    fn an_io_ends_pages_end_writeback_together_at_its_last_request() {
+        let (rqs, per_rq) = ends_of_one_chunk(0);
+        assert!(rqs.len() >= 8, "the chunk is split into requests: {}", rqs.len());
+        // Per request: the count falls at (almost) every completion.
+        assert!(per_rq.iter().filter(|&&(_, n)| n < 1024).count() >= rqs.len() / 2, "{per_rq:?}");
+        let (rqs2, whole) = ends_of_one_chunk(2048);
+        assert_eq!(rqs2, rqs, "the requests and their completions are the same");
+        let last = *rqs.iter().max().unwrap();
+        for &(t, n) in &whole {
+            assert_eq!(n, if t < last { 1024 } else { 0 }, "at {t}: all end together at {last} and not before");
+        }
+        // Two io_ends of 512: the first half ends before the last request, none before its own last.
+        let (_, halves) = ends_of_one_chunk(512);
+        let steps: Vec<u64> = halves.iter().map(|&(_, n)| n).collect();
+        assert!(steps.contains(&512) && steps.iter().all(|&n| n == 1024 || n == 512 || n == 0), "{steps:?}");
+        assert_eq!(halves.last().unwrap(), &(last, 0));
     }
 }

@@ -255,6 +255,7 @@ impl Sim {
                 });
             }
             disk.large_folios = d.large_folios;
+            disk.io_end_pages = d.io_end_pages;
             disk.set_elevator(
                 d.deadline.map(|(writes_starved, fifo_batch)| crate::mq_deadline::DeadlineParams {
                     writes_starved,

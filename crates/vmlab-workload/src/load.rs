@@ -863,6 +863,7 @@ fn resolve(ctx: &Ctx<'_>, f: &ScenarioFile) -> Result<(Setup, Vec<String>), Scen
             deadline,
             irq: d.irq.clone(),
             large_folios: d.large_folios,
+            io_end_pages: d.io_end_pages.unwrap_or(0),
             span: ctx.span_of(&["disk", &i, "name"]),
         });
     }
@@ -1619,6 +1620,11 @@ program = "wait"
         assert!(e.contains("scheduler") && e.contains("unknown scheduler `bfq`"), "{e}");
         let e = err(SMALL, &["disk.sda.device_bandwidth=\"1GB\""]);
         assert!(e.contains("device_bandwidth") && e.contains("must end in `/s`"), "{e}");
+        assert_eq!(load(SMALL, &[]).unwrap().setup.disks[0].io_end_pages, 0, "per request unless asked");
+        let s = load(SMALL, &["disk.sda.io_end_pages=2048"]).unwrap();
+        assert_eq!(s.setup.disks[0].io_end_pages, 2048);
+        let e = err(SMALL, &["disk.sda.io_end_pages=-1"]);
+        assert!(e.contains("io_end_pages"), "{e}");
     }
 
     #[test]

@@ -202,6 +202,11 @@ pub struct DiskSpec {
     /// since 5.18, ext4 since 6.16 unless mounted data=journal). Default: single pages.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub large_folios: bool,
+    /// Pages of one file's contiguous writeback that end their writeback together, once the
+    /// last of their requests has completed: ext4's io_end with `dioread_nolock` (up to
+    /// `MAX_WRITEPAGES_EXTENT_LEN` 2,048 blocks). Default 0: each request's pages end with it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io_end_pages: Option<u32>,
 }
 
 fn default_disk_model() -> String {
@@ -520,6 +525,8 @@ pub struct DiskSetup {
     pub deadline: Option<(u32, u32)>,
     pub irq: Option<String>,
     pub large_folios: bool,
+    /// 0: per request.
+    pub io_end_pages: u32,
     /// The disk's `name` in the file, for errors the device model finds.
     pub span: Span,
 }

@@ -15,14 +15,19 @@ fn release(s: &str) -> Option<(u32, u32)> {
 
 /// The mount line (file system type, options) whose mount point is the longest prefix of `dir`.
 fn mount_of<'a>(mounts: &'a str, dir: &Path) -> Option<(&'a str, &'a str)> {
+    mount_line_of(mounts, dir).map(|(_, t, o)| (t, o))
+}
+
+/// The same line's (source, file system type, options).
+fn mount_line_of<'a>(mounts: &'a str, dir: &Path) -> Option<(&'a str, &'a str, &'a str)> {
     mounts
         .lines()
         .filter_map(|l| {
             let f: Vec<&str> = l.split_whitespace().collect();
-            (f.len() >= 4 && dir.starts_with(f[1])).then(|| (f[1].len(), f[2], f[3]))
+            (f.len() >= 4 && dir.starts_with(f[1])).then(|| (f[1].len(), f[0], f[2], f[3]))
         })
-        .max_by_key(|&(n, _, _)| n)
-        .map(|(_, t, o)| (t, o))
+        .max_by_key(|&(n, ..)| n)
+        .map(|(_, s, t, o)| (s, t, o))
 }
 
 /// Whether `fstype` mounted with `opts` on kernel `rel` sets large folios on regular files.
@@ -72,6 +77,31 @@ pub fn large_folios(root: &Path, dir: &Path) -> Option<bool> {
     Some(sets_large_folios(rel, t, o))
 }
 
+/// Whether the ext4 file system holding `dir` ends writeback per io_end (`[[disk]]
+/// io_end_pages`): with `dioread_nolock` (the default since 5.6) `ext4_writepages` reserves a
+/// conversion handle for every extent it maps (`ext4_should_dioread_nolock`), so the io_end is
+/// unwritten and its folios' writeback ends in `ext4_end_io_rsv_work`, after the last bio
+/// (fs/ext4/inode.c, fs/ext4/page-io.c). `/proc/mounts` does not list default options;
+/// `proc/fs/ext4/<device>/options` lists them all. None when the files are not there to say.
+pub fn dioread_nolock(root: &Path, dir: &Path) -> Option<bool> {
+    let mounts = std::fs::read_to_string(root.join("proc/mounts")).ok()?;
+    let dir = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+    let (src, t, _) = mount_line_of(&mounts, &dir)?;
+    if t != "ext4" {
+        return Some(false);
+    }
+    // The directory is the block device's name (`sb->s_id`): `/dev/mapper/x` links to `dm-N`.
+    let dev = root.join(src.trim_start_matches('/'));
+    let dev = dev.canonicalize().unwrap_or(dev);
+    let name = dev.file_name()?.to_str()?;
+    let opts = std::fs::read_to_string(root.join("proc/fs/ext4").join(name).join("options")).ok()?;
+    Some(opts.lines().any(|o| o.trim() == "dioread_nolock"))
+}
+
+/// ext4's `MAX_WRITEPAGES_EXTENT_LEN` (fs/ext4/inode.c): the most blocks `mpage_prepare_extent_to_map`
+/// gathers into one extent, so into one io_end (4 KiB blocks: pages).
+pub const EXT4_IO_END_PAGES: u32 = 2048;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -99,5 +129,26 @@ mod tests {
         assert!(sets_large_folios((5, 18), "xfs", "rw") && !sets_large_folios((5, 17), "xfs", "rw"));
         assert!(!sets_large_folios((6, 18), "tmpfs", "rw"));
         assert!(keeps_ra_order((6, 18)) && !keeps_ra_order((6, 16)) && !keeps_ra_order((6, 8)));
+    }
+
+    /// `proc/fs/ext4/<dev>/options` of the mount holding the directory decides, one option a line.
+    #[test]
+    fn dioread_nolock_from_the_mounts_options() {
+        let d = std::env::temp_dir().join(format!("vmlab-dioread-test-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        let put = |p: &str, t: &str| {
+            let f = d.join(p);
+            std::fs::create_dir_all(f.parent().unwrap()).unwrap();
+            std::fs::write(f, t).unwrap();
+        };
+        put("proc/mounts", MOUNTS);
+        put("proc/fs/ext4/loop0/options", "rw\nbsddf\ndioread_nolock\ndata=journal\n");
+        put("proc/fs/ext4/vda1/options", "rw\nbsddf\nnodioread_nolock\ndata=ordered\n");
+        assert_eq!(dioread_nolock(&d, Path::new("/mnt/j/x")), Some(true));
+        assert_eq!(dioread_nolock(&d, Path::new("/var/tmp")), Some(false), "nodioread_nolock is not it");
+        assert_eq!(dioread_nolock(&d, Path::new("/srv")), Some(false), "not ext4");
+        std::fs::remove_file(d.join("proc/fs/ext4/loop0/options")).unwrap();
+        assert_eq!(dioread_nolock(&d, Path::new("/mnt/j")), None, "no options file: nothing to say");
+        let _ = std::fs::remove_dir_all(&d);
     }
 }
