@@ -185,6 +185,7 @@ const SET_KEYS: &[&str] = &[
     "disk.sda.write_bandwidth",
     "disk.sda.scheduler",
     "disk.sda.writes_starved",
+    "disk.sda.io_end_pages",
     "disk.sda.model",
     "disk.0.queue_depth",
     "vars.n",

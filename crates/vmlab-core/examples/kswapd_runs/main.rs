@@ -103,24 +103,13 @@ fn high_order_passes(k: &Kernel) -> u64 {
     k.reclaim.split2636_kswapd(0).map_or(0, |d| d.high_order_passes)
 }
 
-/// 2.6.36's `zone_watermark_ok` at classzone 0 without the MIGRATE_RESERVE lists' blocks of
+/// `zone_watermark_ok` at HIGH, classzone 0, without the MIGRATE_RESERVE lists' blocks of
 /// `order` and above: would the zone pass without its reserve blocks?
 fn passes_without_reserve(k: &Kernel, zid: usize, order: u32) -> bool {
     let z = &k.zones[zid];
     let reserve: u64 = (order as usize..MAX_ORDER).map(|o| z.free_area[o][MIGRATE_RESERVE].len << o).sum();
-    let mut free = z.free_pages as i64 - reserve as i64 - (1i64 << order) + 1;
-    let mut min = z.high_wmark() as i64;
-    if free <= min {
-        return false;
-    }
-    for o in 0..order as usize {
-        free -= (z.nr_free[o] << o) as i64;
-        min >>= 1;
-        if free <= min {
-            return false;
-        }
-    }
-    true
+    let free = z.free_pages as i64 - reserve as i64;
+    k.zone_watermark_ok_free(zid, order, z.high_wmark(), 0, false, false, free)
 }
 
 impl Tracer for Runs {
