@@ -866,14 +866,14 @@ impl Disk {
         }
     }
 
-    /// The last submission joined the request before it (see `MERGE_MAX_BYTES`): its completion
-    /// raises no interrupt of its own.
     /// Whether a scheduler may hold writes, so that a request's completion is not known when
     /// it is submitted.
     pub fn holds_writes(&self) -> bool {
         self.elevator.is_some()
     }
 
+    /// The last submission joined the request before it (see `MERGE_MAX_BYTES`): its completion
+    /// raises no interrupt of its own.
     pub fn last_merged(&self) -> bool {
         self.merged
     }

@@ -1065,9 +1065,7 @@ impl Sim {
             wall_s,
         }
     }
-}
 
-impl Sim {
     /// `/sys/block/DEV/stat`'s time fields of the scenario's disk `name` at the end of the run.
     pub fn disk_times(&self, name: &str) -> Option<crate::disk::DiskTimes> {
         self.disk_ids.get(name).map(|&i| self.k.disks[i].times(self.s.now))
