@@ -19,7 +19,7 @@
 mod common;
 
 use vmlab_core::kernel::Kernel;
-use vmlab_core::mmzone::{KswapdPhase, Mt, MAX_ORDER};
+use vmlab_core::mmzone::{KswapdPhase, Mt};
 use vmlab_core::sim::Sim;
 use vmlab_core::trace::{GfpKind, Tracepoint, Tracer};
 
@@ -132,19 +132,9 @@ fn main() {
         let big: Vec<usize> = (0..sim.k.zones.len().min(Z)).filter(|&z| sim.k.zones[z].present >= 8192).collect();
         for &zid in &big {
             let z = &sim.k.zones[zid];
-            let o3 = common::free_in_orders(z, 3..MAX_ORDER);
             let change = z.free_pages as i64 - last_free[zid] as i64;
             last_free[zid] = z.free_pages;
-            line += &format!(
-                " | {} {} ({}/{}/{}/{}) {:+}:",
-                z.kind.name(),
-                z.free_pages,
-                z.nr_free[0],
-                z.nr_free[1],
-                z.nr_free[2],
-                o3,
-                change
-            );
+            line += &format!(" | {} {} ({}) {:+}:", z.kind.name(), z.free_pages, common::low_orders(z), change);
             for (w, name) in WHO.iter().enumerate() {
                 let d = |s: usize| p.alloc[zid][w][s] - last.alloc[zid][w][s];
                 line += &format!(" {name} {}/{}", d(0), d(1));

@@ -99,6 +99,20 @@ pub fn free_in_orders(z: &vmlab_core::mmzone::Zone, orders: std::ops::Range<usiz
     orders.map(|o| z.nr_free[o] << o).sum()
 }
 
+/// Of those, the pages on the MIGRATE_RESERVE lists.
+#[allow(dead_code)]
+pub fn reserve_in_orders(z: &vmlab_core::mmzone::Zone, orders: std::ops::Range<usize>) -> u64 {
+    orders.map(|o| z.free_area[o][vmlab_core::mmzone::MIGRATE_RESERVE].len << o).sum()
+}
+
+/// The zone's free blocks of order 0, 1, 2 and its free pages in blocks of order 3 and up,
+/// as `o0/o1/o2/o3+`.
+#[allow(dead_code)]
+pub fn low_orders(z: &vmlab_core::mmzone::Zone) -> String {
+    let o3 = free_in_orders(z, 3..vmlab_core::mmzone::MAX_ORDER);
+    format!("{}/{}/{}/{o3}", z.nr_free[0], z.nr_free[1], z.nr_free[2])
+}
+
 /// Caller classes of a page handed out (`mm_page_alloc`), as `dma32_census` and `kswapd_runs`
 /// sort them: page cache, anon, movable not yet either ("mov?": freed before readahead added
 /// it), `[fs]` slab (MIGRATE_RECLAIMABLE), skb slab (GFP_ATOMIC SLUB), atomic non-slab,

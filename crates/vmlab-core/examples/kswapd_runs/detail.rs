@@ -200,7 +200,7 @@ impl Detail {
             z.nr_free[1] * 2,
             z.nr_free[2] * 4,
             crate::common::free_in_orders(z, 3..MAX_ORDER),
-            (3..MAX_ORDER).map(|o| z.free_area[o][MIGRATE_RESERVE].len << o).sum::<u64>(),
+            crate::common::reserve_in_orders(z, 3..MAX_ORDER),
             r.gap_ns as f64 / 1e6,
             if r.slept { "slept" } else { "awake" },
             r.gap.0,

@@ -43,7 +43,7 @@ mod common;
 mod detail;
 
 use vmlab_core::kernel::Kernel;
-use vmlab_core::mmzone::{ZoneType, LRU_ACTIVE_FILE, LRU_INACTIVE_FILE, MAX_ORDER, MIGRATE_RESERVE, MIGRATE_TYPES};
+use vmlab_core::mmzone::{ZoneType, LRU_ACTIVE_FILE, LRU_INACTIVE_FILE, MAX_ORDER, MIGRATE_TYPES};
 use vmlab_core::reproduce::kswapd_high_order::{order3_block_census, zone_composition};
 use vmlab_core::sim::Sim;
 use vmlab_core::stats::vmstat::Vm;
@@ -107,7 +107,7 @@ fn high_order_passes(k: &Kernel) -> u64 {
 /// `order` and above: would the zone pass without its reserve blocks?
 fn passes_without_reserve(k: &Kernel, zid: usize, order: u32) -> bool {
     let z = &k.zones[zid];
-    let reserve: u64 = (order as usize..MAX_ORDER).map(|o| z.free_area[o][MIGRATE_RESERVE].len << o).sum();
+    let reserve = common::reserve_in_orders(z, order as usize..MAX_ORDER);
     let free = z.free_pages as i64 - reserve as i64;
     k.zone_watermark_ok_free(zid, order, z.high_wmark(), 0, false, false, free)
 }
@@ -252,17 +252,12 @@ fn main() {
         let big: Vec<usize> = (0..sim.k.zones.len().min(Z)).filter(|&z| sim.k.zones[z].present >= 8192).collect();
         for &zid in &big {
             let z = &sim.k.zones[zid];
-            let o3 = common::free_in_orders(z, 3..MAX_ORDER);
-            let res: u64 = (3..MAX_ORDER).map(|o| z.free_area[o][MIGRATE_RESERVE].len << o).sum();
             line += &format!(
-                " {} {} {}/{}/{}/{} {} {} |",
+                " {} {} {} {} {} |",
                 z.kind.name(),
                 z.free_pages,
-                z.nr_free[0],
-                z.nr_free[1],
-                z.nr_free[2],
-                o3,
-                res,
+                common::low_orders(z),
+                common::reserve_in_orders(z, 3..MAX_ORDER),
                 z.high_wmark()
             );
         }

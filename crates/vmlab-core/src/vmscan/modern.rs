@@ -146,17 +146,17 @@ pub fn lru_add(k: &mut Kernel, p: Pfn) {
 pub fn mark_page_accessed(k: &mut Kernel, p: Pfn) {
     let f = k.fr.flags[p as usize];
     if f & pg::ACTIVE == 0 && f & pg::UNEVICTABLE == 0 && f & pg::REFERENCED != 0 {
-        if f & pg::LRU != 0 {
+        let on_lru = f & pg::LRU != 0;
+        if on_lru {
             del_page_from_lru(k, p);
-            k.fr.set(p, pg::ACTIVE);
-            k.fr.clear(p, pg::REFERENCED);
+        }
+        k.fr.set(p, pg::ACTIVE);
+        k.fr.clear(p, pg::REFERENCED);
+        if on_lru {
             lru_add(k, p);
             let nr = k.fr.folio_nr(p);
             k.ev.add(Vm::Pgactivate, nr);
             memcontrol::count_event(k, memcontrol::page_memcg(k, p), Vm::Pgactivate, nr);
-        } else {
-            k.fr.set(p, pg::ACTIVE);
-            k.fr.clear(p, pg::REFERENCED);
         }
         crate::workingset::activation(k, p);
     } else if f & pg::REFERENCED == 0 {
