@@ -158,25 +158,6 @@ impl Kernel {
         harder: bool,
         high: bool,
     ) -> bool {
-        let free_pages = self.zones[zid].free_pages as i64;
-        self.zone_watermark_ok_free(zid, order, mark, classzone, harder, high, free_pages)
-    }
-
-    /// `__zone_watermark_ok` with the free page count given, as the kernel's
-    /// `zone_watermark_ok_safe` passes a drift-corrected one; observers ask what-ifs with it.
-    #[allow(clippy::too_many_arguments)]
-    #[inline]
-    pub fn zone_watermark_ok_free(
-        &self,
-        zid: usize,
-        order: u32,
-        mark: u64,
-        classzone: usize,
-        harder: bool,
-        high: bool,
-        free_pages: i64,
-    ) -> bool {
-        let z = &self.zones[zid];
         let mut min = mark as i64;
         if high {
             min -= min / 2;
@@ -184,6 +165,21 @@ impl Kernel {
         if harder {
             min -= min / 4;
         }
+        self.zone_watermark_ok_free(zid, order, min, classzone, self.zones[zid].free_pages as i64)
+    }
+
+    /// The test itself, against `min` with the free page count given, as the kernel's
+    /// `zone_watermark_ok_safe` passes a drift-corrected one; observers ask what-ifs with it.
+    #[inline]
+    pub fn zone_watermark_ok_free(
+        &self,
+        zid: usize,
+        order: u32,
+        mut min: i64,
+        classzone: usize,
+        free_pages: i64,
+    ) -> bool {
+        let z = &self.zones[zid];
         let reserve = z.lowmem_reserve.get(classzone).copied().unwrap_or(0) as i64;
         match self.profile.high_order_check {
             HighOrderCheck::SubtractLowerOrders => {

@@ -109,7 +109,7 @@ fn passes_without_reserve(k: &Kernel, zid: usize, order: u32) -> bool {
     let z = &k.zones[zid];
     let reserve = common::reserve_in_orders(z, order as usize..MAX_ORDER);
     let free = z.free_pages as i64 - reserve as i64;
-    k.zone_watermark_ok_free(zid, order, z.high_wmark(), 0, false, false, free)
+    k.zone_watermark_ok_free(zid, order, z.high_wmark() as i64, 0, free)
 }
 
 impl Tracer for Runs {
