@@ -623,28 +623,15 @@ impl Disk {
                 e.dispatched(write, offset);
             }
         }
-        let done = self.submit_pieces(start, offset, bytes, write, merged);
-        if let Some(q) = self.queue.as_mut() {
-            if !merged {
-                q.insert(now, offset, bytes, segs, write, start, done);
-            }
-            if let Some(head) = self.elevator.as_ref().and_then(MqDeadline::head) {
-                let at = q.quote(now, head.segs);
-                self.run_wanted = Some(at);
-            }
-        }
-        // A merged bio leaves the throttle at once (`wbt_done` when a merge frees it).
-        if let Some(w) = self.wbt.as_mut().filter(|_| !merged) {
-            if write {
-                w.issue_write(now, done);
-            } else {
-                w.issue_read(now, done);
-            }
-        }
-
-        if !merged {
-            self.ios[write as usize] += 1;
-            self.ticks_ns[write as usize] += done - now;
+        // A merged bio adds its transfer to the request it joined, and leaves the throttle at once
+        // (`wbt_done` when a merge frees it).
+        let done = if merged {
+            self.submit_pieces(start, offset, bytes, write, true)
+        } else {
+            self.start_request(now, now, start, offset, bytes, segs, write)
+        };
+        if let (Some(q), Some(head)) = (self.queue.as_mut(), self.elevator.as_ref().and_then(MqDeadline::head)) {
+            self.run_wanted = Some(q.quote(now, head.segs));
         }
         if write {
             self.writes += 1;
@@ -653,7 +640,6 @@ impl Disk {
             self.reads += 1;
             self.bytes_read += bytes;
         }
-        self.inflight.push(Reverse(done));
         if self.queue.is_some() {
             self.merged = merged;
         } else {
@@ -665,11 +651,47 @@ impl Disk {
             self.merge_bytes = if self.merged { self.merge_bytes + bytes } else { bytes };
             (self.merge_end, self.merge_write, self.merge_done) = (offset + bytes, write, done);
         }
+        self.in_flight_until(now, done);
+        done
+    }
+
+    /// A request that merged with nothing goes to the device at `start` (`since`: when the
+    /// block layer took it, for the stat file's ticks): its transfer, its place in the queue,
+    /// the throttle's count and the I/O counters. Its completion.
+    #[allow(clippy::too_many_arguments)]
+    fn start_request(
+        &mut self,
+        now: u64,
+        since: u64,
+        start: u64,
+        offset: u64,
+        bytes: u64,
+        segs: u32,
+        write: bool,
+    ) -> u64 {
+        let done = self.submit_pieces(start, offset, bytes, write, false);
+        if let Some(q) = self.queue.as_mut() {
+            q.insert(now, offset, bytes, segs, write, start, done);
+        }
+        if let Some(w) = self.wbt.as_mut() {
+            if write {
+                w.issue_write(now, done);
+            } else {
+                w.issue_read(now, done);
+            }
+        }
+        self.ios[write as usize] += 1;
+        self.ticks_ns[write as usize] += done - since;
+        done
+    }
+
+    /// Something submitted at `now` occupies the device until `done`.
+    fn in_flight_until(&mut self, now: u64, done: u64) {
+        self.inflight.push(Reverse(done));
         // Requests start in time order, so the union of [submit, done] intervals grows only at its
         // right end.
         self.busy_ns += done.saturating_sub(now.max(self.busy_until));
         self.busy_until = self.busy_until.max(done);
-        done
     }
 
     /// Under mq-deadline, a write that does not go to the driver now: one that joins a held
@@ -739,20 +761,9 @@ impl Disk {
         let Some(h) = e.pop() else { return false };
         let start = q.dispatch_at(now, h.segs);
         e.dispatched(true, h.start);
-        let bytes = h.end - h.start;
-        let done = self.submit_pieces(start, h.start, bytes, true, false);
-        if let Some(q) = self.queue.as_mut() {
-            q.insert(now, h.start, bytes, h.segs, true, start, done);
-        }
-        if let Some(w) = self.wbt.as_mut() {
-            w.issue_write(now, done);
-        }
-        self.ios[1] += 1;
-        // Its time runs from when the scheduler took it (`rq->start_time_ns`), hold included.
-        self.ticks_ns[1] += done - h.since;
-        self.inflight.push(Reverse(done));
-        self.busy_ns += done.saturating_sub(now.max(self.busy_until));
-        self.busy_until = self.busy_until.max(done);
+        // Its ticks run from when the scheduler took it (`rq->start_time_ns`), hold included.
+        let done = self.start_request(now, h.since, start, h.start, h.end - h.start, h.segs, true);
+        self.in_flight_until(now, done);
         self.dispatched.push((done, h.pages));
         true
     }
