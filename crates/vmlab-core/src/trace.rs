@@ -209,12 +209,23 @@ pub enum Tracepoint {
         order: u32,
     },
     /// `mm_vmscan_throttled`: a reclaimer's `reclaim_throttle` wait on node `nid` ended after
-    /// `usec_delayed` of its `usec_timeout`.
+    /// `usec_delayed` of its `usec_timeout`. `woken` (vmlab's own field, not printed): a
+    /// `wake_up` on its queue ended it; otherwise the timeout did, or the task ran again first
+    /// for another reason.
     Throttled {
         nid: usize,
         usec_timeout: u64,
         usec_delayed: u64,
         reason: crate::vmscan::throttle::ThrottleReason,
+        woken: bool,
+    },
+    /// vmlab's own (6.8 has no tracepoint in `__acct_reclaim_writeback`): the waiter of the
+    /// event's task was woken from node `nid`'s writeback queue once `nr_written` pages had
+    /// finished writeback since the first of `nr_throttled` waiters throttled.
+    ThrottleWake {
+        nid: usize,
+        nr_written: u64,
+        nr_throttled: u32,
     },
 }
 
@@ -244,6 +255,7 @@ impl Tracepoint {
             Tracepoint::KswapdBalanceBegin { .. } => kind::KSWAPD_BALANCE_BEGIN,
             Tracepoint::KswapdBalanceEnd { .. } => kind::KSWAPD_BALANCE_END,
             Tracepoint::Throttled { .. } => kind::THROTTLED,
+            Tracepoint::ThrottleWake { .. } => kind::THROTTLE_WAKE,
         }
     }
 }
@@ -270,6 +282,7 @@ pub mod kind {
     pub const KSWAPD_BALANCE_BEGIN: u32 = 1 << 17;
     pub const KSWAPD_BALANCE_END: u32 = 1 << 18;
     pub const THROTTLED: u32 = 1 << 19;
+    pub const THROTTLE_WAKE: u32 = 1 << 20;
     pub const ALL: u32 = u32::MAX;
 }
 

@@ -271,7 +271,7 @@ impl FtraceWriter {
                     },
                 )
             }
-            Tracepoint::Throttled { nid, usec_timeout, usec_delayed, reason } if modern => (
+            Tracepoint::Throttled { nid, usec_timeout, usec_delayed, reason, .. } if modern => (
                 "mm_vmscan_throttled",
                 // 6.8's TP_printk spells the field "usect_delayed".
                 format!("nid={nid} usec_timeout={usec_timeout} usect_delayed={usec_delayed} reason={}", reason.name()),

@@ -82,6 +82,16 @@ pub fn wake_up(k: &mut Kernel, node: usize, reason: ThrottleReason) {
         ws.stalled = false;
         crate::psi::memstall_end(k, w.task, now);
         k.throttle_wakeups.push(w.task);
+        if k.tracing {
+            let rw = &k.nodes[node].reclaim_wait;
+            let ev = crate::trace::Tracepoint::ThrottleWake {
+                nid: node,
+                nr_written: rw.throttled_written - rw.nr_reclaim_start,
+                nr_throttled: rw.nr_writeback_throttled,
+            };
+            k.trace_at = crate::trace::TraceAt { task: w.task, cpu: 0, ns: now };
+            k.trace(ev);
+        }
     }
 }
 
@@ -111,6 +121,7 @@ pub fn finish_wait(k: &mut Kernel, task: usize, cpu: u32, now: u64) {
                     usec_timeout: timeout_ns(w.reason) / 1000,
                     usec_delayed: (end - w.since) / 1000,
                     reason: w.reason,
+                    woken: w.woken_at.is_some(),
                 });
             }
         }
