@@ -403,6 +403,8 @@ pub struct Disk {
     /// The file system's io_end: a contiguous writeback batch's pages end together, in groups
     /// of this many, at their last request's completion (0: each request's at its own).
     pub io_end_pages: u32,
+    /// The device's `bdi_writeback`: its write-bandwidth estimate (backing_dev.rs).
+    pub wb: crate::backing_dev::BdiWriteback,
 }
 
 /// The queue's `nr_requests`, `wbt_lat_usec` and `write_cache` (sysfs `queue/`); `None` takes
@@ -466,6 +468,7 @@ impl Disk {
             ring: 0,
             large_folios: false,
             io_end_pages: 0,
+            wb: Default::default(),
             wbt_params: WbtParams::default(),
             wbt: None,
             link: Link::default(),

@@ -160,6 +160,10 @@ pub struct Kernel {
     pub flusher_work: u64,
     /// `WB_start_all`: write everything dirty when the flusher next runs (6.8's reclaim wakeup).
     pub flusher_start_all: bool,
+    /// The flusher's chunk the writeback throttle interrupted: (file, pages it has left).
+    pub flusher_chunk: Option<(u32, u64)>,
+    /// The io_end the flusher is filling (page_writeback.rs).
+    pub wb_io_end: crate::page_writeback::OpenIoEnd,
     /// Dirty inodes in the order they were dirtied (`b_dirty`): (dirtied_when, file). Entries
     /// whose file was cleaned or re-dirtied since are stale and skipped by the flusher.
     pub dirty_inodes: std::collections::VecDeque<(u64, u32)>,
@@ -263,6 +267,8 @@ impl Kernel {
             flusher_wanted: false,
             flusher_work: 0,
             flusher_start_all: false,
+            flusher_chunk: None,
+            wb_io_end: Default::default(),
             dirty_inodes: std::collections::VecDeque::new(),
             flusher_task: usize::MAX,
             now: 0,

@@ -3,6 +3,7 @@
 //! Data flows one way: scenario → workload programs → system calls into the mm → machine state
 //! → counters → reports. Modules carry the names of the kernel's `mm/` files.
 pub mod api;
+pub mod backing_dev;
 pub mod blk;
 pub mod blk_wbt;
 pub mod bootmem;

@@ -136,6 +136,8 @@ fn start_writeback(k: &mut Kernel, p: Pfn) {
     account_clean(k, p, file);
     k.fr.set(p, pg::WRITEBACK);
     k.g.writeback += 1;
+    let d = k.files[file as usize].disk;
+    k.disks[d].wb.nr_writeback += 1;
     crate::memcontrol::mod_file_state(k, p, true, true);
 }
 
@@ -174,7 +176,9 @@ pub fn submit_write(k: &mut Kernel, ctx: &mut Ctx, file: u32, first: u64, mut pa
     let n = pages.len() as u64;
     let mut t = 0;
     let io_end = k.disks[disk].io_end_pages as usize;
-    if io_end > 0 && rqs.len() > 1 && !k.disks[disk].holds_writes() {
+    if io_end > 0 && ctx.is_flusher && !k.disks[disk].holds_writes() {
+        t = add_to_io_end(k, ctx, (disk, file, first, base), &rqs, &pages, io_end);
+    } else if io_end > 0 && rqs.len() > 1 && !k.disks[disk].holds_writes() {
         t = submit_io_ends(k, ctx, disk, base, &rqs, pages, io_end);
     } else {
         for rq in &rqs {
@@ -240,6 +244,90 @@ fn submit_io_ends(
     t
 }
 
+/// The io_end the flusher is filling (ext4's `mpd->io_submit.io_end`): `ext4_do_writepages`
+/// takes a new one for each extent it maps, of at most `MAX_WRITEPAGES_EXTENT_LEN` blocks and
+/// no more than the chunk has left (`mpage_prepare_extent_to_map`), and submits the extent's
+/// bios — BIO_MAX_VECS pages each, vmlab's 256-page runs — into it, sleeping in the writeback
+/// throttle between them as it must. So an io_end spans runs, and flusher passes when the
+/// throttle ends one, and its pages end writeback only once its last request has completed
+/// and it was put (`ext4_put_io_end_defer` at the extent's end; fs/ext4/page-io.c, inode.c).
+#[derive(Clone, Debug, Default)]
+pub struct OpenIoEnd {
+    disk: usize,
+    file: u32,
+    /// The page index right after its last page: the next run continues it only from there.
+    next: u64,
+    pages: Vec<Pfn>,
+    /// Its last request's completion so far.
+    end_at: u64,
+}
+
+/// Submit the flusher's run `(disk, file, first index, disk offset)`, made of `rqs`, into the
+/// open io_end (a new one if the run does not continue it); each request still completes, and
+/// interrupts, on its own. Returns the last completion.
+fn add_to_io_end(
+    k: &mut Kernel,
+    ctx: &mut Ctx,
+    (disk, file, first, base): (usize, u32, u64, u64),
+    rqs: &[crate::blk::PlugRq],
+    pages: &[Pfn],
+    io_end: usize,
+) -> u64 {
+    let e = &k.wb_io_end;
+    if !e.pages.is_empty() && (e.disk, e.file, e.next) != (disk, file, first) {
+        put_io_end(k, ctx);
+    }
+    let mut t = 0;
+    for rq in rqs {
+        let off = base + rq.first as u64 * 4096;
+        let done = k.disks[disk].submit_segs(ctx.clock(), off, rq.pages as u64 * 4096, rq.segs, true);
+        t = t.max(done);
+        let irq = !k.disks[disk].last_merged();
+        k.io_queue.push((done, IoDone::Write { pages: Vec::new(), disk, irq }));
+        let e = &mut k.wb_io_end;
+        (e.disk, e.file) = (disk, file);
+        e.pages.extend_from_slice(&pages[rq.first..rq.first + rq.pages]);
+        e.end_at = e.end_at.max(done);
+        e.next = first + (rq.first + rq.pages) as u64;
+        if e.pages.len() >= io_end {
+            put_io_end(k, ctx);
+        }
+    }
+    t
+}
+
+/// The submitter's `ext4_put_io_end_defer` at the end of an extent: the io_end's pages end
+/// writeback together at its last request's completion, or now if that has passed.
+pub fn put_io_end(k: &mut Kernel, ctx: &Ctx) {
+    let e = &mut k.wb_io_end;
+    if e.pages.is_empty() {
+        return;
+    }
+    let (pages, disk, at) = (std::mem::take(&mut e.pages), e.disk, e.end_at.max(ctx.clock()));
+    e.end_at = 0;
+    k.io_queue_first_write = k.io_queue_first_write.min(at);
+    k.io_queue.push((at, IoDone::Write { pages, disk, irq: false }));
+}
+
+/// 6.8's `writeback_chunk_size` for `WB_SYNC_NONE` work of `nr_pages` on `disk` (fs/fs-writeback.c;
+/// Wu Fengguang, "writeback: scale IO chunk size up to half device bandwidth", 2011): half a
+/// second of the device's estimated bandwidth, at most an eighth of the dirty limit and the
+/// work's pages, rounded down to whole `MIN_WRITEBACK_PAGES` after adding one (so never
+/// less than 1024). Before it, 2.6's `MAX_WRITEBACK_PAGES` 1024 a pass.
+pub fn writeback_chunk_size(k: &Kernel, disk: usize, nr_pages: u64) -> u64 {
+    if !k.profile.writeback_chunk_bandwidth {
+        return MIN_WRITEBACK_PAGES;
+    }
+    // global_wb_domain.dirty_limit follows the hard threshold (up at once, down slowly).
+    let pages = (k.disks[disk].wb.avg_write_bandwidth / 2).min(thresholds(k).1 / DIRTY_SCOPE).min(nr_pages);
+    (pages + MIN_WRITEBACK_PAGES) / MIN_WRITEBACK_PAGES * MIN_WRITEBACK_PAGES
+}
+
+/// `MIN_WRITEBACK_PAGES`: 4 MiB.
+pub const MIN_WRITEBACK_PAGES: u64 = 1024;
+/// `DIRTY_SCOPE`.
+const DIRTY_SCOPE: u64 = 8;
+
 /// `pageout` of one dirty file page from reclaim.
 pub fn writepage(k: &mut Kernel, ctx: &mut Ctx, p: Pfn) {
     let file = k.fr.mapping[p as usize];
@@ -260,6 +348,10 @@ pub fn end_page_writeback(k: &mut Kernel, ctx: &mut Ctx, p: Pfn) {
     let file = !anon && !k.fr.has(p, pg::SWAPBACKED);
     if file {
         crate::memcontrol::mod_file_state(k, p, true, false);
+        // __folio_end_writeback: WB_WRITTEN, what the bandwidth estimate counts.
+        let wb = &mut k.disks[k.files[k.fr.mapping[p as usize] as usize].disk].wb;
+        wb.nr_writeback = wb.nr_writeback.saturating_sub(1);
+        wb.written += 1;
     }
     if file && k.files[k.fr.mapping[p as usize] as usize].unlinked && k.fr.mapcount[p as usize] == 0 {
         crate::vmscan::del_page_from_lru(k, p);
@@ -290,8 +382,9 @@ pub enum FlushAction {
 }
 
 /// One pass of `wb_writeback`: pick the oldest-dirtied inode that is expired, needed for the
-/// background threshold or for work reclaim queued, write up to 1024 of its dirty pages in
-/// index order.
+/// background threshold or for work reclaim queued, write a chunk of its dirty pages in
+/// index order (`writeback_chunk_size`; a chunk the writeback throttle interrupted goes on
+/// in the next pass, as `ext4_writepages` goes on after its sleep).
 pub fn flusher_pass(k: &mut Kernel, ctx: &mut Ctx) -> FlushAction {
     let (bg, _) = thresholds(k);
     let expire = k.profile.tunables.dirty_expire_centisecs * 10_000_000;
@@ -318,6 +411,9 @@ pub fn flusher_pass(k: &mut Kernel, ctx: &mut Ctx) -> FlushAction {
         break;
     }
     let Some((_, fi)) = pick else {
+        // Nothing left to write (fsync may have taken what the throttled chunk had left).
+        k.flusher_chunk = None;
+        put_io_end(k, ctx);
         k.flusher_wanted = false;
         k.flusher_work = 0;
         return FlushAction::Sleep(interval.max(1_000_000));
@@ -328,9 +424,27 @@ pub fn flusher_pass(k: &mut Kernel, ctx: &mut Ctx) -> FlushAction {
     let d = k.files[fi].disk;
     let backlog = k.disks[d].queued_until().saturating_sub(now);
     if backlog > 250_000_000 {
+        put_io_end(k, ctx);
         return FlushAction::Sleep(backlog - 250_000_000);
     }
-    let mut budget = 1024u64;
+    // do_writepages: the bandwidth estimate restarts after an idle second, and is refreshed at
+    // the end (below).
+    k.disks[d].wb.estimate_start(now);
+    let chunk = match k.flusher_chunk.take() {
+        Some((f, left)) if f == file => left,
+        _ => {
+            let nr_pages = if work {
+                k.flusher_work
+            } else if over_bg {
+                u64::MAX
+            } else {
+                // wb_check_old_data_flush: get_nr_dirty_pages().
+                k.g.dirty
+            };
+            writeback_chunk_size(k, d, nr_pages)
+        }
+    };
+    let mut budget = chunk;
     let n = k.files[fi].pages.len() as u64;
     let mut idx = k.files[fi].writeback_index.min(n);
     let mut scanned = 0u64;
@@ -381,12 +495,18 @@ pub fn flusher_pass(k: &mut Kernel, ctx: &mut Ctx) -> FlushAction {
         submit_write(k, ctx, file, run_start, run);
     }
     k.files[fi].writeback_index = idx;
-    k.flusher_work = k.flusher_work.saturating_sub(1024 - budget);
+    k.flusher_work = k.flusher_work.saturating_sub(chunk - budget);
     k.charge(ctx, KFunc::WritebackSbInodes, scanned * k.cost.pte_walk);
     if let Some(t) = throttled {
+        // Asleep in the throttle inside ext4_writepages: the chunk and its io_end stay open.
+        if budget > 0 {
+            k.flusher_chunk = Some((file, budget));
+        }
         return FlushAction::Sleep(t.saturating_sub(ctx.clock()).max(1));
     }
-    if budget == 1024 {
+    put_io_end(k, ctx);
+    k.disks[d].wb.update_if_due(ctx.clock());
+    if budget == chunk {
         // Everything dirty is already under writeback: wait for the disk.
         return FlushAction::Sleep(10_000_000);
     }
@@ -406,7 +526,10 @@ pub fn vfs_fsync(k: &mut Kernel, ctx: &mut Ctx, f: u32) -> u64 {
     let n = k.files[f as usize].pages.len();
     let mut run = Vec::new();
     let mut first = 0;
-    // filemap_fdatawrite_range: WB_SYNC_ALL, nr_to_write LONG_MAX, the whole file.
+    // filemap_fdatawrite_range: WB_SYNC_ALL, nr_to_write LONG_MAX, the whole file, through
+    // do_writepages (the bandwidth estimate's start and refresh).
+    let d = k.files[f as usize].disk;
+    k.disks[d].wb.estimate_start(ctx.clock());
     let mut nr_to_write = i64::MAX;
     for idx in 0..n {
         let p = k.files[f as usize].pages[idx];
@@ -436,7 +559,7 @@ pub fn vfs_fsync(k: &mut Kernel, ctx: &mut Ctx, f: u32) -> u64 {
     if !run.is_empty() {
         submit_write(k, ctx, f, first, run);
     }
-    let d = k.files[f as usize].disk;
+    k.disks[d].wb.update_if_due(ctx.clock());
     k.disks[d].queued_until()
 }
 
@@ -484,14 +607,15 @@ mod tests {
         let mut next = 0;
         dirty(&mut k, &mut ctx, file, &mut next, 3000);
         wakeup_flusher_threads(&mut k);
+        let chunk = writeback_chunk_size(&k, 0, 3000);
         assert!(matches!(flusher_pass(&mut k, &mut ctx), FlushAction::More));
-        assert_eq!(k.g.writeback, 1024, "one chunk of the work written");
+        assert_eq!(k.g.writeback, chunk, "one chunk of the work written");
         // More dirtied, and reclaim asks again while the work is in flight: dropped.
         dirty(&mut k, &mut ctx, file, &mut next, 2000);
         wakeup_flusher_threads(&mut k);
         // It writes what was dirty when it started, in whole chunks of 1024 pages (as
         // writeback_chunk_size rounds up to MIN_WRITEBACK_PAGES): three.
-        let first = 1024 + flush(&mut k, &mut ctx);
+        let first = chunk + flush(&mut k, &mut ctx);
         assert_eq!(first, 3 * 1024, "the work writes what was dirty when it started");
         assert_eq!(k.g.dirty, 5000 - first);
         // The work is over: the next wakeup starts a new one.
@@ -517,6 +641,7 @@ mod tests {
         // writeback throttle's limit first).
         let pages = k.files[file as usize].pages[..1024].to_vec();
         submit_write(&mut k, &mut ctx, file, 0, pages);
+        put_io_end(&mut k, &ctx);
         assert_eq!(k.g.writeback, 1024);
         let mut q = std::mem::take(&mut k.io_queue);
         q.sort_by_key(|&(t, _)| t);
@@ -532,6 +657,70 @@ mod tests {
             }
         }
         (requests, left)
+    }
+
+    /// The flusher's first chunk on a fresh disk: 6.8 writes half a second of `INIT_BW` (bounded
+    /// by the dirty limit and the work), 2.6.36 its fixed `MAX_WRITEBACK_PAGES`.
+    #[test]
+    fn the_flushers_chunk_is_half_a_second_of_the_estimated_bandwidth() {
+        let written = |profile: &str| {
+            let cfg = MachineConfig::of_zones("x86_64", 1, &[(ZoneType::Normal, 1 << 20)]);
+            let mut k = Kernel::new(crate::profiles::find(profile).expect("profile"), cfg, 1).expect("kernel");
+            k.disks.push(crate::disk::Disk::preset("ssd").expect("preset"));
+            let mut ctx = Ctx { is_flusher: true, ..Ctx::default() };
+            let file = k.file_create("f", 1 << 30, 0, false);
+            dirty(&mut k, &mut ctx, file, &mut 0, 40_000);
+            k.flusher_work = 40_000;
+            flusher_pass(&mut k, &mut ctx);
+            (k.g.writeback, k.disks[0].wb.avg_write_bandwidth)
+        };
+        let (new, avg) = written("linux-6.8");
+        assert!(new > MIN_WRITEBACK_PAGES && new % MIN_WRITEBACK_PAGES == 0, "{new}");
+        assert!(new <= avg / 2 + MIN_WRITEBACK_PAGES, "{new} pages against {avg} pages/s");
+        assert_eq!(written("linux-2.6.36").0, MIN_WRITEBACK_PAGES);
+    }
+
+    /// The flusher's 256-page runs go out one request each (no queue in front of the disk); with
+    /// `io_end_pages` 2048 the pages of eight runs end together, at the last of their eight
+    /// requests, where without it each run's end with its request.
+    #[test]
+    fn the_flushers_io_end_spans_its_runs() {
+        let ends = |io_end: u32| {
+            let cfg = MachineConfig::of_zones("x86_64", 1, &[(ZoneType::Normal, 1 << 18)]);
+            let mut k = Kernel::new(crate::profiles::find("linux-6.8").expect("profile"), cfg, 1).expect("kernel");
+            let mut d = crate::disk::Disk::preset("ssd").expect("preset");
+            d.io_end_pages = io_end;
+            k.disks.push(d);
+            let mut ctx = Ctx { is_flusher: true, ..Ctx::default() };
+            let file = k.file_create("f", 1 << 30, 0, false);
+            dirty(&mut k, &mut ctx, file, &mut 0, 4096);
+            wakeup_flusher_threads(&mut k);
+            flusher_pass(&mut k, &mut ctx);
+            assert_eq!(k.g.writeback, 4096, "one chunk writes them all");
+            let mut q = std::mem::take(&mut k.io_queue);
+            q.sort_by_key(|&(t, _)| t);
+            let (mut rqs, mut groups) = (Vec::new(), Vec::new());
+            for (t, d) in q {
+                if let IoDone::Write { pages, irq, .. } = &d {
+                    if *irq {
+                        rqs.push(t);
+                    }
+                    if !pages.is_empty() {
+                        groups.push((t, pages.len()));
+                    }
+                }
+            }
+            (rqs, groups)
+        };
+        let (rqs, per_rq) = ends(0);
+        assert_eq!(per_rq.len(), rqs.len(), "each request ends its own pages");
+        assert!(rqs.len() >= 16, "{} requests", rqs.len());
+        let (rqs2, grouped) = ends(2048);
+        assert_eq!(rqs2, rqs, "the same requests");
+        assert_eq!(grouped.iter().map(|g| g.1).collect::<Vec<_>>(), vec![2048, 2048], "{grouped:?}");
+        // The first io_end ends with one of the requests, and not before eight have completed.
+        assert!(rqs.contains(&grouped[0].0) && grouped[0].0 >= rqs[rqs.len() / 2 - 1], "{grouped:?} {rqs:?}");
+        assert_eq!(grouped[1].0, rqs[rqs.len() - 1]);
     }
 
     #[test]

@@ -290,6 +290,11 @@ pub struct Profile {
     /// `FGP_WRITEBEGIN` (`FGP_LOCK | FGP_WRITE | FGP_CREAT | FGP_STABLE`, no `FGP_ACCESSED`): a
     /// page written twice stays inactive.
     pub write_marks_accessed: bool,
+    /// The flusher writes an inode in chunks of half a second of the device's estimated write
+    /// bandwidth, bounded by an eighth of the dirty limit and the work (`writeback_chunk_size`,
+    /// 3.1+; Wu Fengguang, "writeback: scale IO chunk size up to half device bandwidth", 2011).
+    /// Before it, `MAX_WRITEBACK_PAGES` 1024 a pass.
+    pub writeback_chunk_bandwidth: bool,
     /// 2.4 buffer heads of page-cache pages: `block_read_full_page` → `create_empty_buffers`
     /// gives every page read through the block layer one `buffer_head` per fs block, taken from
     /// the `buffer_head` slab (`SLAB_NOFS`: lowmem only) and freed by `try_to_free_buffers` in
@@ -473,6 +478,7 @@ const MODERN: Profile = Profile {
     bounce_highmem_io: false,
     rotate_active: true,
     write_marks_accessed: false,
+    writeback_chunk_bandwidth: true,
     bh_per_slab_page: 0,
     walk_skips_active: true,
     objrmap_walk: false,
@@ -537,6 +543,7 @@ const LINUX_2_6_26: Profile = Profile {
     bounce_highmem_io: false,
     rotate_active: false,
     write_marks_accessed: true,
+    writeback_chunk_bandwidth: false,
     bh_per_slab_page: 0,
     walk_skips_active: false,
     objrmap_walk: false,
@@ -609,6 +616,7 @@ const LINUX_2636: Profile = Profile {
     bounce_highmem_io: false,
     rotate_active: false,
     write_marks_accessed: true,
+    writeback_chunk_bandwidth: false,
     bh_per_slab_page: 0,
     walk_skips_active: false,
     objrmap_walk: false,
@@ -703,6 +711,7 @@ const LINUX_249: Profile = Profile {
     bounce_highmem_io: true,
     rotate_active: false,
     write_marks_accessed: true,
+    writeback_chunk_bandwidth: false,
     // 96-byte buffer_head (2.4 i386, SLAB_HWCACHE_ALIGN), 4 KiB ext2 blocks: one per page,
     // about 40 to a slab page.
     bh_per_slab_page: 40,
@@ -762,6 +771,7 @@ const AA1: Profile = Profile {
     bounce_highmem_io: false,
     rotate_active: false,
     write_marks_accessed: true,
+    writeback_chunk_bandwidth: false,
     // 2.4's buffer_head (~96 bytes on i386): 40 to a slab page, as for 2.4.9.
     bh_per_slab_page: 40,
     // 2.4.23's filemap_nopage also reads the aligned cluster, but seed 002 was measured with
@@ -990,6 +1000,8 @@ pub const KNOBS: &[Knob] = &[
     rc("rotate_active", Kind::Bool, Readers::All),
     // filemap.rs generic_perform_write.
     rc("write_marks_accessed", Kind::Bool, Readers::All),
+    // page_writeback.rs writeback_chunk_size.
+    rc("writeback_chunk_bandwidth", Kind::Bool, Readers::All),
     // disk.rs / blk.rs: the request queue in front of each disk.
     rc("blk_mq", Kind::Bool, Readers::All),
     // riel24's and aa24's page_cache_added hooks grow their buffer_head slabs.
@@ -1254,6 +1266,7 @@ impl Profile {
             "bounce_highmem_io" => &mut self.bounce_highmem_io,
             "rotate_active" => &mut self.rotate_active,
             "write_marks_accessed" => &mut self.write_marks_accessed,
+            "writeback_chunk_bandwidth" => &mut self.writeback_chunk_bandwidth,
             "walk_skips_active" => &mut self.walk_skips_active,
             "objrmap_walk" => &mut self.objrmap_walk,
             "shm_writepage_io" => &mut self.shm_writepage_io,
