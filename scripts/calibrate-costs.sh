@@ -56,6 +56,15 @@
 # 0.012 s with 0.005 s), which is no cost of the kernel's. reclaim-file's system time stays a
 # check: a page read cold and reclaimed costs this host less than one read from the cache.
 #
+# read-around and reclaim-around are checks too (zipf25): mmap read-around of pages nobody reads,
+# without reclaim and through 256 MiB. On the development host 6.18 reads around in order-0
+# folios, and such a page costs its insertion (`filemap_add_folio`, the memcg charge, the
+# workingset test, the LRU batch, ext4's bio building) but none of read()'s per-folio lookup,
+# wait and copy, which read-tree-large's `readahead_folio` also holds; and its reclaim costs per
+# small folio what reclaim-file's large folios do not show (the LRU lock's isolation and
+# putback, `__remove_mapping`, the uncharge, the free). Their ratios say how far the table is
+# from those two paths (docs/REAL.md, "Where zipf-file's kernel time goes").
+#
 # rewrite-cached is no pair: it was made to fit perform_write where the copy and nothing else
 # shares a page's time with it (no allocation, insertion or block reservation), but on the
 # development host a write over a cached page costs 0.45–0.62 µs in all, less than the
@@ -97,7 +106,7 @@ OUT=${OUT:-$(mktemp -d /tmp/vmlab-calibrate.XXXXXX)}
 WRITE=${WRITE:-1}
 LOCK=${LOCK:-/tmp/vmlab-real.lock}
 PAIRS=${PAIRS:-"fault-anon:clear_page:sys read-cached:copy_user_page:sys read-tree:read_pages:sys open-cached:path_openat:sys read-tree-large:readahead_folio:sys write-cached:perform_write:sys"}
-CHECK=${CHECK:-"fault-anon read-cached read-tree read-tree-large open-cached write-cached rewrite-cached reclaim-file swap"}
+CHECK=${CHECK:-"fault-anon read-cached read-tree read-tree-large open-cached write-cached rewrite-cached reclaim-file swap read-around reclaim-around"}
 FIT="python3 scripts/calibrate_costs.py"
 CACHE=${VMLAB_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/vmlab}
 mkdir -p "$OUT" "$OUT/simcache"
