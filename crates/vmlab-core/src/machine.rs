@@ -186,9 +186,8 @@ pub struct CostTable {
     pub read_pages: u64,
     /// CPU of one folio a `read()`'s readahead batch brings in, beyond `pagecache_add`: 6.8
     /// does this work once per folio whatever its size — `ra_alloc_folio`'s allocation and
-    /// `filemap_add_folio`
-    /// (xarray store, memcg charge, LRU batch), the file system's `readahead_folio` loop adding
-    /// it to a bio (ext4's `ext4_mpage_readpages`: the extent check, `bio_add_folio`), and at
+    /// `filemap_add_folio` (xarray store, memcg charge, LRU batch), the file system's
+    /// `readahead_folio` loop adding it to a bio (ext4's `ext4_mpage_readpages`: the extent check, `bio_add_folio`), and at
     /// completion `folio_end_read` and the reader's batched lookup, wait and `folio_put`. So a
     /// small file read in small folios pays it per page, a large sequential read once per large
     /// folio. 0 in vmlab's own table; `scripts/calibrate-costs.sh` fits it to a host.
