@@ -11,7 +11,7 @@
 # and one with each of them 1,000 ns dearer give how many times each workload charges each entry;
 # the script then solves for the entries that make the simulated figures equal the host's, every
 # other entry staying as the table has it. PAIRS says which (workload:entry:figure, figure `sys`
-# or `stall`); by default six, solved together (each workload charges the others' entries
+# or `stall`); by default eight, solved together (each workload charges the others' entries
 # too):
 #
 #   fault-anon    system time → clear_page     (first-touch anonymous faults: what a swap-in
@@ -35,6 +35,10 @@
 #   write-cached  system time → perform_write  (write() of new files that fit, no fsync: a
 #                                               page's write_begin, copy into a new page and
 #                                               write_end beyond the read copy)
+#   read-around   system time → readaround_folio (mmap of two files touched once every
+#                                               8 MiB: read-around of folios no read() consumes)
+#   reclaim-around system time → remove_mapping (the same through 256 MiB: each of those
+#                                               folios reclaimed again, clean and unmapped)
 #
 # perform_write is fitted by default since dirty19: 6.8's generic_perform_write (mm/filemap.c)
 # spends it on every page of every buffered write — `write_begin` (ext4: the folio lookup or
@@ -55,6 +59,15 @@
 # stall is mostly the reclaimer waiting for a CPU (0.15–0.17 s with 0.15–0.20 s of CPU wait,
 # 0.012 s with 0.005 s), which is no cost of the kernel's. reclaim-file's system time stays a
 # check: a page read cold and reclaimed costs this host less than one read from the cache.
+#
+# read-around and reclaim-around are pairs since zipf25 (docs/REAL.md, "Where zipf-file's kernel
+# time goes"): on the development host 6.18 reads around in order-0 folios, and such a page costs
+# its insertion (`filemap_add_folio`, the memcg charge, the workingset test, the LRU batch,
+# ext4's bio building) but none of read()'s per-folio lookup, wait and put that read-tree-large's
+# `readahead_folio` also holds — charged `readahead_folio`, a read-around page cost vmlab 2.8×
+# the host's; and its reclaim costs per small folio what reclaim-file's large folios do not show
+# (the LRU lock's isolation and putback, `__remove_mapping`, the uncharge), 2.6× what vmlab
+# charged for it.
 #
 # rewrite-cached is no pair: it was made to fit perform_write where the copy and nothing else
 # shares a page's time with it (no allocation, insertion or block reservation), but on the
@@ -96,8 +109,8 @@ RUNS=${RUNS:-6}
 OUT=${OUT:-$(mktemp -d /tmp/vmlab-calibrate.XXXXXX)}
 WRITE=${WRITE:-1}
 LOCK=${LOCK:-/tmp/vmlab-real.lock}
-PAIRS=${PAIRS:-"fault-anon:clear_page:sys read-cached:copy_user_page:sys read-tree:read_pages:sys open-cached:path_openat:sys read-tree-large:readahead_folio:sys write-cached:perform_write:sys"}
-CHECK=${CHECK:-"fault-anon read-cached read-tree read-tree-large open-cached write-cached rewrite-cached reclaim-file swap"}
+PAIRS=${PAIRS:-"fault-anon:clear_page:sys read-cached:copy_user_page:sys read-tree:read_pages:sys open-cached:path_openat:sys read-tree-large:readahead_folio:sys write-cached:perform_write:sys read-around:readaround_folio:sys reclaim-around:remove_mapping:sys"}
+CHECK=${CHECK:-"fault-anon read-cached read-tree read-tree-large open-cached write-cached rewrite-cached reclaim-file swap read-around reclaim-around"}
 FIT="python3 scripts/calibrate_costs.py"
 CACHE=${VMLAB_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/vmlab}
 mkdir -p "$OUT" "$OUT/simcache"
@@ -119,7 +132,7 @@ done
 ITERS=${ITERS:-2}
 # The entries' values in vmlab's table (machine.rs, CostTable::for_mhz at the scenarios' 3 GHz):
 # the first step's linearisation point.
-default_ns() { case $1 in clear_page) echo 300 ;; lru_scan) echo 60 ;; copy_user_page) echo 400 ;; rmap_one) echo 90 ;; fault) echo 700 ;; read_pages) echo 1 ;; readahead_folio) echo 1 ;; path_openat) echo 1 ;; perform_write) echo 1 ;; *) echo 100 ;; esac; }
+default_ns() { case $1 in clear_page) echo 300 ;; lru_scan) echo 60 ;; copy_user_page) echo 400 ;; rmap_one) echo 90 ;; fault) echo 700 ;; read_pages) echo 1 ;; readahead_folio) echo 1 ;; readaround_folio) echo 1 ;; remove_mapping) echo 1 ;; path_openat) echo 1 ;; perform_write) echo 1 ;; *) echo 100 ;; esac; }
 entries() { for p in $1; do q=${p#*:}; printf '%s ' "${q%%:*}"; done; }
 # Newton steps: the simulated figures are linear in the entries only while the timing they
 # change leaves the work done alone, so a further step measures the charges again around the

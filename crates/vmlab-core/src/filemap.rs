@@ -328,11 +328,14 @@ impl Kernel {
         }
     }
 
-    /// The per-folio work of a readahead batch beyond its insertion (`CostTable::readahead_folio`).
-    /// Skipped at 0 (vmlab's own table), as `read_pages` is: no output moves without a fit.
+    /// The per-folio work of a readahead batch beyond its insertion: `CostTable::readahead_folio`
+    /// for `read()`'s, `readaround_folio` for a fault's (`ra_for_fault`), whose folios no read
+    /// consumes. Skipped at 0 (vmlab's own table), as `read_pages` is: no output moves without
+    /// a fit.
     pub(crate) fn charge_readahead_folio(&mut self, ctx: &mut Ctx) {
-        if self.cost.readahead_folio > 0 {
-            self.charge(ctx, KFunc::PageCacheRaReadahead, self.cost.readahead_folio);
+        let ns = if self.ra_for_fault { self.cost.readaround_folio } else { self.cost.readahead_folio };
+        if ns > 0 {
+            self.charge(ctx, KFunc::PageCacheRaReadahead, ns);
         }
     }
 

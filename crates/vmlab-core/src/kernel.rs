@@ -213,6 +213,9 @@ pub struct Kernel {
     pub memcg_walk: Vec<u8>,
     /// A workingset refault has just been read in (the fault that waits for it is a memstall).
     pub psi_workingset_read: bool,
+    /// Readahead running for a page fault (`filemap_fault`'s), not for `read()`: which per-folio
+    /// cost entry its folios charge (`charge_readahead_folio`).
+    pub ra_for_fault: bool,
     /// System-wide memory pressure (`/proc/pressure/memory`).
     pub psi: crate::psi::PsiGroup,
 }
@@ -296,6 +299,7 @@ impl Kernel {
             psi: Default::default(),
             memcg_walk: Vec::new(),
             psi_workingset_read: false,
+            ra_for_fault: false,
             cfg,
             mmap_sem_retired: Default::default(),
             vfs: None,

@@ -184,14 +184,28 @@ pub struct CostTable {
     /// them). 0 in vmlab's own table; `scripts/calibrate-costs.sh` fits it to a host whose file
     /// reads cost more per request than its swap or writeback I/O.
     pub read_pages: u64,
-    /// CPU of one folio a readahead batch brings in, beyond `pagecache_add`: 6.8 does this work
-    /// once per folio whatever its size — `ra_alloc_folio`'s allocation and `filemap_add_folio`
-    /// (xarray store, memcg charge, LRU batch), the file system's `readahead_folio` loop adding
-    /// it to a bio (ext4's `ext4_mpage_readpages`: the extent check, `bio_add_folio`), and at
+    /// CPU of one folio a `read()`'s readahead batch brings in, beyond `pagecache_add`: 6.8
+    /// does this work once per folio whatever its size — `ra_alloc_folio`'s allocation and
+    /// `filemap_add_folio` (xarray store, memcg charge, LRU batch), the file system's
+    /// `readahead_folio` loop adding it to a bio (ext4's `ext4_mpage_readpages`: the extent check, `bio_add_folio`), and at
     /// completion `folio_end_read` and the reader's batched lookup, wait and `folio_put`. So a
     /// small file read in small folios pays it per page, a large sequential read once per large
     /// folio. 0 in vmlab's own table; `scripts/calibrate-costs.sh` fits it to a host.
     pub readahead_folio: u64,
+    /// CPU of one folio the fault path's read-around brings in, beyond `pagecache_add`: the
+    /// same insertion and bio building as `readahead_folio`'s (6.8 `do_sync_mmap_readahead` →
+    /// `page_cache_ra_order` / `page_cache_ra_unbounded` → `read_pages`), but no `read()` then
+    /// looks the folio up, waits for it and drops it — a read-around window is 2,048 pages of
+    /// which the fault maps one. 0 in vmlab's own table; `scripts/calibrate-costs.sh` fits it
+    /// from `scenarios/calibrate/read-around.toml`.
+    pub readaround_folio: u64,
+    /// CPU of one clean page-cache folio reclaim frees, beyond the LRU scan and the free:
+    /// 6.8's `__remove_mapping` (mm/vmscan.c) under `xa_lock_irq` (`workingset_eviction`'s
+    /// shadow, `__filemap_remove_folio`'s xarray store and page-cache statistics), the memcg
+    /// uncharge, and the LRU lock's isolation and putback of the batch it came in. Per folio,
+    /// so reclaim of small folios pays it per page. 0 in vmlab's own table;
+    /// `scripts/calibrate-costs.sh` fits it from `scenarios/calibrate/reclaim-around.toml`.
+    pub remove_mapping: u64,
     /// CPU of one open of a named file beyond the system-call entry: 6.8's `path_openat` (the
     /// name's lookup in the dcache, the permission check, the `struct file`'s allocation) and
     /// what goes with it in one `read`/`write` of a file — `fstat`, the read call's setup and
@@ -246,6 +260,8 @@ impl CostTable {
             io_submit: s(2500),
             read_pages: 0,
             readahead_folio: 0,
+            readaround_folio: 0,
+            remove_mapping: 0,
             path_openat: 0,
             perform_write: 0,
             mmap: s(2500),
@@ -281,6 +297,8 @@ impl CostTable {
         "io_submit",
         "read_pages",
         "readahead_folio",
+        "readaround_folio",
+        "remove_mapping",
         "path_openat",
         "perform_write",
         "mmap",
@@ -310,6 +328,8 @@ impl CostTable {
             "io_submit" => &mut self.io_submit,
             "read_pages" => &mut self.read_pages,
             "readahead_folio" => &mut self.readahead_folio,
+            "readaround_folio" => &mut self.readaround_folio,
+            "remove_mapping" => &mut self.remove_mapping,
             "path_openat" => &mut self.path_openat,
             "perform_write" => &mut self.perform_write,
             "mmap" => &mut self.mmap,

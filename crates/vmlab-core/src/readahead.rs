@@ -284,6 +284,13 @@ impl Kernel {
     /// The readahead half of `filemap_fault`: make page `idx` cached (or under I/O). Returns
     /// true when this fault had to start the read (a major fault).
     pub fn filemap_fault_readahead(&mut self, ctx: &mut Ctx, file: u32, idx: u64) -> bool {
+        self.ra_for_fault = true;
+        let missing = self.filemap_fault_readahead_inner(ctx, file, idx);
+        self.ra_for_fault = false;
+        missing
+    }
+
+    fn filemap_fault_readahead_inner(&mut self, ctx: &mut Ctx, file: u32, idx: u64) -> bool {
         match self.files[file as usize].find(idx) {
             Some(p) => {
                 // filemap_fault: `if (!(vmf->flags & FAULT_FLAG_TRIED)) do_async_mmap_readahead()`

@@ -686,6 +686,11 @@ pub fn remove_mapping_and_free(k: &mut Kernel, ctx: &mut Ctx, p: Pfn, target: u8
     } else if k.fr.has(p, pg::ANON) {
         crate::swap_state::release_anon_accounting(k, p);
     } else {
+        // __remove_mapping's page-cache side, per folio (CostTable::remove_mapping); skipped at
+        // 0, vmlab's own table, so that no output moves without a fit.
+        if k.cost.remove_mapping > 0 {
+            k.charge(ctx, crate::stats::kfunc::KFunc::ShrinkFolioList, k.cost.remove_mapping);
+        }
         k.remove_from_page_cache(p, shadow);
     }
     if k.fr.folio_order(p) > 0 {

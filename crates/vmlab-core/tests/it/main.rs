@@ -26,6 +26,7 @@ mod procfs;
 mod proptest_mm;
 mod psi;
 mod readahead_cost;
+mod readaround_cost;
 mod reclaim_flusher_work;
 mod reclaim_stat;
 mod reclaim_throttle;
