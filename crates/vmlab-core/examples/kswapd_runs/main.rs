@@ -36,6 +36,10 @@
 //! `alloc_paths` reads it: a slow-path allocation follows, in the same task and for the same
 //! order, the `mm_vmscan_wakeup_kswapd` its `wake_all_kswapd` fired.
 //!
+//! An `rsv` line per sample follows Normal's MIGRATE_RESERVE pageblocks (`reserve.rs`), and with
+//! `detail=` a `form` line per order-3 run says which aligned order-3 blocks the run made free and
+//! what their pages were before it (`form.rs`).
+//!
 //! cargo run --release -p vmlab-core --example kswapd_runs -- SCENARIO PROFILE EVERY_S [detail=FROM_S..TO_S] [KEY=VALUE...]
 
 #[path = "../common/mod.rs"]
