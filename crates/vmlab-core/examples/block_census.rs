@@ -119,7 +119,8 @@ fn classify(sim: &Sim, birth: &Birth) -> Vec<u8> {
             p = head + len;
             continue;
         }
-        kind[p] = if f & (pg::BUDDY | pg::BUDDY_TAIL | pg::PCP) != 0 {
+        let zid = k.zone_of(p as u32);
+        kind[p] = if k.zones[zid].spans(p as u32) && k.page_is_free(zid, p as u32) {
             FREE as u8
         } else if f & (pg::MLOCKED | pg::UNEVICTABLE) != 0 {
             3
@@ -239,8 +240,7 @@ fn buddies(sim: &Sim, birth: &Birth, kind: &[u8], zid: usize) -> String {
             continue;
         };
         // The buddy block's first page that is not free on the buddy lists says who holds it.
-        let q =
-            (b..b + (1 << order)).find(|&q| k.fr.flags[q as usize] & (pg::BUDDY | pg::BUDDY_TAIL) == 0).unwrap_or(b);
+        let q = (b..b + (1 << order)).find(|&q| k.fr.has(q, pg::PCP) || !k.page_is_free(zid, q)).unwrap_or(b);
         let c = if k.fr.flags[q as usize] & pg::PCP != 0 {
             pcp
         } else if kind[q as usize] == 11 && birth.class[q as usize] == 1 {

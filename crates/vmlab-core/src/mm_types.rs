@@ -31,7 +31,7 @@ pub mod pg {
     pub const QUICKLIST: u32 = 1 << 19;
     pub const READAHEAD: u32 = 1 << 20;
     pub const EXEC: u32 = 1 << 21;
-    pub const BUDDY_TAIL: u32 = 1 << 22; // free, inside a higher-order buddy block
+    // Bit 22 is free: a free block's other frames carry no flag (see `Kernel::page_is_free`).
     pub const LAUNDER: u32 = 1 << 23; // 2.4: reclaim started this page's write (shrink_cache waits on it)
     pub const LRU_SHIFT: u32 = 24;
     pub const LRU_MASK: u32 = 0x7 << 24;

@@ -913,6 +913,22 @@ impl Kernel {
         self.get_page_from_freelist(ctx, gfp, order, Some(WMARK_MIN), gfp.atomic, gfp.atomic)
     }
 
+    /// Whether a frame of zone `zid` is free: on a per-CPU list, or anywhere inside a free buddy
+    /// block (only a block's first frame carries PG_buddy, as in the kernel; the others are
+    /// found through the head their block aligns to). For censuses, not for the allocator.
+    pub fn page_is_free(&self, zid: usize, pfn: Pfn) -> bool {
+        if self.fr.has(pfn, pg::PCP) {
+            return true;
+        }
+        let idx = self.buddy_idx(zid, pfn);
+        (0..MAX_ORDER).any(|o| {
+            let head = pfn - (idx & ((1u32 << o) - 1));
+            self.zones[zid].spans(head)
+                && self.fr.has(head, pg::BUDDY)
+                && (self.fr.aux[head as usize] & 0xf) as usize == o
+        })
+    }
+
     /// Free pages of a zone as MemFree counts them (buddy + pcp).
     pub fn zone_free(&self, zid: usize) -> u64 {
         self.zones[zid].free_pages + self.zones[zid].pcp_pages()
@@ -1007,6 +1023,25 @@ mod tests {
         assert_eq!(k.pageblock_mt[k.pageblock_of(z, a)], Mt::Unmovable as u8, "A claimed");
         let first = k.rmqueue(z, 0, Mt::Unmovable);
         (x, y, first, k.rmqueue(z, 0, Mt::Unmovable))
+    }
+
+    /// Only a free block's first frame is PG_buddy: the census must find the other seven frames
+    /// of a free order-3 block through their head, and a frame handed out is not free.
+    #[test]
+    fn every_frame_of_a_free_block_counts_as_free() {
+        let cfg = MachineConfig::of_zones("x86_64", 1, &[(ZoneType::Dma, 4096), (ZoneType::Dma32, 8192)]);
+        let mut k = Kernel::new(crate::profiles::find("linux-2.6.36").unwrap(), cfg, 1).unwrap();
+        let z = 1;
+        while k.rmqueue(z, 0, Mt::Movable).is_some() {}
+        let (start, end) = (k.zones[z].start_pfn, k.zones[z].end_pfn);
+        let b = (start..end).find(|&f| k.zones[z].phys(f).is_multiple_of(8)).unwrap();
+        assert!((b..b + 8).all(|p| !k.page_is_free(z, p)), "all taken");
+        k.free_one_page_mt(z, b, 3, Mt::Movable as usize);
+        assert!((b..b + 8).all(|p| k.page_is_free(z, p)), "the whole order-3 block is free");
+        assert!(!k.fr.has(b + 5, pg::BUDDY), "a tail frame carries no flag of its own");
+        assert_eq!(k.rmqueue(z, 0, Mt::Movable), Some(b));
+        assert!(!k.page_is_free(z, b) && (b + 1..b + 8).all(|p| k.page_is_free(z, p)), "split: the rest stay free");
+        assert!(!k.page_is_free(z, b + 8), "the next block is still taken");
     }
 
     /// 2.6.36 `move_freepages_block` returns 0 for a pageblock that runs past the zone's end

@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 
 use crate::common::{Handed, CLASSES, CLASS_FILE, CLASS_MOV_UNKNOWN, NCLASS};
+use crate::form::Form;
 use vmlab_core::kernel::Kernel;
 use vmlab_core::mmzone::{MAX_ORDER, MIGRATE_RESERVE};
 use vmlab_core::stats::vmstat::Vm;
@@ -78,16 +79,19 @@ pub struct Detail {
     run: Option<RunStart>,
     last_end: Option<(u64, Cum)>,
     slept: bool,
+    /// The order-3 blocks each order-3 run makes (`form` lines).
+    form: Form,
 }
 
 impl Detail {
     pub fn new(k: &Kernel, from_s: u64, to_s: u64) -> Detail {
         use vmlab_core::mmzone::ZoneType;
         let find = |t: ZoneType| k.zones.iter().position(|z| z.kind == t);
+        let nz = find(ZoneType::Normal).unwrap_or(0);
         Detail {
             from_ns: from_s * 1_000_000_000,
             to_ns: to_s * 1_000_000_000,
-            nz: find(ZoneType::Normal).unwrap_or(0),
+            nz,
             d32: find(ZoneType::Dma32).unwrap_or(0),
             sec: None,
             s: Sec::default(),
@@ -98,17 +102,19 @@ impl Detail {
             run: None,
             last_end: None,
             slept: false,
+            form: Form::new(k, nz),
         }
     }
 
     pub fn header() -> String {
         format!(
             "nz t_s | Normal free first min max (min/low/high) | handed out by path {} : {} | taken off buddy lists unmov/mov/recl (from reserve pageblocks) | freed reclaim other | kswapd reclaimed Normal {} DMA32 | runs begun o0/o>0 ended, ms in runs ended | allocator wakeups Normal o0/o>0 DMA32 o0/o>0 | Normal buddy o0..o10\n\
-             run t_begin_s | order begin>end | ms | passes | Normal reclaimed {} (lowest prio) DMA32 | Normal free begin>end (end o0/o1/o2/o3+ pages, o3+ in reserve) | gap before ms (full sleep) handed/freed-reclaim/freed-other in gap | in run handed/freed-reclaim/freed-other",
+             run t_begin_s | order begin>end | ms | passes | Normal reclaimed {} (lowest prio) DMA32 | Normal free begin>end (end o0/o1/o2/o3+ pages, o3+ in reserve) | gap before ms (full sleep) handed/freed-reclaim/freed-other in gap | in run handed/freed-reclaim/freed-other\n{}",
             PATHS.join("/"),
             CLASSES.join(","),
             PRIOS.join("/"),
             PRIOS.join("/"),
+            Form::header(),
         )
     }
 
@@ -254,6 +260,8 @@ impl Tracer for Detail {
                 self.s.wakes[z][(order > 0) as usize] += 1;
             }
             Tracepoint::MmPageAlloc { zone, order, migratetype, pfn, gfp } => {
+                self.form.alloc();
+                self.form.handed(k, pfn, order);
                 let slow = self.slow.take() == Some((task, order));
                 if zone != self.nz {
                     return;
@@ -269,7 +277,8 @@ impl Tracer for Detail {
                 self.cum.handed[path] += pages;
                 self.pending = Some((Handed::new(k, pfn, gfp, migratetype), path, pages));
             }
-            Tracepoint::MmPageAllocZoneLocked { zone, order, migratetype, pfn, .. } if zone == self.nz => {
+            Tracepoint::MmPageAllocZoneLocked { zone, order, migratetype, pfn, block_order } if zone == self.nz => {
+                self.form.taken(k, pfn, order, block_order);
                 self.s.taken[(migratetype as usize).min(2)] += 1 << order;
                 if k.pageblock_mt[k.pageblock_of(zone, pfn)] as usize == MIGRATE_RESERVE {
                     self.s.taken_reserve += 1 << order;
@@ -281,6 +290,7 @@ impl Tracer for Detail {
                 }
             }
             Tracepoint::MmPageFree { pfn, order, cold } => {
+                self.form.freed(k, pfn, order);
                 if let Some((path, pages)) = self.wait.remove(&pfn) {
                     self.count_handed(path, CLASS_MOV_UNKNOWN, pages);
                 }
@@ -311,6 +321,9 @@ impl Tracer for Detail {
                     return;
                 }
                 self.s.runs_begun[(order > 0) as usize] += 1;
+                if order > 0 {
+                    self.form.begin(k);
+                }
                 let (gap_ns, gap) = match self.last_end {
                     Some((t, c)) => (
                         now - t,
@@ -341,6 +354,9 @@ impl Tracer for Detail {
                     self.s.runs_ended += 1;
                     self.s.run_ns += now - r.ns;
                     self.run_line(k, &r, order);
+                    if let Some(l) = self.form.end(k) {
+                        println!("{l}");
+                    }
                 }
             }
             _ => {}

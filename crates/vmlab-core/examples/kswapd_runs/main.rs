@@ -36,11 +36,17 @@
 //! `alloc_paths` reads it: a slow-path allocation follows, in the same task and for the same
 //! order, the `mm_vmscan_wakeup_kswapd` its `wake_all_kswapd` fired.
 //!
+//! An `rsv` line per sample follows Normal's MIGRATE_RESERVE pageblocks (`reserve.rs`), and with
+//! `detail=` a `form` line per order-3 run says which aligned order-3 blocks the run made free and
+//! what their pages were before it (`form.rs`).
+//!
 //! cargo run --release -p vmlab-core --example kswapd_runs -- SCENARIO PROFILE EVERY_S [detail=FROM_S..TO_S] [KEY=VALUE...]
 
 #[path = "../common/mod.rs"]
 mod common;
 mod detail;
+mod form;
+mod reserve;
 
 use vmlab_core::kernel::Kernel;
 use vmlab_core::mmzone::{ZoneType, LRU_ACTIVE_FILE, LRU_INACTIVE_FILE, MAX_ORDER, MIGRATE_TYPES};
@@ -220,6 +226,11 @@ fn comp_line(sim: &Sim) {
 fn main() {
     let (common::Census { mut sim, every_s }, own) = common::setup_with("kswapd_runs", &["detail"]);
     sim.k.attach_tracer(Box::new(Runs::default()));
+    // Normal's reserve pageblocks, printed after each hour's lines.
+    if let Some(r) = reserve::Reserve::new(&sim.k) {
+        println!("{}", reserve::Reserve::header());
+        sim.k.attach_tracer(Box::new(r));
+    }
     let detail = own.last().map(|(k, v)| common::parse_window("kswapd_runs", k, v));
     if let Some((from, to)) = detail {
         println!("{}", detail::Detail::header());
@@ -359,6 +370,9 @@ fn main() {
             d.balance_runs[1] - prev_runs
         );
         println!("{bi}");
+        if let Some(r) = sim.k.tracer::<reserve::Reserve>() {
+            println!("{}", r.line(&sim.k));
+        }
         prev_scan.copy_from_slice(&d.zone_scan_kswapd[..Z]);
         (prev_deact, prev_refill, prev_wake, prev_runs) = (deact, refill, d.high_order_wakeups, d.balance_runs[1]);
     }));

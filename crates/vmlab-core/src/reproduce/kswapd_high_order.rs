@@ -78,7 +78,7 @@ pub fn zone_composition(sim: &Sim, zid: usize) -> [f64; 6] {
     let mut n = [0u64; 6];
     for pfn in z.start_pfn..z.end_pfn {
         let f = k.fr.flags[pfn as usize];
-        let i = if f & (pg::BUDDY | pg::BUDDY_TAIL | pg::PCP) != 0 {
+        let i = if k.page_is_free(zid, pfn) {
             4
         } else if f & (pg::MLOCKED | pg::UNEVICTABLE) != 0 {
             2
@@ -135,7 +135,7 @@ pub fn order3_block_census(sim: &Sim, zid: usize) -> BlockCensus {
         let (mut free, mut pins, mut kinds) = (0u32, 0u32, 0u8);
         for pfn in b..b + 8 {
             let f = k.fr.flags[pfn as usize];
-            let kind = if f & (pg::BUDDY | pg::BUDDY_TAIL | pg::PCP) != 0 {
+            let kind = if k.page_is_free(zid, pfn) {
                 free += 1;
                 continue;
             } else if f & (pg::MLOCKED | pg::UNEVICTABLE) != 0 {

@@ -96,7 +96,7 @@ impl AllocDiag {
                     l[0] += 1;
                     let b = if z.phys(p) & 1 == 0 { p + 1 } else { p - 1 };
                     let g = if z.spans(b) { k.fr.flags[b as usize] } else { 0 };
-                    let i = if g & (pg::BUDDY | pg::BUDDY_TAIL | pg::PCP) != 0 {
+                    let i = if z.spans(b) && k.page_is_free(zid, b) {
                         4
                     } else if g & pg::LRU != 0 {
                         if g & pg::ANON == 0 {
