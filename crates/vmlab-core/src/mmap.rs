@@ -309,7 +309,7 @@ impl Kernel {
                 self.mm_mut(mm).upper.insert(key, p);
             }
         }
-        let p = self.pgtable_alloc(ctx)?;
+        let p = self.pte_alloc_one(ctx)?;
         let id = match self.pt.free_ids.pop() {
             Some(id) => {
                 let s = id as usize * PTRS_PER_TABLE as usize;
@@ -336,10 +336,29 @@ impl Kernel {
     /// A page-table page: from this CPU's quicklist when the profile has them, else the buddy
     /// allocator (GFP_KERNEL, zeroed).
     pub fn pgtable_alloc(&mut self, ctx: &mut Ctx) -> Result<Pfn, crate::page_alloc::AllocFail> {
+        self.pgtable_alloc_gfp(ctx, crate::page_alloc::Gfp::kernel())
+    }
+
+    /// `pte_alloc_one`: the last level's page. With `pte_highmem` it is asked for as
+    /// `GFP_KERNEL | __GFP_HIGHMEM` (2.4-aa's pte-highmem, Andrea Arcangeli, LKML, 16 Jan 2002;
+    /// 2.6's CONFIG_HIGHPTE), so a box whose processes map GiBs of shm keeps their PTEs out of
+    /// the 896 MiB that everything else in the kernel must fit in; the zonelist falls back to
+    /// lowmem as for any HighMem allocation. The upper levels stay GFP_KERNEL in both.
+    fn pte_alloc_one(&mut self, ctx: &mut Ctx) -> Result<Pfn, crate::page_alloc::AllocFail> {
+        let gfp =
+            if self.profile.pte_highmem { crate::page_alloc::Gfp::highpte() } else { crate::page_alloc::Gfp::kernel() };
+        self.pgtable_alloc_gfp(ctx, gfp)
+    }
+
+    fn pgtable_alloc_gfp(
+        &mut self,
+        ctx: &mut Ctx,
+        gfp: crate::page_alloc::Gfp,
+    ) -> Result<Pfn, crate::page_alloc::AllocFail> {
         if let Some(p) = crate::quicklist::quicklist_alloc(self, ctx) {
             return Ok(p);
         }
-        let p = self.alloc_pages(ctx, crate::page_alloc::Gfp::kernel(), 0)?;
+        let p = self.alloc_pages(ctx, gfp, 0)?;
         self.charge(ctx, KFunc::ClearPage, self.cost.clear_page);
         self.fr.set(p, pg::PGTABLE);
         self.g.pagetable += 1;
@@ -652,6 +671,64 @@ mod tests {
     fn kernel() -> Kernel {
         let cfg = MachineConfig::of_zones("x86_64", 1, &[(ZoneType::Normal, 16384)]);
         Kernel::new(crate::profiles::find("linux-6.8").expect("profile"), cfg, 1).expect("kernel")
+    }
+
+    /// An i386 box (16 MiB DMA, 64 MiB Normal, 64 MiB HighMem) under the table's first row with
+    /// `pte_highmem`, or that row with it turned off.
+    fn highmem_box(pte_highmem: bool) -> Kernel {
+        let cfg = MachineConfig::of_zones(
+            "i386",
+            1,
+            &[(ZoneType::Dma, 4096), (ZoneType::Normal, 16384), (ZoneType::HighMem, 16384)],
+        );
+        let row = crate::profiles::all().into_iter().find(|p| p.pte_highmem).expect("a row with pte_highmem");
+        Kernel::new(crate::profiles::Profile { pte_highmem, ..row }, cfg, 1).expect("kernel")
+    }
+
+    fn kind_of(k: &Kernel, p: Pfn) -> ZoneType {
+        k.zones[k.zone_of(p)].kind
+    }
+
+    /// pte-highmem moves the last level only: the PTE page comes from HighMem, the pgd and the
+    /// pmd stay in lowmem; without it all three are lowmem pages.
+    #[test]
+    fn pte_highmem_puts_the_pte_page_in_highmem() {
+        for on in [true, false] {
+            let mut k = highmem_box(on);
+            let mut ctx = Ctx::default();
+            let mm = k.mm_create(&mut ctx, "t").expect("pgd");
+            let slot = k.pte_alloc(&mut ctx, mm, 0x400).expect("table");
+            let table = k.pt.pfn[slot / PTRS_PER_TABLE as usize];
+            let want = if on { ZoneType::HighMem } else { ZoneType::Normal };
+            assert_eq!(kind_of(&k, table), want, "pte_highmem {on}");
+            let upper: Vec<Pfn> = k.mm(mm).upper.values().copied().chain(k.mm(mm).pgd).collect();
+            assert_eq!(upper.len(), 3, "pgd and two upper levels");
+            for p in upper {
+                assert_ne!(kind_of(&k, p), ZoneType::HighMem, "an upper level in HighMem (pte_highmem {on})");
+            }
+            assert_eq!(k.g.pagetable, 4, "PageTables counts the PTE page wherever it lies");
+        }
+    }
+
+    /// With HighMem used up, a PTE page falls back to lowmem as any `__GFP_HIGHMEM` allocation
+    /// does (the HighMem zonelist goes on to Normal and DMA).
+    #[test]
+    fn pte_highmem_falls_back_to_lowmem() {
+        let mut k = highmem_box(true);
+        let mut ctx = Ctx::default();
+        let mm = k.mm_create(&mut ctx, "t").expect("pgd");
+        let mut held = 0u64;
+        loop {
+            let p = k.alloc_pages(&mut ctx, crate::page_alloc::Gfp::highpte(), 0).expect("a page");
+            held += 1;
+            if kind_of(&k, p) != ZoneType::HighMem {
+                break;
+            }
+            assert!(held <= 16384, "HighMem served more pages than it has");
+        }
+        let slot = k.pte_alloc(&mut ctx, mm, 0x400).expect("table");
+        let table = k.pt.pfn[slot / PTRS_PER_TABLE as usize];
+        assert_ne!(kind_of(&k, table), ZoneType::HighMem);
     }
 
     /// The flat table index and the tree agree, on both sides of the flat array's end, after

@@ -49,6 +49,11 @@ impl Gfp {
             cold: false,
         }
     }
+    /// GFP_KERNEL | __GFP_HIGHMEM: a user PTE page under 2.4-aa's pte-highmem or 2.6's
+    /// CONFIG_HIGHPTE. Unmovable: page tables are not migrated.
+    pub fn highpte() -> Gfp {
+        Gfp { highest: ZoneType::HighMem, ..Gfp::kernel() }
+    }
     /// GFP_ATOMIC: interrupt context (network receive).
     pub fn atomic() -> Gfp {
         Gfp {

@@ -306,6 +306,13 @@ pub struct Profile {
     /// 2.4.19-pre `aa-200-active_page_swapout` dropped the test; off, the walk unmaps active
     /// pages too.
     pub walk_skips_active: bool,
+    /// User PTE pages come from HighMem (`pte_alloc_one` with `__GFP_HIGHMEM`): 2.4-aa's
+    /// `20_pte-highmem` (Andrea Arcangeli, "pte-highmem-5", LKML, 16 Jan 2002: "mapping 1G
+    /// per-task (shm for example) will overflow the lowmem zone with PAE with some houndred
+    /// tasks"; `20_pte-highmem-32` in 2.4.23aa1/aa2 per the 2.4.23aa3 changelog), later 2.6's
+    /// CONFIG_HIGHPTE. Mainline 2.4 lacks it ("2.4 mainline as well will run oom ... since it
+    /// lacks pte-highmem", the 2.4.23aa2 announcement).
+    pub pte_highmem: bool,
     /// 2.4.23aa2: objrmap unmapping of shared pages during the page-table walk.
     pub objrmap_walk: bool,
     /// 2.4.23aa2: shm_writepage starts the swap I/O immediately.
@@ -481,6 +488,7 @@ const MODERN: Profile = Profile {
     writeback_chunk_bandwidth: true,
     bh_per_slab_page: 0,
     walk_skips_active: true,
+    pte_highmem: false,
     objrmap_walk: false,
     shm_writepage_io: true,
     clean_cache_pass: false,
@@ -546,6 +554,7 @@ const LINUX_2_6_26: Profile = Profile {
     writeback_chunk_bandwidth: false,
     bh_per_slab_page: 0,
     walk_skips_active: false,
+    pte_highmem: false,
     objrmap_walk: false,
     shm_writepage_io: true,
     clean_cache_pass: false,
@@ -619,6 +628,7 @@ const LINUX_2636: Profile = Profile {
     writeback_chunk_bandwidth: false,
     bh_per_slab_page: 0,
     walk_skips_active: false,
+    pte_highmem: false,
     objrmap_walk: false,
     shm_writepage_io: true,
     clean_cache_pass: false,
@@ -716,6 +726,7 @@ const LINUX_249: Profile = Profile {
     // about 40 to a slab page.
     bh_per_slab_page: 40,
     walk_skips_active: false,
+    pte_highmem: false,
     objrmap_walk: false,
     shm_writepage_io: false,
     clean_cache_pass: false,
@@ -769,6 +780,7 @@ const AA1: Profile = Profile {
     engine: Engine::Aa24,
     // 2.4.23's drivers may declare highmem I/O; the -aa seeds were calibrated without bounces.
     bounce_highmem_io: false,
+    pte_highmem: true,
     rotate_active: false,
     write_marks_accessed: true,
     writeback_chunk_bandwidth: false,
@@ -1008,6 +1020,8 @@ pub const KNOBS: &[Knob] = &[
     rc("bh_per_slab_page", Kind::Int(BH_PER_SLAB), RIEL_AA),
     // vmscan/aa24/ swap_out and shrink_cache.
     rc("walk_skips_active", Kind::Bool, AA_ONLY),
+    // mmap.rs pte_alloc_one.
+    rc("pte_highmem", Kind::Bool, Readers::All),
     rc("objrmap_walk", Kind::Bool, AA_ONLY),
     // vmscan/mod.rs pageout, which every engine calls.
     rc("shm_writepage_io", Kind::Bool, Readers::All),
@@ -1268,6 +1282,7 @@ impl Profile {
             "write_marks_accessed" => &mut self.write_marks_accessed,
             "writeback_chunk_bandwidth" => &mut self.writeback_chunk_bandwidth,
             "walk_skips_active" => &mut self.walk_skips_active,
+            "pte_highmem" => &mut self.pte_highmem,
             "objrmap_walk" => &mut self.objrmap_walk,
             "shm_writepage_io" => &mut self.shm_writepage_io,
             "clean_cache_pass" => &mut self.clean_cache_pass,
