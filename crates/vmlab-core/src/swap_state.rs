@@ -257,6 +257,8 @@ fn flush_plug(k: &mut Kernel, ctx: &mut Ctx) {
     };
     let mut latest = 0;
     let mut i = 0;
+    let rwq = swap_rwq(k, ctx).0;
+    k.disks[disk].set_wbt_rwq(rwq);
     while i < pl.slots.len() {
         let mut j = i + 1;
         while j < pl.slots.len() && pl.slots[j] == pl.slots[j - 1].wrapping_add(1) {
@@ -276,6 +278,7 @@ fn flush_plug(k: &mut Kernel, ctx: &mut Ctx) {
         }
         i = j;
     }
+    k.disks[disk].set_wbt_rwq(crate::blk_wbt::RWQ_BG);
     if !pl.slots.is_empty() {
         crate::page_writeback::congestion_wait_on_submit(ctx, latest);
     }
@@ -286,9 +289,57 @@ fn flush_plug(k: &mut Kernel, ctx: &mut Ctx) {
     k.swap_plug = pl;
 }
 
-/// `swap_writepage`: start writing a swap-cache page to its slot.
+/// 6.8's writeback throttle on a swap write that would start a request (`blk_mq_submit_bio`:
+/// a bio that merges into the plug's last request passes no `wbt_wait`): true when the
+/// writer must sleep first. Its queue and limit are `get_limit`'s (profile
+/// `wbt_swap_hiprio`), counted with the requests on its own plug, which hold their slots
+/// from allocation. The kernel's writer sleeps in `rq_qos_wait` (its plug flushed by
+/// `io_schedule`) and then writes this page; vmlab cannot sleep inside reclaim, so the page
+/// stays dirty in the swap cache for a later pass, the plug goes now, and the reclaimer
+/// sleeps until the wakeup once its scan stops (`blocked`).
+fn wbt_throttled(k: &mut Kernel, ctx: &mut Ctx, slot: u32) -> bool {
+    let Some(disk) = k.swap.as_ref().map(|sw| sw.disk) else { return false };
+    let pl = &k.swap_plug;
+    if pl.on && pl.slots.last().is_some_and(|&l| l.wrapping_add(1) == slot) && pl.last_len < pl.max_pages {
+        return false;
+    }
+    let plugged = if pl.on { pl.requests } else { 0 };
+    let (rwq, hiprio) = swap_rwq(k, ctx);
+    let now = ctx.clock();
+    let Some(limit) = k.disks[disk].wbt_limit(now, hiprio).filter(|&l| l > 0) else { return false };
+    if k.disks[disk].wbt_inflight(now, rwq) + plugged < limit {
+        return false;
+    }
+    if plugged > 0 {
+        flush_plug(k, ctx);
+    }
+    match k.disks[disk].wbt_wait(ctx.clock(), rwq, limit, 0) {
+        Some(t) => {
+            ctx.sleep_ns = ctx.sleep_ns.max(t.saturating_sub(ctx.clock()));
+            true
+        }
+        None => false,
+    }
+}
+
+/// The throttle's queue of this writer's swap writes and whether `get_limit` gives them
+/// `max_depth`: from 6.11 every swap write (`REQ_SWAP`, `WBT_RWQ_SWAP`); in 6.8 kswapd's only
+/// (`WBT_RWQ_KSWAPD`), a direct reclaimer's sharing the flusher's `WBT_RWQ_BG`.
+fn swap_rwq(k: &Kernel, ctx: &Ctx) -> (u8, bool) {
+    if k.profile.wbt_swap_hiprio || ctx.is_kswapd {
+        (crate::blk_wbt::RWQ_SWAP, true)
+    } else {
+        (crate::blk_wbt::RWQ_BG, false)
+    }
+}
+
+/// `swap_writepage`: start writing a swap-cache page to its slot. False when it did not:
+/// no slot, or the writeback throttle holds the writer ([`wbt_throttled`]).
 pub fn swap_writepage(k: &mut Kernel, ctx: &mut Ctx, p: Pfn) -> bool {
     let Some(s) = page_swap_slot(k, p) else { return false };
+    if wbt_throttled(k, ctx, s) {
+        return false;
+    }
     k.fr.clear(p, pg::DIRTY);
     k.fr.set(p, pg::WRITEBACK);
     k.g.writeback += 1;
@@ -301,7 +352,10 @@ pub fn swap_writepage(k: &mut Kernel, ctx: &mut Ctx, p: Pfn) -> bool {
             let sw = k.swap.as_ref().expect("swap");
             (sw.disk, sw.base)
         };
+        let rwq = swap_rwq(k, ctx).0;
+        k.disks[disk].set_wbt_rwq(rwq);
         let t = k.disks[disk].submit(ctx.clock(), base + s as u64 * 4096, 4096, true);
+        k.disks[disk].set_wbt_rwq(crate::blk_wbt::RWQ_BG);
         k.charge(ctx, KFunc::Pageout, k.cost.io_submit);
         k.queue_io_done(t, disk, vec![p], true);
         crate::page_writeback::congestion_wait_on_submit(ctx, t);
