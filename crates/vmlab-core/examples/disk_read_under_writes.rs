@@ -43,7 +43,7 @@ fn level(p: DiskParams, span: u64, wsize: u64, k: u64) {
     let mut rng = vmlab_core::prandom::stream(25, vmlab_core::prandom::Stream::Process, 0);
     // Next submission time of the reader (index 0) and each writer, and each writer's position.
     let mut next = vec![0u64; 1 + k as usize];
-    let slice = if k == 0 { HALF } else { HALF / k / wsize * wsize };
+    let slice = HALF.checked_div(k).map_or(HALF, |s| s / wsize * wsize);
     let mut pos = vec![0u64; k as usize];
     let (mut lat, mut written) = (Vec::new(), 0u64);
     loop {
