@@ -264,20 +264,18 @@ impl Wbt {
         if limit == 0 || self.inflight(now, rwq) + extra < limit {
             return None;
         }
-        let mut dones: Vec<u64> =
-            self.writes.iter().filter(|&&(i, d, q)| q == rwq && i <= now && d > now).map(|&(_, d, _)| d).collect();
-        if dones.is_empty() {
-            // Only the caller's own unissued requests: they go when it sleeps (its plug is
-            // flushed by `io_schedule`), and it asks again.
-            return None;
-        }
-        dones.sort_unstable();
+        let live = |&&(i, d, q): &&(u64, u64, u8)| q == rwq && i <= now && d > now;
+        // None: only the caller's own unissued requests count, and they go when it sleeps
+        // (`io_schedule` flushes its plug); it asks again.
+        let last = self.writes.iter().filter(live).map(|w| w.1).max()?;
         let wake = if self.write_cache {
             // wbt_rqw_done's limit is 0: only the last completion wakes.
-            *dones.last().expect("inflight > 0")
+            last
         } else {
             // Woken once in flight < wb_normal and (none left or wb_normal − in flight ≥
             // wb_background / 2).
+            let mut dones: Vec<u64> = self.writes.iter().filter(live).map(|w| w.1).collect();
+            dones.sort_unstable();
             let need =
                 |left: u32| left == 0 || (left < self.wb_normal && self.wb_normal - left >= self.wb_background / 2);
             let n = dones.len() as u32;
