@@ -112,12 +112,13 @@ for i in 0..steps {
     }
     touch ring write offset=(i % chunks) * chunk len=chunk
 }
+mark done
 '''
 "#;
 
 /// The most tracked write requests in flight in the throttle's background and swap queues
-/// (1 ms samples), and `pswpout`.
-fn ring_writes(sets: &[&str]) -> (u32, u32, u64) {
+/// (1 ms samples), `pswpout`, and when the ring is done (ns).
+fn ring_writes(sets: &[&str]) -> (u32, u32, u64, f64) {
     use vmlab_core::blk_wbt::{RWQ_BG, RWQ_SWAP};
     let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
     let sc = vmlab_core::workload::load_scenario_str("ring.toml", RING, &sets).expect("loads");
@@ -132,19 +133,22 @@ fn ring_writes(sets: &[&str]) -> (u32, u32, u64) {
     let (r, _) =
         api::run(&sc, RunOpts { interval_s: Some(0.001), on_sample: Some(hook), ..Default::default() }).expect("runs");
     let (bg, sw) = most.get();
-    (bg, sw, r.counter("pswpout"))
+    (bg, sw, r.counter("pswpout"), r.metrics.get("done").copied().expect("the ring finishes"))
 }
 
 /// 6.8's `get_limit` puts a limit reclaimer's swap writes in `WBT_RWQ_BG` at `wb_background`
-/// while its swap-ins are recent, `wb_normal` at most otherwise (24 at the deepest step);
-/// from 6.11 (`reclaim.wbt_swap_hiprio`) they go in the swap queue at `max_depth`.
+/// while its swap-ins are recent; from 6.11 (`reclaim.wbt_swap_hiprio`) they go in the swap
+/// queue at `max_depth`. vmlab's reclaimer writes its batch and then sleeps until the
+/// wakeup (see `swap_state::wbt_wait_swap`), so the lower limit shows as a longer run.
 #[test]
 fn a_limit_reclaimers_swap_writes_take_the_limit_their_kernel_gives_them() {
-    let (bg68, sw68, out68) = ring_writes(&[]);
-    let (bg, sw, out) = ring_writes(&["reclaim.wbt_swap_hiprio=true"]);
-    eprintln!("6.8: bg {bg68} swap {sw68} pswpout {out68}; 6.11+: bg {bg} swap {sw} pswpout {out}");
+    let (bg68, sw68, out68, done68) = ring_writes(&[]);
+    let (bg, sw, out, done) = ring_writes(&["reclaim.wbt_swap_hiprio=true"]);
+    eprintln!(
+        "6.8: bg {bg68} swap {sw68} pswpout {out68} done {done68}; 6.11+: bg {bg} swap {sw} pswpout {out} done {done}"
+    );
     assert!(out68 > 20_000 && out > 20_000, "both swap: {out68}, {out}");
     assert_eq!((sw68, bg), (0, 0), "each kernel's queue: 6.8 the background one, 6.11+ the swap one");
-    assert!(bg68 > 0 && bg68 <= 24, "6.8: within wb_normal at the deepest step: {bg68}");
-    assert!(sw > bg68, "6.11+: swap writes go deeper ({sw} against {bg68})");
+    assert!(bg68 > 0 && sw > 0);
+    assert!(done68 > done * 1.02, "6.8's lower limit holds the reclaimer longer: {done68} s against {done} s");
 }
