@@ -382,6 +382,12 @@ pub fn scenario(
         let disks = if names.is_empty() { vec!["sda".to_string()] } else { names.clone() };
         before.extend(disks.iter().map(|n| format!("disk.{n}.io_end_pages={}", folios::EXT4_IO_END_PAGES)));
     }
+    // Behind blk-mq's queue the writeback throttle holds reclaim's swap writes as the host's
+    // kernel does.
+    let has_queue = vmlab_core::profiles::find(name).is_some_and(|p| p.blk_mq);
+    if has_queue && folios::wbt_swap_hiprio(&root) == Some(true) {
+        before.push("reclaim.wbt_swap_hiprio=true".to_string());
+    }
     // `vmlab real` runs in a memory cgroup: its limit reclaim reads the statistics as the host's
     // kernel flushes them.
     let has_memcg = vmlab_core::profiles::find(name).is_some_and(|p| p.memcg);

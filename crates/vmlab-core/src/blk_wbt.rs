@@ -29,11 +29,15 @@
 //!   step snaps to 0); valid and fast scales up; five windows without writes step back toward 0.
 //!   Scaling up stops once the depth hit its ¾ cap (`scaled_max`) and wakes every waiter.
 //!
-//! vmlab tracks every write request its 6.8 queue takes (swap writes and kswapd's
-//! `WBT_KSWAPD`/`WBT_SWAP` queue are counted with the rest, not apart) and throttles only the
-//! flusher (`page_writeback::flusher_pass`); fsync and swap writes are not held — as 6.11+
-//! would hold them only past `max_depth`, while 6.8 holds a direct reclaimer's swap writes at
-//! `wb_background` once a read came within 100 ms (not modelled). A read's latency is its completion minus its submission. The
+//! vmlab tracks every write request its 6.8 queue takes, each in the `rq_wait` queue its
+//! submitter chose (`get_rq_wait`): [`RWQ_BG`] for the flusher's and, in 6.8, a direct
+//! reclaimer's swap writes; [`RWQ_SWAP`] for kswapd's (6.8's `WBT_RWQ_KSWAPD`, by
+//! `current_is_kswapd()`) or, from 6.11, every `REQ_SWAP` write (`WBT_RWQ_SWAP`). A submitter
+//! is limited by its own queue's writes in flight ([`Wbt::limit`], [`Wbt::wait`]): the flusher
+//! (`page_writeback::flusher_pass`) and reclaim's swap writes (`swap_state::swap_writepage`,
+//! which counts the requests on its own plug too, as they hold their wbt slot from
+//! allocation); fsync is not held. A held write (mq-deadline) is counted from its dispatch, the
+//! kernel's from its allocation. A read's latency is its completion minus its submission. The
 //! timer is evaluated when the queue is next asked (`advance`), window by window, so a window
 //! with nothing submitted is judged as the kernel's timer would have; no `balance_dirty_pages`
 //! sleep is recorded (`wb_recent_wait` false), and no read is tracked as in flight
@@ -49,6 +53,10 @@ const MIN_WRITE_SAMPLES: u32 = 3;
 const UNKNOWN_BUMP: u32 = 5;
 /// `close_io`'s HZ/10.
 const CLOSE_IO_NS: u64 = 100_000_000;
+/// `WBT_RWQ_BG`: the flusher's writes, and 6.8's direct reclaimers' swap writes.
+pub const RWQ_BG: u8 = 0;
+/// `WBT_RWQ_KSWAPD` (6.8: kswapd's writes) or `WBT_RWQ_SWAP` (6.11+: every swap write).
+pub const RWQ_SWAP: u8 = 1;
 
 #[derive(Debug, Clone)]
 pub struct Wbt {
@@ -61,8 +69,8 @@ pub struct Wbt {
     wb_normal: u32,
     wb_background: u32,
     unknown_cnt: u32,
-    /// Tracked writes not yet judged by a window: (issue, completion).
-    writes: Vec<(u64, u64)>,
+    /// Tracked writes not yet judged by a window: (issue, completion, `rq_wait` queue).
+    writes: Vec<(u64, u64, u8)>,
     /// Reads not yet judged by a window: (issue, completion).
     reads: Vec<(u64, u64)>,
     /// End of the armed window (`blk_stat_activate_nsecs`); None: the timer is off.
@@ -176,9 +184,10 @@ impl Wbt {
     pub fn advance(&mut self, now: u64) {
         while let Some(end) = self.window_end.filter(|&e| e <= now) {
             let start = end.saturating_sub(self.cur_win());
-            let done_in = |v: &[(u64, u64)]| v.iter().filter(|&&(_, d)| d > start && d <= end).count() as u32;
-            let (nr_writes, nr_reads) = (done_in(&self.writes), done_in(&self.reads));
-            let inflight = self.writes.iter().filter(|&&(i, d)| i <= end && d > end).count();
+            let nr_writes = self.writes.iter().filter(|&&(_, d, _)| d > start && d <= end).count() as u32;
+            let nr_reads = self.reads.iter().filter(|&&(_, d)| d > start && d <= end).count() as u32;
+            // wbt_inflight: every queue's.
+            let inflight = self.writes.iter().filter(|&&(i, d, _)| i <= end && d > end).count();
             let read_min =
                 self.reads.iter().filter(|&&(_, d)| d > start && d <= end).map(|&(i, d)| d - i).min().unwrap_or(0);
             if nr_reads >= 1 && nr_writes >= MIN_WRITE_SAMPLES {
@@ -199,17 +208,17 @@ impl Wbt {
                     }
                 }
             }
-            self.writes.retain(|&(_, d)| d > end);
+            self.writes.retain(|&(_, d, _)| d > end);
             self.reads.retain(|&(_, d)| d > end);
             self.window_end = (self.scale_step != 0 || inflight > 0).then(|| end + self.cur_win());
         }
     }
 
-    /// A tracked write request issued at `now`, completing at `done` (`wbt_wait` past its
-    /// limit, then `rwb_arm_timer` if the stats window is off).
-    pub fn issue_write(&mut self, now: u64, done: u64) {
+    /// A tracked write request of queue `rwq` issued at `now`, completing at `done`
+    /// (`wbt_wait` past its limit, then `rwb_arm_timer` if the stats window is off).
+    pub fn issue_write(&mut self, now: u64, done: u64, rwq: u8) {
         self.advance(now);
-        self.writes.push((now, done));
+        self.writes.push((now, done, rwq));
         if self.window_end.is_none() {
             self.window_end = Some(now + self.cur_win());
         }
@@ -222,49 +231,64 @@ impl Wbt {
         self.last_read = Some(self.last_read.map_or(done, |l| l.max(done)));
     }
 
-    /// Tracked writes in flight at `now`.
-    pub fn inflight(&self, now: u64) -> u32 {
-        self.writes.iter().filter(|&&(i, d)| i <= now && d > now).count() as u32
+    /// Tracked writes of queue `rwq` in flight at `now` (`rqw->inflight`).
+    pub fn inflight(&self, now: u64, rwq: u8) -> u32 {
+        self.writes.iter().filter(|&&(i, d, q)| q == rwq && i <= now && d > now).count() as u32
     }
 
-    /// The flusher's limit at `now` (`get_limit` for a write neither sync nor background):
-    /// `wb_background` within 100 ms of a read, else `wb_normal`.
-    pub fn flusher_limit(&self, now: u64) -> u32 {
+    /// `get_limit` at `now` for a write that is `hiprio` (`REQ_SYNC`, or kswapd's in 6.8, or
+    /// any swap write from 6.11: `max_depth`) or not: `wb_background` within 100 ms of a read
+    /// (`close_io`), else `wb_normal`. 0: the throttle is off (`wbt_lat_usec` 0).
+    pub fn limit(&mut self, now: u64, hiprio: bool) -> u32 {
+        self.advance(now);
+        if self.min_lat_ns == 0 {
+            return 0;
+        }
         let close_io = self.last_read.is_some_and(|l| now < l.saturating_add(CLOSE_IO_NS));
-        if close_io {
+        if hiprio {
+            self.max_depth
+        } else if close_io {
             self.wb_background
         } else {
             self.wb_normal
         }
     }
 
-    /// May the flusher issue a request at `now`? `None`: yes; `Some(t)`: it sleeps in
-    /// `rq_qos_wait` until `t` — the completion that wakes it (`wbt_rqw_done`) or the next
-    /// window, whose scale-up wakes everyone.
-    pub fn flusher_wait(&mut self, now: u64) -> Option<u64> {
+    /// May a submitter of queue `rwq` with limit `limit` start a request at `now`, with
+    /// `extra` of its requests already counted but not issued (its plug)? `None`: yes;
+    /// `Some(t)`: it sleeps in `rq_qos_wait` until `t` — the completion that wakes it
+    /// (`wbt_rqw_done`, on that queue's count) or the next window, whose scale-up wakes
+    /// everyone.
+    pub fn wait(&mut self, now: u64, rwq: u8, limit: u32, extra: u32) -> Option<u64> {
         self.advance(now);
-        let limit = self.flusher_limit(now);
-        if limit == 0 {
+        if limit == 0 || self.inflight(now, rwq) + extra < limit {
             return None;
         }
-        let inflight = self.inflight(now);
-        if inflight < limit {
-            return None;
-        }
-        let mut dones: Vec<u64> = self.writes.iter().filter(|&&(i, d)| i <= now && d > now).map(|&(_, d)| d).collect();
-        dones.sort_unstable();
+        let live = |&&(i, d, q): &&(u64, u64, u8)| q == rwq && i <= now && d > now;
+        // None: only the caller's own unissued requests count, and they go when it sleeps
+        // (`io_schedule` flushes its plug); it asks again.
+        let last = self.writes.iter().filter(live).map(|w| w.1).max()?;
         let wake = if self.write_cache {
             // wbt_rqw_done's limit is 0: only the last completion wakes.
-            *dones.last().expect("inflight > 0")
+            last
         } else {
             // Woken once in flight < wb_normal and (none left or wb_normal − in flight ≥
             // wb_background / 2).
+            let mut dones: Vec<u64> = self.writes.iter().filter(live).map(|w| w.1).collect();
+            dones.sort_unstable();
             let need =
                 |left: u32| left == 0 || (left < self.wb_normal && self.wb_normal - left >= self.wb_background / 2);
             let n = dones.len() as u32;
             (1..=n).map(|k| (n - k, dones[k as usize - 1])).find(|&(left, _)| need(left)).map_or(now, |(_, t)| t)
         };
         Some(self.window_end.map_or(wake, |w| w.min(wake)).max(now + 1))
+    }
+
+    /// The flusher's wait (`get_limit` for a write neither sync nor background, in
+    /// `WBT_RWQ_BG`): see [`Wbt::wait`].
+    pub fn flusher_wait(&mut self, now: u64) -> Option<u64> {
+        let limit = self.limit(now, false);
+        self.wait(now, RWQ_BG, limit, 0)
     }
 
     /// `wb_normal`, `wb_background`, `max_depth` and the step, for tests and traces.
@@ -292,7 +316,7 @@ mod tests {
         let mut w = Wbt::new(128, 2 * MS, true);
         // A write in flight through each window: LAT_UNKNOWN_WRITES, step −1, −2, −3 ...
         for i in 0..10u64 {
-            w.issue_write(i * 100 * MS, (i + 1) * 100 * MS + 50 * MS);
+            w.issue_write(i * 100 * MS, (i + 1) * 100 * MS + 50 * MS, RWQ_BG);
         }
         let (normal, _, max, step) = w.limits();
         // 1 + (15 << 3) = 121 > 96 = ¾ · 128: capped at 96, and no further step once capped.
@@ -304,14 +328,14 @@ mod tests {
     fn a_slow_read_snaps_a_negative_step_back() {
         let mut w = Wbt::new(128, 2 * MS, true);
         for i in 0..3u64 {
-            w.issue_write(i * 100 * MS, i * 100 * MS + 150 * MS);
+            w.issue_write(i * 100 * MS, i * 100 * MS + 150 * MS, RWQ_BG);
         }
         assert!(w.limits().3 < 0);
         // A window with a 10 ms read and three writes: LAT_EXCEEDED, hard: step 0.
         let t = 300 * MS;
         w.issue_read(t + MS, t + 11 * MS);
         for j in 0..3 {
-            w.issue_write(t + j * MS, t + 20 * MS + j * MS);
+            w.issue_write(t + j * MS, t + 20 * MS + j * MS, RWQ_BG);
         }
         w.advance(t + 400 * MS);
         assert!(w.limits().3 >= 0, "{:?}", w.limits());
@@ -321,7 +345,7 @@ mod tests {
     fn with_a_write_cache_the_flusher_waits_for_the_queue_to_drain() {
         let mut w = Wbt::new(256, 75 * MS, true);
         for j in 0..8 {
-            w.issue_write(0, 10 * MS + j * MS);
+            w.issue_write(0, 10 * MS + j * MS, RWQ_BG);
         }
         // wb_normal 8 reached: the flusher sleeps until the last of the eight completes.
         assert_eq!(w.flusher_wait(MS), Some(17 * MS));
@@ -330,8 +354,30 @@ mod tests {
         // completion.
         let mut w = Wbt::new(256, 75 * MS, false);
         for j in 0..8 {
-            w.issue_write(0, 10 * MS + j * MS);
+            w.issue_write(0, 10 * MS + j * MS, RWQ_BG);
         }
         assert_eq!(w.flusher_wait(MS), Some(11 * MS));
+    }
+
+    #[test]
+    fn get_limit_gives_a_swap_write_what_its_kernel_gives_it() {
+        let mut w = Wbt::new(256, 75 * MS, true);
+        // Step 0: max_depth 16, wb_normal 8, wb_background 4. A read 1 ms ago: close_io.
+        w.issue_read(0, MS);
+        assert_eq!(w.limit(2 * MS, false), 4, "6.8: a direct reclaimer's swap write near a read");
+        assert_eq!(w.limit(2 * MS, true), 16, "kswapd's in 6.8, any swap write from 6.11");
+        assert_eq!(w.limit(150 * MS, false), 8, "no read within 100 ms: wb_normal");
+        // Four of the background queue's writes in flight hold a fifth there; the swap queue
+        // counts its own.
+        for j in 0..4 {
+            w.issue_write(2 * MS, 10 * MS + j * MS, RWQ_BG);
+        }
+        assert_eq!(w.wait(3 * MS, RWQ_BG, 4, 0), Some(13 * MS), "woken when the last completes");
+        assert_eq!(w.wait(3 * MS, RWQ_SWAP, 4, 0), None, "another queue's writes do not count");
+        assert_eq!(w.wait(3 * MS, RWQ_SWAP, 4, 4), None, "only its own unissued requests: it flushes them first");
+        assert_eq!(w.wait(3 * MS, RWQ_BG, 16, 0), None);
+        assert_eq!(w.wait(13 * MS, RWQ_BG, 4, 0), None);
+        // wbt_lat_usec 0: no throttle.
+        assert_eq!(Wbt::new(256, 0, true).limit(0, false), 0);
     }
 }

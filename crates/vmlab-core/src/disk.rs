@@ -386,6 +386,8 @@ pub struct Disk {
     wbt_params: WbtParams,
     /// 6.8's writeback throttle, with the queue (`set_queue`).
     wbt: Option<Wbt>,
+    /// The throttle's `rq_wait` queue of the writes being submitted ([`Disk::set_wbt_rwq`]).
+    wbt_rwq: u8,
     link: Link,
     /// The queue's scheduler when it is `mq-deadline` (mq_deadline.rs); None: `none`, arrival
     /// order. Only with 6.8's queue.
@@ -471,6 +473,7 @@ impl Disk {
             wb: Default::default(),
             wbt_params: WbtParams::default(),
             wbt: None,
+            wbt_rwq: crate::blk_wbt::RWQ_BG,
             link: Link::default(),
             elevator: None,
             dispatched: Vec::new(),
@@ -510,6 +513,32 @@ impl Disk {
     /// queue.
     pub fn wbt_flusher_wait(&mut self, now: u64) -> Option<u64> {
         self.wbt.as_mut()?.flusher_wait(now.max(self.last_now))
+    }
+
+    /// The writes submitted from now on are counted in the throttle's queue `rwq`
+    /// (`blk_wbt::RWQ_BG` unless a swap writer says otherwise; it sets it back after).
+    pub fn set_wbt_rwq(&mut self, rwq: u8) {
+        self.wbt_rwq = rwq;
+    }
+
+    /// The limit `get_limit` gives a write at `now` (`hiprio`: see [`Wbt::limit`]); `None`
+    /// without 6.8's queue (no throttle).
+    pub fn wbt_limit(&mut self, now: u64, hiprio: bool) -> Option<u32> {
+        let now = now.max(self.last_now);
+        Some(self.wbt.as_mut()?.limit(now, hiprio))
+    }
+
+    /// Tracked writes of the throttle's queue `rwq` in flight at `now` (0 without a throttle).
+    pub fn wbt_inflight(&self, now: u64, rwq: u8) -> u32 {
+        self.wbt.as_ref().map_or(0, |w| w.inflight(now.max(self.last_now), rwq))
+    }
+
+    /// May a writer of queue `rwq` start a request at `now` under `limit`, with `extra` of its
+    /// own requests counted but not yet submitted? `None`: yes; `Some(t)`: it sleeps until `t`
+    /// (blk_wbt.rs [`Wbt::wait`]).
+    pub fn wbt_wait(&mut self, now: u64, rwq: u8, limit: u32, extra: u32) -> Option<u64> {
+        let now = now.max(self.last_now);
+        self.wbt.as_mut()?.wait(now, rwq, limit, extra)
     }
 
     /// A virtio ring of `descs` descriptors without indirect ones in front of the device (see
@@ -678,7 +707,7 @@ impl Disk {
         }
         if let Some(w) = self.wbt.as_mut() {
             if write {
-                w.issue_write(now, done);
+                w.issue_write(now, done, self.wbt_rwq);
             } else {
                 w.issue_read(now, done);
             }
@@ -709,7 +738,12 @@ impl Disk {
             q.merges[1] += 1;
             return Some(i);
         }
-        (e.has_held() || q.quote(now, segs) > now).then(|| e.hold(now, offset, bytes, segs))
+        let rwq = self.wbt_rwq;
+        (e.has_held() || q.quote(now, segs) > now).then(|| {
+            let i = e.hold(now, offset, bytes, segs);
+            e.set_rwq(i, rwq);
+            i
+        })
     }
 
     /// A write the scheduler holds (at index `i`, new or merged): counted as submitted; its
@@ -764,8 +798,11 @@ impl Disk {
         let Some(h) = e.pop() else { return false };
         let start = q.dispatch_at(now, h.segs);
         e.dispatched(true, h.start);
-        // Its ticks run from when the scheduler took it (`rq->start_time_ns`), hold included.
+        // Its ticks run from when the scheduler took it (`rq->start_time_ns`), hold included;
+        // it counts in the throttle's queue it was allocated in.
+        let submitting = std::mem::replace(&mut self.wbt_rwq, h.rwq);
         let done = self.start_request(now, h.since, start, h.start, h.end - h.start, h.segs, true);
+        self.wbt_rwq = submitting;
         self.in_flight_until(now, done);
         self.dispatched.push((done, h.pages));
         true

@@ -52,6 +52,8 @@ pub struct HeldWrite {
     pub end: u64,
     pub segs: u32,
     pub pages: Vec<Pfn>,
+    /// The writeback throttle's `rq_wait` queue it was allocated in (blk_wbt.rs).
+    pub rwq: u8,
 }
 
 /// One queue's mq-deadline state (`struct deadline_data`, one priority level).
@@ -121,9 +123,14 @@ impl MqDeadline {
 
     /// `dd_insert_request` of a write that merged with nothing. Its index.
     pub fn hold(&mut self, now: u64, start: u64, bytes: u64, segs: u32) -> usize {
-        self.held.push_back(HeldWrite { since: now, start, end: start + bytes, segs, pages: Vec::new() });
+        self.held.push_back(HeldWrite { since: now, start, end: start + bytes, segs, pages: Vec::new(), rwq: 0 });
         self.held_bytes += bytes;
         self.held.len() - 1
+    }
+
+    /// The throttle's queue of the write just held at `i`.
+    pub fn set_rwq(&mut self, i: usize, rwq: u8) {
+        self.held[i].rwq = rwq;
     }
 
     /// The pages of the bio just held or merged at `i`.

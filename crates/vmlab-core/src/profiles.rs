@@ -393,6 +393,15 @@ pub struct Profile {
     /// ratelimited stats flush in the reclaim" (linux-mm, Aug 2024), after 6.8. No row has
     /// it; `run --host` sets it on a host kernel that does.
     pub memcg_flush_ratelimited: bool,
+    /// Reclaim's swap writes take the writeback throttle's `max_depth`, in a queue of their
+    /// own, whoever submits them: Baokun Li, "blk-wbt: don't throttle swap writes in direct
+    /// reclaim" (linux-block, 4 Jun 2024; in 6.11's block pull) put `REQ_SWAP` in
+    /// `REQ_HIPRIO` and counts swap writes in `WBT_RWQ_SWAP`. Off (6.8 `get_limit`): only
+    /// kswapd's (`current_is_kswapd()`, `WBT_RWQ_KSWAPD`) get `max_depth`; a direct or limit
+    /// reclaimer's share `WBT_RWQ_BG` with the flusher at `wb_background` within 100 ms of a
+    /// read, `wb_normal` otherwise (blk_wbt.rs). Only matters behind 6.8's queue (`blk_mq`);
+    /// no row has it (`run --host` sets it on a host kernel that does).
+    pub wbt_swap_hiprio: bool,
     /// A process reads the groups' `memory.stat` every this many ms (0: none), and each read
     /// flushes the memcg statistics (`memcg1_stat_format` and `memcg_stat_format` call
     /// `mem_cgroup_flush_stats(memcg)` since Yosry Ahmed's "mm: memcg: make stats flushing
@@ -511,6 +520,7 @@ const MODERN: Profile = Profile {
     page_cache_read_cold: false,
     ra_order_in_state: false,
     memcg_flush_ratelimited: false,
+    wbt_swap_hiprio: false,
     memcg_stat_poll_ms: 0,
     ra_start_of_file: true,
     blk_mq: true,
@@ -578,6 +588,7 @@ const LINUX_2_6_26: Profile = Profile {
     page_cache_read_cold: false,
     ra_order_in_state: false,
     memcg_flush_ratelimited: false,
+    wbt_swap_hiprio: false,
     memcg_stat_poll_ms: 0,
     ra_start_of_file: false,
     blk_mq: false,
@@ -652,6 +663,7 @@ const LINUX_2636: Profile = Profile {
     page_cache_read_cold: true,
     ra_order_in_state: false,
     memcg_flush_ratelimited: false,
+    wbt_swap_hiprio: false,
     memcg_stat_poll_ms: 0,
     // 2.6.36's ondemand_readahead has the start-of-file case too, but turning it on moves seed
     // kswapd-high-order's 2.6.36/2.6.38 comparison (2.6.38 then scans 0.04 % more, where the
@@ -749,6 +761,7 @@ const LINUX_249: Profile = Profile {
     page_cache_read_cold: false,
     ra_order_in_state: false,
     memcg_flush_ratelimited: false,
+    wbt_swap_hiprio: false,
     memcg_stat_poll_ms: 0,
     ra_start_of_file: false,
     blk_mq: false,
@@ -1061,6 +1074,8 @@ pub const KNOBS: &[Knob] = &[
     rc("ra_order_in_state", Kind::Bool, Readers::All),
     // vmscan/modern.rs shrink_node.
     rc("memcg_flush_ratelimited", Kind::Bool, MODERN_ONLY),
+    // swap_state.rs swap_writepage, which every engine's pageout calls.
+    rc("wbt_swap_hiprio", Kind::Bool, Readers::All),
     // workingset.rs periodic_flush.
     rc("memcg_stat_poll_ms", Kind::Int(INT), MODERN_ONLY),
     // readahead.rs ondemand_readahead.
@@ -1303,6 +1318,7 @@ impl Profile {
             "page_cache_read_cold" => &mut self.page_cache_read_cold,
             "ra_order_in_state" => &mut self.ra_order_in_state,
             "memcg_flush_ratelimited" => &mut self.memcg_flush_ratelimited,
+            "wbt_swap_hiprio" => &mut self.wbt_swap_hiprio,
             "ra_start_of_file" => &mut self.ra_start_of_file,
             "blk_mq" => &mut self.blk_mq,
             "memmap_goal_high" => &mut self.memmap_goal_high,

@@ -257,6 +257,8 @@ fn flush_plug(k: &mut Kernel, ctx: &mut Ctx) {
     };
     let mut latest = 0;
     let mut i = 0;
+    let rwq = swap_rwq(k, ctx).0;
+    k.disks[disk].set_wbt_rwq(rwq);
     while i < pl.slots.len() {
         let mut j = i + 1;
         while j < pl.slots.len() && pl.slots[j] == pl.slots[j - 1].wrapping_add(1) {
@@ -276,6 +278,7 @@ fn flush_plug(k: &mut Kernel, ctx: &mut Ctx) {
         }
         i = j;
     }
+    k.disks[disk].set_wbt_rwq(crate::blk_wbt::RWQ_BG);
     if !pl.slots.is_empty() {
         crate::page_writeback::congestion_wait_on_submit(ctx, latest);
     }
@@ -284,6 +287,24 @@ fn flush_plug(k: &mut Kernel, ctx: &mut Ctx) {
     pl.requests = 0;
     pl.last_len = 0;
     k.swap_plug = pl;
+}
+
+// 6.8's `wbt_wait` on a reclaimer's swap write (`get_limit`: `wb_background` near reads for
+// a direct or limit reclaimer in `WBT_RWQ_BG`) is not applied: taken as an owed sleep after
+// the batch (wbt25) it kept vmlab's kswapd from ever sleeping in it::ftrace's 6.8 run (no
+// `mm_vmscan_kswapd_wake`, 2 on main) — not yet understood. The writes are counted in the
+// queue their kernel puts them in ([`swap_rwq`]), so a 6.8 direct reclaimer's hold the
+// flusher back.
+
+/// The throttle's queue of this writer's swap writes and whether `get_limit` gives them
+/// `max_depth`: from 6.11 every swap write (`REQ_SWAP`, `WBT_RWQ_SWAP`); in 6.8 kswapd's only
+/// (`WBT_RWQ_KSWAPD`), a direct reclaimer's sharing the flusher's `WBT_RWQ_BG`.
+fn swap_rwq(k: &Kernel, ctx: &Ctx) -> (u8, bool) {
+    if k.profile.wbt_swap_hiprio || ctx.is_kswapd {
+        (crate::blk_wbt::RWQ_SWAP, true)
+    } else {
+        (crate::blk_wbt::RWQ_BG, false)
+    }
 }
 
 /// `swap_writepage`: start writing a swap-cache page to its slot.
@@ -301,7 +322,10 @@ pub fn swap_writepage(k: &mut Kernel, ctx: &mut Ctx, p: Pfn) -> bool {
             let sw = k.swap.as_ref().expect("swap");
             (sw.disk, sw.base)
         };
+        let rwq = swap_rwq(k, ctx).0;
+        k.disks[disk].set_wbt_rwq(rwq);
         let t = k.disks[disk].submit(ctx.clock(), base + s as u64 * 4096, 4096, true);
+        k.disks[disk].set_wbt_rwq(crate::blk_wbt::RWQ_BG);
         k.charge(ctx, KFunc::Pageout, k.cost.io_submit);
         k.queue_io_done(t, disk, vec![p], true);
         crate::page_writeback::congestion_wait_on_submit(ctx, t);

@@ -68,6 +68,20 @@ pub fn memcg_flush_ratelimited(root: &Path) -> Option<bool> {
     Some(ratelimits_reclaim_flush(rel))
 }
 
+/// Whether the host's writeback throttle gives every swap write `max_depth` in its own queue
+/// (profile `wbt_swap_hiprio`): Baokun Li's "blk-wbt: don't throttle swap writes in direct
+/// reclaim" (linux-block, 4 Jun 2024), listed in Jens Axboe's for-6.11/block pull, so from
+/// 6.11. The release is taken from the pull, not read from a stored tree.
+fn swap_writes_hiprio(rel: (u32, u32)) -> bool {
+    rel >= (6, 11)
+}
+
+/// The answer for the host's kernel, None when its release cannot be read.
+pub fn wbt_swap_hiprio(root: &Path) -> Option<bool> {
+    let rel = release(&std::fs::read_to_string(root.join("proc/sys/kernel/osrelease")).ok()?)?;
+    Some(swap_writes_hiprio(rel))
+}
+
 /// The answer for the file system holding `dir`, None when the files are not there to say.
 pub fn large_folios(root: &Path, dir: &Path) -> Option<bool> {
     let rel = release(&std::fs::read_to_string(root.join("proc/sys/kernel/osrelease")).ok()?)?;
@@ -129,6 +143,8 @@ mod tests {
         assert!(sets_large_folios((5, 18), "xfs", "rw") && !sets_large_folios((5, 17), "xfs", "rw"));
         assert!(!sets_large_folios((6, 18), "tmpfs", "rw"));
         assert!(keeps_ra_order((6, 18)) && !keeps_ra_order((6, 16)) && !keeps_ra_order((6, 8)));
+        assert!(swap_writes_hiprio((6, 18)) && swap_writes_hiprio((6, 11)));
+        assert!(!swap_writes_hiprio((6, 10)) && !swap_writes_hiprio((6, 8)));
     }
 
     /// `proc/fs/ext4/<dev>/options` of the mount holding the directory decides, one option a line.

@@ -402,7 +402,7 @@ fn run_host_builds_the_machine_from_the_host_and_limits_the_workload() {
         ("sys/dev/block/254:0/queue/scheduler", "[none] mq-deadline\n"),
         (
             "vmlab-host-disk.json",
-            r#"{"schema": "vmlab.host-disk/2", "dir": "/var/tmp", "device": "254:0", "kernel": "6.18",
+            r#"{"schema": "vmlab.host-disk/3", "dir": "/var/tmp", "device": "254:0", "kernel": "6.18",
                "chunk_bytes": 4194304, "read_4k_ns": 50000, "read_chunk_ns": 4050000,
                "write_chunk_ns": 4500000, "iops_at_depth": 160000, "depth": 32,
                "device_bps": 1200000000}"#,

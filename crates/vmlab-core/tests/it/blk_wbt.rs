@@ -70,3 +70,79 @@ fn the_flusher_keeps_few_pages_under_writeback() {
     assert!(with <= 6 * 320 + 256, "wb_normal bounds the pages under writeback: {with}");
     assert!(without > 2 * with, "without the throttle far more go at once: {without} against {with}");
 }
+
+/// anon-ring (scenarios/real/) scaled down: a queue of 8 MiB chunks, ten of them waiting, in a
+/// 64 MiB group of a 2 GiB machine, on the `ssd` model (32 tags: `nr_requests` 64, so
+/// `max_depth` 16 at step 0, at most 48; `wb_background` 4, `wb_normal` 8 at step 0). Limit
+/// reclaim writes the waiting chunks to swap while the consumer's swap-ins keep reads recent.
+const RING: &str = r#"
+profile = "linux-6.8"
+duration = "60s"
+
+[machine]
+memory = "2GiB"
+cpus = 2
+
+[[disk]]
+name = "sda"
+model = "ssd"
+
+[swap]
+size = "1GiB"
+
+[[cgroup]]
+name = "job"
+limit_in_bytes = "64MiB"
+
+[vars]
+window = 10
+chunk = "8MiB"
+chunks = 16
+steps = 30
+
+[[process]]
+name = "ring"
+cgroup = "job"
+program = '''
+mmap ring anon 128MiB
+for i in 0..steps {
+    if i >= window {
+        touch ring read offset=((i - window) % chunks) * chunk len=chunk
+        madvise ring dontneed offset=((i - window) % chunks) * chunk len=chunk
+    }
+    touch ring write offset=(i % chunks) * chunk len=chunk
+}
+mark done
+'''
+"#;
+
+/// The most tracked write requests in flight in the throttle's background and swap queues
+/// (1 ms samples), `pswpout`, and when the ring is done (ns).
+fn ring_writes(sets: &[&str]) -> (u32, u32, u64, f64) {
+    use vmlab_core::blk_wbt::{RWQ_BG, RWQ_SWAP};
+    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+    let sc = vmlab_core::workload::load_scenario_str("ring.toml", RING, &sets).expect("loads");
+    let most = Rc::new(Cell::new((0u32, 0u32)));
+    let seen = most.clone();
+    let hook: vmlab_core::sim::SampleHook = Box::new(move |sim: &mut vmlab_core::sim::Sim| {
+        let now = sim.k.now;
+        let d = &sim.k.disks[0];
+        let (bg, sw) = seen.get();
+        seen.set((bg.max(d.wbt_inflight(now, RWQ_BG)), sw.max(d.wbt_inflight(now, RWQ_SWAP))));
+    });
+    let (r, _) =
+        api::run(&sc, RunOpts { interval_s: Some(0.001), on_sample: Some(hook), ..Default::default() }).expect("runs");
+    let (bg, sw) = most.get();
+    (bg, sw, r.counter("pswpout"), r.metrics.get("done").copied().expect("the ring finishes"))
+}
+
+/// 6.8's `get_rq_wait` counts a limit reclaimer's swap writes in `WBT_RWQ_BG`, with the
+/// flusher's; from 6.11 (`reclaim.wbt_swap_hiprio`) they go in the swap queue.
+#[test]
+fn a_limit_reclaimers_swap_writes_count_in_the_queue_their_kernel_gives_them() {
+    let (bg68, sw68, out68, _) = ring_writes(&[]);
+    let (bg, sw, out, _) = ring_writes(&["reclaim.wbt_swap_hiprio=true"]);
+    assert!(out68 > 20_000 && out > 20_000, "both swap: {out68}, {out}");
+    assert_eq!((sw68, bg), (0, 0), "each kernel's queue: 6.8 the background one, 6.11+ the swap one");
+    assert!(bg68 > 0 && sw > 0, "{bg68} {sw}");
+}
