@@ -289,12 +289,35 @@ fn flush_plug(k: &mut Kernel, ctx: &mut Ctx) {
     k.swap_plug = pl;
 }
 
-// 6.8's `wbt_wait` on a reclaimer's swap write (`get_limit`: `wb_background` near reads for
-// a direct or limit reclaimer in `WBT_RWQ_BG`) is not applied: taken as an owed sleep after
-// the batch (wbt25) it kept vmlab's kswapd from ever sleeping in it::ftrace's 6.8 run (no
-// `mm_vmscan_kswapd_wake`, 2 on main) — not yet understood. The writes are counted in the
-// queue their kernel puts them in ([`swap_rwq`]), so a 6.8 direct reclaimer's hold the
-// flusher back.
+/// 6.8's writeback throttle on a swap write that would start a request (`blk_mq_submit_bio`:
+/// a bio that merges into the plug's last request passes no `wbt_wait`). Its queue and limit
+/// are `get_limit`'s (profile `wbt_swap_hiprio`), counted with the requests on the writer's own
+/// plug, which hold their slots from allocation. The kernel's writer sleeps in `rq_qos_wait`
+/// (its plug flushed by `io_schedule`), then writes the page and goes on with its batch in
+/// order; vmlab cannot sleep inside reclaim, so — as for a full request queue — the plug is
+/// flushed, the page is written now, and the reclaimer owes the sleep until the wakeup,
+/// which it takes once its scan stops (`blocked`). Later requests of the batch over the limit
+/// push the wakeup to their queue's later completions.
+fn wbt_wait_swap(k: &mut Kernel, ctx: &mut Ctx, slot: u32) {
+    let Some(disk) = k.swap.as_ref().map(|sw| sw.disk) else { return };
+    let pl = &k.swap_plug;
+    if pl.on && pl.slots.last().is_some_and(|&l| l.wrapping_add(1) == slot) && pl.last_len < pl.max_pages {
+        return;
+    }
+    let plugged = if pl.on { pl.requests } else { 0 };
+    let (rwq, hiprio) = swap_rwq(k, ctx);
+    let now = ctx.clock();
+    let Some(limit) = k.disks[disk].wbt_limit(now, hiprio).filter(|&l| l > 0) else { return };
+    if k.disks[disk].wbt_inflight(now, rwq) + plugged < limit {
+        return;
+    }
+    if plugged > 0 {
+        flush_plug(k, ctx);
+    }
+    if let Some(t) = k.disks[disk].wbt_wait(ctx.clock(), rwq, limit, 0) {
+        ctx.sleep_ns = ctx.sleep_ns.max(t.saturating_sub(ctx.clock()));
+    }
+}
 
 /// The throttle's queue of this writer's swap writes and whether `get_limit` gives them
 /// `max_depth`: from 6.11 every swap write (`REQ_SWAP`, `WBT_RWQ_SWAP`); in 6.8 kswapd's only
@@ -307,9 +330,11 @@ fn swap_rwq(k: &Kernel, ctx: &Ctx) -> (u8, bool) {
     }
 }
 
-/// `swap_writepage`: start writing a swap-cache page to its slot.
+/// `swap_writepage`: start writing a swap-cache page to its slot (after the writeback
+/// throttle's wait, [`wbt_wait_swap`]).
 pub fn swap_writepage(k: &mut Kernel, ctx: &mut Ctx, p: Pfn) -> bool {
     let Some(s) = page_swap_slot(k, p) else { return false };
+    wbt_wait_swap(k, ctx, s);
     k.fr.clear(p, pg::DIRTY);
     k.fr.set(p, pg::WRITEBACK);
     k.g.writeback += 1;

@@ -11,6 +11,11 @@ use vmlab_core::api::{self, RunOpts};
 use vmlab_core::stats::ftrace::{FtraceWriter, TraceFormat};
 use vmlab_core::stats::report::RunReport;
 
+// The pause between the sweep and the read lets kswapd balance, nap HZ/10 unwoken and sleep, so
+// the trace holds a `mm_vmscan_kswapd_sleep` and the read's `mm_vmscan_kswapd_wake`. Without it
+// a 6.8 kswapd sleeps only where a reclaimer dumped the whole inactive list on the disk and the
+// hog then waited on those writes; 6.8's wbt meters swap writes (`swap_state::wbt_wait_swap`),
+// the hog's allocations go on, and every nap is cut short (wbt26, history/era-6.8-blk.md).
 const RECLAIM: &str = r#"
 [machine]
 memory = "128MiB"
@@ -34,6 +39,7 @@ name = "hog"
 program = '''
 mmap heap anon 160MiB
 touch heap write
+sleep 300ms
 read data
 touch heap write
 '''
