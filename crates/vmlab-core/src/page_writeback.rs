@@ -222,14 +222,9 @@ fn submit_io_ends(
     let (mut t, mut end_at, mut from) = (0, 0, 0);
     let whole = pages.len() <= io_end;
     for (i, rq) in rqs.iter().enumerate() {
-        let off = base + rq.first as u64 * 4096;
-        let done = k.disks[disk].submit_segs(ctx.clock(), off, rq.pages as u64 * 4096, rq.segs, true);
+        let done = submit_io_end_bio(k, ctx, disk, base, rq);
         t = t.max(done);
         end_at = end_at.max(done);
-        // The bio's interrupt; no page ends in it, so it is not a write that lands for
-        // `io_queue_first_write`.
-        let irq = !k.disks[disk].last_merged();
-        k.io_queue.push((done, IoDone::Write { pages: Vec::new(), disk, irq }));
         let upto = rq.first + rq.pages;
         // mpage_map_and_submit_extent maps at most io_end blocks into one io_end; a request that
         // crosses the boundary is counted with the io_end it ends in (the kernel splits the bio).
@@ -242,6 +237,17 @@ fn submit_io_ends(
         }
     }
     t
+}
+
+/// One request of an io_end's batch: submitted, and its bio's interrupt queued with no page
+/// ending in it (`ext4_end_bio` only drops the io_end's reference), so it is not a write that
+/// lands for `io_queue_first_write`. Returns its completion.
+fn submit_io_end_bio(k: &mut Kernel, ctx: &Ctx, disk: usize, base: u64, rq: &crate::blk::PlugRq) -> u64 {
+    let off = base + rq.first as u64 * 4096;
+    let done = k.disks[disk].submit_segs(ctx.clock(), off, rq.pages as u64 * 4096, rq.segs, true);
+    let irq = !k.disks[disk].last_merged();
+    k.io_queue.push((done, IoDone::Write { pages: Vec::new(), disk, irq }));
+    done
 }
 
 /// The io_end the flusher is filling (ext4's `mpd->io_submit.io_end`): `ext4_do_writepages`
@@ -279,11 +285,8 @@ fn add_to_io_end(
     }
     let mut t = 0;
     for rq in rqs {
-        let off = base + rq.first as u64 * 4096;
-        let done = k.disks[disk].submit_segs(ctx.clock(), off, rq.pages as u64 * 4096, rq.segs, true);
+        let done = submit_io_end_bio(k, ctx, disk, base, rq);
         t = t.max(done);
-        let irq = !k.disks[disk].last_merged();
-        k.io_queue.push((done, IoDone::Write { pages: Vec::new(), disk, irq }));
         let e = &mut k.wb_io_end;
         (e.disk, e.file) = (disk, file);
         e.pages.extend_from_slice(&pages[rq.first..rq.first + rq.pages]);
