@@ -590,6 +590,9 @@ pub fn generic_perform_write(k: &mut Kernel, ctx: &mut Ctx, file: u32, idx: &mut
                 Ok(p) => {
                     k.fr.set(p, pg::UPTODATE);
                     k.add_to_page_cache(ctx, file, *idx, p);
+                    // A folio write_begin creates is one write_end dirties for the first
+                    // time: its buffer head, block reservation and dirtying are paid here, once.
+                    k.charge(ctx, KFunc::GenericFileWrite, k.cost.write_new_folio);
                     p
                 }
                 Err(_) => {

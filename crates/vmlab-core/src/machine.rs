@@ -220,6 +220,19 @@ pub struct CostTable {
     /// own table; `scripts/calibrate-costs.sh` fits it to a host from
     /// `scenarios/calibrate/write-cached.toml`.
     pub perform_write: u64,
+    /// CPU of one folio a buffered `write()` adds to the page cache, beyond the allocation,
+    /// memcg charge, insertion and copy charged apart: what 6.8 does once per folio that
+    /// `write_begin` creates and `write_end` dirties for the first time — ext4's
+    /// `ext4_block_write_begin` giving it buffer heads (`create_empty_buffers`) and reserving
+    /// its delayed block (`ext4_da_get_block_prep`), and `block_commit_write` marking the buffer
+    /// and the folio dirty (`mark_buffer_dirty` → `__folio_mark_dirty`: the xarray's dirty tag
+    /// under `xa_lock_irqsave`, the node, memcg and wb dirty counters). A write over a folio
+    /// already dirty pays none of it, which is why `perform_write` (every page) is not
+    /// determined on the development host and this is. Per folio, so on a file system with
+    /// large folios a 1 MiB write pays it a few times, on a 4 KiB-folio one 256 times. 0 in
+    /// vmlab's own table; `scripts/calibrate-costs.sh` fits it from
+    /// `scenarios/calibrate/write-new.toml`, run on a 4 KiB-folio file system.
+    pub write_new_folio: u64,
     pub mmap: u64,
     pub mlock_page: u64,
     pub lock_handoff: u64,
@@ -264,6 +277,7 @@ impl CostTable {
             remove_mapping: 0,
             path_openat: 0,
             perform_write: 0,
+            write_new_folio: 0,
             mmap: s(2500),
             mlock_page: s(60),
             lock_handoff: s(800),
@@ -301,6 +315,7 @@ impl CostTable {
         "remove_mapping",
         "path_openat",
         "perform_write",
+        "write_new_folio",
         "mmap",
         "mlock_page",
         "lock_handoff",
@@ -332,6 +347,7 @@ impl CostTable {
             "remove_mapping" => &mut self.remove_mapping,
             "path_openat" => &mut self.path_openat,
             "perform_write" => &mut self.perform_write,
+            "write_new_folio" => &mut self.write_new_folio,
             "mmap" => &mut self.mmap,
             "mlock_page" => &mut self.mlock_page,
             "lock_handoff" => &mut self.lock_handoff,

@@ -50,6 +50,34 @@ fn perform_write_is_charged_once_per_page_written() {
     }
 }
 
+/// `write_new_folio`: paid once for each folio a write adds to the page cache (6.8's
+/// `write_begin` creating it, `write_end` dirtying it the first time), and not again when the
+/// same pages are written over while they are still cached and dirty; nothing at 0.
+#[test]
+fn write_new_folio_is_charged_per_folio_added_not_per_page_written() {
+    let twice = |sets: &[&str]| {
+        let text = WRITER
+            .replace("write out len=LEN bs=1MiB", "write out len=8MiB bs=1MiB\nwrite out offset=0 len=8MiB bs=1MiB");
+        let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+        let sc = load_scenario_str("write-cost.toml", &text, &sets).expect("loads");
+        let mut sim = Sim::new(&sc, resolve_profile(&sc, Some("linux-6.8")).expect("profile")).expect("builds");
+        sim.run().expect("runs");
+        sim
+    };
+    let base = twice(&[]);
+    let dear = twice(&["machine.cost.write_new_folio=2us"]);
+    assert_eq!(base.k.cost.write_new_folio, 0, "vmlab's own table charges nothing extra");
+    let each = dear.k.cost.write_new_folio;
+    assert!(each > 0);
+    let added = 8 * 256;
+    let extra = dear.k.prof.get(KFunc::GenericFileWrite) - base.k.prof.get(KFunc::GenericFileWrite);
+    assert_eq!(extra, added * each, "one charge per folio added, none for the second pass over them");
+    // The same 8 MiB written once pays the same: the second pass adds nothing.
+    let once = run("8MiB", &["machine.cost.write_new_folio=2us"]);
+    let once_base = run("8MiB", &[]);
+    assert_eq!(once.k.prof.get(KFunc::GenericFileWrite) - once_base.k.prof.get(KFunc::GenericFileWrite), extra);
+}
+
 /// `end_writeback`: each page whose write ends costs its completion's handler that much more
 /// (6.8's `folio_end_writeback`, once per folio), on top of `irq_handler` once per request, and
 /// nothing at 0 (vmlab's own table). The handler's row holds both.
