@@ -127,6 +127,76 @@ pub struct Aa24Stats {
     pub lock_contended: u64,
     /// PTEs `swap_out` looked at, per simulated second: when the kernel was swapping out.
     pub walk_ptes_per_s: Vec<u64>,
+    /// Per task (index): what its own `try_to_free_pages_zone` calls did. Kept per call, not per
+    /// page, so that a census can say where one allocator's time went (seed 002's `cp`).
+    pub by_task: Vec<TaskReclaim>,
+}
+
+/// One task's direct reclaim, summed over its `try_to_free_pages_zone` calls.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TaskReclaim {
+    /// Calls begun, and calls that gave up after `vm_passes` rounds.
+    pub calls: u64,
+    pub failed: u64,
+    /// CPU spent in them, the spins and the walk included.
+    pub sys_ns: u64,
+    /// Of it: spinning on `pagemap_lru_lock`, on an mm's `page_table_lock`, and in the walk
+    /// (`swap_out`, `try_to_swap_out`, objrmap).
+    pub lru_spin_ns: u64,
+    pub ptl_spin_ns: u64,
+    pub walk_ns: u64,
+    /// Asleep after its own writepages, the request queue full (`get_request_wait`).
+    pub queue_sleep_ns: u64,
+    /// Asleep on a page it sent to disk (`wait_on_page` of a `PG_launder` page).
+    pub launder_wait_ns: u64,
+    /// `shrink_cache` pages looked at; freed by the scan and by the clean-cache pass;
+    /// writepages; `swap_out` calls.
+    pub scanned: u64,
+    pub freed: u64,
+    pub clean_freed: u64,
+    pub writepages: u64,
+    pub swap_out_calls: u64,
+}
+
+/// The counters a `TaskReclaim` is the difference of, read around one slice of a call.
+struct TaskSnap([u64; 10]);
+
+impl TaskSnap {
+    fn take(k: &Kernel, ctx: &Ctx) -> TaskSnap {
+        let st = &k.reclaim.aa24().stats;
+        let p = &k.prof;
+        TaskSnap([
+            ctx.sys_ns,
+            p.get(KFunc::LruLockSpin),
+            p.get(KFunc::PageTableLockSpin),
+            p.get(KFunc::SwapOut) + p.get(KFunc::TryToSwapOut) + p.get(KFunc::TryToUnmapSharedVma),
+            ctx.sleep_ns,
+            k.ev.get(Vm::PgscanDirect),
+            st.freed,
+            st.clean_pass_freed,
+            st.writepages,
+            st.swap_out_calls,
+        ])
+    }
+
+    fn add_since(&self, k: &mut Kernel, ctx: &Ctx, wait_ns: u64) {
+        let now = TaskSnap::take(k, ctx);
+        let d: [u64; 10] = std::array::from_fn(|i| now.0[i].saturating_sub(self.0[i]));
+        let st = &mut k.reclaim.aa24_mut().stats;
+        grow(&mut st.by_task, ctx.task, TaskReclaim::default());
+        let r = &mut st.by_task[ctx.task];
+        r.sys_ns += d[0];
+        r.lru_spin_ns += d[1];
+        r.ptl_spin_ns += d[2];
+        r.walk_ns += d[3];
+        r.queue_sleep_ns += d[4];
+        r.launder_wait_ns += wait_ns;
+        r.scanned += d[5];
+        r.freed += d[6];
+        r.clean_freed += d[7];
+        r.writepages += d[8];
+        r.swap_out_calls += d[9];
+    }
 }
 
 /// One `try_to_free_pages_zone` call.
@@ -332,12 +402,25 @@ pub fn try_to_free_pages(k: &mut Kernel, ctx: &mut Ctx, _gfp: Gfp, _order: u32, 
             // A call for another classzone (a page-table allocation) stays parked.
             k.reclaim.aa24_mut().tfp[t] = other;
             k.ev.inc(Vm::Allocstall);
+            let s = &mut k.reclaim.aa24_mut().stats;
+            grow(&mut s.by_task, t, TaskReclaim::default());
+            s.by_task[t].calls += 1;
             new_tfp(k, classzone)
         }
     };
     let budget = ctx.sys_ns + QUANTUM_NS;
-    match run(k, ctx, &mut st, budget) {
+    let snap = TaskSnap::take(k, ctx);
+    let r = run(k, ctx, &mut st, budget);
+    let waited = match r {
+        Run::Wait(until) => until.saturating_sub(ctx.clock()),
+        _ => 0,
+    };
+    snap.add_since(k, ctx, waited);
+    match r {
         Run::Done(ok) => {
+            if !ok {
+                k.reclaim.aa24_mut().stats.by_task[t].failed += 1;
+            }
             if ok {
                 (SWAP_CLUSTER_MAX as i64 - st.nr.max(0)).max(1) as u64
             } else {
