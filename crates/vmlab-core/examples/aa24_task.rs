@@ -3,9 +3,10 @@
 //! thread or process of that name, summed) their user and system time, their time off the CPU by
 //! why (`Io`: its reads; `Reclaim`: asleep after a quantum of reclaim; `Other`; `Cpu`: runnable),
 //! and what their own `try_to_free_pages_zone` calls did (`Aa24Stats::by_task`): calls, CPU in
-//! them and of it the spins on `pagemap_lru_lock` / `page_table_lock` and the walk, sleeps in the
-//! request queue after their writepages and on their own `PG_launder` pages, pages scanned, freed
-//! by the scan and by the clean-cache pass, writepages, `swap_out` calls. All figures are since
+//! them and of it the spins on `pagemap_lru_lock` / `page_table_lock` and the walk; then, outside
+//! reclaim, their spin on `pagemap_lru_lock` in `lru_cache_add`; sleeps in the request queue after
+//! their writepages and on their own `PG_launder` pages; pages scanned, freed by the scan and by
+//! the clean-cache pass, writepages, `swap_out` calls. All figures are since
 //! the last line, in seconds or pages. An observer: the run is the same without it.
 //!
 //! cargo run --profile ci -p vmlab-core --example aa24_task -- SCENARIO PROFILE EVERY_S task=NAME [KEY=VALUE...]
@@ -16,8 +17,8 @@ use vmlab_core::sched::{TState, Wait};
 use vmlab_core::sim::Sim;
 use vmlab_core::vmscan::TaskReclaim;
 
-/// The per-line counters: task times (6), then the reclaim fields (13).
-const N: usize = 19;
+/// The per-line counters: task times (6), then the reclaim fields (14).
+const N: usize = 20;
 
 fn snapshot(sim: &Sim, name: &str) -> [u64; N] {
     let mut v = [0u64; N];
@@ -40,6 +41,7 @@ fn snapshot(sim: &Sim, name: &str) -> [u64; N] {
             lru_spin_ns,
             ptl_spin_ns,
             walk_ns,
+            lru_add_spin_ns,
             queue_sleep_ns,
             launder_wait_ns,
             scanned,
@@ -61,6 +63,7 @@ fn snapshot(sim: &Sim, name: &str) -> [u64; N] {
             lru_spin_ns,
             ptl_spin_ns,
             walk_ns,
+            lru_add_spin_ns,
             queue_sleep_ns,
             launder_wait_ns,
             scanned,
@@ -81,7 +84,7 @@ fn main() {
     let name = own.iter().find(|(k, _)| k == "task").map(|(_, v)| v.clone()).unwrap_or_else(|| "cp".to_string());
     println!(
         "t cpMiB r sy so bi free_MiB(per zone) | {name}: user sys io reclaim_sleep other runnable (s) | \
-         tfp: calls failed sys lru_spin ptl_spin walk queue_sleep launder_wait (s) scanned freed clean_freed \
+         tfp: calls failed sys lru_spin ptl_spin walk lru_add_spin queue_sleep launder_wait (s) scanned freed clean_freed \
          writepages swap_out"
     );
     let mut prev = [0u64; N];
@@ -97,8 +100,8 @@ fn main() {
         let free: Vec<String> = (0..sim.k.zones.len()).map(|z| (sim.k.zone_free(z) / 256).to_string()).collect();
         let secs = |ns: u64| format!("{:.2}", ns as f64 / 1e9);
         let times: Vec<String> = d[..6].iter().map(|&x| secs(x)).collect();
-        let tfp_t: Vec<String> = d[8..14].iter().map(|&x| secs(x)).collect();
-        let tfp_n: Vec<String> = d[14..].iter().map(|x| x.to_string()).collect();
+        let tfp_t: Vec<String> = d[8..15].iter().map(|&x| secs(x)).collect();
+        let tfp_n: Vec<String> = d[15..].iter().map(|x| x.to_string()).collect();
         println!(
             "{} {cp} {} {} {} {} {} | {} | {} {} {} {}",
             sim.s.now / 1_000_000_000,

@@ -21,6 +21,7 @@ use rustc_hash::FxHashMap;
 #[cfg(test)]
 mod ptl_tests;
 pub mod slab;
+mod task;
 #[cfg(test)]
 mod walk_tests;
 
@@ -36,6 +37,8 @@ use crate::page_alloc::Gfp;
 use crate::sched::QUANTUM_NS;
 use crate::stats::kfunc::KFunc;
 use crate::stats::vmstat::Vm;
+pub use task::TaskReclaim;
+use task::TaskSnap;
 
 pub const INACTIVE: usize = LRU_INACTIVE_FILE;
 pub const ACTIVE: usize = LRU_ACTIVE_FILE;
@@ -130,73 +133,6 @@ pub struct Aa24Stats {
     /// Per task (index): what its own `try_to_free_pages_zone` calls did. Kept per call, not per
     /// page, so that a census can say where one allocator's time went (seed 002's `cp`).
     pub by_task: Vec<TaskReclaim>,
-}
-
-/// One task's direct reclaim, summed over its `try_to_free_pages_zone` calls.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct TaskReclaim {
-    /// Calls begun, and calls that gave up after `vm_passes` rounds.
-    pub calls: u64,
-    pub failed: u64,
-    /// CPU spent in them, the spins and the walk included.
-    pub sys_ns: u64,
-    /// Of it: spinning on `pagemap_lru_lock`, on an mm's `page_table_lock`, and in the walk
-    /// (`swap_out`, `try_to_swap_out`, objrmap).
-    pub lru_spin_ns: u64,
-    pub ptl_spin_ns: u64,
-    pub walk_ns: u64,
-    /// Asleep after its own writepages, the request queue full (`get_request_wait`).
-    pub queue_sleep_ns: u64,
-    /// Asleep on a page it sent to disk (`wait_on_page` of a `PG_launder` page).
-    pub launder_wait_ns: u64,
-    /// `shrink_cache` pages looked at; freed by the scan and by the clean-cache pass;
-    /// writepages; `swap_out` calls.
-    pub scanned: u64,
-    pub freed: u64,
-    pub clean_freed: u64,
-    pub writepages: u64,
-    pub swap_out_calls: u64,
-}
-
-/// The counters a `TaskReclaim` is the difference of, read around one slice of a call.
-struct TaskSnap([u64; 10]);
-
-impl TaskSnap {
-    fn take(k: &Kernel, ctx: &Ctx) -> TaskSnap {
-        let st = &k.reclaim.aa24().stats;
-        let p = &k.prof;
-        TaskSnap([
-            ctx.sys_ns,
-            p.get(KFunc::LruLockSpin),
-            p.get(KFunc::PageTableLockSpin),
-            p.get(KFunc::SwapOut) + p.get(KFunc::TryToSwapOut) + p.get(KFunc::TryToUnmapSharedVma),
-            ctx.sleep_ns,
-            k.ev.get(Vm::PgscanDirect),
-            st.freed,
-            st.clean_pass_freed,
-            st.writepages,
-            st.swap_out_calls,
-        ])
-    }
-
-    fn add_since(&self, k: &mut Kernel, ctx: &Ctx, wait_ns: u64) {
-        let now = TaskSnap::take(k, ctx);
-        let d: [u64; 10] = std::array::from_fn(|i| now.0[i].saturating_sub(self.0[i]));
-        let st = &mut k.reclaim.aa24_mut().stats;
-        grow(&mut st.by_task, ctx.task, TaskReclaim::default());
-        let r = &mut st.by_task[ctx.task];
-        r.sys_ns += d[0];
-        r.lru_spin_ns += d[1];
-        r.ptl_spin_ns += d[2];
-        r.walk_ns += d[3];
-        r.queue_sleep_ns += d[4];
-        r.launder_wait_ns += wait_ns;
-        r.scanned += d[5];
-        r.freed += d[6];
-        r.clean_freed += d[7];
-        r.writepages += d[8];
-        r.swap_out_calls += d[9];
-    }
 }
 
 /// One `try_to_free_pages_zone` call.
@@ -402,9 +338,7 @@ pub fn try_to_free_pages(k: &mut Kernel, ctx: &mut Ctx, _gfp: Gfp, _order: u32, 
             // A call for another classzone (a page-table allocation) stays parked.
             k.reclaim.aa24_mut().tfp[t] = other;
             k.ev.inc(Vm::Allocstall);
-            let s = &mut k.reclaim.aa24_mut().stats;
-            grow(&mut s.by_task, t, TaskReclaim::default());
-            s.by_task[t].calls += 1;
+            task::entry(&mut k.reclaim.aa24_mut().stats, t).calls += 1;
             new_tfp(k, classzone)
         }
     };
@@ -419,7 +353,7 @@ pub fn try_to_free_pages(k: &mut Kernel, ctx: &mut Ctx, _gfp: Gfp, _order: u32, 
     match r {
         Run::Done(ok) => {
             if !ok {
-                k.reclaim.aa24_mut().stats.by_task[t].failed += 1;
+                task::entry(&mut k.reclaim.aa24_mut().stats, t).failed += 1;
             }
             if ok {
                 (SWAP_CLUSTER_MAX as i64 - st.nr.max(0)).max(1) as u64
@@ -571,8 +505,13 @@ fn ensure_locked(k: &mut Kernel, ctx: &mut Ctx, held: &mut Option<u64>) {
 
 /// `lru_cache_add` of a page a read added to the page cache takes the lock for a moment.
 pub fn lru_cache_add_lock(k: &mut Kernel, ctx: &mut Ctx) {
+    let before = ctx.sys_ns;
     let mut held = Some(lru_lock(k, ctx));
     lru_unlock(k, ctx, &mut held);
+    // Only a spin is worth a per-task note (a read's page is not).
+    if ctx.sys_ns > before {
+        task::entry(&mut k.reclaim.aa24_mut().stats, ctx.task).lru_add_spin_ns += ctx.sys_ns - before;
+    }
 }
 
 fn scan_step(k: &Kernel, st: &Tfp) -> Step {
@@ -1350,6 +1289,36 @@ mod tests {
             // are the second lap's first visits.
             assert!(act[..ratio as usize].iter().all(|&p| !k.fr.has(p, pg::ACTIVE)));
         }
+    }
+
+    /// `by_task` (seed 002's census, history §28): a task's reclaim call is counted for it alone,
+    /// with what its scan passed and freed; another CPU's `lru_cache_add` that comes inside that
+    /// scan's hold of `pagemap_lru_lock` records its spin for its own task.
+    #[test]
+    fn a_tasks_reclaim_and_its_lru_add_spin_are_counted_for_that_task() {
+        let mut k = kernel();
+        let pages = cache_pages(&mut k, 3000, INACTIVE, false);
+        // The 400 pages nearest the tail are under I/O: passed over, so the scan holds the lock
+        // long enough to be recorded.
+        for &p in &pages[..400] {
+            k.fr.set(p, pg::LOCKED);
+        }
+        let cz = ZoneType::HighMem as usize;
+        let mut a = Ctx { cpu: 0, task: 5, ..Default::default() };
+        assert_eq!(try_to_free_pages(&mut k, &mut a, Gfp::highuser_movable(), 0, cz), 32);
+        let by = &k.reclaim.aa24().stats.by_task;
+        let r = by[5];
+        assert_eq!((r.calls, r.failed, r.freed, r.clean_freed, r.writepages), (1, 0, 32, 0, 0));
+        assert_eq!(r.scanned, 432);
+        assert_eq!(r.sys_ns, a.sys_ns);
+        assert!(by[..5].iter().all(|t| t.calls == 0 && t.sys_ns == 0));
+        // Another CPU adding a page just before the scan let go of the lock spins to that point.
+        let mut b = Ctx { cpu: 1, task: 2, now: a.clock() - 1, ..Default::default() };
+        lru_cache_add_lock(&mut k, &mut b);
+        assert_eq!(b.sys_ns, 1);
+        let by = &k.reclaim.aa24().stats.by_task;
+        assert_eq!((by[2].lru_add_spin_ns, by[2].calls), (b.sys_ns, 0));
+        assert_eq!(by[5].lru_add_spin_ns, 0);
     }
 
     /// 2.4.23's `shrink_caches` takes `pagemap_lru_lock` and `shrink_cache` keeps it over its scan
