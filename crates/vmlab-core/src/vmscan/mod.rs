@@ -24,7 +24,7 @@ use crate::stats::vmstat::Vm;
 use crate::trace::Tracepoint;
 
 pub use aa24::slab::BhStats;
-pub use aa24::Aa24Stats;
+pub use aa24::{Aa24Stats, TaskReclaim};
 pub use riel24::Stats as Riel24Stats;
 pub use split2636::KswapdLocals as Split2636Kswapd;
 

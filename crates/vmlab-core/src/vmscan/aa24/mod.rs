@@ -21,6 +21,7 @@ use rustc_hash::FxHashMap;
 #[cfg(test)]
 mod ptl_tests;
 pub mod slab;
+mod task;
 #[cfg(test)]
 mod walk_tests;
 
@@ -36,6 +37,8 @@ use crate::page_alloc::Gfp;
 use crate::sched::QUANTUM_NS;
 use crate::stats::kfunc::KFunc;
 use crate::stats::vmstat::Vm;
+pub use task::TaskReclaim;
+use task::TaskSnap;
 
 pub const INACTIVE: usize = LRU_INACTIVE_FILE;
 pub const ACTIVE: usize = LRU_ACTIVE_FILE;
@@ -127,6 +130,9 @@ pub struct Aa24Stats {
     pub lock_contended: u64,
     /// PTEs `swap_out` looked at, per simulated second: when the kernel was swapping out.
     pub walk_ptes_per_s: Vec<u64>,
+    /// Per task (index): what its own `try_to_free_pages_zone` calls did. Kept per call, not per
+    /// page, so that a census can say where one allocator's time went (seed 002's `cp`).
+    pub by_task: Vec<TaskReclaim>,
 }
 
 /// One `try_to_free_pages_zone` call.
@@ -332,12 +338,23 @@ pub fn try_to_free_pages(k: &mut Kernel, ctx: &mut Ctx, _gfp: Gfp, _order: u32, 
             // A call for another classzone (a page-table allocation) stays parked.
             k.reclaim.aa24_mut().tfp[t] = other;
             k.ev.inc(Vm::Allocstall);
+            task::entry(&mut k.reclaim.aa24_mut().stats, t).calls += 1;
             new_tfp(k, classzone)
         }
     };
     let budget = ctx.sys_ns + QUANTUM_NS;
-    match run(k, ctx, &mut st, budget) {
+    let snap = TaskSnap::take(k, ctx);
+    let r = run(k, ctx, &mut st, budget);
+    let waited = match r {
+        Run::Wait(until) => until.saturating_sub(ctx.clock()),
+        _ => 0,
+    };
+    snap.add_since(k, ctx, waited);
+    match r {
         Run::Done(ok) => {
+            if !ok {
+                task::entry(&mut k.reclaim.aa24_mut().stats, t).failed += 1;
+            }
             if ok {
                 (SWAP_CLUSTER_MAX as i64 - st.nr.max(0)).max(1) as u64
             } else {
@@ -488,8 +505,13 @@ fn ensure_locked(k: &mut Kernel, ctx: &mut Ctx, held: &mut Option<u64>) {
 
 /// `lru_cache_add` of a page a read added to the page cache takes the lock for a moment.
 pub fn lru_cache_add_lock(k: &mut Kernel, ctx: &mut Ctx) {
+    let before = ctx.sys_ns;
     let mut held = Some(lru_lock(k, ctx));
     lru_unlock(k, ctx, &mut held);
+    // Only a spin is worth a per-task note (a read's page is not).
+    if ctx.sys_ns > before {
+        task::entry(&mut k.reclaim.aa24_mut().stats, ctx.task).lru_add_spin_ns += ctx.sys_ns - before;
+    }
 }
 
 fn scan_step(k: &Kernel, st: &Tfp) -> Step {
@@ -1267,6 +1289,36 @@ mod tests {
             // are the second lap's first visits.
             assert!(act[..ratio as usize].iter().all(|&p| !k.fr.has(p, pg::ACTIVE)));
         }
+    }
+
+    /// `by_task` (seed 002's census, history §28): a task's reclaim call is counted for it alone,
+    /// with what its scan passed and freed; another CPU's `lru_cache_add` that comes inside that
+    /// scan's hold of `pagemap_lru_lock` records its spin for its own task.
+    #[test]
+    fn a_tasks_reclaim_and_its_lru_add_spin_are_counted_for_that_task() {
+        let mut k = kernel();
+        let pages = cache_pages(&mut k, 3000, INACTIVE, false);
+        // The 400 pages nearest the tail are under I/O: passed over, so the scan holds the lock
+        // long enough to be recorded.
+        for &p in &pages[..400] {
+            k.fr.set(p, pg::LOCKED);
+        }
+        let cz = ZoneType::HighMem as usize;
+        let mut a = Ctx { cpu: 0, task: 5, ..Default::default() };
+        assert_eq!(try_to_free_pages(&mut k, &mut a, Gfp::highuser_movable(), 0, cz), 32);
+        let by = &k.reclaim.aa24().stats.by_task;
+        let r = by[5];
+        assert_eq!((r.calls, r.failed, r.freed, r.clean_freed, r.writepages), (1, 0, 32, 0, 0));
+        assert_eq!(r.scanned, 432);
+        assert_eq!(r.sys_ns, a.sys_ns);
+        assert!(by[..5].iter().all(|t| t.calls == 0 && t.sys_ns == 0));
+        // Another CPU adding a page just before the scan let go of the lock spins to that point.
+        let mut b = Ctx { cpu: 1, task: 2, now: a.clock() - 1, ..Default::default() };
+        lru_cache_add_lock(&mut k, &mut b);
+        assert_eq!(b.sys_ns, 1);
+        let by = &k.reclaim.aa24().stats.by_task;
+        assert_eq!((by[2].lru_add_spin_ns, by[2].calls), (b.sys_ns, 0));
+        assert_eq!(by[5].lru_add_spin_ns, 0);
     }
 
     /// 2.4.23's `shrink_caches` takes `pagemap_lru_lock` and `shrink_cache` keeps it over its scan
