@@ -75,7 +75,7 @@ fn the_flusher_keeps_few_pages_under_writeback() {
 /// 64 MiB group of a 2 GiB machine, on the `ssd` model (32 tags: `nr_requests` 64, so
 /// `max_depth` 16 at step 0, at most 48; `wb_background` 4, `wb_normal` 8 at step 0). Limit
 /// reclaim writes the waiting chunks to swap while the consumer's swap-ins keep reads recent.
-const RING: &str = r#"
+pub(crate) const RING: &str = r#"
 profile = "linux-6.8"
 duration = "60s"
 
