@@ -230,6 +230,21 @@ pub fn blk_finish_plug(k: &mut Kernel, ctx: &mut Ctx) {
     k.swap_plug.on = false;
 }
 
+/// Global reclaim under a swap-in fault's plug: what is on the plug goes now and the plug is off
+/// until [`plug_restore`]. True when there was a plug to set aside.
+pub fn plug_set_aside(k: &mut Kernel, ctx: &mut Ctx) -> bool {
+    if !k.swap_plug.on {
+        return false;
+    }
+    flush_plug(k, ctx);
+    k.swap_plug.on = false;
+    true
+}
+
+pub fn plug_restore(k: &mut Kernel) {
+    k.swap_plug.on = true;
+}
+
 fn plug_add(k: &mut Kernel, ctx: &mut Ctx, s: u32, p: Pfn) {
     let pl = &k.swap_plug;
     let merges = pl.slots.last().is_some_and(|&l| l.wrapping_add(1) == s) && pl.last_len < pl.max_pages;
