@@ -230,6 +230,21 @@ pub fn blk_finish_plug(k: &mut Kernel, ctx: &mut Ctx) {
     k.swap_plug.on = false;
 }
 
+/// Global reclaim under a swap-in fault's plug: what is on the plug goes now and the plug is off
+/// until [`plug_restore`]. True when there was a plug to set aside.
+pub fn plug_set_aside(k: &mut Kernel, ctx: &mut Ctx) -> bool {
+    if !k.swap_plug.on {
+        return false;
+    }
+    flush_plug(k, ctx);
+    k.swap_plug.on = false;
+    true
+}
+
+pub fn plug_restore(k: &mut Kernel) {
+    k.swap_plug.on = true;
+}
+
 fn plug_add(k: &mut Kernel, ctx: &mut Ctx, s: u32, p: Pfn) {
     let pl = &k.swap_plug;
     let merges = pl.slots.last().is_some_and(|&l| l.wrapping_add(1) == s) && pl.last_len < pl.max_pages;
@@ -595,6 +610,32 @@ pub fn swapin_readahead(
             (left.max(v.start).max(pmd), (left + w).min(v.end).min(pmd + 512))
         }
     };
+    // 6.8's swap_cluster_readahead and swap_vma_readahead allocate the window's pages between
+    // blk_start_plug and blk_finish_plug, and each allocation's memcg charge may reclaim
+    // (`__read_swap_cache_async` → `mem_cgroup_swapin_charge_folio`). That reclaim's own
+    // blk_start_plug in shrink_lruvec is then a nested no-op, so its swap writes stay on the
+    // fault's plug across priorities and calls until the plug's own flush rules or the
+    // readahead's blk_finish_plug send them, after the window's reads.
+    let plugged = k.profile.blk_mq && blk_start_plug(k);
+    let r = readahead_window(k, ctx, mode, (lo, hi), pte_slot, vpn, s, anon_vma);
+    if plugged {
+        blk_finish_plug(k, ctx);
+    }
+    r
+}
+
+/// The pages of `swapin_readahead`'s window `lo..hi` read, the target's first.
+#[allow(clippy::too_many_arguments)]
+fn readahead_window(
+    k: &mut Kernel,
+    ctx: &mut Ctx,
+    mode: SwapReadahead,
+    (lo, hi): (u64, u64),
+    pte_slot: usize,
+    vpn: u64,
+    s: u32,
+    anon_vma: u32,
+) -> Result<(Pfn, u64), crate::page_alloc::AllocFail> {
     let target = add_swapin_page(k, ctx, s, anon_vma, vpn, 0)?;
     let mut target_t = None;
     let mut target_queued = false;

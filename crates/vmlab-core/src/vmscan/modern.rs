@@ -673,6 +673,8 @@ fn shrink_lruvec(k: &mut Kernel, ctx: &mut Ctx, v: Lv, sc: &mut ScanControl) {
     // device; global reclaim still writes down the list in one quantum and merges in the
     // scheduler's backlog (its plug is left for when it yields too).
     let plugged = cgroup_reclaim(sc) && crate::swap_state::blk_start_plug(k);
+    // Nor does it write onto the plug of a swap-in fault it runs under (the kernel's would).
+    let set_aside = !cgroup_reclaim(sc) && crate::swap_state::plug_set_aside(k, ctx);
     while nr[LRU_INACTIVE_ANON] > 0 || nr[LRU_ACTIVE_FILE] > 0 || nr[LRU_INACTIVE_FILE] > 0 {
         if blocked(ctx, sc) {
             // The kernel's reclaimer is asleep in submit_bio (no free request) until the disk
@@ -727,6 +729,9 @@ fn shrink_lruvec(k: &mut Kernel, ctx: &mut Ctx, v: Lv, sc: &mut ScanControl) {
     }
     if plugged {
         crate::swap_state::blk_finish_plug(k, ctx);
+    }
+    if set_aside {
+        crate::swap_state::plug_restore(k);
     }
     sc.nr_reclaimed += reclaimed;
     if can_age_anon_pages(k) && inactive_is_low(k, v, LRU_INACTIVE_ANON) {

@@ -148,3 +148,21 @@ fn limit_reclaim_plugs_its_swap_writes_into_requests_of_consecutive_slots() {
     // one request.
     assert!(pages >= 10 * st.write_ios, "{pages} pages written in {} requests: {st:?}", st.write_ios);
 }
+
+/// 6.8's swap-in fault reads its readahead window under a block plug (`swap_vma_readahead`,
+/// `swap_cluster_readahead`), and the limit reclaim its charges enter
+/// (`mem_cgroup_swapin_charge_folio`) writes onto that plug: shrink_lruvec's own plug is nested
+/// and flushes nothing, so what the reclaimer writes at every priority stays on the fault's plug
+/// and a request of consecutive slots grows there until a new one follows it once it holds
+/// `BLK_PLUG_FLUSH_SIZE` (128 KiB). Flushed at each shrink_lruvec instead, a call's writes went
+/// out in requests of what one priority wrote (10–19 pages in anon-ring).
+#[test]
+fn a_swapin_faults_reclaim_writes_onto_the_faults_plug() {
+    let sets: Vec<String> = HOST_DISK.iter().map(|s| s.to_string()).collect();
+    let sc = vmlab_core::workload::load_scenario_str("ring.toml", crate::blk_wbt::RING, &sets).expect("loads");
+    let (r, sim) = api::run(&sc, RunOpts::default()).expect("runs");
+    let st = sim.k.disks[0].stat();
+    let pages = st.write_sectors / 8;
+    assert!(r.counter("pswpin") > 0 && pages >= r.counter("pswpout"), "the ring swaps: {st:?}");
+    assert!(pages >= 32 * st.write_ios, "{pages} pages written in {} requests: {st:?}", st.write_ios);
+}

@@ -75,7 +75,7 @@ fn the_flusher_keeps_few_pages_under_writeback() {
 /// 64 MiB group of a 2 GiB machine, on the `ssd` model (32 tags: `nr_requests` 64, so
 /// `max_depth` 16 at step 0, at most 48; `wb_background` 4, `wb_normal` 8 at step 0). Limit
 /// reclaim writes the waiting chunks to swap while the consumer's swap-ins keep reads recent.
-const RING: &str = r#"
+pub(crate) const RING: &str = r#"
 profile = "linux-6.8"
 duration = "60s"
 
@@ -150,5 +150,8 @@ fn a_limit_reclaimers_swap_writes_take_the_limit_their_kernel_gives_them() {
     assert!(out68 > 20_000 && out > 20_000, "both swap: {out68}, {out}");
     assert_eq!((sw68, bg), (0, 0), "each kernel's queue: 6.8 the background one, 6.11+ the swap one");
     assert!(bg68 > 0 && sw > 0);
-    assert!(done68 > done * 1.02, "6.8's lower limit holds the reclaimer longer: {done68} s against {done} s");
+    // The limit counts requests: since the swap-in fault's plug holds its reclaim's writes
+    // (fewer, larger requests) the lower one costs the ring little (0.4 % when written, 2.4 %
+    // before), but never makes it faster.
+    assert!(done68 > done, "6.8's lower limit holds the reclaimer longer: {done68} s against {done} s");
 }
