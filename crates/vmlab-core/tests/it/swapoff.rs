@@ -8,7 +8,7 @@ use vmlab_core::stats::report::RunReport;
 
 /// 256 MiB, 512 MiB of swap: `a` (160 MiB) is written, then `b` (160 MiB) pushes part of it
 /// to swap and is unmapped; `swapoff` follows (`SWAPOFF` in the program), then `a` is read
-/// whole.
+/// whole, and the process stays (so its mm can be looked at).
 fn run(profile: &str, swapoff: &str) -> (RunReport, vmlab_core::sim::Sim) {
     let sc = format!(
         r#"
@@ -42,6 +42,7 @@ if errno != 0 {{
 mark off
 touch a read
 mark done
+sleep forever
 '''
 "#
     );
