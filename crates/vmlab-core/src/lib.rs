@@ -44,6 +44,7 @@ pub mod sim;
 pub mod slub;
 pub mod stats;
 pub mod swap_state;
+pub mod swapfile;
 pub mod syscalls;
 pub mod tcp;
 pub mod timerqueue;

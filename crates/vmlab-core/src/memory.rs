@@ -437,6 +437,63 @@ impl Kernel {
     /// anonymous one — even when swap readahead read it, as it reads every slot near a fault,
     /// for an anonymous owner. Taken over before any PTE maps it, so every mapping of it is
     /// counted, and later uncounted, as shm.
+    /// `unuse_pte` (swapoff): point the swap PTE of `mm` at `vpn`, if it still holds slot `s`, at
+    /// `s`'s page `p`. The PTE is old and not writable, as `mk_pte(page, vma->vm_page_prot)`
+    /// makes it for a private mapping (a later write reuses the page through `do_wp_page`); a
+    /// shm mapping's page goes back to its segment, as `do_swap_page` does with one. False when
+    /// the PTE no longer holds `s` (the task faulted it in or exited since the index was made).
+    pub(crate) fn unuse_pte(&mut self, ctx: &mut Ctx, mm: u32, vpn: u64, s: u32, p: Pfn) -> bool {
+        if self.mms.get(mm as usize).is_none_or(|m| m.is_none()) {
+            return false;
+        }
+        let Some(slot) = self.pte_slot(mm, vpn) else { return false };
+        if pte::swap_slot(self.pt.entries[slot]) != Some(s) {
+            return false;
+        }
+        let Some(vi) = self.find_vma(mm, vpn) else { return false };
+        let v = &self.mm(mm).vmas[vi];
+        let flags = v.flags;
+        if let (true, VmaKind::File { file, pgoff }) = (flags & vm::SHM != 0, v.kind) {
+            let idx = pgoff + (vpn - v.start);
+            self.shm_claim_swapcache_page(p, file, idx);
+            crate::swap_state::swap_free(self, ctx, s);
+            self.pte_set_slot(slot, 0);
+            self.map_new(ctx, mm, slot, p, flags, 0);
+            self.pt.entries[slot] &= !pte::YOUNG;
+            return true;
+        }
+        if self.fr.mapcount[p as usize] == 0 {
+            self.fr.mapping[p as usize] = self.mm(mm).anon_vma;
+            self.fr.index[p as usize] = vpn as u32;
+        }
+        crate::swap_state::swap_free(self, ctx, s);
+        self.pte_set_slot(slot, 0);
+        self.map_anon(ctx, mm, slot, p, flags, false);
+        self.pt.entries[slot] &= !pte::YOUNG;
+        true
+    }
+
+    /// `shmem_unuse` for one index entry: page `idx` of shm segment `file`, swapped to slot `s`,
+    /// takes `s`'s page `p` back into the segment's page cache (as `shmem_fault` does from the
+    /// swap cache). False when the entry no longer holds `s`.
+    pub(crate) fn shmem_unuse(&mut self, ctx: &mut Ctx, file: u32, idx: u64, s: u32, p: Pfn) -> bool {
+        let f = file as usize;
+        if self.files.get(f).and_then(|fl| fl.swapped.get(idx as usize)).copied() != Some(s + 1) {
+            return false;
+        }
+        self.shm_claim_swapcache_page(p, file, idx);
+        crate::swap_state::delete_from_swap_cache(self, p);
+        self.files[f].swapped[idx as usize] = 0;
+        crate::swap_state::swap_free(self, ctx, s);
+        let fl = &mut self.files[f];
+        fl.pages[idx as usize] = p;
+        fl.nrpages += 1;
+        self.g.file += 1;
+        self.g.shmem += 1;
+        self.fr.set(p, pg::DIRTY);
+        true
+    }
+
     fn shm_claim_swapcache_page(&mut self, p: Pfn, file: u32, idx: u64) {
         if self.fr.has(p, pg::ANON) {
             self.fr.clear(p, pg::ANON);

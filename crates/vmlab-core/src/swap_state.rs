@@ -26,6 +26,14 @@ pub struct SwapInfo {
     pub memcg: Vec<u8>,
     pub pfn_slot: FxHashMap<Pfn, u32>,
     pub inuse: u32,
+    /// `SWP_WRITEOK`: cleared by `swapoff`, which also takes the area's pages out of
+    /// `nr_swap_pages` and `total_swap_pages` before `try_to_unuse` starts, so reclaim stops
+    /// giving anon pages slots at once (`crate::swapfile`).
+    pub writeok: bool,
+    /// `try_to_unuse`'s map from a slot to what holds it, sorted by slot: the kernel walks every
+    /// mm's page tables (`unuse_mm`) and shmem's index (`shmem_unuse`) for each entry, which
+    /// vmlab does once, when the swapoff starts (`crate::swapfile::unuse_index`).
+    pub(crate) unuse: Vec<crate::swapfile::Holder>,
     cursor: u32,
     /// `swap_cluster_readahead`'s history (globals in the kernel): readahead hits since the
     /// last window (`swapin_readahead_hits`), the slot of the last fault without hits
@@ -48,19 +56,21 @@ impl SwapInfo {
             memcg: vec![0; n as usize],
             pfn_slot: FxHashMap::default(),
             inuse: 0,
+            writeok: true,
+            unuse: Vec::new(),
             cursor: 0,
             ra_hits: 0,
             ra_prev: 0,
             ra_last: 0,
         }
     }
-    fn slot_free(&self, s: u32) -> bool {
+    pub(crate) fn slot_free(&self, s: u32) -> bool {
         self.count[s as usize] == 0 && self.cache[s as usize] == NIL
     }
     /// `get_swap_page`: next free slot after the cursor, so consecutive swap-outs are contiguous
     /// on disk (the cluster allocator's effect).
     fn alloc(&mut self) -> Option<u32> {
-        if self.inuse >= self.nslots {
+        if !self.writeok || self.inuse >= self.nslots {
             return None;
         }
         for k in 0..self.nslots {
@@ -81,8 +91,13 @@ impl SwapInfo {
         }
         0
     }
+    /// `nr_swap_pages`: none once swapoff has begun on the area.
     pub fn free_slots(&self) -> u32 {
-        self.nslots - self.inuse
+        if self.writeok {
+            self.nslots - self.inuse
+        } else {
+            0
+        }
     }
 }
 
@@ -90,8 +105,18 @@ pub fn page_swap_slot(k: &Kernel, p: Pfn) -> Option<u32> {
     k.swap.as_ref()?.pfn_slot.get(&p).copied()
 }
 
+/// `total_swap_pages`: what reclaim sees (0 while a swapoff empties the only area).
 pub fn total_swap_pages(k: &Kernel) -> u64 {
-    k.swap.as_ref().map(|s| s.nslots as u64).unwrap_or(0)
+    k.swap.as_ref().filter(|s| s.writeok).map(|s| s.nslots as u64).unwrap_or(0)
+}
+
+/// `si_swapinfo`: SwapTotal and SwapFree as /proc/meminfo shows them, in pages. An area being
+/// swapped off counts its slots still in use in both (`nr_to_be_unused`).
+pub fn si_swapinfo(k: &Kernel) -> (u64, u64) {
+    match k.swap.as_ref() {
+        Some(s) if !s.writeok => (s.inuse as u64, s.inuse as u64),
+        _ => (total_swap_pages(k), free_swap_pages(k)),
+    }
 }
 
 pub fn free_swap_pages(k: &Kernel) -> u64 {
@@ -392,7 +417,7 @@ const SWAP_RA_HITS_MAX: u32 = 63;
 
 /// A new swap-cache page for slot `s`, locked for its read (`__read_swap_cache_async` up to the
 /// I/O). `workingset_refault` runs for every page it adds, readahead ones included.
-fn add_swapin_page(
+pub(crate) fn add_swapin_page(
     k: &mut Kernel,
     ctx: &mut Ctx,
     s: u32,
@@ -420,7 +445,7 @@ fn add_swapin_page(
 /// `swap_readpage` of `pages`, the pages of consecutive slots from `first`: one request, as the
 /// readahead loop's block plug merges them (6.8: one bio per page, merged in the plug up to the
 /// queue's limits, each merge counted). Returns when the last request completes.
-fn swap_read_run(k: &mut Kernel, ctx: &mut Ctx, first: u32, pages: Vec<Pfn>) -> u64 {
+pub(crate) fn swap_read_run(k: &mut Kernel, ctx: &mut Ctx, first: u32, pages: Vec<Pfn>) -> u64 {
     let (disk, base) = {
         let sw = k.swap.as_ref().expect("swap");
         (sw.disk, sw.base)

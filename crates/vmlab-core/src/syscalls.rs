@@ -258,9 +258,40 @@ impl Syscalls for TaskSyscalls<'_> {
     fn drop_caches(&mut self) {
         self.sim.k.drop_caches(self.ctx);
     }
+    fn swapoff(&mut self, pos: &mut u64) -> Result<Progress, i64> {
+        use crate::swapfile::{self, Unuse};
+        if *pos == 0 {
+            if !swapfile::swapoff_begin(&mut self.sim.k) {
+                return Err(EINVAL);
+            }
+            *pos = 1;
+        }
+        loop {
+            let Some(s) = swapfile::find_next_to_unuse(&self.sim.k, (*pos - 1) as u32) else {
+                swapfile::swapoff_end(&mut self.sim.k);
+                return Ok(Progress::Done);
+            };
+            *pos = s as u64 + 1;
+            match swapfile::unuse_slot(&mut self.sim.k, self.ctx, s) {
+                Unuse::Next => *pos += 1,
+                Unuse::Wait(t) => {
+                    return Ok(Progress::Block(crate::workload::syscalls::Outcome::Block { until: Some(t), io: true }))
+                }
+                Unuse::NoMem => {
+                    swapfile::swapoff_abort(&mut self.sim.k);
+                    return Err(ENOMEM);
+                }
+            }
+            if self.need_resched() {
+                return Ok(Progress::Preempted);
+            }
+        }
+    }
 }
 
 const ENOENT: i64 = 2;
+const ENOMEM: i64 = 12;
+const EINVAL: i64 = 22;
 
 /// Run one quantum of a user task.
 pub fn step(sim: &mut Sim, t: usize, ctx: &mut Ctx) -> Outcome {

@@ -144,6 +144,7 @@ const INTERESTING: &[&str] = &[
     "sndbuf=",
     "migrate",
     "drop_caches",
+    "swapoff",
     "foreach",
     "é",
     "\u{feff}",

@@ -167,6 +167,9 @@ pub enum OpKind {
     Compute { dur: Expr },
     /// `drop_caches [N]` — echo N > /proc/sys/vm/drop_caches (default 3).
     DropCaches { what: Option<Expr> },
+    /// `swapoff` — `swapoff -a`: every swapped page read back, then no swap. Sets `errno`
+    /// (EINVAL: no swap area; ENOMEM: a page could not be allocated, the area stays on).
+    Swapoff,
     /// `foreach VAR in queue QUEUE count=N { body }` — a work queue holding 0..N, shared by all
     /// threads of the process (keyed by QUEUE's name): each pass takes the next item into VAR,
     /// until the queue is empty. Typically `read tree{f}` inside, over a `tree{i}` file group.

@@ -471,6 +471,7 @@ fn start<S: Syscalls>(sys: &mut S, ps: &mut ProgState, prog: &Program, kind: &Op
             sys.drop_caches();
             Ok(Step::Done)
         }
+        OpKind::Swapoff => Ok(swapoff(sys, ps, 0)),
         OpKind::Mark { name: n } => {
             let nm = name_buf(prog, ps, n)?;
             sys.mark(nm.as_str());
@@ -663,6 +664,17 @@ fn cont<S: Syscalls>(sys: &mut S, ps: &mut ProgState, op: OpState) -> R<Step> {
         OpState::Send { mut left, rate, sndbuf } => {
             let p = sys.send(&mut left, rate, sndbuf);
             Ok(resume(p, ps, OpState::Send { left, rate, sndbuf }).unwrap_or(Step::Done))
+        }
+        OpState::Swapoff { pos } => Ok(swapoff(sys, ps, pos)),
+    }
+}
+
+fn swapoff<S: Syscalls>(sys: &mut S, ps: &mut ProgState, mut pos: u64) -> Step {
+    match sys.swapoff(&mut pos) {
+        Ok(p) => resume(p, ps, OpState::Swapoff { pos }).unwrap_or(Step::Done),
+        Err(e) => {
+            ps.vars[ERRNO] = e;
+            Step::Done
         }
     }
 }

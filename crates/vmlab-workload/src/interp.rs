@@ -158,7 +158,7 @@ impl Compiler {
                 exprs.push(value);
                 exprs.extend(every.iter_mut());
             }
-            OpKind::Wait | OpKind::Exit => {}
+            OpKind::Wait | OpKind::Exit | OpKind::Swapoff => {}
             OpKind::Fork { .. } | OpKind::Threads { .. } | OpKind::ForeachQueue { .. } => {}
         }
         for e in exprs {
@@ -472,6 +472,10 @@ pub enum OpState {
         left: u64,
         rate: u64,
         sndbuf: u64,
+    },
+    /// `swapoff` under way (`Syscalls::swapoff`'s position).
+    Swapoff {
+        pos: u64,
     },
 }
 

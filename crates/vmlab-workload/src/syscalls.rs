@@ -197,4 +197,7 @@ pub trait Syscalls {
     fn send(&mut self, left: &mut u64, rate: u64, sndbuf: u64) -> Progress;
     /// echo N > /proc/sys/vm/drop_caches
     fn drop_caches(&mut self);
+    /// `swapoff -a`, across quanta: `*pos` is 0 before the call begins it, then where its walk
+    /// over the swap area stands. `Err(errno)` when it cannot begin or fails.
+    fn swapoff(&mut self, pos: &mut u64) -> Result<Progress, i64>;
 }

@@ -411,7 +411,8 @@ impl Child<'_> {
             | OpKind::ForeachQueue { .. }
             | OpKind::Migrate { .. }
             | OpKind::WaitUntil { .. }
-            | OpKind::Send { .. } => {
+            | OpKind::Send { .. }
+            | OpKind::Swapoff => {
                 return Err((span, "not supported by `vmlab real`".into()));
             }
         }

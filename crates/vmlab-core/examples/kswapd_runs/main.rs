@@ -49,7 +49,9 @@ mod form;
 mod reserve;
 
 use vmlab_core::kernel::Kernel;
-use vmlab_core::mmzone::{ZoneType, LRU_ACTIVE_FILE, LRU_INACTIVE_FILE, MAX_ORDER, MIGRATE_TYPES};
+use vmlab_core::mmzone::{
+    ZoneType, LRU_ACTIVE_ANON, LRU_ACTIVE_FILE, LRU_INACTIVE_ANON, LRU_INACTIVE_FILE, MAX_ORDER, MIGRATE_TYPES,
+};
 use vmlab_core::reproduce::kswapd_high_order::{order3_block_census, zone_composition};
 use vmlab_core::sim::Sim;
 use vmlab_core::stats::vmstat::Vm;
@@ -249,7 +251,8 @@ fn main() {
     println!(
         "t_h memfree_window_mean% | per zone: free o0/o1/o2/o3+ reserve_o3+ high | o3 runs begun/balanced/fell_back | per zone \
          kswapd steal in o0 runs / o3 runs (of which while free > 8*HIGH) | per zone o3 ends passing HIGH (only by reserve) \
-         | kswapd pgscan per zone, lumpy passes, lowest priority, pgscan_anon, pswpout"
+         | kswapd pgscan per zone, lumpy passes, lowest priority, pgscan_anon, pswpout | pswpin, swap slots in use, \
+         per zone anon active/inactive"
     );
     sim.on_sample = Some(Box::new(move |sim: &mut Sim| {
         for due in comp_due.iter_mut() {
@@ -290,6 +293,21 @@ fn main() {
             d.lowest_priority.map_or(-1, |p| p),
             sim.k.ev.get(Vm::PgscanAnon),
             sim.k.ev.get(Vm::Pswpout)
+        );
+        // The swap regime: pages read from swap (faults, and a swapoff's `try_to_unuse`), slots in
+        // use (`-` once the area is gone), and each zone's anon LRU active/inactive.
+        let anon: Vec<String> = big
+            .iter()
+            .map(|&z| {
+                let l = &sim.k.zones[z].lru_pages;
+                format!("{}/{}", l[LRU_ACTIVE_ANON], l[LRU_INACTIVE_ANON])
+            })
+            .collect();
+        line += &format!(
+            " | pswpin {} swap_inuse {} anon a/i {}",
+            sim.k.ev.get(Vm::Pswpin),
+            sim.k.swap.as_ref().map_or("-".to_string(), |s| s.inuse.to_string()),
+            anon.join(" ")
         );
         println!("{line}");
         let (o, p) = (&r.o3, &prev);

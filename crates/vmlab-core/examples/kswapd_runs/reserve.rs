@@ -52,6 +52,10 @@ pub struct Reserve {
     /// A steal happened: look at the types at the next event (a steal of a whole pageblock or
     /// more sets their type after its tracepoint).
     recheck: bool,
+    /// The last steal in the zone (`mm_page_alloc_extfrag`: order, fallback order, requested and
+    /// fallback type, whether it stole), printed with the time when a pageblock leaves the
+    /// reserve after it.
+    last_steal: Option<(u32, u32, u8, u8, bool)>,
 }
 
 impl Reserve {
@@ -70,6 +74,7 @@ impl Reserve {
             prev: std::cell::Cell::new(Flows::default()),
             blocks: Vec::new(),
             recheck: false,
+            last_steal: None,
         };
         r.blocks = r.reserve_blocks(k);
         Some(r)
@@ -106,7 +111,17 @@ impl Reserve {
     fn check(&mut self, k: &Kernel) {
         let now = self.reserve_blocks(k);
         self.cum.entered += now.iter().filter(|b| !self.blocks.contains(b)).count() as u64;
-        self.cum.left += self.blocks.iter().filter(|b| !now.contains(b)).count() as u64;
+        let left = self.blocks.iter().filter(|b| !now.contains(b)).count() as u64;
+        self.cum.left += left;
+        if left > 0 {
+            if let Some((o, fo, smt, fmt, stolen)) = self.last_steal {
+                println!(
+                    "rsv-left {:.4} h | after a steal: order {o} from a free block of order {fo}, requested type {smt} (0 unmovable, 1 movable, 2 reclaimable), \
+                     fallback type {fmt}, pageblock claimed {stolen}",
+                    k.now as f64 / 3.6e12
+                );
+            }
+        }
         self.blocks = now;
     }
 
@@ -225,7 +240,12 @@ impl Tracer for Reserve {
                     self.src[(pfn - self.start) as usize] = 0;
                 }
             }
-            Tracepoint::MmPageAllocExtfrag { zone, .. } if zone == self.nz => self.recheck = true,
+            Tracepoint::MmPageAllocExtfrag { zone, order, fallback_order, start_mt, fallback_mt, stolen }
+                if zone == self.nz =>
+            {
+                self.last_steal = Some((order, fallback_order, start_mt as u8, fallback_mt as u8, stolen));
+                self.recheck = true
+            }
             Tracepoint::FilemapAdd { pfn, .. } if k.zones[self.nz].spans(pfn) => {
                 let i = (pfn - self.start) as usize;
                 if self.class[i] == CLASS_MOV_UNKNOWN as u8 {

@@ -39,6 +39,7 @@ mod seed_mmap_sem;
 mod seed_quicklists;
 mod seed_shm_big_iron;
 mod swap_readahead;
+mod swapoff;
 mod syscalls;
 mod tcp_sendmsg;
 mod wait_until;

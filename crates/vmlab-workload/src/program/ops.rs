@@ -97,6 +97,7 @@ const OPS: &[OpSpec] = &[
     spec("sleep", &[("a duration (or `forever`)", Kind::Expr)], 1, &[], &[]),
     spec("compute", &[("a duration", Kind::Expr)], 1, &[], &[]),
     spec("drop_caches", &[("a value", Kind::Expr)], 0, &[], &[]),
+    spec("swapoff", &[], 0, &[], &[]),
     // `foreach VAR in queue NAME` is read by hand; this spec covers what follows NAME.
     OpSpec { name: "foreach", positional: &[], required: 0, keys: &[("count", Kind::Expr)], flags: &[], block: true },
     spec("mark", &[("a metric name", Kind::Tpl)], 1, &[], &[]),
@@ -543,6 +544,7 @@ impl Parser<'_> {
             "migrate" => OpKind::Migrate { cpu: a.pos_expr(0).unwrap_or(Expr::Int(0, Span::default())) },
             "compute" => OpKind::Compute { dur: a.pos_expr(0).unwrap_or(Expr::Int(0, Span::default())) },
             "drop_caches" => OpKind::DropCaches { what: a.pos_expr(0) },
+            "swapoff" => OpKind::Swapoff,
             "mark" => OpKind::Mark { name: name_of(&mut a) },
             other => return Err(self.err_span(whole(self), format!("internal: no builder for `{other}`"))),
         })

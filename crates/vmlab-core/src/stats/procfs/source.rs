@@ -244,8 +244,7 @@ pub fn meminfo_of(k: &Kernel) -> Meminfo {
     let reserve: u64 = k.zones.iter().map(|z| z.high_wmark()).sum();
     let pagecache = ifl + af;
     let avail = free.saturating_sub(reserve) + pagecache - (pagecache / 2).min(low);
-    let swap_total = crate::swap_state::total_swap_pages(k);
-    let swap_free = crate::swap_state::free_swap_pages(k);
+    let (swap_total, swap_free) = crate::swap_state::si_swapinfo(k);
     let has_high = k.zones.iter().any(|z| z.kind == ZoneType::HighMem);
     let highmem = has_high.then(|| {
         let ht: u64 = k.zones.iter().filter(|z| z.kind == ZoneType::HighMem).map(|z| z.managed).sum();
