@@ -200,6 +200,7 @@ mod tests {
         let lb: Vec<&str> = b.keys().map(|k| k.as_str()).collect();
         assert_eq!(la, lb);
     }
+
     /// The table answers as a plain map would, through creates, replacements and unlinks of
     /// numbered names (canonical or not, under more prefixes than get arrays, sparse numbers)
     /// and others.
