@@ -4,7 +4,6 @@
 use crate::blk::{BioShape, PlugRq};
 use crate::kernel::{Ctx, IoDone, Kernel};
 use crate::mm_types::{pg, Pfn, NIL};
-use crate::namei::NameKey;
 use crate::page_alloc::{AllocFail, Gfp};
 use crate::readahead::FileRaState;
 use crate::sched::{Outcome, QUANTUM_NS};
@@ -131,7 +130,7 @@ impl Kernel {
         let off = if shmem { 0 } else { self.disks[disk].allocate_extent(size) };
         let id = self.files.len() as u32;
         self.files.push(File::new(name, size, disk, off, shmem));
-        self.file_ids.insert(NameKey::new(name), id);
+        self.file_ids.insert(name, id);
         id
     }
 
@@ -141,7 +140,7 @@ impl Kernel {
         let off = self.disks[disk].allocate_blocks(size);
         let id = self.files.len() as u32;
         self.files.push(File::new(name, size, disk, off, false));
-        self.file_ids.insert(NameKey::new(name), id);
+        self.file_ids.insert(name, id);
         id
     }
 
@@ -510,8 +509,8 @@ impl Kernel {
 
 /// Path lookup by name, with the nearest known name in the message.
 pub fn file_lookup(k: &Kernel, n: &str) -> Result<u32, String> {
-    k.file_ids.get(n).copied().ok_or_else(|| {
-        let hint = crate::workload::error::suggest(n, k.file_ids.keys().map(|s| s.as_str()))
+    k.file_ids.get(n).ok_or_else(|| {
+        let hint = crate::workload::error::suggest(n, k.file_ids.keys())
             .map(|s| format!("; did you mean `{s}`?"))
             .unwrap_or_default();
         format!("no file named `{n}`{hint}")
@@ -622,7 +621,7 @@ pub fn generic_perform_write(k: &mut Kernel, ctx: &mut Ctx, file: u32, idx: &mut
 /// `creat()`: a file of that name is replaced; the new one's blocks go on `disk` right after
 /// the previous file created there.
 pub fn do_creat(k: &mut Kernel, ctx: &mut Ctx, name: &str, size: u64, disk: usize) {
-    if let Some(&old) = k.file_ids.get(name) {
+    if let Some(old) = k.file_ids.get(name) {
         k.file_unlink(ctx, old);
     }
     let f = k.file_create_packed(name, size, disk);

@@ -132,7 +132,7 @@ pub struct Kernel {
     pub anon_vmas: Vec<AnonVma>,
     pub pt: PteStore,
     pub files: Vec<File>,
-    pub file_ids: FxHashMap<crate::namei::NameKey, u32>,
+    pub file_ids: crate::namei::NameTable,
     pub swap: Option<SwapInfo>,
     pub disks: Vec<Disk>,
     /// Pages with read I/O in flight → completion time (waiters sleep until then).
@@ -256,7 +256,7 @@ impl Kernel {
             anon_vmas: Vec::new(),
             pt: PteStore::default(),
             files: Vec::new(),
-            file_ids: FxHashMap::default(),
+            file_ids: Default::default(),
             swap: None,
             disks: Vec::new(),
             inflight: FxHashMap::default(),

@@ -625,7 +625,7 @@ pub fn do_mmap(k: &mut Kernel, ctx: &mut Ctx, mm: u32, a: &MmapArgs) -> Result<M
         MapBacking::Shm(sname) => {
             let sn = format!("SYSV:{sname}");
             let id = match k.file_ids.get(sn.as_str()) {
-                Some(&id) => id,
+                Some(id) => id,
                 None => k.file_create(&sn, pages * 4096, 0, true),
             };
             flags |= vm::SHM | vm::SHARED;

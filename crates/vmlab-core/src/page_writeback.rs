@@ -384,6 +384,47 @@ pub enum FlushAction {
     Sleep(u64),
 }
 
+/// Start loading what the next passes read first, one step of the chain per pass: the inode
+/// three places down b_dirty, the page-index slot its writeback starts at two places down (that
+/// inode was asked for a pass ago), and that page's flags one place down. A file-heavy run's
+/// flusher takes one small inode a pass, and these three loads, each waiting for the one before,
+/// were most of its host time. A hint only: nothing simulated is read for a decision or written.
+#[inline]
+fn prefetch_next_inodes(k: &Kernel) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        fn hint<T>(x: *const T) {
+            // SAFETY: a prefetch never faults and has no architectural effect.
+            unsafe { std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(x as *const i8) }
+        }
+        let q = &k.dirty_inodes;
+        // The slot a pass over `f` looks at first.
+        fn first(f: &crate::filemap::File) -> Option<&Pfn> {
+            let n = f.pages.len() as u64;
+            let idx = f.writeback_index.min(n);
+            f.pages.get(if idx >= n { 0 } else { idx as usize })
+        }
+        if let Some(f) = q.get(3).and_then(|&(_, fi)| k.files.get(fi as usize)) {
+            // The struct spans up to five cache lines; the pass reads fields all over it.
+            let base = f as *const crate::filemap::File as *const u8;
+            let size = std::mem::size_of::<crate::filemap::File>();
+            for off in (0..size).step_by(64).chain([size - 1]) {
+                hint(base.wrapping_add(off));
+            }
+        }
+        if let Some(slot) = q.get(2).and_then(|&(_, fi)| k.files.get(fi as usize)).and_then(first) {
+            hint(slot as *const Pfn);
+        }
+        if let Some(&p) = q.get(1).and_then(|&(_, fi)| k.files.get(fi as usize)).and_then(first) {
+            if let Some(fl) = k.fr.flags.get(p as usize) {
+                hint(fl as *const u32);
+            }
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = k;
+}
+
 /// One pass of `wb_writeback`: pick the oldest-dirtied inode that is expired, needed for the
 /// background threshold or for work reclaim queued, write a chunk of its dirty pages in
 /// index order (`writeback_chunk_size`; a chunk the writeback throttle interrupted goes on
@@ -400,6 +441,7 @@ pub fn flusher_pass(k: &mut Kernel, ctx: &mut Ctx) -> FlushAction {
     // Work items move every dirty inode to b_io (no age cut-off), oldest first like the rest.
     let work = k.flusher_work > 0;
     let now = ctx.clock();
+    prefetch_next_inodes(k);
     // The oldest-dirtied inode is at the front of b_dirty (stale entries dropped on the way).
     let mut pick: Option<(u64, usize)> = None;
     while let Some(&(w, fi)) = k.dirty_inodes.front() {

@@ -240,7 +240,7 @@ impl Syscalls for TaskSyscalls<'_> {
         Ok(())
     }
     fn unlink(&mut self, name: &str) -> i64 {
-        match self.sim.k.file_ids.get(name).copied() {
+        match self.sim.k.file_ids.get(name) {
             Some(f) => {
                 self.sim.k.file_unlink(self.ctx, f);
                 0
