@@ -12,6 +12,7 @@ use crate::mm_types::Pfn;
 use crate::mmzone::{Lruvec, NR_LRU_LISTS};
 use crate::stats::kfunc::KFunc;
 use crate::stats::vmstat::{Vm, VmEvents};
+use crate::trace::{GfpKind, Tracepoint};
 
 pub const ROOT: u8 = 0;
 /// At most this many groups besides the root: the id is one byte of the frame.
@@ -472,7 +473,12 @@ pub fn try_to_free_mem_cgroup_pages(k: &mut Kernel, ctx: &mut Ctx, g: u8, nr: u6
     let was = ctx.in_reclaim;
     ctx.in_reclaim = true;
     let start = ctx.clock();
+    // The tracepoint prints sc.gfp_mask: GFP_HIGHUSER_MOVABLE outside GFP_RECLAIM_MASK, the
+    // charge's own bits inside it. vmlab's charges carry no gfp, so a GFP_KERNEL charge's form
+    // is printed (the host prints GFP_NOFS|…|__GFP_NORETRY for a readahead's charge).
+    k.trace_ctx(ctx, Tracepoint::MemcgReclaimBegin { order: 0, gfp: GfpKind::HighuserMovable });
     let r = crate::vmscan::try_to_free_mem_cgroup_pages(k, ctx, g, nr, may_swap);
+    k.trace_ctx(ctx, Tracepoint::MemcgReclaimEnd { nr_reclaimed: r });
     ctx.in_reclaim = was;
     // psi_memstall_enter/leave around the reclaim (try_charge_memcg, reclaim_high).
     crate::psi::memstall(k, ctx, start);

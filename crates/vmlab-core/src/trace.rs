@@ -121,6 +121,16 @@ pub enum Tracepoint {
     DirectReclaimEnd {
         nr_reclaimed: u64,
     },
+    /// `mm_vmscan_memcg_reclaim_begin` / `_end` (2.6.37+, 6.8's direct-reclaim template):
+    /// one limit reclaim, `try_to_free_mem_cgroup_pages`. The host's trace splits its limit
+    /// reclaims with these; without them a comparison can only group shrink events by priority.
+    MemcgReclaimBegin {
+        order: u32,
+        gfp: GfpKind,
+    },
+    MemcgReclaimEnd {
+        nr_reclaimed: u64,
+    },
     /// `mm_vmscan_lru_isolate`: `mode` 0 inactive, 1 active, 2 both (lumpy); `lru` the list.
     LruIsolate {
         classzone: usize,
@@ -244,6 +254,8 @@ impl Tracepoint {
             Tracepoint::KswapdSleep { .. } => kind::KSWAPD_SLEEP,
             Tracepoint::DirectReclaimBegin { .. } => kind::DIRECT_RECLAIM_BEGIN,
             Tracepoint::DirectReclaimEnd { .. } => kind::DIRECT_RECLAIM_END,
+            Tracepoint::MemcgReclaimBegin { .. } => kind::MEMCG_RECLAIM_BEGIN,
+            Tracepoint::MemcgReclaimEnd { .. } => kind::MEMCG_RECLAIM_END,
             Tracepoint::LruIsolate { .. } => kind::LRU_ISOLATE,
             Tracepoint::LruShrinkInactive { .. } => kind::LRU_SHRINK_INACTIVE,
             Tracepoint::LruShrinkActive { .. } => kind::LRU_SHRINK_ACTIVE,
@@ -283,6 +295,8 @@ pub mod kind {
     pub const KSWAPD_BALANCE_END: u32 = 1 << 18;
     pub const THROTTLED: u32 = 1 << 19;
     pub const THROTTLE_WAKE: u32 = 1 << 20;
+    pub const MEMCG_RECLAIM_BEGIN: u32 = 1 << 21;
+    pub const MEMCG_RECLAIM_END: u32 = 1 << 22;
     pub const ALL: u32 = u32::MAX;
 }
 

@@ -56,6 +56,8 @@ impl TraceFormat {
                 "mm_vmscan_wakeup_kswapd",
                 "mm_vmscan_direct_reclaim_begin",
                 "mm_vmscan_direct_reclaim_end",
+                "mm_vmscan_memcg_reclaim_begin",
+                "mm_vmscan_memcg_reclaim_end",
                 "mm_vmscan_lru_isolate",
                 "mm_vmscan_write_folio",
                 "mm_vmscan_lru_shrink_inactive",
@@ -197,6 +199,12 @@ impl FtraceWriter {
             ),
             Tracepoint::DirectReclaimEnd { nr_reclaimed } => {
                 ("mm_vmscan_direct_reclaim_end", format!("nr_reclaimed={nr_reclaimed}"))
+            }
+            Tracepoint::MemcgReclaimBegin { order, gfp } => {
+                ("mm_vmscan_memcg_reclaim_begin", format!("order={order} gfp_flags={}", gfp.name()))
+            }
+            Tracepoint::MemcgReclaimEnd { nr_reclaimed } => {
+                ("mm_vmscan_memcg_reclaim_end", format!("nr_reclaimed={nr_reclaimed}"))
             }
             Tracepoint::LruIsolate { classzone, order, mode, nr_requested, nr_scanned, nr_skipped, nr_taken, lru } => (
                 "mm_vmscan_lru_isolate",

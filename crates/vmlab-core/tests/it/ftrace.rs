@@ -145,6 +145,8 @@ fn regexes(fmt: TraceFormat) -> Vec<(&'static str, &'static str)> {
             ("mm_vmscan_kswapd_wake", r"nid=([0-9]*) order=([0-9]*)"),
             ("mm_vmscan_kswapd_sleep", r"nid=([0-9]*)"),
             ("mm_vmscan_wakeup_kswapd", r"nid=([0-9]*) order=([0-9]*) gfp_flags=([A-Z_|]*)"),
+            ("mm_vmscan_memcg_reclaim_begin", r"order=([0-9]*) gfp_flags=([A-Z_|]*)"),
+            ("mm_vmscan_memcg_reclaim_end", r"nr_reclaimed=([0-9]*)"),
             (
                 "mm_vmscan_lru_isolate",
                 r"isolate_mode=([0-9]*) classzone=([0-9]*) order=([0-9]*) nr_requested=([0-9]*) nr_scanned=([0-9]*) nr_skipped=([0-9]*) nr_taken=([0-9]*) lru=([a-z_]*)",
@@ -343,6 +345,68 @@ fn events_filter_and_tracing_changes_nothing() {
         &["mm_filemap_add_to_page_cache".into()]
     )
     .is_err());
+}
+
+// A file read twice through a 48 MiB group on a machine with room to spare: every reclaim is
+// the group's limit reclaim, none global.
+const LIMITED: &str = r#"
+[machine]
+memory = "512MiB"
+cpus = 2
+
+[[disk]]
+name = "sda"
+model = "ssd"
+
+[[file]]
+name = "data"
+size = "96MiB"
+disk = "sda"
+
+[[cgroup]]
+name = "job"
+limit_in_bytes = "48MiB"
+
+[[process]]
+name = "reader"
+cgroup = "job"
+program = '''
+read data
+read data
+'''
+"#;
+
+/// Each limit reclaim is bracketed by `mm_vmscan_memcg_reclaim_begin/end`, as the host's trace
+/// has it, and the ends add up to what its shrink events reclaimed.
+#[test]
+fn limit_reclaim_is_bracketed_by_memcg_reclaim_events() {
+    let want: Vec<String> =
+        ["mm_vmscan_memcg_reclaim_begin", "mm_vmscan_memcg_reclaim_end", "mm_vmscan_lru_shrink_inactive"]
+            .map(String::from)
+            .to_vec();
+    let (r, text) = traced_text("linux-6.8", LIMITED, &want);
+    let ev = parse(TraceFormat::Linux68, &text);
+    let count = |n: &str| ev.iter().filter(|(e, _)| e == n).count();
+    assert!(count("mm_vmscan_memcg_reclaim_begin") > 0);
+    assert_eq!(count("mm_vmscan_memcg_reclaim_begin"), count("mm_vmscan_memcg_reclaim_end"));
+    // Begin and end alternate, and every shrink event falls inside a pair.
+    let mut open = false;
+    for (e, _) in &ev {
+        match e.as_str() {
+            "mm_vmscan_memcg_reclaim_begin" => {
+                assert!(!open, "nested limit reclaim");
+                open = true;
+            }
+            "mm_vmscan_memcg_reclaim_end" => {
+                assert!(open, "end without begin");
+                open = false;
+            }
+            _ => assert!(open, "a shrink event outside a limit reclaim"),
+        }
+    }
+    let ended = sum(&ev, "mm_vmscan_memcg_reclaim_end", 0, |_| true);
+    assert_eq!(ended, sum(&ev, "mm_vmscan_lru_shrink_inactive", 2, |_| true));
+    assert_eq!(ended, r.counter("pgsteal_anon") + r.counter("pgsteal_file"));
 }
 
 #[test]
