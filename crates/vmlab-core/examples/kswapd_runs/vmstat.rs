@@ -48,7 +48,7 @@ pub struct VmstatLine {
 
 /// The global counters of the `vc` line, in 2.6.36's names (`kswapd_steal` is vmlab's
 /// `pgsteal_kswapd`).
-const GLOBAL: [(Vm, &str); 20] = [
+const GLOBAL: [(Vm, &str); 21] = [
     (Vm::Pgfree, "pgfree"),
     (Vm::PgstealKswapd, "kswapd_steal"),
     (Vm::PgstealDirect, "direct_steal"),
@@ -66,6 +66,7 @@ const GLOBAL: [(Vm, &str); 20] = [
     (Vm::KswapdLowWmarkHitQuickly, "kswapd_low_wmark_hit_quickly"),
     (Vm::KswapdHighWmarkHitQuickly, "kswapd_high_wmark_hit_quickly"),
     (Vm::KswapdSkipCongestionWait, "kswapd_skip_congestion_wait"),
+    (Vm::Pgfault, "pgfault"),
     (Vm::Pgmajfault, "pgmajfault"),
     (Vm::Pgpgin, "pgpgin"),
     (Vm::Pgpgout, "pgpgout"),
