@@ -14,7 +14,7 @@
 use crate::common::{Handed, CLASSES, CLASS_FILE, CLASS_MOV_UNKNOWN, NCLASS};
 use vmlab_core::kernel::Kernel;
 use vmlab_core::mm_types::pg;
-use vmlab_core::mmzone::{ZoneType, MAX_ORDER, MIGRATE_RESERVE, PAGEBLOCK_ORDER};
+use vmlab_core::mmzone::{Mt, ZoneType, MAX_ORDER, MIGRATE_RESERVE, PAGEBLOCK_ORDER};
 use vmlab_core::trace::{Tracepoint, Tracer};
 
 /// How a page last came to be handed out: freed onto a per-CPU list, taken off the reserve
@@ -52,6 +52,10 @@ pub struct Reserve {
     /// A steal happened: look at the types at the next event (a steal of a whole pageblock or
     /// more sets their type after its tracepoint).
     recheck: bool,
+    /// The last `mm_page_alloc_extfrag` in Normal (request order, block order, requested type,
+    /// list taken from), and each reserve pageblock lost with the steal seen just before it.
+    last_steal: Option<(u32, u32, Mt, Mt)>,
+    claims: Vec<String>,
 }
 
 impl Reserve {
@@ -70,6 +74,8 @@ impl Reserve {
             prev: std::cell::Cell::new(Flows::default()),
             blocks: Vec::new(),
             recheck: false,
+            last_steal: None,
+            claims: Vec::new(),
         };
         r.blocks = r.reserve_blocks(k);
         Some(r)
@@ -106,7 +112,14 @@ impl Reserve {
     fn check(&mut self, k: &Kernel) {
         let now = self.reserve_blocks(k);
         self.cum.entered += now.iter().filter(|b| !self.blocks.contains(b)).count() as u64;
-        self.cum.left += self.blocks.iter().filter(|b| !now.contains(b)).count() as u64;
+        let lost = self.blocks.iter().filter(|b| !now.contains(b)).count();
+        self.cum.left += lost as u64;
+        if lost > 0 {
+            let by = self.last_steal.map_or("no steal seen".to_string(), |(o, fo, st, fb)| {
+                format!("order {o} {st:?} request, order-{fo} block off the {fb:?} list")
+            });
+            self.claims.push(format!("{:.4} h: {by}", k.now as f64 / 3.6e12));
+        }
         self.blocks = now;
     }
 
@@ -174,7 +187,7 @@ impl Reserve {
             taken[1],
             c.freed[0] - pv.freed[0],
             c.freed[1] - pv.freed[1],
-        )
+        ) + &if self.claims.is_empty() { String::new() } else { format!(" | claimed: {}", self.claims.join("; ")) }
     }
 }
 
@@ -225,7 +238,12 @@ impl Tracer for Reserve {
                     self.src[(pfn - self.start) as usize] = 0;
                 }
             }
-            Tracepoint::MmPageAllocExtfrag { zone, .. } if zone == self.nz => self.recheck = true,
+            Tracepoint::MmPageAllocExtfrag { zone, order, fallback_order, start_mt, fallback_mt, .. }
+                if zone == self.nz =>
+            {
+                self.recheck = true;
+                self.last_steal = Some((order, fallback_order, start_mt, fallback_mt));
+            }
             Tracepoint::FilemapAdd { pfn, .. } if k.zones[self.nz].spans(pfn) => {
                 let i = (pfn - self.start) as usize;
                 if self.class[i] == CLASS_MOV_UNKNOWN as u8 {
