@@ -38,7 +38,9 @@
 //!
 //! An `rsv` line per sample follows Normal's MIGRATE_RESERVE pageblocks (`reserve.rs`), and with
 //! `detail=` a `form` line per order-3 run says which aligned order-3 blocks the run made free and
-//! what their pages were before it (`form.rs`).
+//! what their pages were before it (`form.rs`). A `vc` and a `dr` line per sample print the
+//! /proc/vmstat counters of the interval and the direct-reclaim and below-LOW flows behind them
+//! (`vmstat.rs`).
 //!
 //! cargo run --release -p vmlab-core --example kswapd_runs -- SCENARIO PROFILE EVERY_S [detail=FROM_S..TO_S] [KEY=VALUE...]
 
@@ -47,6 +49,7 @@ mod common;
 mod detail;
 mod form;
 mod reserve;
+mod vmstat;
 
 use vmlab_core::kernel::Kernel;
 use vmlab_core::mmzone::{
@@ -233,6 +236,9 @@ fn main() {
         println!("{}", reserve::Reserve::header());
         sim.k.attach_tracer(Box::new(r));
     }
+    // The vmstat counters per interval, printed after each hour's lines.
+    println!("{}", vmstat::VmstatLine::header());
+    sim.k.attach_tracer(Box::new(vmstat::VmstatLine::new(&sim.k)));
     let detail = own.last().map(|(k, v)| common::parse_window("kswapd_runs", k, v));
     if let Some((from, to)) = detail {
         println!("{}", detail::Detail::header());
@@ -390,6 +396,9 @@ fn main() {
         println!("{bi}");
         if let Some(r) = sim.k.tracer::<reserve::Reserve>() {
             println!("{}", r.line(&sim.k));
+        }
+        if let Some(v) = sim.k.tracer::<vmstat::VmstatLine>() {
+            println!("{}", v.lines(&sim.k, t_h));
         }
         prev_scan.copy_from_slice(&d.zone_scan_kswapd[..Z]);
         (prev_deact, prev_refill, prev_wake, prev_runs) = (deact, refill, d.high_order_wakeups, d.balance_runs[1]);

@@ -14,7 +14,7 @@
 use crate::common::{Handed, CLASSES, CLASS_FILE, CLASS_MOV_UNKNOWN, NCLASS};
 use vmlab_core::kernel::Kernel;
 use vmlab_core::mm_types::pg;
-use vmlab_core::mmzone::{ZoneType, MAX_ORDER, MIGRATE_RESERVE, PAGEBLOCK_ORDER};
+use vmlab_core::mmzone::{Mt, ZoneType, MAX_ORDER, MIGRATE_RESERVE, PAGEBLOCK_ORDER};
 use vmlab_core::trace::{Tracepoint, Tracer};
 
 /// How a page last came to be handed out: freed onto a per-CPU list, taken off the reserve
@@ -52,10 +52,10 @@ pub struct Reserve {
     /// A steal happened: look at the types at the next event (a steal of a whole pageblock or
     /// more sets their type after its tracepoint).
     recheck: bool,
-    /// The last steal in the zone (`mm_page_alloc_extfrag`: order, fallback order, requested and
-    /// fallback type, whether it stole), printed with the time when a pageblock leaves the
-    /// reserve after it.
-    last_steal: Option<(u32, u32, u8, u8, bool)>,
+    /// The last `mm_page_alloc_extfrag` in Normal (request order, block order, requested type,
+    /// list taken from), and each reserve pageblock lost with the steal seen just before it.
+    last_steal: Option<(u32, u32, Mt, Mt)>,
+    claims: Vec<String>,
 }
 
 impl Reserve {
@@ -75,6 +75,7 @@ impl Reserve {
             blocks: Vec::new(),
             recheck: false,
             last_steal: None,
+            claims: Vec::new(),
         };
         r.blocks = r.reserve_blocks(k);
         Some(r)
@@ -111,16 +112,13 @@ impl Reserve {
     fn check(&mut self, k: &Kernel) {
         let now = self.reserve_blocks(k);
         self.cum.entered += now.iter().filter(|b| !self.blocks.contains(b)).count() as u64;
-        let left = self.blocks.iter().filter(|b| !now.contains(b)).count() as u64;
-        self.cum.left += left;
-        if left > 0 {
-            if let Some((o, fo, smt, fmt, stolen)) = self.last_steal {
-                println!(
-                    "rsv-left {:.4} h | after a steal: order {o} from a free block of order {fo}, requested type {smt} (0 unmovable, 1 movable, 2 reclaimable), \
-                     fallback type {fmt}, pageblock claimed {stolen}",
-                    k.now as f64 / 3.6e12
-                );
-            }
+        let lost = self.blocks.iter().filter(|b| !now.contains(b)).count();
+        self.cum.left += lost as u64;
+        if lost > 0 {
+            let by = self.last_steal.map_or("no steal seen".to_string(), |(o, fo, st, fb)| {
+                format!("order {o} {st:?} request, order-{fo} block off the {fb:?} list")
+            });
+            self.claims.push(format!("{:.4} h: {by}", k.now as f64 / 3.6e12));
         }
         self.blocks = now;
     }
@@ -189,7 +187,7 @@ impl Reserve {
             taken[1],
             c.freed[0] - pv.freed[0],
             c.freed[1] - pv.freed[1],
-        )
+        ) + &if self.claims.is_empty() { String::new() } else { format!(" | claimed: {}", self.claims.join("; ")) }
     }
 }
 
@@ -240,11 +238,11 @@ impl Tracer for Reserve {
                     self.src[(pfn - self.start) as usize] = 0;
                 }
             }
-            Tracepoint::MmPageAllocExtfrag { zone, order, fallback_order, start_mt, fallback_mt, stolen }
+            Tracepoint::MmPageAllocExtfrag { zone, order, fallback_order, start_mt, fallback_mt, .. }
                 if zone == self.nz =>
             {
-                self.last_steal = Some((order, fallback_order, start_mt as u8, fallback_mt as u8, stolen));
-                self.recheck = true
+                self.recheck = true;
+                self.last_steal = Some((order, fallback_order, start_mt, fallback_mt));
             }
             Tracepoint::FilemapAdd { pfn, .. } if k.zones[self.nz].spans(pfn) => {
                 let i = (pfn - self.start) as usize;

@@ -181,3 +181,32 @@ fn full_scale_mailserver_2636_must_shows() {
     assert!(metric(a, "normal_free_order01_pct") >= 90.0, "{}", msg(a));
     assert!(metric(a, "kswapd_scan_normal_per_dma32") > 1.0, "{}", msg(a));
 }
+
+/// Simon's short-lived monitoring processes (`process.monitor`, his "under 3 forks per second"
+/// at his 15-day pgfault rate) churn Normal's per-CPU lists until 2.6.36's `__rmqueue_fallback`
+/// claims the reserve pageblock for an unmovable refill (a block of it left on the movable lists
+/// by a drain, more than half the pageblock free); nothing sets a reserve again, so Normal's
+/// free pages between fights are single pages, as his were. Without them the pageblock stays
+/// MIGRATE_RESERVE (docs/notes/history/era-2.6.36-38-kswapd.md §38.4: claimed at 43 s).
+#[test]
+#[ignore = "full scale: release build, scripts/test-all.sh runs it"]
+fn full_scale_mailserver_monitors_claim_normals_reserve_pageblock() {
+    use vmlab_core::mmzone::{ZoneType, MIGRATE_RESERVE};
+    let opts = vmlab_core::reproduce::ReproduceOpts::default();
+    let reserve_blocks = |monitors: &str| {
+        let sets = ["swap.size=0".to_string(), "duration=120s".into(), format!("process.monitor.count={monitors}")];
+        let sc = opts.load(MAILSERVER, &sets).expect("loads");
+        let (_, sim) = vmlab_core::api::run(&sc, vmlab_core::api::RunOpts::default()).expect("runs");
+        let k = &sim.k;
+        let nz = k.zones.iter().position(|z| z.kind == ZoneType::Normal).expect("a Normal zone");
+        let z = &k.zones[nz];
+        let mut blocks: Vec<usize> = (z.start_pfn..z.end_pfn)
+            .map(|p| k.pageblock_of(nz, p))
+            .filter(|&b| k.pageblock_mt[b] == MIGRATE_RESERVE as u8)
+            .collect();
+        blocks.dedup();
+        blocks.len()
+    };
+    assert!(reserve_blocks("0") >= 1, "without the monitors Normal keeps its reserve");
+    assert_eq!(reserve_blocks("1"), 0, "the monitors' churn claims it");
+}
