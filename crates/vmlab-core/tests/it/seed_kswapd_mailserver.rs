@@ -187,14 +187,19 @@ fn full_scale_mailserver_2636_must_shows() {
 /// claims the reserve pageblock for an unmovable refill (a block of it left on the movable lists
 /// by a drain, more than half the pageblock free); nothing sets a reserve again, so Normal's
 /// free pages between fights are single pages, as his were. Without them the pageblock stays
-/// MIGRATE_RESERVE (docs/notes/history/era-2.6.36-38-kswapd.md §38.4: claimed at 43 s).
+/// MIGRATE_RESERVE (docs/notes/history/era-2.6.36-38-kswapd.md §38.4: claimed at 43 s; §40.8: over seeds).
 #[test]
 #[ignore = "full scale: release build, scripts/test-all.sh runs it"]
 fn full_scale_mailserver_monitors_claim_normals_reserve_pageblock() {
     use vmlab_core::mmzone::{ZoneType, MIGRATE_RESERVE};
     let opts = vmlab_core::reproduce::ReproduceOpts::default();
-    let reserve_blocks = |monitors: &str| {
-        let sets = ["swap.size=0".to_string(), "duration=120s".into(), format!("process.monitor.count={monitors}")];
+    let reserve_blocks = |monitors: u32, seed: u32| {
+        let sets = [
+            "swap.size=0".to_string(),
+            "duration=120s".into(),
+            format!("seed={seed}"),
+            format!("process.monitor.count={monitors}"),
+        ];
         let sc = opts.load(MAILSERVER, &sets).expect("loads");
         let (_, sim) = vmlab_core::api::run(&sc, vmlab_core::api::RunOpts::default()).expect("runs");
         let k = &sim.k;
@@ -207,6 +212,12 @@ fn full_scale_mailserver_monitors_claim_normals_reserve_pageblock() {
         blocks.dedup();
         blocks.len()
     };
-    assert!(reserve_blocks("0") >= 1, "without the monitors Normal keeps its reserve");
-    assert_eq!(reserve_blocks("1"), 0, "the monitors' churn claims it");
+    // The claim is likely, not certain: whether a history meets the early window that opens it
+    // depends on its course (§40.3, §40.8: 2 of seeds 1-6 under 2.6.36 in 600 s, at 42-46 s, and
+    // none without the monitors), so count over seeds rather than assert one history's.
+    let seeds = 1..=6;
+    let kept_without = seeds.clone().filter(|&n| reserve_blocks(0, n) >= 1).count();
+    let claimed_with = seeds.filter(|&n| reserve_blocks(1, n) == 0).count();
+    assert_eq!(kept_without, 6, "without the monitors Normal keeps its reserve in every history");
+    assert!(claimed_with >= 1, "the monitors' churn claims it in some history: {claimed_with} of 6");
 }
