@@ -267,11 +267,8 @@ impl Kernel {
             // one, with the shared mapping's own protection, as 2.4's do_swap_page does with
             // `vma->vm_page_prot`. The index keeps its slot until shmem takes the page back.
             let idx = pgoff + (vpn - self.mm(mm).vmas[vi].start);
-            self.shm_claim_swapcache_page(p, file, idx);
-            crate::swap_state::swap_free(self, ctx, s);
             let w = if flags & vm::WRITE != 0 { pte::WRITE | if write { pte::DIRTY } else { 0 } } else { 0 };
-            self.pte_set_slot(slot, 0);
-            self.map_new(ctx, mm, slot, p, flags, w);
+            self.map_shm_swapcache_page(ctx, mm, slot, s, p, (file, idx), flags, w);
             crate::vmscan::nopage_accessed(self, p);
             return Fault::Done;
         }
@@ -382,17 +379,7 @@ impl Kernel {
                     return Fault::Wait { until: t, major: false };
                 }
                 // Back from the swap cache into the segment.
-                self.shm_claim_swapcache_page(p, file, idx);
-                crate::swap_state::delete_from_swap_cache(self, p);
-                self.files[file as usize].swapped[idx as usize] = 0;
-                crate::swap_state::swap_free(self, ctx, s);
-                let f = &mut self.files[file as usize];
-                f.pages[idx as usize] = p;
-                f.nrpages += 1;
-                self.g.file += 1;
-                self.g.shmem += 1;
-                // Its swap copy was just freed: the page is the only copy again.
-                self.fr.set(p, pg::DIRTY);
+                self.shmem_unuse(ctx, file, idx, s, p);
                 self.map_new(ctx, mm, slot, p, flags | vm::SHM, w);
                 crate::vmscan::nopage_accessed(self, p);
                 return Fault::Done;
@@ -436,7 +423,6 @@ impl Kernel {
     /// A swap-cache page of a shm segment's slot is the segment's page (file, index), never an
     /// anonymous one — even when swap readahead read it, as it reads every slot near a fault,
     /// for an anonymous owner. Taken over before any PTE maps it, so every mapping of it is
-    /// counted, and later uncounted, as shm.
     /// `unuse_pte` (swapoff): point the swap PTE of `mm` at `vpn`, if it still holds slot `s`, at
     /// `s`'s page `p`. The PTE is old and not writable, as `mk_pte(page, vma->vm_page_prot)`
     /// makes it for a private mapping (a later write reuses the page through `do_wp_page`); a
@@ -455,10 +441,7 @@ impl Kernel {
         let flags = v.flags;
         if let (true, VmaKind::File { file, pgoff }) = (flags & vm::SHM != 0, v.kind) {
             let idx = pgoff + (vpn - v.start);
-            self.shm_claim_swapcache_page(p, file, idx);
-            crate::swap_state::swap_free(self, ctx, s);
-            self.pte_set_slot(slot, 0);
-            self.map_new(ctx, mm, slot, p, flags, 0);
+            self.map_shm_swapcache_page(ctx, mm, slot, s, p, (file, idx), flags, 0);
             self.pt.entries[slot] &= !pte::YOUNG;
             return true;
         }
@@ -474,8 +457,8 @@ impl Kernel {
     }
 
     /// `shmem_unuse` for one index entry: page `idx` of shm segment `file`, swapped to slot `s`,
-    /// takes `s`'s page `p` back into the segment's page cache (as `shmem_fault` does from the
-    /// swap cache). False when the entry no longer holds `s`.
+    /// takes `s`'s page `p` back into the segment's page cache — `shmem_fault`'s step too, for a
+    /// page it finds in the swap cache. False when the entry no longer holds `s`.
     pub(crate) fn shmem_unuse(&mut self, ctx: &mut Ctx, file: u32, idx: u64, s: u32, p: Pfn) -> bool {
         let f = file as usize;
         if self.files.get(f).and_then(|fl| fl.swapped.get(idx as usize)).copied() != Some(s + 1) {
@@ -490,10 +473,37 @@ impl Kernel {
         fl.nrpages += 1;
         self.g.file += 1;
         self.g.shmem += 1;
+        // Its swap copy was just freed: the page is the only copy again.
         self.fr.set(p, pg::DIRTY);
         true
     }
 
+    /// A shm page in the swap cache mapped at the swap PTE `slot` that held slot `s`
+    /// (`do_swap_page`, `unuse_pte`): still the segment's page (`file`, `idx`), mapped with the
+    /// shared mapping's own protection (`w`, the PTE's write bits); the segment's index keeps
+    /// its slot until shmem takes the page back.
+    #[allow(clippy::too_many_arguments)]
+    fn map_shm_swapcache_page(
+        &mut self,
+        ctx: &mut Ctx,
+        mm: u32,
+        slot: usize,
+        s: u32,
+        p: Pfn,
+        (file, idx): (u32, u64),
+        flags: u32,
+        w: u32,
+    ) {
+        self.shm_claim_swapcache_page(p, file, idx);
+        crate::swap_state::swap_free(self, ctx, s);
+        self.pte_set_slot(slot, 0);
+        self.map_new(ctx, mm, slot, p, flags, w);
+    }
+
+    /// A swap-cache page of a shm segment's slot is the segment's page (file, index), never an
+    /// anonymous one — even when swap readahead read it, as it reads every slot near a fault,
+    /// for an anonymous owner. Taken over before any PTE maps it, so every mapping of it is
+    /// counted, and later uncounted, as shm.
     fn shm_claim_swapcache_page(&mut self, p: Pfn, file: u32, idx: u64) {
         if self.fr.has(p, pg::ANON) {
             self.fr.clear(p, pg::ANON);

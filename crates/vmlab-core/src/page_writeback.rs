@@ -400,9 +400,7 @@ fn prefetch_next_inodes(k: &Kernel) {
         let q = &k.dirty_inodes;
         // The slot a pass over `f` looks at first.
         fn first(f: &crate::filemap::File) -> Option<&Pfn> {
-            let n = f.pages.len() as u64;
-            let idx = f.writeback_index.min(n);
-            f.pages.get(if idx >= n { 0 } else { idx as usize })
+            f.pages.get(f.writeback_index as usize).or(f.pages.first())
         }
         if let Some(f) = q.get(3).and_then(|&(_, fi)| k.files.get(fi as usize)) {
             // The struct spans up to five cache lines; the pass reads fields all over it.

@@ -352,12 +352,10 @@ pub fn try_to_free_pages(k: &mut Kernel, ctx: &mut Ctx, _gfp: Gfp, _order: u32, 
     snap.add_since(k, ctx, waited);
     match r {
         Run::Done(ok) => {
-            if !ok {
-                task::entry(&mut k.reclaim.aa24_mut().stats, t).failed += 1;
-            }
             if ok {
                 (SWAP_CLUSTER_MAX as i64 - st.nr.max(0)).max(1) as u64
             } else {
+                task::entry(&mut k.reclaim.aa24_mut().stats, t).failed += 1;
                 0
             }
         }
