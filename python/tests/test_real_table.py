@@ -1,0 +1,160 @@
+"""scripts/real-table.py on a fake record: two rows of made-up host runs, a stand-in `vmlab` that
+writes one of two small simulated JSONs, no real run and no simulation."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "real-table.py"
+COUNTERS = ["pgscan_file", "pgsteal_file", "pgactivate", "nr_vmscan_immediate_reclaim"]
+
+
+def run_json(elapsed, sys_s, some, vm, marks=None):
+    """A vmlab.run/1 document with only what the table reads."""
+    metrics = {"sys_s": sys_s, **(marks or {})}
+    psi = {k: {"avg10": 0.0, "avg60": 0.0, "avg300": 0.0, "total": int(some * 1e6)} for k in ("some", "full")}
+    return {"schema": "vmlab.run/1", "elapsed_s": elapsed, "metrics": metrics, "pressure": psi, "vmstat": vm}
+
+
+def host_run(elapsed, sys_s, some, vm):
+    r = run_json(elapsed, sys_s, some, vm)
+    return {
+        "elapsed_s": r["elapsed_s"],
+        "sys_s": sys_s,
+        "psi_some_s": some,
+        "psi_full_s": some,
+        "vmstat": vm,
+    }
+
+
+def setup(tmp_path):
+    # Row "small": every figure inside but pgactivate (host 10,000 / 12,000, vmlab 20,000: ×1.82,
+    # 9,000 pages over) and PSI (×2.0 on a thrashing example).
+    # Row "big": elapsed ×0.5 and kernel CPU ×2.0 out; pgscan_file falls where the host's rises.
+    small_host = [
+        host_run(10.0, 1.0, 1.0, {"pgscan_file": 100_000, "pgsteal_file": 90_000, "pgactivate": 10_000}),
+        host_run(12.0, 1.2, 1.0, {"pgscan_file": 110_000, "pgsteal_file": 95_000, "pgactivate": 12_000}),
+    ]
+    big_host = [
+        host_run(20.0, 1.0, 2.0, {"pgscan_file": 200_000, "pgsteal_file": 180_000, "pgactivate": 11_000}),
+        host_run(22.0, 1.0, 2.0, {"pgscan_file": 210_000, "pgsteal_file": 190_000, "pgactivate": 11_500}),
+    ]
+    sims = {
+        "small": run_json(11.0, 1.1, 2.0, {"pgscan_file": 110_000, "pgsteal_file": 93_000, "pgactivate": 20_000}),
+        "big": run_json(10.5, 2.2, 2.0, {"pgscan_file": 100_000, "pgsteal_file": 185_000, "pgactivate": 11_000}),
+    }
+    for k, d in sims.items():
+        (tmp_path / f"canned-{k}.json").write_text(json.dumps(d))
+    rec = {
+        "schema": "vmlab.real-record/1",
+        "counters": COUNTERS,
+        "rows": [
+            {"id": "small", "workload": "tiny small", "scenario": "tiny.toml", "sets": ["vars.v=small"], "disk": "var-tmp", "elapsed": "elapsed_s", "psi": True, "runs": small_host},
+            {"id": "big", "workload": "tiny big", "scenario": "tiny.toml", "sets": ["vars.v=big"], "disk": "loop-x", "elapsed": "elapsed_s", "psi": False, "runs": big_host, "disk_sets": ["disk.sda.bandwidth=\"1GB/s\""]},
+        ],
+        "pairs": [["small", "big"]],
+        "speedup": {"one": "big", "many": "small"},
+    }
+    (tmp_path / "rec.json").write_text(json.dumps(rec))
+    # The stand-in binary: records its command line, writes the canned run the --set names.
+    fake = tmp_path / "vmlab"
+    fake.write_text(
+        f"#!{sys.executable}\n"
+        "import sys, shutil, json, pathlib\n"
+        "a = sys.argv[1:]\n"
+        "if a == ['--version']:\n"
+        "    print('vmlab fake'); sys.exit(0)\n"
+        f"pathlib.Path({str(tmp_path)!r}, 'calls.txt').open('a').write(json.dumps(a) + '\\n')\n"
+        "v = [x for x in a if x.startswith('vars.v=')][0].split('=')[1]\n"
+        f"shutil.copy(pathlib.Path({str(tmp_path)!r}, 'canned-' + v + '.json'), a[a.index('--json') + 1])\n"
+    )
+    fake.chmod(0o755)
+    return fake
+
+
+def table(tmp_path, *extra):
+    return subprocess.run(
+        [sys.executable, str(SCRIPT), str(tmp_path / "rec.json"), *extra],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def test_the_table_marks_what_is_outside_and_only_that(tmp_path):
+    fake = setup(tmp_path)
+    out = table(tmp_path, "--vmlab", str(fake), "--json", str(tmp_path / "t.json"))
+    assert out.returncode == 0, out.stderr
+    doc = json.loads((tmp_path / "t.json").read_text())
+    cells = {(r["id"], c["figure"]): c for r in doc["rows"] for c in r["cells"]}
+    # Inside: the host mean is 11.0 s, 105,000 scanned.
+    assert cells[("small", "elapsed_s")]["ok"] is True
+    assert cells[("small", "pgscan_file")]["ok"] is True
+    assert abs(cells[("small", "pgscan_file")]["ratio"] - 110_000 / 105_000) < 1e-9
+    # Outside.
+    assert cells[("small", "pgactivate")]["ok"] is False
+    assert cells[("small", "psi_some_s")]["ok"] is False
+    assert cells[("big", "elapsed_s")]["ok"] is False
+    assert cells[("big", "sys_s")]["ok"] is False
+    # -1,250 pages is ×0.89 and within 2,000 pages anyway; PSI is not bounded on a non-example.
+    assert cells[("big", "pgactivate")]["ok"] is True
+    assert cells[("big", "psi_some_s")]["ok"] is None
+    # A counter zero on both sides is left out.
+    assert ("small", "nr_vmscan_immediate_reclaim") not in cells
+    # The pair: the host's pgscan_file rises (runs apart), vmlab's falls; pgsteal_file rises on both.
+    pairs = {p["figure"]: p for p in doc["pairs"]}
+    assert pairs["pgscan_file"]["ok"] is False and pairs["pgscan_file"]["host_way"] == "up"
+    assert pairs["pgsteal_file"]["ok"] is True
+    # pgactivate: the host's runs overlap (10,000-12,000 against 11,000-11,500): no direction.
+    assert pairs["pgactivate"]["ok"] is None
+    # Speedup: host 21 / 11 = 1.91, vmlab 10.5 / 11 = 0.95.
+    assert doc["speedup"]["ok"] is False
+    assert any("pgactivate" in x for x in doc["outside"])
+    assert "✗" in out.stdout and "| tiny small | elapsed_s |" in out.stdout
+    # The loop row replays its recorded disk --sets before its own; the other does not.
+    calls = [json.loads(x) for x in (tmp_path / "calls.txt").read_text().splitlines()]
+    big = next(c for c in calls if "vars.v=big" in c)
+    small = next(c for c in calls if "vars.v=small" in c)
+    assert big.index('disk.sda.bandwidth="1GB/s"') < big.index("vars.v=big")
+    assert not any(x.startswith("disk.") for x in small)
+    assert big[:4] == ["run", "--host", "--disk-dir", "/var/tmp"]
+    assert "start small" in out.stderr and "[2/2]" in out.stderr
+
+
+def test_a_live_disk_dir_replaces_the_recorded_sets(tmp_path):
+    fake = setup(tmp_path)
+    out = table(tmp_path, "--vmlab", str(fake), "--disk-dir", f"loop-x={tmp_path}", "--json", "-")
+    assert out.returncode == 0, out.stderr
+    calls = [json.loads(x) for x in (tmp_path / "calls.txt").read_text().splitlines()]
+    big = next(c for c in calls if "vars.v=big" in c)
+    assert big[3] == str(tmp_path) and not any(x.startswith("disk.") for x in big)
+    assert json.loads(out.stdout)["schema"] == "vmlab.real-table/1"
+
+
+def test_kept_simulations_are_not_run_again(tmp_path):
+    fake = setup(tmp_path)
+    sims = tmp_path / "sims"
+    sims.mkdir()
+    for k in ("small", "big"):
+        (sims / f"{k}.json").write_text((tmp_path / f"canned-{k}.json").read_text())
+    out = table(tmp_path, "--vmlab", str(fake), "--sims", str(sims))
+    assert out.returncode == 0, out.stderr
+    assert not (tmp_path / "calls.txt").exists()
+    assert "Outside (" in out.stdout
+
+
+def test_bad_input_is_one_clear_line(tmp_path):
+    (tmp_path / "rec.json").write_text('{"schema": "vmlab.run/1"}')
+    out = table(tmp_path, "--vmlab", "/nonexistent")
+    assert out.returncode == 2
+    assert "not vmlab.real-record/1" in out.stderr
+    (tmp_path / "rec.json").write_text("{")
+    out = table(tmp_path)
+    assert out.returncode == 2 and "not JSON" in out.stderr
+    fake = setup(tmp_path)
+    rec = json.loads((tmp_path / "rec.json").read_text())
+    rec["pairs"] = [["small", "nosuch"]]
+    (tmp_path / "rec.json").write_text(json.dumps(rec))
+    out = table(tmp_path, "--vmlab", str(fake))
+    assert out.returncode == 2 and "does not name two rows" in out.stderr
