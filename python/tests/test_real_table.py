@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "real-table.py"
-COUNTERS = ["pgscan_file", "pgsteal_file", "pgactivate", "nr_vmscan_immediate_reclaim"]
+COUNTERS = ["pgscan_file", "pgsteal_file", "pswpin", "pgactivate", "nr_vmscan_immediate_reclaim"]
 
 
 def run_json(elapsed, sys_s, some, vm, marks=None):
@@ -33,16 +33,16 @@ def setup(tmp_path):
     # 9,000 pages over) and PSI (×2.0 on a thrashing example).
     # Row "big": elapsed ×0.5 and kernel CPU ×2.0 out; pgscan_file falls where the host's rises.
     small_host = [
-        host_run(10.0, 1.0, 1.0, {"pgscan_file": 100_000, "pgsteal_file": 90_000, "pgactivate": 10_000}),
-        host_run(12.0, 1.2, 1.0, {"pgscan_file": 110_000, "pgsteal_file": 95_000, "pgactivate": 12_000}),
+        host_run(10.0, 1.0, 1.0, {"pgscan_file": 100_000, "pgsteal_file": 90_000, "pgactivate": 10_000, "pswpin": 100_000}),
+        host_run(12.0, 1.2, 1.0, {"pgscan_file": 110_000, "pgsteal_file": 95_000, "pgactivate": 12_000, "pswpin": 100_100}),
     ]
     big_host = [
-        host_run(20.0, 1.0, 2.0, {"pgscan_file": 200_000, "pgsteal_file": 180_000, "pgactivate": 11_000}),
-        host_run(22.0, 1.0, 2.0, {"pgscan_file": 210_000, "pgsteal_file": 190_000, "pgactivate": 11_500}),
+        host_run(20.0, 1.0, 2.0, {"pgscan_file": 200_000, "pgsteal_file": 180_000, "pgactivate": 11_000, "pswpin": 103_000}),
+        host_run(22.0, 1.0, 2.0, {"pgscan_file": 210_000, "pgsteal_file": 190_000, "pgactivate": 11_500, "pswpin": 103_100}),
     ]
     sims = {
-        "small": run_json(11.0, 1.1, 2.0, {"pgscan_file": 110_000, "pgsteal_file": 93_000, "pgactivate": 20_000}),
-        "big": run_json(10.5, 2.2, 2.0, {"pgscan_file": 100_000, "pgsteal_file": 185_000, "pgactivate": 11_000}),
+        "small": run_json(11.0, 1.1, 2.0, {"pgscan_file": 110_000, "pgsteal_file": 93_000, "pgactivate": 20_000, "pswpin": 100_000}),
+        "big": run_json(10.5, 2.2, 2.0, {"pgscan_file": 100_000, "pgsteal_file": 185_000, "pgactivate": 11_000, "pswpin": 90_000}),
     }
     for k, d in sims.items():
         (tmp_path / f"canned-{k}.json").write_text(json.dumps(d))
@@ -108,6 +108,9 @@ def test_the_table_marks_what_is_outside_and_only_that(tmp_path):
     assert pairs["pgsteal_file"]["ok"] is True
     # pgactivate: the host's runs overlap (10,000-12,000 against 11,000-11,500): no direction.
     assert pairs["pgactivate"]["ok"] is None
+    # pswpin: the host's runs are apart but +3 % is no move, so vmlab's fall is not checked.
+    assert pairs["pswpin"]["host_way"] == "flat" and pairs["pswpin"]["ok"] is None
+    assert pairs["pswpin"]["sim_way"] == "down"
     # Speedup: host 21 / 11 = 1.91, vmlab 10.5 / 11 = 0.95.
     assert doc["speedup"]["ok"] is False
     assert any("pgactivate" in x for x in doc["outside"])
