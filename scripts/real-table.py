@@ -416,6 +416,15 @@ def provenance(sims: dict) -> dict:
 def cmd_table(a) -> int:
     rec = load_json(Path(a.record), "record")
     check_record(rec, a.record)
+    if a.only:
+        want = set(a.only.split(","))
+        unknown = want - {r["id"] for r in rec["rows"]}
+        if unknown:
+            raise Bad(f"--only: no rows {', '.join(sorted(unknown))} in {a.record}")
+        rec["rows"] = [r for r in rec["rows"] if r["id"] in want]
+        rec["pairs"] = [p for p in rec.get("pairs") or [] if set(p) <= want]
+        if rec.get("speedup") and not {rec["speedup"]["one"], rec["speedup"]["many"]} <= want:
+            rec["speedup"] = None
     rows = rec["rows"]
     sims = simulate(a, rows)
     table = {r["id"]: row_cells(r, sims[r["id"]]) for r in rows}
@@ -515,6 +524,7 @@ def main(argv: list[str]) -> int:
     t.add_argument("--sims", help="take DIR/ID.json instead of running where it exists")
     t.add_argument("--keep", help="keep the simulations' JSON in DIR")
     t.add_argument("--disk-dir", action="append", metavar="KIND=DIR", help="run a row whose real runs wrote to KIND with --disk-dir DIR")
+    t.add_argument("--only", metavar="ID,...", help="only these rows (their pairs and speedup where both are in)")
     t.add_argument("--moves-only", action="store_true", help="list only the figures the host moves between variants")
     r = sub.add_parser("record", help="build a record from `vmlab real` JSON")
     r.add_argument("--rows", required=True)

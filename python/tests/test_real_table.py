@@ -147,6 +147,17 @@ def test_kept_simulations_are_not_run_again(tmp_path):
     assert "Outside (" in out.stdout
 
 
+def test_only_some_rows(tmp_path):
+    fake = setup(tmp_path)
+    out = table(tmp_path, "--vmlab", str(fake), "--only", "small", "--json", "-")
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert [r["id"] for r in doc["rows"]] == ["small"] and doc["pairs"] == [] and doc["speedup"] is None
+    assert len((tmp_path / "calls.txt").read_text().splitlines()) == 1
+    out = table(tmp_path, "--vmlab", str(fake), "--only", "nosuch")
+    assert out.returncode == 2 and "no rows nosuch" in out.stderr
+
+
 def test_bad_input_is_one_clear_line(tmp_path):
     (tmp_path / "rec.json").write_text('{"schema": "vmlab.run/1"}')
     out = table(tmp_path, "--vmlab", "/nonexistent")
