@@ -257,7 +257,7 @@ def simulate(a, rows: list[dict]) -> dict:
     def one(r):
         out = keep / f"{r['id']}.json"
         cmd = sim_command(a, r, out)
-        print(f"real-table: start {r['id']}: {' '.join(cmd[1:6])} ...", file=sys.stderr, flush=True)
+        print(f"real-table: start {r['id']}: {r['scenario']} {' '.join(r['sets'])[:60]}", file=sys.stderr, flush=True)
         t = time.monotonic()
         p = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, check=False)
         done[0] += 1
