@@ -32,6 +32,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -249,10 +250,13 @@ def simulate(a, rows: list[dict]) -> dict:
             sims[r["id"]] = load_json(p, "simulation")
         else:
             todo.append(r)
+    if todo and not os.access(a.vmlab, os.X_OK):
+        raise Bad(f"--vmlab {a.vmlab}: not an executable (build it: cargo build --profile ci -p vmlab)")
     keep = Path(a.keep) if a.keep else Path(tempfile.mkdtemp(prefix="vmlab-real-table."))
     keep.mkdir(parents=True, exist_ok=True)
     t0 = time.monotonic()
     done = [0]
+    lock = threading.Lock()
 
     def one(r):
         out = keep / f"{r['id']}.json"
@@ -260,9 +264,11 @@ def simulate(a, rows: list[dict]) -> dict:
         print(f"real-table: start {r['id']}: {r['scenario']} {' '.join(r['sets'])[:60]}", file=sys.stderr, flush=True)
         t = time.monotonic()
         p = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, check=False)
-        done[0] += 1
+        with lock:
+            done[0] += 1
+            n = done[0]
         print(
-            f"real-table: [{done[0]}/{len(todo)}] {r['id']} done in {time.monotonic() - t:.0f} s"
+            f"real-table: [{n}/{len(todo)}] {r['id']} done in {time.monotonic() - t:.0f} s"
             f" (wall {time.monotonic() - t0:.0f} s){'' if p.returncode == 0 else ', FAILED'}",
             file=sys.stderr,
             flush=True,

@@ -172,3 +172,7 @@ def test_bad_input_is_one_clear_line(tmp_path):
     (tmp_path / "rec.json").write_text(json.dumps(rec))
     out = table(tmp_path, "--vmlab", str(fake))
     assert out.returncode == 2 and "does not name two rows" in out.stderr
+    rec["pairs"] = []
+    (tmp_path / "rec.json").write_text(json.dumps(rec))
+    out = table(tmp_path, "--vmlab", str(tmp_path / "no-such-vmlab"))
+    assert out.returncode == 2 and "not an executable" in out.stderr
