@@ -138,6 +138,10 @@ pub fn real(a: RealArgs) -> ExitCode {
     }
     let rep = report::build(&sc, &out, cg, prep.swap, &a.sets);
     let text = report::text(&rep, &out, cg);
+    // On standard error as well: with `--json FILE` the text report is not printed.
+    for e in &out.io_errors {
+        eprintln!("vmlab real: I/O stopped short (the run did less than the scenario asks): {e}");
+    }
     drop(env);
     report::emit(&rep, &text, a.json.as_deref())
 }

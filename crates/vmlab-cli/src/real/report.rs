@@ -142,6 +142,9 @@ pub fn build(sc: &Scenario, out: &Outcome, cg: &Cgroup, swap: Option<u64>, sets:
     if let Some(why) = &out.stopped_by {
         notes.insert("stopped_by", why.clone());
     }
+    if !out.io_errors.is_empty() {
+        notes.insert("io_errors", out.io_errors.join("; "));
+    }
     for s in sets {
         let (k, v) = s.split_once('=').unwrap_or((s, ""));
         params.insert(k, json!(v));
@@ -253,6 +256,9 @@ pub fn text(rep: &RunReport, out: &Outcome, cg: &Cgroup) -> String {
     }
     if !out.oom_killed.is_empty() {
         let _ = writeln!(o, "OOM-killed in the cgroup: {}", out.oom_killed.join(", "));
+    }
+    for e in &out.io_errors {
+        let _ = writeln!(o, "I/O stopped short (the run did less than the scenario asks): {e}");
     }
     if !rep.disks.is_empty() {
         o.push_str("host-wide ");

@@ -62,6 +62,9 @@ pub struct Outcome {
     /// Readings at the start, every interval, and at the end.
     pub snaps: Vec<HostSnap>,
     pub marks: Vec<(String, f64)>,
+    /// A read or write that stopped short (`errno` set, the program went on): the run did less
+    /// I/O than the scenario, which the report must say.
+    pub io_errors: Vec<String>,
     pub tasks: Vec<TaskCpu>,
     /// System time of the workload's processes (their `ru_stime`, threads included), seconds:
     /// the kernel CPU the cost table is calibrated against (scripts/calibrate-costs.sh).
@@ -120,6 +123,7 @@ pub fn supervise(progs: &[Program], plan: Vec<Planned>, env: &mut Env, lim: &Lim
         elapsed: 0.0,
         snaps: Vec::new(),
         marks: Vec::new(),
+        io_errors: Vec::new(),
         tasks: Vec::new(),
         sys_s: 0.0,
         peak_polled: 0,
@@ -165,12 +169,14 @@ pub fn supervise(progs: &[Program], plan: Vec<Planned>, env: &mut Env, lim: &Lim
                 _ => break,
             }
         }
-        if let Err(f) = drain(rfd, &mut partial, &names, &mut alive, &mut out.marks) {
+        if let Err(f) = drain(rfd, &mut partial, &names, &mut alive, &mut out.marks, &mut out.io_errors) {
             break Err(f);
         }
         if let Err(f) = reap(libc::WNOHANG, &mut alive, children, &mut out, cg) {
             // A child that failed on a program error said where before it exited.
-            break Err(drain(rfd, &mut partial, &names, &mut alive, &mut out.marks).err().unwrap_or(f));
+            break Err(drain(rfd, &mut partial, &names, &mut alive, &mut out.marks, &mut out.io_errors)
+                .err()
+                .unwrap_or(f));
         }
         out.peak_polled = out.peak_polled.max(cg.read().usage);
         if now >= next_sample {
@@ -220,13 +226,14 @@ pub fn supervise(progs: &[Program], plan: Vec<Planned>, env: &mut Env, lim: &Lim
 }
 
 /// Handle the complete lines children have written: `PID M T_NS NAME`, `PID F`,
-/// `PID E OFFSET LEN MESSAGE`, `PID X MESSAGE`.
+/// `PID E OFFSET LEN MESSAGE`, `PID W MESSAGE` (I/O that stopped short), `PID X MESSAGE`.
 fn drain(
     rfd: libc::c_int,
     partial: &mut String,
     names: &BTreeMap<libc::pid_t, String>,
     alive: &mut BTreeMap<libc::pid_t, Alive>,
     marks: &mut Vec<(String, f64)>,
+    io_errors: &mut Vec<String>,
 ) -> Result<(), Failure> {
     let mut buf = [0u8; 4096];
     loop {
@@ -249,6 +256,7 @@ fn drain(
                 let (t, name) = rest.split_once(' ').unwrap_or(("0", rest));
                 marks.push((name.to_string(), t.parse::<f64>().unwrap_or(0.0) / 1e9));
             }
+            "W" => io_errors.push(format!("{who}: {rest}")),
             "F" => {
                 if let Some(a) = alive.get_mut(&pid) {
                     a.forever = true;
@@ -323,5 +331,33 @@ fn oom_hint(sig: libc::c_int) -> &'static str {
     match sig {
         libc::SIGSEGV | libc::SIGBUS => " (a touch outside a live mapping: after munmap?)",
         _ => "",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_write_that_stopped_short_is_kept_for_the_report_and_the_run_goes_on() {
+        let mut fds = [0; 2];
+        // SAFETY: a pipe of our own, both ends closed below.
+        assert_eq!(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_NONBLOCK) }, 0);
+        let lines = "41 M 2000000000 start\n41 W write `out` stopped after 949813248 of 1073741824 bytes: No space left on device (os error 28)\n";
+        // SAFETY: writes a valid buffer to our pipe.
+        unsafe { libc::write(fds[1], lines.as_ptr().cast(), lines.len()) };
+        let names = BTreeMap::from([(41, "writer".to_string())]);
+        let (mut partial, mut alive, mut marks, mut io_errors) =
+            (String::new(), BTreeMap::new(), Vec::new(), Vec::new());
+        let r = drain(fds[0], &mut partial, &names, &mut alive, &mut marks, &mut io_errors);
+        // SAFETY: our own descriptors.
+        unsafe { libc::close(fds[0]) };
+        unsafe { libc::close(fds[1]) };
+        assert!(r.is_ok(), "a short write is not a program error: the program goes on with errno set");
+        assert_eq!(marks, vec![("start".to_string(), 2.0)]);
+        assert_eq!(
+            io_errors,
+            vec!["writer: write `out` stopped after 949813248 of 1073741824 bytes: No space left on device (os error 28)"]
+        );
     }
 }

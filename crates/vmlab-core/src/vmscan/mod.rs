@@ -529,7 +529,8 @@ pub fn rotate_reclaimable_page(k: &mut Kernel, p: Pfn) {
     del_page_from_lru(k, p);
     k.fr.clear(p, pg::ACTIVE);
     add_to_list(k, p, l, true);
-    k.ev.inc(Vm::Pgrotated);
+    // lru_move_tail counts folio_nr_pages.
+    k.ev.add(Vm::Pgrotated, k.fr.folio_nr(p));
 }
 
 /// `wakeup_kswapd` for an allocation that failed the LOW watermark in zone `zid`.

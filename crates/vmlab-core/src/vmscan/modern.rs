@@ -515,7 +515,7 @@ fn shrink_folio_list(
             // Cases 1 and 2: mark it for immediate reclaim and activate it; the end of its
             // write moves it to the inactive tail (folio_rotate_reclaimable).
             if f & pg::RECLAIM != 0 {
-                sc.nr_immediate += 1;
+                sc.nr_immediate += nr;
             }
             if sc.is_kswapd && f & pg::RECLAIM != 0 {
                 st.nr_immediate += nr;
@@ -579,7 +579,8 @@ fn shrink_folio_list(
             if file && (!sc.is_kswapd || !k.fr.has(p, pg::RECLAIM)) {
                 // Only kswapd writes file pages, and only ones it has seen dirty before; the
                 // rest get another trip round the LRU, to be reclaimed when their write ends.
-                k.ev.inc(Vm::NrVmscanImmediateReclaim);
+                // Counted by the folio's pages (node_stat_mod_folio), as the activation is.
+                k.ev.add(Vm::NrVmscanImmediateReclaim, k.fr.folio_nr(p));
                 k.fr.set(p, pg::RECLAIM | pg::ACTIVE);
                 activated += k.fr.folio_nr(p);
                 putback(k, p);

@@ -358,3 +358,40 @@ fn mark_accessed_activation_counts_on_the_lru_only_and_in_the_group() {
     assert_eq!(k.ev.get(Vm::Pgactivate), 1, "not counted off the LRU");
     assert_eq!(k.memcg.groups[1].ev.get(Vm::Pgactivate), 1);
 }
+
+/// A file folio of `order` on node 0's inactive file list with `flags`.
+fn file_folio_on_lru(k: &mut Kernel, order: u32, flags: u32) -> Pfn {
+    let zid = k.nodes[0].zones[0];
+    let p = k.rmqueue(zid, order, Mt::Movable).expect("a free block");
+    k.fr.set_folio(p, order);
+    k.fr.set(p, flags);
+    lru_add(k, p);
+    p
+}
+
+/// 6.x `shrink_folio_list` leaves a dirty file folio met by a reclaimer other than kswapd for
+/// the flusher with `node_stat_mod_folio(folio, NR_VMSCAN_IMMEDIATE, nr_pages)`: a large folio
+/// counts its pages, as PGACTIVATE does for it (`activate_locked`, `nr_pages`).
+#[test]
+fn immediate_reclaim_counts_a_dirty_folio_by_its_pages() {
+    let mut k = kernel();
+    let mut ctx = Ctx::default();
+    let p = file_folio_on_lru(&mut k, 2, pg::DIRTY);
+    let mut sc = sc_at(DEF_PRIORITY);
+    shrink_inactive_list(&mut k, &mut ctx, Lv::root(0), LRU_INACTIVE_FILE, SWAP_CLUSTER_MAX, &mut sc);
+    assert!(k.fr.has(p, pg::RECLAIM) && k.fr.has(p, pg::ACTIVE), "marked for immediate reclaim and activated");
+    assert_eq!(k.ev.get(Vm::Pgactivate), 4, "activate_locked counts nr_pages");
+    assert_eq!(k.ev.get(Vm::NrVmscanImmediateReclaim), 4, "so does NR_VMSCAN_IMMEDIATE");
+}
+
+/// 6.x `lru_move_tail` (from `folio_rotate_reclaimable` at the end of a marked folio's write)
+/// moves it to the inactive tail, active or not, and counts `PGROTATED` by `folio_nr_pages`.
+#[test]
+fn rotation_counts_a_folio_by_its_pages() {
+    let mut k = kernel();
+    let p = file_folio_on_lru(&mut k, 2, pg::ACTIVE);
+    crate::vmscan::rotate_reclaimable_page(&mut k, p);
+    assert!(!k.fr.has(p, pg::ACTIVE), "to the inactive list");
+    assert_eq!(k.fr.lru_list(p) as usize, LRU_INACTIVE_FILE);
+    assert_eq!(k.ev.get(Vm::Pgrotated), 4);
+}
