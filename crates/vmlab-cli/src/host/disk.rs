@@ -364,10 +364,15 @@ pub fn measure(dir: &Path) -> Result<Measured, String> {
     let device = device_of(dir)?;
     let chunk = max_sectors_bytes(&device).unwrap_or(1 << 20).clamp(2 * SMALL, 64 << 20);
     let path = dir.join(format!("vmlab-disk-probe-{}", std::process::id()));
-    // The read-around's requests end at the chunk too; a device without readahead is timed with
-    // the 128 KiB default's window.
+    // The read-around's requests end at the chunk too. A device without readahead (or none
+    // found) is timed with the 128 KiB default's window; a window is two requests at least and
+    // 16 MiB (32 readers) at most, so the scratch file stays near its 256 MiB.
     let req = WINDOW_REQ.min(chunk);
-    let window = read_ahead_bytes(&device).filter(|&b| b > 0).unwrap_or(128 << 10).next_multiple_of(req).max(2 * req);
+    let window = read_ahead_bytes(&device)
+        .filter(|&b| b > 0)
+        .unwrap_or(128 << 10)
+        .next_multiple_of(req)
+        .clamp(2 * req, (16 << 20).max(2 * req));
     let r = measure_file(&path, chunk, window, req);
     let _ = std::fs::remove_file(&path);
     let (read_4k_ns, read_chunk_ns, write_chunk_ns, iops_at_depth, device_bps, window_ns) =
