@@ -10,7 +10,12 @@
 //! (`spindles / (latency + 4 KiB / bw)`: small requests are bound by their latency, which the
 //! streams overlap), and the most bytes per second reads of [`DEVICE_PROBE`] sizes move with
 //! several in flight (`device_bandwidth`: large requests are bound by the transfer they share;
-//! the device's ceiling is the best any mix reaches, so the figure is the maximum). The chunk is the
+//! the device's ceiling is the best any mix reaches, so the figure is the maximum). Since `/4` a
+//! read-around window is timed too ([`Window`]): a mmap fault reads `read_ahead_kb` around it
+//! in requests that are all in flight at once, and when the device moves such a window slower
+//! than the other figures predict, the shared link is lowered until the model's window takes
+//! the measured time (on this development host, 2026-11-28, zipf-file's read-around moved
+//! 0.85–0.91 GB/s and the best sequential mix 1.69 GB/s). The chunk is the
 //! queue's `max_sectors_kb`: the block layer splits a bio there, so it is the largest request
 //! the device sees. Page-cache misses bypass nothing here: like the real run's files, the
 //! scratch file was just written, so a hypervisor's cache below a virtual disk serves both alike.
@@ -36,8 +41,16 @@ const SCRATCH_BYTES: u64 = 256 << 20;
 const SMALL: u64 = 4096;
 const SMALL_READS: u32 = 2000;
 /// `/2` added the chunk reads at depth, `/3` times the writes as overwrites without a
-/// `fdatasync`; an older cache file is measured again.
-const SCHEMA: &str = "vmlab.host-disk/3";
+/// `fdatasync`, `/4` adds the read-around window. A `/3` file is still read as it stands (its
+/// model is the one it gave before); an older one is measured again.
+const SCHEMA: &str = "vmlab.host-disk/4";
+const SCHEMA_3: &str = "vmlab.host-disk/3";
+/// The read-around window's requests: zipf-file's read-around requests on the development host
+/// were 436–446 KiB on average (`/sys/block/vda/stat`, 2026-11-28), readahead's bios ending at
+/// cached pages and at `max_segments`.
+const WINDOW_REQ: u64 = 512 << 10;
+/// Windows timed: each of the scratch file's windows once, twice over in another order.
+const WINDOW_PASSES: u64 = 2;
 
 /// What was measured, in the units it was measured in.
 #[derive(Clone, Debug, PartialEq)]
@@ -61,6 +74,54 @@ pub struct Measured {
     /// The most bytes per second O_DIRECT reads moved with several in flight, each reader
     /// sequential in its own part of the file ([`DEVICE_PROBE`]'s sizes and depths).
     pub device_bps: u64,
+    /// A read-around window's time (`/4`; `None` in a `/3` file).
+    pub window: Option<Window>,
+}
+
+/// A mmap fault's read-around as the device sees it (6.8 `mm/filemap.c`
+/// `do_sync_mmap_readahead`: `ra_pages` around the fault, submitted together under
+/// `read_pages`' plug): `bytes` at a window-aligned offset as `req_bytes` O_DIRECT reads all in
+/// flight at once, one window after another; `ns` is the mean from the first read's start to the
+/// last one's end.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Window {
+    pub bytes: u64,
+    pub req_bytes: u64,
+    pub ns: u64,
+}
+
+impl Window {
+    /// The model's time for this window on a disk of `p`, alone: every request submitted at once,
+    /// the window placed at a chunk boundary as the measurement's windows are (see [`measure`]).
+    pub fn model_ns(&self, p: DiskParams) -> u64 {
+        let Ok(mut d) = vmlab_core::disk::Disk::new(p) else { return u64::MAX };
+        let t0 = 1_000_000_000;
+        let n = self.bytes.div_ceil(self.req_bytes.max(1));
+        let done = (0..n).map(|k| d.submit(t0, k * self.req_bytes, self.req_bytes, false)).max().unwrap_or(t0);
+        done - t0
+    }
+
+    /// `p` with its link lowered until the model's window takes the measured time; `p` itself
+    /// when the model is already as slow (the window then says nothing the other figures did
+    /// not: its time is the streams', not the link's).
+    pub fn fit_link(&self, p: DiskParams) -> DiskParams {
+        let with = |bps: u64| DiskParams { device_bandwidth_bps: bps, ..p };
+        let top = if p.device_bandwidth_bps > 0 { p.device_bandwidth_bps } else { u64::MAX / 4 };
+        if self.model_ns(with(top)) >= self.ns {
+            return p;
+        }
+        // The model's time falls as the link widens: the widest link still as slow as measured.
+        let (mut lo, mut hi) = (1_000_000u64, top);
+        while hi - lo > 1_000 {
+            let mid = lo + (hi - lo) / 2;
+            if self.model_ns(with(mid)) >= self.ns {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        with(lo)
+    }
 }
 
 impl Measured {
@@ -88,7 +149,7 @@ impl Measured {
             Some(t) => ((c as u128 * 1_000_000_000 / t as u128) as u64).max(1),
             None => bw,
         };
-        DiskParams {
+        let p = DiskParams {
             bandwidth_bps: bw,
             seek_ns: 0,
             latency_ns,
@@ -98,12 +159,16 @@ impl Measured {
             chunk_bytes: c,
             device_bandwidth_bps: self.device_bps,
             write_bandwidth_bps,
+        };
+        match self.window {
+            Some(w) => w.fit_link(p),
+            None => p,
         }
     }
 
     pub fn to_json(&self) -> serde_json::Value {
-        serde_json::json!({
-            "schema": SCHEMA,
+        let mut v = serde_json::json!({
+            "schema": if self.window.is_some() { SCHEMA } else { SCHEMA_3 },
             "dir": self.dir,
             "device": self.device,
             "kernel": self.kernel,
@@ -114,13 +179,20 @@ impl Measured {
             "iops_at_depth": self.iops_at_depth,
             "depth": self.depth,
             "device_bps": self.device_bps,
-        })
+        });
+        if let Some(w) = self.window {
+            v["window_bytes"] = w.bytes.into();
+            v["window_req_bytes"] = w.req_bytes.into();
+            v["read_window_ns"] = w.ns.into();
+        }
+        v
     }
 
     pub fn from_json(text: &str) -> Result<Measured, String> {
         let v: serde_json::Value = serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
-        if v.get("schema").and_then(|s| s.as_str()) != Some(SCHEMA) {
-            return Err(format!("not a {SCHEMA} document"));
+        let schema = v.get("schema").and_then(|s| s.as_str());
+        if schema != Some(SCHEMA) && schema != Some(SCHEMA_3) {
+            return Err(format!("not a {SCHEMA} (or {SCHEMA_3}) document"));
         }
         let s = |k: &str| v.get(k).and_then(|x| x.as_str()).map(str::to_string).ok_or(format!("no string `{k}`"));
         let n = |k: &str| v.get(k).and_then(|x| x.as_u64()).ok_or(format!("no whole number `{k}`"));
@@ -135,7 +207,15 @@ impl Measured {
             iops_at_depth: n("iops_at_depth")?,
             depth: u32::try_from(n("depth")?).map_err(|_| "`depth` out of range".to_string())?,
             device_bps: n("device_bps")?,
+            window: if schema == Some(SCHEMA) {
+                Some(Window { bytes: n("window_bytes")?, req_bytes: n("window_req_bytes")?, ns: n("read_window_ns")? })
+            } else {
+                None
+            },
         };
+        if m.window.is_some_and(|w| w.bytes == 0 || w.req_bytes == 0 || w.ns == 0) {
+            return Err("a zero read-around window".into());
+        }
         if m.read_4k_ns == 0 || m.read_chunk_ns == 0 || m.chunk_bytes < SMALL || m.depth == 0 || m.device_bps == 0 {
             return Err("a zero time, depth or chunk".into());
         }
@@ -145,9 +225,18 @@ impl Measured {
     /// One line for `params.host_disk`.
     pub fn summary(&self) -> String {
         let p = self.params();
+        let window = self.window.map_or(String::new(), |w| {
+            format!(
+                ", read-around {} KiB as {} KiB reads at once {} us (model {} us)",
+                w.bytes / 1024,
+                w.req_bytes / 1024,
+                w.ns / 1000,
+                w.model_ns(p) / 1000
+            )
+        });
         format!(
             "{} on {} ({}): 4KiB read {} us, {} KiB read {} us, write {} us, {} IOPS at depth {}, \
-             {} B/s at most at depth => bandwidth={}B/s write_bandwidth={}B/s latency={}ns \
+             {} B/s at most at depth{window} => bandwidth={}B/s write_bandwidth={}B/s latency={}ns \
              spindles={} chunk={} device_bandwidth={}B/s",
             self.dir,
             self.device,
@@ -193,8 +282,9 @@ pub fn get(dir: &Path, remeasure: bool) -> Result<Measured, String> {
     let cache = cache_path(&device).ok_or("no cache directory: set VMLAB_CACHE_DIR or HOME")?;
     if !remeasure {
         if let Ok(text) = std::fs::read_to_string(&cache) {
-            // An older schema lacks figures the model now takes: measured again, below.
-            let older = text.contains("\"vmlab.host-disk/") && !text.contains(SCHEMA);
+            // An older schema lacks figures the model now takes: measured again, below. A `/3`
+            // file lacks only the window, and gives the model it gave before.
+            let older = text.contains("\"vmlab.host-disk/") && !text.contains(SCHEMA) && !text.contains(SCHEMA_3);
             if !older {
                 return Measured::from_json(&text)
                     .map_err(|e| format!("{}: {e} (--remeasure rewrites it)", cache.display()));
@@ -220,6 +310,17 @@ fn device_of(dir: &Path) -> Result<String, String> {
 fn max_sectors_bytes(device: &str) -> Option<u64> {
     let base = PathBuf::from(format!("/sys/dev/block/{device}"));
     for q in [base.join("queue/max_sectors_kb"), base.join("../queue/max_sectors_kb")] {
+        if let Some(kb) = std::fs::read_to_string(q).ok().and_then(|t| t.trim().parse::<u64>().ok()) {
+            return Some(kb * 1024);
+        }
+    }
+    None
+}
+
+/// `read_ahead_kb` of the device holding `dir` (or of its whole disk): a mmap fault's read-around.
+fn read_ahead_bytes(device: &str) -> Option<u64> {
+    let base = PathBuf::from(format!("/sys/dev/block/{device}"));
+    for q in [base.join("queue/read_ahead_kb"), base.join("../queue/read_ahead_kb")] {
         if let Some(kb) = std::fs::read_to_string(q).ok().and_then(|t| t.trim().parse::<u64>().ok()) {
             return Some(kb * 1024);
         }
@@ -263,9 +364,18 @@ pub fn measure(dir: &Path) -> Result<Measured, String> {
     let device = device_of(dir)?;
     let chunk = max_sectors_bytes(&device).unwrap_or(1 << 20).clamp(2 * SMALL, 64 << 20);
     let path = dir.join(format!("vmlab-disk-probe-{}", std::process::id()));
-    let r = measure_file(&path, chunk);
+    // The read-around's requests end at the chunk too. A device without readahead (or none
+    // found) is timed with the 128 KiB default's window; a window is two requests at least and
+    // 16 MiB (32 readers) at most, so the scratch file stays near its 256 MiB.
+    let req = WINDOW_REQ.min(chunk);
+    let window = read_ahead_bytes(&device)
+        .filter(|&b| b > 0)
+        .unwrap_or(128 << 10)
+        .next_multiple_of(req)
+        .clamp(2 * req, (16 << 20).max(2 * req));
+    let r = measure_file(&path, chunk, window, req);
     let _ = std::fs::remove_file(&path);
-    let (read_4k_ns, read_chunk_ns, write_chunk_ns, iops_at_depth, device_bps) =
+    let (read_4k_ns, read_chunk_ns, write_chunk_ns, iops_at_depth, device_bps, window_ns) =
         r.map_err(|e| format!("{}: {e}", path.display()))?;
     let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default().trim().to_string();
     Ok(Measured {
@@ -279,13 +389,17 @@ pub fn measure(dir: &Path) -> Result<Measured, String> {
         iops_at_depth,
         depth: DEPTH,
         device_bps,
+        window: Some(Window { bytes: window, req_bytes: req, ns: window_ns }),
     })
 }
 
-fn measure_file(path: &Path, chunk: u64) -> std::io::Result<(u64, u64, u64, u64, u64)> {
+type Figures = (u64, u64, u64, u64, u64, u64);
+
+fn measure_file(path: &Path, chunk: u64, window: u64, req: u64) -> std::io::Result<Figures> {
     let f =
         std::fs::OpenOptions::new().read(true).write(true).create_new(true).custom_flags(libc::O_DIRECT).open(path)?;
-    let chunks = (SCRATCH_BYTES / chunk).max(4);
+    // Room for four windows at least.
+    let chunks = (SCRATCH_BYTES / chunk).max(4).max((4 * window).div_ceil(chunk));
     let size = chunks * chunk;
     // SAFETY: a valid open descriptor; fallocate only sizes the file.
     if unsafe { libc::fallocate(std::os::fd::AsRawFd::as_raw_fd(&f), 0, 0, size as libc::off_t) } != 0 {
@@ -336,7 +450,58 @@ fn measure_file(path: &Path, chunk: u64) -> std::io::Result<(u64, u64, u64, u64,
             device_bps = device_bps.max(read_at_depth(&f, size, req.min(chunk), depth)?);
         }
     }
-    Ok((read_4k_ns, read_chunk_ns, write_chunk_ns, iops, device_bps.max(1)))
+    let window_ns = read_windows(&f, size, window, req)?;
+    Ok((read_4k_ns, read_chunk_ns, write_chunk_ns, iops, device_bps.max(1), window_ns))
+}
+
+/// Mean nanoseconds of one read-around window: `window / req` readers, each reading its `req`
+/// bytes of the same window at once; the windows are the file's window-aligned ones, each once
+/// per pass, in a shuffled order. Readers are started once and meet at a barrier before and
+/// after each window, so that no thread start is timed.
+fn read_windows(f: &std::fs::File, size: u64, window: u64, req: u64) -> std::io::Result<u64> {
+    let readers = window / req;
+    let windows = size / window;
+    let mut order: Vec<u64> = Vec::new();
+    let mut rng = rand_pcg::Pcg64::seed_from_u64(29);
+    for _ in 0..WINDOW_PASSES {
+        let mut pass: Vec<u64> = (0..windows).collect();
+        for i in (1..pass.len()).rev() {
+            pass.swap(i, rng.gen_range(0..=i));
+        }
+        order.extend(pass);
+    }
+    let barrier = std::sync::Barrier::new(readers as usize);
+    let took = std::sync::Mutex::new(0u128);
+    std::thread::scope(|s| -> std::io::Result<()> {
+        let hs: Vec<_> = (0..readers)
+            .map(|k| {
+                let (order, barrier, took) = (&order, &barrier, &took);
+                s.spawn(move || -> std::io::Result<()> {
+                    let mut buf = Aligned::new(req as usize);
+                    let mut failed = None;
+                    for &w in order {
+                        barrier.wait();
+                        let t = Instant::now();
+                        // A failed reader still meets the others at every barrier.
+                        if failed.is_none() {
+                            failed = f.read_exact_at(buf.buf(), w * window + k * req).err();
+                        }
+                        // The window ends when its last reader is done.
+                        if barrier.wait().is_leader() {
+                            *took.lock().unwrap_or_else(|e| e.into_inner()) += t.elapsed().as_nanos();
+                        }
+                    }
+                    failed.map_or(Ok(()), Err)
+                })
+            })
+            .collect();
+        for h in hs {
+            h.join().map_err(|_| std::io::Error::other("a reader thread panicked"))??;
+        }
+        Ok(())
+    })?;
+    let took = took.into_inner().unwrap_or_else(|e| e.into_inner());
+    Ok(((took / order.len().max(1) as u128) as u64).max(1))
 }
 
 /// Bytes per second of `depth` readers, each reading its own `1/depth` of the file's `size`
@@ -386,6 +551,7 @@ mod tests {
             iops_at_depth: 160_000,
             depth: 32,
             device_bps: 1_200_000_000,
+            window: None,
         }
     }
 
@@ -428,6 +594,57 @@ mod tests {
         p.validate().unwrap();
         m.iops_at_depth = u64::MAX / 2;
         assert_eq!(m.params().spindles, 32, "capped at the depth measured");
+    }
+
+    #[test]
+    fn a_slow_read_around_window_lowers_the_link_until_the_model_takes_its_time() {
+        let before = sample().params();
+        // 8 MiB as 16 reads of 512 KiB over two 4 MiB chunks on two of the eight streams: at
+        // least the link's 1.2 GB/s (6.99 ms), at most that plus every request's latency.
+        let fast = Window { bytes: 8 << 20, req_bytes: 512 << 10, ns: 0 };
+        let model = fast.model_ns(before);
+        assert!((6_990_000..6_990_000 + 16 * 46_090).contains(&model), "{model} ns");
+        // Measured at what the model gives, or faster: the window says nothing more.
+        for ns in [model, model / 2] {
+            let m = Measured { window: Some(Window { ns, ..fast }), ..sample() };
+            assert_eq!(m.params(), before, "{ns} ns");
+        }
+        // Measured at 10 ms (0.84 GB/s): the link comes down so that the model takes 10 ms,
+        // and nothing else moves.
+        let w = Window { ns: 10_000_000, ..fast };
+        let p = Measured { window: Some(w), ..sample() }.params();
+        assert!(p.device_bandwidth_bps < before.device_bandwidth_bps);
+        assert_eq!(DiskParams { device_bandwidth_bps: before.device_bandwidth_bps, ..p }, before);
+        let got = w.model_ns(p);
+        assert!(got.abs_diff(10_000_000) < 20_000, "model {got} ns against 10 ms");
+        // 8 MiB crossing the link in the 10 ms, less at most the 16 latencies.
+        let (lo, hi) = ((8u64 << 20) * 100, (8u64 << 20) * 1_000_000_000 / (10_000_000 - 16 * 46_090));
+        assert!((lo..hi).contains(&p.device_bandwidth_bps), "{}", p.device_bandwidth_bps);
+        p.validate().unwrap();
+    }
+
+    #[test]
+    fn a_version_3_file_is_read_without_a_window_and_gives_the_model_it_gave() {
+        let m = sample();
+        let text = serde_json::to_string(&m.to_json()).unwrap();
+        assert!(text.contains("vmlab.host-disk/3") && !text.contains("window"), "{text}");
+        let back = Measured::from_json(&text).unwrap();
+        assert_eq!(back.window, None);
+        assert_eq!(back.params(), m.params());
+        // A /4 file needs its window.
+        let four = text.replace("vmlab.host-disk/3", "vmlab.host-disk/4");
+        assert!(Measured::from_json(&four).unwrap_err().contains("window_bytes"));
+        let w = Measured { window: Some(Window { bytes: 8 << 20, req_bytes: 512 << 10, ns: 9_000_000 }), ..m };
+        let text = serde_json::to_string(&w.to_json()).unwrap();
+        assert!(text.contains("vmlab.host-disk/4"));
+        assert_eq!(Measured::from_json(&text).unwrap(), w);
+        let zero = text.replace("\"read_window_ns\":9000000", "\"read_window_ns\":0");
+        assert!(Measured::from_json(&zero).unwrap_err().contains("window"));
+        assert!(
+            w.summary().contains("read-around 8192 KiB as 512 KiB reads at once 9000 us (model 9000 us)"),
+            "{}",
+            w.summary()
+        );
     }
 
     #[test]
