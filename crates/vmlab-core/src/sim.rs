@@ -531,7 +531,9 @@ impl Sim {
     /// the `BlkRun`s their held writes need.
     fn queue_started_io(&mut self) {
         self.k.io_queue_first_write = u64::MAX;
-        for (t, d) in std::mem::take(&mut self.k.io_queue) {
+        // Drained in place (and below): taking the vectors freed their buffers at every event
+        // that had queued something, and the next push allocated them again.
+        for (t, d) in self.k.io_queue.drain(..) {
             self.s.add_io(t, d);
         }
         self.arm_blk_runs();
@@ -539,10 +541,10 @@ impl Sim {
 
     fn drain_kernel_requests(&mut self) {
         self.queue_started_io();
-        for t in std::mem::take(&mut self.k.wakeups) {
+        for t in self.k.wakeups.drain(..) {
             self.s.wake(t);
         }
-        for t in std::mem::take(&mut self.k.throttle_wakeups) {
+        for t in self.k.throttle_wakeups.drain(..) {
             self.s.throttle_wake(t);
         }
         if let Some(t) = self.k.tcp.timer_due() {

@@ -5,8 +5,6 @@
 
 use std::sync::Arc;
 
-use rand::RngCore;
-
 use crate::kernel::Ctx;
 use crate::mmap_lock::{self, FaultStep};
 use crate::sched::{Outcome, TState, TaskKind, QUANTUM_NS};
@@ -44,6 +42,7 @@ impl TaskSyscalls<'_> {
 }
 
 impl Syscalls for TaskSyscalls<'_> {
+    type Rng = rand_pcg::Pcg64;
     fn need_resched(&self) -> bool {
         self.ctx.sys_ns + self.ctx.user_ns >= QUANTUM_NS || self.ctx.sleep_ns > 0 || self.ctx.resched
     }
@@ -58,7 +57,7 @@ impl Syscalls for TaskSyscalls<'_> {
         self.ctx.user_ns += slice;
         slice
     }
-    fn rng(&mut self) -> &mut dyn RngCore {
+    fn rng(&mut self) -> &mut rand_pcg::Pcg64 {
         &mut self.sim.s.tasks[self.t].rng
     }
     fn has_mm(&self) -> bool {

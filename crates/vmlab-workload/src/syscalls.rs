@@ -114,8 +114,11 @@ pub trait Syscalls {
     fn clock(&self) -> u64;
     /// Compute in user mode for up to `ns` of this quantum; returns the time it ran.
     fn compute(&mut self, ns: u64) -> u64;
+    /// The task's seeded random stream. A concrete type, not `dyn RngCore`: a random touch
+    /// draws once per page, and the draw must inline into the touch loop.
+    type Rng: RngCore;
     /// The machine's seeded random stream (one for the whole run, for determinism).
-    fn rng(&mut self) -> &mut dyn RngCore;
+    fn rng(&mut self) -> &mut Self::Rng;
     /// The task still has an address space (it has not exited or been killed).
     fn has_mm(&self) -> bool;
     /// The task's name (`comm`).

@@ -35,6 +35,23 @@ impl Variant {
             Some(m) => FIXES.iter().enumerate().map(|(i, f)| format!("reclaim.{f}={}", m & (1 << i) != 0)).collect(),
         }
     }
+    /// The three switches the run has on: the mask's, or the row's own.
+    fn switches(&self) -> [bool; 3] {
+        match self.fixes {
+            Some(m) => [0, 1, 2].map(|i| m & (1 << i) != 0),
+            None => crate::profiles::find(self.profile)
+                .map(|p| [p.objrmap_walk, p.shm_writepage_io, p.clean_cache_pass])
+                .unwrap_or_default(),
+        }
+    }
+    /// A rank of the run's host time, to start the longest runs first. The clean-cache pass
+    /// visits `nr_inactive / vm_cache_scan_ratio` pages at every reclaim pass (a third of aa2's
+    /// run in perf); objrmap's walk and immediate shm I/O keep the store's pages moving
+    /// (aa1 with both took 1.3x plain aa1's user time, perf-reproduce.md session 23).
+    fn cost(&self) -> u64 {
+        let [objrmap, shm_io, clean] = self.switches();
+        1 + objrmap as u64 + shm_io as u64 + 4 * clean as u64
+    }
     fn label(&self, sim: &Sim) -> String {
         let p = &sim.k.profile;
         let on: Vec<&str> =
@@ -283,8 +300,10 @@ pub fn run(opts: &ReproduceOpts) -> Result<(ReproduceReport, String), String> {
     let mut out = String::new();
     let mut figs = Vec::new();
     let mut labels = Vec::new();
-    let jobs = variants(opts.ablate).into_iter().map(|v| variant_job(opts, v)).collect();
-    for done in opts.in_parallel(jobs) {
+    let vs = variants(opts.ablate);
+    let costs: Vec<u64> = vs.iter().map(Variant::cost).collect();
+    let jobs = vs.into_iter().map(|v| variant_job(opts, v)).collect();
+    for done in opts.in_parallel_costliest_first(jobs, &costs) {
         let (r, f, label, window) = done?;
         out += &window;
         labels.push(label);
