@@ -85,6 +85,11 @@ pub const WMARK_HIGH: usize = 2;
 /// `congestion_wait(BLK_RW_ASYNC, HZ/50)`: the slow path's wait between reclaim and a retry.
 const CONGESTION_WAIT_NS: u64 = 20_000_000;
 
+/// The per-CPU lists in the order 2.6.3x numbers them (include/linux/mmzone.h:
+/// `MIGRATE_UNMOVABLE` 0, `MIGRATE_RECLAIMABLE` 1, `MIGRATE_MOVABLE` 2); vmlab's `Mt` follows
+/// the later kernels' numbering, movable before reclaimable. `free_pcppages_bulk` walks these.
+const PCP_ROUND_ROBIN: [usize; 3] = [Mt::Unmovable as usize, Mt::Reclaimable as usize, Mt::Movable as usize];
+
 impl Kernel {
     pub fn int_sqrt(x: u64) -> u64 {
         (x as f64).sqrt() as u64
@@ -820,13 +825,17 @@ impl Kernel {
 
     /// `free_pcppages_bulk`: free `count` pages from the tails of the lists, round robin. Each
     /// list probed adds one to `batch_free` and each page freed takes one off, so a list gets one
-    /// page per turn plus one for every empty list skipped on the way to it.
+    /// page per turn plus one for every empty list skipped on the way to it. The turn follows
+    /// 2.6.3x's numbering of the lists (`PCP_ROUND_ROBIN`), starting after the first: the
+    /// reclaimable list is probed first, then the movable one.
     fn free_pcppages_bulk(&mut self, zid: usize, cpu: usize, count: u64) {
-        let (mut to_free, mut li, mut batch_free) = (count, 0usize, 0u64);
+        let (mut to_free, mut turn, mut batch_free) = (count, 0usize, 0u64);
+        let mut li;
         while to_free > 0 && self.zones[zid].pcp[cpu].count() > 0 {
             loop {
                 batch_free += 1;
-                li = (li + 1) % 3;
+                turn = (turn + 1) % 3;
+                li = PCP_ROUND_ROBIN[turn];
                 if !self.zones[zid].pcp[cpu].lists[li].is_empty() {
                     break;
                 }
@@ -872,13 +881,12 @@ impl Kernel {
         }
     }
 
-    /// `free_pcppages_bulk` of one zone's per-CPU lists, whole.
+    /// `drain_pages`: one zone's per-CPU lists go back whole, by `free_pcppages_bulk` with
+    /// `pcp->count` (2.6.36), so the lists are emptied in its round robin rather than one after
+    /// another — which decides the list a pair split across two lists merges onto.
     fn drain_zone_pages(&mut self, zid: usize, cpu: usize) {
-        for li in 0..3 {
-            while let Some(p) = self.zones[zid].pcp[cpu].lists[li].pop_tail(&mut self.fr) {
-                self.pcp_page_to_buddy(zid, p);
-            }
-        }
+        let n = self.zones[zid].pcp[cpu].count();
+        self.free_pcppages_bulk(zid, cpu, n);
     }
 
     /// `split_free_page` (2.6.35+, compaction's free scanner): take the free block headed by
@@ -976,6 +984,59 @@ mod tests {
         let mut k = parked(false);
         assert!(k.alloc_after_direct_reclaim(&mut ctx, Gfp::kernel(), 1, 32).is_none());
         assert!(k.zones[0].pcp_pages() > 0);
+    }
+
+    /// Every page of zone 1 taken, then `unmov` / `recl` / `mov` pages parked on CPU 0's
+    /// per-CPU lists of those types, each recorded with its list's type (`set_page_private`).
+    fn parked_on_lists(unmov: &[Pfn], recl: &[Pfn], mov: &[Pfn]) -> Kernel {
+        let cfg = MachineConfig::of_zones("x86_64", 1, &[(ZoneType::Dma, 4096), (ZoneType::Dma32, 8192)]);
+        let mut k = Kernel::new(crate::profiles::find("linux-2.6.36").unwrap(), cfg, 1).unwrap();
+        assert!(k.profile.pcp_migratetype_lists && k.profile.pcp_drain_recorded_mt);
+        while k.rmqueue(1, 0, Mt::Movable).is_some() {}
+        for (pages, mt) in [(unmov, Mt::Unmovable), (recl, Mt::Reclaimable), (mov, Mt::Movable)] {
+            for &p in pages {
+                k.fr.set(p, pg::PCP);
+                k.fr.aux[p as usize] = (mt as u8) << 4;
+                k.zones[1].pcp[0].lists[mt as usize].push_tail(&mut k.fr, p);
+            }
+        }
+        k
+    }
+
+    /// 2.6.36 `free_pcppages_bulk` turns through the lists by the kernel's numbers, starting
+    /// after 0: RECLAIMABLE (1) is probed first and gives a page, then MOVABLE (2) one, then
+    /// UNMOVABLE is empty (batch_free 1), RECLAIMABLE is probed again (2) and gives the third.
+    #[test]
+    fn a_bulk_free_probes_the_reclaimable_list_before_the_movable_one() {
+        let s = k_start();
+        let recl: Vec<Pfn> = (s..s + 4).collect();
+        let mov: Vec<Pfn> = (s + 8..s + 12).collect();
+        let mut k = parked_on_lists(&[], &recl, &mov);
+        k.free_pcppages_bulk(1, 0, 3);
+        let l = &k.zones[1].pcp[0].lists;
+        assert_eq!((l[Mt::Reclaimable as usize].len, l[Mt::Movable as usize].len), (2, 3));
+    }
+
+    /// `drain_pages` frees the lists by `free_pcppages_bulk` with `pcp->count`: the movable
+    /// list (probed second, after the empty reclaimable one) gives its page first, so its
+    /// unmovable buddy, freed next, merges the pair onto the unmovable lists. Draining the lists
+    /// one after another, unmovable first, put the pair on the movable lists.
+    #[test]
+    fn a_drain_turns_through_the_lists_so_a_split_pair_merges_onto_the_later_freed_type() {
+        let s = k_start();
+        let mut k = parked_on_lists(&[s], &[], &[s + 1]);
+        k.drain_cpu_pages(0);
+        assert_eq!(k.zones[1].pcp[0].count(), 0);
+        assert_eq!(k.zones[1].free_area[1][Mt::Unmovable as usize].len, 1, "the pair on the unmovable lists");
+        assert_eq!(k.zones[1].free_area[1][Mt::Movable as usize].len, 0);
+    }
+
+    /// The first frame of zone 1 (of the tests' two-zone machine) on an order-3 boundary.
+    fn k_start() -> Pfn {
+        let cfg = MachineConfig::of_zones("x86_64", 1, &[(ZoneType::Dma, 4096), (ZoneType::Dma32, 8192)]);
+        let k = Kernel::new(crate::profiles::find("linux-2.6.36").unwrap(), cfg, 1).unwrap();
+        let z = &k.zones[1];
+        (z.start_pfn..z.end_pfn).find(|&f| z.phys(f).is_multiple_of(8)).unwrap()
     }
 
     /// 2.6.36 `move_freepages` takes every free block of the pageblock off its list and puts it

@@ -278,7 +278,7 @@ impl Tracer for Detail {
                 self.pending = Some((Handed::new(k, pfn, gfp, migratetype), path, pages));
             }
             Tracepoint::MmPageAllocZoneLocked { zone, order, migratetype, pfn, block_order } if zone == self.nz => {
-                self.form.taken(k, pfn, order, block_order);
+                self.form.taken(k, pfn, order, block_order, migratetype as usize);
                 self.s.taken[(migratetype as usize).min(2)] += 1 << order;
                 if k.pageblock_mt[k.pageblock_of(zone, pfn)] as usize == MIGRATE_RESERVE {
                     self.s.taken_reserve += 1 << order;
@@ -290,7 +290,7 @@ impl Tracer for Detail {
                 }
             }
             Tracepoint::MmPageFree { pfn, order, cold } => {
-                self.form.freed(k, pfn, order);
+                self.form.freed(k, pfn, order, cold && task == kswapd);
                 if let Some((path, pages)) = self.wait.remove(&pfn) {
                     self.count_handed(path, CLASS_MOV_UNKNOWN, pages);
                 }

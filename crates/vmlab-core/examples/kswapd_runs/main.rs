@@ -40,7 +40,9 @@
 //! `detail=` a `form` line per order-3 run says which aligned order-3 blocks the run made free and
 //! what their pages were before it (`form.rs`). A `vc` and a `dr` line per sample print the
 //! /proc/vmstat counters of the interval and the direct-reclaim and below-LOW flows behind them
-//! (`vmstat.rs`).
+//! (`vmstat.rs`). An `own` line per sample says how Normal's file pages lie physically (runs of
+//! one file's pages) and what its per-CPU refills split (`owners.rs`); with `detail=` an `fpg`
+//! line per order-3 run follows the run's own frees (`freed.rs`).
 //!
 //! cargo run --release -p vmlab-core --example kswapd_runs -- SCENARIO PROFILE EVERY_S [detail=FROM_S..TO_S] [KEY=VALUE...]
 
@@ -48,6 +50,8 @@
 mod common;
 mod detail;
 mod form;
+mod freed;
+mod owners;
 mod reserve;
 mod vmstat;
 
@@ -236,6 +240,11 @@ fn main() {
         println!("{}", reserve::Reserve::header());
         sim.k.attach_tracer(Box::new(r));
     }
+    // Normal's file pages' physical runs and its refills' supply, printed after each hour's lines.
+    if let Some(o) = owners::Owners::new(&sim.k) {
+        println!("{}", owners::Owners::header());
+        sim.k.attach_tracer(Box::new(o));
+    }
     // The vmstat counters per interval, printed after each hour's lines.
     println!("{}", vmstat::VmstatLine::header());
     sim.k.attach_tracer(Box::new(vmstat::VmstatLine::new(&sim.k)));
@@ -396,6 +405,9 @@ fn main() {
         println!("{bi}");
         if let Some(r) = sim.k.tracer::<reserve::Reserve>() {
             println!("{}", r.line(&sim.k));
+        }
+        if let Some(o) = sim.k.tracer::<owners::Owners>() {
+            println!("{}", o.line(&sim.k, t_h));
         }
         if let Some(v) = sim.k.tracer::<vmstat::VmstatLine>() {
             println!("{}", v.lines(&sim.k, t_h));
