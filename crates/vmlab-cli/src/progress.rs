@@ -112,6 +112,8 @@ impl Progress for Log {
         }
         r.3 = tenths;
         let text = line(Some((r.0, r.1, &r.2)), now_ns, end_ns, self.start.elapsed().as_secs_f64());
+        // No ETA: `line`'s counts the runs before this one as done, which parallel runs are not.
+        let text = text.split("  ETA").next().unwrap_or(&text);
         use std::io::Write as _;
         let _ = writeln!(std::io::stderr(), "vmlab: {text}");
     }
