@@ -135,6 +135,11 @@ enum Cmd {
         /// With --trace: only these events (comma-separated names, as `mm_vmscan_lru_isolate`).
         #[arg(long, value_name = "EVENT,...", value_delimiter = ',', requires = "trace")]
         events: Vec<String>,
+        /// Run the seed's server history this long (`24h`, `14400s`; whole seconds) instead of
+        /// its scenario's length: kswapd-high-order's four mail-server runs. The steady window
+        /// (the second half) is stated in the text and in each run's JSON `params`.
+        #[arg(long, value_name = "DURATION")]
+        duration: Option<String>,
     },
     /// List the kernel profiles and their mechanism tables; `vmlab profiles NAME` shows one,
     /// `vmlab profiles A B` only the fields that differ between them.
@@ -269,9 +274,16 @@ fn main() -> ExitCode {
         }
         Cmd::Profiles { names, json } => profiles(&names, json),
         Cmd::Explain { scenario, profile, sets } => explain(scenario, profile, sets),
-        Cmd::Reproduce { seed, list, sets, json, timing, ablate, jobs, trace, events } => {
+        Cmd::Reproduce { seed, list, sets, json, timing, ablate, jobs, trace, events, duration } => {
             let trace = trace.map(|dir| vmlab_core::reproduce::TraceOpts { dir, events });
-            reproduce(seed, list, sets, json, timing, ablate, jobs, trace)
+            let duration_s = match duration.as_deref().map(duration_seconds).transpose() {
+                Ok(d) => d,
+                Err(m) => {
+                    eprintln!("vmlab reproduce: {m}");
+                    return ExitCode::from(2);
+                }
+            };
+            reproduce(seed, list, sets, json, timing, ablate, jobs, trace, duration_s)
         }
         Cmd::Real { scenario, sets, json, interval, keep, dir, proc_dir } => {
             real::real(real::RealArgs { scenario, sets, json, interval, keep, dir, proc_dir })
@@ -890,6 +902,15 @@ fn wrapped(o: &mut String, label: &str, kv: &[String]) {
     o.push('\n');
 }
 
+/// `--duration`'s text as whole seconds: the runs' windows and the timeline are in seconds.
+fn duration_seconds(text: &str) -> Result<u64, String> {
+    let ns = vmlab_core::workload::units::parse_duration(text).map_err(|m| format!("--duration {text}: {m}"))?;
+    if ns % 1_000_000_000 != 0 {
+        return Err(format!("--duration {text}: give whole seconds (as `90s`, `4h`)"));
+    }
+    Ok(ns / 1_000_000_000)
+}
+
 #[allow(clippy::too_many_arguments)]
 fn reproduce(
     seed: Option<String>,
@@ -900,6 +921,7 @@ fn reproduce(
     ablate: bool,
     jobs: usize,
     trace: Option<vmlab_core::reproduce::TraceOpts>,
+    duration_s: Option<u64>,
 ) -> ExitCode {
     use vmlab_core::reproduce;
     let all = reproduce::seeds();
@@ -931,8 +953,23 @@ fn reproduce(
     // The seeds' scenarios are built in; $VMLAB_ROOT points at a tree to read (edited) ones from.
     let root = std::env::var_os("VMLAB_ROOT").map(PathBuf::from);
     let line = progress::Line::for_terminal().map(std::sync::Arc::new);
-    let progress = line.clone().map(|l| l as std::sync::Arc<dyn reproduce::Progress>);
-    let opts = reproduce::ReproduceOpts { sets, root, timing, ablate, jobs, progress, trace, ..Default::default() };
+    let mut progress = line.clone().map(|l| l as std::sync::Arc<dyn reproduce::Progress>);
+    // Hours-long runs go to the background with standard error in a file, where the terminal's
+    // line is not drawn: there, a plain line per run every tenth of its simulated length.
+    if progress.is_none() && duration_s.is_some() {
+        progress = Some(std::sync::Arc::new(progress::Log::default()));
+    }
+    let opts = reproduce::ReproduceOpts {
+        sets,
+        root,
+        timing,
+        ablate,
+        jobs,
+        progress,
+        trace,
+        duration_s,
+        ..Default::default()
+    };
     let result = reproduce::run(&def, opts);
     if let Some(l) = line {
         l.clear();

@@ -80,6 +80,45 @@ impl Progress for Line {
     }
 }
 
+/// Progress as plain lines, for standard error that is a file or a pipe: one line per run each
+/// time it passes another tenth of its simulated length (runs without a duration: none).
+pub struct Log {
+    start: Instant,
+    /// Runs announced so far: (k, n, label, tenths reported).
+    runs: Mutex<Vec<(usize, usize, String, u64)>>,
+}
+
+impl Default for Log {
+    fn default() -> Log {
+        Log { start: Instant::now(), runs: Mutex::new(Vec::new()) }
+    }
+}
+
+impl Progress for Log {
+    fn run_start(&self, k: usize, n: usize, profile: &str, sets: &[String]) {
+        let label = if sets.is_empty() { profile.to_string() } else { format!("{profile} {}", sets.join(" ")) };
+        if let Ok(mut runs) = self.runs.lock() {
+            runs.push((k, n, label, 0));
+        }
+    }
+
+    fn tick(&self, k: usize, now_ns: u64, end_ns: Option<u64>) {
+        let Some(end) = end_ns.filter(|&e| e > 0) else { return };
+        let tenths = (now_ns.min(end) as u128 * 10 / end as u128) as u64;
+        let Ok(mut runs) = self.runs.lock() else { return };
+        let Some(r) = runs.iter_mut().find(|r| r.0 == k) else { return };
+        if tenths <= r.3 {
+            return;
+        }
+        r.3 = tenths;
+        let text = line(Some((r.0, r.1, &r.2)), now_ns, end_ns, self.start.elapsed().as_secs_f64());
+        // No ETA: `line`'s counts the runs before this one as done, which parallel runs are not.
+        let text = text.split("  ETA").next().unwrap_or(&text);
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), "vmlab: {text}");
+    }
+}
+
 /// The text of the line: `run k/N label  simulated S s [of D s, P%]  wall W  ETA E`. The ETA is
 /// the wall time so far scaled by the fraction done (runs finished plus this run's share of its
 /// duration, when it has one); none is shown before there is a fraction to scale by.

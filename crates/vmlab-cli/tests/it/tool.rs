@@ -55,6 +55,24 @@ fn piped_errors_are_one_line_with_position_and_a_help_line() {
     assert_eq!(err.lines().count(), 2, "{err}");
 }
 
+/// `--duration` lengthens a seed's server history; where it cannot mean anything it is refused
+/// before anything runs, with the reason.
+#[test]
+fn reproduce_duration_is_refused_where_it_means_nothing() {
+    for (args, want) in [
+        (&["reproduce", "mmap-sem", "--duration", "1h"][..], "this seed has none"),
+        (&["reproduce", "kswapd-high-order", "--duration", "30s"], "at least 60s"),
+        (&["reproduce", "kswapd-high-order", "--duration", "90.5s"], "whole seconds"),
+        (&["reproduce", "kswapd-high-order", "--duration", "4"], "needs a unit"),
+        (&["reproduce", "kswapd-high-order", "--duration", "4h", "--set", "duration=10s"], "leave out --set duration="),
+    ] {
+        let (code, out, err) = vmlab(args);
+        assert_eq!(code, 2, "{args:?}: {out}{err}");
+        assert!(err.contains(want), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+    }
+}
+
 #[test]
 fn seeds_run_from_anywhere_by_number_or_name() {
     // A directory with no scenarios/ anywhere above it: the seed's scenario is the built-in one.

@@ -22,6 +22,7 @@ pub fn def() -> SeedDef {
         number: 0,
         summary: "000 kswapd never sleeps with mlocked file pages on 2.4.9 (Oct 2001)",
         runs: PROFILES.len(),
+        long_runs: None,
         run,
     }
 }

@@ -26,6 +26,10 @@ pub mod mmap_sem;
 pub mod quicklists;
 pub mod shm_big_iron;
 
+/// The shortest `--duration`: the steady window is the run's second half, and its MemFree mean
+/// needs a few samples of the timeline.
+pub const MIN_DURATION_S: u64 = 60;
+
 /// One seed reproduction.
 pub struct SeedDef {
     pub name: &'static str,
@@ -34,6 +38,9 @@ pub struct SeedDef {
     pub summary: &'static str,
     /// How many simulations the reproduction makes (a progress report's `run k/N`).
     pub runs: usize,
+    /// The runs `--duration` lengthens, for a seed whose problem grew over a server's uptime;
+    /// None when the seed's runs have no history to lengthen.
+    pub long_runs: Option<&'static str>,
     /// Run everything; return the JSON report and the text to print.
     pub run: fn(&ReproduceOpts) -> Result<(ReproduceReport, String), String>,
 }
@@ -64,6 +71,9 @@ pub struct ReproduceOpts {
     /// `--trace DIR`: each run whose release has tracepoints writes its ftrace text to
     /// `DIR/NN-PROFILE.trace` (NN the run's number), keeping only `events` when any are named.
     pub trace: Option<TraceOpts>,
+    /// `--duration`: the length, in whole seconds, of the seed's long-history runs
+    /// (`SeedDef::long_runs`); None keeps the scenario's own.
+    pub duration_s: Option<u64>,
 }
 
 thread_local! {
@@ -193,6 +203,26 @@ impl ReproduceOpts {
 /// in every run's `params`, so a comparison can say what differed.
 pub fn run(def: &SeedDef, mut opts: ReproduceOpts) -> Result<(ReproduceReport, String), String> {
     opts.runs = def.runs;
+    if let Some(d) = opts.duration_s {
+        let Some(what) = def.long_runs else {
+            return Err(format!(
+                "vmlab reproduce {}: --duration lengthens a seed's server history, and this seed has none",
+                def.name
+            ));
+        };
+        if d < MIN_DURATION_S {
+            return Err(format!(
+                "vmlab reproduce {}: --duration {d}s is too short to have a steady window: at least {MIN_DURATION_S}s",
+                def.name
+            ));
+        }
+        if opts.sets.iter().any(|s| matches!(s.split_once('=').map(|(k, _)| k.trim()), Some("duration" | "interval"))) {
+            return Err(format!(
+                "vmlab reproduce {}: --duration sets the {what}' duration and timeline interval; leave out --set duration= and --set interval=",
+                def.name
+            ));
+        }
+    }
     let (mut rep, text) = (def.run)(&opts)?;
     for r in rep.runs.iter_mut() {
         crate::stats::report::record_sets(&mut r.params, &opts.sets);
@@ -210,6 +240,7 @@ pub fn seeds() -> Vec<SeedDef> {
             number: 2,
             summary: "002: swapping SysV shm on a 32 GB box, 2.4.23aa1 vs aa2",
             runs: shm_big_iron::PROFILES.len(),
+            long_runs: None,
             run: shm_big_iron::run,
         },
         SeedDef {
@@ -217,6 +248,7 @@ pub fn seeds() -> Vec<SeedDef> {
             number: 3,
             summary: "003: per-CPU page-table quicklists grow with the CPU count (linux-2.6.26 -> 2.6.27)",
             runs: quicklists::RUNS,
+            long_runs: None,
             run: quicklists::run,
         },
     ]
