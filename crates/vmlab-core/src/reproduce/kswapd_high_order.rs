@@ -4,11 +4,13 @@
 //! MemFree over time. Every figure comes from the runs; this module only chooses what to run
 //! and measures.
 
-use super::{run_seed_scenario, ReproduceOpts, SeedDef};
+use super::{run_seed_scenario_sampled, ReproduceOpts, SeedDef};
 use crate::sim::Sim;
 use crate::stats::alloc_diag::{AllocDiag, ZONES};
 use crate::stats::compare;
 use crate::stats::report::{ReproduceReport, RunReport};
+use std::cell::RefCell;
+use std::rc::Rc;
 
 pub const PROFILES: [&str; 2] = ["linux-2.6.36", "linux-2.6.38"];
 pub const POSTMARK: &str = "kswapd-high-order.toml";
@@ -89,7 +91,7 @@ impl LongRun {
             }
         };
         format!(
-            "Mail-server runs of {} (--duration); steady window: the second half, {a:.0}-{b:.0} s ({} to {}), for MemFree and the buddy figures; vmstat counters over the whole run; timeline every {} s\n",
+            "Mail-server runs of {} (--duration); steady window: the second half, {a:.0}-{b:.0} s ({} to {}), for MemFree, the buddy figures and the tables' vmstat counters (counted from the window's first sample); timeline every {} s\n",
             span(self.duration_s as f64),
             span(a),
             span(b),
@@ -232,8 +234,34 @@ pub fn order3_block_census(sim: &Sim, zid: usize) -> BlockCensus {
     c
 }
 
-/// Fill `metrics` (and `params.workload`, `params.swap`) of one run.
-fn measure(r: &mut RunReport, sim: &Sim, workload: &str, program: Option<&str>) {
+/// The counters at the first timeline sample of a `--duration` run's steady window, so that
+/// the tables' counters are the window's, as its MemFree and buddy figures are: over a day the
+/// hours before the window (the history's build-up) would otherwise outweigh it.
+struct WindowStart {
+    counters: crate::stats::ordered::OrderedMap<u64>,
+    /// Per zone: kswapd's pgscan and pgsteal (2.6.36's per-zone counters).
+    zones: Vec<(u64, u64)>,
+}
+
+impl WindowStart {
+    fn take(sim: &Sim) -> WindowStart {
+        let k = &sim.k;
+        let zones = k
+            .zones
+            .iter()
+            .enumerate()
+            .map(|(zid, z)| {
+                let d = k.reclaim.split2636_kswapd(z.node).cloned().unwrap_or_default();
+                (d.zone_scan_kswapd[zid.min(7)], d.zone_steal_kswapd[zid.min(7)])
+            })
+            .collect();
+        WindowStart { counters: crate::stats::report::vmstat_map(&[], &k.ev), zones }
+    }
+}
+
+/// Fill `metrics` (and `params.workload`, `params.swap`) of one run; counters from `from` on
+/// when given (a `--duration` run's window), else over the whole run.
+fn measure(r: &mut RunReport, sim: &Sim, workload: &str, program: Option<&str>, from: Option<&WindowStart>) {
     r.params.insert("workload", serde_json::Value::from(workload));
     let swap = if sim.k.swap.is_some() { "on" } else { "off" };
     r.params.insert("swap", serde_json::Value::from(swap));
@@ -252,15 +280,17 @@ fn measure(r: &mut RunReport, sim: &Sim, workload: &str, program: Option<&str>) 
     let total: u64 = k.zones.iter().map(|z| z.managed).sum();
     let high: u64 = k.zones.iter().map(|z| z.high_wmark()).sum();
     m.insert("high_wmark_sum_pct", high as f64 * 100.0 / total.max(1) as f64);
+    let before = |c: &str| from.and_then(|w| w.counters.get(c).copied()).unwrap_or(0);
     for c in COUNTERS {
-        m.insert(*c, r.counter(c) as f64);
+        m.insert(*c, r.counter(c).saturating_sub(before(c)) as f64);
     }
     // Per-zone kswapd scanning (2.6.36 reports pgscan per zone) and what kswapd ran.
     for (zid, z) in k.zones.iter().enumerate() {
         let d = k.reclaim.split2636_kswapd(z.node).cloned().unwrap_or_default();
         let name = z.kind.name().to_lowercase();
-        m.insert(format!("pgscan_kswapd_{name}"), d.zone_scan_kswapd[zid.min(7)] as f64);
-        m.insert(format!("pgsteal_kswapd_{name}"), d.zone_steal_kswapd[zid.min(7)] as f64);
+        let (scan0, steal0) = from.and_then(|w| w.zones.get(zid).copied()).unwrap_or((0, 0));
+        m.insert(format!("pgscan_kswapd_{name}"), d.zone_scan_kswapd[zid.min(7)].saturating_sub(scan0) as f64);
+        m.insert(format!("pgsteal_kswapd_{name}"), d.zone_steal_kswapd[zid.min(7)].saturating_sub(steal0) as f64);
     }
     // buddyinfo over the second half: how much of each zone's free memory sits in blocks an
     // order-3 request (and the order-3 watermark check) can use.
@@ -379,7 +409,7 @@ pub fn run_pair_with(
     workload: &str,
     sets: &[String],
 ) -> Result<Vec<RunReport>, String> {
-    let jobs = PROFILES.iter().map(|&p| pair_job(opts, file, workload, sets.to_vec(), p)).collect();
+    let jobs = PROFILES.iter().map(|&p| pair_job(opts, file, workload, sets.to_vec(), p, None)).collect();
     opts.in_parallel(jobs).into_iter().collect()
 }
 
@@ -390,11 +420,23 @@ fn pair_job<'a>(
     workload: &'a str,
     sets: Vec<String>,
     profile: &'a str,
+    window_from_s: Option<f64>,
 ) -> Box<dyn FnOnce() -> Result<RunReport, String> + Send + 'a> {
     Box::new(move || {
-        let (mut r, sim) = run_seed_scenario(opts, file, profile, &sets, vec![Box::new(AllocDiag::default())])?;
+        let start: Rc<RefCell<Option<WindowStart>>> = Rc::new(RefCell::new(None));
+        let hook = window_from_s.map(|t0| {
+            let start = Rc::clone(&start);
+            let t0_ns = (t0 * 1e9) as u64;
+            Box::new(move |s: &mut Sim| {
+                if start.borrow().is_none() && s.s.now >= t0_ns {
+                    *start.borrow_mut() = Some(WindowStart::take(s));
+                }
+            }) as crate::sim::SampleHook
+        });
+        let diag: Vec<Box<dyn crate::trace::Tracer>> = vec![Box::new(AllocDiag::default())];
+        let (mut r, sim) = run_seed_scenario_sampled(opts, file, profile, &sets, diag, hook)?;
         let source = first_program(opts, file)?;
-        measure(&mut r, &sim, workload, source.as_deref());
+        measure(&mut r, &sim, workload, source.as_deref(), start.borrow().as_ref());
         Ok(r)
     })
 }
@@ -600,7 +642,8 @@ fn run(opts: &ReproduceOpts) -> Result<(ReproduceReport, String), String> {
             if lengthened {
                 sets.extend(long_sets.iter().cloned());
             }
-            jobs.push(pair_job(opts, file, workload, sets, p));
+            let window_from = long.filter(|_| lengthened).map(|l| l.window_s().0);
+            jobs.push(pair_job(opts, file, workload, sets, p, window_from));
         }
     }
     let mut all = opts.in_parallel(jobs).into_iter().collect::<Result<Vec<_>, _>>()?.into_iter();

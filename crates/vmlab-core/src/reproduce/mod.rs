@@ -269,6 +269,19 @@ pub fn run_seed_scenario(
     extra_sets: &[String],
     tracers: Vec<Box<dyn crate::trace::Tracer>>,
 ) -> Result<(RunReport, crate::sim::Sim), String> {
+    run_seed_scenario_sampled(opts, file, profile, extra_sets, tracers, None)
+}
+
+/// `run_seed_scenario` with a hook called after each timeline sample (`Sim::on_sample`), for a
+/// seed whose figures need the machine's state at a moment of the run, not only at its end.
+pub fn run_seed_scenario_sampled(
+    opts: &ReproduceOpts,
+    file: &str,
+    profile: &str,
+    extra_sets: &[String],
+    tracers: Vec<Box<dyn crate::trace::Tracer>>,
+    on_sample: Option<crate::sim::SampleHook>,
+) -> Result<(RunReport, crate::sim::Sim), String> {
     let sc = opts.load(file, extra_sets)?;
     let (k, progress) = opts.begin_run(profile, extra_sets);
     let mut tracers = tracers;
@@ -277,7 +290,7 @@ pub fn run_seed_scenario(
         tracers.push(w);
         f
     });
-    let o = crate::api::RunOpts { profile: Some(profile), tracers, progress, ..Default::default() };
+    let o = crate::api::RunOpts { profile: Some(profile), tracers, progress, on_sample, ..Default::default() };
     let (mut rep, sim) = crate::api::run(&sc, o).map_err(crate::api::render)?;
     if let Some(f) = trace_file {
         if let Some(e) = sim.k.tracer::<crate::stats::ftrace::FtraceWriter>().and_then(|w| w.error.as_ref()) {
