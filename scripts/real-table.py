@@ -324,6 +324,14 @@ def row_cells(row: dict, sim: dict) -> list[dict]:
         cell("psi_some_s", "psi", s["psi_some_s"], [r.get("psi_some_s") for r in runs], row.get("psi", False)),
         cell("psi_full_s", "psi", s["psi_full_s"], [r.get("psi_full_s") for r in runs], row.get("psi", False)),
     ]
+    # The host's group waiting for a CPU (its cgroup2 cpu.pressure): a memory stall the reclaimer
+    # spends preempted counts as memory stall too (psi28), and vmlab's machine has no other load,
+    # so PSI is read beside it. Shown, never bounded.
+    cpu_wait = [r.get("cpu_psi_some_s") for r in runs]
+    if any(x is not None for x in cpu_wait):
+        c = cell("host_cpu_psi_some_s", "info", None, cpu_wait, False)
+        c["bound"] = "host only: its CPU wait"
+        cells.append(c)
     for c in COUNTERS:
         host = [r["vmstat"].get(c, 0) for r in runs]
         if s["vmstat"][c] == 0 and not any(host):

@@ -176,3 +176,25 @@ def test_bad_input_is_one_clear_line(tmp_path):
     (tmp_path / "rec.json").write_text(json.dumps(rec))
     out = table(tmp_path, "--vmlab", str(tmp_path / "no-such-vmlab"))
     assert out.returncode == 2 and "not an executable" in out.stderr
+
+
+def test_the_hosts_cpu_wait_is_shown_beside_psi_and_never_bounded():
+    """A host run's group cpu.pressure comes out as an unbounded host-only cell (psi28: the stall of a
+    preempted reclaimer is memory stall too), and a run without it adds no cell."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("real_table", SCRIPT)
+    rt = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(rt)
+    vm = {c: 0 for c in rt.COUNTERS}
+    sim = run_json(10.0, 1.0, 0.5, vm)
+    runs = [host_run(10.0, 1.0, 1.0, vm), host_run(10.0, 1.0, 1.0, vm)]
+    runs[0]["cpu_psi_some_s"], runs[1]["cpu_psi_some_s"] = 0.4, 0.6
+    row = {"id": "x", "elapsed": "elapsed_s", "psi": True, "runs": runs}
+    cells = {c["figure"]: c for c in rt.row_cells(row, sim)}
+    wait = cells["host_cpu_psi_some_s"]
+    assert wait["sim"] is None and wait["ok"] is None and abs(wait["mean"] - 0.5) < 1e-9
+    assert cells["psi_some_s"]["ok"] is False  # ×0.5 on a thrashing example stays outside
+    for r in runs:
+        del r["cpu_psi_some_s"]
+    assert "host_cpu_psi_some_s" not in {c["figure"] for c in rt.row_cells(row, sim)}
