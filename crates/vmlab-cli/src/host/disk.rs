@@ -306,26 +306,15 @@ fn device_of(dir: &Path) -> Result<String, String> {
     Ok(format!("{}:{}", libc::major(dev), libc::minor(dev)))
 }
 
-/// `max_sectors_kb` of the device holding `dir` (or of its whole disk, for a partition).
-fn max_sectors_bytes(device: &str) -> Option<u64> {
+/// A `queue/NAME` attribute in KiB of the device holding `dir` (or of its whole disk, for a
+/// partition), in bytes: `max_sectors_kb` (the request size) or `read_ahead_kb` (a mmap fault's
+/// read-around).
+fn queue_kb_bytes(device: &str, name: &str) -> Option<u64> {
     let base = PathBuf::from(format!("/sys/dev/block/{device}"));
-    for q in [base.join("queue/max_sectors_kb"), base.join("../queue/max_sectors_kb")] {
-        if let Some(kb) = std::fs::read_to_string(q).ok().and_then(|t| t.trim().parse::<u64>().ok()) {
-            return Some(kb * 1024);
-        }
-    }
-    None
-}
-
-/// `read_ahead_kb` of the device holding `dir` (or of its whole disk): a mmap fault's read-around.
-fn read_ahead_bytes(device: &str) -> Option<u64> {
-    let base = PathBuf::from(format!("/sys/dev/block/{device}"));
-    for q in [base.join("queue/read_ahead_kb"), base.join("../queue/read_ahead_kb")] {
-        if let Some(kb) = std::fs::read_to_string(q).ok().and_then(|t| t.trim().parse::<u64>().ok()) {
-            return Some(kb * 1024);
-        }
-    }
-    None
+    [base.join("queue").join(name), base.join("../queue").join(name)]
+        .into_iter()
+        .find_map(|q| std::fs::read_to_string(q).ok().and_then(|t| t.trim().parse::<u64>().ok()))
+        .map(|kb| kb * 1024)
 }
 
 /// A buffer O_DIRECT accepts: aligned to 4 KiB.
@@ -362,13 +351,13 @@ impl Drop for Aligned {
 /// the file once over by each of [`DEVICE_PROBE`]'s mixes; about two seconds on a fast disk. The file is removed.
 pub fn measure(dir: &Path) -> Result<Measured, String> {
     let device = device_of(dir)?;
-    let chunk = max_sectors_bytes(&device).unwrap_or(1 << 20).clamp(2 * SMALL, 64 << 20);
+    let chunk = queue_kb_bytes(&device, "max_sectors_kb").unwrap_or(1 << 20).clamp(2 * SMALL, 64 << 20);
     let path = dir.join(format!("vmlab-disk-probe-{}", std::process::id()));
     // The read-around's requests end at the chunk too. A device without readahead (or none
     // found) is timed with the 128 KiB default's window; a window is two requests at least and
     // 16 MiB (32 readers) at most, so the scratch file stays near its 256 MiB.
     let req = WINDOW_REQ.min(chunk);
-    let window = read_ahead_bytes(&device)
+    let window = queue_kb_bytes(&device, "read_ahead_kb")
         .filter(|&b| b > 0)
         .unwrap_or(128 << 10)
         .next_multiple_of(req)

@@ -246,17 +246,16 @@ struct WindowStart {
 impl WindowStart {
     fn take(sim: &Sim) -> WindowStart {
         let k = &sim.k;
-        let zones = k
-            .zones
-            .iter()
-            .enumerate()
-            .map(|(zid, z)| {
-                let d = k.reclaim.split2636_kswapd(z.node).cloned().unwrap_or_default();
-                (d.zone_scan_kswapd[zid.min(7)], d.zone_steal_kswapd[zid.min(7)])
-            })
-            .collect();
+        let zones = (0..k.zones.len()).map(|zid| zone_kswapd(sim, zid)).collect();
         WindowStart { counters: crate::stats::report::vmstat_map(&[], &k.ev), zones }
     }
+}
+
+/// kswapd's pgscan and pgsteal in zone `zid` so far (2.6.36's per-zone counters).
+fn zone_kswapd(sim: &Sim, zid: usize) -> (u64, u64) {
+    let k = &sim.k;
+    let d = k.reclaim.split2636_kswapd(k.zones[zid].node).cloned().unwrap_or_default();
+    (d.zone_scan_kswapd[zid.min(7)], d.zone_steal_kswapd[zid.min(7)])
 }
 
 /// Fill `metrics` (and `params.workload`, `params.swap`) of one run; counters from `from` on
@@ -286,11 +285,11 @@ fn measure(r: &mut RunReport, sim: &Sim, workload: &str, program: Option<&str>, 
     }
     // Per-zone kswapd scanning (2.6.36 reports pgscan per zone) and what kswapd ran.
     for (zid, z) in k.zones.iter().enumerate() {
-        let d = k.reclaim.split2636_kswapd(z.node).cloned().unwrap_or_default();
         let name = z.kind.name().to_lowercase();
+        let (scan, steal) = zone_kswapd(sim, zid);
         let (scan0, steal0) = from.and_then(|w| w.zones.get(zid).copied()).unwrap_or((0, 0));
-        m.insert(format!("pgscan_kswapd_{name}"), d.zone_scan_kswapd[zid.min(7)].saturating_sub(scan0) as f64);
-        m.insert(format!("pgsteal_kswapd_{name}"), d.zone_steal_kswapd[zid.min(7)].saturating_sub(steal0) as f64);
+        m.insert(format!("pgscan_kswapd_{name}"), scan.saturating_sub(scan0) as f64);
+        m.insert(format!("pgsteal_kswapd_{name}"), steal.saturating_sub(steal0) as f64);
     }
     // buddyinfo over the second half: how much of each zone's free memory sits in blocks an
     // order-3 request (and the order-3 watermark check) can use.
