@@ -2,8 +2,9 @@
 """Issue 17's table on one commit: `vmlab run --host` of every row against a record of `vmlab real`.
 
     scripts/real-table.py [table] RECORD [--vmlab B] [--jobs 2] [--json FILE] [--sims DIR]
-                          [--keep DIR] [--disk-dir KIND=DIR]
-    scripts/real-table.py record --rows SPEC --runs DIR [--log LOG] [--disk-sets KIND=SIM.json] --out RECORD
+                          [--keep DIR] [--disk-dir KIND=DIR] [--cache DIR]
+    scripts/real-table.py record --rows SPEC --runs DIR [--log LOG] [--disk-sets KIND=SIM.json]
+                          [--cache DIR] --out RECORD
 
 `table` (the default) simulates every row of RECORD with `B run --host --disk-dir DIR SCENARIO
 --set ... --json` (two at a time; progress on stderr) and prints, per row and figure, the
@@ -15,6 +16,12 @@ spread of its runs. `--sims DIR` takes DIR/ID.json instead of running where it e
 `--keep DIR` keeps the runs' JSON there). A row whose real runs wrote to a file system other than
 /var/tmp (`disk` in the record, e.g. dirty-writer's 4 KiB-folio loop image) replays the disk
 `--set`s its record holds, unless `--disk-dir KIND=DIR` points at such a file system now.
+
+The simulations read the cost table and the /var/tmp disk's measurement from a cache directory
+(`host-costs.json`, `host-disk-MAJ-MIN.json`): `--cache DIR`, else the record's `cache` (a
+directory in this repository, kept with the record so that a fresh host gives the same table),
+else `VMLAB_CACHE_DIR` or `~/.cache/vmlab` as `run --host` has it. A named directory is copied to a
+temporary one first, so a disk it lacks is measured there and the directory is left as it is.
 
 `record` builds RECORD from the real runs' JSON (DIR/ID-N.json, N = 1, 2, ...), keeping only what
 the table needs; LOG lines `HH:MM:SS start ID load A B C` / `HH:MM:SS end ID ...` give each run's
@@ -29,6 +36,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -185,9 +193,19 @@ def cmd_record(a) -> int:
                 raise Bad(f"row {row['id']} ran on {row['disk']}: give --disk-sets {row['disk']}=SIM.json")
             r["disk_sets"] = disk_sets[row["disk"]]["sets"]
         rows.append(r)
+    cache = None
+    if a.cache:
+        c = Path(a.cache).resolve()
+        if not (c / "host-costs.json").exists():
+            raise Bad(f"--cache {a.cache}: no host-costs.json there")
+        try:
+            cache = str(c.relative_to(ROOT))
+        except ValueError:
+            raise Bad(f"--cache {a.cache}: not inside the repository {ROOT} (the record must name it there)") from None
     rec = {
         "schema": "vmlab.real-record/1",
         "about": a.about or "",
+        **({"cache": cache} if cache else {}),
         "counters": COUNTERS,
         "disks": disk_sets,
         "rows": rows,
@@ -254,6 +272,12 @@ def simulate(a, rows: list[dict]) -> dict:
         raise Bad(f"--vmlab {a.vmlab}: not an executable (build it: cargo build --profile ci -p vmlab)")
     keep = Path(a.keep) if a.keep else Path(tempfile.mkdtemp(prefix="vmlab-real-table."))
     keep.mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ)
+    if getattr(a, "cache_dir", None):
+        tmp = Path(tempfile.mkdtemp(prefix="vmlab-real-table-cache."))
+        shutil.copytree(a.cache_dir, tmp, dirs_exist_ok=True)
+        env["VMLAB_CACHE_DIR"] = str(tmp)
+        print(f"real-table: cost table and disk from {a.cache_dir}", file=sys.stderr, flush=True)
     t0 = time.monotonic()
     done = [0]
     lock = threading.Lock()
@@ -263,7 +287,7 @@ def simulate(a, rows: list[dict]) -> dict:
         cmd = sim_command(a, r, out)
         print(f"real-table: start {r['id']}: {r['scenario']} {' '.join(r['sets'])[:60]}", file=sys.stderr, flush=True)
         t = time.monotonic()
-        p = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, check=False)
+        p = subprocess.run(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, check=False)
         with lock:
             done[0] += 1
             n = done[0]
@@ -440,6 +464,11 @@ def cmd_table(a) -> int:
         if rec.get("speedup") and not {rec["speedup"]["one"], rec["speedup"]["many"]} <= want:
             rec["speedup"] = None
     rows = rec["rows"]
+    a.cache_dir = None
+    if a.cache or rec.get("cache"):
+        a.cache_dir = Path(a.cache) if a.cache else ROOT / rec["cache"]
+        if not (a.cache_dir / "host-costs.json").exists():
+            raise Bad(f"cache {a.cache_dir}: no host-costs.json there")
     sims = simulate(a, rows)
     table = {r["id"]: row_cells(r, sims[r["id"]]) for r in rows}
     pairs = pair_checks(rec, table)
@@ -539,6 +568,7 @@ def main(argv: list[str]) -> int:
     t.add_argument("--keep", help="keep the simulations' JSON in DIR")
     t.add_argument("--disk-dir", action="append", metavar="KIND=DIR", help="run a row whose real runs wrote to KIND with --disk-dir DIR")
     t.add_argument("--only", metavar="ID,...", help="only these rows (their pairs and speedup where both are in)")
+    t.add_argument("--cache", metavar="DIR", help="the cost table and disk measurement to simulate with (default: the record's `cache`)")
     t.add_argument("--moves-only", action="store_true", help="list only the figures the host moves between variants")
     r = sub.add_parser("record", help="build a record from `vmlab real` JSON")
     r.add_argument("--rows", required=True)
@@ -547,6 +577,7 @@ def main(argv: list[str]) -> int:
     r.add_argument("--disk-sets", action="append", metavar="KIND=SIM.json")
     r.add_argument("--disk-reset", action="append", metavar="KIND=SET", help="a --set added to KIND's disk sets")
     r.add_argument("--about")
+    r.add_argument("--cache", metavar="DIR", help="a directory of this repository holding the host-costs.json and host-disk-*.json to simulate with")
     r.add_argument("--out", required=True)
     a = ap.parse_args(argv)
     try:

@@ -66,6 +66,8 @@ def setup(tmp_path):
         "if a == ['--version']:\n"
         "    print('vmlab fake'); sys.exit(0)\n"
         f"pathlib.Path({str(tmp_path)!r}, 'calls.txt').open('a').write(json.dumps(a) + '\\n')\n"
+        "import os\n"
+        f"pathlib.Path({str(tmp_path)!r}, 'env.txt').open('a').write(os.environ.get('VMLAB_CACHE_DIR', '-') + '\\n')\n"
         "v = [x for x in a if x.startswith('vars.v=')][0].split('=')[1]\n"
         f"shutil.copy(pathlib.Path({str(tmp_path)!r}, 'canned-' + v + '.json'), a[a.index('--json') + 1])\n"
     )
@@ -198,3 +200,32 @@ def test_the_hosts_cpu_wait_is_shown_beside_psi_and_never_bounded():
     for r in runs:
         del r["cpu_psi_some_s"]
     assert "host_cpu_psi_some_s" not in {c["figure"] for c in rt.row_cells(row, sim)}
+
+
+def test_a_named_cache_is_copied_and_handed_to_the_simulations(tmp_path):
+    """--cache DIR (or the record's `cache`) reaches `run --host` as VMLAB_CACHE_DIR, through a copy,
+    so the named directory (kept in the repository with a record) is never written to."""
+    fake = setup(tmp_path)
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    (cache / "host-costs.json").write_text('{"schema": "vmlab.host-costs/1", "cost": {"clear_page": 3000}}')
+    out = table(tmp_path, "--vmlab", str(fake), "--cache", str(cache))
+    assert out.returncode == 0, out.stderr
+    dirs = (tmp_path / "env.txt").read_text().split()
+    assert len(dirs) == 2 and len(set(dirs)) == 1 and dirs[0] != str(cache)
+    assert (Path(dirs[0]) / "host-costs.json").read_text() == (cache / "host-costs.json").read_text()
+    assert "cost table and disk from" in out.stderr
+    # Without one, the environment's (here none) is left to `run --host`.
+    (tmp_path / "env.txt").unlink()
+    out = table(tmp_path, "--vmlab", str(fake))
+    assert out.returncode == 0 and (tmp_path / "env.txt").read_text().split() == ["-", "-"]
+    # A cache without a cost table, and a record naming a cache outside the repository, are refused.
+    out = table(tmp_path, "--vmlab", str(fake), "--cache", str(tmp_path / "nosuch"))
+    assert out.returncode == 2 and "no host-costs.json" in out.stderr
+    rows = tmp_path / "rows.json"
+    rows.write_text(json.dumps({"rows": []}))
+    out = subprocess.run(
+        [sys.executable, str(SCRIPT), "record", "--rows", str(rows), "--runs", str(tmp_path), "--cache", str(cache), "--out", str(tmp_path / "r.json")],
+        capture_output=True, text=True, check=False,
+    )
+    assert out.returncode == 2 and "not inside the repository" in out.stderr
