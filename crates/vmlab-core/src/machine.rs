@@ -233,6 +233,16 @@ pub struct CostTable {
     /// vmlab's own table; `scripts/calibrate-costs.sh` fits it from
     /// `scenarios/calibrate/write-new.toml`, run on a 4 KiB-folio file system.
     pub write_new_folio: u64,
+    /// CPU of one swap-in fault beyond the fault's entry and the allocation, read and rmap
+    /// charged apart: 6.8's `do_swap_page` (mm/memory.c) looks the entry up in the swap cache,
+    /// locks the folio, re-takes the PTE lock to check the entry is unchanged, frees the swap
+    /// slot (`swap_free`, `folio_free_swap` when the cache copy can go), charges or re-charges the
+    /// memcg (`mem_cgroup_swapin_charge_folio`), adds the anon rmap and installs the PTE. Charged
+    /// once per swap-in fault, whether the page was still in the swap cache or had to be read. 0
+    /// in vmlab's own table; `scripts/calibrate-costs.sh` can fit it from the `swap` probe's
+    /// system time, beside `rmap_one` from its memory stall, on a host whose swap-ins cost more
+    /// than vmlab's generic fault (a virtual machine whose page-table updates trap, for one).
+    pub do_swap_page: u64,
     pub mmap: u64,
     pub mlock_page: u64,
     pub lock_handoff: u64,
@@ -278,6 +288,7 @@ impl CostTable {
             path_openat: 0,
             perform_write: 0,
             write_new_folio: 0,
+            do_swap_page: 0,
             mmap: s(2500),
             mlock_page: s(60),
             lock_handoff: s(800),
@@ -316,6 +327,7 @@ impl CostTable {
         "path_openat",
         "perform_write",
         "write_new_folio",
+        "do_swap_page",
         "mmap",
         "mlock_page",
         "lock_handoff",
@@ -348,6 +360,7 @@ impl CostTable {
             "path_openat" => &mut self.path_openat,
             "perform_write" => &mut self.perform_write,
             "write_new_folio" => &mut self.write_new_folio,
+            "do_swap_page" => &mut self.do_swap_page,
             "mmap" => &mut self.mmap,
             "mlock_page" => &mut self.mlock_page,
             "lock_handoff" => &mut self.lock_handoff,

@@ -243,7 +243,7 @@ impl Kernel {
         write: bool,
         flags: u32,
     ) -> Fault {
-        self.charge(ctx, KFunc::DoSwapPage, 0);
+        self.charge(ctx, KFunc::DoSwapPage, self.cost.do_swap_page);
         let cached = self.swap.as_ref().map(|sw| sw.cache[s as usize]).unwrap_or(NIL);
         if cached == NIL {
             let av = self.mm(mm).anon_vma;

@@ -119,3 +119,51 @@ fn a_rotational_swap_disk_makes_6_8_read_clusters_that_grow_with_the_hits() {
     assert!(maj * 5 < pswpin && pswpin <= maj * 8, "pgmajfault {maj} for pswpin {pswpin}");
     assert!(hit * 100 >= ra * 99, "swap_ra_hit {hit} of swap_ra {ra}");
 }
+
+/// `do_swap_page`'s cost entry: paid once per swap-in fault — the major faults that read and the
+/// minor ones that find the page in the swap cache (readahead's) alike — and nothing at 0, vmlab's
+/// own table, so only a host calibration that fits it moves a run.
+#[test]
+fn do_swap_page_is_charged_once_per_swap_in_fault() {
+    use vmlab_core::stats::kfunc::KFunc;
+    let sweep = |sets: &[&str]| {
+        let sc = r#"
+profile = "linux-6.8"
+[machine]
+memory = "256MiB"
+cpus = 1
+[[disk]]
+name = "sda"
+model = "ssd"
+[swap]
+size = "512MiB"
+disk = "sda"
+[[process]]
+name = "hog"
+program = '''
+mmap heap anon 384MiB
+touch heap write
+touch heap read
+'''
+"#;
+        let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+        let sc = vmlab_core::workload::load_scenario_str("sweep.toml", sc, &sets).expect("loads");
+        let (r, sim) = api::run(&sc, RunOpts::default()).expect("runs");
+        (r, sim.k.prof.get(KFunc::DoSwapPage), sim.k.cost.do_swap_page)
+    };
+    let (base, base_ns, zero) = sweep(&[]);
+    assert_eq!(zero, 0, "vmlab's own table charges nothing extra");
+    let (dear, dear_ns, each) = sweep(&["machine.cost.do_swap_page=3us"]);
+    assert_eq!(each, 3000);
+    let extra = dear_ns - base_ns;
+    assert_eq!(extra % each, 0, "whole charges only");
+    let faults = extra / each;
+    // Every page read back is mapped by one fault; readahead's pages by minor ones.
+    assert!(c(&dear, "pgmajfault") > 0 && faults > c(&dear, "pgmajfault"), "{faults} faults");
+    // Nearly every page read is faulted in once; a fault that finds its page still locked under
+    // the read waits and enters do_swap_page again (6.8: `folio_lock_or_retry`, VM_FAULT_RETRY),
+    // and pages still in the swap cache from their write are faulted without a read.
+    let read = c(&dear, "pswpin");
+    assert!(faults >= read * 9 / 10 && faults <= read * 5 / 4, "{faults} faults for {read} pages read");
+    assert!(c(&base, "pswpin") > 0);
+}
