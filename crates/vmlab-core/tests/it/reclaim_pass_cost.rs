@@ -2,9 +2,6 @@
 //! limit reclaim's memory stall (6.8's `try_charge_memcg` brackets the call with
 //! `psi_memstall_enter`/`leave`); nothing at 0, vmlab's own table.
 
-use std::io::Write;
-use std::sync::{Arc, Mutex};
-
 use vmlab_core::api::{self, RunOpts};
 use vmlab_core::sim::Sim;
 use vmlab_core::stats::ftrace::{FtraceWriter, TraceFormat};
@@ -38,24 +35,11 @@ read stream bs=1MiB
 '''
 "#;
 
-#[derive(Clone, Default)]
-struct Buf(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Buf {
-    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(b);
-        Ok(b.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 /// The run, and how many limit-reclaim calls it made (`mm_vmscan_memcg_reclaim_begin`).
 fn run(sets: &[&str]) -> (RunReport, Sim, u64) {
     let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
     let sc = vmlab_core::workload::load_scenario_str("reclaim_pass_cost.toml", STREAM, &sets).expect("loads");
-    let buf = Buf::default();
+    let buf = crate::common::TraceBuf::default();
     let events = vec!["mm_vmscan_memcg_reclaim_begin".to_string()];
     let w = FtraceWriter::new(Box::new(buf.clone()), TraceFormat::Linux68, &events).expect("writer");
     let (r, sim) = api::run(&sc, RunOpts { tracers: vec![Box::new(w)], ..Default::default() }).expect("runs");
