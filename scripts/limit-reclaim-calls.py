@@ -3,8 +3,9 @@
 
     scripts/limit-reclaim-calls.py HOST.trace [SIM.trace [--entry NS --charged NS]]
 
-A trace holds `mm_vmscan_memcg_reclaim_begin`/`_end` and, on the host, the reclaimer's
-`sched_switch` events (`scripts/trace-limit-reclaim.sh` records them in a tracefs instance of its
+A trace holds `mm_vmscan_memcg_reclaim_begin`/`_end`, on the host the reclaimer's
+`sched_switch` events, and if asked `mm_vmscan_lru_shrink_inactive` (a call's passes: the
+priority levels it reached) (`scripts/trace-limit-reclaim.sh` records them in a tracefs instance of its
 own; `vmlab run --trace F --events mm_vmscan_memcg_reclaim_begin,mm_vmscan_memcg_reclaim_end`
 writes the simulated one). Per call: wall (begin to end), time on the CPU (wall minus the time
 switched out), time switched out while runnable (state R: preempted) or asleep. With a
@@ -28,18 +29,32 @@ def calls(path):
         _, pid, _, t, ev, rest = m.groups()
         pid, t = int(pid), float(t)
         if ev == "mm_vmscan_memcg_reclaim_begin":
-            open_calls[pid] = {"t0": t, "on": 0.0, "since": t, "preempted": 0.0, "asleep": 0.0, "switches": 0}
+            out.pop(pid, None)
+            open_calls[pid] = {
+                "t0": t, "on": 0.0, "since": t, "preempted": 0.0, "asleep": 0.0, "switches": 0, "prios": set()
+            }
         elif ev == "mm_vmscan_memcg_reclaim_end":
             c = open_calls.pop(pid, None)
             if c:
-                c["on"] += t - c["since"]
+                if pid in out:
+                    # Its switch-in was filtered out: the stretch since it left is counted as
+                    # off the CPU, so that the parts add up to the wall.
+                    t0, st = out.pop(pid)
+                    c["preempted" if st.startswith("R") else "asleep"] += t - t0
+                else:
+                    c["on"] += t - c["since"]
                 c["wall"] = t - c["t0"]
                 done.append(c)
+        elif ev == "mm_vmscan_lru_shrink_inactive" and pid in open_calls:
+            # One node: each priority level a call reaches is one shrink_node pass.
+            open_calls[pid]["prios"].add(re.search(r"priority=(\d+)", rest).group(1))
         elif ev == "sched_switch":
             prev = int(re.search(r"prev_pid=(\d+)", rest).group(1))
             nxt = int(re.search(r"next_pid=(\d+)", rest).group(1))
             state = re.search(r"prev_state=(\S+)", rest).group(1)
-            if prev in open_calls:
+            # A switch-in the filter missed (the task's priority boosted away from the filter's)
+            # leaves the task marked out: its next switch-out does not count that stretch again.
+            if prev in open_calls and prev not in out:
                 c = open_calls[prev]
                 c["on"] += t - c["since"]
                 c["switches"] += 1
@@ -63,6 +78,9 @@ def summary(name, cs):
         f"(mean {statistics.mean(on) * 1e6:.2f} us, median {statistics.median(on) * 1e6:.1f} us), "
         f"preempted {total('preempted'):.4f} s, asleep {total('asleep'):.4f} s, {switched} calls switched out"
     )
+    passes = sum(len(c["prios"]) for c in cs)
+    if passes:
+        print(f"{name}: {passes} passes (priority levels with shrink_inactive events), {passes / len(cs):.3f} a call")
     return len(cs), total("on")
 
 
