@@ -8,21 +8,22 @@
 #
 #   scripts/trace-limit-reclaim.sh SCENARIO OUT [--set K=V ...]
 #   # writes OUT.json (vmlab real's), OUT.out, OUT.trace; VMLAB=target/ci/vmlab DIR=/var/tmp
-#   # EVENTS="vmscan/mm_vmscan_lru_shrink_inactive ..." adds events (each pass's priority)
+#   # EVENTS="vmscan/mm_vmscan_lru_shrink_inactive ..." adds events (each pass's priority);
+#   # BUFFER_KB (per CPU, default 16384) for runs of many calls
 set -eu
 [ $# -ge 2 ] || { sed -n '2,10p' "$0"; exit 2; }
 SCEN=$1 OUT=$2
 shift 2
-VMLAB=${VMLAB:-target/ci/vmlab} DIR=${DIR:-/var/tmp} EVENTS=${EVENTS:-}
+VMLAB=${VMLAB:-target/ci/vmlab} DIR=${DIR:-/var/tmp} EVENTS=${EVENTS:-} BUFFER_KB=${BUFFER_KB:-16384}
 I=/sys/kernel/tracing/instances/vmlab-limit-$$
 echo "$(date -u +%T) start load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 flock /tmp/vmlab-real.lock bash -c '
   set -e
-  I=$1 OUT=$2 EVENTS=$3; shift 3
+  I=$1 OUT=$2 EVENTS=$3 BUFFER_KB=$4; shift 4
   mkdir "$I"
   trap "echo 0 > $I/tracing_on; echo 0 > $I/events/enable; rmdir $I" EXIT
   echo mono > "$I/trace_clock"
-  echo 16384 > "$I/buffer_size_kb"
+  echo "$BUFFER_KB" > "$I/buffer_size_kb"
   echo "prev_prio == 100 || next_prio == 100" > "$I/events/sched/sched_switch/filter"
   for e in sched/sched_switch vmscan/mm_vmscan_memcg_reclaim_begin vmscan/mm_vmscan_memcg_reclaim_end $EVENTS; do
     echo 1 > "$I/events/$e/enable"
@@ -32,5 +33,5 @@ flock /tmp/vmlab-real.lock bash -c '
   echo 0 > "$I/tracing_on"
   cat "$I/trace" > "$OUT.trace"
   if grep -q "overrun: [1-9]" "$I"/per_cpu/cpu*/stats; then echo "the trace buffer overran" >&2; exit 1; fi
-' _ "$I" "$OUT" "$EVENTS" "$VMLAB" real "$SCEN" --dir "$DIR" --json "$OUT.json" "$@"
+' _ "$I" "$OUT" "$EVENTS" "$BUFFER_KB" "$VMLAB" real "$SCEN" --dir "$DIR" --json "$OUT.json" "$@"
 echo "$(date -u +%T) end load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
