@@ -206,6 +206,17 @@ pub struct CostTable {
     /// so reclaim of small folios pays it per page. 0 in vmlab's own table;
     /// `scripts/calibrate-costs.sh` fits it from `scenarios/calibrate/reclaim-around.toml`.
     pub remove_mapping: u64,
+    /// CPU of one reclaim pass over a node beyond its folios: what 6.8's `shrink_node`
+    /// (mm/vmscan.c) does once however few folios it frees — `prepare_scan_control`'s memcg
+    /// statistics flush and balance reads, `shrink_node_memcgs`' `mem_cgroup_iter` walk with
+    /// `mem_cgroup_calculate_protection`, `shrink_lruvec`'s `get_scan_count` and plug,
+    /// `lru_add_drain` before isolating, `shrink_slab` over the group's shrinkers, `vmpressure`
+    /// for the group and the subtree — and what its caller `try_to_free_mem_cgroup_pages` and
+    /// `try_charge_memcg` add around one pass (the reclaim state, `psi_memstall_enter`/`leave`,
+    /// `snapshot_refaults`). A limit reclaim that frees one large folio pays it once for 512
+    /// pages. 0 in vmlab's own table; fitted to a host from traced limit-reclaim calls
+    /// (docs/REAL.md, limit29).
+    pub shrink_node: u64,
     /// CPU of one open of a named file beyond the system-call entry: 6.8's `path_openat` (the
     /// name's lookup in the dcache, the permission check, the `struct file`'s allocation) and
     /// what goes with it in one `read`/`write` of a file — `fstat`, the read call's setup and
@@ -285,6 +296,7 @@ impl CostTable {
             readahead_folio: 0,
             readaround_folio: 0,
             remove_mapping: 0,
+            shrink_node: 0,
             path_openat: 0,
             perform_write: 0,
             write_new_folio: 0,
@@ -324,6 +336,7 @@ impl CostTable {
         "readahead_folio",
         "readaround_folio",
         "remove_mapping",
+        "shrink_node",
         "path_openat",
         "perform_write",
         "write_new_folio",
@@ -357,6 +370,7 @@ impl CostTable {
             "readahead_folio" => &mut self.readahead_folio,
             "readaround_folio" => &mut self.readaround_folio,
             "remove_mapping" => &mut self.remove_mapping,
+            "shrink_node" => &mut self.shrink_node,
             "path_openat" => &mut self.path_openat,
             "perform_write" => &mut self.perform_write,
             "write_new_folio" => &mut self.write_new_folio,

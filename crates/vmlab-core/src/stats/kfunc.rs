@@ -52,6 +52,7 @@ kfuncs! {
     AddToSwap => "add_to_swap",
     BalancePgdat => "balance_pgdat",
     ShrinkSlab => "shrink_slab",
+    ShrinkNode => "shrink_node",
     RefillInactiveScan => "refill_inactive_scan",
     PageLaunder => "page_launder",
     SwapOut => "swap_out",

@@ -794,6 +794,9 @@ pub fn shrink_node(k: &mut Kernel, ctx: &mut Ctx, node: usize, sc: &mut ScanCont
     flush_before_scan(k, sc.target);
     prepare_scan_count(k, node, sc);
     shrink_node_memcgs(k, ctx, node, sc);
+    // The pass's own work, however few folios it took: a limit reclaim freeing one 2 MiB folio
+    // pays it for 512 pages, one of 4 KiB folios for 32.
+    k.charge(ctx, KFunc::ShrinkNode, k.cost.shrink_node);
     if sc.nr_reclaimed > before {
         k.nodes[node].kswapd.failures = 0;
     }

@@ -1,7 +1,24 @@
 //! What several integration tests share.
 
+use std::io::Write;
+use std::sync::{Arc, Mutex};
+
 use vmlab_core::api::{self, RunOpts};
 use vmlab_core::stats::report::RunReport;
+
+/// Where an `FtraceWriter` writes a run's trace, to be read once the run has ended.
+#[derive(Clone, Default)]
+pub struct TraceBuf(pub Arc<Mutex<Vec<u8>>>);
+
+impl Write for TraceBuf {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(b);
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
 
 /// Load `text` as the scenario file `name` with `sets`, run it under its own profile, and check
 /// every frame's state is consistent at the end.

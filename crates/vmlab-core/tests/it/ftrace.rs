@@ -3,9 +3,6 @@
 //! the 6.x ones), or, for events that script does not read, a regex made from the release's
 //! TP_printk; and the events add up to the run's counters.
 
-use std::io::Write;
-use std::sync::{Arc, Mutex};
-
 use regex_lite::Regex;
 use vmlab_core::api::{self, RunOpts};
 use vmlab_core::stats::ftrace::{FtraceWriter, TraceFormat};
@@ -45,19 +42,6 @@ touch heap write
 '''
 "#;
 
-#[derive(Clone, Default)]
-struct Buf(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Buf {
-    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(b);
-        Ok(b.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 /// A writer past the background threshold, then fsync: the flusher writes some of the file,
 /// fsync the rest.
 const WRITER: &str = r#"
@@ -94,7 +78,7 @@ fn traced(profile: &str, events: &[String]) -> (RunReport, String) {
 fn traced_text(profile: &str, scenario: &str, events: &[String]) -> (RunReport, String) {
     let sc = vmlab_core::workload::load_scenario_str("reclaim.toml", scenario, &[]).expect("loads");
     let fmt = vmlab_core::sim::resolve_profile(&sc, Some(profile)).unwrap().tracepoints.expect("has tracepoints");
-    let buf = Buf::default();
+    let buf = crate::common::TraceBuf::default();
     let w = FtraceWriter::new(Box::new(buf.clone()), fmt, events).expect("writer");
     let (r, _) = api::run(&sc, RunOpts { profile: Some(profile), tracers: vec![Box::new(w)], ..Default::default() })
         .expect("runs");

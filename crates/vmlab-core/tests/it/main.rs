@@ -28,6 +28,7 @@ mod psi;
 mod readahead_cost;
 mod readaround_cost;
 mod reclaim_flusher_work;
+mod reclaim_pass_cost;
 mod reclaim_stat;
 mod reclaim_throttle;
 mod rmap;
