@@ -5,6 +5,7 @@
 //! read off `mm_page_alloc_zone_locked` (`block_order`); a refill's later takes pop the halves
 //! its first split queued and are not counted again.
 
+use crate::common::{Handed, CLASSES, CLASS_MOV_UNKNOWN, NCLASS};
 use vmlab_core::kernel::Kernel;
 use vmlab_core::mmzone::{Mt, ZoneType, MAX_ORDER};
 use vmlab_core::trace::{Tracepoint, Tracer};
@@ -30,6 +31,9 @@ struct Counts {
     /// that took a block of order >= 3.
     unmov_steals_o0: u64,
     unmov_steals_big: u64,
+    /// The unmovable steals by the class of the DMA32 allocation that followed them (the request
+    /// whose refill stole; the refill's other pages serve later requests of its type).
+    steals_by_class: [u64; NCLASS],
     /// DMA32's free pages in blocks of order >= 3 (all types), set at each line.
     o3_free: u64,
 }
@@ -38,19 +42,24 @@ pub struct Supply {
     zid: usize,
     c: Counts,
     printed: std::cell::Cell<Counts>,
+    /// Unmovable steals since DMA32's last allocation, and the allocation they went to, whose
+    /// class the next event settles.
+    steals_pending: u64,
+    pending: Option<(Handed, u64)>,
 }
 
 impl Supply {
     pub fn new(k: &Kernel) -> Option<Supply> {
         let zid = k.zones.iter().position(|z| z.kind == ZoneType::Dma32)?;
         let c = Counts { o3_free: o3_free(k, zid), ..Counts::default() };
-        Some(Supply { zid, c, printed: std::cell::Cell::new(c) })
+        Some(Supply { zid, c, printed: std::cell::Cell::new(c), steals_pending: 0, pending: None })
     }
 
     pub fn header() -> String {
         format!(
-            "d32 t_h | DMA32 free pages in blocks of order >= 3 at the line (change) | blocks (pages) of order >= 3 taken off its lists by {} | order-3 requests served DMA32 / other zones | fallback steals for unmov/recl/mov requests (pageblocks claimed; unmov ones for order-0 requests, of blocks of order >= 3) | o3+ pages formed by frees = change + taken",
-            WHO.join(" / ")
+            "d32 t_h | DMA32 free pages in blocks of order >= 3 at the line (change) | blocks (pages) of order >= 3 taken off its lists by {} | order-3 requests served DMA32 / other zones | fallback steals for unmov/recl/mov requests (pageblocks claimed; unmov ones for order-0 requests, of blocks of order >= 3) | o3+ pages formed by frees = change + taken | unmov steals by the class of the allocation they served ({})",
+            WHO.join(" / "),
+            CLASSES.join(",")
         )
     }
 
@@ -65,7 +74,7 @@ impl Supply {
             .map(|i| format!("{} ({})", d(now.blocks[i], p.blocks[i]), d(now.pages[i], p.pages[i])))
             .collect();
         format!(
-            "d32 {t_h:.1} | {} ({change:+}) | {} | {} / {} | {}/{}/{} ({}; {}, {}) | {}",
+            "d32 {t_h:.1} | {} ({change:+}) | {} | {} / {} | {}/{}/{} ({}; {}, {}) | {} | {}",
             now.o3_free,
             who.join(" / "),
             d(now.o3_here, p.o3_here),
@@ -76,7 +85,11 @@ impl Supply {
             d(now.claimed, p.claimed),
             d(now.unmov_steals_o0, p.unmov_steals_o0),
             d(now.unmov_steals_big, p.unmov_steals_big),
-            change + taken as i64
+            change + taken as i64,
+            (0..NCLASS)
+                .map(|c| d(now.steals_by_class[c], p.steals_by_class[c]).to_string())
+                .collect::<Vec<_>>()
+                .join(",")
         )
     }
 }
@@ -87,8 +100,16 @@ fn o3_free(k: &Kernel, zid: usize) -> u64 {
 }
 
 impl Tracer for Supply {
-    fn event(&mut self, _k: &Kernel, ev: &Tracepoint) {
+    fn event(&mut self, k: &Kernel, ev: &Tracepoint) {
+        if let Some((h, n)) = self.pending.take() {
+            self.c.steals_by_class[h.class(k, ev).unwrap_or(CLASS_MOV_UNKNOWN)] += n;
+        }
         match *ev {
+            Tracepoint::MmPageAlloc { zone, migratetype, pfn, gfp, .. }
+                if zone == self.zid && self.steals_pending > 0 =>
+            {
+                self.pending = Some((Handed::new(k, pfn, gfp, migratetype), std::mem::take(&mut self.steals_pending)));
+            }
             Tracepoint::MmPageAllocZoneLocked { zone, order, migratetype, block_order, .. } => {
                 if order == 3 {
                     if zone == self.zid {
@@ -121,6 +142,7 @@ impl Tracer for Supply {
                 self.c.steals[i] += 1;
                 self.c.claimed += stolen as u64;
                 if start_mt == Mt::Unmovable {
+                    self.steals_pending += 1;
                     self.c.unmov_steals_o0 += (order == 0) as u64;
                     self.c.unmov_steals_big += (fallback_order >= 3) as u64;
                 }
