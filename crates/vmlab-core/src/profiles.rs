@@ -185,6 +185,13 @@ pub struct Split26 {
     /// for 2.6.38.1): `balance_pgdat` compacts a zone that passes HIGH at order 0 and fails it at
     /// the order, and such a zone is not marked all_unreclaimable in that pass.
     pub kswapd_compaction: bool,
+    /// 2.6.36–3.2 (Mel Gorman, "[PATCH 10/14] vmscan: Setup pagevec as late as possible in
+    /// shrink_page_list()", linux-mm, 29 Jun 2010): `shrink_page_list` `list_add`s each page it
+    /// reclaims to a local list and frees the list at its end (`free_page_list`) in pagevecs of
+    /// 14 filled from the list's head, each freed last-to-first (`__pagevec_free`): the last 14
+    /// reclaimed reach the per-CPU list first, in reclaim order, then the 14 before them. Off:
+    /// each page is freed as soon as it is reclaimed.
+    pub free_page_list: bool,
 }
 
 /// Vanilla 2.6.36.
@@ -201,6 +208,7 @@ pub const SPLIT26_2636: Split26 = Split26 {
     compaction_min_order: 4,
     compaction_async: false,
     kswapd_compaction: false,
+    free_page_list: true,
 };
 
 /// Tunables (sysctls) — the names follow /proc/sys/vm.
@@ -704,6 +712,7 @@ const LINUX_2638: Profile = Profile {
         compaction_min_order: 1,
         compaction_async: true,
         kswapd_compaction: true,
+        free_page_list: true,
     },
     ..LINUX_2636
 };
@@ -1101,6 +1110,7 @@ pub const KNOBS: &[Knob] = &[
     rc("compaction_min_order", Kind::Int(ORDER), SPLIT_ONLY),
     rc("compaction_async", Kind::Bool, SPLIT_ONLY),
     rc("kswapd_compaction", Kind::Bool, SPLIT_ONLY),
+    rc("free_page_list", Kind::Bool, SPLIT_ONLY),
     // vmscan/modern.rs and vmscan/split2636.rs get_scan_count; 2.4 had no swappiness.
     vm("swappiness", Kind::Int(SWAPPINESS), Readers::Only(&[Engine::Modern, Engine::Split2636, Engine::Zone26])),
     // page_alloc.rs setup_watermarks.
@@ -1334,6 +1344,7 @@ impl Profile {
             "anon_aging_needs_swap" => &mut s.anon_aging_needs_swap,
             "compaction_async" => &mut s.compaction_async,
             "kswapd_compaction" => &mut s.kswapd_compaction,
+            "free_page_list" => &mut s.free_page_list,
             _ => return None,
         })
     }

@@ -42,7 +42,8 @@
 //! /proc/vmstat counters of the interval and the direct-reclaim and below-LOW flows behind them
 //! (`vmstat.rs`). An `own` line per sample says how Normal's file pages lie physically (runs of
 //! one file's pages) and what its per-CPU refills split (`owners.rs`); with `detail=` an `fpg`
-//! line per order-3 run follows the run's own frees (`freed.rs`).
+//! line per order-3 run follows the run's own frees (`freed.rs`). A `d32` line per sample says
+//! who took DMA32's free blocks of order >= 3 in the interval (`supply.rs`).
 //!
 //! cargo run --release -p vmlab-core --example kswapd_runs -- SCENARIO PROFILE EVERY_S [detail=FROM_S..TO_S] [KEY=VALUE...]
 
@@ -53,6 +54,7 @@ mod form;
 mod freed;
 mod owners;
 mod reserve;
+mod supply;
 mod vmstat;
 
 use vmlab_core::kernel::Kernel;
@@ -245,6 +247,11 @@ fn main() {
         println!("{}", owners::Owners::header());
         sim.k.attach_tracer(Box::new(o));
     }
+    // Who takes DMA32's order >= 3 free blocks, printed after each hour's lines.
+    if let Some(s) = supply::Supply::new(&sim.k) {
+        println!("{}", supply::Supply::header());
+        sim.k.attach_tracer(Box::new(s));
+    }
     // The vmstat counters per interval, printed after each hour's lines.
     println!("{}", vmstat::VmstatLine::header());
     sim.k.attach_tracer(Box::new(vmstat::VmstatLine::new(&sim.k)));
@@ -408,6 +415,9 @@ fn main() {
         }
         if let Some(o) = sim.k.tracer::<owners::Owners>() {
             println!("{}", o.line(&sim.k, t_h));
+        }
+        if let Some(s) = sim.k.tracer::<supply::Supply>() {
+            println!("{}", s.line(&sim.k, t_h));
         }
         if let Some(v) = sim.k.tracer::<vmstat::VmstatLine>() {
             println!("{}", v.lines(&sim.k, t_h));

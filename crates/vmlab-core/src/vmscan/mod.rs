@@ -673,6 +673,13 @@ pub fn kswapd_nap_expired(k: &mut Kernel, node: usize) {
 /// free). Leaves a workingset shadow on the clock of `target`, the group reclaim works for
 /// (ROOT for global reclaim).
 pub fn remove_mapping_and_free(k: &mut Kernel, ctx: &mut Ctx, p: Pfn, target: u8) {
+    remove_mapping(k, ctx, p, target);
+    free_reclaimed_page(k, ctx, p);
+}
+
+/// `__remove_mapping`: take a reclaimed page out of its page cache or swap cache (or drop its
+/// anon accounting), leaving the workingset shadow; the page is not freed yet.
+pub fn remove_mapping(k: &mut Kernel, ctx: &mut Ctx, p: Pfn, target: u8) {
     let shadow = if k.profile.workingset { crate::workingset::eviction(k, p, target) } else { 0 };
     if k.fr.has(p, pg::SWAPCACHE) {
         if let Some(s) = crate::swap_state::page_swap_slot(k, p) {
@@ -694,6 +701,11 @@ pub fn remove_mapping_and_free(k: &mut Kernel, ctx: &mut Ctx, p: Pfn, target: u8
         }
         k.remove_from_page_cache(p, shadow);
     }
+}
+
+/// Give a page `remove_mapping` released back to the allocator: cold where the profile's
+/// reclaim frees cold (`pagevec_init(&freed_pvec, 1)`).
+pub fn free_reclaimed_page(k: &mut Kernel, ctx: &mut Ctx, p: Pfn) {
     if k.fr.folio_order(p) > 0 {
         k.free_folio(ctx, p);
     } else if k.profile.reclaim_frees_cold {

@@ -6,8 +6,8 @@
 //! its 2.6.36 form and with Mel Gorman's 2.6.38 series, chosen by `profile.split26` fields.
 
 use super::{
-    add_to_list, del_page_from_lru, is_swapbacked, lru_index, pageout, remove_mapping_and_free, KswapdAction,
-    DEF_PRIORITY, SWAP_CLUSTER_MAX,
+    add_to_list, del_page_from_lru, free_reclaimed_page, is_swapbacked, lru_index, pageout, remove_mapping,
+    KswapdAction, DEF_PRIORITY, SWAP_CLUSTER_MAX,
 };
 use super::{LruScope, ReclaimEngine, SPLIT_LRU_NAMES};
 use crate::kernel::{Ctx, Kernel};
@@ -382,9 +382,15 @@ fn page_check_references(k: &mut Kernel, ctx: &mut Ctx, p: Pfn, sc: &Sc) -> Ref 
     Ref::Reclaim
 }
 
+/// `PAGEVEC_SIZE`: pages per `__pagevec_free` call in `free_page_list`.
+const PAGEVEC_SIZE: usize = 14;
+
 /// `shrink_page_list` over isolated pages: free what can be freed, start writeback of dirty
 /// pages, put the rest back (`putback_lru_pages`). Returns pages reclaimed.
 fn shrink_page_list(k: &mut Kernel, ctx: &mut Ctx, zid: usize, pages: &[Pfn], sc: &mut Sc) -> u64 {
+    let batched = k.profile.split26.free_page_list;
+    let mut free_pages = std::mem::take(&mut k.free_list_buf);
+    free_pages.clear();
     let mut reclaimed = 0;
     let mut activated = 0;
     let mut rotated = [0u64; 2];
@@ -458,15 +464,35 @@ fn shrink_page_list(k: &mut Kernel, ctx: &mut Ctx, zid: usize, pages: &[Pfn], sc
         // __remove_mapping: the radix-tree delete costs about what the insert did.
         k.charge(ctx, KFunc::ShrinkFolioList, k.cost.pagecache_add);
         k.g.isolated -= 1;
-        remove_mapping_and_free(k, ctx, p, crate::memcontrol::ROOT);
+        remove_mapping(k, ctx, p, crate::memcontrol::ROOT);
+        if batched {
+            free_pages.push(p);
+        } else {
+            free_reclaimed_page(k, ctx, p);
+        }
         reclaimed += 1;
         k.events += 1;
     }
+    free_page_list(k, ctx, &free_pages);
+    k.free_list_buf = free_pages;
     k.ev.add(Vm::Pgactivate, activated);
     let lv = &mut k.reclaim.split_mut().zone[zid];
     lv.recent_rotated[0] += rotated[0];
     lv.recent_rotated[1] += rotated[1];
     reclaimed
+}
+
+/// `free_page_list`: `pages` holds the call's reclaimed pages in reclaim order; the kernel's
+/// local list has them newest first, and each pagevec of 14 taken from its head is freed from
+/// its last slot down. So the newest 14 go first, oldest of them first, then the 14 before
+/// them, and the oldest `len % 14` last: with cold frees, those end nearest the per-CPU list's
+/// tail, where cold allocations and the bulk drains take from.
+fn free_page_list(k: &mut Kernel, ctx: &mut Ctx, pages: &[Pfn]) {
+    for pagevec in pages.rchunks(PAGEVEC_SIZE) {
+        for &p in pagevec {
+            free_reclaimed_page(k, ctx, p);
+        }
+    }
 }
 
 /// `shrink_inactive_list`.
@@ -1473,3 +1499,7 @@ mod tests {
 #[cfg(test)]
 #[path = "slab_pressure_tests.rs"]
 mod slab_pressure_tests;
+
+#[cfg(test)]
+#[path = "free_page_list_tests.rs"]
+mod free_page_list_tests;
