@@ -179,6 +179,12 @@ enum Cmd {
         /// run, as `run --proc` writes the simulated ones.
         #[arg(long = "proc", value_name = "DIR")]
         proc_dir: Option<PathBuf>,
+        /// Do not trace the workload's own reclaim events. By default (as root, with tracefs) a
+        /// tracefs instance of the run's own counts the tracepoints that fire in the workload's
+        /// tasks (pgscan/pgsteal anon and file, pgactivate, pswpout, the immediate-reclaim bound),
+        /// written as the JSON's `own` beside the host-wide /proc/vmstat deltas.
+        #[arg(long)]
+        no_trace: bool,
     },
     /// Compare runs side by side as MMTests' compare-kernels does: a row per figure, a column
     /// per configuration, and each later column's gain over the first (positive is better,
@@ -285,8 +291,8 @@ fn main() -> ExitCode {
             };
             reproduce(seed, list, sets, json, timing, ablate, jobs, trace, duration_s)
         }
-        Cmd::Real { scenario, sets, json, interval, keep, dir, proc_dir } => {
-            real::real(real::RealArgs { scenario, sets, json, interval, keep, dir, proc_dir })
+        Cmd::Real { scenario, sets, json, interval, keep, dir, proc_dir, no_trace } => {
+            real::real(real::RealArgs { scenario, sets, json, interval, keep, dir, proc_dir, no_trace })
         }
         Cmd::Plot { runs, out, columns } => plot_cmd(&runs, &out, &columns),
         Cmd::Completions { shell } => {

@@ -96,7 +96,7 @@ struct Alive {
 }
 
 pub fn supervise(progs: &[Program], plan: Vec<Planned>, env: &mut Env, lim: &Limits) -> Result<Outcome, Failure> {
-    let Env { dir, cgroup, children, .. } = env;
+    let Env { dir, cgroup, children, tracer, .. } = env;
     let Some(cg) = cgroup.as_ref() else { return Err(Failure::Other("no cgroup".into())) };
     let kswapd = sample::kswapd_pids();
     let mut fds = [0; 2];
@@ -171,6 +171,9 @@ pub fn supervise(progs: &[Program], plan: Vec<Planned>, env: &mut Env, lim: &Lim
         }
         if let Err(f) = drain(rfd, &mut partial, &names, &mut alive, &mut out.marks, &mut out.io_errors) {
             break Err(f);
+        }
+        if let Some(t) = tracer.as_mut() {
+            t.poll();
         }
         if let Err(f) = reap(libc::WNOHANG, &mut alive, children, &mut out, cg) {
             // A child that failed on a program error said where before it exited.
