@@ -114,7 +114,11 @@ pub fn build(
             .iter()
             .map(|(k, v)| (k.clone(), if is_event(k) { v.saturating_sub(a.cg.get(k)) } else { *v }))
             .collect();
-    let own = own.map(|f| super::tracefs::own_json(f, &|k| cg_delta.get(k).copied()));
+    let own = own.map(|f| {
+        let mut v = super::tracefs::own_json(f, &|k| cg_delta.get(k).copied());
+        v["supervisor_cpu_s"] = json!(out.supervisor_cpu_s);
+        v
+    });
     params.insert(
         "cgroup",
         json!({
@@ -245,6 +249,8 @@ pub fn text(rep: &RunReport, out: &Outcome, cg: &Cgroup) -> String {
         o.push('\n');
     }
     let _ = writeln!(o, "system time of the workload's processes: {:.3} s ({SYS_METRIC})", out.sys_s);
+    let _ =
+        writeln!(o, "vmlab's own CPU time while they ran (sampling, reading the trace): {:.3} s", out.supervisor_cpu_s);
     let max = cg.max_usage().unwrap_or(out.peak_polled);
     let _ = writeln!(
         o,

@@ -69,6 +69,9 @@ pub struct Outcome {
     /// System time of the workload's processes (their `ru_stime`, threads included), seconds:
     /// the kernel CPU the cost table is calibrated against (scripts/calibrate-costs.sh).
     pub sys_s: f64,
+    /// vmlab's own CPU time (user + system) while the workload ran: sampling, polling, and
+    /// reading the trace buffers, on the same CPUs as the workload.
+    pub supervisor_cpu_s: f64,
     /// Highest cgroup usage seen by polling (every ~20 ms), bytes.
     pub peak_polled: u64,
     /// Why the run ended early, if it did (`duration`).
@@ -126,11 +129,13 @@ pub fn supervise(progs: &[Program], plan: Vec<Planned>, env: &mut Env, lim: &Lim
         io_errors: Vec::new(),
         tasks: Vec::new(),
         sys_s: 0.0,
+        supervisor_cpu_s: 0.0,
         peak_polled: 0,
         stopped_by: None,
         oom_killed: Vec::new(),
     };
     let mut partial = String::new();
+    let cpu0 = self_cpu_s();
     let t0 = Instant::now();
     let mut first = sample::read(0.0, &kswapd, cg);
     first.cg_cpu_io = [cg.pressure_of("cpu"), cg.pressure_of("io")];
@@ -205,6 +210,7 @@ pub fn supervise(progs: &[Program], plan: Vec<Planned>, env: &mut Env, lim: &Lim
         unsafe { libc::poll(&mut pfd, 1, POLL_MS) };
     };
     let end = t0.elapsed();
+    out.supervisor_cpu_s = self_cpu_s() - cpu0;
     for pid in alive.keys() {
         // SAFETY: our unreaped child.
         unsafe { libc::kill(*pid, libc::SIGKILL) };
@@ -226,6 +232,16 @@ pub fn supervise(progs: &[Program], plan: Vec<Planned>, env: &mut Env, lim: &Lim
     }
     out.tasks.sort_by_key(|t| t.pid);
     Ok(out)
+}
+
+/// This process's CPU time so far (not its children's), seconds.
+fn self_cpu_s() -> f64 {
+    // SAFETY: rusage is plain data the kernel fills in.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: a valid out-pointer.
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    tv(ru.ru_utime) + tv(ru.ru_stime)
 }
 
 /// Handle the complete lines children have written: `PID M T_NS NAME`, `PID F`,

@@ -111,7 +111,7 @@ pub struct Layout {
     pid: Option<Field>,
     shrink: Option<Shrink>,
     write: Option<(u64, Field)>,
-    activate: Option<u64>,
+    activate: Option<(u64, Option<Field>)>,
 }
 
 impl Layout {
@@ -131,7 +131,7 @@ impl Layout {
             })
         });
         let write = write.and_then(|f| Some((f.id, f.field("reclaim_flags")?)));
-        Layout { pid, shrink, write, activate: activate.map(|f| f.id) }
+        Layout { pid, shrink, write, activate: activate.map(|f| (f.id, f.field("pfn"))) }
     }
 }
 
@@ -147,6 +147,8 @@ pub struct Own {
     /// `nr_immediate`: the writeback case 1, kswapd's only.
     pub immediate_case1: u64,
     pub lru_activate: u64,
+    /// Their pages, each folio's size read from /proc/kpageflags when the event is read.
+    pub lru_activate_pages: u64,
     pub written: [u64; 2],
     /// Records counted; records of vmlab's own pid (left out); records of unknown ids.
     pub events: u64,
@@ -157,8 +159,8 @@ pub struct Own {
 }
 
 impl Own {
-    /// One event record (from `common_type` on).
-    pub fn add(&mut self, l: &Layout, ev: &[u8], supervisor: u64) {
+    /// One event record (from `common_type` on); `pages` gives the size of the folio at a pfn.
+    pub fn add(&mut self, l: &Layout, ev: &[u8], supervisor: u64, pages: &mut dyn FnMut(u64) -> u64) {
         let ty = Field { off: 0, size: 2 }.get(ev);
         if l.pid.is_some_and(|p| p.get(ev) == supervisor) {
             self.supervisor += 1;
@@ -178,8 +180,9 @@ impl Own {
             self.unqueued_dirty += s.dirty.get(ev).saturating_sub(wb);
         } else if let Some((_, flags)) = l.write.filter(|(id, _)| *id == ty) {
             self.written[(flags.get(ev) & RECLAIM_WB_ANON == 0) as usize] += 1;
-        } else if l.activate == Some(ty) {
+        } else if let Some((_, pfn)) = l.activate.filter(|(id, _)| *id == ty) {
             self.lru_activate += 1;
+            self.lru_activate_pages += pfn.map_or(1, |f| pages(f.get(ev)));
         } else {
             self.other += 1;
             return;
@@ -244,8 +247,38 @@ pub fn lost_in_stats(text: &str) -> u64 {
         .sum()
 }
 
+/// /proc/kpageflags bits (include/uapi/linux/kernel-page-flags.h).
+const KPF_COMPOUND_HEAD: u64 = 1 << 15;
+const KPF_COMPOUND_TAIL: u64 = 1 << 16;
+
+/// The pages of the folio whose head is at `pfn`: 1, or the head and the tail pages after it
+/// (`flags` reads `n` entries of /proc/kpageflags from a pfn into a buffer, returning how many).
+pub fn folio_pages(pfn: u64, flags: &mut dyn FnMut(u64, &mut [u64]) -> usize) -> u64 {
+    let mut buf = [0u64; 512];
+    if flags(pfn, &mut buf[..1]) < 1 || buf[0] & KPF_COMPOUND_HEAD == 0 {
+        return 1;
+    }
+    // At most an order-9 folio (a PMD's worth): larger ones are hugetlb, not on an LRU.
+    let n = flags(pfn + 1, &mut buf[..511]);
+    1 + buf[..n].iter().take_while(|f| *f & KPF_COMPOUND_TAIL != 0).count() as u64
+}
+
+/// `folio_pages` on the host's /proc/kpageflags (root only; 1 page when it cannot be read).
+fn kpageflags(file: Option<&File>) -> impl FnMut(u64, &mut [u64]) -> usize + '_ {
+    move |pfn, buf| {
+        let Some(f) = file else { return 0 };
+        let mut bytes = vec![0u8; buf.len() * 8];
+        let n = std::os::unix::fs::FileExt::read_at(f, &mut bytes, pfn * 8).unwrap_or(0) / 8;
+        for (i, b) in bytes.chunks_exact(8).take(n).enumerate() {
+            buf[i] = u64::from_ne_bytes(b.try_into().unwrap_or([0; 8]));
+        }
+        n
+    }
+}
+
 pub struct Tracer {
     dir: PathBuf,
+    kpageflags: Option<File>,
     layout: Layout,
     pipes: Vec<File>,
     page: Vec<u8>,
@@ -280,6 +313,7 @@ impl Tracer {
         let mut t = Tracer {
             dir,
             layout: Layout::default(),
+            kpageflags: File::open("/proc/kpageflags").ok(),
             pipes: Vec::new(),
             page: Vec::new(),
             supervisor: pid as u64,
@@ -335,14 +369,16 @@ impl Tracer {
 
     /// Read what the buffers hold now (called by the supervisor each time it wakes).
     pub fn poll(&mut self) {
-        let Tracer { pipes, page, layout, own, supervisor, .. } = self;
+        let Tracer { pipes, page, layout, own, supervisor, kpageflags: kpf, .. } = self;
+        let mut flags = kpageflags(kpf.as_ref());
+        let mut pages = |pfn| folio_pages(pfn, &mut flags);
         for f in pipes.iter_mut() {
             // A read gives one page, or EAGAIN when the CPU's buffer is empty.
             while let Ok(n) = f.read(page) {
                 if n == 0 {
                     break;
                 }
-                let missed = walk_page(&page[..n], |ev| own.add(layout, ev, *supervisor));
+                let missed = walk_page(&page[..n], |ev| own.add(layout, ev, *supervisor, &mut pages));
                 own.missed += missed;
             }
         }
@@ -408,7 +444,7 @@ const NOTES: [(&str, &str); 10] = [
     ("pgscan_file", "the same with RECLAIM_WB_FILE"),
     ("pgsteal_anon", "nr_reclaimed of the same events (PGSTEAL_ANON's count, pages)"),
     ("pgsteal_file", "the same with RECLAIM_WB_FILE"),
-    ("pgactivate", "shrink_folio_list's activations (nr_activate_anon + nr_activate_file, pages) plus mm_lru_activate in the workload's tasks; the latter fires where a per-CPU batch drains (queued by any task on that CPU) and gives no folio size, so it counts folios"),
+    ("pgactivate", "shrink_folio_list's activations (nr_activate_anon + nr_activate_file, pages) plus the pages of the folios of mm_lru_activate in the workload's tasks; that event fires where a per-CPU batch drains (queued by any task on that CPU) and gives no folio size: the size is the folio's at its pfn in /proc/kpageflags when the event is read (<= 20 ms later; 1 page where that cannot be read)"),
     ("nr_vmscan_immediate_reclaim", "nr_dirty - nr_writeback - nr_congested of the same events: file folios dirty and not under writeback; NR_VMSCAN_IMMEDIATE counts those that then pass folio_check_references and unmapping, so this is its upper bound (equal when no dirty folio is referenced or mapped)"),
     ("pswpout", "mm_vmscan_write_folio of anon folios in the workload's tasks (pageout); counts folios, not pages, and also folios that then went to zswap or were zero-filled (swap_writeout counts neither as PSWPOUT)"),
     ("pgmajfault", "the cgroup's memory.stat delta (counted beside the vmstat item, in the faulting task's group)"),
@@ -431,7 +467,7 @@ pub fn own_json(f: &Finished, cg: &dyn Fn(&str) -> Option<u64>) -> Value {
     put("pgscan_file", o.scanned[1]);
     put("pgsteal_anon", o.reclaimed[0]);
     put("pgsteal_file", o.reclaimed[1]);
-    put("pgactivate", o.activated[0] + o.activated[1] + o.lru_activate);
+    put("pgactivate", o.activated[0] + o.activated[1] + o.lru_activate_pages);
     put("nr_vmscan_immediate_reclaim", o.unqueued_dirty);
     put("pswpout", o.written[0]);
     for k in ["pgmajfault", "workingset_refault_anon", "workingset_refault_file"] {
@@ -449,6 +485,7 @@ pub fn own_json(f: &Finished, cg: &dyn Fn(&str) -> Option<u64>) -> Value {
             "activate_reclaim_anon": o.activated[0],
             "activate_reclaim_file": o.activated[1],
             "lru_activate_folios": o.lru_activate,
+            "lru_activate_pages": o.lru_activate_pages,
             "write_folio_file": o.written[1],
             "nr_immediate_case1": o.immediate_case1,
         },

@@ -126,7 +126,7 @@ fn a_page_of_events_sums_to_the_workloads_counters() {
     let mine = shrink(me, [32, 32, 0, 0, 0, 0, 0, 0x2]);
     let swap_out = record(628, child, 24, &[(16, 0x9, 4)]);
     let file_write = record(628, child, 24, &[(16, 0xa, 4)]);
-    let act = record(620, child, 24, &[]);
+    let act = record(620, child, 24, &[(16, 0x1000, 8)]);
     let unknown = record(999, child, 24, &[]);
     let p = page(
         &[
@@ -142,17 +142,19 @@ fn a_page_of_events_sums_to_the_workloads_counters() {
         None,
     );
     let mut own = Own::default();
-    let missed = walk_page(&p, |ev| own.add(&l, ev, me.into()));
+    // The folio at pfn 0x1000 has 16 pages.
+    let mut pages = |pfn: u64| if pfn == 0x1000 { 16 } else { 1 };
+    let missed = walk_page(&p, |ev| own.add(&l, ev, me.into(), &mut pages));
     assert_eq!(missed, 0);
     assert_eq!(own.shrink_calls, 2, "vmlab's own reclaim is left out");
     assert_eq!((own.scanned, own.reclaimed), ([32, 32], [0, 20]));
     assert_eq!(own.activated, [12, 5]);
     assert_eq!(own.unqueued_dirty, 4, "9 dirty or under writeback, 2 + 3 of them under writeback");
-    assert_eq!((own.written, own.lru_activate), ([2, 1], 1));
+    assert_eq!((own.written, own.lru_activate, own.lru_activate_pages), ([2, 1], 1, 16));
     assert_eq!((own.events, own.supervisor, own.other), (6, 1, 1));
     let v = own_json(&Finished { own, lost: 0, instance: "/x".into() }, &|k| (k == "pgmajfault").then_some(7));
     let c = &v["counters"];
-    assert_eq!((c["pgactivate"].as_u64(), c["pswpout"].as_u64()), (Some(18), Some(2)));
+    assert_eq!((c["pgactivate"].as_u64(), c["pswpout"].as_u64()), (Some(12 + 5 + 16), Some(2)));
     assert_eq!((c["pgmajfault"].as_u64(), c.get("workingset_refault_file")), (Some(7), None));
     assert_eq!(v["complete"], json!(true));
     assert!(v["notes"]["pswpout"].as_str().is_some_and(|n| n.contains("folios")));
@@ -201,4 +203,21 @@ fn a_missing_or_unwritable_tracefs_is_an_error_not_a_panic() {
     assert!(e2.contains("cannot create the tracefs instance"), "{e2}");
     assert!(e3.contains("has no usable vmscan:mm_vmscan_lru_shrink_inactive event"), "{e3}");
     assert_eq!(left, 0, "the instance is removed when its set-up fails");
+}
+
+#[test]
+fn a_folios_pages_are_its_head_and_the_tails_after_it() {
+    // kpageflags from pfn 100: a small page, an order-2 folio (head + 3 tails), another head.
+    let map = [0, KPF_COMPOUND_HEAD, KPF_COMPOUND_TAIL, KPF_COMPOUND_TAIL, KPF_COMPOUND_TAIL, KPF_COMPOUND_HEAD, 0];
+    let mut flags = |pfn: u64, buf: &mut [u64]| {
+        let from = (pfn - 100) as usize;
+        let n = buf.len().min(map.len().saturating_sub(from));
+        buf[..n].copy_from_slice(&map[from..from + n]);
+        n
+    };
+    assert_eq!(folio_pages(100, &mut flags), 1);
+    assert_eq!(folio_pages(101, &mut flags), 4);
+    assert_eq!(folio_pages(105, &mut flags), 1, "a head with no tails read after it");
+    // Unreadable (not root, no file): one page.
+    assert_eq!(folio_pages(101, &mut |_, _| 0), 1);
 }
