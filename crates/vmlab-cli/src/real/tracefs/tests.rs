@@ -1,14 +1,24 @@
 use super::*;
 
-/// The host's (6.18) format files, as `cat events/.../format` printed them.
-const SHRINK_FORMAT: &str = "name: mm_vmscan_lru_shrink_inactive
-ID: 626
-format:
-\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;
+/// The fields every event starts with, as the host's format files print them.
+macro_rules! common_fields {
+    () => {
+        "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;
 \tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;
 \tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;
 \tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;
+"
+    };
+}
 
+/// The host's (6.18) format files, as `cat events/.../format` printed them.
+const SHRINK_FORMAT: &str = concat!(
+    "name: mm_vmscan_lru_shrink_inactive
+ID: 626
+format:
+",
+    common_fields!(),
+    "
 \tfield:int nid;\toffset:8;\tsize:4;\tsigned:1;
 \tfield:unsigned long nr_scanned;\toffset:16;\tsize:8;\tsigned:0;
 \tfield:unsigned long nr_reclaimed;\toffset:24;\tsize:8;\tsigned:0;
@@ -24,31 +34,32 @@ format:
 \tfield:int reclaim_flags;\toffset:92;\tsize:4;\tsigned:1;
 
 print fmt: \"nid=%d nr_scanned=%ld\"
-";
+"
+);
 
-const WRITE_FORMAT: &str = "name: mm_vmscan_write_folio
+const WRITE_FORMAT: &str = concat!(
+    "name: mm_vmscan_write_folio
 ID: 628
 format:
-\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;
-\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;
-\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;
-\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;
-
+",
+    common_fields!(),
+    "
 \tfield:unsigned long pfn;\toffset:8;\tsize:8;\tsigned:0;
 \tfield:int reclaim_flags;\toffset:16;\tsize:4;\tsigned:1;
-";
+"
+);
 
-const ACTIVATE_FORMAT: &str = "name: mm_lru_activate
+const ACTIVATE_FORMAT: &str = concat!(
+    "name: mm_lru_activate
 ID: 620
 format:
-\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;
-\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;
-\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;
-\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;
-
+",
+    common_fields!(),
+    "
 \tfield:struct folio * folio;\toffset:8;\tsize:8;\tsigned:0;
 \tfield:unsigned long pfn;\toffset:16;\tsize:8;\tsigned:0;
-";
+"
+);
 
 fn layout() -> Layout {
     let f = |t: &str| parse_format(t).unwrap();
