@@ -154,8 +154,9 @@ enum Cmd {
     ///
     /// The processes make real system calls, in a memory cgroup whose limit stands in for
     /// machine.memory (with a swap file if the scenario has [swap]); the JSON is `run`'s, for
-    /// `vmlab compare sim.json real.json`. /proc/vmstat deltas are host-wide. Needs root and a
-    /// memory cgroup; refuses (exit 2) what it cannot do yet. See docs/REAL.md.
+    /// `vmlab compare sim.json real.json`. /proc/vmstat deltas are host-wide; the workload's own
+    /// reclaim counters, traced in its tasks through a tracefs instance, are the JSON's `own`.
+    /// Needs root and a memory cgroup; refuses (exit 2) what it cannot do yet. See docs/REAL.md.
     Real {
         /// The scenario file (TOML; see docs/SCENARIOS.md).
         scenario: PathBuf,
