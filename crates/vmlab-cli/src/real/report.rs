@@ -302,7 +302,7 @@ fn own_text(o: &mut String, own: &Value, rep: &RunReport) {
     );
     let _ = writeln!(o, "  {:30} {:>14} {:>14}", "counter", "own", "host-wide");
     if let Some(c) = own["counters"].as_object() {
-        for (k, v) in c {
+        for (k, v) in super::tracefs::counter_names().filter_map(|k| Some((k, c.get(k)?))) {
             let _ =
                 writeln!(o, "  {k:30} {:>14} {:>14}", v.as_u64().unwrap_or(0), rep.vmstat.get(k).copied().unwrap_or(0));
         }

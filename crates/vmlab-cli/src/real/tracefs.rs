@@ -452,6 +452,11 @@ const NOTES: [(&str, &str); 10] = [
     ("workingset_refault_file", "the cgroup's memory.stat delta"),
 ];
 
+/// The `own` counters in the order the text report prints them.
+pub fn counter_names() -> impl Iterator<Item = &'static str> {
+    NOTES.iter().map(|(k, _)| *k)
+}
+
 /// What the trace cannot give, in words (the JSON's `own.not_counted`).
 const NOT_COUNTED: &str = "pswpin (counted at read completion, swap_read_end, in interrupt context for async I/O), pgrotated (folio_end_writeback -> folio_rotate_reclaimable -> lru_move_tail, at writeback completion, not in a task of the workload; no tracepoint), workingset_activate/restore (workingset_refault has no tracepoint; v1 memory.stat lacks them): host-wide only";
 
