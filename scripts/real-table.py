@@ -23,6 +23,11 @@ directory in this repository, kept with the record so that a fresh host gives th
 else `VMLAB_CACHE_DIR` or `~/.cache/vmlab` as `run --host` has it. A named directory is copied to a
 temporary one first, so a disk it lacks is measured there and the directory is left as it is.
 
+A counter whose every host run of the row has the workload's own figure (a `vmlab real` run's
+`own.counters`, complete: traced in its tasks or read from its cgroup, docs/REAL.md) is compared
+with those and marked `(own)` (the JSON cell's `scope` is `own`); otherwise with the host-wide
+/proc/vmstat deltas (`scope` `host-wide`).
+
 `record` builds RECORD from the real runs' JSON (DIR/ID-N.json, N = 1, 2, ...), keeping only what
 the table needs; LOG lines `HH:MM:SS start ID load A B C` / `HH:MM:SS end ID ...` give each run's
 time and load average.
@@ -122,6 +127,9 @@ def figures(run: dict, elapsed: str, where: str) -> dict:
         "psi_full_s": psi["full"]["total"] / 1e6 if "full" in psi else None,
         "vmstat": {c: int(vm.get(c, 0)) for c in COUNTERS},
     }
+    own = run.get("own")
+    if isinstance(own, dict) and own.get("complete") is True:
+        out["own"] = {c: int(v) for c, v in (own.get("counters") or {}).items() if c in COUNTERS}
     return out
 
 
@@ -357,10 +365,14 @@ def row_cells(row: dict, sim: dict) -> list[dict]:
         c["bound"] = "host only: its CPU wait"
         cells.append(c)
     for c in COUNTERS:
-        host = [r["vmstat"].get(c, 0) for r in runs]
+        # The workload's own figure where every run has one: other processes' activations,
+        # scans and swap-outs are in the host-wide deltas (act23, heap28, real28b).
+        own = all(c in (r.get("own") or {}) for r in runs)
+        host = [r["own"][c] if own else r["vmstat"].get(c, 0) for r in runs]
         if s["vmstat"][c] == 0 and not any(host):
             continue
         cells.append(cell(c, "counter", s["vmstat"][c], host, False))
+        cells[-1]["scope"] = "own" if own else "host-wide"
     return cells
 
 
@@ -379,11 +391,13 @@ def pair_checks(rec: dict, table: dict) -> list[dict]:
             hx, hy = [h for h in x["host"] if h is not None], [h for h in y["host"] if h is not None]
             if not hx or not hy or x["sim"] is None or y["sim"] is None:
                 continue
-            dh, ds = y["mean"] - x["mean"], y["sim"] - x["sim"]
             apart = min(hy) > max(hx) or max(hy) < min(hx)
             host_way = way(x["mean"], y["mean"], x["kind"]) if apart else "flat"
+            # The workload's own figure in one row and the host-wide one in the other: no direction.
+            if x.get("scope") != y.get("scope"):
+                host_way = "scopes differ"
             sim_way = way(x["sim"], y["sim"], x["kind"])
-            ok = None if host_way == "flat" else sim_way == host_way
+            ok = None if host_way in ("flat", "scopes differ") else sim_way == host_way
             out.append(
                 {
                     "pair": [a_id, b_id],
@@ -505,7 +519,8 @@ def cmd_table(a) -> int:
     print(f"Issue 17's table: `{a.vmlab} run --host` ({version}; checkout {commit or '?'}) against {a.record}")
     print(
         "ratio = simulated ÷ host mean; ✗ outside issue 17's bound. The host's counters are host-wide /proc/vmstat"
-        " deltas: other processes' activations are in its pgactivate (docs/REAL.md, act23)."
+        " deltas (other processes' activations are in its pgactivate: docs/REAL.md, act23) but those marked (own):"
+        " the workload's own, traced in its tasks or read from its cgroup's memory.stat (docs/REAL.md, own29)."
     )
     print()
     print("| row | figure | simulated | host runs | host mean | ratio | bound |")
@@ -515,7 +530,8 @@ def cmd_table(a) -> int:
             name = r.get("workload", r["id"]) if i == 0 else ""
             ratio = "—" if c["ratio"] is None else f"×{c['ratio']:.2f}{mark(c['ok'])}"
             host = " / ".join(fmt(h, c["kind"]) for h in c["host"])
-            print(f"| {name} | {c['figure']} | {fmt(c['sim'], c['kind'])} | {host} | {fmt(c['mean'], c['kind'])} | {ratio} | {c['bound']} |")
+            figure = c["figure"] + (" (own)" if c.get("scope") == "own" else "")
+            print(f"| {name} | {figure} | {fmt(c['sim'], c['kind'])} | {host} | {fmt(c['mean'], c['kind'])} | {ratio} | {c['bound']} |")
     if speed:
         print()
         print(
@@ -534,7 +550,7 @@ def cmd_table(a) -> int:
         for p in pairs:
             if p["host_way"] == "flat" and a.moves_only:
                 continue
-            same = {True: "yes", False: "✗ no", None: "— (host flat)"}[p["ok"]]
+            same = {True: "yes", False: "✗ no", None: f"— (host {p['host_way']})"}[p["ok"]]
             k = "counter" if p["figure"] in COUNTERS else ""
             print(
                 f"| {p['workload']} | {p['figure']} | {fmt(p['host'][0], k)} → {fmt(p['host'][1], k)} ({p['host_way']}) | "

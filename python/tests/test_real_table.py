@@ -229,3 +229,62 @@ def test_a_named_cache_is_copied_and_handed_to_the_simulations(tmp_path):
         capture_output=True, text=True, check=False,
     )
     assert out.returncode == 2 and "not inside the repository" in out.stderr
+
+
+def load_rt():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("real_table", SCRIPT)
+    rt = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(rt)
+    return rt
+
+
+def test_the_workloads_own_counts_replace_the_host_wide_ones_where_every_run_has_them(tmp_path):
+    """`own` of a real run (traced in the workload's tasks) is what a counter is compared with when
+    every run of the row has it and it is complete; it is marked (own). Otherwise the host-wide delta."""
+    rt = load_rt()
+    vm = {"pgscan_anon": 120_000, "pgactivate": 40_000, "pswpout": 6_000}
+
+    def real(own, complete=True):
+        r = run_json(10.0, 1.0, 1.0, vm)
+        r["params"] = {"real": True}
+        if own is not None:
+            r["own"] = {"complete": complete, "counters": own, "lost_events": 0 if complete else 9}
+        return r
+
+    own = {"pgscan_anon": 106_000, "pgactivate": 26_000, "pswpout": 0, "pgrotated_not_a_counter": 1}
+    # figures(): a complete own kept (issue-17 counters only), an incomplete one dropped.
+    assert rt.figures(real(own), "elapsed_s", "x")["own"] == {"pgscan_anon": 106_000, "pgactivate": 26_000, "pswpout": 0}
+    assert "own" not in rt.figures(real(own, complete=False), "elapsed_s", "x")
+    sim = run_json(10.0, 1.0, 1.0, {"pgscan_anon": 108_000, "pgactivate": 27_000, "pswpout": 0})
+    both = [rt.figures(real(own), "elapsed_s", "a"), rt.figures(real(own), "elapsed_s", "b")]
+    cells = {c["figure"]: c for c in rt.row_cells({"id": "o", "elapsed": "elapsed_s", "runs": both}, sim)}
+    assert cells["pgactivate"]["scope"] == "own" and cells["pgactivate"]["host"] == [26_000, 26_000]
+    assert cells["pgactivate"]["ok"] is True  # ×1.04 against the own count; ×0.68 host-wide
+    assert cells["pgscan_anon"]["scope"] == "own" and cells["pgscan_anon"]["ok"] is True
+    # pswpout: 0 own in both runs and 0 simulated: left out, though the host-wide delta is 6,000.
+    assert "pswpout" not in cells
+    # One run without own (an older build, or --no-trace): the whole row is host-wide.
+    mixed = [both[0], rt.figures(real(None), "elapsed_s", "c")]
+    cells_m = {c["figure"]: c for c in rt.row_cells({"id": "m", "elapsed": "elapsed_s", "runs": mixed}, sim)}
+    assert cells_m["pgactivate"]["scope"] == "host-wide" and cells_m["pgactivate"]["host"] == [40_000, 40_000]
+    assert cells_m["pgactivate"]["ok"] is False
+    assert cells_m["pswpout"]["ok"] is False  # 0 simulated against 6,000 host-wide
+    # A pair whose rows differ in scope gives no direction.
+    rec = {"rows": [{"id": "o", "workload": "o"}, {"id": "m", "workload": "m"}], "pairs": [["o", "m"]]}
+    pairs = {p["figure"]: p for p in rt.pair_checks(rec, {"o": list(cells.values()), "m": list(cells_m.values())})}
+    assert pairs["pgactivate"]["host_way"] == "scopes differ" and pairs["pgactivate"]["ok"] is None
+    # And in the printed table.
+    fake = setup(tmp_path)
+    rec = json.loads((tmp_path / "rec.json").read_text())
+    for r in rec["rows"][0]["runs"]:
+        r["own"] = {"pgactivate": 19_000, "pgscan_file": 105_000}
+    (tmp_path / "rec.json").write_text(json.dumps(rec))
+    out = table(tmp_path, "--vmlab", str(fake), "--json", str(tmp_path / "t.json"))
+    assert out.returncode == 0, out.stderr
+    assert "| pgactivate (own) | 20,000 | 19,000 / 19,000 |" in out.stdout
+    assert "| pgsteal_file | 93,000 |" in out.stdout
+    doc = json.loads((tmp_path / "t.json").read_text())
+    c = {x["figure"]: x for x in doc["rows"][0]["cells"]}
+    assert (c["pgactivate"]["scope"], c["pgactivate"]["ok"], c["pgsteal_file"]["scope"]) == ("own", True, "host-wide")

@@ -154,8 +154,9 @@ enum Cmd {
     ///
     /// The processes make real system calls, in a memory cgroup whose limit stands in for
     /// machine.memory (with a swap file if the scenario has [swap]); the JSON is `run`'s, for
-    /// `vmlab compare sim.json real.json`. /proc/vmstat deltas are host-wide. Needs root and a
-    /// memory cgroup; refuses (exit 2) what it cannot do yet. See docs/REAL.md.
+    /// `vmlab compare sim.json real.json`. /proc/vmstat deltas are host-wide; the workload's own
+    /// reclaim counters, traced in its tasks through a tracefs instance, are the JSON's `own`.
+    /// Needs root and a memory cgroup; refuses (exit 2) what it cannot do yet. See docs/REAL.md.
     Real {
         /// The scenario file (TOML; see docs/SCENARIOS.md).
         scenario: PathBuf,
@@ -179,6 +180,12 @@ enum Cmd {
         /// run, as `run --proc` writes the simulated ones.
         #[arg(long = "proc", value_name = "DIR")]
         proc_dir: Option<PathBuf>,
+        /// Do not trace the workload's own reclaim events. By default (as root, with tracefs) a
+        /// tracefs instance of the run's own counts the tracepoints that fire in the workload's
+        /// tasks (pgscan/pgsteal anon and file, pgactivate, pswpout, the immediate-reclaim bound),
+        /// written as the JSON's `own` beside the host-wide /proc/vmstat deltas.
+        #[arg(long)]
+        no_trace: bool,
     },
     /// Compare runs side by side as MMTests' compare-kernels does: a row per figure, a column
     /// per configuration, and each later column's gain over the first (positive is better,
@@ -285,8 +292,8 @@ fn main() -> ExitCode {
             };
             reproduce(seed, list, sets, json, timing, ablate, jobs, trace, duration_s)
         }
-        Cmd::Real { scenario, sets, json, interval, keep, dir, proc_dir } => {
-            real::real(real::RealArgs { scenario, sets, json, interval, keep, dir, proc_dir })
+        Cmd::Real { scenario, sets, json, interval, keep, dir, proc_dir, no_trace } => {
+            real::real(real::RealArgs { scenario, sets, json, interval, keep, dir, proc_dir, no_trace })
         }
         Cmd::Plot { runs, out, columns } => plot_cmd(&runs, &out, &columns),
         Cmd::Completions { shell } => {

@@ -1064,6 +1064,7 @@ impl Sim {
                 .filter(|&(_, &i)| self.k.disks[i].has_queue())
                 .map(|(name, &i)| report::DiskReport { name: name.clone(), stat: self.k.disks[i].stat(), times: None })
                 .collect(),
+            own: None,
             wall_s,
         }
     }

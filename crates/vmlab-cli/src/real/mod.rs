@@ -11,6 +11,7 @@ pub(crate) mod run;
 mod sample;
 mod setup;
 mod sweep;
+mod tracefs;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -28,6 +29,8 @@ pub struct RealArgs {
     pub dir: Option<PathBuf>,
     /// `--proc DIR`: the host's /proc files at the end of the run, copied as they read.
     pub proc_dir: Option<PathBuf>,
+    /// `--no-trace`: no tracefs instance, so no `own` counters.
+    pub no_trace: bool,
 }
 
 /// Everything the run needs, parsed from the scenario before the host is touched.
@@ -82,7 +85,8 @@ pub fn real(a: RealArgs) -> ExitCode {
     if version == check::CgVersion::V1 {
         cg_parents.extend(cgroup::cgroup2_mount());
     }
-    let (swept, problems) = sweep::sweep(&cg_parents, &bases);
+    let (mut swept, mut problems) = sweep::sweep(&cg_parents, &bases);
+    tracefs::sweep(&mut swept, &mut problems);
     for s in swept {
         eprintln!("vmlab real: left by an earlier run that was killed: {s}");
     }
@@ -101,6 +105,14 @@ pub fn real(a: RealArgs) -> ExitCode {
         }
         eprintln!("vmlab real: {e}");
         return ExitCode::from(1);
+    }
+    if !a.no_trace {
+        match tracefs::Tracer::start() {
+            Ok(t) => env.tracer = Some(t),
+            Err(e) => {
+                eprintln!("vmlab real: the workload's own counters are not traced (the run goes on without `own`): {e}")
+            }
+        }
     }
     let out = match run::supervise(&prep.progs, prep.plan, &mut env, &prep.limits) {
         Ok(o) => o,
@@ -125,6 +137,10 @@ pub fn real(a: RealArgs) -> ExitCode {
             return ExitCode::from(130);
         }
     };
+    let own = env.tracer.as_mut().map(|t| t.finish());
+    if let Some(f) = own.as_ref().filter(|f| f.lost > 0) {
+        eprintln!("vmlab real: the trace lost {} events: `own` is incomplete (own.complete = false)", f.lost);
+    }
     let Some(cg) = env.cgroup.as_ref() else { return ExitCode::from(1) };
     if let Some(d) = &a.proc_dir {
         // The host's files as they read now, so `diff -r` against a simulated run's `--proc`.
@@ -136,7 +152,7 @@ pub fn real(a: RealArgs) -> ExitCode {
             return code;
         }
     }
-    let rep = report::build(&sc, &out, cg, prep.swap, &a.sets);
+    let rep = report::build(&sc, &out, cg, prep.swap, &a.sets, own.as_ref());
     let text = report::text(&rep, &out, cg);
     // On standard error as well: with `--json FILE` the text report is not printed.
     for e in &out.io_errors {

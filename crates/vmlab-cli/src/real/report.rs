@@ -84,7 +84,14 @@ pub fn block_deltas(a: &HostSnap, b: &HostSnap) -> Vec<DiskReport> {
         .collect()
 }
 
-pub fn build(sc: &Scenario, out: &Outcome, cg: &Cgroup, swap: Option<u64>, sets: &[String]) -> RunReport {
+pub fn build(
+    sc: &Scenario,
+    out: &Outcome,
+    cg: &Cgroup,
+    swap: Option<u64>,
+    sets: &[String],
+    own: Option<&super::tracefs::Finished>,
+) -> RunReport {
     let release = kernel_release();
     let (a, b) = (out.snaps.first().cloned().unwrap_or_default(), out.snaps.last().cloned().unwrap_or_default());
     let mut params: OrderedMap<Value> = OrderedMap::new();
@@ -107,6 +114,11 @@ pub fn build(sc: &Scenario, out: &Outcome, cg: &Cgroup, swap: Option<u64>, sets:
             .iter()
             .map(|(k, v)| (k.clone(), if is_event(k) { v.saturating_sub(a.cg.get(k)) } else { *v }))
             .collect();
+    let own = own.map(|f| {
+        let mut v = super::tracefs::own_json(f, &|k| cg_delta.get(k).copied());
+        v["supervisor_cpu_s"] = json!(out.supervisor_cpu_s);
+        v
+    });
     params.insert(
         "cgroup",
         json!({
@@ -170,6 +182,7 @@ pub fn build(sc: &Scenario, out: &Outcome, cg: &Cgroup, swap: Option<u64>, sets:
         wall_s: out.elapsed,
         pressure,
         disks: block_deltas(&a, &b),
+        own,
         ..RunReport::default()
     }
 }
@@ -236,6 +249,8 @@ pub fn text(rep: &RunReport, out: &Outcome, cg: &Cgroup) -> String {
         o.push('\n');
     }
     let _ = writeln!(o, "system time of the workload's processes: {:.3} s ({SYS_METRIC})", out.sys_s);
+    let _ =
+        writeln!(o, "vmlab's own CPU time while they ran (sampling, reading the trace): {:.3} s", out.supervisor_cpu_s);
     let max = cg.max_usage().unwrap_or(out.peak_polled);
     let _ = writeln!(
         o,
@@ -270,7 +285,28 @@ pub fn text(rep: &RunReport, out: &Outcome, cg: &Cgroup) -> String {
             let _ = writeln!(o, "{k} {v}");
         }
     }
+    if let Some(own) = &rep.own {
+        own_text(&mut o, own, rep);
+    }
     o
+}
+
+/// The workload's own counters beside the host-wide deltas.
+fn own_text(o: &mut String, own: &Value, rep: &RunReport) {
+    let n = |k: &str| own[k].as_u64().unwrap_or(0);
+    let _ = writeln!(
+        o,
+        "\nThe workload's own counters (its tasks' tracepoints, and its cgroup's memory.stat; own.notes in the JSON say what each counts), {} events{}:",
+        n("events"),
+        if n("lost_events") > 0 { format!(", {} LOST: incomplete", n("lost_events")) } else { String::new() }
+    );
+    let _ = writeln!(o, "  {:30} {:>14} {:>14}", "counter", "own", "host-wide");
+    if let Some(c) = own["counters"].as_object() {
+        for (k, v) in super::tracefs::counter_names().filter_map(|k| Some((k, c.get(k)?))) {
+            let _ =
+                writeln!(o, "  {k:30} {:>14} {:>14}", v.as_u64().unwrap_or(0), rep.vmstat.get(k).copied().unwrap_or(0));
+        }
+    }
 }
 
 pub fn emit(rep: &RunReport, text: &str, json: Option<&str>) -> ExitCode {

@@ -69,6 +69,9 @@ pub struct Outcome {
     /// System time of the workload's processes (their `ru_stime`, threads included), seconds:
     /// the kernel CPU the cost table is calibrated against (scripts/calibrate-costs.sh).
     pub sys_s: f64,
+    /// vmlab's own CPU time (user + system) while the workload ran: sampling, polling, and
+    /// reading the trace buffers, on the same CPUs as the workload.
+    pub supervisor_cpu_s: f64,
     /// Highest cgroup usage seen by polling (every ~20 ms), bytes.
     pub peak_polled: u64,
     /// Why the run ended early, if it did (`duration`).
@@ -96,7 +99,7 @@ struct Alive {
 }
 
 pub fn supervise(progs: &[Program], plan: Vec<Planned>, env: &mut Env, lim: &Limits) -> Result<Outcome, Failure> {
-    let Env { dir, cgroup, children, .. } = env;
+    let Env { dir, cgroup, children, tracer, .. } = env;
     let Some(cg) = cgroup.as_ref() else { return Err(Failure::Other("no cgroup".into())) };
     let kswapd = sample::kswapd_pids();
     let mut fds = [0; 2];
@@ -126,11 +129,13 @@ pub fn supervise(progs: &[Program], plan: Vec<Planned>, env: &mut Env, lim: &Lim
         io_errors: Vec::new(),
         tasks: Vec::new(),
         sys_s: 0.0,
+        supervisor_cpu_s: 0.0,
         peak_polled: 0,
         stopped_by: None,
         oom_killed: Vec::new(),
     };
     let mut partial = String::new();
+    let cpu0 = self_cpu_s();
     let t0 = Instant::now();
     let mut first = sample::read(0.0, &kswapd, cg);
     first.cg_cpu_io = [cg.pressure_of("cpu"), cg.pressure_of("io")];
@@ -172,6 +177,9 @@ pub fn supervise(progs: &[Program], plan: Vec<Planned>, env: &mut Env, lim: &Lim
         if let Err(f) = drain(rfd, &mut partial, &names, &mut alive, &mut out.marks, &mut out.io_errors) {
             break Err(f);
         }
+        if let Some(t) = tracer.as_mut() {
+            t.poll();
+        }
         if let Err(f) = reap(libc::WNOHANG, &mut alive, children, &mut out, cg) {
             // A child that failed on a program error said where before it exited.
             break Err(drain(rfd, &mut partial, &names, &mut alive, &mut out.marks, &mut out.io_errors)
@@ -202,6 +210,7 @@ pub fn supervise(progs: &[Program], plan: Vec<Planned>, env: &mut Env, lim: &Lim
         unsafe { libc::poll(&mut pfd, 1, POLL_MS) };
     };
     let end = t0.elapsed();
+    out.supervisor_cpu_s = self_cpu_s() - cpu0;
     for pid in alive.keys() {
         // SAFETY: our unreaped child.
         unsafe { libc::kill(*pid, libc::SIGKILL) };
@@ -223,6 +232,16 @@ pub fn supervise(progs: &[Program], plan: Vec<Planned>, env: &mut Env, lim: &Lim
     }
     out.tasks.sort_by_key(|t| t.pid);
     Ok(out)
+}
+
+/// This process's CPU time so far (not its children's), seconds.
+fn self_cpu_s() -> f64 {
+    // SAFETY: rusage is plain data the kernel fills in.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: a valid out-pointer.
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    tv(ru.ru_utime) + tv(ru.ru_stime)
 }
 
 /// Handle the complete lines children have written: `PID M T_NS NAME`, `PID F`,

@@ -18,6 +18,8 @@ pub struct Env {
     pub keep: bool,
     /// Children still to be killed and reaped before the cgroup can go.
     pub children: Vec<libc::pid_t>,
+    /// The tracefs instance of the workload's own events; dropped (removed) after the rest.
+    pub tracer: Option<super::tracefs::Tracer>,
 }
 
 /// Where a scenario file named `name` lives (names may contain `/`: they become sub-directories).
@@ -39,7 +41,7 @@ impl Env {
         }
         let dir = base.join(format!("{}{}", super::sweep::PREFIX, std::process::id()));
         std::fs::create_dir(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-        let env = Env { dir, cgroup: None, swapfile: None, swap_on: false, keep, children: Vec::new() };
+        let env = Env { dir, cgroup: None, swapfile: None, swap_on: false, keep, children: Vec::new(), tracer: None };
         std::fs::create_dir(env.dir.join("files")).map_err(|e| format!("cannot create {}: {e}", env.dir.display()))?;
         Ok(env)
     }

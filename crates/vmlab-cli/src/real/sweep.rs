@@ -19,7 +19,7 @@ fn owner(name: &str) -> Option<libc::pid_t> {
 
 /// A leftover: its owner is not running. A pid in use by another program keeps its leftovers
 /// until that program ends, which errs on the side of leaving things.
-fn orphaned(name: &str) -> bool {
+pub(super) fn orphaned(name: &str) -> bool {
     owner(name)
         .is_some_and(|pid| pid == std::process::id() as libc::pid_t || !Path::new(&format!("/proc/{pid}")).exists())
 }

@@ -259,6 +259,10 @@ fn leftovers(pid: u32, work: &Path) -> Vec<String> {
     if swaps.contains(&name) {
         left.push(format!("active swap: {swaps}"));
     }
+    let instance = Path::new("/sys/kernel/tracing/instances").join(&name);
+    if instance.exists() {
+        left.push(instance.display().to_string());
+    }
     left
 }
 
@@ -357,6 +361,20 @@ fn real_run_reads_from_disk_within_the_cgroup_limit() {
     assert!(at("start") < at("touched") && at("touched") < at("read_twice"), "marks out of order in the file");
     assert!(v["elapsed_s"].as_f64().unwrap_or(0.0) >= marks[2].1);
     assert_eq!(v["tasks"][0]["name"], "reader");
+    // The workload's own reclaim, traced in its task: the file read twice through a 64 MiB limit
+    // is reclaimed by the reader itself, and the host-wide counters hold at least as much.
+    if Path::new("/sys/kernel/tracing/instances").is_dir() {
+        let own = &v["own"];
+        assert_eq!(own["complete"], true, "own: {own}");
+        let (scan, steal) = (own["counters"]["pgscan_file"].as_u64(), own["counters"]["pgsteal_file"].as_u64());
+        assert!(steal.is_some_and(|s| s >= 8192), "own: {own}");
+        assert!(
+            scan >= steal && scan <= v["vmstat"]["pgscan_file"].as_u64(),
+            "own {scan:?}, host-wide {}",
+            v["vmstat"]
+        );
+        assert!(text.contains("The workload's own counters"), "{text}");
+    }
     assert!(
         text.contains("emulated by the memory limit of cgroup"),
         "the summary says the machine is a cgroup limit: {text}"
@@ -368,6 +386,30 @@ fn real_run_reads_from_disk_within_the_cgroup_limit() {
     let (code, out, err) = vmlab(&["compare", &sim.to_string_lossy(), &r.dir.join("real.json").to_string_lossy()], &[]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("read_twice") && out.contains("elapsed_s"), "{out}");
+}
+
+/// A tracefs that cannot be used (here `VMLAB_TRACEFS` points at none) is one line on standard
+/// error, and the run goes on without `own`.
+#[test]
+fn real_run_without_tracefs_goes_on_without_own() {
+    if let Some(why) = cannot_run_real() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let d = test_dir("notrace");
+    let scenario = write_file(&d, "notrace.toml", SMALL);
+    let work = d.join("work");
+    std::fs::create_dir_all(&work).expect("work dir");
+    let json = d.join("real.json");
+    let _one = REAL_RUNS.lock().unwrap_or_else(|e| e.into_inner());
+    let (w, j) = (work.to_string_lossy(), json.to_string_lossy());
+    let (code, _, err) =
+        vmlab(&["real", &scenario, "--dir", &w, "--json", &j], &[("VMLAB_TRACEFS", "/nonexistent-tracefs")]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("own counters are not traced") && err.contains("/nonexistent-tracefs/instances"), "{err}");
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).expect("JSON")).expect("JSON");
+    assert!(v.get("own").is_none(), "{}", v["own"]);
+    assert!(v["vmstat"]["pgscan_file"].as_u64().is_some());
 }
 
 /// A [swap] scenario: swapon of a file for the run, pages swapped out under the cgroup limit,

@@ -156,6 +156,10 @@ pub struct RunReport {
     /// (6.8's blk-mq): requests after merging, bios merged, sectors.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub disks: Vec<DiskReport>,
+    /// A `vmlab real` run's own reclaim counters, traced in the workload's tasks (docs/REAL.md,
+    /// "What the JSON holds"); absent from simulated runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub own: Option<serde_json::Value>,
     /// Wall-clock seconds the simulation took: the one non-deterministic field.
     #[serde(default)]
     pub wall_s: f64,
@@ -188,6 +192,7 @@ impl Default for RunReport {
             pressure: None,
             cgroups: Vec::new(),
             disks: Vec::new(),
+            own: None,
             wall_s: 0.0,
         }
     }
