@@ -34,7 +34,7 @@ use crate::mm_types::{pg, Pfn, NIL};
 use crate::mmap::{pte, vm, PTRS_PER_TABLE};
 use crate::mmzone::NR_LRU_LISTS;
 use crate::mmzone::{KswapdPhase, LRU_ACTIVE_ANON, LRU_ACTIVE_FILE, LRU_INACTIVE_FILE};
-use crate::page_alloc::Gfp;
+use crate::page_alloc::{AllocFail, Gfp};
 use crate::sched::QUANTUM_NS;
 use crate::stats::kfunc::KFunc;
 use crate::stats::vmstat::Vm;
@@ -381,6 +381,32 @@ pub fn try_to_free_pages(k: &mut Kernel, ctx: &mut Ctx, _gfp: Gfp, _order: u32, 
             0
         }
     }
+}
+
+/// `__alloc_pages` for a task whose `try_to_free_pages_zone` call is parked. 2.4.23's
+/// `balance_classzone` does not return before that call does: a reclaimer that rescheduled
+/// (`need_resched` → `schedule()`) or slept inside `shrink_cache` (`wait_on_page`,
+/// `__get_request_wait` in its `writepage`) is still in the call when it runs again, and looks at
+/// the free lists only when the call is over (taking the first page it freed, `local_pages`).
+/// So the call goes on before anything else; the shared allocator serves every other case.
+pub fn alloc_pages(k: &mut Kernel, ctx: &mut Ctx, gfp: Gfp, order: u32) -> Option<Result<Pfn, AllocFail>> {
+    if ctx.is_kswapd || ctx.in_reclaim || !gfp.direct_reclaim {
+        return None;
+    }
+    let cz = k.reclaim.aa24().tfp.get(ctx.task).copied().flatten()?.cz;
+    let (zl, n) = k.zonelist(ctx.node, gfp);
+    if zl[..n].iter().map(|&z| k.zones[z].kind as usize).max() != Some(cz) {
+        return None;
+    }
+    let freed = try_to_free_pages(k, ctx, gfp, order, cz);
+    if freed == 0 {
+        if ctx.throttle_until > ctx.clock() {
+            return Some(Err(AllocFail::Throttled));
+        }
+        // The call gave up after `vm_passes` rounds: as after any failed `balance_classzone`.
+        return Some(k.alloc_above_high(ctx, gfp, order));
+    }
+    k.alloc_after_direct_reclaim(ctx, gfp, order, freed).map(Ok)
 }
 
 /// `check_classzone_need_balance`: no zone of the classzone is above its high watermark.
@@ -1216,6 +1242,9 @@ impl ReclaimEngine for Aa24State {
     fn try_to_free_pages(k: &mut Kernel, ctx: &mut Ctx, gfp: Gfp, order: u32, classzone: usize) -> u64 {
         try_to_free_pages(k, ctx, gfp, order, classzone)
     }
+    fn alloc_pages(k: &mut Kernel, ctx: &mut Ctx, gfp: Gfp, order: u32) -> Option<Result<Pfn, AllocFail>> {
+        alloc_pages(k, ctx, gfp, order)
+    }
     /// 2.4.23's `__alloc_pages`: when `balance_classzone` freed nothing, only a zone above its
     /// high watermark may still serve; else the allocation fails ("__alloc_pages: 0-order
     /// allocation failed"). 2.4.23 calls no OOM killer: `try_to_free_pages_zone` gives up after
@@ -1419,6 +1448,32 @@ mod tests {
         let st = &k.reclaim.aa24().stats;
         assert_eq!((freed, st.writepages, st.freed, sleeps), (32, 10, 32, 10));
         assert!(pages[10..42].iter().all(|&p| !on_list(&k, p, INACTIVE)));
+    }
+
+    /// `balance_classzone` returns only when `try_to_free_pages_zone` does (2.4.23
+    /// `mm/page_alloc.c`): a task asleep inside its call takes no page from the free lists when it
+    /// runs again, however many pages others have freed meanwhile; its call goes on first.
+    #[test]
+    fn a_task_inside_its_reclaim_call_resumes_it_before_taking_a_free_page() {
+        let mut k = kernel();
+        let pages = cache_pages(&mut k, 100, INACTIVE, false);
+        for &p in &pages[..10] {
+            crate::page_writeback::set_page_dirty(&mut k, &Ctx::default(), p);
+        }
+        k.disks[0].submit(0, 8 << 30, 128 << 20, true);
+        let cz = ZoneType::HighMem as usize;
+        let mut a = Ctx { cpu: 0, task: 3, ..Default::default() };
+        assert_eq!(try_to_free_pages(&mut k, &mut a, Gfp::highuser_movable(), 0, cz), 0);
+        assert_eq!(k.reclaim.aa24().stats.writepages, 1);
+        // HighMem is almost all free: the fast path alone would serve this allocation.
+        let hz = k.zones.iter().position(|z| z.kind == ZoneType::HighMem).expect("highmem");
+        assert!(k.zone_free(hz) > k.zones[hz].high_wmark());
+        let mut b = Ctx { cpu: 0, task: 3, now: a.throttle_until, ..Default::default() };
+        assert_eq!(k.alloc_pages(&mut b, Gfp::highuser_movable(), 0), Err(AllocFail::Throttled));
+        assert_eq!(k.reclaim.aa24().stats.writepages, 2);
+        // Another task, in no call, is served at once.
+        let mut c = Ctx { cpu: 1, task: 4, now: a.throttle_until, ..Default::default() };
+        assert!(k.alloc_pages(&mut c, Gfp::highuser_movable(), 0).is_ok());
     }
 
     /// The inactive list from the tail, as pfns.
