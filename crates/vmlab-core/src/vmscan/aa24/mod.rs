@@ -1405,6 +1405,22 @@ mod tests {
         assert_eq!((c.sys_ns, d.sys_ns), (0, 0));
     }
 
+    /// 100 inactive file pages, the 10 oldest dirty, on a disk with 128 MiB of writes already
+    /// queued (over a second of the hdd's time, more than the queue holds); task 3's first
+    /// `try_to_free_pages_zone` slice, which stops at the first write. Returns the pages and
+    /// that task's context after the slice.
+    fn full_queue_and_a_parked_call(k: &mut Kernel) -> (Vec<Pfn>, Ctx) {
+        let pages = cache_pages(k, 100, INACTIVE, false);
+        for &p in &pages[..10] {
+            crate::page_writeback::set_page_dirty(k, &Ctx::default(), p);
+        }
+        let backlog_done = k.disks[0].submit(0, 8 << 30, 128 << 20, true);
+        assert!(backlog_done > 4 * crate::page_writeback::MAX_BACKLOG_NS);
+        let mut a = Ctx { cpu: 0, task: 3, ..Default::default() };
+        assert_eq!(try_to_free_pages(k, &mut a, Gfp::highuser_movable(), 0, ZoneType::HighMem as usize), 0);
+        (pages, a)
+    }
+
     /// 2.4.23's `shrink_cache` calls `writepage` with `pagemap_lru_lock` dropped, and a write
     /// that finds the request queue full sleeps inside it (`submit_bh` → `__make_request` →
     /// `__get_request_wait`, 2.4.2x `drivers/block/ll_rw_blk.c`, as in
@@ -1414,18 +1430,8 @@ mod tests {
     #[test]
     fn a_write_into_a_full_queue_stops_the_scan_until_the_sleep_ends() {
         let mut k = kernel();
-        // Oldest first: 10 dirty pages, then 90 clean ones.
-        let pages = cache_pages(&mut k, 100, INACTIVE, false);
-        for &p in &pages[..10] {
-            crate::page_writeback::set_page_dirty(&mut k, &Ctx::default(), p);
-        }
-        // 128 MiB of writes already queued on the file's disk: over a second of the hdd's
-        // time, more than the queue holds.
-        let backlog_done = k.disks[0].submit(0, 8 << 30, 128 << 20, true);
-        assert!(backlog_done > 4 * crate::page_writeback::MAX_BACKLOG_NS);
+        let (pages, a) = full_queue_and_a_parked_call(&mut k);
         let cz = ZoneType::HighMem as usize;
-        let mut a = Ctx { cpu: 0, task: 3, ..Default::default() };
-        assert_eq!(try_to_free_pages(&mut k, &mut a, Gfp::highuser_movable(), 0, cz), 0);
         let st = &k.reclaim.aa24().stats;
         assert_eq!((st.writepages, st.freed), (1, 0));
         assert_eq!(a.sleep_ns, 0);
@@ -1456,14 +1462,7 @@ mod tests {
     #[test]
     fn a_task_inside_its_reclaim_call_resumes_it_before_taking_a_free_page() {
         let mut k = kernel();
-        let pages = cache_pages(&mut k, 100, INACTIVE, false);
-        for &p in &pages[..10] {
-            crate::page_writeback::set_page_dirty(&mut k, &Ctx::default(), p);
-        }
-        k.disks[0].submit(0, 8 << 30, 128 << 20, true);
-        let cz = ZoneType::HighMem as usize;
-        let mut a = Ctx { cpu: 0, task: 3, ..Default::default() };
-        assert_eq!(try_to_free_pages(&mut k, &mut a, Gfp::highuser_movable(), 0, cz), 0);
+        let (_, a) = full_queue_and_a_parked_call(&mut k);
         assert_eq!(k.reclaim.aa24().stats.writepages, 1);
         // HighMem is almost all free: the fast path alone would serve this allocation.
         let hz = k.zones.iter().position(|z| z.kind == ZoneType::HighMem).expect("highmem");
