@@ -682,9 +682,7 @@ impl Kernel {
                 return Err(AllocFail::NoMemory);
             }
             if reclaimed == 0 && crate::vmscan::failed_reclaim_fails_alloc(self) {
-                return self
-                    .get_page_from_freelist(ctx, gfp, order, Some(WMARK_HIGH), false, false)
-                    .ok_or(AllocFail::NoMemory);
+                return self.alloc_above_high(ctx, gfp, order);
             }
             if ctx.sleep_ns > entry_sleep {
                 // Reclaim blocked submitting writes to a full queue: the task sleeps now and
@@ -736,6 +734,12 @@ impl Kernel {
                 return Err(AllocFail::Throttled);
             }
         }
+    }
+
+    /// The last try of an allocation whose reclaim gave up: only a zone above its high watermark
+    /// may serve (2.4.23's `__alloc_pages` after a `balance_classzone` that freed nothing).
+    pub(crate) fn alloc_above_high(&mut self, ctx: &mut Ctx, gfp: Gfp, order: u32) -> Result<Pfn, AllocFail> {
+        self.get_page_from_freelist(ctx, gfp, order, Some(WMARK_HIGH), false, false).ok_or(AllocFail::NoMemory)
     }
 
     /// The allocation attempt that follows direct reclaim (`__alloc_pages_direct_reclaim`). 2.6.36

@@ -11,8 +11,9 @@
 //! scanned, they are reached only by `swap_out`, which moves them to the inactive list when it
 //! gives them a swap slot.
 //!
-//! Reclaim is resumable: a call that has used its time slice (`need_resched`) or must sleep on a
-//! page reclaim is writing (`wait_on_page`) saves where it was per task and returns; the caller's
+//! Reclaim is resumable: a call that has used its time slice (`need_resched`), must sleep on a
+//! page reclaim is writing (`wait_on_page`) or found the request queue full in its own
+//! `writepage` (`__get_request_wait`) saves where it was per task and returns; the caller's
 //! allocation comes back and the call goes on from there. So 25 tasks in reclaim interleave with
 //! faults and I/O completions as they do on the real machine.
 
@@ -33,7 +34,7 @@ use crate::mm_types::{pg, Pfn, NIL};
 use crate::mmap::{pte, vm, PTRS_PER_TABLE};
 use crate::mmzone::NR_LRU_LISTS;
 use crate::mmzone::{KswapdPhase, LRU_ACTIVE_ANON, LRU_ACTIVE_FILE, LRU_INACTIVE_FILE};
-use crate::page_alloc::Gfp;
+use crate::page_alloc::{AllocFail, Gfp};
 use crate::sched::QUANTUM_NS;
 use crate::stats::kfunc::KFunc;
 use crate::stats::vmstat::Vm;
@@ -170,7 +171,16 @@ struct SwapOut {
 enum Run {
     Done(bool),
     Resched,
-    Wait(u64),
+    Wait(u64, WaitOn),
+}
+
+/// What a reclaimer sleeps on inside `shrink_cache`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum WaitOn {
+    /// `wait_on_page` of a `PG_launder` page under I/O.
+    Launder,
+    /// `__get_request_wait` inside its own `writepage`: the request queue is full.
+    Queue,
 }
 
 /// Per-operation CPU costs, from the machine's cost table (already scaled by its clock).
@@ -345,11 +355,12 @@ pub fn try_to_free_pages(k: &mut Kernel, ctx: &mut Ctx, _gfp: Gfp, _order: u32, 
     let budget = ctx.sys_ns + QUANTUM_NS;
     let snap = TaskSnap::take(k, ctx);
     let r = run(k, ctx, &mut st, budget);
-    let waited = match r {
-        Run::Wait(until) => until.saturating_sub(ctx.clock()),
-        _ => 0,
+    let (launder, queue) = match r {
+        Run::Wait(until, WaitOn::Launder) => (until.saturating_sub(ctx.clock()), 0),
+        Run::Wait(until, WaitOn::Queue) => (0, until.saturating_sub(ctx.clock())),
+        _ => (0, 0),
     };
-    snap.add_since(k, ctx, waited);
+    snap.add_since(k, ctx, launder, queue);
     match r {
         Run::Done(ok) => {
             if ok {
@@ -364,12 +375,38 @@ pub fn try_to_free_pages(k: &mut Kernel, ctx: &mut Ctx, _gfp: Gfp, _order: u32, 
             ctx.throttle_until = ctx.clock() + 1;
             0
         }
-        Run::Wait(until) => {
+        Run::Wait(until, _) => {
             k.reclaim.aa24_mut().tfp[t] = Some(st);
             ctx.throttle_until = until.max(ctx.clock() + 1);
             0
         }
     }
+}
+
+/// `__alloc_pages` for a task whose `try_to_free_pages_zone` call is parked. 2.4.23's
+/// `balance_classzone` does not return before that call does: a reclaimer that rescheduled
+/// (`need_resched` → `schedule()`) or slept inside `shrink_cache` (`wait_on_page`,
+/// `__get_request_wait` in its `writepage`) is still in the call when it runs again, and looks at
+/// the free lists only when the call is over (taking the first page it freed, `local_pages`).
+/// So the call goes on before anything else; the shared allocator serves every other case.
+pub fn alloc_pages(k: &mut Kernel, ctx: &mut Ctx, gfp: Gfp, order: u32) -> Option<Result<Pfn, AllocFail>> {
+    if ctx.is_kswapd || ctx.in_reclaim || !gfp.direct_reclaim {
+        return None;
+    }
+    let cz = k.reclaim.aa24().tfp.get(ctx.task).copied().flatten()?.cz;
+    let (zl, n) = k.zonelist(ctx.node, gfp);
+    if zl[..n].iter().map(|&z| k.zones[z].kind as usize).max() != Some(cz) {
+        return None;
+    }
+    let freed = try_to_free_pages(k, ctx, gfp, order, cz);
+    if freed == 0 {
+        if ctx.throttle_until > ctx.clock() {
+            return Some(Err(AllocFail::Throttled));
+        }
+        // The call gave up after `vm_passes` rounds: as after any failed `balance_classzone`.
+        return Some(k.alloc_above_high(ctx, gfp, order));
+    }
+    k.alloc_after_direct_reclaim(ctx, gfp, order, freed).map(Ok)
 }
 
 /// `check_classzone_need_balance`: no zone of the classzone is above its high watermark.
@@ -427,7 +464,7 @@ pub fn kswapd_step(k: &mut Kernel, ctx: &mut Ctx, node: usize) -> KswapdAction {
             k.reclaim.aa24_mut().kswapd[node] = Some((z, st));
             KswapdAction::Continue
         }
-        Run::Wait(until) => {
+        Run::Wait(until, _) => {
             k.reclaim.aa24_mut().kswapd[node] = Some((z, st));
             KswapdAction::Nap(until.saturating_sub(ctx.clock()).max(1))
         }
@@ -566,9 +603,9 @@ fn run_slice(k: &mut Kernel, ctx: &mut Ctx, st: &mut Tfp, budget: u64, held: &mu
                     st.step = Step::Scan { max_scan: ms, max_mapped: mm };
                     return Run::Resched;
                 }
-                ScanEnd::Wait(ms, mm, until) => {
+                ScanEnd::Wait(ms, mm, until, on) => {
                     st.step = Step::Scan { max_scan: ms, max_mapped: mm };
-                    return Run::Wait(until);
+                    return Run::Wait(until, on);
                 }
                 ScanEnd::Mapped(ms) => {
                     // The page_mapped branch lets go of the lock, reaps the slab again, then the
@@ -765,13 +802,14 @@ enum ScanEnd {
     /// `max_mapped` ran out (max_scan left).
     Mapped(u64),
     Resched(u64, i64),
-    Wait(u64, i64, u64),
+    Wait(u64, i64, u64, WaitOn),
 }
 
 /// `shrink_cache`: from the inactive tail, every visited page first goes to the head; mapped
 /// pages use up `max_mapped`; dirty unmapped cache gets `writepage` and stays at the head;
-/// clean unmapped cache is freed; a page under writeback reclaim started is waited on. Called
-/// with `pagemap_lru_lock` held (`held`), which `writepage` runs without.
+/// clean unmapped cache is freed; a page under writeback reclaim started is waited on, and so is
+/// a request-queue slot when `writepage` finds the queue full. Called with `pagemap_lru_lock`
+/// held (`held`), which `writepage` runs without.
 #[allow(clippy::too_many_arguments)]
 fn shrink_cache(
     k: &mut Kernel,
@@ -814,7 +852,7 @@ fn shrink_cache(
                 if let Some(&until) = k.reclaim.aa24_mut().launder_done.get(&p) {
                     if until > ctx.clock() {
                         k.reclaim.aa24_mut().stats.launder_waits += 1;
-                        return ScanEnd::Wait(max_scan, max_mapped, until);
+                        return ScanEnd::Wait(max_scan, max_mapped, until, WaitOn::Launder);
                     }
                 }
             }
@@ -826,7 +864,17 @@ fn shrink_cache(
         }
         if f & pg::DIRTY != 0 {
             lru_unlock(k, ctx, held);
+            let slept = ctx.sleep_ns;
             writepage(k, ctx, p);
+            if ctx.sleep_ns > slept {
+                // The write found the request queue full: 2.4's `writepage` does not return
+                // before `__make_request` → `__get_request_wait` has a request for it, so the
+                // scan stops here and goes on from the tail after the sleep, and pages beyond
+                // this one are not freed by this task before then.
+                let until = ctx.clock() + (ctx.sleep_ns - slept);
+                ctx.sleep_ns = slept;
+                return ScanEnd::Wait(max_scan, max_mapped, until, WaitOn::Queue);
+            }
             *held = Some(lru_lock(k, ctx));
             continue;
         }
@@ -1194,6 +1242,9 @@ impl ReclaimEngine for Aa24State {
     fn try_to_free_pages(k: &mut Kernel, ctx: &mut Ctx, gfp: Gfp, order: u32, classzone: usize) -> u64 {
         try_to_free_pages(k, ctx, gfp, order, classzone)
     }
+    fn alloc_pages(k: &mut Kernel, ctx: &mut Ctx, gfp: Gfp, order: u32) -> Option<Result<Pfn, AllocFail>> {
+        alloc_pages(k, ctx, gfp, order)
+    }
     /// 2.4.23's `__alloc_pages`: when `balance_classzone` freed nothing, only a zone above its
     /// high watermark may still serve; else the allocation fails ("__alloc_pages: 0-order
     /// allocation failed"). 2.4.23 calls no OOM killer: `try_to_free_pages_zone` gives up after
@@ -1352,6 +1403,76 @@ mod tests {
         let mut d = Ctx { cpu: 0, task: 4, ..Default::default() };
         lru_cache_add_lock(&mut k, &mut d);
         assert_eq!((c.sys_ns, d.sys_ns), (0, 0));
+    }
+
+    /// 100 inactive file pages, the 10 oldest dirty, on a disk with 128 MiB of writes already
+    /// queued (over a second of the hdd's time, more than the queue holds); task 3's first
+    /// `try_to_free_pages_zone` slice, which stops at the first write. Returns the pages and
+    /// that task's context after the slice.
+    fn full_queue_and_a_parked_call(k: &mut Kernel) -> (Vec<Pfn>, Ctx) {
+        let pages = cache_pages(k, 100, INACTIVE, false);
+        for &p in &pages[..10] {
+            crate::page_writeback::set_page_dirty(k, &Ctx::default(), p);
+        }
+        let backlog_done = k.disks[0].submit(0, 8 << 30, 128 << 20, true);
+        assert!(backlog_done > 4 * crate::page_writeback::MAX_BACKLOG_NS);
+        let mut a = Ctx { cpu: 0, task: 3, ..Default::default() };
+        assert_eq!(try_to_free_pages(k, &mut a, Gfp::highuser_movable(), 0, ZoneType::HighMem as usize), 0);
+        (pages, a)
+    }
+
+    /// 2.4.23's `shrink_cache` calls `writepage` with `pagemap_lru_lock` dropped, and a write
+    /// that finds the request queue full sleeps inside it (`submit_bh` → `__make_request` →
+    /// `__get_request_wait`, 2.4.2x `drivers/block/ll_rw_blk.c`, as in
+    /// `SimonKagstrom/mci500h-linux-2.4.27`): the scan goes on only after the sleep, so the
+    /// clean pages beyond the dirty one are not freed by this task before then, and each further
+    /// write into the full queue is a sleep of its own.
+    #[test]
+    fn a_write_into_a_full_queue_stops_the_scan_until_the_sleep_ends() {
+        let mut k = kernel();
+        let (pages, a) = full_queue_and_a_parked_call(&mut k);
+        let cz = ZoneType::HighMem as usize;
+        let st = &k.reclaim.aa24().stats;
+        assert_eq!((st.writepages, st.freed), (1, 0));
+        assert_eq!(a.sleep_ns, 0);
+        assert!(a.throttle_until > a.clock() + 2 * crate::page_writeback::MAX_BACKLOG_NS);
+        assert_eq!(st.by_task[3].queue_sleep_ns, a.throttle_until - a.clock());
+        // The call resumes where it stopped, after each sleep; every later write finds the
+        // queue full again and sleeps too, and the clean pages are freed only after the last.
+        let mut at = a.throttle_until;
+        let mut sleeps = 1;
+        let freed = loop {
+            let mut b = Ctx { cpu: 0, task: 3, now: at, ..Default::default() };
+            let r = try_to_free_pages(&mut k, &mut b, Gfp::highuser_movable(), 0, cz);
+            if r > 0 {
+                break r;
+            }
+            assert!(b.throttle_until > b.clock());
+            at = b.throttle_until;
+            sleeps += 1;
+        };
+        let st = &k.reclaim.aa24().stats;
+        assert_eq!((freed, st.writepages, st.freed, sleeps), (32, 10, 32, 10));
+        assert!(pages[10..42].iter().all(|&p| !on_list(&k, p, INACTIVE)));
+    }
+
+    /// `balance_classzone` returns only when `try_to_free_pages_zone` does (2.4.23
+    /// `mm/page_alloc.c`): a task asleep inside its call takes no page from the free lists when it
+    /// runs again, however many pages others have freed meanwhile; its call goes on first.
+    #[test]
+    fn a_task_inside_its_reclaim_call_resumes_it_before_taking_a_free_page() {
+        let mut k = kernel();
+        let (_, a) = full_queue_and_a_parked_call(&mut k);
+        assert_eq!(k.reclaim.aa24().stats.writepages, 1);
+        // HighMem is almost all free: the fast path alone would serve this allocation.
+        let hz = k.zones.iter().position(|z| z.kind == ZoneType::HighMem).expect("highmem");
+        assert!(k.zone_free(hz) > k.zones[hz].high_wmark());
+        let mut b = Ctx { cpu: 0, task: 3, now: a.throttle_until, ..Default::default() };
+        assert_eq!(k.alloc_pages(&mut b, Gfp::highuser_movable(), 0), Err(AllocFail::Throttled));
+        assert_eq!(k.reclaim.aa24().stats.writepages, 2);
+        // Another task, in no call, is served at once.
+        let mut c = Ctx { cpu: 1, task: 4, now: a.throttle_until, ..Default::default() };
+        assert!(k.alloc_pages(&mut c, Gfp::highuser_movable(), 0).is_ok());
     }
 
     /// The inactive list from the tail, as pfns.

@@ -64,9 +64,9 @@ impl TaskSnap {
         ])
     }
 
-    /// Add what changed since the snapshot to `ctx.task`'s entry; `wait_ns` is the `PG_launder`
-    /// wait the slice ended in.
-    pub(super) fn add_since(&self, k: &mut Kernel, ctx: &Ctx, wait_ns: u64) {
+    /// Add what changed since the snapshot to `ctx.task`'s entry; `launder_ns` / `queue_ns` is
+    /// the `PG_launder` / request-queue wait the slice ended in.
+    pub(super) fn add_since(&self, k: &mut Kernel, ctx: &Ctx, launder_ns: u64, queue_ns: u64) {
         let now = TaskSnap::take(k, ctx);
         let d: [u64; 10] = std::array::from_fn(|i| now.0[i].saturating_sub(self.0[i]));
         let r = entry(&mut k.reclaim.aa24_mut().stats, ctx.task);
@@ -74,8 +74,8 @@ impl TaskSnap {
         r.lru_spin_ns += d[1];
         r.ptl_spin_ns += d[2];
         r.walk_ns += d[3];
-        r.queue_sleep_ns += d[4];
-        r.launder_wait_ns += wait_ns;
+        r.queue_sleep_ns += d[4] + queue_ns;
+        r.launder_wait_ns += launder_ns;
         r.scanned += d[5];
         r.freed += d[6];
         r.clean_freed += d[7];
