@@ -17,6 +17,11 @@ use vmlab_core::stats::report::RunReport;
 const HEAP_PAGES: u64 = 384 * 256;
 
 fn run_on(model: &str, profile: &str, touch2: &str, sets: &[&str]) -> RunReport {
+    sweep(model, profile, touch2, sets).0
+}
+
+/// The sweep's report, and the kernel's profile row of `do_swap_page` with the cost it charged.
+fn sweep(model: &str, profile: &str, touch2: &str, sets: &[&str]) -> (RunReport, u64, u64) {
     let sc = format!(
         r#"
 profile = "{profile}"
@@ -49,7 +54,8 @@ mark done
     let (r, sim) = api::run(&sc, RunOpts::default()).expect("runs");
     assert!(r.metrics.get("done").is_some(), "the sweep finishes");
     sim.k.check_frames().expect("frames consistent");
-    r
+    let dsp = sim.k.prof.get(vmlab_core::stats::kfunc::KFunc::DoSwapPage);
+    (r, dsp, sim.k.cost.do_swap_page)
 }
 
 fn run(profile: &str, touch2: &str, sets: &[&str]) -> RunReport {
@@ -125,35 +131,10 @@ fn a_rotational_swap_disk_makes_6_8_read_clusters_that_grow_with_the_hits() {
 /// own table, so only a host calibration that fits it moves a run.
 #[test]
 fn do_swap_page_is_charged_once_per_swap_in_fault() {
-    use vmlab_core::stats::kfunc::KFunc;
-    let sweep = |sets: &[&str]| {
-        let sc = r#"
-profile = "linux-6.8"
-[machine]
-memory = "256MiB"
-cpus = 1
-[[disk]]
-name = "sda"
-model = "ssd"
-[swap]
-size = "512MiB"
-disk = "sda"
-[[process]]
-name = "hog"
-program = '''
-mmap heap anon 384MiB
-touch heap write
-touch heap read
-'''
-"#;
-        let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
-        let sc = vmlab_core::workload::load_scenario_str("sweep.toml", sc, &sets).expect("loads");
-        let (r, sim) = api::run(&sc, RunOpts::default()).expect("runs");
-        (r, sim.k.prof.get(KFunc::DoSwapPage), sim.k.cost.do_swap_page)
-    };
-    let (base, base_ns, zero) = sweep(&[]);
+    let on_6_8 = |sets: &[&str]| sweep("ssd", "linux-6.8", "touch heap read", sets);
+    let (base, base_ns, zero) = on_6_8(&[]);
     assert_eq!(zero, 0, "vmlab's own table charges nothing extra");
-    let (dear, dear_ns, each) = sweep(&["machine.cost.do_swap_page=3us"]);
+    let (dear, dear_ns, each) = on_6_8(&["machine.cost.do_swap_page=3us"]);
     assert_eq!(each, 3000);
     let extra = dear_ns - base_ns;
     assert_eq!(extra % each, 0, "whole charges only");
