@@ -11,7 +11,7 @@
 # and one with each of them 1,000 ns dearer give how many times each workload charges each entry;
 # the script then solves for the entries that make the simulated figures equal the host's, every
 # other entry staying as the table has it. PAIRS says which (workload:entry:figure, figure `sys`
-# or `stall`); by default eight, solved together (each workload charges the others' entries
+# or `stall`); by default ten, solved together (each workload charges the others' entries
 # too):
 #
 #   fault-anon    system time → clear_page     (first-touch anonymous faults: what a swap-in
@@ -40,6 +40,12 @@
 #                                               8 MiB: read-around of folios no read() consumes)
 #   reclaim-around system time → remove_mapping (the same through 256 MiB: each of those
 #                                               folios reclaimed again, clean and unmapped)
+#   swap          memory stall → rmap_one      (512 MiB written twice through 256 MiB: reclaim's
+#                                               unmapping, inside the stall)
+#   swap          system time → do_swap_page   (the same probe: the swap-in fault, outside it; on
+#                                               the development host after its restart of
+#                                               2026-11-28 swap cost 3× vmlab's system time, and
+#                                               neither entry alone fitted both figures)
 #
 # write_new_folio replaces dirty19's perform_write pair (write-cached → perform_write, every page
 # written) since dirty27 (docs/REAL.md, "Where dirty-writer's kernel time goes"): the host's
@@ -106,7 +112,7 @@
 # uncertainty); WRITE=0 only prints. OUT keeps the runs: a second call with the same OUT re-fits
 # without running the host again.
 #
-#   sudo SMALLDIR=/mnt/small scripts/calibrate-costs.sh   # VMLAB=target/ci/vmlab DIR=/var/tmp RUNS=6 STAT=median OUT=... CHECK="workload ..."
+#   sudo SMALLDIR=/mnt/small HOLD="shrink_node=13482" scripts/calibrate-costs.sh   # VMLAB=target/ci/vmlab DIR=/var/tmp RUNS=6 STAT=median OUT=... CHECK="workload ..."
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VMLAB=${VMLAB:-target/ci/vmlab}
@@ -115,7 +121,11 @@ RUNS=${RUNS:-6}
 OUT=${OUT:-$(mktemp -d /tmp/vmlab-calibrate.XXXXXX)}
 WRITE=${WRITE:-1}
 LOCK=${LOCK:-/tmp/vmlab-real.lock}
-PAIRS=${PAIRS:-"fault-anon:clear_page:sys read-cached:copy_user_page:sys read-tree:read_pages:sys open-cached:path_openat:sys read-tree-large:readahead_folio:sys write-new:write_new_folio:sys read-around:readaround_folio:sys reclaim-around:remove_mapping:sys"}
+PAIRS=${PAIRS:-"fault-anon:clear_page:sys read-cached:copy_user_page:sys read-tree:read_pages:sys open-cached:path_openat:sys read-tree-large:readahead_folio:sys write-new:write_new_folio:sys read-around:readaround_folio:sys reclaim-around:remove_mapping:sys swap:rmap_one:stall swap:do_swap_page:sys"}
+# Entries held at a value in every simulation (and written with the table), not fitted: "entry=ns ...".
+# shrink_node has no probe here; it is fitted from traced limit-reclaim calls (scripts/trace-limit-reclaim.sh,
+# docs/REAL.md "What a limit-reclaim call costs"), and it takes part of reclaim-around's and swap's stall.
+HOLD=${HOLD:-}
 CHECK=${CHECK:-"fault-anon read-cached read-tree read-tree-large open-cached write-cached write-new rewrite-cached reclaim-file swap read-around reclaim-around"}
 # Probes that must run on a 4 KiB-folio file system, and where that is.
 SMALL=${SMALL:-"write-new"}
@@ -138,6 +148,20 @@ echo "calibrate-costs: outputs in $OUT" >&2
 # The disk as `run --host` knows it, without a calibration (measured into simcache if the cache
 # has none).
 cp "$CACHE"/host-disk-*.json "$OUT/simcache/" 2>/dev/null || true
+# The held entries as an installed table of their own: `run --host` applies it before the fit's --sets.
+rm -f "$OUT/simcache/host-costs.json"
+if [ -n "$HOLD" ]; then
+  python3 - "$OUT/simcache/host-costs.json" $HOLD <<'PY'
+import json, sys
+cost = {}
+for kv in sys.argv[2:]:
+    k, _, v = kv.partition("=")
+    if not v.isdigit() or int(v) <= 0:
+        sys.exit(f"calibrate-costs: HOLD {kv!r}: not entry=ns with a positive whole number of ns")
+    cost[k] = int(v)
+json.dump({"schema": "vmlab.host-costs/1", "cost": cost}, open(sys.argv[1], "w"))
+PY
+fi
 
 for i in $(seq 1 "$RUNS"); do
   for w in $CHECK; do
@@ -152,7 +176,7 @@ done
 ITERS=${ITERS:-2}
 # The entries' values in vmlab's table (machine.rs, CostTable::for_mhz at the scenarios' 3 GHz):
 # the first step's linearisation point.
-default_ns() { case $1 in clear_page) echo 300 ;; lru_scan) echo 60 ;; copy_user_page) echo 400 ;; rmap_one) echo 90 ;; fault) echo 700 ;; read_pages) echo 1 ;; readahead_folio) echo 1 ;; readaround_folio) echo 1 ;; remove_mapping) echo 1 ;; path_openat) echo 1 ;; perform_write) echo 1 ;; write_new_folio) echo 1 ;; *) echo 100 ;; esac; }
+default_ns() { case $1 in clear_page) echo 300 ;; lru_scan) echo 60 ;; copy_user_page) echo 400 ;; rmap_one) echo 90 ;; fault) echo 700 ;; read_pages) echo 1 ;; readahead_folio) echo 1 ;; readaround_folio) echo 1 ;; remove_mapping) echo 1 ;; path_openat) echo 1 ;; perform_write) echo 1 ;; write_new_folio) echo 1 ;; do_swap_page) echo 1 ;; *) echo 100 ;; esac; }
 entries() { for p in $1; do q=${p#*:}; printf '%s ' "${q%%:*}"; done; }
 # Newton steps: the simulated figures are linear in the entries only while the timing they
 # change leaves the work done alone, so a further step measures the charges again around the
@@ -186,6 +210,20 @@ for it in $(seq 1 "$ITERS"); do
 done
 $FIT table "$OUT" "$PAIRS" "$cur" "$unc" "$dropped" "$([ "$WRITE" = 1 ] && echo "$CACHE")" >"$OUT/fit.txt"
 cat "$OUT/fit.txt"
+if [ -n "$HOLD" ]; then
+  echo "# held, not fitted (HOLD): $HOLD"
+  if [ "$WRITE" = 1 ]; then
+    python3 - "$CACHE/host-costs.json" $HOLD <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for kv in sys.argv[2:]:
+    k, _, v = kv.partition("=")
+    d["cost"][k] = int(v)
+    d.setdefault("probes", {})[k] = "held (HOLD)"
+json.dump(d, open(sys.argv[1], "w"), indent=2)
+PY
+  fi
+fi
 fitted=$(for kv in $cur; do printf -- '--set machine.cost.%s=%sns ' "${kv%%=*}" "${kv#*=}"; done)
 echo "# simulated with the fitted entries ÷ real (${STAT:-median} of $RUNS): the workload's system time, memory stall"
 for w in $CHECK; do
