@@ -181,9 +181,6 @@ pub struct Kernel {
     pub rmap_buf: Vec<crate::rmap::Mapping>,
     /// Scratch buffer for isolated pages.
     pub isolate_buf: Vec<Pfn>,
-    /// Scratch buffer for the pages one `shrink_page_list` call reclaimed (its local
-    /// `free_pages` list, freed at the call's end when the profile has `free_page_list`).
-    pub free_list_buf: Vec<Pfn>,
     /// Compaction's isolated-page buffers and per-zone deferral (`compaction.rs`).
     pub compact: crate::compaction::CompactState,
     /// Tail frames of the large folios on LRU lists: a list holds a folio once, by its head.
@@ -285,7 +282,6 @@ impl Kernel {
             throttled: Vec::new(),
             wb_done_since_wake: 0,
             isolate_buf: Vec::new(),
-            free_list_buf: Vec::new(),
             compact: Default::default(),
             lru_folio_tails: 0,
             zero_pfn: 0,

@@ -48,10 +48,6 @@ impl CgStat {
     }
 }
 
-fn write(p: &Path, v: &str) -> Result<(), String> {
-    std::fs::write(p, v).map_err(|e| format!("cannot write `{v}` to {}: {e}", p.display()))
-}
-
 impl Cgroup {
     /// Make `vmlab-real-<pid>` under `parent` with `limit` bytes of memory and `swap` bytes of
     /// swap (0 without `[swap]`: the host's own swap, if any, must not serve the cgroup).
@@ -59,7 +55,7 @@ impl Cgroup {
         if version == CgVersion::V2 {
             let ctl = std::fs::read_to_string(parent.join("cgroup.subtree_control")).unwrap_or_default();
             if !ctl.split_whitespace().any(|c| c == "memory") {
-                write(&parent.join("cgroup.subtree_control"), "+memory")?;
+                super::write_control(&parent.join("cgroup.subtree_control"), "+memory")?;
             }
         }
         let path = parent.join(format!("vmlab-real-{}", std::process::id()));
@@ -69,7 +65,7 @@ impl Cgroup {
             CgVersion::V1 => "memory.limit_in_bytes",
             CgVersion::V2 => "memory.max",
         };
-        if let Err(e) = write(&cg.path.join(file), &limit.to_string()) {
+        if let Err(e) = super::write_control(&cg.path.join(file), &limit.to_string()) {
             cg.remove();
             return Err(e);
         }
@@ -81,7 +77,7 @@ impl Cgroup {
         };
         let f = cg.path.join(file);
         if f.exists() {
-            if let Err(e) = write(&f, &value.to_string()) {
+            if let Err(e) = super::write_control(&f, &value.to_string()) {
                 cg.remove();
                 return Err(e);
             }

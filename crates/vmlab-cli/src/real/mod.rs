@@ -17,6 +17,14 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
+/// Write a kernel control file (a cgroup's or tracefs's): never creates one, so a missing file is
+/// an error that names it.
+fn write_control(p: &std::path::Path, v: &str) -> Result<(), String> {
+    let f = std::fs::OpenOptions::new().write(true).truncate(true).open(p);
+    f.and_then(|mut f| std::io::Write::write_all(&mut f, v.as_bytes()))
+        .map_err(|e| format!("cannot write `{v}` to {}: {e}", p.display()))
+}
+
 use vmlab_core::workload::interp::{compile, Program};
 use vmlab_core::workload::{load, load_scenario, units, Scenario, ScenarioError};
 

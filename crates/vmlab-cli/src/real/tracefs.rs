@@ -289,13 +289,6 @@ pub struct Tracer {
     pub own: Own,
 }
 
-/// Write a tracefs control file (never creates one: a missing file is an error).
-fn put(p: &Path, v: &str) -> Result<(), String> {
-    let f = std::fs::OpenOptions::new().write(true).truncate(true).open(p);
-    f.and_then(|mut f| std::io::Write::write_all(&mut f, v.as_bytes()))
-        .map_err(|e| format!("cannot write `{v}` to {}: {e}", p.display()))
-}
-
 impl Tracer {
     /// A tracefs instance `vmlab-real-<pid>` tracing this process's future children, in the
     /// tracefs at `$VMLAB_TRACEFS` if set (a tracefs mounted elsewhere; tests give a bad one).
@@ -349,10 +342,10 @@ impl Tracer {
         if self.layout.shrink.is_none() {
             return Err(format!("{} has no usable {}:{} event", d.display(), SHRINK.0, SHRINK.1));
         }
-        put(&d.join("options/overwrite"), "0")?;
-        put(&d.join("options/event-fork"), "1")?;
-        put(&d.join("buffer_size_kb"), &BUFFER_KB.to_string())?;
-        put(&d.join("set_event_pid"), &self.supervisor.to_string())?;
+        super::write_control(&d.join("options/overwrite"), "0")?;
+        super::write_control(&d.join("options/event-fork"), "1")?;
+        super::write_control(&d.join("buffer_size_kb"), &BUFFER_KB.to_string())?;
+        super::write_control(&d.join("set_event_pid"), &self.supervisor.to_string())?;
         let sub = std::fs::read_to_string(d.join("buffer_subbuf_size_kb"));
         let kb: usize = sub.ok().and_then(|s| s.trim().parse().ok()).unwrap_or(4);
         self.page = vec![0; kb * 1024];
@@ -366,9 +359,9 @@ impl Tracer {
         }
         for ev in &self.enabled {
             let (sys, name) = ev.split_once(':').unwrap_or(("", ""));
-            put(&d.join("events").join(sys).join(name).join("enable"), "1")?;
+            super::write_control(&d.join("events").join(sys).join(name).join("enable"), "1")?;
         }
-        put(&d.join("tracing_on"), "1")
+        super::write_control(&d.join("tracing_on"), "1")
     }
 
     /// Read what the buffers hold now (called by the supervisor each time it wakes).
@@ -390,7 +383,7 @@ impl Tracer {
 
     /// Stop tracing, read the rest, and say how many events were lost.
     pub fn finish(&mut self) -> Finished {
-        let _ = put(&self.dir.join("tracing_on"), "0");
+        let _ = super::write_control(&self.dir.join("tracing_on"), "0");
         self.poll();
         let lost: u64 = (0..self.pipes.len())
             .map(|c| std::fs::read_to_string(self.dir.join(format!("per_cpu/cpu{c}/stats"))).unwrap_or_default())
@@ -402,10 +395,10 @@ impl Tracer {
 
 impl Drop for Tracer {
     fn drop(&mut self) {
-        let _ = put(&self.dir.join("tracing_on"), "0");
+        let _ = super::write_control(&self.dir.join("tracing_on"), "0");
         for ev in &self.enabled {
             let (sys, name) = ev.split_once(':').unwrap_or(("", ""));
-            let _ = put(&self.dir.join("events").join(sys).join(name).join("enable"), "0");
+            let _ = super::write_control(&self.dir.join("events").join(sys).join(name).join("enable"), "0");
         }
         // An instance with an open file cannot be removed.
         self.pipes.clear();

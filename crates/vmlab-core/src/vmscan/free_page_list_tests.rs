@@ -24,7 +24,12 @@ fn reclaim_then_read_tail(free_page_list: bool) -> (Vec<Pfn>, Vec<Pfn>) {
         1,
         &[(ZoneType::Dma, 4096), (ZoneType::Dma32, 24576), (ZoneType::Normal, 8192)],
     );
-    let mut p = crate::profiles::find("linux-2.6.36").expect("profile");
+    // A row of the split-LRU engine that frees reclaim's pages cold onto per-migratetype lists,
+    // chosen by its mechanisms, so a renamed or added row changes nothing here.
+    let mut p = crate::profiles::all()
+        .into_iter()
+        .find(|p| p.engine == crate::profiles::Engine::Split2636 && p.reclaim_frees_cold && p.pcp_migratetype_lists)
+        .expect("a split-LRU row with cold reclaim frees and per-migratetype lists");
     p.split26.free_page_list = free_page_list;
     let mut k = Kernel::new(p, cfg, 1).expect("kernel");
     k.disks.push(crate::disk::Disk::preset("hdd").expect("preset"));

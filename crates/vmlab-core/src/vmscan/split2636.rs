@@ -96,11 +96,18 @@ struct Sc {
 pub struct Split2636 {
     pub kswapd: Vec<KswapdLocals>,
     pub zone: Vec<ZoneReclaim>,
+    /// `shrink_page_list`'s local `free_pages` list, kept between calls so that no call
+    /// allocates: the pages it reclaimed, freed at its end when the profile has `free_page_list`.
+    free_pages: Vec<Pfn>,
 }
 
 impl Split2636 {
     pub fn new(zones: usize, nodes: usize) -> Split2636 {
-        Split2636 { kswapd: vec![KswapdLocals::default(); nodes], zone: vec![ZoneReclaim::default(); zones] }
+        Split2636 {
+            kswapd: vec![KswapdLocals::default(); nodes],
+            zone: vec![ZoneReclaim::default(); zones],
+            free_pages: Vec::new(),
+        }
     }
 }
 
@@ -389,7 +396,7 @@ const PAGEVEC_SIZE: usize = 14;
 /// pages, put the rest back (`putback_lru_pages`). Returns pages reclaimed.
 fn shrink_page_list(k: &mut Kernel, ctx: &mut Ctx, zid: usize, pages: &[Pfn], sc: &mut Sc) -> u64 {
     let batched = k.profile.split26.free_page_list;
-    let mut free_pages = std::mem::take(&mut k.free_list_buf);
+    let mut free_pages = std::mem::take(&mut k.reclaim.split_mut().free_pages);
     free_pages.clear();
     let mut reclaimed = 0;
     let mut activated = 0;
@@ -474,7 +481,7 @@ fn shrink_page_list(k: &mut Kernel, ctx: &mut Ctx, zid: usize, pages: &[Pfn], sc
         k.events += 1;
     }
     free_page_list(k, ctx, &free_pages);
-    k.free_list_buf = free_pages;
+    k.reclaim.split_mut().free_pages = free_pages;
     k.ev.add(Vm::Pgactivate, activated);
     let lv = &mut k.reclaim.split_mut().zone[zid];
     lv.recent_rotated[0] += rotated[0];
