@@ -52,11 +52,24 @@ def stat_name():
     return os.environ.get("STAT", "median")
 
 
-def summary(xs):
+def summary(xs, stat=None):
     """A probe's host figure from its runs: the median (STAT=median, the default: the runs it is
     compared with, docs/REAL.md's, are means of runs under the same shared load), or the least
-    (STAT=min: the floor, since other sessions' load only adds system time; 20–30 % lower here)."""
-    return min(xs) if stat_name() == "min" else median(xs)
+    (STAT=min: the floor, since other sessions' load only adds system time; 20–30 % lower here).
+    A pair's own fourth field (`W:E:FIG:min`) overrides STAT for that probe."""
+    return min(xs) if (stat or stat_name()) == "min" else median(xs)
+
+
+def run_spread(xs, stat=None):
+    """How far a probe's figure moves with the choice of its runs: half their range for the median;
+    for the least, the gap to the next least (how far the floor rises without its lowest run) —
+    a probe whose runs fall in two modes (read-cached's on the development host since its
+    restart of 2026-11-28, docs/REAL.md) keeps a floor that its slow mode's distance does not
+    decide."""
+    if (stat or stat_name()) == "min":
+        s = sorted(xs)
+        return s[1] - s[0] if len(s) > 1 else 0.0
+    return (max(xs) - min(xs)) / 2
 
 
 def invert(a):
@@ -117,7 +130,14 @@ def fit(charges, gap, spread, c0):
 
 
 def parse_pairs(s):
-    return [tuple(p.split(":")) for p in s.split()]
+    """`W:E:FIG[:STAT] ...` as (W, E, FIG, STAT or None); STAT is `median` or `min`."""
+    out = []
+    for p in s.split():
+        f = p.split(":")
+        if len(f) not in (3, 4) or f[2] not in ("sys", "stall") or (len(f) == 4 and f[3] not in ("median", "min")):
+            sys.exit(f"calibrate-costs: pair {p!r}: expected WORKLOAD:ENTRY:sys|stall[:median|min]")
+        out.append((f[0], f[1], f[2], f[3] if len(f) == 4 else None))
+    return out
 
 
 def parse_cur(s):
@@ -125,17 +145,17 @@ def parse_cur(s):
 
 
 def probe_rows(out, pairs):
-    ents = [e for _, e, _ in pairs]
+    ents = [e for _, e, _, _ in pairs]
     charges, gap, spread, med = [], [], [], []
-    for w, _, o in pairs:
+    for w, _, o, st in pairs:
         runs = real_runs(out, w, o)
         b = fig(os.path.join(out, f"{w}.sim.base.json"), o)
         # how many times the probe charges each entry: its figure's rise per ns of the entry
         charges.append([(fig(os.path.join(out, f"{w}.sim.{e}.json"), o) - b) / (STEP_NS * 1e-9) for e in ents])
-        m = summary(runs)
+        m = summary(runs, st)
         med.append(m)
         gap.append(m - b)
-        spread.append((max(runs) - min(runs)) / 2)
+        spread.append(run_spread(runs, st))
     return ents, charges, gap, spread, med
 
 
@@ -160,12 +180,12 @@ def cmd_table(out, pairs_s, fit_s, unc_s, dropped_s, write_to):
     dropped = dropped_s.split()
     print("# [machine.cost] fitted to this host (scripts/calibrate-costs.sh); ns per operation")
     probes, not_fitted = {}, {}
-    for w, e, o in pairs:
+    for w, e, o, st in pairs:
         runs = real_runs(out, w, o)
         real = " ".join(f"{x:.3f}" for x in runs)
         if e in cost:
             probes[e] = w
-            print(f"{e} = {cost[e]}    # ± {unc[e]} from {w}: real {o} {real} s ({stat_name()} {summary(runs):.3f})")
+            print(f"{e} = {cost[e]}    # ± {unc[e]} from {w}: real {o} {real} s ({st or stat_name()} {summary(runs, st):.3f})")
         elif e in dropped:
             not_fitted[e] = w
             print(f"# {e}: not fitted from {w} (real {o} {real} s): vmlab's table value kept")
@@ -184,11 +204,13 @@ def cmd_table(out, pairs_s, fit_s, unc_s, dropped_s, write_to):
         f.write("\n")
 
 
-def cmd_check(out, w):
+def cmd_check(out, w, pairs_s=""):
+    """Simulated ÷ host for one workload; the host's figure by the statistic its pair names, if any."""
+    stats = {(pw, o): st for pw, _, o, st in parse_pairs(pairs_s)} if pairs_s else {}
     line = f"{w:15}"
     for o in ("sys", "stall"):
         real = real_runs(out, w, o)
-        m, s = summary(real), fig(os.path.join(out, f"{w}.sim.fit.json"), o)
+        m, s = summary(real, stats.get((w, o))), fig(os.path.join(out, f"{w}.sim.fit.json"), o)
         ratio = f"{s / m:.2f}" if m > 0 else "-"
         line += f"  {o} sim {s:.3f} real {' '.join(f'{x:.3f}' for x in real)} ({ratio})"
     print(line)
