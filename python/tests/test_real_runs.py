@@ -1,0 +1,59 @@
+"""scripts/real-runs.py, the host side of issue 17's table: its plan, checked without root by
+--dry-run (the runs themselves need root and minutes of the host)."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+SCRIPT = REPO / "scripts" / "real-runs.py"
+ROWS = REPO / "docs" / "real" / "issue17-rows.json"
+
+
+def dry(*args):
+    return subprocess.run(
+        [sys.executable, str(SCRIPT), "--rows", str(ROWS), "--runs", "/nonexistent/runs", "--dry-run", *args],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def test_each_run_is_alone_under_the_lock_at_nice_minus_20_round_by_round():
+    out = dry("--rounds", "2", "--only", "sh,ao")
+    assert out.returncode == 0, out.stderr
+    runs = [line for line in out.stdout.splitlines() if " real " in line]
+    assert [r.split("--json ")[1] for r in runs] == [
+        "/nonexistent/runs/ao-1.json",
+        "/nonexistent/runs/sh-1.json",
+        "/nonexistent/runs/ao-2.json",
+        "/nonexistent/runs/sh-2.json",
+    ]
+    for r in runs:
+        assert r.startswith("flock /tmp/vmlab-real.lock setsid -w bash -c")
+        assert "echo -20 > /proc/self/autogroup; exec nice -n -20" in r
+    # No loop image for rows on /var/tmp, and the record command follows.
+    assert "mkfs" not in out.stdout
+    assert "real-table.py record --rows" in out.stderr
+
+
+def test_a_loop_encrypt_row_gets_an_image_three_disk_measurements_and_a_clean_up():
+    out = dry("--rounds", "2", "--only", "dw128")
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert any(line.startswith("mkfs.ext4 -q -F -O encrypt") for line in lines)
+    assert any("losetup -f --show --direct-io=on" in line for line in lines)
+    probes = [line for line in lines if "run --host --disk-dir" in line]
+    assert len(probes) == 3
+    runs = [line for line in lines if " real " in line]
+    assert all("vars.heap=128MiB" in r and "--dir /mnt/" in r for r in runs)
+    # Undone in reverse: unmount before the loop device goes, the image last.
+    tail = lines[-4:]
+    assert tail[0].startswith("umount") and tail[2].startswith("losetup -d") and tail[3].startswith("rm -f")
+    assert "--disk-sets loop-encrypt=" in out.stderr
+
+
+def test_an_unknown_row_is_refused():
+    out = dry("--only", "nosuch")
+    assert out.returncode == 2
+    assert "--only: no row nosuch" in out.stderr
