@@ -32,7 +32,7 @@ pub struct HostFacts {
 
 /// `/proc/sys/fs/inode-nr`: "nr_inodes nr_unused" → the inodes in use, as fs/inode.c's
 /// `get_nr_dirty_inodes` takes them.
-fn inodes_in_use(p: &Path) -> Result<Option<u64>, String> {
+pub fn inodes_in_use(p: &Path) -> Result<Option<u64>, String> {
     let Ok(t) = std::fs::read_to_string(p) else { return Ok(None) };
     let n: Vec<u64> = t
         .split_whitespace()
