@@ -188,6 +188,8 @@ def cmd_record(a) -> int:
             for k in ("cpu_pressure", "io_pressure", "host_pressure"):
                 if k in params:
                     f[k.replace("_pressure", "_psi_some_s")] = params[k]["some_total_us"] / 1e6
+            if isinstance(params.get("inodes_in_use"), int):
+                f["inodes_in_use"] = params["inodes_in_use"]
             f["file"] = p.name
             f.update(log.get(f"{row['id']}-{n}", {}))
             runs.append(f)
@@ -196,6 +198,10 @@ def cmd_record(a) -> int:
             raise Bad(f"no real runs of row {row['id']} ({a.runs}/{row['id']}-1.json)")
         r = dict(row)
         r["runs"] = runs
+        # The host's inodes in use when its runs ran (6.x's flusher counts them as dirty pages):
+        # the simulation takes their mean rather than the count at the time it runs.
+        if all("inodes_in_use" in f for f in runs):
+            r["moment_sets"] = [f"machine.inodes_in_use={round(mean([f['inodes_in_use'] for f in runs]))}"]
         if row["disk"] != "var-tmp":
             if row["disk"] not in disk_sets:
                 raise Bad(f"row {row['id']} ran on {row['disk']}: give --disk-sets {row['disk']}=SIM.json")
@@ -251,7 +257,7 @@ def check_record(rec: dict, where: str) -> None:
 
 def sim_command(a, row: dict, out: Path) -> list[str]:
     dirs = dict(kv.partition("=")[::2] for kv in a.disk_dir or [])
-    sets = list(row["sets"])
+    sets = row.get("moment_sets", []) + list(row["sets"])
     if row["disk"] == "var-tmp":
         ddir = dirs.get("var-tmp", "/var/tmp")
     elif row["disk"] in dirs:

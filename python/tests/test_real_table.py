@@ -288,3 +288,37 @@ def test_the_workloads_own_counts_replace_the_host_wide_ones_where_every_run_has
     doc = json.loads((tmp_path / "t.json").read_text())
     c = {x["figure"]: x for x in doc["rows"][0]["cells"]}
     assert (c["pgactivate"]["scope"], c["pgactivate"]["ok"], c["pgsteal_file"]["scope"]) == ("own", True, "host-wide")
+
+
+def test_the_runs_inode_count_is_pinned_in_the_record_and_handed_to_the_simulation(tmp_path):
+    """`vmlab real` keeps the host's inodes in use (params.inodes_in_use), which 6.x's flusher counts
+    as dirty pages; the record keeps their mean per row and the simulation gets it as a --set
+    before the row's own, so the table does not follow the host's count at the time it is printed."""
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    for n, inodes in ((1, 100_000), (2, 103_001)):
+        r = run_json(10.0, 1.0, 1.0, {"pgactivate": 10_000})
+        r["params"] = {"real": True, "kernel": "6.18", "inodes_in_use": inodes}
+        (runs / f"small-{n}.json").write_text(json.dumps(r))
+    r = run_json(10.0, 1.0, 1.0, {"pgactivate": 10_000})
+    r["params"] = {"real": True, "kernel": "6.18"}
+    (runs / "big-1.json").write_text(json.dumps(r))
+    rows = tmp_path / "rows.json"
+    spec = [
+        {"id": "small", "workload": "s", "scenario": "tiny.toml", "sets": ["vars.v=small"], "disk": "var-tmp", "elapsed": "elapsed_s", "psi": False},
+        {"id": "big", "workload": "b", "scenario": "tiny.toml", "sets": ["vars.v=big"], "disk": "var-tmp", "elapsed": "elapsed_s", "psi": False},
+    ]
+    rows.write_text(json.dumps({"rows": spec}))
+    out = subprocess.run(
+        [sys.executable, str(SCRIPT), "record", "--rows", str(rows), "--runs", str(runs), "--out", str(tmp_path / "r.json")],
+        capture_output=True, text=True, check=False,
+    )
+    assert out.returncode == 0, out.stderr
+    rec = {r["id"]: r for r in json.loads((tmp_path / "r.json").read_text())["rows"]}
+    assert rec["small"]["moment_sets"] == ["machine.inodes_in_use=101500"]
+    assert "moment_sets" not in rec["big"], "a run without the count: the simulation reads the host's"
+    rt = load_rt()
+    a = type("A", (), {"disk_dir": None, "vmlab": "vmlab"})()
+    cmd = rt.sim_command(a, rec["small"], tmp_path / "o.json")
+    sets = [cmd[i + 1] for i, x in enumerate(cmd) if x == "--set"]
+    assert sets == ["machine.inodes_in_use=101500", "vars.v=small"]

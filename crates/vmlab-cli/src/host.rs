@@ -25,6 +25,24 @@ pub struct HostFacts {
     pub cpus: u32,
     /// (vm tunable, value) as `--set vm.NAME=VALUE` takes them.
     pub vm: Vec<(&'static str, u64)>,
+    /// Inodes in use (`/proc/sys/fs/inode-nr`: `nr_inodes - nr_unused`), which 6.x's flusher
+    /// counts as dirty pages (`machine.inodes_in_use`).
+    pub inodes_in_use: Option<u64>,
+}
+
+/// `/proc/sys/fs/inode-nr`: "nr_inodes nr_unused" → the inodes in use, as fs/inode.c's
+/// `get_nr_dirty_inodes` takes them.
+pub fn inodes_in_use(p: &Path) -> Result<Option<u64>, String> {
+    let Ok(t) = std::fs::read_to_string(p) else { return Ok(None) };
+    let n: Vec<u64> = t
+        .split_whitespace()
+        .map(str::parse)
+        .collect::<Result<_, _>>()
+        .map_err(|_| format!("{}: `{}` is not two numbers", p.display(), t.trim()))?;
+    match n[..] {
+        [inodes, unused] => Ok(Some(inodes.saturating_sub(unused))),
+        _ => Err(format!("{}: `{}` is not two numbers", p.display(), t.trim())),
+    }
 }
 
 /// /proc/sys/vm files and the tunables they set.
@@ -234,8 +252,9 @@ pub fn read(root: &Path) -> Result<HostFacts, String> {
     if let Some(kb) = read_ahead_kb(root) {
         vm.push(("read_ahead_kb", kb));
     }
+    let inodes_in_use = inodes_in_use(&root.join("proc/sys/fs/inode-nr"))?;
     // Whole MiB: a machine's memory is laid out in sections, not to the KiB.
-    Ok(HostFacts { mem_bytes: kb * 1024 / (1 << 20) * (1 << 20), cpus, vm })
+    Ok(HostFacts { mem_bytes: kb * 1024 / (1 << 20) * (1 << 20), cpus, vm, inodes_in_use })
 }
 
 impl HostFacts {
@@ -244,6 +263,12 @@ impl HostFacts {
         let mut v = vec![format!("machine.memory={}", self.mem_bytes), format!("machine.cpus={}", self.cpus)];
         v.extend(self.vm.iter().map(|(k, x)| format!("vm.{k}={x}")));
         v
+    }
+
+    /// The `--set`s of what the host holds at the moment rather than what it is (the inodes in
+    /// use): a `--set` of the caller's replaces them, to simulate the moment a record was made.
+    pub fn moment_sets(&self) -> Vec<String> {
+        self.inodes_in_use.map(|n| format!("machine.inodes_in_use={n}")).into_iter().collect()
     }
 }
 
@@ -398,6 +423,8 @@ pub fn scenario(
     if has_memcg {
         before.push(format!("reclaim.memcg_stat_poll_ms={}", crate::real::run::POLL_MS));
     }
+    // Before the caller's --sets, so that one can pin it.
+    before.extend(facts.moment_sets());
     let after = facts.sets();
     let mut sc = load_scenario(path, &[&before[..], sets, &after[..]].concat()).map_err(Ok)?;
     wrap_in_limit(&mut sc, memory, own.setup.swap.as_ref().map_or(0, |s| s.bytes));
@@ -438,6 +465,7 @@ mod tests {
             ("proc/sys/vm/dirty_ratio", "20\n"),
             ("proc/sys/vm/page-cluster", "3\n"),
             ("proc/sys/vm/dirty_bytes", "0\n"),
+            ("proc/sys/fs/inode-nr", "103712\t12\n"),
             ("sys/block/vda/queue/read_ahead_kb", "8192\n"),
             ("sys/block/loop0/queue/read_ahead_kb", "16384\n"),
         ]);
@@ -456,7 +484,11 @@ mod tests {
                 "vm.read_ahead_kb=8192"
             ]
         );
+        assert_eq!(f.moment_sets(), ["machine.inodes_in_use=103700"], "inode-nr's in use, less unused");
         assert_eq!(queue(&d, "254:0"), Ok(None), "no sys/dev/block/254:0: no queue");
+        std::fs::write(d.join("proc/sys/fs/inode-nr"), "103712\n").unwrap();
+        assert!(read(&d).unwrap_err().contains("inode-nr"));
+        std::fs::write(d.join("proc/sys/fs/inode-nr"), "103712 12\n").unwrap();
         std::fs::write(d.join("proc/sys/vm/dirty_bytes"), "1000000").unwrap();
         assert!(read(&d).unwrap_err().contains("dirty_bytes"));
         std::fs::write(d.join("proc/meminfo"), "MemFree: 1 kB\n").unwrap();

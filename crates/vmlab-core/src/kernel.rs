@@ -160,6 +160,9 @@ pub struct Kernel {
     pub flusher_work: u64,
     /// `WB_start_all`: write everything dirty when the flusher next runs (6.8's reclaim wakeup).
     pub flusher_start_all: bool,
+    /// Inodes in use outside the scenario's files (`machine.inodes_in_use`), which
+    /// `get_nr_dirty_pages` adds to the dirty pages (page_writeback.rs).
+    pub inodes_in_use: u64,
     /// The flusher's chunk the writeback throttle interrupted: (file, pages it has left).
     pub flusher_chunk: Option<(u32, u64)>,
     /// The io_end the flusher is filling (page_writeback.rs).
@@ -270,6 +273,7 @@ impl Kernel {
             flusher_wanted: false,
             flusher_work: 0,
             flusher_start_all: false,
+            inodes_in_use: 0,
             flusher_chunk: None,
             wb_io_end: Default::default(),
             dirty_inodes: std::collections::VecDeque::new(),

@@ -204,6 +204,7 @@ impl Sim {
         };
         let ncpu = cfg.cpus as usize;
         let mut k = Kernel::new(profile, cfg, f.seed).map_err(machine_at("memory"))?;
+        k.inodes_in_use = m.inodes_in_use;
         for (name, ns) in &m.cost {
             let entry = k.cost.entry_mut(name).ok_or_else(|| SimError {
                 span: sc.span_of(&["machine", "cost", name], Part::Key),

@@ -1136,6 +1136,7 @@ fn resolve(ctx: &Ctx<'_>, f: &ScenarioFile) -> Result<(Setup, Vec<String>), Scen
         cpu_mhz: m.cpu_mhz,
         reserved_bytes,
         reserved_low_bytes,
+        inodes_in_use: m.inodes_in_use.unwrap_or(0),
         zones,
         cost,
     };

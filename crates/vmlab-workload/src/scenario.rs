@@ -120,6 +120,11 @@ pub struct MachineSpec {
     /// (640 KiB–1 MiB) and the kernel image and bootmem bitmap reserved from 1 MiB. Default "0".
     #[serde(default, deserialize_with = "opt_string_or_int")]
     pub reserved_low: Option<String>,
+    /// Inodes in use on the machine besides the scenario's files (`/proc/sys/fs/inode-nr`: the
+    /// first figure less the second). 6.x's flusher counts each as a dirty page when it sizes
+    /// reclaim's write-everything work (`get_nr_dirty_pages`). Default 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inodes_in_use: Option<u64>,
     /// Explicit zone sizes overriding the arch layout, e.g. { DMA = "16MiB", DMA32 = "3GiB", Normal = "1GiB" }.
     pub zones: Option<toml::Table>,
     /// Entries of the kernel cost table measured on the machine being modelled, as durations at
@@ -499,6 +504,8 @@ pub struct MachineSetup {
     pub cpu_mhz: u32,
     pub reserved_bytes: u64,
     pub reserved_low_bytes: u64,
+    /// `machine.inodes_in_use`.
+    pub inodes_in_use: u64,
     /// Explicit zone sizes in bytes, in the file's order.
     pub zones: Option<Vec<(ZoneName, u64)>>,
     /// Cost-table entries measured on the machine, ns.

@@ -109,6 +109,10 @@ pub fn build(
         "memory columns from the cgroup; rates, CPU split and kswapd host-wide; majflt_s from the cgroup".to_string(),
     );
     params.insert("swap_bytes", json!(swap.unwrap_or(0)));
+    // What `run --host` reads as machine.inodes_in_use, for a record to pin (scripts/real-table.py).
+    if let Some(n) = out.inodes_in_use {
+        params.insert("inodes_in_use", json!(n));
+    }
     let cg_delta: OrderedMap<u64> =
         b.cg.stat
             .iter()

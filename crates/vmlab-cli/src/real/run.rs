@@ -79,6 +79,9 @@ pub struct Outcome {
     /// Processes the cgroup's OOM killer killed: the run goes on without them, as the
     /// simulator's does after `oom_kill`.
     pub oom_killed: Vec<String>,
+    /// The host's inodes in use as the workload starts (its files and swap file made): what
+    /// `run --host` reads as `machine.inodes_in_use`, for a record to pin.
+    pub inodes_in_use: Option<u64>,
 }
 
 pub enum Failure {
@@ -133,6 +136,7 @@ pub fn supervise(progs: &[Program], plan: Vec<Planned>, env: &mut Env, lim: &Lim
         peak_polled: 0,
         stopped_by: None,
         oom_killed: Vec::new(),
+        inodes_in_use: crate::host::inodes_in_use(std::path::Path::new("/proc/sys/fs/inode-nr")).ok().flatten(),
     };
     let mut partial = String::new();
     let cpu0 = self_cpu_s();
