@@ -15,6 +15,7 @@ use crate::memcontrol::ROOT;
 use crate::mm_types::{pg, Pfn};
 use crate::mmzone::{Lruvec, LRU_ACTIVE_ANON, LRU_ACTIVE_FILE, LRU_INACTIVE_ANON, LRU_INACTIVE_FILE};
 use crate::stats::vmstat::Vm;
+use crate::trace::Tracepoint;
 
 /// The shadow's low bit is PG_workingset at eviction (`pack_shadow`'s `WORKINGSET_SHIFT`); the
 /// clock is above it, and with groups the top byte holds the group.
@@ -206,6 +207,13 @@ fn refault(k: &mut Kernel, p: Pfn, shadow: u32, file: bool) {
     let refault_item = if file { Vm::WorkingsetRefaultFile } else { Vm::WorkingsetRefaultAnon };
     k.ev.add(refault_item, nr);
     crate::memcontrol::count_event(k, g, refault_item, nr);
+    if k.traces(crate::trace::kind::WORKINGSET_REFAULT) {
+        let lists = [0, 1, 2, 3].map(|l| lru_state(k, node, eg, l));
+        let activated = distance <= ws;
+        let restored = activated && was_workingset;
+        let ev = Tracepoint::WorkingsetRefault { file, nr, distance, workingset_size: ws, activated, restored, lists };
+        k.trace(ev);
+    }
     if distance > ws {
         return;
     }
@@ -324,5 +332,57 @@ mod tests {
         flush_stats(&mut k, 1);
         assert!(!refault_at(&mut k), "after a flush the active list is empty: not recent");
         assert_eq!(k.ev.get(Vm::WorkingsetActivateFile), 1);
+    }
+
+    /// Keeps the refault tests it is shown.
+    struct Tests(Vec<Tracepoint>);
+
+    impl crate::trace::Tracer for Tests {
+        fn event(&mut self, _k: &Kernel, ev: &Tracepoint) {
+            self.0.push(*ev);
+        }
+        fn wants(&self) -> u32 {
+            crate::trace::kind::WORKINGSET_REFAULT
+        }
+        fn as_any(&self) -> &dyn std::any::Any {
+            self
+        }
+    }
+
+    /// The refault tracepoint reports the test as it was made: the distance, the workingset
+    /// size and the flushed lists it was summed from (file with swap: active file and both anon
+    /// lists), and the outcome; a shadow without PG_workingset activates but does not restore.
+    #[test]
+    fn the_refault_tracepoint_reports_the_test_as_made() {
+        let mut k = kernel_with_group();
+        k.attach_tracer(Box::new(Tests(Vec::new())));
+        let ps = active_file_pages(&mut k, 512);
+        k.memcg.flushed_period = k.now / FLUSH_TIME_NS;
+        flush_stats(&mut k, 1);
+        let zid = k.nodes[0].zones[0];
+        let test = |k: &mut Kernel, shadow: u32| {
+            let p = k.rmqueue(zid, 0, Mt::Movable).expect("a free page");
+            k.fr.extra[p as usize] = 1;
+            refault(k, p, shadow, true);
+        };
+        let shadow = eviction(&mut k, ps[0], 1);
+        age_nonresident(&mut k, 0, 1, 299);
+        test(&mut k, shadow);
+        let far = eviction(&mut k, ps[1], 1);
+        age_nonresident(&mut k, 0, 1, 1000);
+        test(&mut k, far);
+        let seen = &k.tracer::<Tests>().expect("attached").0;
+        let swap = crate::memcontrol::nr_swap_pages(&k, 1) > 0;
+        let anon = if swap { lru_state(&k, 0, 1, LRU_INACTIVE_ANON) + lru_state(&k, 0, 1, LRU_ACTIVE_ANON) } else { 0 };
+        let expect = |distance: u64, activated: bool| Tracepoint::WorkingsetRefault {
+            file: true,
+            nr: 1,
+            distance,
+            workingset_size: 512 + anon,
+            activated,
+            restored: false,
+            lists: [0, 1, 2, 3].map(|l| lru_state(&k, 0, 1, l)),
+        };
+        assert_eq!(seen.as_slice(), [expect(300, true), expect(1001, false)]);
     }
 }
