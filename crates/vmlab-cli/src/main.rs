@@ -88,6 +88,12 @@ enum Cmd {
         /// With --trace: only these events (comma-separated names, as `mm_vmscan_lru_isolate`).
         #[arg(long, value_name = "EVENT,...", value_delimiter = ',', requires = "trace")]
         events: Vec<String>,
+        /// Write every refault's activation test to FILE, one line each: the time, the refault
+        /// distance, the workingset size it was compared with and the lists that size was summed
+        /// from, whether the folio was activated and restored (vmlab's own; Linux has no
+        /// tracepoint there).
+        #[arg(long, value_name = "FILE")]
+        refaults: Option<PathBuf>,
         /// Simulate this host as `vmlab real` runs the scenario on it: the machine's RAM, CPUs,
         /// vm sysctls and disk readahead read from /proc and /sys, its disk measured once (see
         /// --disk-dir) with that device's queue limits (max_sectors_kb, max_segments), a cost
@@ -270,13 +276,14 @@ fn main() -> ExitCode {
             proc_dir,
             trace,
             events,
+            refaults,
             host,
             disk_dir,
             remeasure,
         } => {
             let trace = trace.map(|t| (t, events));
             let host = host.then(|| host::DiskOpts { dir: disk_dir.unwrap_or_else(std::env::temp_dir), remeasure });
-            let out = Outputs { json, csv, cgroup_series, proc_dir };
+            let out = Outputs { json, csv, cgroup_series, proc_dir, refaults };
             run(scenario, profile, sets, out, interval, timing, trace, host)
         }
         Cmd::Profiles { names, json } => profiles(&names, json),
@@ -477,12 +484,14 @@ fn ftrace_writer(
 }
 
 /// Load a scenario and simulate it, with a progress line on a terminal; errors are printed.
+#[allow(clippy::too_many_arguments)]
 fn load_and_run(
     path: &std::path::Path,
     profile: Option<&str>,
     sets: &[String],
     interval: Option<f64>,
     trace: Option<&(PathBuf, Vec<String>)>,
+    observers: Vec<Box<dyn vmlab_core::trace::Tracer>>,
     host: Option<host::DiskOpts>,
     on_sample: Option<vmlab_core::sim::SampleHook>,
 ) -> Result<(RunReport, vmlab_core::sim::Sim), ExitCode> {
@@ -505,7 +514,7 @@ fn load_and_run(
     } else {
         (vmlab_core::workload::load_scenario(path, sets).map_err(fail)?, None)
     };
-    let mut tracers: Vec<Box<dyn vmlab_core::trace::Tracer>> = Vec::new();
+    let mut tracers = observers;
     if let Some((file, events)) = trace {
         tracers.extend(ftrace_writer(&sc, profile, file, events)?);
     }
@@ -575,6 +584,7 @@ struct Outputs {
     csv: Option<PathBuf>,
     cgroup_series: Option<PathBuf>,
     proc_dir: Option<PathBuf>,
+    refaults: Option<PathBuf>,
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -588,12 +598,28 @@ fn run(
     trace: Option<(PathBuf, Vec<String>)>,
     host: Option<host::DiskOpts>,
 ) -> ExitCode {
-    let Outputs { json, csv, cgroup_series, proc_dir } = out;
+    let Outputs { json, csv, cgroup_series, proc_dir, refaults } = out;
     let csv_s = csv.as_ref().map(|c| c.to_string_lossy().into_owned());
     let series_s = cgroup_series.as_ref().map(|c| c.to_string_lossy().into_owned());
-    let named = [("--json", json.as_deref()), ("--csv", csv_s.as_deref()), ("--cgroup-series", series_s.as_deref())];
+    let refaults_s = refaults.as_ref().map(|c| c.to_string_lossy().into_owned());
+    let named = [
+        ("--json", json.as_deref()),
+        ("--csv", csv_s.as_deref()),
+        ("--cgroup-series", series_s.as_deref()),
+        ("--refaults", refaults_s.as_deref()),
+    ];
     if let Err(c) = check_outputs(&named, &[path.as_path()]) {
         return c;
+    }
+    let mut observers: Vec<Box<dyn vmlab_core::trace::Tracer>> = Vec::new();
+    if let Some(f) = &refaults {
+        match vmlab_core::stats::refaults::RefaultLog::create(f) {
+            Ok(w) => observers.push(Box::new(w)),
+            Err(m) => {
+                eprintln!("vmlab: {m}");
+                return ExitCode::from(2);
+            }
+        }
     }
     let rows = std::rc::Rc::new(std::cell::RefCell::new(String::from(vmlab_core::stats::memcg_fmt::LRU_ROW_HEADER)));
     rows.borrow_mut().push('\n');
@@ -604,10 +630,11 @@ fn run(
         });
         f
     });
-    let (rep, sim) = match load_and_run(&path, profile.as_deref(), &sets, interval, trace.as_ref(), host, hook) {
-        Ok(r) => r,
-        Err(code) => return code,
-    };
+    let (rep, sim) =
+        match load_and_run(&path, profile.as_deref(), &sets, interval, trace.as_ref(), observers, host, hook) {
+            Ok(r) => r,
+            Err(code) => return code,
+        };
     if let Some(c) = cgroup_series {
         if let Err(e) = std::fs::write(&c, rows.borrow().as_str()) {
             eprintln!("vmlab: cannot write {}: {e}", c.display());
@@ -617,6 +644,12 @@ fn run(
     if let Some(w) = sim.k.tracer::<vmlab_core::stats::ftrace::FtraceWriter>() {
         if let Some(e) = &w.error {
             eprintln!("vmlab: --trace: cannot write: {e}");
+            return ExitCode::from(1);
+        }
+    }
+    if let Some(w) = sim.k.tracer::<vmlab_core::stats::refaults::RefaultLog>() {
+        if let Some(e) = &w.error {
+            eprintln!("vmlab: --refaults: cannot write: {e}");
             return ExitCode::from(1);
         }
     }
@@ -651,7 +684,7 @@ fn run(
 
 fn explain(path: PathBuf, profile: Option<String>, sets: Vec<String>) -> ExitCode {
     use std::fmt::Write as _;
-    let (rep, sim) = match load_and_run(&path, profile.as_deref(), &sets, None, None, None, None) {
+    let (rep, sim) = match load_and_run(&path, profile.as_deref(), &sets, None, None, Vec::new(), None, None) {
         Ok(r) => r,
         Err(code) => return code,
     };
@@ -1090,7 +1123,7 @@ fn run_for_compare(path: &std::path::Path, a: &CompareArgs) -> Result<Vec<(Strin
             if i > 0 {
                 sets.push(format!("seed={}", base_seed.wrapping_add(i as u64)));
             }
-            let (rep, _) = load_and_run(path, p, &sets, None, None, None, None)?;
+            let (rep, _) = load_and_run(path, p, &sets, None, None, Vec::new(), None, None)?;
             out.push((name.clone(), rep.with_wall_s_zeroed()));
         }
     }

@@ -237,6 +237,21 @@ pub enum Tracepoint {
         nr_written: u64,
         nr_throttled: u32,
     },
+    /// vmlab's own (`workingset_refault` has no tracepoint): a folio of `nr` pages came back
+    /// over a shadow, `distance` evictions and activations after it left, against the
+    /// `workingset_size` that `workingset_test_recent` summed from `lists` (the evicting
+    /// lruvec's inactive/active anon, inactive/active file, as `lruvec_page_state` read them);
+    /// `activated` when the distance was within it, `restored` when the shadow also had
+    /// PG_workingset.
+    WorkingsetRefault {
+        file: bool,
+        nr: u64,
+        distance: u64,
+        workingset_size: u64,
+        activated: bool,
+        restored: bool,
+        lists: [u64; 4],
+    },
 }
 
 impl Tracepoint {
@@ -268,6 +283,7 @@ impl Tracepoint {
             Tracepoint::KswapdBalanceEnd { .. } => kind::KSWAPD_BALANCE_END,
             Tracepoint::Throttled { .. } => kind::THROTTLED,
             Tracepoint::ThrottleWake { .. } => kind::THROTTLE_WAKE,
+            Tracepoint::WorkingsetRefault { .. } => kind::WORKINGSET_REFAULT,
         }
     }
 }
@@ -297,6 +313,7 @@ pub mod kind {
     pub const THROTTLE_WAKE: u32 = 1 << 20;
     pub const MEMCG_RECLAIM_BEGIN: u32 = 1 << 21;
     pub const MEMCG_RECLAIM_END: u32 = 1 << 22;
+    pub const WORKINGSET_REFAULT: u32 = 1 << 23;
     pub const ALL: u32 = u32::MAX;
 }
 

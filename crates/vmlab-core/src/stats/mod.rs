@@ -10,6 +10,7 @@ pub mod ordered;
 pub mod procfs;
 pub mod procvmstat;
 pub mod profile_fmt;
+pub mod refaults;
 pub mod report;
 pub mod timeline;
 pub mod vmstat;

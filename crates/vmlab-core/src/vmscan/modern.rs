@@ -791,7 +791,7 @@ fn own_writes_landed(k: &Kernel, ctx: &Ctx) -> bool {
 /// `shrink_node`.
 pub fn shrink_node(k: &mut Kernel, ctx: &mut Ctx, node: usize, sc: &mut ScanControl) {
     let before = sc.nr_reclaimed;
-    flush_before_scan(k, sc.target);
+    flush_before_scan(k, ctx.clock(), sc.target);
     prepare_scan_count(k, node, sc);
     shrink_node_memcgs(k, ctx, node, sc);
     // The pass's own work, however few folios it took: a limit reclaim freeing one 2 MiB folio
@@ -804,10 +804,11 @@ pub fn shrink_node(k: &mut Kernel, ctx: &mut Ctx, node: usize, sc: &mut ScanCont
 
 /// The memcg statistics flush at the start of a node's pass: 6.8 flushes the target's subtree
 /// (`mem_cgroup_flush_stats`); with `memcg_flush_ratelimited` only a periodic flusher a full
-/// cycle late would, so the pass reads what the periodic flush left.
-fn flush_before_scan(k: &mut Kernel, target: u8) {
+/// cycle late would, so the pass reads what the periodic flush left (as of `now`, the
+/// reclaimer's clock at this pass).
+fn flush_before_scan(k: &mut Kernel, now: u64, target: u8) {
     // A periodic flush that just ran covered the whole tree, the target's subtree with it.
-    if !crate::workingset::periodic_flush(k) && !k.profile.memcg_flush_ratelimited {
+    if !crate::workingset::periodic_flush(k, now) && !k.profile.memcg_flush_ratelimited {
         crate::workingset::flush_stats(k, target);
     }
 }
@@ -1105,7 +1106,7 @@ fn balance_step(k: &mut Kernel, ctx: &mut Ctx, node: usize) -> bool {
         sleep_at_entry: ctx.sleep_ns,
         ..Default::default()
     };
-    crate::workingset::periodic_flush(k);
+    crate::workingset::periodic_flush(k, ctx.clock());
     if can_age_anon_pages(k) && inactive_is_low(k, Lv::root(node), LRU_INACTIVE_ANON) {
         kswapd_age_node(k, ctx, node, &sc);
     }

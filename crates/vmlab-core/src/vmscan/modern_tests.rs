@@ -171,18 +171,18 @@ fn refault_news_is_read_as_flushed() {
         let zones = k.zones.len();
         k.memcg.groups.push(MemCgroup::new("g", ROOT, CgroupApi::V1, MemcgLimits::default(), 1, zones));
         let v = Lv { node: 0, g: 1 };
-        flush_before_scan(&mut k, 1);
+        flush_now(&mut k, 1);
         snapshot_refaults(&mut k, v);
         let mut sc = sc_at(DEF_PRIORITY);
         sc.target = 1;
         prepare_scan_count(&k, 0, &mut sc);
         assert!(!sc.may_deactivate_file, "nothing activated yet (ratelimited: {ratelimited})");
         lv_mut(&mut k, v).refaults[1] += 1;
-        flush_before_scan(&mut k, 1);
+        flush_now(&mut k, 1);
         prepare_scan_count(&k, 0, &mut sc);
         assert_eq!(sc.may_deactivate_file, !ratelimited, "before the periodic flush (ratelimited: {ratelimited})");
         k.now += crate::workingset::FLUSH_TIME_NS;
-        flush_before_scan(&mut k, 1);
+        flush_now(&mut k, 1);
         prepare_scan_count(&k, 0, &mut sc);
         assert!(sc.may_deactivate_file, "after the periodic flush (ratelimited: {ratelimited})");
     }
@@ -208,13 +208,24 @@ fn anon_is_aged_by_a_reclaim_that_may_not_swap() {
 fn group_gains_64_inactive_file_pages_after_a_flush(k: &mut Kernel) {
     let zones = k.zones.len();
     k.memcg.groups.push(MemCgroup::new("g", ROOT, CgroupApi::V1, MemcgLimits::default(), 1, zones));
-    flush_before_scan(k, 1);
+    flush_now(k, 1);
+    charge_inactive_file(k, 64);
+}
+
+/// `n` inactive file pages charged to group 1.
+fn charge_inactive_file(k: &mut Kernel, n: usize) {
     let zid = k.nodes[0].zones[0];
-    for _ in 0..64 {
+    for _ in 0..n {
         let p = k.rmqueue(zid, 0, Mt::Movable).expect("a free page");
         k.fr.extra[p as usize] = 1;
         lru_add(k, p);
     }
+}
+
+/// A node pass's flush as at the kernel's clock.
+fn flush_now(k: &mut Kernel, target: u8) {
+    let now = k.now;
+    flush_before_scan(k, now, target);
 }
 
 /// `prepare_scan_count` flushes the target's memcg statistics at every pass in 6.8
@@ -229,11 +240,11 @@ fn reclaim_flushes_memcg_statistics_unless_ratelimited() {
         let mut k = kernel();
         k.profile.memcg_flush_ratelimited = ratelimited;
         group_gains_64_inactive_file_pages_after_a_flush(&mut k);
-        flush_before_scan(&mut k, 1);
+        flush_now(&mut k, 1);
         let seen = crate::workingset::lru_state(&k, 0, 1, LRU_INACTIVE_FILE);
         assert_eq!(seen, if ratelimited { 0 } else { 64 }, "ratelimited: {ratelimited}");
         k.now += crate::workingset::FLUSH_TIME_NS;
-        flush_before_scan(&mut k, 1);
+        flush_now(&mut k, 1);
         assert_eq!(crate::workingset::lru_state(&k, 0, 1, LRU_INACTIVE_FILE), 64, "after the periodic flush");
     }
 }
@@ -250,13 +261,36 @@ fn a_memory_stat_reader_flushes_at_its_period() {
         k.profile.memcg_stat_poll_ms = poll_ms;
         group_gains_64_inactive_file_pages_after_a_flush(&mut k);
         k.now = 19_000_000;
-        flush_before_scan(&mut k, 1);
+        flush_now(&mut k, 1);
         assert_eq!(crate::workingset::lru_state(&k, 0, 1, LRU_INACTIVE_FILE), 0, "before the read (poll {poll_ms})");
         k.now = 20_000_000;
-        flush_before_scan(&mut k, 1);
+        flush_now(&mut k, 1);
         let seen = crate::workingset::lru_state(&k, 0, 1, LRU_INACTIVE_FILE);
         assert_eq!(seen, if poll_ms > 0 { 64 } else { 0 }, "at the read (poll {poll_ms})");
     }
+}
+
+/// The `memory.stat` reader is another task, on its own clock, so its flush can fall inside one
+/// long limit reclaim (on this host 8 of 9 priority-2 dives of heap-fileset 384 MiB had one:
+/// tracefs `memcg_flush_stats`, docs/notes/history/real-2026-11-28b.md, hf31). A node pass reads
+/// the reclaimer's clock: at 25 ms, in a quantum begun at 10 ms, it is in a new 20 ms period and
+/// flushes; a refault test at 21 ms (a quantum begun in that period) does not flush again, so it
+/// reads the lists as that pass found them, until the next period.
+#[test]
+fn a_memory_stat_flush_falls_at_the_reclaimers_clock() {
+    let mut k = kernel();
+    k.profile.memcg_flush_ratelimited = true;
+    k.profile.memcg_stat_poll_ms = 20;
+    group_gains_64_inactive_file_pages_after_a_flush(&mut k);
+    k.now = 10_000_000;
+    flush_before_scan(&mut k, 25_000_000, 1);
+    assert_eq!(crate::workingset::lru_state(&k, 0, 1, LRU_INACTIVE_FILE), 64, "flushed at the pass's 25 ms");
+    charge_inactive_file(&mut k, 32);
+    assert!(!crate::workingset::periodic_flush(&mut k, 21_000_000), "21 ms: that period is flushed");
+    assert!(!crate::workingset::periodic_flush(&mut k, 12_000_000), "an earlier clock never flushes");
+    assert_eq!(crate::workingset::lru_state(&k, 0, 1, LRU_INACTIVE_FILE), 64, "still as the pass found them");
+    assert!(crate::workingset::periodic_flush(&mut k, 40_000_000), "the next period flushes");
+    assert_eq!(crate::workingset::lru_state(&k, 0, 1, LRU_INACTIVE_FILE), 96);
 }
 
 /// A v1 group `g` (index 1) holding `n` clean page-cache pages, all on its active file list,
@@ -269,7 +303,7 @@ fn group_with_unflushed_active_file(n: u64) -> (Kernel, Ctx) {
     k.profile.memcg_flush_ratelimited = true;
     let zones = k.zones.len();
     k.memcg.groups.push(MemCgroup::new("g", ROOT, CgroupApi::V1, MemcgLimits::default(), 1, zones));
-    flush_before_scan(&mut k, 1);
+    flush_now(&mut k, 1);
     let file = k.file_create("f", n * 4096, 0, false);
     let zid = k.nodes[0].zones[0];
     for i in 0..n {
@@ -318,7 +352,7 @@ fn cache_trim_mode_reads_the_flushed_inactive_file_list() {
             p
         })
         .collect();
-    flush_before_scan(&mut k, 1);
+    flush_now(&mut k, 1);
     let v = Lv { node: 0, g: 1 };
     for &p in &ps {
         del_page_from_lru(&mut k, p);
@@ -326,7 +360,7 @@ fn cache_trim_mode_reads_the_flushed_inactive_file_list() {
     assert_eq!(lru_size(&k, v, LRU_INACTIVE_FILE, usize::MAX), 0, "the list is empty now");
     let mut sc = sc_at(DEF_PRIORITY - 4);
     sc.target = 1;
-    flush_before_scan(&mut k, 1);
+    flush_now(&mut k, 1);
     prepare_scan_count(&k, 0, &mut sc);
     assert!(!sc.may_deactivate_file, "1,024 inactive against no active page, as flushed");
     assert!(sc.cache_trim_mode, "1,024 pages as last flushed >> 8");
