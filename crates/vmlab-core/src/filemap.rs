@@ -450,6 +450,14 @@ impl Kernel {
             return PageRes::Oom;
         }
         self.file_read_readahead(ctx, file, idx, req);
+        if self.files[file as usize].find(idx).is_none() && ctx.throttle_until <= ctx.clock() {
+            // Readahead did not bring this page (its window lay beyond it: the page was reclaimed
+            // after an earlier window read it) and no allocation of it is waiting: the read
+            // allocates and reads it alone, sleeping in that allocation if it must (2.4
+            // `do_generic_file_read`'s no_cached_page → `page_cache_alloc` → `readpage`; 6.x
+            // `filemap_get_pages` → `filemap_create_folio`), rather than backing off.
+            let _ = self.page_cache_ra(ctx, file, idx, 1, None);
+        }
         let r = self.find_page_wait(ctx, file, idx);
         if let PageRes::Ready(_) = r {
             self.files[file as usize].ra.prev_index = idx;
@@ -626,4 +634,30 @@ pub fn do_creat(k: &mut Kernel, ctx: &mut Ctx, name: &str, size: u64, disk: usiz
     }
     let f = k.file_create_packed(name, size, disk);
     crate::dcache::lookup(k, ctx, f);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::machine::MachineConfig;
+    use crate::mmzone::ZoneType;
+
+    /// A sequential reader reaches the async marker of its window (page 4 of [0, 8)) after
+    /// reclaim took that page: readahead reads the next window, [8, ...), which lacks it. The
+    /// read then reads page 4 by itself (2.4's no_cached_page), so it waits on that read; it
+    /// used to find no page and take the out-of-memory backoff with memory free.
+    #[test]
+    fn a_page_readahead_passed_over_is_read_by_itself() {
+        let p = crate::profiles::find("linux-2.4.23aa1").expect("profile").clone();
+        let mut k =
+            Kernel::new(p, MachineConfig::of_zones("x86_64", 1, &[(ZoneType::Normal, 8192)]), 1).expect("kernel");
+        k.disks.push(crate::disk::Disk::preset("hdd").expect("preset"));
+        let f = k.file_create("f", 64 * 4096, 0, false);
+        k.files[f as usize].ra = FileRaState { start: 0, size: 8, async_size: 4, prev_index: 3, ..Default::default() };
+        let mut ctx = Ctx::default();
+        let r = k.filemap_read_page(&mut ctx, f, 4, 4);
+        assert!(k.files[f as usize].find(8).is_some(), "the next window was read");
+        assert!(matches!(r, PageRes::Wait(_)), "page 4 is read, not given up on: {r:?}");
+        assert!(k.files[f as usize].find(4).is_some());
+    }
 }

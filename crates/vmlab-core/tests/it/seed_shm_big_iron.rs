@@ -209,7 +209,7 @@ fn must_show_failures(rep: &vmlab_core::stats::report::ReproduceReport) -> Vec<S
 /// several minutes in a release build.
 /// `cargo test --release -p vmlab-core --test it -- --ignored seed_shm_big_iron::`
 #[test]
-#[ignore = "does not reproduce: the middle row's cp condition fails (that copy waits only for the context store's one-time write-out, then reads at disk speed, because nothing brings shm to the inactive tail while it runs), and with -aa's page tables in HighMem (pte_highmem) aa2's cp reads 54.0 MB/s, below 60; session 24's audit of the copy's path against 2.4.23 found no step that would hold it (docs/notes/era-2.4.23aa.md)"]
+#[ignore = "does not reproduce: the middle row's cp condition fails (that copy waits only for the context store's one-time write-out, then reads at disk speed, because nothing brings shm to the inactive tail while it runs), and with -aa's page tables in HighMem (pte_highmem) aa2's cp reads 57.7 MB/s, below 60; session 24's audit of the copy's path against 2.4.23 found no step that would hold it, and session 25's reading of the reporters' texts no workload statement that would (docs/notes/era-2.4.23aa.md)"]
 fn reproduce_full_scale() {
     let opts = ReproduceOpts::default();
     let (rep, text) = shm_big_iron::run(&opts).expect("reproduce runs");
