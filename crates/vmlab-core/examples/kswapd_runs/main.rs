@@ -53,6 +53,7 @@
 //! cargo run --release -p vmlab-core --example kswapd_runs -- SCENARIO PROFILE EVERY_S [detail=FROM_S..TO_S] [whatif.KEY=ZONE...] [KEY=VALUE...]
 
 mod blocks;
+mod classes;
 #[path = "../common/mod.rs"]
 mod common;
 mod detail;
