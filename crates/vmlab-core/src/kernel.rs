@@ -221,6 +221,8 @@ pub struct Kernel {
     pub ra_for_fault: bool,
     /// System-wide memory pressure (`/proc/pressure/memory`).
     pub psi: crate::psi::PsiGroup,
+    /// Labelled what-ifs an observer harness may switch on (`whatif.rs`); all off by default.
+    pub whatif: crate::whatif::WhatIf,
 }
 
 impl Kernel {
@@ -301,6 +303,7 @@ impl Kernel {
                 polled_period: u64::MAX,
             },
             psi: Default::default(),
+            whatif: Default::default(),
             memcg_walk: Vec::new(),
             psi_workingset_read: false,
             ra_for_fault: false,

@@ -50,5 +50,6 @@ pub mod tcp;
 pub mod timerqueue;
 pub mod trace;
 pub mod vmscan;
+pub mod whatif;
 pub mod workingset;
 pub mod workload;

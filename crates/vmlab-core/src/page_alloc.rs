@@ -332,6 +332,13 @@ impl Kernel {
     fn rmqueue_fallback(&mut self, zid: usize, order: u32, pref: usize) -> Option<Pfn> {
         // Indices: Unmovable 0, Movable 1, Reclaimable 2 (`fallbacks[]`, RESERVE not modelled).
         const FALLBACKS: [[usize; 2]; 3] = [[2, 1], [2, 0], [0, 1]];
+        // A labelled what-if (`whatif.rs`), no kernel's rule: no order-0 unmovable steal here.
+        if order == 0
+            && pref == Mt::Unmovable as usize
+            && self.whatif.unmovable_o0_steal_refused == Some(self.zones[zid].kind)
+        {
+            return None;
+        }
         for o in (order as usize..MAX_ORDER).rev() {
             for &alt in &FALLBACKS[pref] {
                 let Some(pfn) = self.zones[zid].free_area[o][alt].pop_head(&mut self.fr) else { continue };
@@ -956,6 +963,39 @@ impl Kernel {
 mod tests {
     use super::*;
     use crate::machine::MachineConfig;
+
+    /// The labelled what-if `unmovable_o0_steal_refused` (no kernel's rule) does what it says:
+    /// with DMA32's unmovable lists empty and one free page on its movable lists, an order-0
+    /// unmovable take steals it under the kernel's rule and gets nothing under the what-if,
+    /// while a reclaimable take still steals it.
+    #[test]
+    fn the_steal_refusal_what_if_leaves_an_order_0_unmovable_take_without_a_page() {
+        let take = |whatif: crate::whatif::WhatIf, mt: Mt| {
+            let cfg = MachineConfig::of_zones("x86_64", 1, &[(ZoneType::Dma, 4096), (ZoneType::Dma32, 8192)]);
+            let p = crate::profiles::all()
+                .into_iter()
+                .find(|p| p.pcp_migratetype_lists && p.migrate_reserve)
+                .expect("a row grouping pages by mobility");
+            let mut k = Kernel::new(p, cfg, 1).unwrap();
+            k.whatif = whatif;
+            let mut held = Vec::new();
+            while let Some(p) = k.rmqueue(1, 0, Mt::Movable) {
+                held.push(p);
+            }
+            let back = held
+                .into_iter()
+                .find(|&p| k.pageblock_mt[k.pageblock_of(1, p)] == Mt::Movable as u8)
+                .expect("a page of a movable pageblock");
+            k.free_one_page(1, back, 0);
+            (back, k.rmqueue(1, 0, mt))
+        };
+        let refuse = crate::whatif::WhatIf { unmovable_o0_steal_refused: Some(ZoneType::Dma32), ..Default::default() };
+        let (back, got) = take(Default::default(), Mt::Unmovable);
+        assert_eq!(got, Some(back), "the kernel's rule: the unmovable take steals the movable page");
+        assert_eq!(take(refuse, Mt::Unmovable).1, None, "the what-if: no steal, no page");
+        let (back, got) = take(refuse, Mt::Reclaimable);
+        assert_eq!(got, Some(back), "a reclaimable take still steals");
+    }
 
     /// A one-zone kernel whose every free page sits on CPU 1's per-CPU list: the buddy lists
     /// are empty and the watermarks see no free memory.

@@ -43,10 +43,17 @@
 //! (`vmstat.rs`). An `own` line per sample says how Normal's file pages lie physically (runs of
 //! one file's pages) and what its per-CPU refills split (`owners.rs`); with `detail=` an `fpg`
 //! line per order-3 run follows the run's own frees (`freed.rs`). A `d32` line per sample says
-//! who took DMA32's free blocks of order >= 3 in the interval (`supply.rs`).
+//! who took DMA32's free blocks of order >= 3 in the interval (`supply.rs`), and a `pb` line who
+//! holds the pages of DMA32's pageblocks by migrate type (`blocks.rs`).
 //!
-//! cargo run --release -p vmlab-core --example kswapd_runs -- SCENARIO PROFILE EVERY_S [detail=FROM_S..TO_S] [KEY=VALUE...]
+//! `whatif.KEY=ZONE` (the example's own keys, not the scenario's) switches on a labelled what-if
+//! of `vmlab_core::whatif` — a departure from every kernel, for testing which way a cause runs;
+//! the output's first line names the what-ifs on ("whatif none" without).
+//!
+//! cargo run --release -p vmlab-core --example kswapd_runs -- SCENARIO PROFILE EVERY_S [detail=FROM_S..TO_S] [whatif.KEY=ZONE...] [KEY=VALUE...]
 
+mod blocks;
+mod classes;
 #[path = "../common/mod.rs"]
 mod common;
 mod detail;
@@ -235,7 +242,15 @@ fn comp_line(sim: &Sim) {
 }
 
 fn main() {
-    let (common::Census { mut sim, every_s }, own) = common::setup_with("kswapd_runs", &["detail"]);
+    let keys: Vec<&str> = ["detail"].into_iter().chain(vmlab_core::whatif::WhatIf::KEYS).collect();
+    let (common::Census { mut sim, every_s }, own) = common::setup_with("kswapd_runs", &keys);
+    for (key, value) in own.iter().filter(|(key, _)| key.starts_with("whatif.")) {
+        if let Err(e) = sim.k.whatif.set(key, value) {
+            eprintln!("kswapd_runs: {e}");
+            std::process::exit(2);
+        }
+    }
+    println!("whatif {}", sim.k.whatif.label());
     sim.k.attach_tracer(Box::new(Runs::default()));
     // Normal's reserve pageblocks, printed after each hour's lines.
     if let Some(r) = reserve::Reserve::new(&sim.k) {
@@ -252,10 +267,15 @@ fn main() {
         println!("{}", supply::Supply::header());
         sim.k.attach_tracer(Box::new(s));
     }
+    // Who holds DMA32's pageblocks by type, printed after each hour's lines.
+    if let Some(b) = blocks::Blocks::new(&sim.k) {
+        println!("{}", blocks::Blocks::header());
+        sim.k.attach_tracer(Box::new(b));
+    }
     // The vmstat counters per interval, printed after each hour's lines.
     println!("{}", vmstat::VmstatLine::header());
     sim.k.attach_tracer(Box::new(vmstat::VmstatLine::new(&sim.k)));
-    let detail = own.last().map(|(k, v)| common::parse_window("kswapd_runs", k, v));
+    let detail = own.iter().rfind(|(k, _)| k == "detail").map(|(k, v)| common::parse_window("kswapd_runs", k, v));
     if let Some((from, to)) = detail {
         println!("{}", detail::Detail::header());
         sim.k.attach_tracer(Box::new(detail::Detail::new(&sim.k, from, to)));
@@ -418,6 +438,9 @@ fn main() {
         }
         if let Some(s) = sim.k.tracer::<supply::Supply>() {
             println!("{}", s.line(&sim.k, t_h));
+        }
+        if let Some(b) = sim.k.tracer::<blocks::Blocks>() {
+            println!("{}", b.line(&sim.k, t_h));
         }
         if let Some(v) = sim.k.tracer::<vmstat::VmstatLine>() {
             println!("{}", v.lines(&sim.k, t_h));

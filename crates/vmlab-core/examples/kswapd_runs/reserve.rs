@@ -11,16 +11,15 @@
 //! steals, seen as `mm_page_alloc_extfrag`), and the line says if its census found a pageblock
 //! changed otherwise. An observer attached beside `Runs`.
 
-use crate::common::{Handed, CLASSES, CLASS_FILE, CLASS_MOV_UNKNOWN, NCLASS};
+use crate::classes::{Frames, ZoneClasses, NEVER};
+use crate::common::CLASSES;
 use vmlab_core::kernel::Kernel;
-use vmlab_core::mm_types::pg;
-use vmlab_core::mmzone::{Mt, ZoneType, MAX_ORDER, MIGRATE_RESERVE, PAGEBLOCK_ORDER};
+use vmlab_core::mmzone::{Mt, ZoneType, MIGRATE_RESERVE, PAGEBLOCK_ORDER};
 use vmlab_core::trace::{Tracepoint, Tracer};
 
 /// How a page last came to be handed out: freed onto a per-CPU list, taken off the reserve
 /// lists, taken off another type's lists.
 const PATHS: [&str; 3] = ["pcp-reuse", "reserve-list", "other-list"];
-const NEVER: u8 = u8::MAX;
 
 #[derive(Default, Clone, Copy)]
 struct Flows {
@@ -40,10 +39,9 @@ pub struct Reserve {
     nz: usize,
     start: u32,
     /// Per frame of Normal: caller class of its last hand-out (NEVER: not since the start).
-    class: Vec<u8>,
+    classes: ZoneClasses,
     /// Per frame of Normal: index into PATHS of how it last reached the buddy's edge.
     src: Vec<u8>,
-    pending: Option<(Handed, u32)>,
     /// The slow path pending: (task, order) of the last wakeup an allocating task raised.
     slow: Option<(usize, u32)>,
     cum: Flows,
@@ -66,9 +64,8 @@ impl Reserve {
         let mut r = Reserve {
             nz,
             start: z.start_pfn,
-            class: vec![NEVER; n],
+            classes: ZoneClasses::new(k, nz),
             src: vec![NEVER; n],
-            pending: None,
             slow: None,
             cum: Flows::default(),
             prev: std::cell::Cell::new(Flows::default()),
@@ -126,34 +123,13 @@ impl Reserve {
     pub fn line(&self, k: &Kernel) -> String {
         let z = &k.zones[self.nz];
         let nr = 1u32 << PAGEBLOCK_ORDER;
-        let (mut by_order, mut other_list, mut pcp) = ([0u64; MAX_ORDER], 0u64, 0u64);
-        let mut held = [0u64; NCLASS + 1];
+        let mut x = Frames::default();
         for &b in &self.blocks {
             let b = b as u32;
             let end = (b + nr - z.phys(b) % nr).min(z.end_pfn);
-            let mut p = b;
-            while p < end {
-                let f = k.fr.flags[p as usize];
-                if f & pg::BUDDY != 0 {
-                    let o = (k.fr.aux[p as usize] & 0xf) as usize;
-                    // A block merged past the pageblock counts only its pages inside it.
-                    let pages = (1u64 << o).min((end - p) as u64);
-                    by_order[o] += pages;
-                    if (k.fr.aux[p as usize] >> 4) as usize != MIGRATE_RESERVE {
-                        other_list += pages;
-                    }
-                    p += 1 << o;
-                    continue;
-                }
-                if f & pg::PCP != 0 {
-                    pcp += 1;
-                } else if !k.page_is_free(self.nz, p) {
-                    let c = self.class[(p - self.start) as usize];
-                    held[if c == NEVER { NCLASS } else { c as usize }] += 1;
-                }
-                p += 1;
-            }
+            x.add(k, self.nz, &self.classes, b, end, MIGRATE_RESERVE);
         }
+        let Frames { by_order, other_list, pcp, held } = x;
         let (c, pv) = (self.cum, self.prev.replace(self.cum));
         let unseen = self.reserve_blocks(k) != self.blocks;
         let join = |v: &[u64]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(",");
@@ -196,12 +172,7 @@ impl Tracer for Reserve {
         if std::mem::take(&mut self.recheck) {
             self.check(k);
         }
-        if let Some((h, pages)) = self.pending.take() {
-            let c = h.class(k, ev).unwrap_or(CLASS_MOV_UNKNOWN) as u8;
-            let i = (h.pfn - self.start) as usize;
-            let end = (i + pages as usize).min(self.class.len());
-            self.class[i..end].fill(c);
-        }
+        self.classes.event(k, ev);
         let task = k.trace_at.task;
         match *ev {
             Tracepoint::WakeupKswapd { order, .. } => self.slow = Some((task, order)),
@@ -217,14 +188,13 @@ impl Tracer for Reserve {
                 let end = (i + (1usize << order)).min(self.src.len());
                 self.src[i..end].fill(1 + list as u8);
             }
-            Tracepoint::MmPageAlloc { zone, order, migratetype, pfn, gfp } => {
+            Tracepoint::MmPageAlloc { zone, order, migratetype, pfn, .. } => {
                 if self.slow == Some((task, order)) {
                     self.slow = None;
                 }
                 if zone != self.nz {
                     return;
                 }
-                self.pending = Some((Handed::new(k, pfn, gfp, migratetype), 1 << order));
                 if self.in_reserve(k, pfn) {
                     let s = self.src[(pfn - self.start) as usize];
                     if s != NEVER {
@@ -243,12 +213,6 @@ impl Tracer for Reserve {
             {
                 self.recheck = true;
                 self.last_steal = Some((order, fallback_order, start_mt, fallback_mt));
-            }
-            Tracepoint::FilemapAdd { pfn, .. } if k.zones[self.nz].spans(pfn) => {
-                let i = (pfn - self.start) as usize;
-                if self.class[i] == CLASS_MOV_UNKNOWN as u8 {
-                    self.class[i] = CLASS_FILE as u8;
-                }
             }
             _ => {}
         }

@@ -15,6 +15,7 @@ use crate::machine::MachineConfig;
 use crate::mm_types::{pg, Pfn};
 use crate::mmzone::{Mt, ZoneType, LRU_INACTIVE_FILE, MAX_ORDER};
 use crate::profiles::Engine;
+use crate::whatif::WhatIf;
 
 use super::KswapdAction;
 
@@ -46,8 +47,9 @@ fn take_all(k: &mut Kernel, zid: usize) -> Vec<Pfn> {
 /// single pages only (every other page freed). Normal is shredded, so it fails order 3 and
 /// becomes the run's end_zone. Returns the pages kswapd scanned in DMA32 during one wake at
 /// order 3, and whether DMA32 held more than 8 × HIGH free pages when it began.
-fn order3_wake(p: crate::profiles::Profile, shredded: bool, lru: usize) -> (u64, bool) {
+fn order3_wake(p: crate::profiles::Profile, shredded: bool, lru: usize, whatif: WhatIf) -> (u64, bool) {
     let mut k = kernel(p);
+    k.whatif = whatif;
     let all = take_all(&mut k, DMA32);
     let (keep, free): (Vec<Pfn>, Vec<Pfn>) = if shredded {
         all.into_iter().partition(|&p| p % 2 == 0)
@@ -88,11 +90,26 @@ fn an_order_3_run_shrinks_a_zone_of_single_free_pages_however_many_there_are() {
     assert!(!rows.is_empty());
     for p in rows {
         let name = p.name;
-        let (fresh, over) = order3_wake(p.clone(), false, 2048);
+        let (fresh, over) = order3_wake(p.clone(), false, 2048, WhatIf::default());
         assert!(over, "{name}: DMA32 holds more than 8 x HIGH free pages in large blocks");
         assert_eq!(fresh, 0, "{name}: large free blocks meet 8 x HIGH at order 3: DMA32 is left alone");
-        let (shredded, over) = order3_wake(p, true, 2048);
+        let (shredded, over) = order3_wake(p, true, 2048, WhatIf::default());
         assert!(over, "{name}: DMA32 holds more than 8 x HIGH free pages, all single");
         assert!(shredded > 0, "{name}: single pages never meet an order-3 mark: DMA32 is shrunk anyway");
+    }
+}
+
+/// The labelled what-if `kswapd_high_order_spares` (no kernel's rule) does what it says: the
+/// same order-3 wake that shrinks a DMA32 of single free pages leaves it unscanned, and kswapd
+/// still goes back to sleep (`order3_wake` asserts it).
+#[test]
+fn the_spares_what_if_keeps_an_order_3_run_out_of_dma32() {
+    let spare = WhatIf { kswapd_high_order_spares: Some(ZoneType::Dma32), ..WhatIf::default() };
+    for p in crate::profiles::all().into_iter().filter(|p| p.engine == Engine::Split2636) {
+        let name = p.name;
+        let (kernel_rule, _) = order3_wake(p.clone(), true, 2048, WhatIf::default());
+        let (spared, _) = order3_wake(p, true, 2048, spare);
+        assert!(kernel_rule > 0, "{name}: the kernel's rule shrinks DMA32");
+        assert_eq!(spared, 0, "{name}: the what-if leaves DMA32 out of the order-3 run");
     }
 }

@@ -160,6 +160,12 @@ fn wmark_ok(k: &Kernel, zid: usize, order: u32, mark: u64, classzone: usize) -> 
     k.zone_watermark_ok(zid, order, mark, classzone, false, false)
 }
 
+/// Whether kswapd's run at `order` leaves zone `zid` out: the labelled what-if
+/// `WhatIf::kswapd_high_order_spares` (`whatif.rs`), which no kernel has.
+fn spared(k: &Kernel, zid: usize, order: u32) -> bool {
+    order > 0 && k.whatif.kswapd_high_order_spares == Some(k.zones[zid].kind)
+}
+
 fn nr_swap_pages(k: &Kernel) -> u64 {
     crate::swap_state::free_swap_pages(k)
 }
@@ -865,7 +871,8 @@ fn sleeping_prematurely(k: &Kernel, node: usize, order: u32, remaining: bool, cz
             }
             continue;
         }
-        if wmark_ok(k, zid, order, z.high_wmark(), cz) {
+        let zone_order = if spared(k, zid, order) { 0 } else { order };
+        if wmark_ok(k, zid, zone_order, z.high_wmark(), cz) {
             balanced += z.present;
         } else {
             if !k.profile.pgdat_balanced_quarter || order == 0 {
@@ -1082,7 +1089,7 @@ fn balance_priority(k: &mut Kernel, ctx: &mut Ctx, node: usize) -> KswapdAction 
         if inactive_anon_is_low(k, zid) {
             shrink_active_list(k, ctx, zid, SWAP_CLUSTER_MAX, &sc, false);
         }
-        if !wmark_ok(k, zid, order, k.zones[zid].high_wmark(), 0) {
+        if !spared(k, zid, order) && !wmark_ok(k, zid, order, k.zones[zid].high_wmark(), 0) {
             end = Some(zid);
             break;
         }
@@ -1128,8 +1135,10 @@ fn balance_priority(k: &mut Kernel, ctx: &mut Ctx, node: usize) -> KswapdAction 
             continue;
         }
         sc.nr_scanned = 0;
+        // The what-if's spared zone is not shrunk (its slab call below still ages the caches).
+        let spare = spared(k, zid, order);
         // A zone with "way too many" free pages for this order is not shrunk.
-        if !wmark_ok(k, zid, order, 8 * k.zones[zid].high_wmark(), end_idx) {
+        if !spare && !wmark_ok(k, zid, order, 8 * k.zones[zid].high_wmark(), end_idx) {
             shrink_zone(k, ctx, zid, &mut sc, priority);
         }
         let nr_slab = crate::dcache::shrink_slab(k, ctx, sc.nr_scanned, lru_pages, true);
@@ -1139,6 +1148,7 @@ fn balance_priority(k: &mut Kernel, ctx: &mut Ctx, node: usize) -> KswapdAction 
         // compacted (asynchronously, in kswapd mode) rather than only reclaimed.
         let mut compaction = false;
         if s.kswapd_compaction
+            && !spare
             && order > 0
             && wmark_ok(k, zid, 0, k.zones[zid].high_wmark(), end_idx)
             && !wmark_ok(k, zid, order, k.zones[zid].high_wmark(), end_idx)
@@ -1148,6 +1158,13 @@ fn balance_priority(k: &mut Kernel, ctx: &mut Ctx, node: usize) -> KswapdAction 
             crate::compaction::compact_zone_order(k, ctx, zid, order, mt, sync, crate::compaction::Mode::Kswapd);
             k.reclaim.split_mut().kswapd[node].kswapd_compactions += 1;
             compaction = true;
+        }
+        if spare {
+            // Not this run's to balance: counted as balanced where 2.6.38 counts zones.
+            if zidx(k, zid) <= bal_cz {
+                balanced += k.zones[zid].present;
+            }
+            continue;
         }
         if k.reclaim.split_mut().zone[zid].all_unreclaimable {
             continue;
