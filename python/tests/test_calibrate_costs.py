@@ -5,6 +5,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from scripts_util import load_script
+
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "calibrate_costs.py"
 
 
@@ -25,12 +27,7 @@ def test_an_unknown_command_fails():
 
 
 def _module():
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("calibrate_costs", SCRIPT)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script("calibrate_costs.py")
 
 
 def test_a_pair_names_its_own_statistic(monkeypatch):

@@ -2,7 +2,7 @@
 sleeps, a call whose switch-in the priority filter missed, and the passes a call's
 shrink_inactive events show."""
 
-import importlib.util
+from scripts_util import load_script
 import subprocess
 import sys
 from pathlib import Path
@@ -11,10 +11,7 @@ SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "limit-reclaim-calls.
 
 
 def load():
-    spec = importlib.util.spec_from_file_location("limit_reclaim_calls", SCRIPT)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script("limit-reclaim-calls.py")
 
 
 def line(comm, pid, t, event, rest):

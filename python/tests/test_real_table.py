@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from scripts_util import load_script
+
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "real-table.py"
 COUNTERS = ["pgscan_file", "pgsteal_file", "pswpin", "pgactivate", "nr_vmscan_immediate_reclaim"]
 
@@ -183,11 +185,7 @@ def test_bad_input_is_one_clear_line(tmp_path):
 def test_the_hosts_cpu_wait_is_shown_beside_psi_and_never_bounded():
     """A host run's group cpu.pressure comes out as an unbounded host-only cell (psi28: the stall of a
     preempted reclaimer is memory stall too), and a run without it adds no cell."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("real_table", SCRIPT)
-    rt = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(rt)
+    rt = load_rt()
     vm = {c: 0 for c in rt.COUNTERS}
     sim = run_json(10.0, 1.0, 0.5, vm)
     runs = [host_run(10.0, 1.0, 1.0, vm), host_run(10.0, 1.0, 1.0, vm)]
@@ -232,12 +230,7 @@ def test_a_named_cache_is_copied_and_handed_to_the_simulations(tmp_path):
 
 
 def load_rt():
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("real_table", SCRIPT)
-    rt = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(rt)
-    return rt
+    return load_script("real-table.py")
 
 
 def test_the_workloads_own_counts_replace_the_host_wide_ones_where_every_run_has_them(tmp_path):

@@ -1,17 +1,11 @@
 """scripts/refault-passes.py on made-up input: `vmlab run --refaults` lines cut into passes of a
 4-page file set, and /proc/vmstat samples with foreign refaults skipped."""
 
-import importlib.util
-from pathlib import Path
-
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "refault-passes.py"
+from scripts_util import load_script
 
 
 def load():
-    spec = importlib.util.spec_from_file_location("refault_passes", SCRIPT)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script("refault-passes.py")
 
 
 def test_sim_passes_count_pages_and_stretches():
