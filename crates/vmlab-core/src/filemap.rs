@@ -450,15 +450,16 @@ impl Kernel {
             return PageRes::Oom;
         }
         self.file_read_readahead(ctx, file, idx, req);
-        if self.files[file as usize].find(idx).is_none() && ctx.throttle_until <= ctx.clock() {
+        let mut r = self.find_page_wait(ctx, file, idx);
+        if matches!(r, PageRes::Oom) && ctx.throttle_until <= ctx.clock() {
             // Readahead did not bring this page (its window lay beyond it: the page was reclaimed
             // after an earlier window read it) and no allocation of it is waiting: the read
             // allocates and reads it alone, sleeping in that allocation if it must (2.4
             // `do_generic_file_read`'s no_cached_page → `page_cache_alloc` → `readpage`; 6.x
             // `filemap_get_pages` → `filemap_create_folio`), rather than backing off.
             let _ = self.page_cache_ra(ctx, file, idx, 1, None);
+            r = self.find_page_wait(ctx, file, idx);
         }
-        let r = self.find_page_wait(ctx, file, idx);
         if let PageRes::Ready(_) = r {
             self.files[file as usize].ra.prev_index = idx;
         }

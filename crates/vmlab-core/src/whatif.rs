@@ -23,23 +23,18 @@ pub struct WhatIf {
 impl WhatIf {
     /// `key=value` from a harness's command line; Err says what was expected.
     pub fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
-        let zone = match value {
-            "dma" => ZoneType::Dma,
-            "dma32" => ZoneType::Dma32,
-            "normal" => ZoneType::Normal,
-            "highmem" => ZoneType::HighMem,
-            "movable" => ZoneType::Movable,
-            _ => return Err(format!("{key}: a zone type (dma, dma32, normal, highmem, movable), got {value:?}")),
+        const ZONES: [ZoneType; 5] =
+            [ZoneType::Dma, ZoneType::Dma32, ZoneType::Normal, ZoneType::HighMem, ZoneType::Movable];
+        let Some(&zone) = ZONES.iter().find(|z| z.name().eq_ignore_ascii_case(value)) else {
+            let names: Vec<String> = ZONES.iter().map(|z| z.name().to_ascii_lowercase()).collect();
+            return Err(format!("{key}: a zone type ({}), got {value:?}", names.join(", ")));
         };
-        match key {
-            "whatif.kswapd_high_order_spares" => self.kswapd_high_order_spares = Some(zone),
-            "whatif.unmovable_o0_steal_refused" => self.unmovable_o0_steal_refused = Some(zone),
-            _ => {
-                return Err(format!(
-                    "{key}: not a what-if (whatif.kswapd_high_order_spares, whatif.unmovable_o0_steal_refused)"
-                ))
-            }
-        }
+        let slot = match key {
+            "whatif.kswapd_high_order_spares" => &mut self.kswapd_high_order_spares,
+            "whatif.unmovable_o0_steal_refused" => &mut self.unmovable_o0_steal_refused,
+            _ => return Err(format!("{key}: not a what-if ({})", WhatIf::KEYS.join(", "))),
+        };
+        *slot = Some(zone);
         Ok(())
     }
 

@@ -17,6 +17,9 @@ use crate::mmzone::{Lruvec, LRU_ACTIVE_ANON, LRU_ACTIVE_FILE, LRU_INACTIVE_ANON,
 use crate::stats::vmstat::Vm;
 use crate::trace::Tracepoint;
 
+/// The lists a `Tracepoint::WorkingsetRefault` reports, in its `lists` order.
+const TRACED_LISTS: [usize; 4] = [LRU_INACTIVE_ANON, LRU_ACTIVE_ANON, LRU_INACTIVE_FILE, LRU_ACTIVE_FILE];
+
 /// The shadow's low bit is PG_workingset at eviction (`pack_shadow`'s `WORKINGSET_SHIFT`); the
 /// clock is above it, and with groups the top byte holds the group.
 const WORKINGSET_BIT: u32 = 1;
@@ -194,8 +197,8 @@ fn refault(k: &mut Kernel, p: Pfn, shadow: u32, file: bool) {
     // A group removed since the eviction: the kernel finds no memcg for the id and gives up.
     let eg = if (eg as usize) < k.memcg.groups.len() { eg } else { ROOT };
     let eviction = ((shadow >> 1) & mask).wrapping_sub(1);
-    let now = lruvec(k, node, eg).nonresident_age as u32;
-    let distance = (now.wrapping_sub(eviction) & mask) as u64;
+    let age = lruvec(k, node, eg).nonresident_age as u32;
+    let distance = (age.wrapping_sub(eviction) & mask) as u64;
     let was_workingset = shadow & WORKINGSET_BIT != 0;
     let now = k.now;
     periodic_flush(k, now);
@@ -221,14 +224,22 @@ fn refault(k: &mut Kernel, p: Pfn, shadow: u32, file: bool) {
     let refault_item = if file { Vm::WorkingsetRefaultFile } else { Vm::WorkingsetRefaultAnon };
     k.ev.add(refault_item, nr);
     crate::memcontrol::count_event(k, g, refault_item, nr);
+    let recent = distance <= ws;
     if k.traces(crate::trace::kind::WORKINGSET_REFAULT) {
-        let lists = [0, 1, 2, 3].map(|l| lru_state(k, node, eg, l));
-        let activated = distance <= ws;
-        let restored = activated && was_workingset;
-        let ev = Tracepoint::WorkingsetRefault { file, nr, distance, workingset_size: ws, activated, restored, lists };
+        let lists = TRACED_LISTS.map(|l| lru_state(k, node, eg, l));
+        let restored = recent && was_workingset;
+        let ev = Tracepoint::WorkingsetRefault {
+            file,
+            nr,
+            distance,
+            workingset_size: ws,
+            activated: recent,
+            restored,
+            lists,
+        };
         k.trace(ev);
     }
-    if distance > ws {
+    if !recent {
         return;
     }
     k.fr.set(p, pg::ACTIVE);
@@ -395,7 +406,7 @@ mod tests {
             workingset_size: 512 + anon,
             activated,
             restored: false,
-            lists: [0, 1, 2, 3].map(|l| lru_state(&k, 0, 1, l)),
+            lists: TRACED_LISTS.map(|l| lru_state(&k, 0, 1, l)),
         };
         assert_eq!(seen.as_slice(), [expect(300, true), expect(1001, false)]);
     }
