@@ -45,6 +45,14 @@ pub fn inodes_in_use(p: &Path) -> Result<Option<u64>, String> {
     }
 }
 
+/// The figure of `/proc/meminfo`'s `KEY:   N kB` line, in kB; `None` without the file or the line.
+pub fn meminfo_kb(p: &Path, key: &str) -> Option<u64> {
+    let text = std::fs::read_to_string(p).ok()?;
+    text.lines()
+        .find_map(|l| l.strip_prefix(key)?.strip_prefix(':'))
+        .and_then(|v| v.trim().strip_suffix("kB")?.trim().parse().ok())
+}
+
 /// /proc/sys/vm files and the tunables they set.
 const SYSCTLS: &[(&str, &str)] = &[
     ("swappiness", "swappiness"),
@@ -493,6 +501,12 @@ mod tests {
         assert!(read(&d).unwrap_err().contains("dirty_bytes"));
         std::fs::write(d.join("proc/meminfo"), "MemFree: 1 kB\n").unwrap();
         assert!(read(&d).unwrap_err().contains("MemTotal"));
+        std::fs::write(d.join("proc/meminfo"), "Dirty:     30184 kB\nWriteback:    0 kB\nWritebackTmp: 7 kB\n")
+            .unwrap();
+        let m = d.join("proc/meminfo");
+        assert_eq!((meminfo_kb(&m, "Dirty"), meminfo_kb(&m, "Writeback")), (Some(30184), Some(0)), "not WritebackTmp");
+        assert_eq!(meminfo_kb(&m, "Cached"), None);
+        assert_eq!(meminfo_kb(&d.join("proc/none"), "Dirty"), None);
         let _ = std::fs::remove_dir_all(&d);
     }
 

@@ -113,6 +113,11 @@ pub fn build(
     if let Some(n) = out.inodes_in_use {
         params.insert("inodes_in_use", json!(n));
     }
+    // Other tenants' dirty and under-writeback page cache as it started (not simulated).
+    if let Some((dirty, writeback)) = out.host_dirty_kb {
+        params.insert("host_dirty_kb", json!(dirty));
+        params.insert("host_writeback_kb", json!(writeback));
+    }
     let cg_delta: OrderedMap<u64> =
         b.cg.stat
             .iter()

@@ -82,6 +82,13 @@ pub struct Outcome {
     /// The host's inodes in use as the workload starts (its files and swap file made): what
     /// `run --host` reads as `machine.inodes_in_use`, for a record to pin.
     pub inodes_in_use: Option<u64>,
+    /// The host's `Dirty` and `Writeback` page cache (/proc/meminfo, kB) as the workload starts:
+    /// its other tenants' (the workload has written nothing yet). Reclaim's
+    /// `wakeup_flusher_threads` starts a flush of every device with dirty data, and their
+    /// completions count towards waking a reclaimer throttled on writeback
+    /// (`__acct_reclaim_writeback`, mm/vmscan.c), which `run --host` does not model: kept so that
+    /// a record shows it (docs/REAL.md, dw32).
+    pub host_dirty_kb: Option<(u64, u64)>,
 }
 
 pub enum Failure {
@@ -137,6 +144,10 @@ pub fn supervise(progs: &[Program], plan: Vec<Planned>, env: &mut Env, lim: &Lim
         stopped_by: None,
         oom_killed: Vec::new(),
         inodes_in_use: crate::host::inodes_in_use(std::path::Path::new("/proc/sys/fs/inode-nr")).ok().flatten(),
+        host_dirty_kb: {
+            let m = std::path::Path::new("/proc/meminfo");
+            crate::host::meminfo_kb(m, "Dirty").zip(crate::host::meminfo_kb(m, "Writeback"))
+        },
     };
     let mut partial = String::new();
     let cpu0 = self_cpu_s();
