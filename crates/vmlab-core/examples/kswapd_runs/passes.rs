@@ -40,7 +40,7 @@ struct PerZone {
 struct Counts {
     /// [order 0, order > 0].
     z: [[PerZone; Z]; 2],
-    /// Priority passes (the event for the pass's first zone).
+    /// Priority passes (counted where the zone walk starts again from a lower zone).
     passes: [u64; 2],
 }
 
@@ -56,8 +56,8 @@ pub struct Passes {
     kswapd_task: usize,
 }
 
-/// The step of `zone_watermark_ok`'s order walk (2.6.36 form: `free - (1 << order) + 1`, the mark
-/// halved per order) at which `mark` fails for zone `zid`, or None when it passes.
+/// The step of `zone_watermark_ok`'s order walk (`free - (1 << order) + 1`, 2.6.37+ two pages
+/// less; the mark halved per order) at which `mark` fails for zone `zid`, or None when it passes.
 fn failing_step(k: &Kernel, zid: usize, order: u32, mark: u64, classzone: usize) -> Option<usize> {
     let z = &k.zones[zid];
     let bias = if k.profile.split26.wmark_off_by_two { 1 } else { -1 };
