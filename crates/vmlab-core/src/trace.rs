@@ -218,6 +218,20 @@ pub enum Tracepoint {
         node: usize,
         order: u32,
     },
+    /// vmlab's own (2.6.3x `balance_pgdat` has no tracepoint there): in a priority pass at
+    /// `order`, kswapd reached zone `zid` of the zones up to `end_zone` (its index, the
+    /// classzone of the check) and `shrink` says whether it shrinks it — false when the zone
+    /// passes the "way too many pages free" check (`8*high_wmark_pages` at the pass's order) or
+    /// a what-if spares it. Fired before the shrink, so an observer reads the zone as the check
+    /// read it.
+    KswapdZoneCheck {
+        node: usize,
+        zid: usize,
+        order: u32,
+        priority: i32,
+        end_zone: usize,
+        shrink: bool,
+    },
     /// `mm_vmscan_throttled`: a reclaimer's `reclaim_throttle` wait on node `nid` ended after
     /// `usec_delayed` of its `usec_timeout`. `woken` (vmlab's own field, not printed): a
     /// `wake_up` on its queue ended it; otherwise the timeout did, or the task ran again first
@@ -281,6 +295,7 @@ impl Tracepoint {
             Tracepoint::MmPageAllocExtfrag { .. } => kind::MM_PAGE_ALLOC_EXTFRAG,
             Tracepoint::KswapdBalanceBegin { .. } => kind::KSWAPD_BALANCE_BEGIN,
             Tracepoint::KswapdBalanceEnd { .. } => kind::KSWAPD_BALANCE_END,
+            Tracepoint::KswapdZoneCheck { .. } => kind::KSWAPD_ZONE_CHECK,
             Tracepoint::Throttled { .. } => kind::THROTTLED,
             Tracepoint::ThrottleWake { .. } => kind::THROTTLE_WAKE,
             Tracepoint::WorkingsetRefault { .. } => kind::WORKINGSET_REFAULT,
@@ -314,6 +329,7 @@ pub mod kind {
     pub const MEMCG_RECLAIM_BEGIN: u32 = 1 << 21;
     pub const MEMCG_RECLAIM_END: u32 = 1 << 22;
     pub const WORKINGSET_REFAULT: u32 = 1 << 23;
+    pub const KSWAPD_ZONE_CHECK: u32 = 1 << 24;
     pub const ALL: u32 = u32::MAX;
 }
 

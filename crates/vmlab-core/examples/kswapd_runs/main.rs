@@ -44,7 +44,9 @@
 //! one file's pages) and what its per-CPU refills split (`owners.rs`); with `detail=` an `fpg`
 //! line per order-3 run follows the run's own frees (`freed.rs`). A `d32` line per sample says
 //! who took DMA32's free blocks of order >= 3 in the interval (`supply.rs`), and a `pb` line who
-//! holds the pages of DMA32's pageblocks by migrate type (`blocks.rs`).
+//! holds the pages of DMA32's pageblocks by migrate type (`blocks.rs`). A `zp` line per sample
+//! says which zones each `balance_pgdat` pass shrank and which step of the 8 × HIGH check made it
+//! (`passes.rs`).
 //!
 //! `whatif.KEY=ZONE` (the example's own keys, not the scenario's) switches on a labelled what-if
 //! of `vmlab_core::whatif` — a departure from every kernel, for testing which way a cause runs;
@@ -60,6 +62,7 @@ mod detail;
 mod form;
 mod freed;
 mod owners;
+mod passes;
 mod reserve;
 mod supply;
 mod vmstat;
@@ -272,6 +275,9 @@ fn main() {
         println!("{}", blocks::Blocks::header());
         sim.k.attach_tracer(Box::new(b));
     }
+    // kswapd's per-zone shrink decisions per pass, printed after each hour's lines.
+    println!("{}", passes::Passes::header());
+    sim.k.attach_tracer(Box::new(passes::Passes::new(&sim.k)));
     // The vmstat counters per interval, printed after each hour's lines.
     println!("{}", vmstat::VmstatLine::header());
     sim.k.attach_tracer(Box::new(vmstat::VmstatLine::new(&sim.k)));
@@ -441,6 +447,9 @@ fn main() {
         }
         if let Some(b) = sim.k.tracer::<blocks::Blocks>() {
             println!("{}", b.line(&sim.k, t_h));
+        }
+        if let Some(p) = sim.k.tracer::<passes::Passes>() {
+            println!("{}", p.line(&sim.k, t_h));
         }
         if let Some(v) = sim.k.tracer::<vmstat::VmstatLine>() {
             println!("{}", v.lines(&sim.k, t_h));

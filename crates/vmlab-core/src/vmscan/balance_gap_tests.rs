@@ -15,6 +15,7 @@ use crate::machine::MachineConfig;
 use crate::mm_types::{pg, Pfn};
 use crate::mmzone::{Mt, ZoneType, LRU_INACTIVE_FILE, MAX_ORDER};
 use crate::profiles::Engine;
+use crate::trace::{kind, Tracepoint, Tracer};
 use crate::whatif::WhatIf;
 
 use super::KswapdAction;
@@ -48,6 +49,19 @@ fn take_all(k: &mut Kernel, zid: usize) -> Vec<Pfn> {
 /// becomes the run's end_zone. Returns the pages kswapd scanned in DMA32 during one wake at
 /// order 3, and whether DMA32 held more than 8 × HIGH free pages when it began.
 fn order3_wake(p: crate::profiles::Profile, shredded: bool, lru: usize, whatif: WhatIf) -> (u64, bool) {
+    let (k, over_8high) = order3_wake_observed(p, shredded, lru, whatif, None);
+    let scanned = k.reclaim.split2636_kswapd(0).expect("split-LRU engine").zone_scan_kswapd[DMA32];
+    (scanned, over_8high)
+}
+
+/// `order3_wake` with an observer attached before the wake; returns the kernel after it.
+fn order3_wake_observed(
+    p: crate::profiles::Profile,
+    shredded: bool,
+    lru: usize,
+    whatif: WhatIf,
+    observer: Option<Box<dyn Tracer>>,
+) -> (Kernel, bool) {
     let mut k = kernel(p);
     k.whatif = whatif;
     let all = take_all(&mut k, DMA32);
@@ -72,6 +86,9 @@ fn order3_wake(p: crate::profiles::Profile, shredded: bool, lru: usize, whatif: 
     let over_8high = z.free_pages > 8 * z.high_wmark();
     let big_free: u64 = (3..MAX_ORDER).map(|o| z.nr_free[o] << o).sum();
     assert_eq!(big_free == 0, shredded, "DMA32's free blocks of order >= 3: {big_free}");
+    if let Some(o) = observer {
+        k.attach_tracer(o);
+    }
     super::wakeup_kswapd(&mut k, NORMAL, 3, ZoneType::Normal as usize);
     assert_eq!(k.nodes[0].kswapd.max_order, 3, "Normal fails order 3 at LOW: kswapd is asked for it");
     let mut ctx = Ctx::default();
@@ -80,8 +97,7 @@ fn order3_wake(p: crate::profiles::Profile, shredded: bool, lru: usize, whatif: 
         steps += 1;
         assert!(steps < 100_000, "kswapd never went back to sleep");
     }
-    let scanned = k.reclaim.split2636_kswapd(0).expect("split-LRU engine").zone_scan_kswapd[DMA32];
-    (scanned, over_8high)
+    (k, over_8high)
 }
 
 #[test]
@@ -111,5 +127,60 @@ fn the_spares_what_if_keeps_an_order_3_run_out_of_dma32() {
         let (spared, _) = order3_wake(p, true, 2048, spare);
         assert!(kernel_rule > 0, "{name}: the kernel's rule shrinks DMA32");
         assert_eq!(spared, 0, "{name}: the what-if leaves DMA32 out of the order-3 run");
+    }
+}
+
+/// What `KswapdZoneCheck` reported, per zone: passes at order 3 that shrank it / left it alone,
+/// and the end_zone index the checks were made against.
+#[derive(Default)]
+struct ZoneChecks {
+    shrunk: [u64; 3],
+    left: [u64; 3],
+    end_zones: Vec<usize>,
+}
+
+impl Tracer for ZoneChecks {
+    fn wants(&self) -> u32 {
+        kind::KSWAPD_ZONE_CHECK
+    }
+    fn event(&mut self, _k: &Kernel, ev: &Tracepoint) {
+        if let Tracepoint::KswapdZoneCheck { zid, order: 3, end_zone, shrink, .. } = *ev {
+            if shrink {
+                self.shrunk[zid] += 1;
+            } else {
+                self.left[zid] += 1;
+            }
+            self.end_zones.push(end_zone);
+        }
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+/// The `KswapdZoneCheck` tracepoint (which the `kswapd_runs` example's `zp` line counts) reports
+/// the decision the pass took: DMA32 with its free memory in large blocks is left alone at every
+/// order-3 pass and never scanned; DMA32 of single pages is reported shrunk, and scanned; Normal,
+/// the first pass's end_zone, is shrunk in both.
+#[test]
+fn the_zone_check_tracepoint_reports_each_pass_s_shrink_decision() {
+    for p in crate::profiles::all().into_iter().filter(|p| p.engine == Engine::Split2636) {
+        let name = p.name;
+        for shredded in [false, true] {
+            let obs = Box::new(ZoneChecks::default());
+            let (k, _) = order3_wake_observed(p.clone(), shredded, 2048, WhatIf::default(), Some(obs));
+            let c = k.tracer::<ZoneChecks>().expect("observer attached");
+            let scanned = k.reclaim.split2636_kswapd(0).expect("split-LRU engine").zone_scan_kswapd[DMA32];
+            assert!(c.shrunk[NORMAL] > 0 && c.left[NORMAL] == 0, "{name}: Normal fails 8 x HIGH at order 3");
+            // Normal fails order 3 at HIGH: the first pass balances up to it (once Normal, with
+            // no LRU, is all_unreclaimable, later passes may end lower).
+            assert_eq!(c.end_zones.first(), Some(&(ZoneType::Normal as usize)), "{name}: end_zone is Normal");
+            if shredded {
+                assert!(c.shrunk[DMA32] > 0 && scanned > 0, "{name}: single pages: reported shrunk, and scanned");
+            } else {
+                assert!(c.left[DMA32] > 0, "{name}: large blocks: DMA32 reached");
+                assert_eq!((c.shrunk[DMA32], scanned), (0, 0), "{name}: large blocks: reported left alone, unscanned");
+            }
+        }
     }
 }

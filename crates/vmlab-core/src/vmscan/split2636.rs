@@ -1138,7 +1138,9 @@ fn balance_priority(k: &mut Kernel, ctx: &mut Ctx, node: usize) -> KswapdAction 
         // The what-if's spared zone is not shrunk (its slab call below still ages the caches).
         let spare = spared(k, zid, order);
         // A zone with "way too many" free pages for this order is not shrunk.
-        if !spare && !wmark_ok(k, zid, order, 8 * k.zones[zid].high_wmark(), end_idx) {
+        let shrink = !spare && !wmark_ok(k, zid, order, 8 * k.zones[zid].high_wmark(), end_idx);
+        k.trace(Tracepoint::KswapdZoneCheck { node, zid, order, priority, end_zone: end_idx, shrink });
+        if shrink {
             shrink_zone(k, ctx, zid, &mut sc, priority);
         }
         let nr_slab = crate::dcache::shrink_slab(k, ctx, sc.nr_scanned, lru_pages, true);
