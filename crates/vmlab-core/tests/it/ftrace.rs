@@ -149,6 +149,8 @@ fn regexes(fmt: TraceFormat) -> Vec<(&'static str, &'static str)> {
                 r"nid=([0-9]*) usec_timeout=([0-9]*) usect_delayed=([0-9]*) reason=(VMSCAN_THROTTLE_[A-Z]*)",
             ),
             ("mm_vmscan_write_folio", r"page=([0-9a-f]*) pfn=0x([0-9a-f]*) flags=([A-Z_|]*)"),
+            // memcg.h (6.1x, the host's; vmlab does not count pending updates).
+            ("memcg_flush_stats", r"memcg_id=([0-9]*) force=([01]) needs_flush=1"),
             (
                 "mm_page_alloc",
                 r"page=([0-9a-f]*) pfn=0x([0-9a-f]*) order=([0-9]*) migratetype=([0-9]*) gfp_flags=([A-Z_|]*)",
