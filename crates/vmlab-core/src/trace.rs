@@ -266,6 +266,15 @@ pub enum Tracepoint {
         restored: bool,
         lists: [u64; 4],
     },
+    /// `memcg_flush_stats` (6.1x `include/trace/events/memcg.h`; the host's 6.18 prints it, 6.8
+    /// had none): the memcg statistics of group `memcg`'s subtree were flushed, `force` by the
+    /// periodic worker (`flush_memcg_stats_dwork`), else by a reader or a reclaim pass. vmlab
+    /// flushes only where the kernel's `needs_flush` would pass and does not count the pending
+    /// updates, so the line carries no `stats_updates`.
+    MemcgFlushStats {
+        memcg: u8,
+        force: bool,
+    },
 }
 
 impl Tracepoint {
@@ -299,6 +308,7 @@ impl Tracepoint {
             Tracepoint::Throttled { .. } => kind::THROTTLED,
             Tracepoint::ThrottleWake { .. } => kind::THROTTLE_WAKE,
             Tracepoint::WorkingsetRefault { .. } => kind::WORKINGSET_REFAULT,
+            Tracepoint::MemcgFlushStats { .. } => kind::MEMCG_FLUSH_STATS,
         }
     }
 }
@@ -330,6 +340,7 @@ pub mod kind {
     pub const MEMCG_RECLAIM_END: u32 = 1 << 22;
     pub const WORKINGSET_REFAULT: u32 = 1 << 23;
     pub const KSWAPD_ZONE_CHECK: u32 = 1 << 24;
+    pub const MEMCG_FLUSH_STATS: u32 = 1 << 25;
     pub const ALL: u32 = u32::MAX;
 }
 
@@ -374,6 +385,16 @@ impl Kernel {
             if self.traces(ev.kind()) {
                 self.emit(ev);
             }
+        }
+    }
+
+    /// Fire a tracepoint at clock `ns` of the task that fired the last one: an event of another
+    /// task's clock (a flusher's) that vmlab runs on behalf of whoever reached it first.
+    #[inline]
+    pub fn trace_at_clock(&mut self, ns: u64, ev: Tracepoint) {
+        if self.traces(ev.kind()) {
+            self.trace_at.ns = ns;
+            self.emit(ev);
         }
     }
 

@@ -110,6 +110,7 @@ pub fn periodic_flush(k: &mut Kernel, now: u64) -> bool {
         k.memcg.polled_period = p;
     }
     flush_stats(k, ROOT);
+    k.trace_at_clock(now, crate::trace::Tracepoint::MemcgFlushStats { memcg: ROOT, force: new_period });
     true
 }
 

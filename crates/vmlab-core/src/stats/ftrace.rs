@@ -65,6 +65,7 @@ impl TraceFormat {
                 "mm_vmscan_throttled",
                 "writeback_dirty_folio",
                 "wbc_writepage",
+                "memcg_flush_stats",
             ],
         }
     }
@@ -283,6 +284,11 @@ impl FtraceWriter {
                 "mm_vmscan_throttled",
                 // 6.8's TP_printk spells the field "usect_delayed".
                 format!("nid={nid} usec_timeout={usec_timeout} usect_delayed={usec_delayed} reason={}", reason.name()),
+            ),
+            // The kernel's ids count from 1, the root's.
+            Tracepoint::MemcgFlushStats { memcg, force } if modern => (
+                "memcg_flush_stats",
+                format!("memcg_id={} force={} needs_flush=1", memcg as u32 + 1, force as u32),
             ),
             _ => return None,
         })

@@ -687,6 +687,10 @@ fn shrink_lruvec(k: &mut Kernel, ctx: &mut Ctx, v: Lv, sc: &mut ScanControl) {
             ctx.resched = true;
             break;
         }
+        // The statistics' flushers (a `memory.stat` reader, the 2 s worker) are other tasks: one
+        // that runs while this pass scans folds the lists in as they stand at that batch, not as
+        // the pass left them.
+        crate::workingset::periodic_flush(k, ctx.clock());
         for l in [LRU_INACTIVE_ANON, LRU_ACTIVE_ANON, LRU_INACTIVE_FILE, LRU_ACTIVE_FILE] {
             if nr[l] == 0 {
                 continue;
@@ -810,6 +814,7 @@ fn flush_before_scan(k: &mut Kernel, now: u64, target: u8) {
     // A periodic flush that just ran covered the whole tree, the target's subtree with it.
     if !crate::workingset::periodic_flush(k, now) && !k.profile.memcg_flush_ratelimited {
         crate::workingset::flush_stats(k, target);
+        k.trace_at_clock(now, Tracepoint::MemcgFlushStats { memcg: target, force: false });
     }
 }
 

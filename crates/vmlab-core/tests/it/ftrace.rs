@@ -149,6 +149,8 @@ fn regexes(fmt: TraceFormat) -> Vec<(&'static str, &'static str)> {
                 r"nid=([0-9]*) usec_timeout=([0-9]*) usect_delayed=([0-9]*) reason=(VMSCAN_THROTTLE_[A-Z]*)",
             ),
             ("mm_vmscan_write_folio", r"page=([0-9a-f]*) pfn=0x([0-9a-f]*) flags=([A-Z_|]*)"),
+            // memcg.h (6.1x, the host's; vmlab does not count pending updates).
+            ("memcg_flush_stats", r"memcg_id=([0-9]*) force=([01]) needs_flush=1"),
             (
                 "mm_page_alloc",
                 r"page=([0-9a-f]*) pfn=0x([0-9a-f]*) order=([0-9]*) migratetype=([0-9]*) gfp_flags=([A-Z_|]*)",
@@ -427,4 +429,36 @@ fn reproduce_traces_each_run_of_a_release_with_tracepoints() {
     let o = ReproduceOpts { trace: Some(bad), ..Default::default() };
     let Err(e) = mmap_sem::run_table(&o, &["linux-6.8"], &[1]) else { panic!("an unknown event was accepted") };
     assert!(e.contains("mm_no_such_event") && e.contains("mm_vmscan_kswapd_wake"), "{e}");
+}
+
+/// `memcg_flush_stats`: in 6.8's form every limit reclaim's node pass flushes its target
+/// (`prepare_scan_count`), so there are at least as many reader flushes as limit reclaims; with
+/// the ratelimited flush and a `memory.stat` poll of 20 ms only the poll flushes between the 2 s
+/// worker's, at most once in each 20 ms of the clock, fewer times than reclaim runs.
+#[test]
+fn memcg_flushes_are_traced_where_they_fall() {
+    let flushes = |sets: &[&str]| {
+        let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+        let sc = vmlab_core::workload::load_scenario_str("reclaim.toml", LIMITED, &sets).expect("loads");
+        let buf = crate::common::TraceBuf::default();
+        let events = ["memcg_flush_stats", "mm_vmscan_memcg_reclaim_begin"].map(String::from).to_vec();
+        let w = FtraceWriter::new(Box::new(buf.clone()), TraceFormat::Linux68, &events).expect("writer");
+        api::run(&sc, RunOpts { profile: Some("linux-6.8"), tracers: vec![Box::new(w)], ..Default::default() })
+            .expect("runs");
+        let text = String::from_utf8(buf.0.lock().unwrap().clone()).unwrap();
+        parse(TraceFormat::Linux68, &text);
+        let at = Regex::new(r" ([0-9]+)\.([0-9]{6}): memcg_flush_stats: memcg_id=[0-9]+ force=0 ").unwrap();
+        let us: Vec<u64> = at
+            .captures_iter(&text)
+            .map(|c| c[1].parse::<u64>().unwrap() * 1_000_000 + c[2].parse::<u64>().unwrap())
+            .collect();
+        (us, text.matches("mm_vmscan_memcg_reclaim_begin").count())
+    };
+    let (every_pass, reclaims) = flushes(&[]);
+    assert!(reclaims > 0);
+    assert!(every_pass.len() >= reclaims, "{} flushes for {reclaims} limit reclaims", every_pass.len());
+    let (polled, reclaims) = flushes(&["reclaim.memcg_flush_ratelimited=true", "reclaim.memcg_stat_poll_ms=20"]);
+    assert!(!polled.is_empty() && polled.len() < reclaims, "{} poll flushes, {reclaims} reclaims", polled.len());
+    let periods: Vec<u64> = polled.iter().map(|us| us / 20_000).collect();
+    assert!(periods.windows(2).all(|w| w[0] < w[1]), "one poll flush per 20 ms: {periods:?}");
 }
