@@ -64,6 +64,37 @@ pub struct ReclaimStat {
     pub nr_ref_keep: u64,
     /// Mapped and could not be unmapped.
     pub nr_unmap_fail: u64,
+    /// 2.6.36's engine (which fills the fields above as their names say, `nr_writeback` for the
+    /// pages it keeps because they are under writeback): `trylock_page` failed, kept.
+    pub nr_locked: u64,
+    /// 2.6.36's engine: unevictable (mlocked) pages culled to their list.
+    pub nr_culled: u64,
+    /// 2.6.36's engine: mapped pages reached past the culls.
+    pub nr_mapped: u64,
+    /// 2.6.36's engine: anon pages `add_to_swap` found no slot for, activated.
+    pub nr_noswap: u64,
+    /// 2.6.36's engine: dirty pages handed to `pageout` (the rest of `nr_unqueued_dirty` kept unwritten).
+    pub nr_pageout: u64,
+}
+
+/// Batches summed field by field (observers and tests add up a run's batches).
+impl std::ops::AddAssign for ReclaimStat {
+    fn add_assign(&mut self, s: ReclaimStat) {
+        self.nr_dirty += s.nr_dirty;
+        self.nr_unqueued_dirty += s.nr_unqueued_dirty;
+        self.nr_congested += s.nr_congested;
+        self.nr_writeback += s.nr_writeback;
+        self.nr_immediate += s.nr_immediate;
+        self.nr_activate[0] += s.nr_activate[0];
+        self.nr_activate[1] += s.nr_activate[1];
+        self.nr_ref_keep += s.nr_ref_keep;
+        self.nr_unmap_fail += s.nr_unmap_fail;
+        self.nr_locked += s.nr_locked;
+        self.nr_culled += s.nr_culled;
+        self.nr_mapped += s.nr_mapped;
+        self.nr_noswap += s.nr_noswap;
+        self.nr_pageout += s.nr_pageout;
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -142,8 +173,8 @@ pub enum Tracepoint {
         nr_taken: u64,
         lru: usize,
     },
-    /// `mm_vmscan_lru_shrink_inactive`; `stat` is 6.8's `struct reclaim_stat` (all zero for
-    /// the engines before it, whose event has no such fields).
+    /// `mm_vmscan_lru_shrink_inactive`; `stat` is 6.8's `struct reclaim_stat` (2.6.36's engine
+    /// fills it for observers, though its event prints no such fields; zero for the others).
     LruShrinkInactive {
         nid: usize,
         zid: usize,

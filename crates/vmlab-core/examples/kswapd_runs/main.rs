@@ -46,7 +46,8 @@
 //! who took DMA32's free blocks of order >= 3 in the interval (`supply.rs`), and a `pb` line who
 //! holds the pages of DMA32's pageblocks by migrate type (`blocks.rs`). A `zp` line per sample
 //! says which zones each `balance_pgdat` pass shrank and which step of the 8 × HIGH check made it
-//! (`passes.rs`).
+//! (`passes.rs`); an `fp` line what kswapd's batches freed and why they kept the rest, and an `lc`
+//! line each zone's LRU at the sample (`fates.rs`).
 //!
 //! `whatif.KEY=ZONE` (the example's own keys, not the scenario's) switches on a labelled what-if
 //! of `vmlab_core::whatif` — a departure from every kernel, for testing which way a cause runs;
@@ -59,6 +60,7 @@ mod classes;
 #[path = "../common/mod.rs"]
 mod common;
 mod detail;
+mod fates;
 mod form;
 mod freed;
 mod owners;
@@ -278,6 +280,9 @@ fn main() {
     // kswapd's per-zone shrink decisions per pass, printed after each hour's lines.
     println!("{}", passes::Passes::header());
     sim.k.attach_tracer(Box::new(passes::Passes::new(&sim.k)));
+    // What kswapd's batches did with the pages they took, and each zone's LRU, after each hour's lines.
+    println!("{}", fates::Fates::header());
+    sim.k.attach_tracer(Box::new(fates::Fates::new(&sim.k)));
     // The vmstat counters per interval, printed after each hour's lines.
     println!("{}", vmstat::VmstatLine::header());
     sim.k.attach_tracer(Box::new(vmstat::VmstatLine::new(&sim.k)));
@@ -450,6 +455,9 @@ fn main() {
         }
         if let Some(p) = sim.k.tracer::<passes::Passes>() {
             println!("{}", p.line(&sim.k, t_h));
+        }
+        if let Some(f) = sim.k.tracer::<fates::Fates>() {
+            println!("{}", f.lines(&sim.k, t_h));
         }
         if let Some(v) = sim.k.tracer::<vmstat::VmstatLine>() {
             println!("{}", v.lines(&sim.k, t_h));

@@ -15,15 +15,44 @@ const DMA32: usize = 1;
 /// Two full pagevecs and a remainder of two.
 const RECLAIMED: usize = 30;
 
+/// 16 MiB DMA, 96 MiB DMA32, 32 MiB Normal.
+pub(super) fn machine() -> MachineConfig {
+    MachineConfig::of_zones("x86_64", 1, &[(ZoneType::Dma, 4096), (ZoneType::Dma32, 24576), (ZoneType::Normal, 8192)])
+}
+
+/// With every page of DMA32 held, `n` of them at scattered pfns (so that no order on a list can come from pfn
+/// order) become clean page cache of one file, oldest at the inactive list's tail.
+pub(super) fn scattered_cache(k: &mut Kernel, ctx: &mut Ctx, n: usize) -> Vec<Pfn> {
+    let file = k.file_create("cache", n as u64 * 4096, 0, false);
+    let mut held = Vec::new();
+    while let Some(p) = k.rmqueue(DMA32, 0, Mt::Movable) {
+        held.push(p);
+    }
+    let cache: Vec<Pfn> = held.iter().rev().step_by(7).take(n).copied().collect();
+    for (i, &p) in cache.iter().enumerate() {
+        k.add_to_page_cache(ctx, file, i as u64, p);
+        k.fr.set(p, pg::UPTODATE);
+    }
+    cache
+}
+
+/// kswapd's scan control for one `shrink_inactive_list` call.
+pub(super) fn kswapd_sc() -> Sc {
+    Sc {
+        nr_to_reclaim: SWAP_CLUSTER_MAX,
+        may_writepage: true,
+        may_swap: true,
+        may_unmap: true,
+        is_kswapd: true,
+        ..Default::default()
+    }
+}
+
 /// Reclaim `RECLAIMED` clean, unmapped page-cache pages of DMA32 in one `shrink_inactive_list`
 /// call, with every other page of the zone held. Returns the pages in reclaim order and the
 /// zone's movable per-CPU list from its tail (the order cold allocations take them back).
 fn reclaim_then_read_tail(free_page_list: bool) -> (Vec<Pfn>, Vec<Pfn>) {
-    let cfg = MachineConfig::of_zones(
-        "x86_64",
-        1,
-        &[(ZoneType::Dma, 4096), (ZoneType::Dma32, 24576), (ZoneType::Normal, 8192)],
-    );
+    let cfg = machine();
     // A row of the split-LRU engine that frees reclaim's pages cold onto per-migratetype lists,
     // chosen by its mechanisms, so a renamed or added row changes nothing here.
     let mut p = crate::profiles::all()
@@ -35,27 +64,10 @@ fn reclaim_then_read_tail(free_page_list: bool) -> (Vec<Pfn>, Vec<Pfn>) {
     k.disks.push(crate::disk::Disk::preset("hdd").expect("preset"));
     assert!(k.profile.reclaim_frees_cold && k.profile.pcp_migratetype_lists);
     let mut ctx = Ctx { cpu: 0, is_kswapd: true, ..Default::default() };
-    let file = k.file_create("cache", RECLAIMED as u64 * 4096, 0, false);
-    let mut held = Vec::new();
-    while let Some(p) = k.rmqueue(DMA32, 0, Mt::Movable) {
-        held.push(p);
-    }
-    // Scattered pfns, so that the order on the list cannot come from pfn order.
-    let cache: Vec<Pfn> = held.iter().rev().step_by(7).take(RECLAIMED).copied().collect();
-    for (i, &p) in cache.iter().enumerate() {
-        k.add_to_page_cache(&mut ctx, file, i as u64, p);
-        k.fr.set(p, pg::UPTODATE);
-    }
+    let cache = scattered_cache(&mut k, &mut ctx, RECLAIMED);
     let li = Mt::Movable as usize;
     assert!(k.zones[DMA32].pcp[0].lists[li].is_empty());
-    let mut sc = Sc {
-        nr_to_reclaim: SWAP_CLUSTER_MAX,
-        may_writepage: true,
-        may_swap: true,
-        may_unmap: true,
-        is_kswapd: true,
-        ..Default::default()
-    };
+    let mut sc = kswapd_sc();
     let reclaimed = shrink_inactive_list(&mut k, &mut ctx, DMA32, SWAP_CLUSTER_MAX, &mut sc, DEF_PRIORITY, true);
     assert_eq!(reclaimed, RECLAIMED as u64, "every clean page is reclaimed");
     let pcp = &k.zones[DMA32].pcp[0];

@@ -19,7 +19,7 @@ use crate::mmzone::{
 use crate::page_alloc::Gfp;
 use crate::stats::kfunc::KFunc;
 use crate::stats::vmstat::Vm;
-use crate::trace::Tracepoint;
+use crate::trace::{ReclaimStat, Tracepoint};
 
 /// HZ/10: kswapd's nap and `congestion_wait`'s timeout.
 pub const HZ_10_NS: u64 = 100_000_000;
@@ -399,8 +399,16 @@ fn page_check_references(k: &mut Kernel, ctx: &mut Ctx, p: Pfn, sc: &Sc) -> Ref 
 const PAGEVEC_SIZE: usize = 14;
 
 /// `shrink_page_list` over isolated pages: free what can be freed, start writeback of dirty
-/// pages, put the rest back (`putback_lru_pages`). Returns pages reclaimed.
-fn shrink_page_list(k: &mut Kernel, ctx: &mut Ctx, zid: usize, pages: &[Pfn], sc: &mut Sc) -> u64 {
+/// pages, put the rest back (`putback_lru_pages`). Returns pages reclaimed; `stat` says why the
+/// others were not (the kernel keeps no such count; the trace event carries it to observers).
+fn shrink_page_list(
+    k: &mut Kernel,
+    ctx: &mut Ctx,
+    zid: usize,
+    pages: &[Pfn],
+    sc: &mut Sc,
+    stat: &mut ReclaimStat,
+) -> u64 {
     let batched = k.profile.split26.free_page_list;
     let mut free_pages = std::mem::take(&mut k.reclaim.split_mut().free_pages);
     free_pages.clear();
@@ -418,16 +426,19 @@ fn shrink_page_list(k: &mut Kernel, ctx: &mut Ctx, zid: usize, pages: &[Pfn], sc
             }
         };
         if f & pg::LOCKED != 0 {
+            stat.nr_locked += 1;
             keep(k, &mut rotated);
             continue;
         }
         sc.nr_scanned += 1;
         if f & pg::MLOCKED != 0 && k.profile.unevictable_lru {
             k.ev.inc(Vm::UnevictablePgsCulled);
+            stat.nr_culled += 1;
             keep(k, &mut rotated);
             continue;
         }
         let mapped = k.fr.mapcount[p as usize] > 0;
+        stat.nr_mapped += mapped as u64;
         if !sc.may_unmap && mapped {
             keep(k, &mut rotated);
             continue;
@@ -436,12 +447,15 @@ fn shrink_page_list(k: &mut Kernel, ctx: &mut Ctx, zid: usize, pages: &[Pfn], sc
             sc.nr_scanned += 1;
         }
         if f & pg::WRITEBACK != 0 {
+            stat.nr_dirty += 1;
+            stat.nr_writeback += 1;
             keep(k, &mut rotated);
             continue;
         }
         let r = page_check_references(k, ctx, p, sc);
         let mut activate = r == Ref::Activate;
         if r == Ref::Keep {
+            stat.nr_ref_keep += 1;
             keep(k, &mut rotated);
             continue;
         }
@@ -450,22 +464,28 @@ fn shrink_page_list(k: &mut Kernel, ctx: &mut Ctx, zid: usize, pages: &[Pfn], sc
             && !k.fr.has(p, pg::SWAPCACHE)
             && !crate::swap_state::add_to_swap(k, ctx, p)
         {
+            stat.nr_noswap += 1;
             activate = true;
         }
         if !activate && k.fr.mapcount[p as usize] > 0 && !k.try_to_unmap(ctx, p) {
+            stat.nr_unmap_fail += 1;
             activate = true;
         }
         if activate {
             k.fr.set(p, pg::ACTIVE);
             activated += 1;
+            stat.nr_activate[file as usize] += 1;
             keep(k, &mut rotated);
             continue;
         }
         if k.fr.has(p, pg::DIRTY) {
+            stat.nr_dirty += 1;
+            stat.nr_unqueued_dirty += 1;
             if r == Ref::ReclaimClean || !sc.may_writepage {
                 keep(k, &mut rotated);
                 continue;
             }
+            stat.nr_pageout += 1;
             // pageout(): PG_reclaim so end_page_writeback rotates it to the inactive tail.
             k.fr.set(p, pg::RECLAIM);
             if pageout(k, ctx, p) && !file {
@@ -552,22 +572,15 @@ fn shrink_inactive_list(
     let lv = &mut k.reclaim.split_mut().zone[zid];
     lv.recent_scanned[0] += counts[LRU_INACTIVE_ANON] + counts[LRU_ACTIVE_ANON];
     lv.recent_scanned[1] += counts[LRU_INACTIVE_FILE] + counts[LRU_ACTIVE_FILE];
-    let reclaimed = shrink_page_list(k, ctx, zid, &buf, sc);
+    let mut stat = ReclaimStat::default();
+    let reclaimed = shrink_page_list(k, ctx, zid, &buf, sc, &mut stat);
     k.ev.add(if sc.is_kswapd { Vm::PgstealKswapd } else { Vm::PgstealDirect }, reclaimed);
     k.ev.add(if file { Vm::PgstealFile } else { Vm::PgstealAnon }, reclaimed);
     super::count_zone_steal(k, zid, sc.is_kswapd, reclaimed);
     let nid = k.zones[zid].node;
     k.trace_ctx(
         ctx,
-        Tracepoint::LruShrinkInactive {
-            nid,
-            zid,
-            nr_scanned: scanned,
-            nr_reclaimed: reclaimed,
-            priority,
-            file,
-            stat: Default::default(),
-        },
+        Tracepoint::LruShrinkInactive { nid, zid, nr_scanned: scanned, nr_reclaimed: reclaimed, priority, file, stat },
     );
     {
         let d = &mut k.reclaim.split_mut().kswapd[node];
@@ -1529,3 +1542,7 @@ mod slab_pressure_tests;
 #[cfg(test)]
 #[path = "free_page_list_tests.rs"]
 mod free_page_list_tests;
+
+#[cfg(test)]
+#[path = "shrink_page_list_tests.rs"]
+mod shrink_page_list_tests;

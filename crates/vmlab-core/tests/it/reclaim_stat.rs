@@ -22,16 +22,7 @@ struct Census {
 impl Tracer for Census {
     fn event(&mut self, _k: &Kernel, ev: &Tracepoint) {
         if let Tracepoint::LruShrinkInactive { nr_scanned, stat: s, file: true, .. } = *ev {
-            let t = &mut self.sum;
-            t.nr_dirty += s.nr_dirty;
-            t.nr_unqueued_dirty += s.nr_unqueued_dirty;
-            t.nr_congested += s.nr_congested;
-            t.nr_writeback += s.nr_writeback;
-            t.nr_immediate += s.nr_immediate;
-            t.nr_activate[0] += s.nr_activate[0];
-            t.nr_activate[1] += s.nr_activate[1];
-            t.nr_ref_keep += s.nr_ref_keep;
-            t.nr_unmap_fail += s.nr_unmap_fail;
+            self.sum += s;
             self.scanned += nr_scanned;
             if nr_scanned > 0 && s.nr_unqueued_dirty == nr_scanned {
                 self.all_unqueued += 1;
