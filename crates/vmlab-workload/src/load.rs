@@ -1137,6 +1137,11 @@ fn resolve(ctx: &Ctx<'_>, f: &ScenarioFile) -> Result<(Setup, Vec<String>), Scen
         reserved_bytes,
         reserved_low_bytes,
         inodes_in_use: m.inodes_in_use.unwrap_or(0),
+        foreign_dirty_bytes: match &m.foreign_dirty {
+            Some(v) => ctx.unit(&["machine", "foreign_dirty"], units::parse_size(v))?,
+            None => 0,
+        },
+        foreign_disk: disk_index(&["machine", "foreign_disk"], &m.foreign_disk)?,
         zones,
         cost,
     };
