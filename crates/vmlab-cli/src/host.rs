@@ -526,6 +526,14 @@ mod tests {
         assert_eq!((meminfo_kb(&m, "Dirty"), meminfo_kb(&m, "Writeback")), (Some(30184), Some(0)), "not WritebackTmp");
         assert_eq!(meminfo_kb(&m, "Cached"), None);
         assert_eq!(meminfo_kb(&d.join("proc/none"), "Dirty"), None);
+        // With its Dirty line the host's other writers' dirty pages are a moment figure too.
+        std::fs::write(d.join("proc/meminfo"), "MemTotal:       24567890 kB\nDirty:     30184 kB\n").unwrap();
+        std::fs::remove_file(d.join("proc/sys/vm/dirty_bytes")).unwrap();
+        assert_eq!(
+            read(&d).unwrap().moment_sets(),
+            ["machine.inodes_in_use=103700", "machine.foreign_dirty=30908416"],
+            "30,184 kB of other writers' dirty pages"
+        );
         let _ = std::fs::remove_dir_all(&d);
     }
 
