@@ -448,7 +448,7 @@ pub fn scenario(
     if sc.setup.machine.foreign_dirty_bytes > 0 && sc.file.machine.foreign_disk.is_none() {
         // The other writers' pages are on the host's root disk, the one measured: a disk of its
         // own beside the scenario's (which `--set`s may have made another device).
-        let root = load_scenario(path, &before).map_err(Ok)?;
+        let root = load_scenario(path, &[&before[..], &after[..]].concat()).map_err(Ok)?;
         let mut d = root.setup.disks.into_iter().next().ok_or_else(|| Err("--host: no disk".to_string()))?;
         d.name = ROOT_DISK.to_string();
         sc.setup.machine.foreign_disk = sc.setup.disks.len();
