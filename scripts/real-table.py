@@ -190,6 +190,8 @@ def cmd_record(a) -> int:
                     f[k.replace("_pressure", "_psi_some_s")] = params[k]["some_total_us"] / 1e6
             if isinstance(params.get("inodes_in_use"), int):
                 f["inodes_in_use"] = params["inodes_in_use"]
+            if isinstance(params.get("host_dirty_kb"), int):
+                f["host_dirty_kb"] = params["host_dirty_kb"]
             f["file"] = p.name
             f.update(log.get(f"{row['id']}-{n}", {}))
             runs.append(f)
@@ -202,6 +204,11 @@ def cmd_record(a) -> int:
         # the simulation takes their mean rather than the count at the time it runs.
         if all("inodes_in_use" in f for f in runs):
             r["moment_sets"] = [f"machine.inodes_in_use={round(mean([f['inodes_in_use'] for f in runs]))}"]
+        # And the other writers' dirty page cache (/proc/meminfo Dirty at the workload's start),
+        # which reclaim's wakeup sends to the root disk beside the workload's own.
+        if all("host_dirty_kb" in f for f in runs):
+            kb = round(mean([f["host_dirty_kb"] for f in runs]))
+            r.setdefault("moment_sets", []).append(f"machine.foreign_dirty={kb * 1024}")
         if row["disk"] != "var-tmp":
             if row["disk"] not in disk_sets:
                 raise Bad(f"row {row['id']} ran on {row['disk']}: give --disk-sets {row['disk']}=SIM.json")

@@ -289,9 +289,9 @@ def test_the_runs_inode_count_is_pinned_in_the_record_and_handed_to_the_simulati
     before the row's own, so the table does not follow the host's count at the time it is printed."""
     runs = tmp_path / "runs"
     runs.mkdir()
-    for n, inodes in ((1, 100_000), (2, 103_001)):
+    for n, inodes, dirty in ((1, 100_000, 30_000), (2, 103_001, 31_000)):
         r = run_json(10.0, 1.0, 1.0, {"pgactivate": 10_000})
-        r["params"] = {"real": True, "kernel": "6.18", "inodes_in_use": inodes}
+        r["params"] = {"real": True, "kernel": "6.18", "inodes_in_use": inodes, "host_dirty_kb": dirty}
         (runs / f"small-{n}.json").write_text(json.dumps(r))
     r = run_json(10.0, 1.0, 1.0, {"pgactivate": 10_000})
     r["params"] = {"real": True, "kernel": "6.18"}
@@ -308,10 +308,11 @@ def test_the_runs_inode_count_is_pinned_in_the_record_and_handed_to_the_simulati
     )
     assert out.returncode == 0, out.stderr
     rec = {r["id"]: r for r in json.loads((tmp_path / "r.json").read_text())["rows"]}
-    assert rec["small"]["moment_sets"] == ["machine.inodes_in_use=101500"]
+    # And the other writers' dirty pages at the runs' starts (params.host_dirty_kb), in bytes.
+    assert rec["small"]["moment_sets"] == ["machine.inodes_in_use=101500", "machine.foreign_dirty=31232000"]
     assert "moment_sets" not in rec["big"], "a run without the count: the simulation reads the host's"
     rt = load_rt()
     a = type("A", (), {"disk_dir": None, "vmlab": "vmlab"})()
     cmd = rt.sim_command(a, rec["small"], tmp_path / "o.json")
     sets = [cmd[i + 1] for i, x in enumerate(cmd) if x == "--set"]
-    assert sets == ["machine.inodes_in_use=101500", "vars.v=small"]
+    assert sets == ["machine.inodes_in_use=101500", "machine.foreign_dirty=31232000", "vars.v=small"]

@@ -16,6 +16,9 @@ use vmlab_core::workload::{load_scenario, Scenario, ScenarioError};
 /// Tests point this at a fixture directory laid out as `/` (`proc/meminfo`, `proc/sys/vm/...`).
 pub const HOST_ROOT_ENV: &str = "VMLAB_HOST_ROOT";
 
+/// The disk `run --host` adds for the host's root disk, which holds `machine.foreign_dirty`.
+pub const ROOT_DISK: &str = "host-root";
+
 /// The name of the group that stands for `vmlab real`'s cgroup.
 pub const LIMIT_GROUP: &str = "vmlab-real";
 
@@ -28,6 +31,9 @@ pub struct HostFacts {
     /// Inodes in use (`/proc/sys/fs/inode-nr`: `nr_inodes - nr_unused`), which 6.x's flusher
     /// counts as dirty pages (`machine.inodes_in_use`).
     pub inodes_in_use: Option<u64>,
+    /// `/proc/meminfo`'s `Dirty` in kB: the other writers' dirty page cache
+    /// (`machine.foreign_dirty`, on the host's root disk).
+    pub dirty_kb: Option<u64>,
 }
 
 /// `/proc/sys/fs/inode-nr`: "nr_inodes nr_unused" → the inodes in use, as fs/inode.c's
@@ -262,7 +268,8 @@ pub fn read(root: &Path) -> Result<HostFacts, String> {
     }
     let inodes_in_use = inodes_in_use(&root.join("proc/sys/fs/inode-nr"))?;
     // Whole MiB: a machine's memory is laid out in sections, not to the KiB.
-    Ok(HostFacts { mem_bytes: kb * 1024 / (1 << 20) * (1 << 20), cpus, vm, inodes_in_use })
+    let dirty_kb = meminfo_kb(&meminfo, "Dirty");
+    Ok(HostFacts { mem_bytes: kb * 1024 / (1 << 20) * (1 << 20), cpus, vm, inodes_in_use, dirty_kb })
 }
 
 impl HostFacts {
@@ -274,9 +281,12 @@ impl HostFacts {
     }
 
     /// The `--set`s of what the host holds at the moment rather than what it is (the inodes in
-    /// use): a `--set` of the caller's replaces them, to simulate the moment a record was made.
+    /// use, the other writers' dirty pages): a `--set` of the caller's replaces them, to simulate
+    /// the moment a record was made.
     pub fn moment_sets(&self) -> Vec<String> {
-        self.inodes_in_use.map(|n| format!("machine.inodes_in_use={n}")).into_iter().collect()
+        let inodes = self.inodes_in_use.map(|n| format!("machine.inodes_in_use={n}"));
+        let dirty = self.dirty_kb.map(|kb| format!("machine.foreign_dirty={}", kb * 1024));
+        inodes.into_iter().chain(dirty).collect()
     }
 }
 
@@ -435,6 +445,15 @@ pub fn scenario(
     before.extend(facts.moment_sets());
     let after = facts.sets();
     let mut sc = load_scenario(path, &[&before[..], sets, &after[..]].concat()).map_err(Ok)?;
+    if sc.setup.machine.foreign_dirty_bytes > 0 && sc.file.machine.foreign_disk.is_none() {
+        // The other writers' pages are on the host's root disk, the one measured: a disk of its
+        // own beside the scenario's (which `--set`s may have made another device).
+        let root = load_scenario(path, &[&before[..], &after[..]].concat()).map_err(Ok)?;
+        let mut d = root.setup.disks.into_iter().next().ok_or_else(|| Err("--host: no disk".to_string()))?;
+        d.name = ROOT_DISK.to_string();
+        sc.setup.machine.foreign_disk = sc.setup.disks.len();
+        sc.setup.disks.push(d);
+    }
     wrap_in_limit(&mut sc, memory, own.setup.swap.as_ref().map_or(0, |s| s.bytes));
     before.extend(after);
     Ok((sc, Taken { sets: before, disk: measured, costs, queue }))
@@ -507,6 +526,14 @@ mod tests {
         assert_eq!((meminfo_kb(&m, "Dirty"), meminfo_kb(&m, "Writeback")), (Some(30184), Some(0)), "not WritebackTmp");
         assert_eq!(meminfo_kb(&m, "Cached"), None);
         assert_eq!(meminfo_kb(&d.join("proc/none"), "Dirty"), None);
+        // With its Dirty line the host's other writers' dirty pages are a moment figure too.
+        std::fs::write(d.join("proc/meminfo"), "MemTotal:       24567890 kB\nDirty:     30184 kB\n").unwrap();
+        std::fs::remove_file(d.join("proc/sys/vm/dirty_bytes")).unwrap();
+        assert_eq!(
+            read(&d).unwrap().moment_sets(),
+            ["machine.inodes_in_use=103700", "machine.foreign_dirty=30908416"],
+            "30,184 kB of other writers' dirty pages"
+        );
         let _ = std::fs::remove_dir_all(&d);
     }
 

@@ -153,24 +153,14 @@ pub struct Kernel {
     pub throttle_wakeups: Vec<usize>,
     /// Per-CPU page-table quicklists (profiles with quicklists).
     pub quicklists: Vec<List>,
-    /// The flusher should run (dirty pages over the background threshold).
-    pub flusher_wanted: bool,
-    /// Pages of `WB_SYNC_NONE` work the flusher still has from reclaim's
-    /// `wakeup_flusher_threads`, written whatever the thresholds and the inodes' age.
-    pub flusher_work: u64,
-    /// `WB_start_all`: write everything dirty when the flusher next runs (6.8's reclaim wakeup).
-    pub flusher_start_all: bool,
     /// Inodes in use outside the scenario's files (`machine.inodes_in_use`), which
     /// `get_nr_dirty_pages` adds to the dirty pages (page_writeback.rs).
     pub inodes_in_use: u64,
-    /// The flusher's chunk the writeback throttle interrupted: (file, pages it has left).
-    pub flusher_chunk: Option<(u32, u64)>,
-    /// The io_end the flusher is filling (page_writeback.rs).
-    pub wb_io_end: crate::page_writeback::OpenIoEnd,
-    /// Dirty inodes in the order they were dirtied (`b_dirty`): (dirtied_when, file). Entries
-    /// whose file was cleaned or re-dirtied since are stale and skipped by the flusher.
-    pub dirty_inodes: std::collections::VecDeque<(u64, u32)>,
-    pub flusher_task: usize,
+    /// The flushers' writeback contexts (`bdi_writeback`, page_writeback.rs): one per backing
+    /// device with a flusher of its own, the first serving every other disk.
+    pub wbs: Vec<crate::page_writeback::Wb>,
+    /// The writeback context of each disk (`disk_wb[d]`); a disk not listed is the first's.
+    pub disk_wb: Vec<usize>,
     pub now: u64,
     /// The interrupt/softirq stream (`prandom::Stream::Softirq`); processes draw from their own.
     pub rng: rand_pcg::Pcg64,
@@ -272,14 +262,9 @@ impl Kernel {
             wakeups: Vec::new(),
             throttle_wakeups: Vec::new(),
             quicklists: vec![List::default(); cfg.cpus as usize],
-            flusher_wanted: false,
-            flusher_work: 0,
-            flusher_start_all: false,
             inodes_in_use: 0,
-            flusher_chunk: None,
-            wb_io_end: Default::default(),
-            dirty_inodes: std::collections::VecDeque::new(),
-            flusher_task: usize::MAX,
+            wbs: vec![Default::default()],
+            disk_wb: Vec::new(),
             now: 0,
             rng: crate::prandom::stream(seed, crate::prandom::Stream::Softirq, 0),
             events: 0,

@@ -40,9 +40,14 @@ pub fn set_page_dirty(k: &mut Kernel, ctx: &Ctx, p: Pfn) {
     }
     let f = &mut k.files[file as usize];
     f.nr_dirty += 1;
-    if f.dirtied_when.is_none() {
+    let first = f.dirtied_when.is_none();
+    if first {
         f.dirtied_when = Some(k.now);
-        k.dirty_inodes.push_back((k.now, file));
+    }
+    let wb = &mut k.wbs[wb_of(k.disk_wb.as_slice(), f.disk)];
+    wb.nr_dirty += 1;
+    if first {
+        wb.dirty_inodes.push_back((k.now, file));
     }
 }
 
@@ -55,6 +60,28 @@ pub fn account_clean(k: &mut Kernel, p: Pfn, file: u32) {
     if f.nr_dirty == 0 {
         f.dirtied_when = None;
     }
+    k.wbs[wb_of(k.disk_wb.as_slice(), f.disk)].nr_dirty -= 1;
+}
+
+/// `machine.foreign_dirty`: the machine's other writers' dirty page cache, present when the run
+/// starts — every page of `file` allocated, in the page cache on the file LRU, charged to the
+/// root group and dirty since time 0. They count in the dirty thresholds and in
+/// `get_nr_dirty_pages`, their disk's flusher writes them, and their completions are the
+/// node's like any other (`acct_reclaim_writeback`). The run's counters and kernel profile do
+/// not count their allocation and dirtying: that happened before it.
+pub fn dirty_foreign(k: &mut Kernel, file: u32) -> Result<(), String> {
+    let (ev, prof) = (k.ev.clone(), k.prof.clone());
+    let mut ctx = Ctx::default();
+    for idx in 0..k.files[file as usize].pages.len() as u64 {
+        let p = k
+            .alloc_pages(&mut ctx, crate::page_alloc::Gfp::highuser_movable(), 0)
+            .map_err(|_| format!("no memory for page {idx} of {}", k.files[file as usize].pages.len()))?;
+        k.fr.set(p, pg::UPTODATE);
+        k.add_to_page_cache(&mut ctx, file, idx, p);
+        set_page_dirty(k, &ctx, p);
+    }
+    (k.ev, k.prof) = (ev, prof);
+    Ok(())
 }
 
 /// Pages that may be dirtied (`global_dirtyable_memory`): free + file LRU pages.
@@ -82,7 +109,8 @@ pub fn balance_dirty_pages(k: &mut Kernel, ctx: &mut Ctx, file: u32) {
         over_hard |= md > mhard;
     }
     if over_bg {
-        wake_flusher(k);
+        // wb_start_background_writeback of the inode's own writeback context.
+        wake_flusher(k, wb_of(&k.disk_wb, k.files[file as usize].disk));
     }
     if over_hard {
         let disk = k.files[file as usize].disk;
@@ -94,11 +122,56 @@ pub fn balance_dirty_pages(k: &mut Kernel, ctx: &mut Ctx, file: u32) {
     }
 }
 
-/// Make the flusher runnable; it decides in `flusher_pass` what, if anything, to write.
-pub fn wake_flusher(k: &mut Kernel) {
-    k.flusher_wanted = true;
-    if k.flusher_task != usize::MAX {
-        k.wakeups.push(k.flusher_task);
+/// A flusher's writeback context (`struct bdi_writeback`, include/linux/backing-dev-defs.h):
+/// its dirty inodes, its work and the task that runs its `wb_workfn`. 6.x gives every backing
+/// device its own, written in parallel (fs/fs-writeback.c `wb_workfn` runs per wb on `bdi_wq`).
+#[derive(Clone, Debug)]
+pub struct Wb {
+    /// The flusher should run (dirty pages over the background threshold).
+    pub wanted: bool,
+    /// Pages of `WB_SYNC_NONE` work it still has from reclaim's `wakeup_flusher_threads`,
+    /// written whatever the thresholds and the inodes' age.
+    pub work: u64,
+    /// `WB_start_all`: write everything dirty when the flusher next runs (6.8's reclaim wakeup).
+    pub start_all: bool,
+    /// Its chunk the writeback throttle interrupted: (file, pages it has left).
+    pub chunk: Option<(u32, u64)>,
+    /// The io_end it is filling.
+    pub io_end: OpenIoEnd,
+    /// Dirty inodes in the order they were dirtied (`b_dirty`): (dirtied_when, file). Entries
+    /// whose file was cleaned or re-dirtied since are stale and skipped by the flusher.
+    pub dirty_inodes: std::collections::VecDeque<(u64, u32)>,
+    /// Dirty pages of its inodes (what `wb_has_dirty_io` tells).
+    pub nr_dirty: u64,
+    pub task: usize,
+}
+
+impl Default for Wb {
+    fn default() -> Self {
+        Wb {
+            wanted: false,
+            work: 0,
+            start_all: false,
+            chunk: None,
+            io_end: OpenIoEnd::default(),
+            dirty_inodes: Default::default(),
+            nr_dirty: 0,
+            task: usize::MAX,
+        }
+    }
+}
+
+/// The writeback context of `disk` (`inode_to_wb` for one of its files).
+#[inline]
+pub fn wb_of(disk_wb: &[usize], disk: usize) -> usize {
+    disk_wb.get(disk).copied().unwrap_or(0)
+}
+
+/// Make flusher `w` runnable; it decides in `flusher_pass` what, if anything, to write.
+pub fn wake_flusher(k: &mut Kernel, w: usize) {
+    k.wbs[w].wanted = true;
+    if k.wbs[w].task != usize::MAX {
+        k.wakeups.push(k.wbs[w].task);
     }
 }
 
@@ -112,8 +185,10 @@ pub fn wake_flusher(k: &mut Kernel) {
 /// age cut-off. That is a pdflush thread of its own, and `pdflush_operation` drops the work
 /// when all are busy; vmlab's one flusher adds it to its count instead.
 pub fn queue_flusher_work(k: &mut Kernel, nr_pages: u64) {
-    k.flusher_work += nr_pages;
-    wake_flusher(k);
+    for w in 0..k.wbs.len() {
+        k.wbs[w].work += nr_pages;
+        wake_flusher(k, w);
+    }
 }
 
 /// `get_nr_dirty_pages` (fs/fs-writeback.c, 2.6.37 to 6.x): the dirty pages plus every inode in
@@ -129,15 +204,22 @@ pub fn get_nr_dirty_pages(k: &Kernel) -> u64 {
 /// 6.8 `wakeup_flusher_threads(WB_REASON_VMSCAN)`: `wb_start_writeback` sets `WB_start_all`,
 /// and the flusher writes as many pages as `get_nr_dirty_pages` counts when it runs
 /// (`wb_check_start_all`, fs/fs-writeback.c), whether or not they are over the background
-/// threshold or old enough.
+/// threshold or old enough. It does so on every backing device with dirty data
+/// (`__wakeup_flusher_threads_bdi` for each bdi on `bdi_list` that `bdi_has_dirty_io`), so a
+/// reclaimer that met its own file's dirty pages also sets every other disk writing.
 pub fn wakeup_flusher_threads(k: &mut Kernel) {
-    // One WB_start_all pending or in flight at a time: a wakeup while the work runs is dropped
-    // (wb_start_writeback; the bit is cleared after wb_check_start_all's wb_writeback).
-    if k.flusher_start_all || k.flusher_work > 0 {
-        return;
+    for w in 0..k.wbs.len() {
+        // One WB_start_all pending or in flight at a time: a wakeup while the work runs is
+        // dropped (wb_start_writeback; the bit is cleared after wb_check_start_all's
+        // wb_writeback). The first context serves the disks without their own and is always
+        // woken, as the one flusher was.
+        let wb = &k.wbs[w];
+        if wb.start_all || wb.work > 0 || (w > 0 && wb.nr_dirty == 0) {
+            continue;
+        }
+        k.wbs[w].start_all = true;
+        wake_flusher(k, w);
     }
-    k.flusher_start_all = true;
-    wake_flusher(k);
 }
 
 /// Start writeback of one dirty file page (part of a run submitted by the caller).
@@ -290,21 +372,22 @@ fn add_to_io_end(
     pages: &[Pfn],
     io_end: usize,
 ) -> u64 {
-    let e = &k.wb_io_end;
+    let w = wb_of(&k.disk_wb, disk);
+    let e = &k.wbs[w].io_end;
     if !e.pages.is_empty() && (e.disk, e.file, e.next) != (disk, file, first) {
-        put_io_end(k, ctx);
+        put_io_end(k, ctx, w);
     }
     let mut t = 0;
     for rq in rqs {
         let done = submit_io_end_bio(k, ctx, disk, base, rq);
         t = t.max(done);
-        let e = &mut k.wb_io_end;
+        let e = &mut k.wbs[w].io_end;
         (e.disk, e.file) = (disk, file);
         e.pages.extend_from_slice(&pages[rq.first..rq.first + rq.pages]);
         e.end_at = e.end_at.max(done);
         e.next = first + (rq.first + rq.pages) as u64;
         if e.pages.len() >= io_end {
-            put_io_end(k, ctx);
+            put_io_end(k, ctx, w);
         }
     }
     t
@@ -312,8 +395,8 @@ fn add_to_io_end(
 
 /// The submitter's `ext4_put_io_end_defer` at the end of an extent: the io_end's pages end
 /// writeback together at its last request's completion, or now if that has passed.
-pub fn put_io_end(k: &mut Kernel, ctx: &Ctx) {
-    let e = &mut k.wb_io_end;
+pub fn put_io_end(k: &mut Kernel, ctx: &Ctx, w: usize) {
+    let e = &mut k.wbs[w].io_end;
     if e.pages.is_empty() {
         return;
     }
@@ -401,14 +484,14 @@ pub enum FlushAction {
 /// flusher takes one small inode a pass, and these three loads, each waiting for the one before,
 /// were most of its host time. A hint only: nothing simulated is read for a decision or written.
 #[inline]
-fn prefetch_next_inodes(k: &Kernel) {
+fn prefetch_next_inodes(k: &Kernel, w: usize) {
     #[cfg(target_arch = "x86_64")]
     {
         fn hint<T>(x: *const T) {
             // SAFETY: a prefetch never faults and has no architectural effect.
             unsafe { std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(x as *const i8) }
         }
-        let q = &k.dirty_inodes;
+        let q = &k.wbs[w].dirty_inodes;
         // The slot a pass over `f` looks at first.
         fn first(f: &crate::filemap::File) -> Option<&Pfn> {
             f.pages.get(f.writeback_index as usize).or(f.pages.first())
@@ -431,45 +514,45 @@ fn prefetch_next_inodes(k: &Kernel) {
         }
     }
     #[cfg(not(target_arch = "x86_64"))]
-    let _ = k;
+    let _ = (k, w);
 }
 
 /// One pass of `wb_writeback`: pick the oldest-dirtied inode that is expired, needed for the
 /// background threshold or for work reclaim queued, write a chunk of its dirty pages in
 /// index order (`writeback_chunk_size`; a chunk the writeback throttle interrupted goes on
 /// in the next pass, as `ext4_writepages` goes on after its sleep).
-pub fn flusher_pass(k: &mut Kernel, ctx: &mut Ctx) -> FlushAction {
+pub fn flusher_pass(k: &mut Kernel, ctx: &mut Ctx, w: usize) -> FlushAction {
     let (bg, _) = thresholds(k);
     let expire = k.profile.tunables.dirty_expire_centisecs * 10_000_000;
     let interval = k.profile.tunables.dirty_writeback_centisecs * 10_000_000;
-    if std::mem::take(&mut k.flusher_start_all) {
-        k.flusher_work = get_nr_dirty_pages(k);
+    if std::mem::take(&mut k.wbs[w].start_all) {
+        k.wbs[w].work = get_nr_dirty_pages(k);
     }
     let over_bg = k.g.dirty > bg
         || (k.memcg.active() && crate::memcontrol::any_wb_domain_over_bg(k, dirtyable(k), k.g.dirty + k.g.writeback));
     // Work items move every dirty inode to b_io (no age cut-off), oldest first like the rest.
-    let work = k.flusher_work > 0;
+    let work = k.wbs[w].work > 0;
     let now = ctx.clock();
-    prefetch_next_inodes(k);
+    prefetch_next_inodes(k, w);
     // The oldest-dirtied inode is at the front of b_dirty (stale entries dropped on the way).
     let mut pick: Option<(u64, usize)> = None;
-    while let Some(&(w, fi)) = k.dirty_inodes.front() {
+    while let Some(&(when, fi)) = k.wbs[w].dirty_inodes.front() {
         let f = &k.files[fi as usize];
-        if f.dirtied_when != Some(w) || f.nr_dirty == 0 {
-            k.dirty_inodes.pop_front();
+        if f.dirtied_when != Some(when) || f.nr_dirty == 0 {
+            k.wbs[w].dirty_inodes.pop_front();
             continue;
         }
-        if over_bg || work || now.saturating_sub(w) >= expire {
-            pick = Some((w, fi as usize));
+        if over_bg || work || now.saturating_sub(when) >= expire {
+            pick = Some((when, fi as usize));
         }
         break;
     }
     let Some((_, fi)) = pick else {
         // Nothing left to write (fsync may have taken what the throttled chunk had left).
-        k.flusher_chunk = None;
-        put_io_end(k, ctx);
-        k.flusher_wanted = false;
-        k.flusher_work = 0;
+        k.wbs[w].chunk = None;
+        put_io_end(k, ctx, w);
+        k.wbs[w].wanted = false;
+        k.wbs[w].work = 0;
         return FlushAction::Sleep(interval.max(1_000_000));
     };
     let file = fi as u32;
@@ -478,17 +561,17 @@ pub fn flusher_pass(k: &mut Kernel, ctx: &mut Ctx) -> FlushAction {
     let d = k.files[fi].disk;
     let backlog = k.disks[d].queued_until().saturating_sub(now);
     if backlog > 250_000_000 {
-        put_io_end(k, ctx);
+        put_io_end(k, ctx, w);
         return FlushAction::Sleep(backlog - 250_000_000);
     }
     // do_writepages: the bandwidth estimate restarts after an idle second, and is refreshed at
     // the end (below).
     k.disks[d].wb.estimate_start(now);
-    let chunk = match k.flusher_chunk.take() {
+    let chunk = match k.wbs[w].chunk.take() {
         Some((f, left)) if f == file => left,
         _ => {
             let nr_pages = if work {
-                k.flusher_work
+                k.wbs[w].work
             } else if over_bg {
                 u64::MAX
             } else {
@@ -549,16 +632,16 @@ pub fn flusher_pass(k: &mut Kernel, ctx: &mut Ctx) -> FlushAction {
         submit_write(k, ctx, file, run_start, run);
     }
     k.files[fi].writeback_index = idx;
-    k.flusher_work = k.flusher_work.saturating_sub(chunk - budget);
+    k.wbs[w].work = k.wbs[w].work.saturating_sub(chunk - budget);
     k.charge(ctx, KFunc::WritebackSbInodes, scanned * k.cost.pte_walk);
     if let Some(t) = throttled {
         // Asleep in the throttle inside ext4_writepages: the chunk and its io_end stay open.
         if budget > 0 {
-            k.flusher_chunk = Some((file, budget));
+            k.wbs[w].chunk = Some((file, budget));
         }
         return FlushAction::Sleep(t.saturating_sub(ctx.clock()).max(1));
     }
-    put_io_end(k, ctx);
+    put_io_end(k, ctx, w);
     k.disks[d].wb.update_if_due(ctx.clock());
     if budget == chunk {
         // Everything dirty is already under writeback: wait for the disk.
@@ -638,7 +721,7 @@ mod tests {
     fn flush(k: &mut Kernel, ctx: &mut Ctx) -> u64 {
         let before = k.g.writeback;
         for _ in 0..64 {
-            if let FlushAction::Sleep(_) = flusher_pass(k, ctx) {
+            if let FlushAction::Sleep(_) = flusher_pass(k, ctx, 0) {
                 break;
             }
         }
@@ -662,7 +745,7 @@ mod tests {
         dirty(&mut k, &mut ctx, file, &mut next, 3000);
         wakeup_flusher_threads(&mut k);
         let chunk = writeback_chunk_size(&k, 0, 3000);
-        assert!(matches!(flusher_pass(&mut k, &mut ctx), FlushAction::More));
+        assert!(matches!(flusher_pass(&mut k, &mut ctx, 0), FlushAction::More));
         assert_eq!(k.g.writeback, chunk, "one chunk of the work written");
         // More dirtied, and reclaim asks again while the work is in flight: dropped.
         dirty(&mut k, &mut ctx, file, &mut next, 2000);
@@ -694,7 +777,7 @@ mod tests {
             let mut next = 0;
             dirty(&mut k, &mut ctx, file, &mut next, 3000);
             wakeup_flusher_threads(&mut k);
-            assert!(matches!(flusher_pass(&mut k, &mut ctx), FlushAction::More));
+            assert!(matches!(flusher_pass(&mut k, &mut ctx, 0), FlushAction::More));
             let chunk = k.g.writeback;
             assert!(chunk < 3000, "one chunk leaves the inode dirty: {chunk}");
             // The writer goes on while the work runs; no reclaim wakes the flusher again.
@@ -724,7 +807,7 @@ mod tests {
         // writeback throttle's limit first).
         let pages = k.files[file as usize].pages[..1024].to_vec();
         submit_write(&mut k, &mut ctx, file, 0, pages);
-        put_io_end(&mut k, &ctx);
+        put_io_end(&mut k, &ctx, 0);
         assert_eq!(k.g.writeback, 1024);
         let mut q = std::mem::take(&mut k.io_queue);
         q.sort_by_key(|&(t, _)| t);
@@ -753,8 +836,8 @@ mod tests {
             let mut ctx = Ctx { is_flusher: true, ..Ctx::default() };
             let file = k.file_create("f", 1 << 30, 0, false);
             dirty(&mut k, &mut ctx, file, &mut 0, 40_000);
-            k.flusher_work = 40_000;
-            flusher_pass(&mut k, &mut ctx);
+            k.wbs[0].work = 40_000;
+            flusher_pass(&mut k, &mut ctx, 0);
             (k.g.writeback, k.disks[0].wb.avg_write_bandwidth)
         };
         let (new, avg) = written("linux-6.8");
@@ -778,7 +861,7 @@ mod tests {
             let file = k.file_create("f", 1 << 30, 0, false);
             dirty(&mut k, &mut ctx, file, &mut 0, 4096);
             wakeup_flusher_threads(&mut k);
-            flusher_pass(&mut k, &mut ctx);
+            flusher_pass(&mut k, &mut ctx, 0);
             assert_eq!(k.g.writeback, 4096, "one chunk writes them all");
             let mut q = std::mem::take(&mut k.io_queue);
             q.sort_by_key(|&(t, _)| t);
@@ -825,3 +908,7 @@ mod tests {
         assert_eq!(halves.last().unwrap(), &(last, 0));
     }
 }
+
+#[cfg(test)]
+#[path = "page_writeback_bdi_tests.rs"]
+mod bdi_tests;

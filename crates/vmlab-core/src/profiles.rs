@@ -303,6 +303,13 @@ pub struct Profile {
     /// 3.1+; Wu Fengguang, "writeback: scale IO chunk size up to half device bandwidth", 2011).
     /// Before it, `MAX_WRITEBACK_PAGES` 1024 a pass.
     pub writeback_chunk_bandwidth: bool,
+    /// Each backing device's dirty inodes are written by a flusher of its own, in parallel
+    /// (`bdi_writeback` and its `wb_workfn`, fs/fs-writeback.c; per-bdi flusher threads since
+    /// 2.6.32, Jens Axboe, "writeback: switch to per-bdi threads for flushing data", 2009), and
+    /// reclaim's `wakeup_flusher_threads` starts every one with dirty data. Without it one
+    /// flusher serves every disk (2.6.26's pdflush pool as one thread; 2.6.36/38 are kept on it,
+    /// a departure: their kernels had per-bdi threads).
+    pub per_bdi_flusher: bool,
     /// 2.4 buffer heads of page-cache pages: `block_read_full_page` → `create_empty_buffers`
     /// gives every page read through the block layer one `buffer_head` per fs block, taken from
     /// the `buffer_head` slab (`SLAB_NOFS`: lowmem only) and freed by `try_to_free_buffers` in
@@ -503,6 +510,7 @@ const MODERN: Profile = Profile {
     rotate_active: true,
     write_marks_accessed: false,
     writeback_chunk_bandwidth: true,
+    per_bdi_flusher: true,
     bh_per_slab_page: 0,
     walk_skips_active: true,
     pte_highmem: false,
@@ -570,6 +578,7 @@ const LINUX_2_6_26: Profile = Profile {
     rotate_active: false,
     write_marks_accessed: true,
     writeback_chunk_bandwidth: false,
+    per_bdi_flusher: false,
     bh_per_slab_page: 0,
     walk_skips_active: false,
     pte_highmem: false,
@@ -645,6 +654,7 @@ const LINUX_2636: Profile = Profile {
     rotate_active: false,
     write_marks_accessed: true,
     writeback_chunk_bandwidth: false,
+    per_bdi_flusher: false,
     bh_per_slab_page: 0,
     walk_skips_active: false,
     pte_highmem: false,
@@ -743,6 +753,7 @@ const LINUX_249: Profile = Profile {
     rotate_active: false,
     write_marks_accessed: true,
     writeback_chunk_bandwidth: false,
+    per_bdi_flusher: false,
     // 96-byte buffer_head (2.4 i386, SLAB_HWCACHE_ALIGN), 4 KiB ext2 blocks: one per page,
     // about 40 to a slab page.
     bh_per_slab_page: 40,
@@ -806,6 +817,7 @@ const AA1: Profile = Profile {
     rotate_active: false,
     write_marks_accessed: true,
     writeback_chunk_bandwidth: false,
+    per_bdi_flusher: false,
     // 2.4's buffer_head (~96 bytes on i386): 40 to a slab page, as for 2.4.9.
     bh_per_slab_page: 40,
     // 2.4.23's filemap_nopage also reads the aligned cluster, but seed 002 was measured with
@@ -1036,6 +1048,8 @@ pub const KNOBS: &[Knob] = &[
     rc("write_marks_accessed", Kind::Bool, Readers::All),
     // page_writeback.rs writeback_chunk_size.
     rc("writeback_chunk_bandwidth", Kind::Bool, Readers::All),
+    // page_writeback.rs and sim.rs: a flusher per backing device.
+    rc("per_bdi_flusher", Kind::Bool, Readers::All),
     // disk.rs / blk.rs: the request queue in front of each disk.
     rc("blk_mq", Kind::Bool, Readers::All),
     // riel24's and aa24's page_cache_added hooks grow their buffer_head slabs.
@@ -1306,6 +1320,7 @@ impl Profile {
             "rotate_active" => &mut self.rotate_active,
             "write_marks_accessed" => &mut self.write_marks_accessed,
             "writeback_chunk_bandwidth" => &mut self.writeback_chunk_bandwidth,
+            "per_bdi_flusher" => &mut self.per_bdi_flusher,
             "walk_skips_active" => &mut self.walk_skips_active,
             "pte_highmem" => &mut self.pte_highmem,
             "objrmap_walk" => &mut self.objrmap_walk,

@@ -17,7 +17,8 @@ pub const QUANTUM_NS: u64 = 1_000_000;
 pub enum TaskKind {
     User,
     Kswapd(usize),
-    Flusher,
+    /// The flusher of writeback context `n` (`Kernel::wbs`).
+    Flusher(usize),
     /// 2.4's kreclaimd: refills zones' free lists from their inactive_clean lists.
     Kreclaimd,
 }
@@ -422,9 +423,9 @@ pub fn run_kthread(k: &mut Kernel, ctx: &mut Ctx, kind: TaskKind) -> Outcome {
                 }
             }
         }
-        TaskKind::Flusher => loop {
+        TaskKind::Flusher(w) => loop {
             ctx.is_flusher = true;
-            match crate::page_writeback::flusher_pass(k, ctx) {
+            match crate::page_writeback::flusher_pass(k, ctx, w) {
                 FlushAction::More => {
                     if ctx.sys_ns >= QUANTUM_NS {
                         return Outcome::Continue;

@@ -85,6 +85,28 @@ pub struct Sim {
 
 /// The scenario's `[[cgroup]]`s as the kernel's groups (id = index + 1; the root is 0), refused
 /// at the group's name by a profile whose era or engine has no memory cgroups.
+/// Give each disk its writeback context: with per-bdi flushers every disk but the first gets
+/// one of its own, except a disk that holds only the swap area (no inode of its own to write;
+/// swap writes go out from reclaim). Without them the first serves every disk.
+fn assign_flushers(k: &mut Kernel, setup: &crate::workload::scenario::Setup) {
+    if !k.profile.per_bdi_flusher {
+        return;
+    }
+    let holds_files = |d: usize| {
+        setup.files.iter().any(|f| f.disk == d)
+            || setup.filetrees.iter().any(|t| t.disk == d)
+            || (setup.machine.foreign_dirty_bytes > 0 && setup.machine.foreign_disk == d)
+    };
+    let swap_only = |d: usize| setup.swap.as_ref().is_some_and(|s| s.disk == d) && !holds_files(d);
+    k.disk_wb = vec![0; k.disks.len()];
+    for d in 1..k.disks.len() {
+        if !swap_only(d) {
+            k.disk_wb[d] = k.wbs.len();
+            k.wbs.push(Default::default());
+        }
+    }
+}
+
 fn build_cgroups(k: &mut Kernel, cgroups: &[crate::workload::scenario::CgroupSetup]) -> Result<(), SimError> {
     use crate::memcontrol::{CgroupApi, MemCgroup, MemcgLimits, MAX_GROUPS, UNLIMITED};
     let Some(first) = cgroups.first() else { return Ok(()) };
@@ -315,6 +337,12 @@ impl Sim {
             }
         }
         build_cgroups(&mut k, &setup.cgroups)?;
+        assign_flushers(&mut k, setup);
+        if m.foreign_dirty_bytes >= 4096 {
+            let file = k.file_create("foreign-dirty", m.foreign_dirty_bytes, m.foreign_disk, false);
+            crate::page_writeback::dirty_foreign(&mut k, file)
+                .map_err(|e| SimError::msg(format!("machine.foreign_dirty: {e}")))?;
+        }
         let mut s = Sched::new(ncpu);
         // Kernel threads.
         for n in 0..k.nodes.len() {
@@ -327,10 +355,13 @@ impl Sim {
             let t = s.new_task("kreclaimd", TaskKind::Kreclaimd, None);
             crate::vmscan::set_kreclaimd_task(&mut k, t);
         }
-        let fl = s.new_task("flush", TaskKind::Flusher, None);
-        k.flusher_task = fl;
         let fl_interval = k.profile.tunables.dirty_writeback_centisecs * 10_000_000;
-        s.block(fl, Some(fl_interval.max(1_000_000)), false);
+        for w in 0..k.wbs.len() {
+            let name = if w == 0 { "flush".to_string() } else { format!("flush-{w}") };
+            let fl = s.new_task(&name, TaskKind::Flusher(w), None);
+            k.wbs[w].task = fl;
+            s.block(fl, Some(fl_interval.max(1_000_000)), false);
+        }
         let mut programs = Vec::new();
         let mut sim_user = 0;
         for (pi, pd) in sc.processes.iter().enumerate() {

@@ -1137,6 +1137,21 @@ fn resolve(ctx: &Ctx<'_>, f: &ScenarioFile) -> Result<(Setup, Vec<String>), Scen
         reserved_bytes,
         reserved_low_bytes,
         inodes_in_use: m.inodes_in_use.unwrap_or(0),
+        foreign_dirty_bytes: match &m.foreign_dirty {
+            Some(v) => {
+                let bytes = ctx.unit(&["machine", "foreign_dirty"], units::parse_size(v))?;
+                // Page-cache pages of the machine: they have to fit in its memory.
+                if bytes > memory_bytes {
+                    return Err(ctx.err(
+                        &["machine", "foreign_dirty"],
+                        format!("{bytes} bytes of dirty page cache do not fit in the machine's {memory_bytes}"),
+                    ));
+                }
+                bytes
+            }
+            None => 0,
+        },
+        foreign_disk: disk_index(&["machine", "foreign_disk"], &m.foreign_disk)?,
         zones,
         cost,
     };

@@ -125,6 +125,14 @@ pub struct MachineSpec {
     /// reclaim's write-everything work (`get_nr_dirty_pages`). Default 0.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub inodes_in_use: Option<u64>,
+    /// Dirty page cache of the machine's other writers at the start ("44MB"): pages charged to
+    /// no scenario group, on `foreign_disk`, written by that disk's flusher when the thresholds,
+    /// their age or reclaim's `wakeup_flusher_threads` ask for it. Default 0.
+    #[serde(default, deserialize_with = "opt_string_or_int", skip_serializing_if = "Option::is_none")]
+    pub foreign_dirty: Option<String>,
+    /// The disk that holds `foreign_dirty` (a `[[disk]]` name); default the first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub foreign_disk: Option<String>,
     /// Explicit zone sizes overriding the arch layout, e.g. { DMA = "16MiB", DMA32 = "3GiB", Normal = "1GiB" }.
     pub zones: Option<toml::Table>,
     /// Entries of the kernel cost table measured on the machine being modelled, as durations at
@@ -506,6 +514,9 @@ pub struct MachineSetup {
     pub reserved_low_bytes: u64,
     /// `machine.inodes_in_use`.
     pub inodes_in_use: u64,
+    /// `machine.foreign_dirty` in bytes, and the disk that holds them.
+    pub foreign_dirty_bytes: u64,
+    pub foreign_disk: usize,
     /// Explicit zone sizes in bytes, in the file's order.
     pub zones: Option<Vec<(ZoneName, u64)>>,
     /// Cost-table entries measured on the machine, ns.

@@ -491,6 +491,13 @@ fn run_host_builds_the_machine_from_the_host_and_limits_the_workload() {
     let (code, _, err) = run(&["run", "--host", &p, "--set", "machine.memory=1GiB"]);
     assert_eq!(code, Some(2));
     assert!(err.contains("do not fit in this host's"), "{err}");
+    // The host's other writers' dirty pages: a moment figure, on a root disk of their own.
+    std::fs::write(root.join("proc/meminfo"), "MemTotal:         262144 kB\nDirty:   2048 kB\n").unwrap();
+    let (code, out, err) = run(&["run", "--host", &disk, "--json", "-"]);
+    assert_eq!(code, Some(0), "stderr: {err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("valid JSON");
+    assert!(host_sets(&v).contains("machine.foreign_dirty=2097152"), "{}", v["params"]);
+    assert_eq!(v["disks"].as_array().map(Vec::len), Some(2), "the scenario's sda and host-root: {}", v["disks"]);
     let _ = std::fs::remove_dir_all(&root);
 }
 

@@ -150,6 +150,16 @@ fn bad_set_names_the_set() {
     // The file is fine; the set is blamed even though it changes a file value.
     assert_eq!(err(&["seed=-1"]), "--set seed=-1: invalid value: integer `-1`, expected u64");
     assert!(load(GOOD, &["machine.memory=4GiB", "vm.swappiness=60", "process.loader.count=2"]).is_ok());
+    // The other writers' dirty pages are the machine's own page cache, on one of its disks.
+    assert_eq!(
+        err(&["machine.foreign_dirty=3GiB"]),
+        "--set machine.foreign_dirty=3GiB: 3221225472 bytes of dirty page cache do not fit in the machine's 2147483648"
+    );
+    assert_eq!(
+        err(&["machine.foreign_disk=sdb"]),
+        "--set machine.foreign_disk=sdb: no disk named `sdb`; did you mean `sda`?"
+    );
+    assert!(load(GOOD, &["machine.foreign_dirty=30MB", "machine.foreign_disk=sda"]).is_ok());
 }
 
 #[test]
