@@ -10,11 +10,12 @@ use crate::machine::MachineConfig;
 use crate::mmzone::ZoneType;
 use crate::vmscan::throttle::{reclaim_throttle, ThrottleReason};
 
-/// A 6.8 machine with two fast disks, each with a flusher of its own, and a file on each:
-/// `out` (the workload's, disk 0) and `other` (disk 1).
+/// A machine whose profile runs a flusher per disk (the first row with `per_bdi_flusher`), with
+/// two fast disks and a file on each: `out` (the workload's, disk 0) and `other` (disk 1).
 fn two_disks() -> (Kernel, u32, u32) {
     let cfg = MachineConfig::of_zones("x86_64", 1, &[(ZoneType::Normal, 1 << 16)]);
-    let mut k = Kernel::new(crate::profiles::find("linux-6.8").expect("profile"), cfg, 1).expect("kernel");
+    let row = crate::profiles::all().into_iter().find(|p| p.per_bdi_flusher).expect("a row with per-bdi flushers");
+    let mut k = Kernel::new(row, cfg, 1).expect("kernel");
     for _ in 0..2 {
         k.disks.push(crate::disk::Disk::preset("ssd").expect("preset"));
     }

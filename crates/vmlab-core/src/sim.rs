@@ -83,8 +83,6 @@ pub struct Sim {
     idle_tick_armed: Vec<bool>,
 }
 
-/// The scenario's `[[cgroup]]`s as the kernel's groups (id = index + 1; the root is 0), refused
-/// at the group's name by a profile whose era or engine has no memory cgroups.
 /// Give each disk its writeback context: with per-bdi flushers every disk but the first gets
 /// one of its own, except a disk that holds only the swap area (no inode of its own to write;
 /// swap writes go out from reclaim). Without them the first serves every disk.
@@ -107,6 +105,8 @@ fn assign_flushers(k: &mut Kernel, setup: &crate::workload::scenario::Setup) {
     }
 }
 
+/// The scenario's `[[cgroup]]`s as the kernel's groups (id = index + 1; the root is 0), refused
+/// at the group's name by a profile whose era or engine has no memory cgroups.
 fn build_cgroups(k: &mut Kernel, cgroups: &[crate::workload::scenario::CgroupSetup]) -> Result<(), SimError> {
     use crate::memcontrol::{CgroupApi, MemCgroup, MemcgLimits, MAX_GROUPS, UNLIMITED};
     let Some(first) = cgroups.first() else { return Ok(()) };

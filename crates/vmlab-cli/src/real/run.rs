@@ -86,8 +86,8 @@ pub struct Outcome {
     /// its other tenants' (the workload has written nothing yet). Reclaim's
     /// `wakeup_flusher_threads` starts a flush of every device with dirty data, and their
     /// completions count towards waking a reclaimer throttled on writeback
-    /// (`__acct_reclaim_writeback`, mm/vmscan.c), which `run --host` does not model: kept so that
-    /// a record shows it (docs/REAL.md, dw32).
+    /// (`__acct_reclaim_writeback`, mm/vmscan.c): `run --host` models them as
+    /// `machine.foreign_dirty`, and a record pins this figure for it (docs/REAL.md, dw32, dw33).
     pub host_dirty_kb: Option<(u64, u64)>,
 }
 
