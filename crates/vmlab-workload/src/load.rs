@@ -11,19 +11,24 @@
 //!    each process program with spans into the file (or into the `--set` argument that
 //!    replaced it).
 
-use std::ops::Range;
 use std::path::Path;
 
 use crate::ast::{Expr, OpKind, Span, Stmt, TplPart};
-use crate::error::{backquoted, suggest, unknown_key_message, ScenarioError};
+use crate::error::{suggest, ScenarioError};
 use crate::program::{string_content_offset, Parser};
 use crate::scenario::{
     CgroupSetup, DiskSetup, FileSetup, FileTreeSetup, KmemSetup, MachineSetup, NetRxSetup, ProcessDef, ScenarioFile,
     Setup, SwapSetup, ZoneName,
 };
-use crate::toml_spans;
 use crate::units;
 use crate::units::cost_from_value;
+
+mod set;
+mod spans;
+
+pub use set::set_value;
+use set::{apply_set, check_set_vars, deser_error, SetArg};
+use spans::{toml_error, SpanTree};
 
 /// What the loader checks a scenario against that belongs to the machine it will run on.
 #[derive(Clone, Copy, Debug)]
@@ -175,378 +180,6 @@ pub fn load_scenario_str(
     })
 }
 
-// ---- where things are in the original text -----------------------------------------------
-
-/// Byte ranges of every key and value of the original file, by path (array elements are
-/// addressed by their index written as a decimal string).
-#[derive(Default, Debug)]
-struct SpanTree {
-    span: Range<usize>,
-    node: Node,
-}
-
-#[derive(Default, Debug)]
-enum Node {
-    #[default]
-    Leaf,
-    Table(Vec<(String, Range<usize>, SpanTree)>),
-    Array(Vec<SpanTree>),
-}
-
-impl SpanTree {
-    /// Index `text`; a file the index can't handle (it can always parse what `toml` parses,
-    /// except perhaps exotic datetimes) just yields no positions rather than an error.
-    fn build(text: &str) -> SpanTree {
-        toml::from_str::<toml_spans::Bare>(text).map_or_else(
-            |_| SpanTree::default(),
-            |n| SpanTree::from_spanned(toml_spans::Spanned(Some(0..text.len()), n.0), None),
-        )
-    }
-
-    /// A value the deserializer gives no span (a table made by a dotted key or a header) is
-    /// placed at its key, or else at its first key; a key without one, at its value.
-    fn from_spanned(s: toml_spans::Spanned, key: Option<Range<usize>>) -> SpanTree {
-        let node = match s.1 {
-            toml_spans::Node::Leaf => Node::Leaf,
-            toml_spans::Node::Array(items) => {
-                Node::Array(items.into_iter().map(|v| Self::from_spanned(v, None)).collect())
-            }
-            toml_spans::Node::Table(kv) => Node::Table(
-                kv.into_iter()
-                    .map(|(k, v)| {
-                        let t = Self::from_spanned(v, k.1.clone());
-                        (k.0, k.1.unwrap_or_else(|| t.span.clone()), t)
-                    })
-                    .collect(),
-            ),
-        };
-        let first = || match &node {
-            Node::Table(kv) => kv.first().map(|(_, r, _)| r.clone()),
-            Node::Array(items) => items.first().map(|t| t.span.clone()),
-            Node::Leaf => None,
-        };
-        let span = s.0.or(key).or_else(first).unwrap_or(0..0);
-        SpanTree { span, node }
-    }
-
-    fn get(&self, path: &[&str]) -> Option<&SpanTree> {
-        let Some((first, rest)) = path.split_first() else {
-            return Some(self);
-        };
-        let child = match &self.node {
-            Node::Table(kv) => kv.iter().find(|(k, _, _)| k == first).map(|(_, _, v)| v),
-            Node::Array(items) => first.parse::<usize>().ok().and_then(|i| items.get(i)),
-            Node::Leaf => None,
-        }?;
-        child.get(rest)
-    }
-
-    /// The byte range of the key at `path` (its last component).
-    fn key_range(&self, path: &[&str]) -> Option<Range<usize>> {
-        let (last, parent) = path.split_last()?;
-        match &self.get(parent)?.node {
-            Node::Table(kv) => kv.iter().find(|(k, _, _)| k == last).map(|(_, r, _)| r.clone()),
-            _ => None,
-        }
-    }
-
-    /// The path of the table holding the key whose span starts at `offset`.
-    fn table_of_key_at(&self, offset: usize) -> Option<Vec<String>> {
-        match &self.node {
-            Node::Table(kv) => {
-                for (k, r, v) in kv {
-                    if r.start == offset {
-                        return Some(Vec::new());
-                    }
-                    if let Some(mut p) = v.table_of_key_at(offset) {
-                        p.insert(0, k.clone());
-                        return Some(p);
-                    }
-                }
-                None
-            }
-            Node::Array(items) => items.iter().enumerate().find_map(|(i, v)| {
-                let mut p = v.table_of_key_at(offset)?;
-                p.insert(0, i.to_string());
-                Some(p)
-            }),
-            Node::Leaf => None,
-        }
-    }
-}
-
-/// "in [machine]", "in [[process]]", "at the top level".
-fn describe_table(path: &[String]) -> String {
-    if path.is_empty() {
-        return "at the top level".into();
-    }
-    let named: Vec<&str> = path.iter().filter(|s| s.parse::<usize>().is_err()).map(String::as_str).collect();
-    if path.last().is_some_and(|s| s.parse::<usize>().is_ok()) {
-        format!("in [[{}]]", named.join("."))
-    } else {
-        format!("in [{}]", named.join("."))
-    }
-}
-
-/// serde says "invalid type: integer `5`, expected a string"; we say it the other way round,
-/// like every other message here ("expected …, found …").
-fn reword(msg: &str) -> String {
-    if let Some(rest) = msg.strip_prefix("invalid type: ") {
-        if let Some((found, expected)) = rest.split_once(", expected ") {
-            return format!("expected {expected}, found {found}");
-        }
-    }
-    if let Some(rest) = msg.strip_prefix("missing field ") {
-        return format!("missing required key {rest}");
-    }
-    msg.trim_end().to_string()
-}
-
-/// A `toml` error (syntax, or deserialisation from text) as a `ScenarioError`.
-fn toml_error(name: &str, text: &str, e: &toml::de::Error, tree: &SpanTree) -> ScenarioError {
-    let msg = e.message().trim_end();
-    let Some(span) = e.span() else {
-        return ScenarioError::new(name, reword(msg));
-    };
-    if let Some(table) = tree.table_of_key_at(span.start) {
-        if let Some((m, help)) = unknown_key_message(msg, &describe_table(&table)) {
-            return ScenarioError::at(name, text, span.start, span.len(), m).with_label("unknown key").with_help(help);
-        }
-    }
-    ScenarioError::at(name, text, span.start, span.len(), reword(msg))
-}
-
-// ---- --set ----------------------------------------------------------------------------------
-
-/// One `--set KEY=VALUE` argument.
-#[derive(Debug)]
-struct SetArg {
-    arg: String,
-    /// Byte index of the first `=`.
-    eq: usize,
-    /// Dotted key components with their byte offsets in `arg`.
-    segs: Vec<(String, usize)>,
-    value: toml::Value,
-    /// Byte offset of the (trimmed) value text in `arg`.
-    value_at: usize,
-    /// The path it set, array elements resolved to indices (filled in by `apply_set`).
-    resolved: Vec<String>,
-}
-
-impl SetArg {
-    fn parse(arg: &str) -> Result<SetArg, ScenarioError> {
-        let bad = |at: usize, len: usize, msg: String| {
-            ScenarioError::for_set(arg, at, len, msg)
-                .with_help("write `--set KEY=VALUE`, e.g. `--set machine.memory=4GiB` or `--set process.0.count=2`")
-        };
-        let Some(eq) = arg.find('=') else {
-            return Err(bad(0, arg.len(), "malformed --set: expected KEY=VALUE, found no `=`".into()));
-        };
-        let mut segs = Vec::new();
-        let mut at = 0;
-        for seg in arg[..eq].split('.') {
-            let t = seg.trim();
-            if t.is_empty() {
-                return Err(bad(
-                    at,
-                    seg.len().max(1),
-                    format!("malformed --set: empty key component in `{}`", &arg[..eq]),
-                ));
-            }
-            segs.push((t.to_string(), at + (seg.len() - seg.trim_start().len())));
-            at += seg.len() + 1;
-        }
-        let raw = &arg[eq + 1..];
-        let value_at = eq + 1 + (raw.len() - raw.trim_start().len());
-        let value = set_value(raw.trim());
-        Ok(SetArg { arg: arg.to_string(), eq, segs, value, value_at, resolved: Vec::new() })
-    }
-
-    fn key(&self) -> &str {
-        &self.arg[..self.eq]
-    }
-
-    fn err_seg(&self, i: usize, msg: impl Into<String>) -> ScenarioError {
-        let (seg, at) = self.segs.get(i).map_or(("", 0), |(s, a)| (s.as_str(), *a));
-        ScenarioError::for_set(&self.arg, at, seg.len(), msg)
-    }
-
-    fn err_value(&self, msg: impl Into<String>) -> ScenarioError {
-        let len = self.arg.len().saturating_sub(self.value_at);
-        ScenarioError::for_set(&self.arg, self.value_at, len, msg)
-    }
-}
-
-/// The value of `--set KEY=TEXT`: TOML when it parses as TOML (`100`, `true`, `"x"`, `[1, 2]`),
-/// else a string (`3584MiB`, `50MB/s`, a program, `256,256,32,0`).
-pub fn set_value(text: &str) -> toml::Value {
-    format!("v = {text}")
-        .parse::<toml::Table>()
-        .ok()
-        .and_then(|mut t| t.remove("v"))
-        // A date is no scenario value: `07:30:00` is taken as the text it is.
-        .filter(|v| !v.is_datetime())
-        .unwrap_or_else(|| toml::Value::String(text.to_string()))
-}
-
-/// Arrays of tables in a scenario: their elements are addressed by index or by `name`.
-/// The highest `[[netrx]] rate`: above 100 GbE's minimum-frame line rate, below what would make a
-/// second of simulation take minutes (each packet is an allocation attempt).
-const NETRX_MAX_RATE: u64 = 200_000_000;
-
-const ARRAYS: &[&str] = &["process", "disk", "file", "filetree", "netrx", "kmem", "cgroup"];
-
-/// Apply one set to the table; returns the path it resolved to.
-fn apply_set(root: &mut toml::Table, s: &SetArg) -> Result<Vec<String>, ScenarioError> {
-    let mut resolved = Vec::new();
-    let mut table = root;
-    let last = s.segs.len().saturating_sub(1);
-    let mut i = 0;
-    loop {
-        let seg = s.segs.get(i).map(|(k, _)| k.clone()).unwrap_or_default();
-        resolved.push(seg.clone());
-        if i == last {
-            table.insert(seg, s.value.clone());
-            return Ok(resolved);
-        }
-        if !table.contains_key(&seg) && ARRAYS.contains(&seg.as_str()) && i == 0 {
-            return Err(s.err_seg(i, format!("the scenario has no [[{seg}]]: cannot set `{}`", s.key())));
-        }
-        // Missing intermediate tables are created (`vm.swappiness` with no [vm] yet).
-        let entry = table.entry(seg.clone()).or_insert_with(|| toml::Value::Table(toml::Table::new()));
-        table = match entry {
-            toml::Value::Table(t) => t,
-            toml::Value::Array(items) => {
-                i += 1;
-                let (sel, _) = s.segs.get(i).cloned().unwrap_or_default();
-                let idx = match sel.parse::<usize>() {
-                    Ok(n) if n < items.len() => n,
-                    Ok(n) => {
-                        return Err(s.err_seg(
-                            i,
-                            format!(
-                                "there is no `{seg}` number {n}: the scenario has {} (counting from 0)",
-                                items.len()
-                            ),
-                        ))
-                    }
-                    Err(_) => {
-                        let names: Vec<&str> = items.iter().filter_map(|v| v.get("name")?.as_str()).collect();
-                        match names.iter().position(|n| *n == sel) {
-                            Some(n) => n,
-                            None => {
-                                let hint = suggest(&sel, names.iter().copied())
-                                    .map(|x| format!("; did you mean `{x}`?"))
-                                    .unwrap_or_default();
-                                return Err(s
-                                    .err_seg(i, format!("there is no `{seg}` named `{sel}`{hint}"))
-                                    .with_help(format!(
-                                        "index `{seg}` by position (0..{}) or by name: {}",
-                                        items.len(),
-                                        names.join(", ")
-                                    )));
-                            }
-                        }
-                    }
-                };
-                resolved.push(idx.to_string());
-                if i == last {
-                    if let Some(slot) = items.get_mut(idx) {
-                        *slot = s.value.clone();
-                    }
-                    return Ok(resolved);
-                }
-                match items.get_mut(idx) {
-                    Some(toml::Value::Table(t)) => t,
-                    _ => return Err(s.err_seg(i, format!("`{seg}` element {idx} is not a table"))),
-                }
-            }
-            _ => {
-                let path: Vec<&str> = s.segs[..=i].iter().map(|(k, _)| k.as_str()).collect();
-                return Err(s.err_seg(
-                    i + 1,
-                    format!("`{}` is a value, not a table: cannot set `{}`", path.join("."), s.key()),
-                ));
-            }
-        };
-        i += 1;
-    }
-}
-
-/// A `--set vars.NAME` must name a variable the file declares: a misspelt one would otherwise
-/// define a variable no program reads, and the run would silently use the file's value.
-fn check_set_vars(original: &toml::Table, sets: &[SetArg]) -> Result<(), ScenarioError> {
-    let declared: Vec<&str> = original
-        .get("vars")
-        .and_then(|v| v.as_table())
-        .map(|t| t.keys().map(String::as_str).collect())
-        .unwrap_or_default();
-    for s in sets {
-        let [table, name] = s.resolved.as_slice() else { continue };
-        if table != "vars" || declared.contains(&name.as_str()) {
-            continue;
-        }
-        let hint =
-            suggest(name, declared.iter().copied()).map(|x| format!("; did you mean `{x}`?")).unwrap_or_default();
-        let help = if declared.is_empty() {
-            "the scenario has no [vars]: declare the variable there to set it with --set".to_string()
-        } else {
-            format!("the scenario's [vars]: {}", declared.join(", "))
-        };
-        return Err(s.err_seg(1, format!("the scenario declares no variable `{name}`{hint}")).with_help(help));
-    }
-    Ok(())
-}
-
-/// A deserialisation error of the edited table, attributed to the file or to a set.
-fn deser_error(
-    name: &str,
-    text: &str,
-    tree: &SpanTree,
-    original: &toml::Table,
-    sets: &[SetArg],
-    e: &toml::de::Error,
-) -> ScenarioError {
-    let msg = e.message().trim_end();
-    // An unknown key that a set wrote: blame that set, pointing at the key.
-    if let Some(key) = msg.strip_prefix("unknown field ").and_then(|r| backquoted(r).first().copied()) {
-        if let Some(s) = sets.iter().rev().find(|s| s.segs.last().is_some_and(|(k, _)| k == key)) {
-            let table: Vec<String> = s.resolved.iter().take(s.resolved.len().saturating_sub(1)).cloned().collect();
-            if let Some((m, help)) = unknown_key_message(msg, &describe_table(&table)) {
-                return s.err_seg(s.segs.len() - 1, m).with_help(help);
-            }
-        }
-    }
-    // The same error in the file alone: point at it in the file.
-    let text_err = toml::from_str::<ScenarioFile>(text).err();
-    if let Some(te) = &text_err {
-        if te.message().trim_end() == msg {
-            return toml_error(name, text, te, tree);
-        }
-    }
-    // Otherwise, the set after which this error first appeared.
-    let deser =
-        |t: &toml::Table| t.clone().try_into::<ScenarioFile>().err().map(|e| e.message().trim_end().to_string());
-    let mut t = original.clone();
-    let mut prev = deser(&t);
-    let mut culprit = None;
-    for s in sets {
-        if apply_set(&mut t, s).is_err() {
-            break;
-        }
-        let cur = deser(&t);
-        if cur.as_deref() == Some(msg) && prev.as_deref() != Some(msg) {
-            culprit = Some(s);
-        }
-        prev = cur;
-    }
-    match (culprit, &text_err) {
-        (Some(s), _) => s.err_value(reword(msg)),
-        (None, Some(te)) => toml_error(name, text, te, tree),
-        (None, None) => ScenarioError::new(name, reword(msg)),
-    }
-}
-
 // ---- static checks ----------------------------------------------------------------------------
 
 // What a scenario may ask the simulator to hold, checked here, before a run, so that a typo in
@@ -569,6 +202,9 @@ pub const MAX_FILES: u64 = 1_000_000;
 /// The smallest zone given in `machine.zones`, and the smallest machine they may make.
 pub const MIN_ZONE_BYTES: u64 = 1 << 20;
 pub const MIN_NODE_BYTES: u64 = 16 << 20;
+/// The highest `[[netrx]] rate`: above 100 GbE's minimum-frame line rate, below what would make a
+/// second of simulation take minutes (each packet is an allocation attempt).
+const NETRX_MAX_RATE: u64 = 200_000_000;
 
 /// The number of timeline samples a run of at most `limit_ns` takes every `interval_ns`, or an
 /// error saying which bound was crossed (`what` names the interval: `interval`, `--interval`).
