@@ -134,6 +134,11 @@ pub struct Wb {
     pub work: u64,
     /// `WB_start_all`: write everything dirty when the flusher next runs (6.8's reclaim wakeup).
     pub start_all: bool,
+    /// The start-all work's `dirtied_before`: when it began (fs/fs-writeback.c `wb_writeback`
+    /// takes `jiffies` once for work neither kupdate nor background). `queue_io` moves only
+    /// inodes dirtied by then, so an inode the flusher cleaned and the writer dirtied again is
+    /// left for the next work, and the work ends with pages unspent.
+    pub dirtied_before: Option<u64>,
     /// Its chunk the writeback throttle interrupted: (file, pages it has left).
     pub chunk: Option<(u32, u64)>,
     /// The io_end it is filling.
@@ -152,6 +157,7 @@ impl Default for Wb {
             wanted: false,
             work: 0,
             start_all: false,
+            dirtied_before: None,
             chunk: None,
             io_end: OpenIoEnd::default(),
             dirty_inodes: Default::default(),
@@ -187,6 +193,8 @@ pub fn wake_flusher(k: &mut Kernel, w: usize) {
 pub fn queue_flusher_work(k: &mut Kernel, nr_pages: u64) {
     for w in 0..k.wbs.len() {
         k.wbs[w].work += nr_pages;
+        // 2.6.36's wb_writeback sets older_than_this for kupdate work only.
+        k.wbs[w].dirtied_before = None;
         wake_flusher(k, w);
     }
 }
@@ -525,14 +533,16 @@ pub fn flusher_pass(k: &mut Kernel, ctx: &mut Ctx, w: usize) -> FlushAction {
     let (bg, _) = thresholds(k);
     let expire = k.profile.tunables.dirty_expire_centisecs * 10_000_000;
     let interval = k.profile.tunables.dirty_writeback_centisecs * 10_000_000;
+    let now = ctx.clock();
     if std::mem::take(&mut k.wbs[w].start_all) {
         k.wbs[w].work = get_nr_dirty_pages(k);
+        k.wbs[w].dirtied_before = Some(now);
     }
     let over_bg = k.g.dirty > bg
         || (k.memcg.active() && crate::memcontrol::any_wb_domain_over_bg(k, dirtyable(k), k.g.dirty + k.g.writeback));
-    // Work items move every dirty inode to b_io (no age cut-off), oldest first like the rest.
-    let work = k.wbs[w].work > 0;
-    let now = ctx.clock();
+    // Work items move dirty inodes to b_io oldest first like the rest, with no age cut-off but
+    // the start-all work's dirtied_before.
+    let mut work = k.wbs[w].work > 0;
     prefetch_next_inodes(k, w);
     // The oldest-dirtied inode is at the front of b_dirty (stale entries dropped on the way).
     let mut pick: Option<(u64, usize)> = None;
@@ -541,6 +551,16 @@ pub fn flusher_pass(k: &mut Kernel, ctx: &mut Ctx, w: usize) -> FlushAction {
         if f.dirtied_when != Some(when) || f.nr_dirty == 0 {
             k.wbs[w].dirty_inodes.pop_front();
             continue;
+        }
+        if work && k.wbs[w].dirtied_before.is_some_and(|cut| when > cut) {
+            // Even the oldest was dirtied after the work began (the flusher caught the writer,
+            // cleaned the inode, and it was dirtied again): queue_io moves nothing, b_more_io
+            // is empty, and wb_writeback returns; wb_check_start_all clears WB_start_all, so
+            // reclaim's next wakeup starts a new work. Under reclaim, that wakeup comes only
+            // when the writer's reclaim meets a batch of the pages dirtied meanwhile.
+            k.wbs[w].work = 0;
+            k.wbs[w].dirtied_before = None;
+            work = false;
         }
         if over_bg || work || now.saturating_sub(when) >= expire {
             pick = Some((when, fi as usize));
@@ -787,6 +807,42 @@ mod tests {
         // What was dirty, in whole chunks of 1024 (writeback_chunk_size rounds up).
         assert_eq!(run(0), (3 * 1024, 5000 - 3 * 1024), "the work ends with what was dirty");
         assert_eq!(run(4000), (5000, 0), "the inodes' share of the work writes the rest");
+    }
+
+    /// 6.x `wb_writeback` gives the start-all work a `dirtied_before` of its start, and `queue_io`
+    /// moves only inodes dirtied by then (fs/fs-writeback.c `move_expired_inodes`,
+    /// `inode_dirtied_after`): once the flusher has cleaned the inode, the writer's next page
+    /// dirties it anew, after the cut, and the work ends with its pages unspent, however many
+    /// inodes in use sized it; reclaim's next wakeup starts another. (An inode that never comes
+    /// clean keeps its time and is written on, as in the test above.)
+    #[test]
+    fn the_start_all_work_ends_when_its_cleaned_inode_is_dirtied_again() {
+        let cfg = MachineConfig::of_zones("x86_64", 1, &[(ZoneType::Normal, 65536)]);
+        let mut k = Kernel::new(crate::profiles::find("linux-6.8").expect("profile"), cfg, 1).expect("kernel");
+        k.disks.push(crate::disk::Disk::preset("ssd").expect("preset"));
+        k.inodes_in_use = 100_000;
+        let mut ctx = Ctx { is_flusher: true, ..Ctx::default() };
+        let file = k.file_create("f", 1 << 30, 0, false);
+        let mut next = 0;
+        dirty(&mut k, &mut ctx, file, &mut next, 3000);
+        wakeup_flusher_threads(&mut k);
+        // The flusher catches the writer: everything dirty is under writeback, the inode clean.
+        for _ in 0..64 {
+            if k.g.dirty == 0 {
+                break;
+            }
+            flusher_pass(&mut k, &mut ctx, 0);
+        }
+        assert_eq!((k.g.dirty, k.g.writeback), (0, 3000));
+        assert!(k.wbs[0].work > 90_000, "the work has most of its pages left: {}", k.wbs[0].work);
+        // The writer dirties the file again, after the work began.
+        k.now = ctx.clock() + 1_000_000;
+        dirty(&mut k, &mut ctx, file, &mut next, 2000);
+        assert_eq!(flush(&mut k, &mut ctx), 0, "the work does not take the inode dirtied after it began");
+        assert_eq!(k.wbs[0].work, 0, "and is over");
+        ctx.now = k.now + 1_000_000;
+        wakeup_flusher_threads(&mut k);
+        assert_eq!(flush(&mut k, &mut ctx), 2000, "reclaim's next wakeup starts a new work");
     }
 
     /// One batch of 1,024 contiguous pages goes out as several requests (a queue of
