@@ -18,7 +18,10 @@ before the first round and removed at the end, also on an error or Ctrl-C. That 
 three times, before the rounds, between them and after (`vmlab run --host --disk-dir` with an empty
 cache each time, DIR/disk-loop-encrypt-K.json), because on a shared host one measurement's write
 time can be off by 10x; the median by write time is copied to DIR/disk-loop-encrypt.json for
-`record --disk-sets loop-encrypt=...`.
+`record --disk-sets loop-encrypt=...`. Since `host-disk/5` each measurement also times writes at
+the flusher's depth into the image's new blocks, the disk's write ceiling
+(`disk.sda.device_write_bandwidth` in its sets); the log line prints it. The first probe meets a
+fresh image, the later ones blocks the runs have written.
 
 At the end it prints the `real-table.py record` command for these runs. `--dry-run` prints every
 command instead of running it (no root needed). Python 3.11 standard library only.
@@ -61,6 +64,13 @@ def run_command(vmlab: str, row: dict, where: str, out: Path, lock: str) -> list
 def disk_probe_command(vmlab: str, row: dict, mnt: str, out: Path) -> list[str]:
     sets = [x for s in row.get("sets", []) for x in ("--set", s)]
     return [vmlab, "run", "--host", "--disk-dir", mnt, str(ROOT / row["scenario"]), *sets, "--json", str(out)]
+
+
+def depth_write_bps(sim: Path) -> str:
+    """A disk measurement's writes at depth (`host-disk/5`), or `-` for an older one."""
+    note = (json.loads(sim.read_text()).get("notes") or {}).get("host_disk") or ""
+    m = re.search(r"writes (\d+) at once into new blocks (\d+) B/s", note)
+    return f"{int(m.group(2)) / 1e9:.2f} GB/s at depth {m.group(1)}" if m else "-"
 
 
 def write_us(sim: Path) -> float:
@@ -126,7 +136,8 @@ def probe_disk(h: Host, a, row: dict, mnt: str, k: int) -> Path:
                   stdout=subprocess.DEVNULL)
     if rc != 0:
         raise Bad(f"the disk measurement of {mnt} failed (exit {rc})")
-    print(f"real-runs: {now()} {LOOP} disk measured ({out.name}: write {write_us(out):.0f} µs)", file=sys.stderr)
+    print(f"real-runs: {now()} {LOOP} disk measured ({out.name}: write {write_us(out):.0f} µs, "
+          f"writes at depth {depth_write_bps(out)})", file=sys.stderr)
     return out
 
 
@@ -206,7 +217,9 @@ def main(argv: list[str]) -> int:
             best = sorted(probes, key=write_us)[(len(probes) - 1) // 2]
             chosen.write_text(best.read_text())
             times = ", ".join(f"{write_us(x):.0f}" for x in probes)
-            print(f"real-runs: {LOOP} write times {times} µs; the median's measurement is {chosen}", file=sys.stderr)
+            depth = ", ".join(depth_write_bps(x) for x in probes)
+            print(f"real-runs: {LOOP} write times {times} µs (writes at depth {depth}); the median's measurement"
+                  f" is {chosen}", file=sys.stderr)
         disk_arg = (f" --disk-sets {LOOP}={chosen}"
                     f" --disk-reset {LOOP}=disk.sda.ring_descriptors=4294967295")
     print(f"real-runs: now  scripts/real-table.py record --rows {a.rows} --runs {a.runs}"
