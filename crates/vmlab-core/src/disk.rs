@@ -24,8 +24,8 @@
 //! the link never waits for it; many streams together never move more than the link carries.
 //! A write's bytes take the link's time at `device_write_bandwidth_bps` when that is set: the
 //! two directions share the link's time but not its rate (the loop image of issue 17 moved
-//! writes at depth at 1.4–2.7 GB/s and reads at 1.0–1.3, and a mix of the two in about the time
-//! each would take alone: docs/REAL.md, "The loop disk's writes at depth").
+//! writes at depth at 1.4–3.5 GB/s and reads at 1.0–1.75, and a mix of the two in about the sum
+//! of the times each would take alone: docs/REAL.md, "The loop disk's writes at depth").
 //!
 //! Callers must submit with non-decreasing `now` (the event loop is time-ordered); the busy-time and
 //! in-flight accounting relies on it.

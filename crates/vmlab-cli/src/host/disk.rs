@@ -21,7 +21,7 @@
 //! but the device has never held, and what they move is the link's write ceiling
 //! (`device_write_bandwidth`); a `/4` file has none, and the writes share the read ceiling as
 //! before (on issue 17's loop image, 2026-11-29, such writes moved 1.4–1.6 GB/s where reads at
-//! the same depth moved 1.0–1.3 and overwrites 2.0–3.1: docs/REAL.md). The chunk is the
+//! the same depth moved 1.0–1.75 and overwrites 1.9–3.5: docs/REAL.md). The chunk is the
 //! queue's `max_sectors_kb`: the block layer splits a bio there, so it is the largest request
 //! the device sees. Page-cache misses bypass nothing here: like the real run's files, the
 //! scratch file was just written, so a hypervisor's cache below a virtual disk serves both alike.
@@ -457,7 +457,7 @@ fn measure_file(path: &Path, chunk: u64, window: u64, req: u64) -> std::io::Resu
     big.buf().iter_mut().enumerate().for_each(|(i, b)| *b = (i * 7 + 1) as u8);
     // The first pass is the flusher's: WRITE_DEPTH writers into the allocated, never written
     // blocks. On issue 17's loop image (2026-11-29) these moved 1.4–1.6 GB/s where the same
-    // writes as overwrites moved 2.0–3.1: the image file's holes are allocated on the host's
+    // writes as overwrites moved 2.0–2.7: the image file's holes are allocated on the host's
     // file system as they are first written.
     let write_depth_bps = write_at_depth(&f, size, chunk, WRITE_DEPTH)?;
     f.sync_data()?;
