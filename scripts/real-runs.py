@@ -8,7 +8,8 @@
 Runs every row of ROWS (`vmlab.real-rows/1`) ROUNDS times, the rows in turn round by round, as
 docs/REAL.md's records were made: each run alone under LOCK (other measurements on the host take the
 same lock), in a session of its own whose autogroup has nice -20, and at nice -20, so other
-sessions' builds take no CPU from the workload's reclaim. Each run writes DIR/ID-N.json (its
+sessions' builds take no CPU from the workload's reclaim. The loop disk's measurements below run
+the same way. Each run writes DIR/ID-N.json (its
 `vmlab real --json`), DIR/ID-N.out and .err; DIR/log.txt gets `HH:MM:SS start ID-N load A B C` and
 `HH:MM:SS end ID-N rc R load A B C` lines, which `record --log` reads.
 
@@ -18,7 +19,10 @@ before the first round and removed at the end, also on an error or Ctrl-C. That 
 three times, before the rounds, between them and after (`vmlab run --host --disk-dir` with an empty
 cache each time, DIR/disk-loop-encrypt-K.json), because on a shared host one measurement's write
 time can be off by 10x; the median by write time is copied to DIR/disk-loop-encrypt.json for
-`record --disk-sets loop-encrypt=...`.
+`record --disk-sets loop-encrypt=...`. Since `host-disk/5` each measurement also times writes at
+the flusher's depth into the image's new blocks, the disk's write ceiling
+(`disk.sda.device_write_bandwidth` in its sets); the log line prints it. The first probe meets a
+fresh image, the later ones blocks the runs have written.
 
 At the end it prints the `real-table.py record` command for these runs. `--dry-run` prints every
 command instead of running it (no root needed). Python 3.11 standard library only.
@@ -51,16 +55,31 @@ def load() -> str:
     return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
 
-def run_command(vmlab: str, row: dict, where: str, out: Path, lock: str) -> list[str]:
-    sets = [x for s in row.get("sets", []) for x in ("--set", s)]
-    inner = [vmlab, "real", str(ROOT / row["scenario"]), *sets, "--dir", where, "--json", str(out)]
+def alone(lock: str, inner: list[str]) -> list[str]:
+    """INNER under LOCK, in a session of its own whose autogroup has nice -20, at nice -20."""
     return ["flock", lock, "setsid", "-w", "bash", "-c",
             'echo -20 > /proc/self/autogroup; exec nice -n -20 "$@"', "_", *inner]
 
 
-def disk_probe_command(vmlab: str, row: dict, mnt: str, out: Path) -> list[str]:
+def run_command(vmlab: str, row: dict, where: str, out: Path, lock: str) -> list[str]:
     sets = [x for s in row.get("sets", []) for x in ("--set", s)]
-    return [vmlab, "run", "--host", "--disk-dir", mnt, str(ROOT / row["scenario"]), *sets, "--json", str(out)]
+    return alone(lock, [vmlab, "real", str(ROOT / row["scenario"]), *sets, "--dir", where, "--json", str(out)])
+
+
+def disk_probe_command(vmlab: str, row: dict, mnt: str, out: Path, lock: str) -> list[str]:
+    """The disk measurement (and a simulation after it) alone under the lock as a run is: on
+    2026-11-29 three probes taken beside other helpers' runs read 4 KiB in 186-3,706 us where
+    the image takes 53 us alone (docs/notes/history/real-2026-11-28b.md, dw34)."""
+    sets = [x for s in row.get("sets", []) for x in ("--set", s)]
+    return alone(lock, [vmlab, "run", "--host", "--disk-dir", mnt, str(ROOT / row["scenario"]), *sets,
+                        "--json", str(out)])
+
+
+def depth_write_bps(sim: Path) -> str:
+    """A disk measurement's writes at depth (`host-disk/5`), or `-` for an older one."""
+    note = (json.loads(sim.read_text()).get("notes") or {}).get("host_disk") or ""
+    m = re.search(r"writes (\d+) at once into new blocks (\d+) B/s", note)
+    return f"{int(m.group(2)) / 1e9:.2f} GB/s at depth {m.group(1)}" if m else "-"
 
 
 def write_us(sim: Path) -> float:
@@ -118,15 +137,16 @@ def make_image(h: Host, where: str, size: str) -> str:
 def probe_disk(h: Host, a, row: dict, mnt: str, k: int) -> Path:
     out = Path(a.runs) / f"disk-{LOOP}-{k}.json"
     if h.dry:
-        h.do(disk_probe_command(a.vmlab, row, mnt, out), env={"VMLAB_CACHE_DIR": "EMPTY-TEMPORARY-DIR"})
+        h.do(disk_probe_command(a.vmlab, row, mnt, out, a.lock), env={"VMLAB_CACHE_DIR": "EMPTY-TEMPORARY-DIR"})
         return out
     # An empty cache: `run --host` measures the disk afresh instead of taking the last measurement.
     with tempfile.TemporaryDirectory(prefix="vmlab-disk-") as cache:
-        rc = h.do(disk_probe_command(a.vmlab, row, mnt, out), env={"VMLAB_CACHE_DIR": cache},
+        rc = h.do(disk_probe_command(a.vmlab, row, mnt, out, a.lock), env={"VMLAB_CACHE_DIR": cache},
                   stdout=subprocess.DEVNULL)
     if rc != 0:
         raise Bad(f"the disk measurement of {mnt} failed (exit {rc})")
-    print(f"real-runs: {now()} {LOOP} disk measured ({out.name}: write {write_us(out):.0f} µs)", file=sys.stderr)
+    print(f"real-runs: {now()} {LOOP} disk measured ({out.name}: write {write_us(out):.0f} µs, "
+          f"writes at depth {depth_write_bps(out)})", file=sys.stderr)
     return out
 
 
@@ -206,7 +226,9 @@ def main(argv: list[str]) -> int:
             best = sorted(probes, key=write_us)[(len(probes) - 1) // 2]
             chosen.write_text(best.read_text())
             times = ", ".join(f"{write_us(x):.0f}" for x in probes)
-            print(f"real-runs: {LOOP} write times {times} µs; the median's measurement is {chosen}", file=sys.stderr)
+            depth = ", ".join(depth_write_bps(x) for x in probes)
+            print(f"real-runs: {LOOP} write times {times} µs (writes at depth {depth}); the median's measurement"
+                  f" is {chosen}", file=sys.stderr)
         disk_arg = (f" --disk-sets {LOOP}={chosen}"
                     f" --disk-reset {LOOP}=disk.sda.ring_descriptors=4294967295")
     print(f"real-runs: now  scripts/real-table.py record --rows {a.rows} --runs {a.runs}"

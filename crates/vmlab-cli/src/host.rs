@@ -354,6 +354,9 @@ pub fn disk_sets(names: &[String], p: &vmlab_core::disk::DiskParams) -> Vec<Stri
         ("spindles", p.spindles.to_string()),
         ("device_bandwidth", format!("\"{}B/s\"", p.device_bandwidth_bps)),
         ("chunk", p.chunk_bytes.to_string()),
+        // 0 without a write probe at depth (a `/4` measurement): the writes share the read
+        // ceiling. Spelled out so that these sets replayed over another measurement keep it.
+        ("device_write_bandwidth", format!("\"{}B/s\"", p.device_write_bandwidth_bps)),
     ];
     if names.is_empty() {
         let body: Vec<String> = fields.iter().map(|(k, v)| format!("{k} = {v}")).collect();

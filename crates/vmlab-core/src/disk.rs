@@ -22,6 +22,10 @@
 //! Every piece's transfer also takes its bytes' time on that shared link, in submission order;
 //! a piece completes when both its spindle and the link are done with it. One stream slower than
 //! the link never waits for it; many streams together never move more than the link carries.
+//! A write's bytes take the link's time at `device_write_bandwidth_bps` when that is set: the
+//! two directions share the link's time but not its rate (the loop image of issue 17 moved
+//! writes at depth at 1.4–3.5 GB/s and reads at 1.0–1.75, and a mix of the two in about the sum
+//! of the times each would take alone: docs/REAL.md, "The loop disk's writes at depth").
 //!
 //! Callers must submit with non-decreasing `now` (the event loop is time-ordered); the busy-time and
 //! in-flight accounting relies on it.
@@ -68,6 +72,11 @@ pub struct DiskParams {
     /// read's time), and a slower write path is what keeps writes queued long enough to merge.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub write_bandwidth_bps: u64,
+    /// Bytes per second writes move across the shared link, all spindles together; 0: as
+    /// `device_bandwidth_bps`. A write ceiling apart from the read one, for a device whose
+    /// writes at depth and reads at depth differ (measured by `run --host`'s probe).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub device_write_bandwidth_bps: u64,
 }
 
 fn is_zero(v: &u64) -> bool {
@@ -89,6 +98,7 @@ impl DiskParams {
                 chunk_bytes: 64 * KIB,
                 device_bandwidth_bps: 0,
                 write_bandwidth_bps: 0,
+                device_write_bandwidth_bps: 0,
             },
             // SATA SSD: ~520 MB/s over 4 flash channels, ~60 µs read; no positioning cost.
             "ssd" => DiskParams {
@@ -101,6 +111,7 @@ impl DiskParams {
                 chunk_bytes: 16 * KIB,
                 device_bandwidth_bps: 0,
                 write_bandwidth_bps: 0,
+                device_write_bandwidth_bps: 0,
             },
             // PCIe NVMe: ~3.2 GB/s over 8 channels, ~20 µs read, very deep queues.
             "nvme" => DiskParams {
@@ -113,6 +124,7 @@ impl DiskParams {
                 chunk_bytes: 16 * KIB,
                 device_bandwidth_bps: 0,
                 write_bandwidth_bps: 0,
+                device_write_bandwidth_bps: 0,
             },
             // Six older disks in RAID10 (3 stripes × 2 mirrors), as in seed 004's server.
             "raid10" => DiskParams {
@@ -125,6 +137,7 @@ impl DiskParams {
                 chunk_bytes: 64 * KIB,
                 device_bandwidth_bps: 0,
                 write_bandwidth_bps: 0,
+                device_write_bandwidth_bps: 0,
             },
             // FC array of 15k rpm disks: 16 stripes × 2 mirrors, fabric latency, deep queues.
             "san" => DiskParams {
@@ -137,6 +150,7 @@ impl DiskParams {
                 chunk_bytes: 256 * KIB,
                 device_bandwidth_bps: 0,
                 write_bandwidth_bps: 0,
+                device_write_bandwidth_bps: 0,
             },
             _ => return None,
         };
@@ -173,6 +187,15 @@ impl DiskParams {
             self.write_bandwidth_bps
         } else {
             self.bandwidth_bps
+        }
+    }
+
+    /// The shared link's rate in the request's direction (0: no link).
+    pub fn link_bandwidth_for(&self, write: bool) -> u64 {
+        if write && self.device_write_bandwidth_bps > 0 {
+            self.device_write_bandwidth_bps
+        } else {
+            self.device_bandwidth_bps
         }
     }
 
@@ -236,7 +259,7 @@ impl Spindle {
 
     fn schedule(&mut self, p: &DiskParams, link: &mut Link, now: u64, local: u64, bytes: u64, write: bool) -> u64 {
         let (ready, done) = self.quote(p, now, local, bytes, write);
-        let done = link.carry(p.device_bandwidth_bps, ready, done, bytes);
+        let done = link.carry(p.link_bandwidth_for(write), ready, done, bytes);
         self.head_pos = local.saturating_add(bytes);
         self.ops += 1;
         self.occupy(now, done)
@@ -247,7 +270,7 @@ impl Spindle {
     fn schedule_merged(&mut self, p: &DiskParams, link: &mut Link, now: u64, bytes: u64, write: bool) -> u64 {
         let ready = now.max(self.busy_until);
         let xfer = transfer_ns(bytes, p.bandwidth_for(write));
-        let done = link.carry(p.device_bandwidth_bps, ready, ready.saturating_add(xfer), bytes);
+        let done = link.carry(p.link_bandwidth_for(write), ready, ready.saturating_add(xfer), bytes);
         self.occupy(now, done)
     }
 
@@ -440,9 +463,13 @@ impl Disk {
         self.params.bandwidth_bps * self.params.stripes() as u64
     }
 
-    /// [`Disk::bandwidth_bps`] for writes.
+    /// [`Disk::bandwidth_bps`] for writes, no more than a write ceiling when there is one.
     pub fn write_bandwidth_bps(&self) -> u64 {
-        self.params.bandwidth_for(true) * self.params.stripes() as u64
+        let spindles = self.params.bandwidth_for(true) * self.params.stripes() as u64;
+        match self.params.device_write_bandwidth_bps {
+            0 => spindles,
+            ceiling => spindles.min(ceiling),
+        }
     }
 
     pub fn new(params: DiskParams) -> Result<Disk, DiskParamsError> {
@@ -1221,13 +1248,20 @@ mod tests {
     /// requests (the next at the previous one's completion), round-robin over the spindles by
     /// offset; returns every completion with its bytes.
     fn parallel_streams(d: &mut Disk, streams: u64, req: u64, per_stream: u64) -> Vec<(u64, u64)> {
+        mixed_streams(d, streams, 0, req, per_stream).into_iter().map(|(c, b, _)| (c, b)).collect()
+    }
+
+    /// [`parallel_streams`] with the first `writers` of the streams writing: every completion
+    /// with its bytes and direction.
+    fn mixed_streams(d: &mut Disk, streams: u64, writers: u64, req: u64, per_stream: u64) -> Vec<(u64, u64, bool)> {
         let mut next = vec![0u64; streams as usize];
         let mut off: Vec<u64> = (0..streams).map(|s| s * (1 << 40) + s * d.params().chunk_bytes).collect();
         let mut done = Vec::new();
         for _ in 0..streams * per_stream {
             let (s, &now) = next.iter().enumerate().min_by_key(|&(i, &t)| (t, i)).unwrap();
-            let c = d.submit(now, off[s], req, false);
-            done.push((c, req));
+            let write = (s as u64) < writers;
+            let c = d.submit(now, off[s], req, write);
+            done.push((c, req, write));
             off[s] += req;
             next[s] = c;
         }
@@ -1245,6 +1279,7 @@ mod tests {
             chunk_bytes: 4 * MIB,
             device_bandwidth_bps,
             write_bandwidth_bps: 0,
+            device_write_bandwidth_bps: 0,
         }
     }
 
@@ -1290,6 +1325,58 @@ mod tests {
             assert!(rate(free_end) > limit as f64, "{streams}×{req}: unlimited only {:.0} B/s", rate(free_end));
             assert!(rate(end) > 0.9 * limit as f64, "{streams}×{req}: the link idles: {:.0} B/s", rate(end));
         }
+    }
+
+    #[test]
+    fn writes_at_depth_cross_the_link_at_the_write_ceiling() {
+        // 16 streams of 1280 KiB, as the host's flusher put on the loop device: the spindles
+        // alone would move 3 GB/s, the link reads at 1 GB/s.
+        let req = 1280 * 1024;
+        let rate = |w: u64| {
+            let mut d = Disk::new(DiskParams { device_write_bandwidth_bps: w, ..virtual_disk(1_000_000_000) }).unwrap();
+            let done = mixed_streams(&mut d, 16, 16, req, 20);
+            let end = done.iter().map(|c| c.0).max().unwrap();
+            (done.len() as u64 * req) as f64 / (end as f64 / SEC as f64)
+        };
+        // Without a write ceiling the writes share the read one; with one they move at it.
+        let (shared, own) = (rate(0), rate(2_000_000_000));
+        assert!((0.9e9..=1.0e9).contains(&shared), "{shared:.0} B/s");
+        assert!((1.8e9..=2.0e9).contains(&own), "{own:.0} B/s");
+        // A ceiling equal to the read one is no ceiling: the same completions to the nanosecond.
+        let mut a = Disk::new(virtual_disk(1_000_000_000)).unwrap();
+        let mut b =
+            Disk::new(DiskParams { device_write_bandwidth_bps: 1_000_000_000, ..virtual_disk(1_000_000_000) }).unwrap();
+        assert_eq!(mixed_streams(&mut a, 8, 4, req, 20), mixed_streams(&mut b, 8, 4, req, 20));
+        // Reads do not move faster for it.
+        let mut r =
+            Disk::new(DiskParams { device_write_bandwidth_bps: 2_000_000_000, ..virtual_disk(1_000_000_000) }).unwrap();
+        let mut plain = Disk::new(virtual_disk(1_000_000_000)).unwrap();
+        assert_eq!(parallel_streams(&mut r, 8, req, 20), parallel_streams(&mut plain, 8, req, 20));
+        // The device's write rate (what the dirty throttle scales by) is the ceiling's.
+        assert_eq!(r.write_bandwidth_bps(), 2_000_000_000);
+        assert_eq!(plain.write_bandwidth_bps(), 3_000_000_000);
+    }
+
+    #[test]
+    fn reads_and_writes_share_the_links_time() {
+        // 8 readers beside 8 writers, on a link that reads at 1 GB/s and writes at 2 GB/s: each
+        // byte read takes 1 ns of the link and each byte written 0.5 ns, so by any moment the
+        // two together have used no more of the link's time than has passed, and nearly all of it.
+        let req = 1280 * 1024;
+        let p = DiskParams { device_write_bandwidth_bps: 2_000_000_000, ..virtual_disk(1_000_000_000) };
+        let mut d = Disk::new(p).unwrap();
+        let mut done = mixed_streams(&mut d, 16, 8, req, 20);
+        done.sort();
+        let mut used = 0u128;
+        for &(t, b, w) in &done {
+            used += transfer_ns(b, if w { 2_000_000_000 } else { 1_000_000_000 }) as u128;
+            assert!(used <= t as u128, "{used} ns of link by {t}");
+        }
+        let end = done.last().unwrap().0 as f64;
+        assert!(used as f64 > 0.9 * end, "the link idles: {used} ns of {end}");
+        // Both directions move: the writers do not starve the readers.
+        let read = done.iter().filter(|c| !c.2).count();
+        assert!(read >= 8 * 20 / 2, "{read} reads");
     }
 
     #[test]

@@ -449,6 +449,10 @@ fn resolve(ctx: &Ctx<'_>, f: &ScenarioFile) -> Result<(Setup, Vec<String>), Scen
         if write_bandwidth_bps == Some(0) {
             return Err(ctx.err(&["disk", &i, "write_bandwidth"], "write_bandwidth must be > 0"));
         }
+        let device_write_bandwidth_bps = match &d.device_write_bandwidth {
+            Some(b) => Some(ctx.unit(&["disk", &i, "device_write_bandwidth"], units::parse_bandwidth(b))?),
+            None => None,
+        };
         let mut times = [None; 2];
         for (j, (key, v)) in [("seek", &d.seek), ("latency", &d.latency)].iter().enumerate() {
             if let Some(v) = v {
@@ -492,6 +496,7 @@ fn resolve(ctx: &Ctx<'_>, f: &ScenarioFile) -> Result<(Setup, Vec<String>), Scen
             chunk_bytes,
             device_bandwidth_bps,
             write_bandwidth_bps,
+            device_write_bandwidth_bps,
             ring_descriptors: d.ring_descriptors,
             nr_requests: d.nr_requests,
             wbt_lat_usec: d.wbt_lat_usec,
@@ -1253,6 +1258,14 @@ program = "wait"
         assert!(e.contains("write_bandwidth") && e.contains("must end in `/s`"), "{e}");
         let e = err(SMALL, &["disk.sda.write_bandwidth=\"0B/s\""]);
         assert!(e.contains("write_bandwidth"), "{e}");
+        assert_eq!(s.setup.disks[0].device_write_bandwidth_bps, None, "writes at the link's read rate unless asked");
+        let s = load(SMALL, &["disk.sda.device_write_bandwidth=\"1.4GB/s\""]).unwrap();
+        assert_eq!(s.setup.disks[0].device_write_bandwidth_bps, Some(1_400_000_000));
+        // 0 is the default spelled out (as `device_bandwidth`'s 0 is no link).
+        let s = load(SMALL, &["disk.sda.device_write_bandwidth=\"0B/s\""]).unwrap();
+        assert_eq!(s.setup.disks[0].device_write_bandwidth_bps, Some(0));
+        let e = err(SMALL, &["disk.sda.device_write_bandwidth=\"1GB\""]);
+        assert!(e.contains("device_write_bandwidth") && e.contains("must end in `/s`"), "{e}");
         let s = load(SMALL, &["disk.sda.ring_descriptors=256"]).unwrap();
         assert_eq!(s.setup.disks[0].ring_descriptors, Some(256));
         let e = err(SMALL, &["disk.sda.ring_descriptors=2"]);

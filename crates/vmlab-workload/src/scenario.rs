@@ -181,6 +181,9 @@ pub struct DiskSpec {
     /// One spindle's sequential write rate ("500MB/s"). Default: `bandwidth`.
     #[serde(default, deserialize_with = "opt_string_or_int", skip_serializing_if = "Option::is_none")]
     pub write_bandwidth: Option<String>,
+    /// What writes move across the shared link ("1.4GB/s"). Default (and 0): `device_bandwidth`.
+    #[serde(default, deserialize_with = "opt_string_or_int", skip_serializing_if = "Option::is_none")]
+    pub device_write_bandwidth: Option<String>,
     /// A virtio disk without indirect descriptors: its ring's descriptors, of which a request
     /// takes one per data segment plus two (6.8's blk-mq only). Default: no ring bound.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -535,6 +538,7 @@ pub struct DiskSetup {
     pub chunk_bytes: Option<u64>,
     pub device_bandwidth_bps: Option<u64>,
     pub write_bandwidth_bps: Option<u64>,
+    pub device_write_bandwidth_bps: Option<u64>,
     pub ring_descriptors: Option<u32>,
     pub nr_requests: Option<u32>,
     pub wbt_lat_usec: Option<u64>,

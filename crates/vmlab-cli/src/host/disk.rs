@@ -15,7 +15,13 @@
 //! in requests that are all in flight at once, and when the device moves such a window slower
 //! than the other figures predict, the shared link is lowered until the model's window takes
 //! the measured time (on this development host, 2026-11-28, zipf-file's read-around moved
-//! 0.85–0.91 GB/s and the best sequential mix 1.69 GB/s). The chunk is the
+//! 0.85–0.91 GB/s and the best sequential mix 1.69 GB/s). Since `/5` the writes at depth are
+//! timed too ([`WriteDepth`]): the file's first pass is written as the flusher writes a new
+//! file, [`WRITE_DEPTH`] chunk-sized writes in flight into blocks the file system has allocated
+//! but the device has never held, and what they move is the link's write ceiling
+//! (`device_write_bandwidth`); a `/4` file has none, and the writes share the read ceiling as
+//! before (on issue 17's loop image, 2026-11-29, such writes moved 1.4–1.6 GB/s where reads at
+//! the same depth moved 1.0–1.75 and overwrites 1.9–3.5: docs/REAL.md). The chunk is the
 //! queue's `max_sectors_kb`: the block layer splits a bio there, so it is the largest request
 //! the device sees. Page-cache misses bypass nothing here: like the real run's files, the
 //! scratch file was just written, so a hypervisor's cache below a virtual disk serves both alike.
@@ -41,10 +47,17 @@ const SCRATCH_BYTES: u64 = 256 << 20;
 const SMALL: u64 = 4096;
 const SMALL_READS: u32 = 2000;
 /// `/2` added the chunk reads at depth, `/3` times the writes as overwrites without a
-/// `fdatasync`, `/4` adds the read-around window. A `/3` file is still read as it stands (its
-/// model is the one it gave before); an older one is measured again.
-const SCHEMA: &str = "vmlab.host-disk/4";
+/// `fdatasync`, `/4` adds the read-around window, `/5` the writes at depth. A `/3` or `/4` file
+/// is still read as it stands (its model is the one it gave before: no write ceiling, the
+/// summary says so); an older one is measured again.
+const SCHEMA: &str = "vmlab.host-disk/5";
+const SCHEMA_4: &str = "vmlab.host-disk/4";
 const SCHEMA_3: &str = "vmlab.host-disk/3";
+/// Writes in flight for the write ceiling: the host's flusher kept a median of 15–16 (a
+/// time-weighted mean of 17–19) `W` requests in flight on issue 17's loop device while
+/// dirty-writer ran (`block_rq_issue`/`block_rq_complete`, 2026-11-29), its requests
+/// `max_sectors_kb` (1,280 KiB) and 512 KiB.
+pub const WRITE_DEPTH: u32 = 16;
 /// The read-around window's requests: zipf-file's read-around requests on the development host
 /// were 436–446 KiB on average (`/sys/block/vda/stat`, 2026-11-28), readahead's bios ending at
 /// cached pages and at `max_segments`.
@@ -76,8 +89,21 @@ pub struct Measured {
     pub device_bps: u64,
     /// A read-around window's time (`/4`; `None` in a `/3` file).
     pub window: Option<Window>,
+    /// The writes at depth (`/5`; `None` in an older file).
+    pub write_depth: Option<WriteDepth>,
 }
 
+/// What the device takes from writes as the flusher issues them: `depth` writers at once, each
+/// writing its own part of a new file in `req_bytes` O_DIRECT writes, into blocks the file
+/// system has allocated (fallocate) and the device never held, as a flusher's delayed
+/// allocation gets them; `bps` is the bytes over the time from the first write's start to the
+/// last one's end (no `fdatasync`: the flusher waits for none).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct WriteDepth {
+    pub req_bytes: u64,
+    pub depth: u32,
+    pub bps: u64,
+}
 /// A mmap fault's read-around as the device sees it (6.8 `mm/filemap.c`
 /// `do_sync_mmap_readahead`: `ra_pages` around the fault, submitted together under
 /// `read_pages`' plug): `bytes` at a window-aligned offset as `req_bytes` O_DIRECT reads all in
@@ -159,6 +185,9 @@ impl Measured {
             chunk_bytes: c,
             device_bandwidth_bps: self.device_bps,
             write_bandwidth_bps,
+            // The writes at depth are the link's write ceiling; the read-around window below
+            // lowers the read one only.
+            device_write_bandwidth_bps: self.write_depth.map_or(0, |w| w.bps),
         };
         match self.window {
             Some(w) => w.fit_link(p),
@@ -167,8 +196,13 @@ impl Measured {
     }
 
     pub fn to_json(&self) -> serde_json::Value {
+        let schema = match (self.window, self.write_depth) {
+            (Some(_), Some(_)) => SCHEMA,
+            (Some(_), None) => SCHEMA_4,
+            _ => SCHEMA_3,
+        };
         let mut v = serde_json::json!({
-            "schema": if self.window.is_some() { SCHEMA } else { SCHEMA_3 },
+            "schema": schema,
             "dir": self.dir,
             "device": self.device,
             "kernel": self.kernel,
@@ -185,14 +219,19 @@ impl Measured {
             v["window_req_bytes"] = w.req_bytes.into();
             v["read_window_ns"] = w.ns.into();
         }
+        if let (Some(_), Some(w)) = (self.window, self.write_depth) {
+            v["write_depth"] = w.depth.into();
+            v["write_depth_req_bytes"] = w.req_bytes.into();
+            v["write_depth_bps"] = w.bps.into();
+        }
         v
     }
 
     pub fn from_json(text: &str) -> Result<Measured, String> {
         let v: serde_json::Value = serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
         let schema = v.get("schema").and_then(|s| s.as_str());
-        if schema != Some(SCHEMA) && schema != Some(SCHEMA_3) {
-            return Err(format!("not a {SCHEMA} (or {SCHEMA_3}) document"));
+        if schema != Some(SCHEMA) && schema != Some(SCHEMA_4) && schema != Some(SCHEMA_3) {
+            return Err(format!("not a {SCHEMA} (or {SCHEMA_4}, {SCHEMA_3}) document"));
         }
         let s = |k: &str| v.get(k).and_then(|x| x.as_str()).map(str::to_string).ok_or(format!("no string `{k}`"));
         let n = |k: &str| v.get(k).and_then(|x| x.as_u64()).ok_or(format!("no whole number `{k}`"));
@@ -207,12 +246,24 @@ impl Measured {
             iops_at_depth: n("iops_at_depth")?,
             depth: u32::try_from(n("depth")?).map_err(|_| "`depth` out of range".to_string())?,
             device_bps: n("device_bps")?,
-            window: if schema == Some(SCHEMA) {
+            window: if schema != Some(SCHEMA_3) {
                 Some(Window { bytes: n("window_bytes")?, req_bytes: n("window_req_bytes")?, ns: n("read_window_ns")? })
             } else {
                 None
             },
+            write_depth: if schema == Some(SCHEMA) {
+                Some(WriteDepth {
+                    req_bytes: n("write_depth_req_bytes")?,
+                    depth: u32::try_from(n("write_depth")?).map_err(|_| "`write_depth` out of range".to_string())?,
+                    bps: n("write_depth_bps")?,
+                })
+            } else {
+                None
+            },
         };
+        if m.write_depth.is_some_and(|w| w.req_bytes == 0 || w.depth == 0 || w.bps == 0) {
+            return Err("a zero write at depth".into());
+        }
         if m.window.is_some_and(|w| w.bytes == 0 || w.req_bytes == 0 || w.ns == 0) {
             return Err("a zero read-around window".into());
         }
@@ -234,10 +285,14 @@ impl Measured {
                 w.model_ns(p) / 1000
             )
         });
+        let writes = match self.write_depth {
+            Some(w) => format!(", {} KiB writes {} at once into new blocks {} B/s", w.req_bytes / 1024, w.depth, w.bps),
+            None => ", no writes at depth (an older measurement: writes share the read ceiling)".to_string(),
+        };
         format!(
             "{} on {} ({}): 4KiB read {} us, {} KiB read {} us, write {} us, {} IOPS at depth {}, \
-             {} B/s at most at depth{window} => bandwidth={}B/s write_bandwidth={}B/s latency={}ns \
-             spindles={} chunk={} device_bandwidth={}B/s",
+             {} B/s at most at depth{window}{writes} => bandwidth={}B/s write_bandwidth={}B/s latency={}ns \
+             spindles={} chunk={} device_bandwidth={}B/s device_write_bandwidth={}B/s",
             self.dir,
             self.device,
             self.kernel,
@@ -253,7 +308,8 @@ impl Measured {
             p.latency_ns,
             p.spindles,
             p.chunk_bytes,
-            p.device_bandwidth_bps
+            p.device_bandwidth_bps,
+            p.device_write_bandwidth_bps
         )
     }
 }
@@ -283,8 +339,10 @@ pub fn get(dir: &Path, remeasure: bool) -> Result<Measured, String> {
     if !remeasure {
         if let Ok(text) = std::fs::read_to_string(&cache) {
             // An older schema lacks figures the model now takes: measured again, below. A `/3`
-            // file lacks only the window, and gives the model it gave before.
-            let older = text.contains("\"vmlab.host-disk/") && !text.contains(SCHEMA) && !text.contains(SCHEMA_3);
+            // or `/4` file lacks only the window or the writes at depth, and gives the model it
+            // gave before.
+            let older = text.contains("\"vmlab.host-disk/")
+                && ![SCHEMA, SCHEMA_4, SCHEMA_3].iter().any(|s| text.contains(&format!("\"{s}\"")));
             if !older {
                 return Measured::from_json(&text)
                     .map_err(|e| format!("{}: {e} (--remeasure rewrites it)", cache.display()));
@@ -346,8 +404,8 @@ impl Drop for Aligned {
     }
 }
 
-/// The measurement: a 256 MiB scratch file in `dir`, preallocated, written twice (the second
-/// pass timed) and read once in chunks, then 2,000 4 KiB reads alone and as many with [`DEPTH`] threads reading at once, then
+/// The measurement: a 256 MiB scratch file in `dir`, preallocated, written twice (the first
+/// pass by [`WRITE_DEPTH`] writers at once, the second alone, both timed) and read once in chunks, then 2,000 4 KiB reads alone and as many with [`DEPTH`] threads reading at once, then
 /// the file once over by each of [`DEVICE_PROBE`]'s mixes; about two seconds on a fast disk. The file is removed.
 pub fn measure(dir: &Path) -> Result<Measured, String> {
     let device = device_of(dir)?;
@@ -364,7 +422,7 @@ pub fn measure(dir: &Path) -> Result<Measured, String> {
         .clamp(2 * req, (16 << 20).max(2 * req));
     let r = measure_file(&path, chunk, window, req);
     let _ = std::fs::remove_file(&path);
-    let (read_4k_ns, read_chunk_ns, write_chunk_ns, iops_at_depth, device_bps, window_ns) =
+    let (read_4k_ns, read_chunk_ns, write_chunk_ns, iops_at_depth, device_bps, window_ns, write_depth_bps) =
         r.map_err(|e| format!("{}: {e}", path.display()))?;
     let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default().trim().to_string();
     Ok(Measured {
@@ -379,10 +437,11 @@ pub fn measure(dir: &Path) -> Result<Measured, String> {
         depth: DEPTH,
         device_bps,
         window: Some(Window { bytes: window, req_bytes: req, ns: window_ns }),
+        write_depth: Some(WriteDepth { req_bytes: chunk, depth: WRITE_DEPTH, bps: write_depth_bps }),
     })
 }
 
-type Figures = (u64, u64, u64, u64, u64, u64);
+type Figures = (u64, u64, u64, u64, u64, u64, u64);
 
 fn measure_file(path: &Path, chunk: u64, window: u64, req: u64) -> std::io::Result<Figures> {
     let f =
@@ -396,9 +455,11 @@ fn measure_file(path: &Path, chunk: u64, window: u64, req: u64) -> std::io::Resu
     }
     let mut big = Aligned::new(chunk as usize);
     big.buf().iter_mut().enumerate().for_each(|(i, b)| *b = (i * 7 + 1) as u8);
-    for i in 0..chunks {
-        f.write_all_at(big.buf(), i * chunk)?;
-    }
+    // The first pass is the flusher's: WRITE_DEPTH writers into the allocated, never written
+    // blocks. On issue 17's loop image (2026-11-29) these moved 1.4–1.6 GB/s where the same
+    // writes as overwrites moved 2.0–2.7: the image file's holes are allocated on the host's
+    // file system as they are first written.
+    let write_depth_bps = write_at_depth(&f, size, chunk, WRITE_DEPTH)?;
     f.sync_data()?;
     // Timed on the second pass: the first also converts the preallocated (unwritten) extents
     // and waits for a `fdatasync`, which a swap-out — written to the swap file's blocks
@@ -440,7 +501,25 @@ fn measure_file(path: &Path, chunk: u64, window: u64, req: u64) -> std::io::Resu
         }
     }
     let window_ns = read_windows(&f, size, window, req)?;
-    Ok((read_4k_ns, read_chunk_ns, write_chunk_ns, iops, device_bps.max(1), window_ns))
+    Ok((read_4k_ns, read_chunk_ns, write_chunk_ns, iops, device_bps.max(1), window_ns, write_depth_bps))
+}
+
+/// Bytes per second of `depth` writers, each writing its own `1/depth` of the file's `size`
+/// bytes sequentially in `req`-byte O_DIRECT writes (the whole file: a part's remainder goes to
+/// the last writer).
+fn write_at_depth(f: &std::fs::File, size: u64, req: u64, depth: u32) -> std::io::Result<u64> {
+    let reqs = size / req;
+    let part = (reqs / depth as u64).max(1);
+    let took = in_parallel(depth as u64, |k| {
+        let mut buf = Aligned::new(req as usize);
+        buf.buf().iter_mut().enumerate().for_each(|(i, b)| *b = (i * 7 + 1) as u8);
+        let end = if k + 1 == depth as u64 { reqs } else { ((k + 1) * part).min(reqs) };
+        for i in (k * part).min(end)..end {
+            f.write_all_at(buf.buf(), i * req)?;
+        }
+        Ok(())
+    })?;
+    Ok((((reqs * req) as u128 * 1_000_000_000 / took.max(1)) as u64).max(1))
 }
 
 /// Mean nanoseconds of one read-around window: `window / req` readers, each reading its `req`
@@ -516,7 +595,7 @@ fn in_parallel(n: u64, job: impl Fn(u64) -> std::io::Result<()> + Sync) -> std::
         let job = &job;
         let hs: Vec<_> = (0..n).map(|k| s.spawn(move || job(k))).collect();
         for h in hs {
-            h.join().map_err(|_| std::io::Error::other("a reader thread panicked"))??;
+            h.join().map_err(|_| std::io::Error::other("a probe thread panicked"))??;
         }
         Ok(())
     })?;
@@ -541,7 +620,61 @@ mod tests {
             depth: 32,
             device_bps: 1_200_000_000,
             window: None,
+            write_depth: None,
         }
+    }
+
+    fn sample5() -> Measured {
+        Measured {
+            window: Some(Window { bytes: 8 << 20, req_bytes: 512 << 10, ns: 10_000_000 }),
+            write_depth: Some(WriteDepth { req_bytes: 4 << 20, depth: 16, bps: 1_500_000_000 }),
+            ..sample()
+        }
+    }
+
+    #[test]
+    fn the_writes_at_depth_are_the_links_write_ceiling() {
+        let m = sample5();
+        let p = m.params();
+        assert_eq!(p.device_write_bandwidth_bps, 1_500_000_000);
+        // The slow window lowers the read ceiling only; the rest is the `/4` model.
+        let four = Measured { write_depth: None, ..m.clone() }.params();
+        assert_eq!(four.device_write_bandwidth_bps, 0, "no write probe, no write ceiling");
+        assert!(p.device_bandwidth_bps < 1_200_000_000);
+        assert_eq!(DiskParams { device_write_bandwidth_bps: 0, ..p }, four);
+        // Writes at depth now move at the measured 1.5 GB/s, above the lowered read ceiling.
+        let mut d = vmlab_core::disk::Disk::new(p).unwrap();
+        let mut end = 0;
+        for k in 0..64u64 {
+            end = end.max(d.submit(0, k * (4 << 20), 4 << 20, true));
+        }
+        let bps = (64u128 * (4 << 20) * 1_000_000_000 / end as u128) as u64;
+        assert!((1_400_000_000..=1_500_000_000).contains(&bps), "{bps} B/s");
+        assert!(m.summary().contains("4096 KiB writes 16 at once into new blocks 1500000000 B/s"), "{}", m.summary());
+        assert!(m.summary().ends_with("device_write_bandwidth=1500000000B/s"), "{}", m.summary());
+        let host_sets = crate::host::disk_sets(&["sda".to_string()], &p);
+        assert!(host_sets.contains(&"disk.sda.device_write_bandwidth=\"1500000000B/s\"".to_string()), "{host_sets:?}");
+        let old_sets = crate::host::disk_sets(&["sda".to_string()], &four);
+        assert!(old_sets.contains(&"disk.sda.device_write_bandwidth=\"0B/s\"".to_string()), "{old_sets:?}");
+    }
+
+    #[test]
+    fn a_version_4_file_is_read_without_writes_at_depth_and_says_so() {
+        let m = sample5();
+        let text = serde_json::to_string(&m.to_json()).unwrap();
+        assert!(text.contains("vmlab.host-disk/5") && text.contains("\"write_depth_bps\":1500000000"), "{text}");
+        assert_eq!(Measured::from_json(&text).unwrap(), m);
+        let four = Measured { write_depth: None, ..m.clone() };
+        let text4 = serde_json::to_string(&four.to_json()).unwrap();
+        assert!(text4.contains("vmlab.host-disk/4") && !text4.contains("write_depth"), "{text4}");
+        let back = Measured::from_json(&text4).unwrap();
+        assert_eq!((back.write_depth, back.params()), (None, four.params()));
+        assert!(back.summary().contains("no writes at depth (an older measurement"), "{}", back.summary());
+        // A `/5` file needs its writes at depth, and none of them zero.
+        let bare = text4.replace("vmlab.host-disk/4", "vmlab.host-disk/5");
+        assert!(Measured::from_json(&bare).unwrap_err().contains("write_depth"));
+        let zero = text.replace("\"write_depth_bps\":1500000000", "\"write_depth_bps\":0");
+        assert!(Measured::from_json(&zero).unwrap_err().contains("write at depth"));
     }
 
     #[test]
@@ -642,7 +775,7 @@ mod tests {
         let text = serde_json::to_string(&m.to_json()).unwrap();
         assert_eq!(Measured::from_json(&text).unwrap(), m);
         assert!(Measured::from_json("{").unwrap_err().contains("not JSON"));
-        assert!(Measured::from_json("{\"schema\":\"x\"}").unwrap_err().contains("vmlab.host-disk/3"));
+        assert!(Measured::from_json("{\"schema\":\"x\"}").unwrap_err().contains("vmlab.host-disk/5"));
         let no_depth = text.replace("\"depth\":32", "\"depth\":\"a\"");
         assert!(Measured::from_json(&no_depth).unwrap_err().contains("depth"));
         let zero = text.replace("\"read_4k_ns\":50000", "\"read_4k_ns\":0");

@@ -436,6 +436,11 @@ fn run_host_builds_the_machine_from_the_host_and_limits_the_workload() {
     // The 4 MiB write's 4,500 us less the read's latency is its transfer.
     assert!(disk.contains("bandwidth=1047552000B/s write_bandwidth=941712787B/s latency=46090ns spindles=8"), "{disk}");
     assert!(disk.contains("device_bandwidth=1200000000B/s"), "{disk}");
+    // A `/3` measurement has no writes at depth: the writes keep the read ceiling, and it says so.
+    assert!(
+        disk.contains("no writes at depth (an older measurement") && disk.ends_with("device_write_bandwidth=0B/s"),
+        "{disk}"
+    );
     let host = host_sets(&v);
     assert!(host.starts_with("machine.cost.fault=2100ns "), "the calibration first: {host}");
     assert!(v["notes"]["host_costs"].as_str().unwrap().starts_with("calibrated"));
@@ -443,7 +448,7 @@ fn run_host_builds_the_machine_from_the_host_and_limits_the_workload() {
     // then `vmlab real`'s own reads of its group's memory.stat, every poll (20 ms).
     assert!(
         host.contains(
-            "chunk = 4194304 }] vm.max_sectors_kb=1024 vm.max_segments=64 disk.sda.nr_requests=64 \
+            "chunk = 4194304, device_write_bandwidth = \"0B/s\" }] vm.max_sectors_kb=1024 vm.max_segments=64 disk.sda.nr_requests=64 \
              disk.sda.scheduler=\"none\" reclaim.memcg_stat_poll_ms=20 machine.memory="
         ),
         "{host}"
