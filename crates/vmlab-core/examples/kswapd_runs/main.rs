@@ -56,6 +56,7 @@
 //! cargo run --release -p vmlab-core --example kswapd_runs -- SCENARIO PROFILE EVERY_S [detail=FROM_S..TO_S] [whatif.KEY=ZONE...] [KEY=VALUE...]
 
 mod blocks;
+mod buddies;
 mod classes;
 #[path = "../common/mod.rs"]
 mod common;
@@ -247,7 +248,7 @@ fn comp_line(sim: &Sim) {
 }
 
 fn main() {
-    let keys: Vec<&str> = ["detail"].into_iter().chain(vmlab_core::whatif::WhatIf::KEYS).collect();
+    let keys: Vec<&str> = ["detail", "buddies"].into_iter().chain(vmlab_core::whatif::WhatIf::KEYS).collect();
     let (common::Census { mut sim, every_s }, own) = common::setup_with("kswapd_runs", &keys);
     for (key, value) in own.iter().filter(|(key, _)| key.starts_with("whatif.")) {
         if let Err(e) = sim.k.whatif.set(key, value) {
@@ -276,6 +277,13 @@ fn main() {
     if let Some(b) = blocks::Blocks::new(&sim.k) {
         println!("{}", blocks::Blocks::header());
         sim.k.attach_tracer(Box::new(b));
+    }
+    // What DMA32's single free pages' buddies are (`buddies=on`), printed after each hour's lines.
+    if own.iter().rfind(|(k, _)| k == "buddies").is_some_and(|(_, v)| common::parse_on("kswapd_runs", "buddies", v)) {
+        if let Some(b) = buddies::Buddies::new(&sim.k) {
+            println!("{}", buddies::Buddies::header());
+            sim.k.attach_tracer(Box::new(b));
+        }
     }
     // kswapd's per-zone shrink decisions per pass, printed after each hour's lines.
     println!("{}", passes::Passes::header());
@@ -451,6 +459,9 @@ fn main() {
             println!("{}", s.line(&sim.k, t_h));
         }
         if let Some(b) = sim.k.tracer::<blocks::Blocks>() {
+            println!("{}", b.line(&sim.k, t_h));
+        }
+        if let Some(b) = sim.k.tracer::<buddies::Buddies>() {
             println!("{}", b.line(&sim.k, t_h));
         }
         if let Some(p) = sim.k.tracer::<passes::Passes>() {
