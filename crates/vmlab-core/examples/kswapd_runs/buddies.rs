@@ -28,9 +28,16 @@ pub struct Buddies {
     /// pages freed in DMA32 by their buddy's state — free order-0 block, per-CPU, in use.
     counts: Counts,
     printed: std::cell::Cell<Counts>,
+    /// Per frame of DMA32: freed as a TCP page and not handed out since.
+    freed_tcp: Vec<bool>,
+    /// A hand-out of such a frame, waiting for its class.
+    next_of_tcp: Option<Handed>,
 }
 
-type Counts = [[u64; 3]; 3];
+/// Rows: hand-outs by zone; TCP pages of them by zone; TCP pages freed in DMA32 by buddy
+/// state; frames freed as TCP pages by the class of their next hand-out (file, anon, mov?, TCP,
+/// other).
+type Counts = [[u64; 5]; 4];
 
 impl Buddies {
     pub fn new(k: &Kernel) -> Option<Buddies> {
@@ -39,14 +46,16 @@ impl Buddies {
             zid,
             classes: ZoneClasses::new(k, zid),
             pending: None,
-            counts: [[0; 3]; 3],
+            counts: [[0; 5]; 4],
             printed: Default::default(),
+            freed_tcp: vec![false; (k.zones[zid].end_pfn - k.zones[zid].start_pfn) as usize],
+            next_of_tcp: None,
         })
     }
 
     pub fn header() -> String {
         format!(
-            "bd t_h | DMA32 free single pages on the buddy lists, by pageblock type unmov/mov/recl/reserve; pairs | the singles' buddies: on a per-CPU list / in use by class of last hand-out {},never (of the in-use ones on an LRU: file/anon) | per-CPU pages per zone unmov/mov/recl (cpus x high) | in interval: order-0 GFP_KERNEL unmovable hand-outs Normal/DMA32/DMA, of them TCP pages Normal/DMA32/DMA | TCP pages freed in DMA32 whose buddy was a free single / on a per-CPU list / in use",
+            "bd t_h | DMA32 free single pages on the buddy lists, by pageblock type unmov/mov/recl/reserve; pairs | the singles' buddies: on a per-CPU list / in use by class of last hand-out {},never (of the in-use ones on an LRU: file/anon) | per-CPU pages per zone unmov/mov/recl (cpus x high) | in interval: order-0 GFP_KERNEL unmovable hand-outs Normal/DMA32/DMA, of them TCP pages Normal/DMA32/DMA | TCP pages freed in DMA32 whose buddy was a free single / on a per-CPU list / in use | DMA32 frames freed as TCP pages, by the class of their next hand-out file/anon/mov?/tcp/other",
             CLASSES.join(",")
         )
     }
@@ -100,12 +109,14 @@ impl Buddies {
             })
             .collect();
         let pv = self.printed.replace(self.counts);
-        let d: Vec<String> = (0..3)
-            .map(|i| (0..3).map(|z| (self.counts[i][z] - pv[i][z]).to_string()).collect::<Vec<_>>().join("/"))
+        let d: Vec<String> = (0..4)
+            .map(|i| {
+                (0..[3, 3, 3, 5][i]).map(|z| (self.counts[i][z] - pv[i][z]).to_string()).collect::<Vec<_>>().join("/")
+            })
             .collect();
         let j = |a: &[u64]| a.iter().map(|x| x.to_string()).collect::<Vec<_>>().join("/");
         format!(
-            "bd {t_h:.1} | {} {}; pairs {} | {} / {} ({lru_file}/{lru_anon}) | {} | {} , {} | {}",
+            "bd {t_h:.1} | {} {}; pairs {} | {} / {} ({lru_file}/{lru_anon}) | {} | {} , {} | {} | {}",
             singles.iter().sum::<u64>(),
             j(&singles),
             z.nr_free[1],
@@ -115,6 +126,7 @@ impl Buddies {
             d[0],
             d[1],
             d[2],
+            d[3],
         )
     }
 }
@@ -122,9 +134,28 @@ impl Buddies {
 impl Tracer for Buddies {
     fn event(&mut self, k: &Kernel, ev: &Tracepoint) {
         self.classes.event(k, ev);
+        if let Some(h) = self.next_of_tcp.take() {
+            let c = match h.class(k, ev) {
+                Some(c @ 0..=1) => c,
+                None | Some(2) => 2,
+                Some(TCP) => 3,
+                Some(_) => 4,
+            };
+            self.counts[3][c] += 1;
+        }
         if let Some((h, zi)) = self.pending.take() {
             if h.class(k, ev) == Some(TCP) {
                 self.counts[1][zi] += 1;
+            }
+        }
+        if let Tracepoint::MmPageAlloc { zone, order, migratetype, pfn, gfp } = *ev {
+            if zone == self.zid {
+                let i = (pfn - k.zones[zone].start_pfn) as usize;
+                if order == 0 && self.freed_tcp[i] {
+                    self.next_of_tcp = Some(Handed::new(k, pfn, gfp, migratetype));
+                }
+                let end = (i + (1 << order)).min(self.freed_tcp.len());
+                self.freed_tcp[i..end].fill(false);
             }
         }
         match *ev {
@@ -144,6 +175,7 @@ impl Tracer for Buddies {
                         _ => 2,
                     };
                     self.counts[2][s] += 1;
+                    self.freed_tcp[(pfn - k.zones[self.zid].start_pfn) as usize] = true;
                 }
                 self.classes.clear(pfn, order);
             }

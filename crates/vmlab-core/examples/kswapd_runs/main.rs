@@ -47,13 +47,15 @@
 //! holds the pages of DMA32's pageblocks by migrate type (`blocks.rs`). A `zp` line per sample
 //! says which zones each `balance_pgdat` pass shrank and which step of the 8 × HIGH check made it
 //! (`passes.rs`); an `fp` line what kswapd's batches freed and why they kept the rest, and an `lc`
-//! line each zone's LRU at the sample (`fates.rs`).
+//! line each zone's LRU at the sample (`fates.rs`). With `buddies=on` a `bd` line per sample says
+//! what DMA32's free single pages' buddies are and where the order-0 unmovable pages and the TCP
+//! pages among them came from and went (`buddies.rs`).
 //!
 //! `whatif.KEY=ZONE` (the example's own keys, not the scenario's) switches on a labelled what-if
 //! of `vmlab_core::whatif` — a departure from every kernel, for testing which way a cause runs;
 //! the output's first line names the what-ifs on ("whatif none" without).
 //!
-//! cargo run --release -p vmlab-core --example kswapd_runs -- SCENARIO PROFILE EVERY_S [detail=FROM_S..TO_S] [whatif.KEY=ZONE...] [KEY=VALUE...]
+//! cargo run --release -p vmlab-core --example kswapd_runs -- SCENARIO PROFILE EVERY_S [detail=FROM_S..TO_S] [buddies=on] [whatif.KEY=ZONE...] [KEY=VALUE...]
 
 mod blocks;
 mod buddies;
