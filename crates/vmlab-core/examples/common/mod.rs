@@ -58,6 +58,16 @@ pub fn parse_window(name: &str, key: &str, v: &str) -> (u64, u64) {
     }
 }
 
+/// `on` or `off`; anything else is an error naming `key`.
+#[allow(dead_code)]
+pub fn parse_on(name: &str, key: &str, v: &str) -> bool {
+    match v {
+        "on" => true,
+        "off" => false,
+        _ => fail(format!("{name}: {key}=on or {key}=off, got {v:?}"), 2),
+    }
+}
+
 /// MemFree as a share of MemTotal, averaged over the minute readings between two census lines:
 /// `setup_window` makes the simulation sample every minute (or every EVERY_S if shorter), and
 /// `sample` returns Some((now %, window mean %)) when a census line is due.

@@ -47,15 +47,18 @@
 //! holds the pages of DMA32's pageblocks by migrate type (`blocks.rs`). A `zp` line per sample
 //! says which zones each `balance_pgdat` pass shrank and which step of the 8 × HIGH check made it
 //! (`passes.rs`); an `fp` line what kswapd's batches freed and why they kept the rest, and an `lc`
-//! line each zone's LRU at the sample (`fates.rs`).
+//! line each zone's LRU at the sample (`fates.rs`). With `buddies=on` a `bd` line per sample says
+//! what DMA32's free single pages' buddies are and where the order-0 unmovable pages and the TCP
+//! pages among them came from and went (`buddies.rs`).
 //!
 //! `whatif.KEY=ZONE` (the example's own keys, not the scenario's) switches on a labelled what-if
 //! of `vmlab_core::whatif` — a departure from every kernel, for testing which way a cause runs;
 //! the output's first line names the what-ifs on ("whatif none" without).
 //!
-//! cargo run --release -p vmlab-core --example kswapd_runs -- SCENARIO PROFILE EVERY_S [detail=FROM_S..TO_S] [whatif.KEY=ZONE...] [KEY=VALUE...]
+//! cargo run --release -p vmlab-core --example kswapd_runs -- SCENARIO PROFILE EVERY_S [detail=FROM_S..TO_S] [buddies=on] [whatif.KEY=ZONE...] [KEY=VALUE...]
 
 mod blocks;
+mod buddies;
 mod classes;
 #[path = "../common/mod.rs"]
 mod common;
@@ -247,7 +250,7 @@ fn comp_line(sim: &Sim) {
 }
 
 fn main() {
-    let keys: Vec<&str> = ["detail"].into_iter().chain(vmlab_core::whatif::WhatIf::KEYS).collect();
+    let keys: Vec<&str> = ["detail", "buddies"].into_iter().chain(vmlab_core::whatif::WhatIf::KEYS).collect();
     let (common::Census { mut sim, every_s }, own) = common::setup_with("kswapd_runs", &keys);
     for (key, value) in own.iter().filter(|(key, _)| key.starts_with("whatif.")) {
         if let Err(e) = sim.k.whatif.set(key, value) {
@@ -276,6 +279,13 @@ fn main() {
     if let Some(b) = blocks::Blocks::new(&sim.k) {
         println!("{}", blocks::Blocks::header());
         sim.k.attach_tracer(Box::new(b));
+    }
+    // What DMA32's single free pages' buddies are (`buddies=on`), printed after each hour's lines.
+    if own.iter().rfind(|(k, _)| k == "buddies").is_some_and(|(_, v)| common::parse_on("kswapd_runs", "buddies", v)) {
+        if let Some(b) = buddies::Buddies::new(&sim.k) {
+            println!("{}", buddies::Buddies::header());
+            sim.k.attach_tracer(Box::new(b));
+        }
     }
     // kswapd's per-zone shrink decisions per pass, printed after each hour's lines.
     println!("{}", passes::Passes::header());
@@ -451,6 +461,9 @@ fn main() {
             println!("{}", s.line(&sim.k, t_h));
         }
         if let Some(b) = sim.k.tracer::<blocks::Blocks>() {
+            println!("{}", b.line(&sim.k, t_h));
+        }
+        if let Some(b) = sim.k.tracer::<buddies::Buddies>() {
             println!("{}", b.line(&sim.k, t_h));
         }
         if let Some(p) = sim.k.tracer::<passes::Passes>() {

@@ -185,3 +185,60 @@ fn pcp_drain_frees_to_the_migratetype_recorded_at_free() {
     assert_eq!(drained_to("linux-2.6.36"), Mt::Movable as u8);
     assert_eq!(drained_to("linux-2.6.26"), Mt::Unmovable as u8);
 }
+
+/// The cycle that keeps a zone's free memory single when its unmovable lists are empty
+/// (galeksandrp-keenetic/linux-2.6.36 `mm/page_alloc.c`): `rmqueue_bulk` fills an empty
+/// unmovable per-CPU list with `pcp->batch` calls of `__rmqueue`, and each falls back in
+/// `__rmqueue_fallback`, which takes the largest movable block — a pair before any single —
+/// and, below `pageblock_order >> 1`, gives the other half back to the movable lists. Freed,
+/// a stolen page goes to the per-CPU list of its pageblock's type (`free_hot_cold_page`:
+/// movable), where the next movable order-0 allocation on that CPU takes it, so the pair does
+/// not form again; only a drain to the buddy lists merges it with its buddy, and the refill's
+/// unused pages, recorded unmovable (`set_page_private`), merge onto the unmovable lists.
+#[test]
+fn an_unmovable_refill_splits_pairs_and_a_movable_allocation_reuses_the_stolen_page() {
+    use vmlab_core::mm_types::pg;
+    use vmlab_core::mmzone::{Mt, ZoneType};
+    let mut k = kernel("linux-2.6.36");
+    let z = k.zones.iter().position(|z| z.kind == ZoneType::Dma32).expect("DMA32");
+    let mut ctx = Ctx { cpu: 0, in_reclaim: true, ..Default::default() };
+    while k.alloc_pages(&mut ctx, Gfp::highuser_movable(), 0).is_ok() {}
+    let batch = k.zones[z].pcp[0].batch as usize;
+    assert!(batch > 2 && k.zones[z].free_area[0][Mt::Unmovable as usize].len == 0);
+    // Aligned 8-page blocks of DMA32's movable pageblocks: frames 0-1 go back as a pair, frame 4
+    // as a single; the rest stay in use, so nothing merges further.
+    let (start, end, phys0) = (k.zones[z].start_pfn, k.zones[z].end_pfn, k.zones[z].phys_start_pfn);
+    let phys = |p: u32| p - start + phys0;
+    let bases: Vec<u32> = (start..end)
+        .filter(|&f| phys(f).is_multiple_of(8) && k.pageblock_mt[k.pageblock_of(z, f)] == Mt::Movable as u8)
+        .take(batch + 1)
+        .collect();
+    let buddy = |p: u32| if phys(p).is_multiple_of(2) { p + 1 } else { p - 1 };
+    ctx.cpu = 1;
+    for &b in &bases {
+        for p in [b, b + 1, b + 4] {
+            k.free_pages(&mut ctx, p, 0);
+        }
+    }
+    k.drain_all_pages();
+    assert_eq!((k.zones[z].nr_free[1], k.zones[z].nr_free[0]), (batch as u64 + 1, batch as u64 + 1));
+    // A GFP_KERNEL order-0 page on CPU 0: the refill steals `batch` pages, one from each pair.
+    ctx.cpu = 0;
+    let p = k.alloc_pages(&mut ctx, Gfp::kernel(), 0).expect("a stolen page");
+    let parked = k.zones[z].pcp[0].lists[Mt::Unmovable as usize].len;
+    assert_eq!(parked, batch as u64 - 1, "the rest of the batch waits on the unmovable list");
+    assert_eq!(k.zones[z].nr_free[1], 1, "largest first: every page of the batch split a pair");
+    assert_eq!(k.zones[z].nr_free[0], 2 * batch as u64 + 1, "the pairs' other halves, single");
+    assert!(bases.iter().any(|&b| p == b || p == b + 1));
+    // Freed, it waits on the movable list, and a movable allocation takes it: its buddy stays single.
+    k.free_pages(&mut ctx, p, 0);
+    assert_eq!(k.zones[z].pcp[0].lists[Mt::Movable as usize].head, p);
+    let q = k.alloc_pages(&mut ctx, Gfp::highuser_movable(), 0).expect("a movable page");
+    assert_eq!(q, p, "the movable allocation reuses the stolen page");
+    assert!(k.fr.has(buddy(p), pg::BUDDY) && k.zones[z].nr_free[1] == 1, "no pair formed");
+    // Drained instead, it merges with its buddy, and the parked pages merge onto the unmovable lists.
+    k.free_pages(&mut ctx, p, 0);
+    k.drain_all_pages();
+    assert_eq!(k.zones[z].free_area[1][Mt::Movable as usize].len, 2, "the pair formed again");
+    assert_eq!(k.zones[z].free_area[1][Mt::Unmovable as usize].len, parked);
+}
