@@ -43,7 +43,7 @@ const KIB: u64 = 1024;
 
 /// Largest request the block layer builds by merging contiguous submissions: 2.4's
 /// `__make_request` back-merges a buffer into the queued request that ends where it begins, up to
-/// the driver's `max_sectors` (128 sectors on a DAC960). Only the interrupt count uses it.
+/// the driver's `max_sectors` (128 sectors on a DAC960).
 const MERGE_MAX_BYTES: u64 = 64 * KIB;
 
 /// Physical parameters of a block device.
@@ -382,12 +382,16 @@ pub struct Disk {
     /// Completion times of logical requests, for `in_flight`.
     inflight: BinaryHeap<Reverse<u64>>,
     last_now: u64,
-    /// The last submission, for merging: its end offset, direction, completion, merged size.
+    /// The last submission, for merging without a request queue: its end offset, direction,
+    /// when the request it is part of starts its service, and that request's size.
     merge_end: u64,
     merge_write: bool,
-    merge_done: u64,
+    merge_begin: u64,
     merge_bytes: u64,
     merged: bool,
+    /// Per stripe of a mirrored device, the mirror its last read went to (a read merged into
+    /// that request is moved by the same spindle).
+    read_pick: Vec<usize>,
     busy_until: u64,
     /// Time with at least one request in flight (iostat's %util), including the scheduled tail.
     busy_ns: u64,
@@ -481,9 +485,10 @@ impl Disk {
             last_now: 0,
             merge_end: u64::MAX,
             merge_write: false,
-            merge_done: 0,
+            merge_begin: 0,
             merge_bytes: 0,
             merged: false,
+            read_pick: vec![0; params.stripes() as usize],
             busy_until: 0,
             busy_ns: 0,
             bytes_read: 0,
@@ -659,11 +664,11 @@ impl Disk {
         if self.queue.is_some() && self.elevator.is_some() {
             self.run_queue(now);
         }
-        let mut merged = false;
         let mut start = now;
-        if let Some(q) = self.queue.as_mut() {
-            merged = q.elv_merge(now, offset, bytes, segs, write);
-        }
+        let merged = match self.queue.as_mut() {
+            Some(q) => q.elv_merge(now, offset, bytes, segs, write),
+            None => self.back_merge(now, offset, bytes, write),
+        };
         if self.queue.is_some() && !merged {
             if let Some(i) = self.hold_write(now, offset, bytes, segs, write) {
                 return self.held(now, i, bytes);
@@ -684,11 +689,15 @@ impl Disk {
         }
         // A merged bio adds its transfer to the request it joined, and leaves the throttle at once
         // (`wbt_done` when a merge frees it).
+        let begin = if self.queue.is_none() && !merged { self.service_begins(now, offset) } else { 0 };
         let done = if merged {
             self.submit_pieces(start, offset, bytes, write, true)
         } else {
             self.start_request(now, now, start, offset, bytes, segs, write)
         };
+        if merged && self.queue.is_none() {
+            self.back_merged_head(offset, bytes, write);
+        }
         if let (Some(q), Some(head)) = (self.queue.as_mut(), self.elevator.as_ref().and_then(MqDeadline::head)) {
             self.run_wanted = Some(q.quote(now, head.segs));
         }
@@ -699,19 +708,67 @@ impl Disk {
             self.reads += 1;
             self.bytes_read += bytes;
         }
-        if self.queue.is_some() {
-            self.merged = merged;
-        } else {
-            // Contiguous with the previous submission, which is still queued: the same request.
-            self.merged = write == self.merge_write
-                && offset == self.merge_end
-                && now < self.merge_done
-                && self.merge_bytes + bytes <= MERGE_MAX_BYTES;
-            self.merge_bytes = if self.merged { self.merge_bytes + bytes } else { bytes };
-            (self.merge_end, self.merge_write, self.merge_done) = (offset + bytes, write, done);
+        self.merged = merged;
+        if self.queue.is_none() {
+            if merged {
+                self.merge_bytes += bytes;
+            } else {
+                (self.merge_bytes, self.merge_begin) = (bytes, begin);
+            }
+            (self.merge_end, self.merge_write) = (offset + bytes, write);
         }
         self.in_flight_until(now, done);
         done
+    }
+
+    /// 2.4's `__make_request` without a scheduler queue: a buffer that begins where the last
+    /// submission ended, in the same direction, joins its request (`ELEVATOR_BACK_MERGE`: the
+    /// buffer is chained to `bhtail` and the request's sectors grow; no new request, so no new
+    /// command for the drive) while that request has not started — the active head is skipped
+    /// (`q->head_active && !q->plugged`) — and stays within `max_sectors`. On a striped device
+    /// the buffer must stay in the chunk the request ends in, so that the same spindle moves it.
+    fn back_merge(&self, now: u64, offset: u64, bytes: u64, write: bool) -> bool {
+        let chunk = self.params.chunk_bytes;
+        let same_chunk = self.params.stripes() == 1
+            || (!offset.is_multiple_of(chunk) && offset / chunk == (offset + bytes.max(1) - 1) / chunk);
+        write == self.merge_write
+            && offset == self.merge_end
+            && now < self.merge_begin
+            && self.merge_bytes + bytes <= MERGE_MAX_BYTES
+            && same_chunk
+    }
+
+    /// The spindles that would take a request starting at `offset`: one, or a mirrored pair.
+    fn spindles_of(&self, offset: u64) -> (usize, usize) {
+        let stripe = ((offset / self.params.chunk_bytes) % self.params.stripes() as u64) as usize;
+        if self.params.mirrored {
+            (2 * stripe, 2 * stripe + 1)
+        } else {
+            (stripe, stripe)
+        }
+    }
+
+    /// When a request submitted now at `offset` would start its service: when the first of its
+    /// spindles is free.
+    fn service_begins(&self, now: u64, offset: u64) -> u64 {
+        let (a, b) = self.spindles_of(offset);
+        now.max(self.spindles[a].busy_until.min(self.spindles[b].busy_until))
+    }
+
+    /// A back-merged buffer extends its request on the spindle: the head stops past it.
+    fn back_merged_head(&mut self, offset: u64, bytes: u64, write: bool) {
+        let p = self.params;
+        let c = offset / p.chunk_bytes;
+        let stripes = p.stripes() as u64;
+        let end = (c / stripes) * p.chunk_bytes + offset % p.chunk_bytes + bytes;
+        let (a, b) = self.spindles_of(offset);
+        if p.mirrored && !write {
+            let s = self.read_pick[(c % stripes) as usize];
+            self.spindles[s].head_pos = end;
+        } else {
+            self.spindles[a].head_pos = end;
+            self.spindles[b].head_pos = end;
+        }
     }
 
     /// A request that merged with nothing goes to the device at `start` (`since`: when the
@@ -921,9 +978,19 @@ impl Disk {
         }
         // md's read_balance prefers an idle mirror whose head is already there; "whichever would
         // finish first" captures both the queue length and the head position.
-        let qa = self.spindles[a].quote(&p, now, local, bytes, false).1;
-        let qb = self.spindles[b].quote(&p, now, local, bytes, false).1;
-        let pick = if qb < qa { b } else { a };
+        let pick = if merged && self.queue.is_none() {
+            // Back-merged into the request that mirror already holds.
+            self.read_pick[stripe]
+        } else {
+            let qa = self.spindles[a].quote(&p, now, local, bytes, false).1;
+            let qb = self.spindles[b].quote(&p, now, local, bytes, false).1;
+            if qb < qa {
+                b
+            } else {
+                a
+            }
+        };
+        self.read_pick[stripe] = pick;
         go(&mut self.spindles[pick])
     }
 
@@ -1075,6 +1142,25 @@ mod tests {
             let want = (p.bandwidth_bps * p.stripes() as u64) as f64 / 1e6;
             assert!(bw > 0.9 * want && bw <= want, "{model} write={write}: {bw} of {want} MB/s");
         }
+    }
+
+    #[test]
+    fn contiguous_buffers_queued_behind_a_busy_head_join_one_request() {
+        // 33 one-page writes in slot order at one instant, as reclaimers' swap writes arrive:
+        // the first starts at once (the active head takes no merge), the next 16 build one
+        // request behind it, the last 16 another (64 KiB, max_sectors). Three commands.
+        let mut d = Disk::preset("hdd").unwrap();
+        let mut end = 0;
+        for i in 0..33u64 {
+            end = end.max(d.submit(0, 10 * MIB + i * 4096, 4096, true));
+        }
+        assert_eq!(end, 3 * 50_000 + 8_000_000 + 33 * 40_960);
+        assert_eq!(d.stat().write_ios, 3);
+        // Every merged buffer left the head where the next request begins: no second seek.
+        assert_eq!(d.submit(0, 10 * MIB + 33 * 4096, 4096, true), end + 50_000 + 40_960);
+        // A buffer in the other direction starts a request of its own: its own command.
+        assert_eq!(d.submit(0, 10 * MIB + 34 * 4096, 4096, false), end + 2 * (50_000 + 40_960));
+        assert_eq!(d.stat().write_ios + d.stat().read_ios, 5);
     }
 
     #[test]

@@ -1548,4 +1548,51 @@ mod tests {
             }
         }
     }
+
+    /// 2.4.23's inactive list is a ring with one door (history §33): `lru_cache_add` and every
+    /// page `shrink_cache` passes go to the head (`list_add`), and a mapped page is only counted
+    /// against `max_mapped`. So pages read after a run of mapped shm are reached only once the run
+    /// and everything older have been passed, and the run, passed, lies behind them on the next
+    /// lap: the mix of mapped to freeable pages a lap meets is the one the last lap left.
+    #[test]
+    fn pages_added_to_the_inactive_head_wait_one_lap_and_find_the_mapped_run_behind_them() {
+        let mut k = kernel();
+        let mut ctx = Ctx::default();
+        let cz = ZoneType::HighMem as usize;
+        // Oldest first: 100 mapped pages (shm some process maps), 100 clean, then 40 clean read later.
+        let mapped = cache_pages(&mut k, 100, INACTIVE, false);
+        for &p in &mapped {
+            k.fr.mapcount[p as usize] = 1;
+        }
+        let clean = cache_pages(&mut k, 100, INACTIVE, false);
+        let later = cache_pages(&mut k, 40, INACTIVE, false);
+        let scanned = |k: &Kernel| k.ev.get(Vm::PgscanDirect);
+        let mut call = |k: &mut Kernel| {
+            let before = scanned(k);
+            let mut st = new_tfp(k, cz);
+            let mut held = None;
+            let end = shrink_cache(k, &mut ctx, &mut st, 10_000, 3_200, u64::MAX, &mut held);
+            lru_unlock(k, &ctx, &mut held);
+            assert!(matches!(end, ScanEnd::Freed));
+            scanned(k) - before
+        };
+        // The first call passes the whole mapped run before its 32 clean pages.
+        assert_eq!(call(&mut k), 132);
+        assert!(clean[..32].iter().all(|&p| !k.fr.has(p, pg::LRU)));
+        let order = inactive_from_tail(&mut k);
+        assert_eq!(order[..68], clean[32..]);
+        assert_eq!(order[68..108], later[..]);
+        assert_eq!(order[108..], mapped[..]);
+        // The next calls meet no mapped page: the run is behind the later pages now.
+        assert_eq!(call(&mut k), 32);
+        assert_eq!(call(&mut k), 32);
+        assert!(clean[..96].iter().all(|&p| !k.fr.has(p, pg::LRU)));
+        assert!(later.iter().all(|&p| k.fr.has(p, pg::LRU)));
+        // The later pages are reached only after every older clean page, and still before the run.
+        assert_eq!(call(&mut k), 32);
+        assert!(clean.iter().chain(&later[..28]).all(|&p| !k.fr.has(p, pg::LRU)));
+        let order = inactive_from_tail(&mut k);
+        assert_eq!(order[..12], later[28..]);
+        assert_eq!(order[12..], mapped[..]);
+    }
 }
