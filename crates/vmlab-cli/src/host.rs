@@ -51,12 +51,16 @@ pub fn inodes_in_use(p: &Path) -> Result<Option<u64>, String> {
     }
 }
 
-/// The figure of `/proc/meminfo`'s `KEY:   N kB` line, in kB; `None` without the file or the line.
-pub fn meminfo_kb(p: &Path, key: &str) -> Option<u64> {
-    let text = std::fs::read_to_string(p).ok()?;
+/// The figure of a `/proc/meminfo` text's `KEY:   N kB` line, in kB; `None` without the line.
+fn meminfo_field(text: &str, key: &str) -> Option<u64> {
     text.lines()
         .find_map(|l| l.strip_prefix(key)?.strip_prefix(':'))
         .and_then(|v| v.trim().strip_suffix("kB")?.trim().parse().ok())
+}
+
+/// [`meminfo_field`] of the file `p`; `None` without the file.
+pub fn meminfo_kb(p: &Path, key: &str) -> Option<u64> {
+    meminfo_field(&std::fs::read_to_string(p).ok()?, key)
 }
 
 /// /proc/sys/vm files and the tunables they set.
@@ -239,11 +243,8 @@ impl Queue {
 pub fn read(root: &Path) -> Result<HostFacts, String> {
     let meminfo = root.join("proc/meminfo");
     let text = std::fs::read_to_string(&meminfo).map_err(|e| format!("{}: {e}", meminfo.display()))?;
-    let kb = text
-        .lines()
-        .find_map(|l| l.strip_prefix("MemTotal:"))
-        .and_then(|v| v.trim().strip_suffix("kB")?.trim().parse::<u64>().ok())
-        .ok_or_else(|| format!("{}: no `MemTotal: N kB` line", meminfo.display()))?;
+    let kb =
+        meminfo_field(&text, "MemTotal").ok_or_else(|| format!("{}: no `MemTotal: N kB` line", meminfo.display()))?;
     let online = root.join("sys/devices/system/cpu/online");
     let cpus = std::fs::read_to_string(&online)
         .ok()
@@ -267,8 +268,8 @@ pub fn read(root: &Path) -> Result<HostFacts, String> {
         vm.push(("read_ahead_kb", kb));
     }
     let inodes_in_use = inodes_in_use(&root.join("proc/sys/fs/inode-nr"))?;
+    let dirty_kb = meminfo_field(&text, "Dirty");
     // Whole MiB: a machine's memory is laid out in sections, not to the KiB.
-    let dirty_kb = meminfo_kb(&meminfo, "Dirty");
     Ok(HostFacts { mem_bytes: kb * 1024 / (1 << 20) * (1 << 20), cpus, vm, inodes_in_use, dirty_kb })
 }
 

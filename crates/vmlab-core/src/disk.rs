@@ -695,9 +695,6 @@ impl Disk {
         } else {
             self.start_request(now, now, start, offset, bytes, segs, write)
         };
-        if merged && self.queue.is_none() {
-            self.back_merged_head(offset, bytes, write);
-        }
         if let (Some(q), Some(head)) = (self.queue.as_mut(), self.elevator.as_ref().and_then(MqDeadline::head)) {
             self.run_wanted = Some(q.quote(now, head.segs));
         }
@@ -738,9 +735,8 @@ impl Disk {
             && same_chunk
     }
 
-    /// The spindles that would take a request starting at `offset`: one, or a mirrored pair.
-    fn spindles_of(&self, offset: u64) -> (usize, usize) {
-        let stripe = ((offset / self.params.chunk_bytes) % self.params.stripes() as u64) as usize;
+    /// The spindles of `stripe`: one, or a mirrored pair.
+    fn stripe_spindles(&self, stripe: usize) -> (usize, usize) {
         if self.params.mirrored {
             (2 * stripe, 2 * stripe + 1)
         } else {
@@ -748,27 +744,16 @@ impl Disk {
         }
     }
 
+    /// The spindles that would take a request starting at `offset`.
+    fn spindles_of(&self, offset: u64) -> (usize, usize) {
+        self.stripe_spindles(((offset / self.params.chunk_bytes) % self.params.stripes() as u64) as usize)
+    }
+
     /// When a request submitted now at `offset` would start its service: when the first of its
     /// spindles is free.
     fn service_begins(&self, now: u64, offset: u64) -> u64 {
         let (a, b) = self.spindles_of(offset);
         now.max(self.spindles[a].busy_until.min(self.spindles[b].busy_until))
-    }
-
-    /// A back-merged buffer extends its request on the spindle: the head stops past it.
-    fn back_merged_head(&mut self, offset: u64, bytes: u64, write: bool) {
-        let p = self.params;
-        let c = offset / p.chunk_bytes;
-        let stripes = p.stripes() as u64;
-        let end = (c / stripes) * p.chunk_bytes + offset % p.chunk_bytes + bytes;
-        let (a, b) = self.spindles_of(offset);
-        if p.mirrored && !write {
-            let s = self.read_pick[(c % stripes) as usize];
-            self.spindles[s].head_pos = end;
-        } else {
-            self.spindles[a].head_pos = end;
-            self.spindles[b].head_pos = end;
-        }
     }
 
     /// A request that merged with nothing goes to the device at `start` (`since`: when the
@@ -959,18 +944,25 @@ impl Disk {
 
     fn submit_stripe(&mut self, now: u64, stripe: usize, local: u64, bytes: u64, write: bool, merged: bool) -> u64 {
         let p = self.params;
+        let (a, b) = self.stripe_spindles(stripe);
+        // 2.4's back merge without a request queue extends the request the spindle holds: its
+        // head then stops past the buffer, where the next request begins.
+        let back_merge = merged && self.queue.is_none();
         let link = &mut self.link;
         let mut go = |s: &mut Spindle| {
             if merged {
-                s.schedule_merged(&p, link, now, bytes, write)
+                let done = s.schedule_merged(&p, link, now, bytes, write);
+                if back_merge {
+                    s.head_pos = local + bytes;
+                }
+                done
             } else {
                 s.schedule(&p, link, now, local, bytes, write)
             }
         };
         if !p.mirrored {
-            return go(&mut self.spindles[stripe]);
+            return go(&mut self.spindles[a]);
         }
-        let (a, b) = (2 * stripe, 2 * stripe + 1);
         if write {
             let da = go(&mut self.spindles[a]);
             let db = go(&mut self.spindles[b]);

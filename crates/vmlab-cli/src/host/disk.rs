@@ -391,6 +391,12 @@ impl Aligned {
         }
         Aligned { ptr, layout }
     }
+    /// A buffer of non-zero bytes, so that no layer below can skip the write as zeroes.
+    fn filled(bytes: usize) -> Aligned {
+        let mut a = Aligned::new(bytes);
+        a.buf().iter_mut().enumerate().for_each(|(i, b)| *b = (i * 7 + 1) as u8);
+        a
+    }
     fn buf(&mut self) -> &mut [u8] {
         // SAFETY: ptr owns layout.size() initialised (zeroed) bytes.
         unsafe { std::slice::from_raw_parts_mut(self.ptr, self.layout.size()) }
@@ -422,26 +428,34 @@ pub fn measure(dir: &Path) -> Result<Measured, String> {
         .clamp(2 * req, (16 << 20).max(2 * req));
     let r = measure_file(&path, chunk, window, req);
     let _ = std::fs::remove_file(&path);
-    let (read_4k_ns, read_chunk_ns, write_chunk_ns, iops_at_depth, device_bps, window_ns, write_depth_bps) =
-        r.map_err(|e| format!("{}: {e}", path.display()))?;
+    let r = r.map_err(|e| format!("{}: {e}", path.display()))?;
     let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default().trim().to_string();
     Ok(Measured {
         dir: dir.display().to_string(),
         device,
         kernel,
         chunk_bytes: chunk,
-        read_4k_ns,
-        read_chunk_ns,
-        write_chunk_ns,
-        iops_at_depth,
+        read_4k_ns: r.read_4k_ns,
+        read_chunk_ns: r.read_chunk_ns,
+        write_chunk_ns: r.write_chunk_ns,
+        iops_at_depth: r.iops_at_depth,
         depth: DEPTH,
-        device_bps,
-        window: Some(Window { bytes: window, req_bytes: req, ns: window_ns }),
-        write_depth: Some(WriteDepth { req_bytes: chunk, depth: WRITE_DEPTH, bps: write_depth_bps }),
+        device_bps: r.device_bps,
+        window: Some(Window { bytes: window, req_bytes: req, ns: r.window_ns }),
+        write_depth: Some(WriteDepth { req_bytes: chunk, depth: WRITE_DEPTH, bps: r.write_depth_bps }),
     })
 }
 
-type Figures = (u64, u64, u64, u64, u64, u64, u64);
+/// What [`measure_file`] times, as [`Measured`] names them.
+struct Figures {
+    read_4k_ns: u64,
+    read_chunk_ns: u64,
+    write_chunk_ns: u64,
+    iops_at_depth: u64,
+    device_bps: u64,
+    window_ns: u64,
+    write_depth_bps: u64,
+}
 
 fn measure_file(path: &Path, chunk: u64, window: u64, req: u64) -> std::io::Result<Figures> {
     let f =
@@ -453,8 +467,7 @@ fn measure_file(path: &Path, chunk: u64, window: u64, req: u64) -> std::io::Resu
     if unsafe { libc::fallocate(std::os::fd::AsRawFd::as_raw_fd(&f), 0, 0, size as libc::off_t) } != 0 {
         return Err(std::io::Error::last_os_error());
     }
-    let mut big = Aligned::new(chunk as usize);
-    big.buf().iter_mut().enumerate().for_each(|(i, b)| *b = (i * 7 + 1) as u8);
+    let mut big = Aligned::filled(chunk as usize);
     // The first pass is the flusher's: WRITE_DEPTH writers into the allocated, never written
     // blocks. On issue 17's loop image (2026-11-29) these moved 1.4–1.6 GB/s where the same
     // writes as overwrites moved 2.0–2.7: the image file's holes are allocated on the host's
@@ -501,7 +514,15 @@ fn measure_file(path: &Path, chunk: u64, window: u64, req: u64) -> std::io::Resu
         }
     }
     let window_ns = read_windows(&f, size, window, req)?;
-    Ok((read_4k_ns, read_chunk_ns, write_chunk_ns, iops, device_bps.max(1), window_ns, write_depth_bps))
+    Ok(Figures {
+        read_4k_ns,
+        read_chunk_ns,
+        write_chunk_ns,
+        iops_at_depth: iops,
+        device_bps: device_bps.max(1),
+        window_ns,
+        write_depth_bps,
+    })
 }
 
 /// Bytes per second of `depth` writers, each writing its own `1/depth` of the file's `size`
@@ -511,8 +532,7 @@ fn write_at_depth(f: &std::fs::File, size: u64, req: u64, depth: u32) -> std::io
     let reqs = size / req;
     let part = (reqs / depth as u64).max(1);
     let took = in_parallel(depth as u64, |k| {
-        let mut buf = Aligned::new(req as usize);
-        buf.buf().iter_mut().enumerate().for_each(|(i, b)| *b = (i * 7 + 1) as u8);
+        let mut buf = Aligned::filled(req as usize);
         let end = if k + 1 == depth as u64 { reqs } else { ((k + 1) * part).min(reqs) };
         for i in (k * part).min(end)..end {
             f.write_all_at(buf.buf(), i * req)?;
