@@ -358,6 +358,8 @@ pub fn disk_sets(names: &[String], p: &vmlab_core::disk::DiskParams) -> Vec<Stri
         // 0 without a write probe at depth (a `/4` measurement): the writes share the read
         // ceiling. Spelled out so that these sets replayed over another measurement keep it.
         ("device_write_bandwidth", format!("\"{}B/s\"", p.device_write_bandwidth_bps)),
+        // 0 unless measured (a `/5` or older measurement has no figure); spelled out as above.
+        ("write_completion_latency", format!("\"{}ns\"", p.write_completion_latency_ns)),
     ];
     if names.is_empty() {
         let body: Vec<String> = fields.iter().map(|(k, v)| format!("{k} = {v}")).collect();

@@ -31,6 +31,7 @@ fn main() {
         chunk_bytes: a[4],
         device_bandwidth_bps: a[5],
         device_write_bandwidth_bps: 0,
+        write_completion_latency_ns: 0,
     };
     let secs = a.get(6).copied().unwrap_or(2);
     let levels = [(512, 0), (512, 1), (512, 2), (512, 4), (512, 8), (512, 16), (128, 4), (128, 16)];

@@ -268,6 +268,9 @@ impl Sim {
             if let Some(b) = d.device_write_bandwidth_bps {
                 p.device_write_bandwidth_bps = b;
             }
+            if let Some(t) = d.write_completion_latency_ns {
+                p.write_completion_latency_ns = t;
+            }
             let mut disk = Disk::new(p)
                 .map_err(|e| SimError { span: Some(d.span), message: format!("disk `{}`: {e}", d.name) })?;
             disk.set_ring(d.ring_descriptors.unwrap_or(0));

@@ -453,8 +453,10 @@ fn resolve(ctx: &Ctx<'_>, f: &ScenarioFile) -> Result<(Setup, Vec<String>), Scen
             Some(b) => Some(ctx.unit(&["disk", &i, "device_write_bandwidth"], units::parse_bandwidth(b))?),
             None => None,
         };
-        let mut times = [None; 2];
-        for (j, (key, v)) in [("seek", &d.seek), ("latency", &d.latency)].iter().enumerate() {
+        let mut times = [None; 3];
+        let keyed =
+            [("seek", &d.seek), ("latency", &d.latency), ("write_completion_latency", &d.write_completion_latency)];
+        for (j, (key, v)) in keyed.iter().enumerate() {
             if let Some(v) = v {
                 times[j] = Some(ctx.unit(&["disk", &i, key], units::parse_duration(v))?);
             }
@@ -497,6 +499,7 @@ fn resolve(ctx: &Ctx<'_>, f: &ScenarioFile) -> Result<(Setup, Vec<String>), Scen
             device_bandwidth_bps,
             write_bandwidth_bps,
             device_write_bandwidth_bps,
+            write_completion_latency_ns: times[2],
             ring_descriptors: d.ring_descriptors,
             nr_requests: d.nr_requests,
             wbt_lat_usec: d.wbt_lat_usec,
@@ -1266,6 +1269,11 @@ program = "wait"
         assert_eq!(s.setup.disks[0].device_write_bandwidth_bps, Some(0));
         let e = err(SMALL, &["disk.sda.device_write_bandwidth=\"1GB\""]);
         assert!(e.contains("device_write_bandwidth") && e.contains("must end in `/s`"), "{e}");
+        assert_eq!(s.setup.disks[0].write_completion_latency_ns, None, "no completion latency unless asked");
+        let s = load(SMALL, &["disk.sda.write_completion_latency=\"2.5ms\""]).unwrap();
+        assert_eq!(s.setup.disks[0].write_completion_latency_ns, Some(2_500_000));
+        let e = err(SMALL, &["disk.sda.write_completion_latency=\"2.5MB\""]);
+        assert!(e.contains("write_completion_latency"), "{e}");
         let s = load(SMALL, &["disk.sda.ring_descriptors=256"]).unwrap();
         assert_eq!(s.setup.disks[0].ring_descriptors, Some(256));
         let e = err(SMALL, &["disk.sda.ring_descriptors=2"]);

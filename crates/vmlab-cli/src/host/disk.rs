@@ -188,6 +188,7 @@ impl Measured {
             // The writes at depth are the link's write ceiling; the read-around window below
             // lowers the read one only.
             device_write_bandwidth_bps: self.write_depth.map_or(0, |w| w.bps),
+            write_completion_latency_ns: 0,
         };
         match self.window {
             Some(w) => w.fit_link(p),

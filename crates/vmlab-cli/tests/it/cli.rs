@@ -448,7 +448,7 @@ fn run_host_builds_the_machine_from_the_host_and_limits_the_workload() {
     // then `vmlab real`'s own reads of its group's memory.stat, every poll (20 ms).
     assert!(
         host.contains(
-            "chunk = 4194304, device_write_bandwidth = \"0B/s\" }] vm.max_sectors_kb=1024 vm.max_segments=64 disk.sda.nr_requests=64 \
+            "chunk = 4194304, device_write_bandwidth = \"0B/s\", write_completion_latency = \"0ns\" }] vm.max_sectors_kb=1024 vm.max_segments=64 disk.sda.nr_requests=64 \
              disk.sda.scheduler=\"none\" reclaim.memcg_stat_poll_ms=20 machine.memory="
         ),
         "{host}"
