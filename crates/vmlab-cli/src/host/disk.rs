@@ -188,6 +188,10 @@ impl Measured {
             // The writes at depth are the link's write ceiling; the read-around window below
             // lowers the read one only.
             device_write_bandwidth_bps: self.write_depth.map_or(0, |w| w.bps),
+            // Not measurable here: on issue 17's loop image an O_DIRECT chunk from one buffer took
+            // 0.28 ms alone, a chunk of page cache written back alone 1.15 ms, and the flusher's
+            // requests under the workload 2.2–2.8 ms beyond their drain (docs/REAL.md, "The loop's
+            // write completions at depth"); a record states the traced figure in its disk sets.
             write_completion_latency_ns: 0,
         };
         match self.window {
