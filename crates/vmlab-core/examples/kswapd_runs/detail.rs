@@ -314,6 +314,10 @@ impl Tracer for Detail {
                     r.lowest = r.lowest.min(priority);
                 }
             }
+            Tracepoint::LruIsolate { .. } if task == kswapd => self.form.ends.isolated(),
+            Tracepoint::KswapdZoneCheck { zid, .. } if zid == self.nz && self.run.is_some() => {
+                self.form.ends.checked(k)
+            }
             Tracepoint::KswapdSleep { .. } => self.slept = true,
             Tracepoint::KswapdBalanceBegin { order, .. } => {
                 self.run = None;

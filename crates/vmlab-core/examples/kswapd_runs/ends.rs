@@ -1,0 +1,206 @@
+//! The `end` line of `detail=` (see `form.rs`): what ended one order-3 run — the pass that did,
+//! Normal's free pages by order at the run's begin and end, and, for the aligned order-3
+//! blocks the run made free, how their eight pages came free together. Per block: its pages
+//! at the begin (free in a buddy block, free on a per-CPU list, on the inactive file list,
+//! elsewhere); the pass in which its last page was freed; in how many of kswapd's isolations
+//! (`isolate_lru_pages` calls) its reclaimed pages were taken; how far apart its inactive file
+//! pages lay on that list at the begin — together at the tail (aged together), or apart (one
+//! taken from the tail, the others as its order-3 neighbours, which 2.6.36's
+//! `isolate_lru_pages` takes whatever their place on the list); and whether its file pages
+//! belonged to one file at consecutive indices (one `read()` or readahead window), one file
+//! apart, or several files.
+
+use vmlab_core::kernel::Kernel;
+use vmlab_core::mm_types::{pg, NIL};
+use vmlab_core::mmzone::{LRU_INACTIVE_FILE, MAX_ORDER};
+use vmlab_core::stats::vmstat::Vm;
+
+/// A frame's place at the run's begin.
+const WHERE: [&str; 4] = ["buddy", "pcp", "inactive-file", "other"];
+const NOT_ON_LIST: u32 = u32::MAX;
+
+pub struct Ends {
+    nz: usize,
+    start: u32,
+    /// Per frame, at the run's begin: its place (`WHERE`), and its rank on the inactive file
+    /// list counted from the tail (`NOT_ON_LIST` off it).
+    place: Vec<u8>,
+    rank: Vec<u32>,
+    /// Per frame on the inactive file list at the begin: its file and index then.
+    owner: Vec<(u32, u32)>,
+    /// Per frame freed by the run's reclaim: the pass and the isolation it was freed in.
+    pass_at: Vec<u32>,
+    isolation_at: Vec<u32>,
+    /// kswapd's isolations so far, and the `pageoutrun` count and Normal's free pages by order
+    /// at the run's begin.
+    isolations: u32,
+    passes0: u64,
+    free0: [u64; 4],
+    /// Normal's free pages in blocks of order >= 3 at each pass's check of Normal: the last
+    /// value, and the passes in which it had risen since the pass before.
+    o3_checked: u64,
+    o3_rises: u32,
+}
+
+/// Normal's free pages in blocks of order 0, 1, 2 and >= 3.
+fn by_order(k: &Kernel, nz: usize) -> [u64; 4] {
+    let z = &k.zones[nz];
+    [z.nr_free[0], z.nr_free[1] * 2, z.nr_free[2] * 4, crate::common::free_in_orders(z, 3..MAX_ORDER)]
+}
+
+impl Ends {
+    pub fn new(k: &Kernel, nz: usize) -> Ends {
+        let z = &k.zones[nz];
+        let n = (z.end_pfn - z.start_pfn) as usize;
+        Ends {
+            nz,
+            start: z.start_pfn,
+            place: vec![0; n],
+            rank: vec![NOT_ON_LIST; n],
+            owner: vec![(0, 0); n],
+            pass_at: vec![0; n],
+            isolation_at: vec![0; n],
+            isolations: 0,
+            passes0: 0,
+            free0: [0; 4],
+            o3_checked: 0,
+            o3_rises: 0,
+        }
+    }
+
+    pub fn header() -> String {
+        format!(
+            "end t_s | passes, of them passes whose reclaim freed a formed block's last page | Normal free o0/o1/o2/o3+ pages begin > end | Normal o3+ pages at the last pass's check, passes whose checks saw o3+ rise | blocks formed: their pages at the begin {} | blocks whose last page reclaim freed in the last pass / earlier | reclaimed pages taken in 1 / 2 / 3+ isolations | inactive-file pages' spread on the list at the begin 0-7 / 8-31 / 32-511 / 512+ (deepest rank median, max) | file pages of 1 file consecutive / 1 file apart / 2+ files",
+            WHERE.join("/")
+        )
+    }
+
+    /// A pass's 8 x HIGH check of Normal: its blocks of order >= 3 as the pass begins on it.
+    pub fn checked(&mut self, k: &Kernel) {
+        let o3 = by_order(k, self.nz)[3];
+        self.o3_rises += (o3 > self.o3_checked) as u32;
+        self.o3_checked = o3;
+    }
+
+    pub fn isolated(&mut self) {
+        self.isolations = self.isolations.wrapping_add(1);
+    }
+
+    pub fn begin(&mut self, k: &Kernel) {
+        let z = &k.zones[self.nz];
+        for p in z.start_pfn..z.end_pfn {
+            let i = (p - self.start) as usize;
+            self.rank[i] = NOT_ON_LIST;
+            self.place[i] = if k.fr.has(p, pg::PCP) {
+                1
+            } else if k.page_is_free(self.nz, p) {
+                0
+            } else {
+                3
+            };
+        }
+        let mut p = z.lruvec.lists[LRU_INACTIVE_FILE].tail;
+        let mut r = 0u32;
+        while p != NIL {
+            let i = (p - self.start) as usize;
+            self.place[i] = 2;
+            self.rank[i] = r;
+            self.owner[i] = (k.fr.mapping[p as usize], k.fr.index[p as usize]);
+            r += 1;
+            p = k.fr.links[p as usize].prev;
+        }
+        self.passes0 = k.ev.get(Vm::Pageoutrun);
+        self.free0 = by_order(k, self.nz);
+        (self.o3_checked, self.o3_rises) = (self.free0[3], 0);
+    }
+
+    /// Frame `i` freed by the run's reclaim.
+    pub fn freed(&mut self, k: &Kernel, i: usize) {
+        self.pass_at[i] = (k.ev.get(Vm::Pageoutrun) - self.passes0) as u32;
+        self.isolation_at[i] = self.isolations;
+    }
+
+    /// The line for the blocks (first frames) the run made free; `by_run(i)`: frame `i` freed by
+    /// the run's reclaim.
+    pub fn line(&self, k: &Kernel, blocks: &[u32], by_run: impl Fn(usize) -> bool) -> String {
+        let passes = (k.ev.get(Vm::Pageoutrun) - self.passes0) as u32;
+        let mut place = [0u64; WHERE.len()];
+        let (mut last, mut earlier) = (0u64, 0u64);
+        let mut forming_passes: Vec<u32> = Vec::new();
+        let mut isolations = [0u64; 3];
+        let mut spread = [0u64; 4];
+        let mut deepest = Vec::new();
+        let mut files = [0u64; 3];
+        for &b in blocks {
+            let idx: Vec<usize> = (b..b + 8).map(|p| (p - self.start) as usize).collect();
+            for &i in &idx {
+                place[self.place[i] as usize] += 1;
+            }
+            let freed: Vec<usize> = idx.iter().copied().filter(|&i| by_run(i)).collect();
+            let done = freed.iter().map(|&i| self.pass_at[i]).max().unwrap_or(0);
+            if done == passes {
+                last += 1;
+            } else {
+                earlier += 1;
+            }
+            if !forming_passes.contains(&done) {
+                forming_passes.push(done);
+            }
+            let mut iso: Vec<u32> = freed.iter().map(|&i| self.isolation_at[i]).collect();
+            iso.sort_unstable();
+            iso.dedup();
+            if !iso.is_empty() {
+                isolations[(iso.len() - 1).min(2)] += 1;
+            }
+            let ranks: Vec<u32> = idx.iter().map(|&i| self.rank[i]).filter(|&r| r != NOT_ON_LIST).collect();
+            if let (Some(lo), Some(hi)) = (ranks.iter().min(), ranks.iter().max()) {
+                spread[match hi - lo {
+                    0..=7 => 0,
+                    8..=31 => 1,
+                    32..=511 => 2,
+                    _ => 3,
+                }] += 1;
+                deepest.push(*hi);
+            }
+            // The block's file pages as they were at the begin (the frames hold them no longer).
+            let owners: Vec<(u32, u32)> = idx.iter().filter(|&&i| self.place[i] == 2).map(|&i| self.owner[i]).collect();
+            files[classify_files(&owners)] += owners.len().min(1) as u64;
+        }
+        deepest.sort_unstable();
+        let join = |v: &[u64]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join("/");
+        let end = by_order(k, self.nz);
+        format!(
+            "end {:.3} | {} {} | {} > {} | {} {} | {} | {}/{} | {} | {} ({} {}) | {}",
+            k.now as f64 / 1e9,
+            passes,
+            forming_passes.len(),
+            join(&self.free0),
+            join(&end),
+            self.o3_checked,
+            self.o3_rises,
+            join(&place),
+            last,
+            earlier,
+            join(&isolations),
+            join(&spread),
+            deepest.get(deepest.len() / 2).copied().unwrap_or(0),
+            deepest.last().copied().unwrap_or(0),
+            join(&files),
+        )
+    }
+}
+
+/// 0: one file at consecutive indices; 1: one file, not consecutive; 2: several files.
+fn classify_files(owners: &[(u32, u32)]) -> usize {
+    let Some(&(m, _)) = owners.first() else { return 0 };
+    if owners.iter().any(|&(o, _)| o != m) {
+        return 2;
+    }
+    let mut ix: Vec<u32> = owners.iter().map(|&(_, i)| i).collect();
+    ix.sort_unstable();
+    if ix.windows(2).all(|w| w[1] == w[0] + 1) {
+        0
+    } else {
+        1
+    }
+}
