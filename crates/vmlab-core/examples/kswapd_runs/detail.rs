@@ -262,6 +262,9 @@ impl Tracer for Detail {
             Tracepoint::MmPageAlloc { zone, order, migratetype, pfn, gfp } => {
                 self.form.alloc();
                 self.form.handed(k, pfn, order);
+                if order == 0 && zone == self.nz {
+                    self.form.ends.handed(pfn, k.trace_at.cpu);
+                }
                 let slow = self.slow.take() == Some((task, order));
                 if zone != self.nz {
                     return;

@@ -18,6 +18,11 @@ use vmlab_core::stats::vmstat::Vm;
 /// A frame's place at the run's begin.
 const WHERE: [&str; 4] = ["buddy", "pcp", "inactive-file", "other"];
 const NOT_ON_LIST: u32 = u32::MAX;
+const UNSEEN: u8 = u8::MAX;
+/// How a block's inactive file pages were handed out: within one burst of 16 of a CPU's
+/// order-0 hand-outs from Normal, on one CPU further apart, on several CPUs, or (some) before
+/// the observer began.
+const HANDED: [&str; 4] = ["1cpu-burst", "1cpu-apart", "cpus", "unseen"];
 
 pub struct Ends {
     nz: usize,
@@ -26,8 +31,13 @@ pub struct Ends {
     /// list counted from the tail (`NOT_ON_LIST` off it).
     place: Vec<u8>,
     rank: Vec<u32>,
-    /// Per frame on the inactive file list at the begin: its file and index then.
+    /// Per frame on the inactive file list at the begin: its file and index then, and the CPU
+    /// and that CPU's count of Normal's order-0 hand-outs when it was handed out.
     owner: Vec<(u32, u32)>,
+    owner_handed: Vec<(u8, u32)>,
+    /// Per frame, as it was last handed out (CPU `UNSEEN`: before the observer began).
+    handed: Vec<(u8, u32)>,
+    per_cpu: Vec<u32>,
     /// Per frame freed by the run's reclaim: the pass and the isolation it was freed in.
     pass_at: Vec<u32>,
     isolation_at: Vec<u32>,
@@ -58,6 +68,9 @@ impl Ends {
             place: vec![0; n],
             rank: vec![NOT_ON_LIST; n],
             owner: vec![(0, 0); n],
+            owner_handed: vec![(UNSEEN, 0); n],
+            handed: vec![(UNSEEN, 0); n],
+            per_cpu: Vec::new(),
             pass_at: vec![0; n],
             isolation_at: vec![0; n],
             isolations: 0,
@@ -70,8 +83,9 @@ impl Ends {
 
     pub fn header() -> String {
         format!(
-            "end t_s | passes, of them passes whose reclaim freed a formed block's last page | Normal free o0/o1/o2/o3+ pages begin > end | Normal o3+ pages at the last pass's check, passes whose checks saw o3+ rise | blocks formed: their pages at the begin {} | blocks whose last page reclaim freed in the last pass / earlier | reclaimed pages taken in 1 / 2 / 3+ isolations | inactive-file pages' spread on the list at the begin 0-7 / 8-31 / 32-511 / 512+ (deepest rank median, max) | file pages of 1 file consecutive / 1 file apart / 2+ files",
-            WHERE.join("/")
+            "end t_s | passes, of them passes whose reclaim freed a formed block's last page | Normal free o0/o1/o2/o3+ pages begin > end | Normal o3+ pages at the last pass's check, passes whose checks saw o3+ rise | blocks formed: their pages at the begin {} | blocks whose last page reclaim freed in the last pass / earlier | reclaimed pages taken in 1 / 2 / 3+ isolations | inactive-file pages' spread on the list at the begin 0-7 / 8-31 / 32-511 / 512+ (deepest rank median, max) | file pages of 1 file consecutive / 1 file apart / 2+ files | file pages handed out {}",
+            WHERE.join("/"),
+            HANDED.join(" / ")
         )
     }
 
@@ -80,6 +94,16 @@ impl Ends {
         let o3 = by_order(k, self.nz)[3];
         self.o3_rises += (o3 > self.o3_checked) as u32;
         self.o3_checked = o3;
+    }
+
+    /// An order-0 page of Normal handed out on `cpu`.
+    pub fn handed(&mut self, pfn: u32, cpu: u32) {
+        let c = cpu as usize;
+        if self.per_cpu.len() <= c {
+            self.per_cpu.resize(c + 1, 0);
+        }
+        self.per_cpu[c] += 1;
+        self.handed[(pfn - self.start) as usize] = (cpu.min(UNSEEN as u32 - 1) as u8, self.per_cpu[c]);
     }
 
     pub fn isolated(&mut self) {
@@ -106,6 +130,7 @@ impl Ends {
             self.place[i] = 2;
             self.rank[i] = r;
             self.owner[i] = (k.fr.mapping[p as usize], k.fr.index[p as usize]);
+            self.owner_handed[i] = self.handed[i];
             r += 1;
             p = k.fr.links[p as usize].prev;
         }
@@ -131,6 +156,7 @@ impl Ends {
         let mut spread = [0u64; 4];
         let mut deepest = Vec::new();
         let mut files = [0u64; 3];
+        let mut handed = [0u64; HANDED.len()];
         for &b in blocks {
             let idx: Vec<usize> = (b..b + 8).map(|p| (p - self.start) as usize).collect();
             for &i in &idx {
@@ -165,12 +191,17 @@ impl Ends {
             // The block's file pages as they were at the begin (the frames hold them no longer).
             let owners: Vec<(u32, u32)> = idx.iter().filter(|&&i| self.place[i] == 2).map(|&i| self.owner[i]).collect();
             files[classify_files(&owners)] += owners.len().min(1) as u64;
+            let how: Vec<(u8, u32)> =
+                idx.iter().filter(|&&i| self.place[i] == 2).map(|&i| self.owner_handed[i]).collect();
+            if !how.is_empty() {
+                handed[classify_handed(&how)] += 1;
+            }
         }
         deepest.sort_unstable();
         let join = |v: &[u64]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join("/");
         let end = by_order(k, self.nz);
         format!(
-            "end {:.3} | {} {} | {} > {} | {} {} | {} | {}/{} | {} | {} ({} {}) | {}",
+            "end {:.3} | {} {} | {} > {} | {} {} | {} | {}/{} | {} | {} ({} {}) | {} | {}",
             k.now as f64 / 1e9,
             passes,
             forming_passes.len(),
@@ -186,6 +217,7 @@ impl Ends {
             deepest.get(deepest.len() / 2).copied().unwrap_or(0),
             deepest.last().copied().unwrap_or(0),
             join(&files),
+            join(&handed),
         )
     }
 }
@@ -199,6 +231,23 @@ fn classify_files(owners: &[(u32, u32)]) -> usize {
     let mut ix: Vec<u32> = owners.iter().map(|&(_, i)| i).collect();
     ix.sort_unstable();
     if ix.windows(2).all(|w| w[1] == w[0] + 1) {
+        0
+    } else {
+        1
+    }
+}
+
+/// `HANDED`'s index for a block's inactive file pages' hand-outs (CPU, that CPU's count).
+fn classify_handed(how: &[(u8, u32)]) -> usize {
+    if how.iter().any(|&(c, _)| c == UNSEEN) {
+        return 3;
+    }
+    if how.iter().any(|&(c, _)| c != how[0].0) {
+        return 2;
+    }
+    let lo = how.iter().map(|&(_, n)| n).min().unwrap_or(0);
+    let hi = how.iter().map(|&(_, n)| n).max().unwrap_or(0);
+    if hi - lo < 16 {
         0
     } else {
         1
