@@ -8,7 +8,10 @@
 //! taken from the tail, the others as its order-3 neighbours, which 2.6.36's
 //! `isolate_lru_pages` takes whatever their place on the list); and whether its file pages
 //! belonged to one file at consecutive indices (one `read()` or readahead window), one file
-//! apart, or several files.
+//! apart, or several files. And, summed since the window began, the next owner of every page a
+//! run's reclaim freed — reused straight from a per-CPU list or taken off the buddy lists — and
+//! how many went to an owner on the CPU that freed them: whether the runs' pages come back as
+//! page cache, which is what refills the file-only blocks the next runs free.
 
 use vmlab_core::kernel::Kernel;
 use vmlab_core::mm_types::{pg, NIL};
@@ -23,6 +26,9 @@ const UNSEEN: u8 = u8::MAX;
 /// order-0 hand-outs from Normal, on one CPU further apart, on several CPUs, or (some) before
 /// the observer began.
 const HANDED: [&str; 4] = ["1cpu-burst", "1cpu-apart", "cpus", "unseen"];
+/// Class groups of a freed page's next owner (`common::CLASSES` folded).
+const NEXT: [&str; 4] = ["file", "anon", "tcp", "other"];
+const NEXT_HANDED: u8 = 0x80;
 
 pub struct Ends {
     nz: usize,
@@ -38,6 +44,15 @@ pub struct Ends {
     /// Per frame, as it was last handed out (CPU `UNSEEN`: before the observer began).
     handed: Vec<(u8, u32)>,
     per_cpu: Vec<u32>,
+    /// Per frame a run's reclaim freed: `1 + cpu` of the free until its next hand-out, then
+    /// `NEXT_HANDED` with the same-CPU and off-the-buddy-lists bits until its class is known.
+    next: Vec<u8>,
+    off_buddy: Vec<bool>,
+    /// Since the window began, the next hand-outs of the pages runs freed: [reused from a
+    /// per-CPU list, taken off the buddy lists][class group `NEXT`], and how many on the CPU
+    /// that freed them.
+    next_use: [[u64; NEXT.len()]; 2],
+    next_same_cpu: u64,
     /// Per frame freed by the run's reclaim: the pass and the isolation it was freed in.
     pass_at: Vec<u32>,
     isolation_at: Vec<u32>,
@@ -71,6 +86,10 @@ impl Ends {
             owner_handed: vec![(UNSEEN, 0); n],
             handed: vec![(UNSEEN, 0); n],
             per_cpu: Vec::new(),
+            next: vec![0; n],
+            off_buddy: vec![false; n],
+            next_use: [[0; NEXT.len()]; 2],
+            next_same_cpu: 0,
             pass_at: vec![0; n],
             isolation_at: vec![0; n],
             isolations: 0,
@@ -83,9 +102,11 @@ impl Ends {
 
     pub fn header() -> String {
         format!(
-            "end t_s | passes, of them passes whose reclaim freed a formed block's last page | Normal free o0/o1/o2/o3+ pages begin > end | Normal o3+ pages at the last pass's check, passes whose checks saw o3+ rise | blocks formed: their pages at the begin {} | blocks whose last page reclaim freed in the last pass / earlier | reclaimed pages taken in 1 / 2 / 3+ isolations | inactive-file pages' spread on the list at the begin 0-7 / 8-31 / 32-511 / 512+ (deepest rank median, max) | file pages of 1 file consecutive / 1 file apart / 2+ files | file pages handed out {}",
+            "end t_s | passes, of them passes whose reclaim freed a formed block's last page | Normal free o0/o1/o2/o3+ pages begin > end | Normal o3+ pages at the last pass's check, passes whose checks saw o3+ rise | blocks formed: their pages at the begin {} | blocks whose last page reclaim freed in the last pass / earlier | reclaimed pages taken in 1 / 2 / 3+ isolations | inactive-file pages' spread on the list at the begin 0-7 / 8-31 / 32-511 / 512+ (deepest rank median, max) | file pages of 1 file consecutive / 1 file apart / 2+ files | file pages handed out {} | since the window began, the next owners of pages runs freed: reused from a per-CPU list {} ; taken off the buddy lists {} ; on the freeing CPU",
             WHERE.join("/"),
-            HANDED.join(" / ")
+            HANDED.join(" / "),
+            NEXT.join("/"),
+            NEXT.join("/")
         )
     }
 
@@ -103,7 +124,40 @@ impl Ends {
             self.per_cpu.resize(c + 1, 0);
         }
         self.per_cpu[c] += 1;
-        self.handed[(pfn - self.start) as usize] = (cpu.min(UNSEEN as u32 - 1) as u8, self.per_cpu[c]);
+        let i = (pfn - self.start) as usize;
+        self.handed[i] = (cpu.min(UNSEEN as u32 - 1) as u8, self.per_cpu[c]);
+        if (1..NEXT_HANDED).contains(&self.next[i]) {
+            let same = self.next[i] as u32 == cpu + 1;
+            self.next[i] = NEXT_HANDED | (same as u8) << 1 | self.off_buddy[i] as u8;
+        }
+    }
+
+    /// A page of Normal taken off the buddy lists (a refill's or an order > 0 request's take).
+    pub fn taken(&mut self, pfn: u32, order: u32) {
+        let i = (pfn - self.start) as usize;
+        let end = (i + (1usize << order)).min(self.next.len());
+        for j in i..end {
+            self.off_buddy[j] = self.next[j] != 0;
+        }
+    }
+
+    /// The class (`common::CLASSES` index) of the owner a page handed out went to.
+    pub fn owner_known(&mut self, pfn: u32, class: usize) {
+        let i = (pfn - self.start) as usize;
+        let state = self.next[i];
+        if state & NEXT_HANDED == 0 {
+            return;
+        }
+        let group = match class {
+            0 => 0,
+            1 => 1,
+            9 => 2,
+            _ => 3,
+        };
+        self.next_use[(state & 1) as usize][group] += 1;
+        self.next_same_cpu += (state >> 1 & 1) as u64;
+        self.next[i] = 0;
+        self.off_buddy[i] = false;
     }
 
     pub fn isolated(&mut self) {
@@ -141,6 +195,8 @@ impl Ends {
 
     /// Frame `i` freed by the run's reclaim.
     pub fn freed(&mut self, k: &Kernel, i: usize) {
+        self.next[i] = (k.trace_at.cpu.min(NEXT_HANDED as u32 - 2) + 1) as u8;
+        self.off_buddy[i] = false;
         self.pass_at[i] = (k.ev.get(Vm::Pageoutrun) - self.passes0) as u32;
         self.isolation_at[i] = self.isolations;
     }
@@ -201,7 +257,7 @@ impl Ends {
         let join = |v: &[u64]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join("/");
         let end = by_order(k, self.nz);
         format!(
-            "end {:.3} | {} {} | {} > {} | {} {} | {} | {}/{} | {} | {} ({} {}) | {} | {}",
+            "end {:.3} | {} {} | {} > {} | {} {} | {} | {}/{} | {} | {} ({} {}) | {} | {} | {} ; {} ; {}",
             k.now as f64 / 1e9,
             passes,
             forming_passes.len(),
@@ -218,6 +274,9 @@ impl Ends {
             deepest.last().copied().unwrap_or(0),
             join(&files),
             join(&handed),
+            join(&self.next_use[0]),
+            join(&self.next_use[1]),
+            self.next_same_cpu,
         )
     }
 }

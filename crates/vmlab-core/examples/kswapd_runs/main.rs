@@ -50,7 +50,8 @@
 //! line each zone's LRU at the sample (`fates.rs`). With `detail=` an `end` line per order-3 run
 //! says what ended it: Normal's free pages by order at its begin and end, and how the pages of
 //! the order-3 blocks it made came free together — their places at the begin, the isolations
-//! that took them, their distance on the inactive file list, their files (`ends.rs`). With `buddies=on` a `bd` line per sample says
+//! that took them, their distance on the inactive file list, their files, their hand-outs — and,
+//! since the window began, who took the pages the runs freed next (`ends.rs`). With `buddies=on` a `bd` line per sample says
 //! what DMA32's free single pages' buddies are and where the order-0 unmovable pages and the TCP
 //! pages among them came from and went (`buddies.rs`).
 //!
