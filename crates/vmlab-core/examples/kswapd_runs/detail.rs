@@ -239,7 +239,7 @@ impl Tracer for Detail {
             match h.class(k, ev) {
                 Some(c) => {
                     self.count_handed(path, c, pages);
-                    self.form.ends.owner_known(h.pfn, c);
+                    self.form.ends.owner_known(h.pfn, pages, c);
                 }
                 None => {
                     self.wait.insert(h.pfn, (path, pages));
@@ -294,14 +294,14 @@ impl Tracer for Detail {
             Tracepoint::FilemapAdd { pfn, .. } => {
                 if let Some((path, pages)) = self.wait.remove(&pfn) {
                     self.count_handed(path, CLASS_FILE, pages);
-                    self.form.ends.owner_known(pfn, CLASS_FILE);
+                    self.form.ends.owner_known(pfn, pages, CLASS_FILE);
                 }
             }
             Tracepoint::MmPageFree { pfn, order, cold } => {
                 self.form.freed(k, pfn, order, cold && task == kswapd);
                 if let Some((path, pages)) = self.wait.remove(&pfn) {
                     self.count_handed(path, CLASS_MOV_UNKNOWN, pages);
-                    self.form.ends.owner_known(pfn, CLASS_MOV_UNKNOWN);
+                    self.form.ends.owner_known(pfn, pages, CLASS_MOV_UNKNOWN);
                 }
                 if k.zones[self.nz].spans(pfn) {
                     // Reclaim frees cold; nothing else here does (as `dma32_census` reads it).

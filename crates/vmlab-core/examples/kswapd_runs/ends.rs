@@ -29,6 +29,20 @@ const HANDED: [&str; 4] = ["1cpu-burst", "1cpu-apart", "cpus", "unseen"];
 /// Class groups of a freed page's next owner (`common::CLASSES` folded).
 const NEXT: [&str; 4] = ["file", "anon", "tcp", "other"];
 const NEXT_HANDED: u8 = 0x80;
+/// A formed block's next owners: one order >= 3 request, eight page-cache pages, page cache
+/// and anon, some TCP or other page.
+const BLOCK_NEXT: [&str; 4] = ["whole", "8-file", "file+anon", "tcp/other"];
+
+/// A block a run made free, followed to its next owners.
+#[derive(Clone, Copy)]
+struct Block {
+    left: u8,
+    /// Bits of `NEXT` groups seen, the first CPU, whether all on it, one request took all.
+    groups: u8,
+    cpu: u32,
+    one_cpu: bool,
+    whole: bool,
+}
 
 pub struct Ends {
     nz: usize,
@@ -53,6 +67,14 @@ pub struct Ends {
     /// that freed them.
     next_use: [[u64; NEXT.len()]; 2],
     next_same_cpu: u64,
+    /// Per frame of a block a run made free: the block's record in `blocks` until its eight
+    /// frames have been handed out again.
+    block_of: Vec<u32>,
+    blocks: Vec<Block>,
+    /// Blocks whose eight frames were all handed out again, by `BLOCK_NEXT`, and of the ones
+    /// split among requests how many on one CPU.
+    block_next: [u64; BLOCK_NEXT.len()],
+    block_one_cpu: u64,
     /// Per frame freed by the run's reclaim: the pass and the isolation it was freed in.
     pass_at: Vec<u32>,
     isolation_at: Vec<u32>,
@@ -90,6 +112,10 @@ impl Ends {
             off_buddy: vec![false; n],
             next_use: [[0; NEXT.len()]; 2],
             next_same_cpu: 0,
+            block_of: vec![u32::MAX; n],
+            blocks: Vec::new(),
+            block_next: [0; BLOCK_NEXT.len()],
+            block_one_cpu: 0,
             pass_at: vec![0; n],
             isolation_at: vec![0; n],
             isolations: 0,
@@ -102,11 +128,12 @@ impl Ends {
 
     pub fn header() -> String {
         format!(
-            "end t_s | passes, of them passes whose reclaim freed a formed block's last page | Normal free o0/o1/o2/o3+ pages begin > end | Normal o3+ pages at the last pass's check, passes whose checks saw o3+ rise | blocks formed: their pages at the begin {} | blocks whose last page reclaim freed in the last pass / earlier | reclaimed pages taken in 1 / 2 / 3+ isolations | inactive-file pages' spread on the list at the begin 0-7 / 8-31 / 32-511 / 512+ (deepest rank median, max) | file pages of 1 file consecutive / 1 file apart / 2+ files | file pages handed out {} | since the window began, the next owners of pages runs freed: reused from a per-CPU list {} ; taken off the buddy lists {} ; on the freeing CPU",
+            "end t_s | passes, of them passes whose reclaim freed a formed block's last page | Normal free o0/o1/o2/o3+ pages begin > end | Normal o3+ pages at the last pass's check, passes whose checks saw o3+ rise | blocks formed: their pages at the begin {} | blocks whose last page reclaim freed in the last pass / earlier | reclaimed pages taken in 1 / 2 / 3+ isolations | inactive-file pages' spread on the list at the begin 0-7 / 8-31 / 32-511 / 512+ (deepest rank median, max) | file pages of 1 file consecutive / 1 file apart / 2+ files | file pages handed out {} | since the window began, the next owners of pages runs freed: reused from a per-CPU list {} ; taken off the buddy lists {} ; on the freeing CPU | since the window began, blocks runs made free whose 8 frames were handed out again, by their next owners {} (of the split ones, on one CPU)",
             WHERE.join("/"),
             HANDED.join(" / "),
             NEXT.join("/"),
-            NEXT.join("/")
+            NEXT.join("/"),
+            BLOCK_NEXT.join("/")
         )
     }
 
@@ -141,19 +168,59 @@ impl Ends {
         }
     }
 
-    /// The class (`common::CLASSES` index) of the owner a page handed out went to.
-    pub fn owner_known(&mut self, pfn: u32, class: usize) {
-        let i = (pfn - self.start) as usize;
-        let state = self.next[i];
-        if state & NEXT_HANDED == 0 {
-            return;
+    /// Follow the blocks a run made free to their next owners.
+    pub fn follow(&mut self, blocks: &[u32]) {
+        for &b in blocks {
+            let id = self.blocks.len() as u32;
+            self.blocks.push(Block { left: 8, groups: 0, cpu: u32::MAX, one_cpu: true, whole: false });
+            let i = (b - self.start) as usize;
+            self.block_of[i..i + 8].fill(id);
         }
+    }
+
+    /// A formed block's frames `i..i + pages` handed out to an owner of `group` on `cpu`.
+    fn block_handed(&mut self, i: usize, pages: usize, group: usize, cpu: u32) {
+        for j in i..(i + pages).min(self.block_of.len()) {
+            let id = std::mem::replace(&mut self.block_of[j], u32::MAX);
+            let Some(b) = self.blocks.get_mut(id as usize) else { continue };
+            b.whole |= pages >= 8;
+            b.groups |= 1 << group;
+            if b.cpu == u32::MAX {
+                b.cpu = cpu;
+            }
+            b.one_cpu &= b.cpu == cpu;
+            b.left -= 1;
+            if b.left == 0 {
+                let kind = if b.whole {
+                    0
+                } else if b.groups == 1 {
+                    1
+                } else if b.groups == 0b11 {
+                    2
+                } else {
+                    3
+                };
+                self.block_next[kind] += 1;
+                self.block_one_cpu += (kind > 0 && b.one_cpu) as u64;
+            }
+        }
+    }
+
+    /// The class (`common::CLASSES` index) of the owner `pages` pages handed out went to.
+    pub fn owner_known(&mut self, pfn: u32, pages: u64, class: usize) {
+        let i = (pfn - self.start) as usize;
         let group = match class {
             0 => 0,
             1 => 1,
             9 => 2,
             _ => 3,
         };
+        let cpu = self.handed[i].0 as u32;
+        self.block_handed(i, pages as usize, group, cpu);
+        let state = self.next[i];
+        if state & NEXT_HANDED == 0 {
+            return;
+        }
         self.next_use[(state & 1) as usize][group] += 1;
         self.next_same_cpu += (state >> 1 & 1) as u64;
         self.next[i] = 0;
@@ -257,7 +324,7 @@ impl Ends {
         let join = |v: &[u64]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join("/");
         let end = by_order(k, self.nz);
         format!(
-            "end {:.3} | {} {} | {} > {} | {} {} | {} | {}/{} | {} | {} ({} {}) | {} | {} | {} ; {} ; {}",
+            "end {:.3} | {} {} | {} > {} | {} {} | {} | {}/{} | {} | {} ({} {}) | {} | {} | {} ; {} ; {} | {} ({})",
             k.now as f64 / 1e9,
             passes,
             forming_passes.len(),
@@ -277,6 +344,8 @@ impl Ends {
             join(&self.next_use[0]),
             join(&self.next_use[1]),
             self.next_same_cpu,
+            join(&self.block_next),
+            self.block_one_cpu,
         )
     }
 }

@@ -250,6 +250,7 @@ impl Form {
         }
         let fpg = self.freed.line(k, self.nz, self.start);
         let end = self.ends.line(k, &formed_at, |i| self.freed.by_run(i));
+        self.ends.follow(&formed_at);
         self.snap.clear();
         ages.sort_unstable();
         let join = |v: &[u64]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join("/");
