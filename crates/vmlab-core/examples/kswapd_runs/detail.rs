@@ -237,7 +237,10 @@ impl Tracer for Detail {
         }
         if let Some((h, path, pages)) = self.pending.take() {
             match h.class(k, ev) {
-                Some(c) => self.count_handed(path, c, pages),
+                Some(c) => {
+                    self.count_handed(path, c, pages);
+                    self.form.ends.owner_known(h.pfn, pages, c);
+                }
                 None => {
                     self.wait.insert(h.pfn, (path, pages));
                 }
@@ -262,6 +265,9 @@ impl Tracer for Detail {
             Tracepoint::MmPageAlloc { zone, order, migratetype, pfn, gfp } => {
                 self.form.alloc();
                 self.form.handed(k, pfn, order);
+                if order == 0 && zone == self.nz {
+                    self.form.ends.handed(pfn, k.trace_at.cpu);
+                }
                 let slow = self.slow.take() == Some((task, order));
                 if zone != self.nz {
                     return;
@@ -279,6 +285,7 @@ impl Tracer for Detail {
             }
             Tracepoint::MmPageAllocZoneLocked { zone, order, migratetype, pfn, block_order } if zone == self.nz => {
                 self.form.taken(k, pfn, order, block_order, migratetype as usize);
+                self.form.ends.taken(pfn, order);
                 self.s.taken[(migratetype as usize).min(2)] += 1 << order;
                 if k.pageblock_mt[k.pageblock_of(zone, pfn)] as usize == MIGRATE_RESERVE {
                     self.s.taken_reserve += 1 << order;
@@ -287,12 +294,14 @@ impl Tracer for Detail {
             Tracepoint::FilemapAdd { pfn, .. } => {
                 if let Some((path, pages)) = self.wait.remove(&pfn) {
                     self.count_handed(path, CLASS_FILE, pages);
+                    self.form.ends.owner_known(pfn, pages, CLASS_FILE);
                 }
             }
             Tracepoint::MmPageFree { pfn, order, cold } => {
                 self.form.freed(k, pfn, order, cold && task == kswapd);
                 if let Some((path, pages)) = self.wait.remove(&pfn) {
                     self.count_handed(path, CLASS_MOV_UNKNOWN, pages);
+                    self.form.ends.owner_known(pfn, pages, CLASS_MOV_UNKNOWN);
                 }
                 if k.zones[self.nz].spans(pfn) {
                     // Reclaim frees cold; nothing else here does (as `dma32_census` reads it).
@@ -313,6 +322,10 @@ impl Tracer for Detail {
                 if let Some(r) = self.run.as_mut() {
                     r.lowest = r.lowest.min(priority);
                 }
+            }
+            Tracepoint::LruIsolate { .. } if task == kswapd => self.form.ends.isolated(),
+            Tracepoint::KswapdZoneCheck { zid, .. } if zid == self.nz && self.run.is_some() => {
+                self.form.ends.checked(k)
             }
             Tracepoint::KswapdSleep { .. } => self.slept = true,
             Tracepoint::KswapdBalanceBegin { order, .. } => {

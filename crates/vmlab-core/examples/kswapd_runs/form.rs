@@ -54,6 +54,8 @@ pub struct Form {
     begun_s: u32,
     /// The run's own frees (`fpg` line).
     pub(crate) freed: crate::freed::Freed,
+    /// What ended the run (`end` line).
+    pub(crate) ends: crate::ends::Ends,
 }
 
 impl Form {
@@ -74,14 +76,16 @@ impl Form {
             was_free: Vec::new(),
             begun_s: 0,
             freed: crate::freed::Freed::new(n),
+            ends: crate::ends::Ends::new(k, nz),
         }
     }
 
     pub fn header() -> String {
         format!(
-            "form t_s | order-3 blocks formed outside the reserve (free o3+ blocks outside it at end) | their pages at the run's begin {} | blocks whose file pages came in 1 / 2 / 3+ takes | file pages split from a block of order 0 / 1 / 2 / 3+, reused from a pcp list (unknown) | file pages' age at the run's begin s: median, largest | their pages free at the begin / freed by this run's reclaim / by others\n{}",
+            "form t_s | order-3 blocks formed outside the reserve (free o3+ blocks outside it at end) | their pages at the run's begin {} | blocks whose file pages came in 1 / 2 / 3+ takes | file pages split from a block of order 0 / 1 / 2 / 3+, reused from a pcp list (unknown) | file pages' age at the run's begin s: median, largest | their pages free at the begin / freed by this run's reclaim / by others\n{}\n{}",
             STATES.join("/"),
-            crate::freed::Freed::header()
+            crate::freed::Freed::header(),
+            crate::ends::Ends::header()
         )
     }
 
@@ -119,6 +123,9 @@ impl Form {
                     UNKNOWN => Some((UNKNOWN, UNKNOWN)),
                     _ => Some((self.req[i], self.origin[i])),
                 };
+                if !self.freed.by_run(i) {
+                    self.ends.freed(k, i);
+                }
                 self.freed.add(i, how, age);
             }
             self.split_order[i] = ON_PCP;
@@ -187,6 +194,7 @@ impl Form {
         self.was_free = was;
         self.begun_s = (k.now / 1_000_000_000) as u32;
         self.freed.begin();
+        self.ends.begin(k);
     }
 
     pub fn end(&mut self, k: &Kernel) -> Option<String> {
@@ -201,12 +209,14 @@ impl Form {
         // The formed blocks' pages: free at the begin, freed by this run's reclaim, by others.
         let mut src = [0u64; 3];
         let now: Vec<(u32, bool)> = self.blocks(k).collect();
+        let mut formed_at = Vec::new();
         for (i, &(b, free)) in now.iter().enumerate() {
             free_end += free as u64;
             if !free || self.was_free.get(i).copied().unwrap_or(true) {
                 continue;
             }
             formed += 1;
+            formed_at.push(b);
             let mut ids = Vec::new();
             for p in b..b + 8 {
                 let j = (p - self.start) as usize;
@@ -239,11 +249,13 @@ impl Form {
             }
         }
         let fpg = self.freed.line(k, self.nz, self.start);
+        let end = self.ends.line(k, &formed_at, |i| self.freed.by_run(i));
+        self.ends.follow(&formed_at);
         self.snap.clear();
         ages.sort_unstable();
         let join = |v: &[u64]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join("/");
         Some(format!(
-            "form {:.3} | {} ({}) | {} | {} | {}/{}/{}/{}, {} ({}) | {} {} | {}\n{fpg}",
+            "form {:.3} | {} ({}) | {} | {} | {}/{}/{}/{}, {} ({}) | {} {} | {}\n{fpg}\n{end}",
             k.now as f64 / 1e9,
             formed,
             free_end,

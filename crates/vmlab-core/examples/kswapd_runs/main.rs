@@ -47,7 +47,11 @@
 //! holds the pages of DMA32's pageblocks by migrate type (`blocks.rs`). A `zp` line per sample
 //! says which zones each `balance_pgdat` pass shrank and which step of the 8 × HIGH check made it
 //! (`passes.rs`); an `fp` line what kswapd's batches freed and why they kept the rest, and an `lc`
-//! line each zone's LRU at the sample (`fates.rs`). With `buddies=on` a `bd` line per sample says
+//! line each zone's LRU at the sample (`fates.rs`). With `detail=` an `end` line per order-3 run
+//! says what ended it: Normal's free pages by order at its begin and end, and how the pages of
+//! the order-3 blocks it made came free together — their places at the begin, the isolations
+//! that took them, their distance on the inactive file list, their files, their hand-outs — and,
+//! since the window began, who took the pages the runs freed next (`ends.rs`). With `buddies=on` a `bd` line per sample says
 //! what DMA32's free single pages' buddies are and where the order-0 unmovable pages and the TCP
 //! pages among them came from and went (`buddies.rs`).
 //!
@@ -63,6 +67,7 @@ mod classes;
 #[path = "../common/mod.rs"]
 mod common;
 mod detail;
+mod ends;
 mod fates;
 mod form;
 mod freed;
