@@ -25,7 +25,9 @@ use crate::trace::Tracepoint;
 
 pub use aa24::slab::BhStats;
 pub use aa24::{Aa24Stats, TaskReclaim};
+pub use riel24::lock::WAITERS as RIEL24_LOCK_WAITERS;
 pub use riel24::Stats as Riel24Stats;
+pub use riel24::CLEAN_OUT as RIEL24_CLEAN_OUT;
 pub use split2636::KswapdLocals as Split2636Kswapd;
 
 /// One era's reclaim: where a page enters the LRU, what an access does, kswapd's wake test and
