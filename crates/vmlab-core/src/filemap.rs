@@ -551,7 +551,7 @@ pub fn filemap_read(k: &mut Kernel, ctx: &mut Ctx, file: u32, idx: &mut u64, end
                 let nr = k.fr.folio_nr(head);
                 let first = *idx - (p - head) as u64;
                 if nr == 1 || !(first..first + nr).contains(&prev) {
-                    crate::vmscan::mark_page_accessed(k, head);
+                    crate::vmscan::mark_page_accessed_by(k, ctx, head);
                 }
                 k.events += 1;
                 *idx += 1;
@@ -622,7 +622,7 @@ pub fn generic_perform_write(
         k.charge(ctx, KFunc::GenericFileWrite, k.cost.copy_user_page + k.cost.perform_write);
         crate::page_writeback::set_page_dirty(k, ctx, p);
         if k.profile.write_marks_accessed {
-            crate::vmscan::mark_page_accessed(k, p);
+            crate::vmscan::mark_page_accessed_by(k, ctx, p);
         }
         // Every further call into the page is another write() that looks it up: 2.4's
         // `__grab_cache_page` → `__find_lock_page` → `__find_page_nolock` sets PG_referenced,
@@ -632,7 +632,7 @@ pub fn generic_perform_write(
             k.charge(ctx, KFunc::Syscall, again * k.cost.syscall);
             if k.profile.write_marks_accessed {
                 for _ in 0..again {
-                    crate::vmscan::mark_page_accessed(k, p);
+                    crate::vmscan::mark_page_accessed_by(k, ctx, p);
                 }
             }
         }

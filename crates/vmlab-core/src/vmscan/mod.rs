@@ -50,6 +50,10 @@ pub trait ReclaimEngine {
     fn lru_add(k: &mut Kernel, p: Pfn);
     /// `mark_page_accessed` from read()/write().
     fn mark_page_accessed(k: &mut Kernel, p: Pfn);
+    /// The same, by a task: an engine whose list move takes a lock the task may spin for says so.
+    fn mark_page_accessed_by(k: &mut Kernel, _ctx: &mut Ctx, p: Pfn) {
+        Self::mark_page_accessed(k, p)
+    }
     /// A fault found `p` in the page cache.
     fn nopage_accessed(_k: &mut Kernel, _p: Pfn) {}
     /// A fault takes its mm's page_table_lock.
@@ -452,6 +456,11 @@ pub fn free_kernel_page(k: &mut Kernel, ctx: &mut Ctx, p: Pfn) {
 /// `mark_page_accessed` from read()/write() (mapped accesses only set the PTE young bit).
 pub fn mark_page_accessed(k: &mut Kernel, p: Pfn) {
     dispatch!(k, mark_page_accessed(k, p))
+}
+
+/// `mark_page_accessed` by the task of `ctx` (read(), write()).
+pub fn mark_page_accessed_by(k: &mut Kernel, ctx: &mut Ctx, p: Pfn) {
+    dispatch!(k, mark_page_accessed_by(k, ctx, p))
 }
 
 /// A page fault found page `p` in the page cache (`filemap_nopage` / `shmem_nopage`): the 2.4

@@ -283,4 +283,40 @@ mod tests {
         assert_eq!(l.holds[1], (150_000, 160_000, 0, R));
         assert_eq!(l.owed, vec![(1, [10_000, 0, 0])]);
     }
+
+    /// 2.4's `check_used_once` activates a page with `activate_page`, which takes pagemap_lru_lock
+    /// (2.4.0 `mm/swap.c`): a task whose second write() into a page comes while kswapd's scan
+    /// holds the lock on the other CPU spins to the scan's end. The first write (age START, no
+    /// list move) and one into a page already active take no lock.
+    #[test]
+    fn a_write_that_activates_a_page_spins_behind_a_scan() {
+        use crate::machine::MachineConfig;
+        use crate::mm_types::pg;
+        use crate::mmzone::{Mt, ZoneType};
+        let cfg = MachineConfig::of_zones("i386", 2, &[(ZoneType::Dma, 4096), (ZoneType::Normal, 16384)]);
+        let mut k = Kernel::new(crate::profiles::find("linux-2.4.9").expect("profile"), cfg, 1).expect("kernel");
+        k.disks.push(crate::disk::Disk::preset("hdd").expect("preset"));
+        let file = k.file_create("dd", 1 << 20, 0, false);
+        let mut dd = Ctx { cpu: 1, task: 2, ..Default::default() };
+        let p = k.rmqueue(1, 0, Mt::Movable).expect("free page");
+        k.fr.set(p, pg::UPTODATE);
+        k.add_to_page_cache(&mut dd, file, 0, p);
+        // kswapd's refill_inactive_scan holds the lock on CPU 0 for the first 100 µs.
+        k.reclaim.riel24_mut().lock.release_by(0, 0, 100_000, 0, Holder::RefillInactiveScan);
+        let spun = |k: &mut Kernel, ctx: &mut Ctx| {
+            let before = ctx.sys_ns;
+            crate::vmscan::mark_page_accessed_by(k, ctx, p);
+            ctx.sys_ns - before
+        };
+        assert_eq!(spun(&mut k, &mut dd), 0, "the first use only gives the page an age");
+        assert!(!k.fr.has(p, pg::ACTIVE));
+        let at = dd.clock();
+        assert!(at < 100_000);
+        assert_eq!(spun(&mut k, &mut dd), 100_000 - at, "the second use waits for the scan");
+        assert!(k.fr.has(p, pg::ACTIVE));
+        assert_eq!(k.reclaim.riel24().stats.spin_by_waiter, [0, 0, 0, 100_000 - at]);
+        assert_eq!(k.reclaim.riel24().lock.spin_by_holder, [100_000 - at, 0, 0]);
+        let mut other = Ctx { cpu: 1, task: 3, ..Default::default() };
+        assert_eq!(spun(&mut k, &mut other), 0, "an active page moves nowhere");
+    }
 }

@@ -807,6 +807,15 @@ impl ReclaimEngine for Riel24 {
     fn mark_page_accessed(k: &mut Kernel, p: Pfn) {
         mark_page_accessed(k, p)
     }
+    /// `check_used_once` activates a page through `activate_page`, which takes pagemap_lru_lock
+    /// (2.4.0 `mm/swap.c`, `spin_lock(&pagemap_lru_lock); activate_page_nolock(page)`): a task
+    /// writing a page the second time spins while a scan on another CPU holds it.
+    fn mark_page_accessed_by(k: &mut Kernel, ctx: &mut Ctx, p: Pfn) {
+        if !k.fr.has(p, pg::ACTIVE) && k.fr.aux[p as usize] > 0 {
+            lock::spin_lock(k, ctx);
+        }
+        mark_page_accessed(k, p)
+    }
     fn page_mapcount_changed(k: &mut Kernel, p: Pfn, mapped: bool) {
         page_mapcount_changed(k, p, mapped)
     }
