@@ -9,7 +9,7 @@ use crate::readahead::FileRaState;
 use crate::sched::{Outcome, QUANTUM_NS};
 use crate::stats::kfunc::KFunc;
 use crate::stats::vmstat::Vm;
-use crate::workload::syscalls::Progress;
+use crate::workload::syscalls::{Progress, WriteCalls};
 
 /// One mapping of a file into an mm (the i_mmap tree, as a list).
 #[derive(Clone, Copy, Debug)]
@@ -551,7 +551,7 @@ pub fn filemap_read(k: &mut Kernel, ctx: &mut Ctx, file: u32, idx: &mut u64, end
                 let nr = k.fr.folio_nr(head);
                 let first = *idx - (p - head) as u64;
                 if nr == 1 || !(first..first + nr).contains(&prev) {
-                    crate::vmscan::mark_page_accessed(k, head);
+                    crate::vmscan::mark_page_accessed_by(k, ctx, head);
                 }
                 k.events += 1;
                 *idx += 1;
@@ -578,7 +578,15 @@ pub fn filemap_read(k: &mut Kernel, ctx: &mut Ctx, file: u32, idx: &mut u64, end
 
 /// `generic_perform_write` of pages [*idx, end): copy into the page cache (allocating pages),
 /// dirty them, and throttle in `balance_dirty_pages` every 32 pages of a call and at its end.
-pub fn generic_perform_write(k: &mut Kernel, ctx: &mut Ctx, file: u32, idx: &mut u64, end: u64) -> Progress {
+/// `calls` are the op's `write()` calls: one smaller than a page finds the page again.
+pub fn generic_perform_write(
+    k: &mut Kernel,
+    ctx: &mut Ctx,
+    file: u32,
+    idx: &mut u64,
+    end: u64,
+    calls: WriteCalls,
+) -> Progress {
     let mut n = 0;
     while *idx < end {
         if ctx.sys_ns + ctx.user_ns >= QUANTUM_NS || ctx.sleep_ns > 0 {
@@ -614,7 +622,19 @@ pub fn generic_perform_write(k: &mut Kernel, ctx: &mut Ctx, file: u32, idx: &mut
         k.charge(ctx, KFunc::GenericFileWrite, k.cost.copy_user_page + k.cost.perform_write);
         crate::page_writeback::set_page_dirty(k, ctx, p);
         if k.profile.write_marks_accessed {
-            crate::vmscan::mark_page_accessed(k, p);
+            crate::vmscan::mark_page_accessed_by(k, ctx, p);
+        }
+        // Every further call into the page is another write() that looks it up: 2.4's
+        // `__grab_cache_page` → `__find_lock_page` → `__find_page_nolock` sets PG_referenced,
+        // 2.6's `generic_perform_write` marks it accessed again. The seed's dd (bs=64) makes 64.
+        let again = calls.into_page(*idx).saturating_sub(1);
+        if again > 0 {
+            k.charge(ctx, KFunc::Syscall, again * k.cost.syscall);
+            if k.profile.write_marks_accessed {
+                for _ in 0..again {
+                    crate::vmscan::mark_page_accessed_by(k, ctx, p);
+                }
+            }
         }
         k.events += 1;
         *idx += 1;

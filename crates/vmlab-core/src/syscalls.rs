@@ -12,7 +12,7 @@ use crate::sim::Sim;
 use crate::stats::kfunc::KFunc;
 use crate::workload::exec;
 use crate::workload::interp::ProgState;
-use crate::workload::syscalls::{Access, Mapped, MmapArgs, OpenFile, Progress, Sys, Syscalls};
+use crate::workload::syscalls::{Access, Mapped, MmapArgs, OpenFile, Progress, Sys, Syscalls, WriteCalls};
 
 /// One task's view of the machine during one quantum.
 pub struct TaskSyscalls<'a> {
@@ -222,8 +222,8 @@ impl Syscalls for TaskSyscalls<'_> {
     fn read(&mut self, file: u32, idx: &mut u64, end: u64, base: u64, bs: u64) -> Progress {
         crate::filemap::filemap_read(&mut self.sim.k, self.ctx, file, idx, end, base, bs)
     }
-    fn write(&mut self, file: u32, idx: &mut u64, end: u64) -> Progress {
-        crate::filemap::generic_perform_write(&mut self.sim.k, self.ctx, file, idx, end)
+    fn write(&mut self, file: u32, idx: &mut u64, end: u64, calls: WriteCalls) -> Progress {
+        crate::filemap::generic_perform_write(&mut self.sim.k, self.ctx, file, idx, end, calls)
     }
     fn create(&mut self, name: &str, size: u64, disk: Option<&str>) -> Result<(), String> {
         let d = match disk {

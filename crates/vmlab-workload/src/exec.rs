@@ -12,7 +12,7 @@ use crate::interp::{
     TOUCH_DRAWN,
 };
 use crate::load::MAX_STORAGE_BYTES;
-use crate::syscalls::{self as sys, MapBacking, MmapArgs, Outcome, Progress, Sys, Syscalls};
+use crate::syscalls::{self as sys, MapBacking, MmapArgs, Outcome, Progress, Sys, Syscalls, WriteCalls};
 
 const EINVAL: i64 = 22;
 /// `tcp_wmem[1]`: a TCP socket's send buffer before autotuning grows it.
@@ -381,7 +381,7 @@ fn start<S: Syscalls>(sys: &mut S, ps: &mut ProgState, prog: &Program, kind: &Op
             }
             let bs = ev_opt(prog, ps, bs, 0)?.max(0) as u64;
             Ok(Step::Ongoing(if is_write {
-                OpState::Write { file: f.id, idx, end }
+                OpState::Write { file: f.id, idx, end, calls: WriteCalls { off, stop: off + l, bs } }
             } else {
                 OpState::Read { file: f.id, idx, end, base: idx, bs: bs.div_ceil(4096) }
             }))
@@ -657,9 +657,9 @@ fn cont<S: Syscalls>(sys: &mut S, ps: &mut ProgState, op: OpState) -> R<Step> {
             let p = sys.read(file, &mut idx, end, base, bs);
             Ok(resume(p, ps, OpState::Read { file, idx, end, base, bs }).unwrap_or(Step::Done))
         }
-        OpState::Write { file, mut idx, end } => {
-            let p = sys.write(file, &mut idx, end);
-            Ok(resume(p, ps, OpState::Write { file, idx, end }).unwrap_or(Step::Done))
+        OpState::Write { file, mut idx, end, calls } => {
+            let p = sys.write(file, &mut idx, end, calls);
+            Ok(resume(p, ps, OpState::Write { file, idx, end, calls }).unwrap_or(Step::Done))
         }
         OpState::Send { mut left, rate, sndbuf } => {
             let p = sys.send(&mut left, rate, sndbuf);

@@ -5,6 +5,7 @@
 use rustc_hash::FxHashMap;
 
 use crate::ast::{BinOp, Expr, OpKind, Span, Stmt, Template, TplPart, UnOp};
+use crate::syscalls::WriteCalls;
 
 #[derive(Clone, Debug)]
 pub enum Insn {
@@ -448,10 +449,13 @@ pub enum OpState {
         base: u64,
         bs: u64,
     },
+    /// Buffered write of pages [idx, end), the bytes [calls.off, calls.stop) in `write()` calls of
+    /// `calls.bs` bytes.
     Write {
         file: u32,
         idx: u64,
         end: u64,
+        calls: WriteCalls,
     },
     Compute {
         left: u64,

@@ -102,6 +102,29 @@ pub struct OpenFile {
     pub size: u64,
 }
 
+/// The `write()` calls of one write op: the bytes [off, stop) in calls of `bs` bytes from `off`
+/// (`bs` 0: one call). A call smaller than a page makes several calls find the same page.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WriteCalls {
+    pub off: u64,
+    pub stop: u64,
+    pub bs: u64,
+}
+
+impl WriteCalls {
+    /// How many of the calls copy into page `idx`: each one looks the page up in the page cache.
+    pub fn into_page(&self, idx: u64) -> u64 {
+        let lo = (idx * PAGE_BYTES).max(self.off);
+        let hi = ((idx + 1) * PAGE_BYTES).min(self.stop);
+        if self.bs == 0 || hi <= lo {
+            return u64::from(hi > lo);
+        }
+        (hi - 1 - self.off) / self.bs - (lo - self.off) / self.bs + 1
+    }
+}
+
+const PAGE_BYTES: u64 = 4096;
+
 /// The machine as one task's program sees it. Errors (`Err(String)`) end the run with the
 /// message at the operation's position: a name the process does not have, for instance.
 pub trait Syscalls {
@@ -185,8 +208,8 @@ pub trait Syscalls {
     fn extend(&mut self, file: u32, size: u64) -> u64;
     /// read() of pages [*idx, end) in calls of `bs` pages counted from `base` (0: one call).
     fn read(&mut self, file: u32, idx: &mut u64, end: u64, base: u64, bs: u64) -> Progress;
-    /// write() of pages [*idx, end).
-    fn write(&mut self, file: u32, idx: &mut u64, end: u64) -> Progress;
+    /// write() of pages [*idx, end), in the calls `calls` describes.
+    fn write(&mut self, file: u32, idx: &mut u64, end: u64, calls: WriteCalls) -> Progress;
     /// creat(): replaces a file of that name; on `disk` (by name) or the first one.
     fn create(&mut self, name: &str, size: u64, disk: Option<&str>) -> Result<(), String>;
     /// unlink(): the errno (ENOENT when there is no such file).
@@ -203,4 +226,28 @@ pub trait Syscalls {
     /// `swapoff -a`, across quanta: `*pos` is 0 before the call begins it, then where its walk
     /// over the swap area stands. `Err(errno)` when it cannot begin or fails.
     fn swapoff(&mut self, pos: &mut u64) -> Result<Progress, i64>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::WriteCalls;
+
+    #[test]
+    fn a_call_smaller_than_a_page_finds_the_page_once_per_call() {
+        // dd bs=64 over a file: every page is copied into by 64 calls.
+        let dd = WriteCalls { off: 0, stop: 427_683_520, bs: 64 };
+        assert_eq!(dd.into_page(0), 64);
+        assert_eq!(dd.into_page(1000), 64);
+        // The file's last page holds 427,683,520 - 104,414 * 4096 = 3,776 bytes: 59 calls.
+        assert_eq!(dd.into_page(104_414), 59);
+        // Calls of a page or more copy into each page once, unless a call ends inside it.
+        assert_eq!(WriteCalls { off: 0, stop: 1 << 30, bs: 1 << 20 }.into_page(300), 1);
+        assert_eq!(WriteCalls { off: 0, stop: 1 << 20, bs: 0 }.into_page(7), 1);
+        let odd = WriteCalls { off: 0, stop: 20_000, bs: 6_000 };
+        assert_eq!([odd.into_page(0), odd.into_page(1), odd.into_page(2), odd.into_page(4)], [1, 2, 2, 2]);
+        // An unaligned start: the first page holds only the op's bytes.
+        let tail = WriteCalls { off: 4000, stop: 8192, bs: 64 };
+        assert_eq!([tail.into_page(0), tail.into_page(1)], [2, 65]);
+        assert_eq!(tail.into_page(2), 0);
+    }
 }

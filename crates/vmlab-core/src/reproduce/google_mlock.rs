@@ -387,6 +387,35 @@ fn engine_summary(o: &RunOut) -> String {
             st.bh_slab_grown, st.bh_slab_reaped, st.bh_slab_max, st.bh_slab_failed
         );
     }
+    let secs = |v: &[u64]| v.iter().map(|ns| format!("{:.2}", *ns as f64 / 1e9)).collect::<Vec<_>>();
+    let (w, h) = (secs(&st.spin_by_waiter), secs(&st.spin_by_holder));
+    let _ = writeln!(
+        s,
+        "  lru lock spin (s) by spinner: {}; by holder: refill_inactive_scan {}, page_launder {}, other {}",
+        crate::vmscan::RIEL24_LOCK_WAITERS
+            .iter()
+            .zip(&w)
+            .map(|(n, v)| format!("{n} {v}"))
+            .collect::<Vec<_>>()
+            .join(", "),
+        h[0],
+        h[1],
+        h[2]
+    );
+    for (z, (name, ..)) in o.zones.iter().enumerate().take(4) {
+        let out = st.clean_out[z];
+        let _ = writeln!(
+            s,
+            "  {name:>10} inactive_clean: in from page_launder {}; out {}",
+            st.clean_in[z],
+            crate::vmscan::RIEL24_CLEAN_OUT
+                .iter()
+                .zip(out)
+                .map(|(n, v)| format!("{n} {v}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
     let _ = writeln!(s, "  zones at the end (pages):   free  inact_clean  inact_dirty     active   mapped (mlocked)");
     for (name, free, clean, dirty, active, mapped) in &o.zones {
         let _ = writeln!(s, "  {name:>10} {free:>16} {clean:>12} {dirty:>12} {active:>10} {mapped:>8}");

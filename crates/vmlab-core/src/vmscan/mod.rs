@@ -25,7 +25,9 @@ use crate::trace::Tracepoint;
 
 pub use aa24::slab::BhStats;
 pub use aa24::{Aa24Stats, TaskReclaim};
+pub use riel24::lock::WAITERS as RIEL24_LOCK_WAITERS;
 pub use riel24::Stats as Riel24Stats;
+pub use riel24::CLEAN_OUT as RIEL24_CLEAN_OUT;
 pub use split2636::KswapdLocals as Split2636Kswapd;
 
 /// One era's reclaim: where a page enters the LRU, what an access does, kswapd's wake test and
@@ -48,6 +50,10 @@ pub trait ReclaimEngine {
     fn lru_add(k: &mut Kernel, p: Pfn);
     /// `mark_page_accessed` from read()/write().
     fn mark_page_accessed(k: &mut Kernel, p: Pfn);
+    /// The same, by a task: an engine whose list move takes a lock the task may spin for says so.
+    fn mark_page_accessed_by(k: &mut Kernel, _ctx: &mut Ctx, p: Pfn) {
+        Self::mark_page_accessed(k, p)
+    }
     /// A fault found `p` in the page cache.
     fn nopage_accessed(_k: &mut Kernel, _p: Pfn) {}
     /// A fault takes its mm's page_table_lock.
@@ -450,6 +456,11 @@ pub fn free_kernel_page(k: &mut Kernel, ctx: &mut Ctx, p: Pfn) {
 /// `mark_page_accessed` from read()/write() (mapped accesses only set the PTE young bit).
 pub fn mark_page_accessed(k: &mut Kernel, p: Pfn) {
     dispatch!(k, mark_page_accessed(k, p))
+}
+
+/// `mark_page_accessed` by the task of `ctx` (read(), write()).
+pub fn mark_page_accessed_by(k: &mut Kernel, ctx: &mut Ctx, p: Pfn) {
+    dispatch!(k, mark_page_accessed_by(k, ctx, p))
 }
 
 /// A page fault found page `p` in the page cache (`filemap_nopage` / `shmem_nopage`): the 2.4

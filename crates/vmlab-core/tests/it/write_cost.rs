@@ -4,6 +4,7 @@
 
 use vmlab_core::sim::{resolve_profile, Sim};
 use vmlab_core::stats::kfunc::KFunc;
+use vmlab_core::stats::vmstat::Vm;
 use vmlab_core::workload::load_scenario_str;
 
 const WRITER: &str = r#"name = "write-cost"
@@ -96,4 +97,29 @@ fn end_writeback_is_charged_per_page_in_the_write_completion() {
         assert!(calls > 0 && written(s) > 0, "the writes completed");
         assert_eq!(ns, calls * s.k.cost.irq_handler + written(s) * per_page);
     }
+}
+
+/// `write()` calls smaller than a page (the seed 000 dd's `bs=64`): every call after the first
+/// into a page looks it up again. On 2.4.9 that is the page's second use, and `check_used_once`
+/// (2.4.9 `generic_file_write`, after each call's copy) activates it, so the written file starts
+/// on the active list; with calls of a page or more each page is used once and stays
+/// inactive. Each further call costs a system call; 6.8 marks nothing either way.
+#[test]
+fn calls_smaller_than_a_page_use_each_page_again() {
+    let dd = |profile: &str, bs: &str| {
+        let text = WRITER.replace("write out len=LEN bs=1MiB", &format!("write out len=4MiB bs={bs}"));
+        let sc = load_scenario_str("write-cost.toml", &text, &[]).expect("loads");
+        let mut sim = Sim::new(&sc, resolve_profile(&sc, Some(profile)).expect("profile")).expect("builds");
+        sim.run().expect("runs");
+        sim
+    };
+    let pages = 4 * 256;
+    let (small, big) = (dd("linux-2.4.9", "64"), dd("linux-2.4.9", "1MiB"));
+    assert_eq!(small.k.ev.get(Vm::Pgactivate), pages, "the second call into each page activates it");
+    assert_eq!(big.k.ev.get(Vm::Pgactivate), 0, "one call a page: used once, left inactive");
+    let calls = |s: &Sim| s.k.prof.get(KFunc::Syscall) / s.k.cost.syscall;
+    assert_eq!(calls(&small) - calls(&big), pages * 63, "63 further calls into each page");
+    let (small, big) = (dd("linux-6.8", "64"), dd("linux-6.8", "1MiB"));
+    assert_eq!(small.k.ev.get(Vm::Pgactivate), big.k.ev.get(Vm::Pgactivate), "6.8's write_begin marks nothing");
+    assert_eq!(calls(&small) - calls(&big), pages * 63);
 }

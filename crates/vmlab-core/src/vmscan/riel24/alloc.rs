@@ -38,6 +38,15 @@ fn got(k: &mut Kernel, ctx: &mut Ctx, z: usize, p: Pfn, gfp: Gfp, order: u32, st
     Ok(p)
 }
 
+/// Whose allocation a page off inactive_clean goes to, for the engine's clean-list traffic.
+fn taker(gfp: Gfp) -> usize {
+    if gfp.mt == Mt::Movable {
+        super::CLEAN_FOR_CACHE
+    } else {
+        super::CLEAN_FOR_KERNEL
+    }
+}
+
 fn rmqueue(k: &mut Kernel, z: usize, order: u32, gfp: Gfp) -> Option<Pfn> {
     k.rmqueue(z, order, gfp.mt)
 }
@@ -66,7 +75,7 @@ fn alloc_limit(
         if direct {
             // reclaim_page takes a clean page straight off inactive_clean: 2.4.9 counts no
             // reclaim event for it (the engine's own `reclaim_page` statistic does).
-            p = super::scan::reclaim_page(k, ctx, z);
+            p = super::scan::reclaim_page(k, ctx, z, taker(gfp));
             if p.is_some() {
                 if let Some(c) = k.reclaim.riel24_mut().stats.alloc_zone_reclaimed.get_mut(z) {
                     *c += 1;
@@ -130,7 +139,7 @@ pub fn alloc_pages(k: &mut Kernel, ctx: &mut Ctx, gfp: Gfp, order: u32) -> Resul
     // Last resort: direct reclaimers take from inactive_clean; only PF_MEMALLOC may empty a zone.
     for &z in zl {
         if direct {
-            if let Some(p) = super::scan::reclaim_page(k, ctx, z) {
+            if let Some(p) = super::scan::reclaim_page(k, ctx, z, taker(gfp)) {
                 return got(k, ctx, z, p, gfp, order, 4);
             }
         }

@@ -113,6 +113,33 @@ pub struct Stats {
     pub bh_slab_reaped: u64,
     pub bh_slab_max: u64,
     pub bh_slab_failed: u64,
+    /// `pagemap_lru_lock` spin by who spun (`lock::WAITERS`) and by the holder waited for
+    /// (`lock::Holder`).
+    pub spin_by_waiter: [u64; 4],
+    pub spin_by_holder: [u64; 3],
+    /// inactive_clean traffic by zone (first four): pages page_launder put there, and how pages
+    /// left it (`CLEAN_OUT`). A zone's clean pages are what end its free shortage, so this says
+    /// who keeps a short zone short.
+    pub clean_in: [u64; 4],
+    pub clean_out: [[u64; 5]; 4],
+}
+
+/// How a page left inactive_clean, for `Stats::clean_out`: `reclaim_page` handing it to a
+/// page-cache allocation, to a kernel allocation (bounce page, slab, page table), to kreclaimd;
+/// or `reclaim_page` finding it in use (→ active) or with buffers or dirty (→ inactive_dirty).
+pub const CLEAN_OUT: [&str; 5] = ["page cache", "kernel", "kreclaimd", "to active", "to inactive_dirty"];
+pub const CLEAN_FOR_CACHE: usize = 0;
+pub const CLEAN_FOR_KERNEL: usize = 1;
+pub const CLEAN_FOR_KRECLAIMD: usize = 2;
+pub const CLEAN_TO_ACTIVE: usize = 3;
+pub const CLEAN_TO_DIRTY: usize = 4;
+
+/// Count a move off zone `z`'s inactive_clean list.
+#[inline]
+fn count_clean_out(k: &mut Kernel, z: usize, how: usize) {
+    if let Some(row) = k.reclaim.riel24_mut().stats.clean_out.get_mut(z) {
+        row[how] += 1;
+    }
 }
 
 /// The engine's global state (the statics of 2.4's vmscan.c, swap.c and page_alloc.c).
@@ -736,7 +763,7 @@ pub fn kreclaimd_step(k: &mut Kernel, ctx: &mut Ctx) -> KswapdAction {
             if ctx.sys_ns >= crate::sched::QUANTUM_NS {
                 return KswapdAction::Continue;
             }
-            match scan::reclaim_page(k, ctx, z) {
+            match scan::reclaim_page(k, ctx, z, CLEAN_FOR_KRECLAIMD) {
                 Some(p) => {
                     k.ev.inc(Vm::PgstealKswapd);
                     free_reclaimed(k, ctx, p);
@@ -778,6 +805,15 @@ impl ReclaimEngine for Riel24 {
         lru_cache_add(k, p)
     }
     fn mark_page_accessed(k: &mut Kernel, p: Pfn) {
+        mark_page_accessed(k, p)
+    }
+    /// `check_used_once` activates a page through `activate_page`, which takes pagemap_lru_lock
+    /// (2.4.0 `mm/swap.c`, `spin_lock(&pagemap_lru_lock); activate_page_nolock(page)`): a task
+    /// writing a page the second time spins while a scan on another CPU holds it.
+    fn mark_page_accessed_by(k: &mut Kernel, ctx: &mut Ctx, p: Pfn) {
+        if !k.fr.has(p, pg::ACTIVE) && k.fr.aux[p as usize] > 0 {
+            lock::spin_lock(k, ctx);
+        }
         mark_page_accessed(k, p)
     }
     fn page_mapcount_changed(k: &mut Kernel, p: Pfn, mapped: bool) {

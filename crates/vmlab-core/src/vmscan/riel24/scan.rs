@@ -2,11 +2,11 @@
 //! (inactive_dirty → inactive_clean, writing dirty pages), `reclaim_page` (inactive_clean → a
 //! free page) and the page-table walk `swap_out`.
 
-use super::lock::{spin_lock, spin_unlock};
+use super::lock::{spin_lock, spin_unlock, Holder};
 use super::{
-    activate_page, add_active, add_clean, add_dirty, add_to_list, age_down, age_up, buffers, deactivate_page,
-    del_page_from_lru, has_mapping, page_count, refresh, zone_free_plenty, zone_inactive_plenty, BUFFERS, DEF_PRIORITY,
-    PAGE_AGE_START, SLOT_ACTIVE, SLOT_CLEAN, SLOT_OFF,
+    activate_page, add_active, add_clean, add_dirty, add_to_list, age_down, age_up, buffers, count_clean_out,
+    deactivate_page, del_page_from_lru, has_mapping, page_count, refresh, zone_free_plenty, zone_inactive_plenty,
+    BUFFERS, CLEAN_TO_ACTIVE, CLEAN_TO_DIRTY, DEF_PRIORITY, PAGE_AGE_START, SLOT_ACTIVE, SLOT_CLEAN, SLOT_OFF,
 };
 use crate::kernel::{Ctx, Kernel};
 use crate::mm_types::{pg, Pfn};
@@ -77,7 +77,7 @@ pub fn refill_inactive_scan(k: &mut Kernel, ctx: &mut Ctx) -> u64 {
     k.events += visits;
     k.charge(ctx, KFunc::RefillInactiveScan, visits * k.cost.lru_scan);
     k.charge(ctx, KFunc::ZoneInactivePlenty, visits * k.cost.pte_walk);
-    spin_unlock(k, ctx, taken);
+    spin_unlock(k, ctx, taken, Holder::RefillInactiveScan);
     deactivated
 }
 
@@ -153,7 +153,7 @@ pub fn page_launder(k: &mut Kernel, ctx: &mut Ctx, can_fs: bool) -> u64 {
             // writepage with the lock dropped; the page, now locked for the write, is met again
             // at the tail and rotated.
             flush(k, ctx, &mut pending, &mut visits);
-            spin_unlock(k, ctx, taken);
+            spin_unlock(k, ctx, taken, Holder::PageLaunder);
             crate::vmscan::pageout(k, ctx, p);
             taken = spin_lock(k, ctx);
             if maxscan > 0 {
@@ -166,7 +166,7 @@ pub fn page_launder(k: &mut Kernel, ctx: &mut Ctx, can_fs: bool) -> u64 {
         if bufs {
             take_dirty(k);
             flush(k, ctx, &mut pending, &mut visits);
-            spin_unlock(k, ctx, taken);
+            spin_unlock(k, ctx, taken, Holder::PageLaunder);
             try_to_free_buffers(k, ctx, p);
             taken = spin_lock(k, ctx);
             if !has_mapping(k, p) {
@@ -177,7 +177,7 @@ pub fn page_launder(k: &mut Kernel, ctx: &mut Ctx, can_fs: bool) -> u64 {
             } else if page_count(k, p) > 1 {
                 add_active(k, p);
             } else {
-                add_clean(k, p);
+                launder_to_clean(k, z, p);
                 cleaned += 1;
             }
             free_plenty[z] = zone_free_plenty(k, z);
@@ -185,7 +185,7 @@ pub fn page_launder(k: &mut Kernel, ctx: &mut Ctx, can_fs: bool) -> u64 {
         }
         take_dirty(k);
         if has_mapping(k, p) {
-            add_clean(k, p);
+            launder_to_clean(k, z, p);
             cleaned += 1;
             free_plenty[z] = zone_free_plenty(k, z);
         } else {
@@ -196,8 +196,16 @@ pub fn page_launder(k: &mut Kernel, ctx: &mut Ctx, can_fs: bool) -> u64 {
     k.reclaim.riel24_mut().scratch = free_plenty;
     k.ev.add(scanner, visits);
     k.events += visits;
-    spin_unlock(k, ctx, taken);
+    spin_unlock(k, ctx, taken, Holder::PageLaunder);
     cleaned
+}
+
+/// page_launder moves a clean page of zone `z` to the zone's inactive_clean list.
+fn launder_to_clean(k: &mut Kernel, z: usize, p: Pfn) {
+    add_clean(k, p);
+    if let Some(c) = k.reclaim.riel24_mut().stats.clean_in.get_mut(z) {
+        *c += 1;
+    }
 }
 
 /// page_launder's page visits not yet charged, and how many of them read a buffer head.
@@ -250,7 +258,7 @@ fn reset_page(k: &mut Kernel, p: Pfn) {
 /// `reclaim_page(zone)`: take the first freeable page off the zone's inactive_clean list, drop
 /// it from the page or swap cache and hand it over. Pages found in use or dirty go back to the
 /// active or inactive_dirty list.
-pub fn reclaim_page(k: &mut Kernel, ctx: &mut Ctx, z: usize) -> Option<Pfn> {
+pub fn reclaim_page(k: &mut Kernel, ctx: &mut Ctx, z: usize, taker: usize) -> Option<Pfn> {
     k.reclaim.riel24_mut().stats.reclaim_page += 1;
     let taken = spin_lock(k, ctx);
     let mut maxscan = k.zones[z].lruvec.lists[SLOT_CLEAN].len;
@@ -266,11 +274,13 @@ pub fn reclaim_page(k: &mut Kernel, ctx: &mut Ctx, z: usize) -> Option<Pfn> {
         let f = k.fr.flags[p as usize];
         if f & pg::REFERENCED != 0 || (!buffers(k, p) && page_count(k, p) > 1) {
             activate_page(k, p);
+            count_clean_out(k, z, CLEAN_TO_ACTIVE);
             continue;
         }
         if buffers(k, p) || f & (pg::DIRTY | pg::LOCKED | pg::WRITEBACK) != 0 {
             del_page_from_lru(k, p);
             add_dirty(k, p);
+            count_clean_out(k, z, CLEAN_TO_DIRTY);
             continue;
         }
         if k.fr.has(p, pg::ANON) && !k.fr.has(p, pg::SWAPCACHE) {
@@ -292,12 +302,13 @@ pub fn reclaim_page(k: &mut Kernel, ctx: &mut Ctx, z: usize) -> Option<Pfn> {
         }
         reset_page(k, p);
         k.reclaim.riel24_mut().memory_pressure += 1;
+        count_clean_out(k, z, taker);
         found = Some(p);
         break;
     }
     let extra = if found.is_some() { k.cost.pagecache_add } else { 0 };
     k.charge(ctx, KFunc::ReclaimPage, visits * k.cost.lru_scan + extra);
-    spin_unlock(k, ctx, taken);
+    spin_unlock(k, ctx, taken, Holder::Other);
     found
 }
 
