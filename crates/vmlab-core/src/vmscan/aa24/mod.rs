@@ -353,14 +353,7 @@ pub fn try_to_free_pages(k: &mut Kernel, ctx: &mut Ctx, _gfp: Gfp, _order: u32, 
         }
     };
     let budget = ctx.sys_ns + QUANTUM_NS;
-    let snap = TaskSnap::take(k, ctx);
-    let r = run(k, ctx, &mut st, budget);
-    let (launder, queue) = match r {
-        Run::Wait(until, WaitOn::Launder) => (until.saturating_sub(ctx.clock()), 0),
-        Run::Wait(until, WaitOn::Queue) => (0, until.saturating_sub(ctx.clock())),
-        _ => (0, 0),
-    };
-    snap.add_since(k, ctx, launder, queue);
+    let r = run_counted(k, ctx, &mut st, budget);
     match r {
         Run::Done(ok) => {
             if ok {
@@ -460,16 +453,9 @@ pub fn kswapd_step(k: &mut Kernel, ctx: &mut Ctx, node: usize) -> KswapdAction {
     };
     k.nodes[node].kswapd.phase = KswapdPhase::Balancing;
     let budget = ctx.sys_ns + QUANTUM_NS;
-    // kswapd's calls are counted for it as a direct reclaimer's are (its `scanned` stays 0:
-    // the snapshot reads `pgscan_direct`).
-    let snap = TaskSnap::take(k, ctx);
-    let r = run(k, ctx, &mut st, budget);
-    let (launder, queue) = match r {
-        Run::Wait(until, WaitOn::Launder) => (until.saturating_sub(ctx.clock()), 0),
-        Run::Wait(until, WaitOn::Queue) => (0, until.saturating_sub(ctx.clock())),
-        _ => (0, 0),
-    };
-    snap.add_since(k, ctx, launder, queue);
+    // Counted for kswapd as a direct reclaimer's slice is (its `scanned` stays 0: the snapshot
+    // reads `pgscan_direct`).
+    let r = run_counted(k, ctx, &mut st, budget);
     match r {
         Run::Resched => {
             k.reclaim.aa24_mut().kswapd[node] = Some((z, st));
@@ -571,6 +557,20 @@ fn new_swap_out(k: &mut Kernel) -> SwapOut {
     k.reclaim.aa24_mut().stats.swap_out_calls += 1;
     let mms = k.mms.iter().filter(|m| m.is_some()).count() as i64;
     SwapOut { nr: SWAP_CLUSTER_MAX, counter: mms << 1 }
+}
+
+/// [`run`], with what the slice did added to `ctx.task`'s `by_task` entry, the sleep it ended in
+/// included.
+fn run_counted(k: &mut Kernel, ctx: &mut Ctx, st: &mut Tfp, budget: u64) -> Run {
+    let snap = TaskSnap::take(k, ctx);
+    let r = run(k, ctx, st, budget);
+    let (launder, queue) = match r {
+        Run::Wait(until, WaitOn::Launder) => (until.saturating_sub(ctx.clock()), 0),
+        Run::Wait(until, WaitOn::Queue) => (0, until.saturating_sub(ctx.clock())),
+        _ => (0, 0),
+    };
+    snap.add_since(k, ctx, launder, queue);
+    r
 }
 
 /// The body of `try_to_free_pages_zone`: `vm_passes` rounds of `shrink_caches` (+ one failing
