@@ -11,7 +11,8 @@
 //! last line; the segment's pages resident / in the swap cache / on swap only, and how many went
 //! to swap and came back since the last line (a lower bound: a page out and back between two
 //! lines is not seen); and, from the inactive tail, where the copy's first clean page lies and
-//! how many shm pages (of them the segment's) lie ahead of it.
+//! how many shm pages (of them the segment's) lie ahead of it; then `refill_inactive`'s pages
+//! looked at and deactivated, and the activations, since the last line.
 //!
 //! cargo run --profile ci -p vmlab-core --example aa24_census -- SCENARIO PROFILE EVERY_S [KEY=VALUE...]
 
@@ -80,11 +81,12 @@ fn main() {
         "t cpMiB r sy so bi | writepages freed clean_freed launder_waits swap_out(ok) objrmap_freeable walk_unmapped | \
          inactive first-clean-at | tail/6: {} | all inactive: same | active: seg ctx file anon swc | \
          so_sum si_sum bi_sum majflt objrmap_ptes | seg: resident swc swapped out_since back_since | \
-         cp_first_at shm_ahead seg_ahead",
+         cp_first_at shm_ahead seg_ahead | pgrefill pgdeactivate pgactivate",
         NAMES.join(" ")
     );
     let mut prev = [0u64; 8];
     let mut prev2 = [0u64; 2];
+    let mut prev3 = [0u64; 3];
     // The segment's pages that were in swap (a slot in its index) at the last line.
     let mut seg_was_out: Vec<bool> = Vec::new();
     sim.on_sample = Some(Box::new(move |sim: &mut Sim| {
@@ -158,6 +160,9 @@ fn main() {
         let now2 = [k.ev.get(Vm::Pgmajfault), a.objrmap_unmapped];
         let d2 = [now2[0] - prev2[0], now2[1] - prev2[1]];
         prev2 = now2;
+        let now3 = [k.ev.get(Vm::Pgrefill), k.ev.get(Vm::Pgdeactivate), k.ev.get(Vm::Pgactivate)];
+        let d3: Vec<u64> = now3.iter().zip(prev3.iter()).map(|(n, p)| n - p).collect();
+        prev3 = now3;
         let (mut resident, mut swc, mut swapped, mut out_since, mut back_since) = (0u64, 0u64, 0u64, 0u64, 0u64);
         if let Some(f) = k.files.get(seg as usize) {
             seg_was_out.resize(f.pages.len(), false);
@@ -178,7 +183,7 @@ fn main() {
         }
         println!(
             "{} {cp} {} {} {} {} | {} {} ({}) {} {} | {len} {} | {} | {} | {} | {so} {si} {bi} {} {} | \
-             {resident} {swc} {swapped} {out_since} {back_since} | {} {shm_ahead} {seg_ahead}",
+             {resident} {swc} {swapped} {out_since} {back_since} | {} {shm_ahead} {seg_ahead} | {}",
             sim.s.now / 1_000_000_000,
             s.r,
             s.sy,
@@ -196,6 +201,7 @@ fn main() {
             d2[0],
             d2[1],
             cp_first.map_or("-".to_string(), |x| x.to_string()),
+            j(&d3),
         );
     }));
     if let Err(e) = sim.run() {

@@ -9,6 +9,8 @@
 //! the clean-cache pass, writepages, `swap_out` calls. All figures are since
 //! the last line, in seconds or pages. An observer: the run is the same without it.
 //!
+//! A NAME ending in `*` takes every task whose name begins with the rest (`batch*`, `kswapd*`).
+//!
 //! cargo run --profile ci -p vmlab-core --example aa24_task -- SCENARIO PROFILE EVERY_S task=NAME [KEY=VALUE...]
 
 mod common;
@@ -25,7 +27,11 @@ fn snapshot(sim: &Sim, name: &str) -> [u64; N] {
     let now = sim.s.now;
     let by_task = sim.k.reclaim.aa24_stats().map(|s| s.by_task.as_slice()).unwrap_or(&[]);
     for (i, t) in sim.s.tasks.iter().enumerate() {
-        if t.name != name {
+        let matches = match name.strip_suffix('*') {
+            Some(prefix) => t.name.starts_with(prefix),
+            None => t.name == name,
+        };
+        if !matches {
             continue;
         }
         let mut waits = t.waits;

@@ -455,6 +455,11 @@ pub struct Disk {
     pub io_end_pages: u32,
     /// The device's `bdi_writeback`: its write-bandwidth estimate (backing_dev.rs).
     pub wb: crate::backing_dev::BdiWriteback,
+    /// 2.4.22+'s sector throttle on the request queue ([`Disk::set_throttle_sectors`]); None:
+    /// a submitter waits only on the queue's time backlog (`page_writeback::MAX_BACKLOG_NS`).
+    throttle: Option<crate::ll_rw_blk::SectorThrottle>,
+    /// When the last submission's task may go on (0: at once), under the sector throttle.
+    throttle_wake: u64,
 }
 
 /// The queue's `nr_requests`, `wbt_lat_usec` and `write_cache` (sysfs `queue/`); `None` takes
@@ -533,7 +538,30 @@ impl Disk {
             held_last: None,
             run_wanted: None,
             run_armed: u64::MAX,
+            throttle: None,
+            throttle_wake: 0,
         })
+    }
+
+    /// 2.4.22+'s `blk_queue_throttle_sectors(q, 1)` with `max_queue_sectors` of `max_bytes`
+    /// (ll_rw_blk.rs): a submission that needs a new request waits while the queue holds more
+    /// than that. Only without 6.8's queue.
+    pub fn set_throttle_sectors(&mut self, max_bytes: u64) {
+        self.throttle =
+            (max_bytes > 0 && self.queue.is_none()).then(|| crate::ll_rw_blk::SectorThrottle::new(max_bytes));
+    }
+
+    /// Under the sector throttle, when the task of the last submission may go on (its
+    /// `__get_request_wait`; 0: it got its request at once). None: the disk has no throttle.
+    pub fn throttle_wake(&self) -> Option<u64> {
+        self.throttle.as_ref().map(|_| self.throttle_wake)
+    }
+
+    /// Under the sector throttle, when a task that wants a new request for `write` at `now`
+    /// gets one (0: at once). None: the disk has no throttle.
+    pub fn request_wait(&mut self, now: u64, write: bool) -> Option<u64> {
+        let now = now.max(self.last_now);
+        self.throttle.as_mut().map(|t| t.get_request_wait(now, write))
     }
 
     /// Put 6.8's request queue in front of the device: `max_sectors_kb`/`max_segments` limits,
@@ -690,6 +718,11 @@ impl Disk {
             Some(q) => q.elv_merge(now, offset, bytes, segs, write),
             None => self.back_merge(now, offset, bytes, write),
         };
+        // A merged buffer takes no request, so it never waits (`__make_request` → `out:`).
+        self.throttle_wake = match self.throttle.as_mut() {
+            Some(t) if !merged => t.get_request_wait(now, write),
+            _ => 0,
+        };
         if self.queue.is_some() && !merged {
             if let Some(i) = self.hold_write(now, offset, bytes, segs, write) {
                 return self.held(now, i, bytes);
@@ -737,6 +770,9 @@ impl Disk {
             (self.merge_end, self.merge_write) = (offset + bytes, write);
         }
         self.in_flight_until(now, done);
+        if let Some(t) = self.throttle.as_mut() {
+            t.start(now, done, bytes);
+        }
         done
     }
 
@@ -1189,6 +1225,33 @@ mod tests {
         // A buffer in the other direction starts a request of its own: its own command.
         assert_eq!(d.submit(0, 10 * MIB + 34 * 4096, 4096, false), end + 2 * (50_000 + 40_960));
         assert_eq!(d.stat().write_ios + d.stat().read_ios, 5);
+    }
+
+    #[test]
+    fn under_the_sector_throttle_only_a_new_request_waits_for_a_batch_to_drain() {
+        const KIB: u64 = 1024;
+        let mut d = Disk::preset("hdd").unwrap();
+        d.set_throttle_sectors(crate::ll_rw_blk::MAX_QUEUE_BYTES);
+        // 69 writes of 60 KiB, scattered, at one instant: each finds ≤ 4 MiB queued and gets
+        // its request; then 4,140 KiB are in flight (~0.15 s of this disk's work, under the
+        // time backlog's 250 ms).
+        let mut done = Vec::new();
+        for i in 0..69u64 {
+            done.push(d.submit(0, i * 10 * MIB, 60 * KIB, true));
+            assert_eq!(d.throttle_wake(), Some(0), "write {i}");
+        }
+        // A buffer that back-merges into the last, queued request takes no request: no wait.
+        d.submit(0, 68 * 10 * MIB + 60 * KIB, 4 * KIB, true);
+        assert!(d.last_merged());
+        assert_eq!(d.throttle_wake(), Some(0));
+        // One that needs a request sleeps until ≤ 3 MiB are left: 4,144 KiB less 18 × 60 KiB.
+        d.submit(0, 700 * MIB, 4 * KIB, true);
+        assert_eq!(d.throttle_wake(), Some(done[17]));
+        assert_eq!(d.request_wait(done[17], true), Some(0));
+        // Without the throttle there is no such wait to report.
+        let mut plain = Disk::preset("hdd").unwrap();
+        plain.submit(0, 0, 4 * KIB, true);
+        assert_eq!(plain.throttle_wake(), None);
     }
 
     #[test]

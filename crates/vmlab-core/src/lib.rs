@@ -17,6 +17,7 @@ pub mod fork;
 pub mod irq;
 pub mod kernel;
 pub mod kmem;
+pub mod ll_rw_blk;
 pub mod machine;
 pub mod memcontrol;
 pub mod memory;

@@ -12,13 +12,29 @@ use crate::trace::Tracepoint;
 /// `get_request_wait` (the request queue's nr_requests, expressed as time): 250 ms.
 pub const MAX_BACKLOG_NS: u64 = 250_000_000;
 
-/// A write was queued to complete at `done`: if the device is backed up past the queue's
-/// limit, the submitter sleeps until there is room.
-pub fn congestion_wait_on_submit(ctx: &mut Ctx, done: u64) {
+/// A write was queued to complete at `done` on `disk`: if the device is backed up past the
+/// queue's limit, the submitter sleeps until there is room. Under 2.4.22+'s sector throttle the
+/// limit is the disk's own (`Disk::throttle_wake`: the submission's `__get_request_wait`).
+pub fn congestion_wait_on_submit(ctx: &mut Ctx, disk: &crate::disk::Disk, done: u64) {
+    if let Some(wake) = disk.throttle_wake() {
+        ctx.sleep_ns = ctx.sleep_ns.max(wake.saturating_sub(ctx.clock()));
+        return;
+    }
     let backlog = done.saturating_sub(ctx.clock());
     if backlog > MAX_BACKLOG_NS {
         ctx.sleep_ns = ctx.sleep_ns.max(backlog - MAX_BACKLOG_NS);
     }
+}
+
+/// How long a flusher that would queue more writes on disk `d` at `now` waits first: under
+/// 2.4.22+'s sector throttle its `__get_request_wait`, else until the queue's time backlog is
+/// under [`MAX_BACKLOG_NS`]. None: it goes on.
+fn queue_full_wait(k: &mut Kernel, d: usize, now: u64) -> Option<u64> {
+    let wait = match k.disks[d].request_wait(now, true) {
+        Some(wake) => wake.saturating_sub(now),
+        None => k.disks[d].queued_until().saturating_sub(now).saturating_sub(MAX_BACKLOG_NS),
+    };
+    (wait > 0).then_some(wait)
 }
 
 /// `set_page_dirty` (file pages are accounted; anon pages only carry the flag).
@@ -300,7 +316,7 @@ pub fn submit_write(k: &mut Kernel, ctx: &mut Ctx, file: u32, first: u64, mut pa
         k.io_queue.push((t, IoDone::Bounce(bounce)));
     }
     if !ctx.is_flusher {
-        congestion_wait_on_submit(ctx, t);
+        congestion_wait_on_submit(ctx, &k.disks[disk], t);
     }
 }
 
@@ -579,10 +595,9 @@ pub fn flusher_pass(k: &mut Kernel, ctx: &mut Ctx, w: usize) -> FlushAction {
     // The request queue is finite (get_request_wait): a flusher woken early by a dirtier while
     // the disk still has over ~0.25 s of work queued waits instead of queueing without bound.
     let d = k.files[fi].disk;
-    let backlog = k.disks[d].queued_until().saturating_sub(now);
-    if backlog > 250_000_000 {
+    if let Some(wait) = queue_full_wait(k, d, now) {
         put_io_end(k, ctx, w);
-        return FlushAction::Sleep(backlog - 250_000_000);
+        return FlushAction::Sleep(wait);
     }
     // do_writepages: the bandwidth estimate restarts after an idle second, and is refreshed at
     // the end (below).
@@ -670,9 +685,8 @@ pub fn flusher_pass(k: &mut Kernel, ctx: &mut Ctx, w: usize) -> FlushAction {
     // The request queue is finite: a flusher that has filled ~0.25 s of disk work waits
     // (get_request_wait) instead of queueing without bound.
     let d = k.files[fi].disk;
-    let backlog = k.disks[d].queued_until().saturating_sub(now);
-    if backlog > 250_000_000 {
-        return FlushAction::Sleep(backlog - 250_000_000);
+    if let Some(wait) = queue_full_wait(k, d, now) {
+        return FlushAction::Sleep(wait);
     }
     FlushAction::More
 }

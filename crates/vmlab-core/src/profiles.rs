@@ -435,6 +435,12 @@ pub struct Profile {
     /// adjacent ones (blk.rs). Off: 2.4's `__make_request` back-merge, which only spares
     /// interrupts, and md's chunk-sized bios.
     pub blk_mq: bool,
+    /// 2.4.22+'s request-queue throttle (`blk_queue_throttle_sectors`, set by the IDE and SCSI
+    /// drivers): `max_queue_sectors` in KiB; a task that needs a new request waits while its
+    /// queue holds more than that many sectors in flight, until a quarter has drained
+    /// (ll_rw_blk.rs). 0: a submitter waits only on the queue's time backlog (250 ms), the
+    /// stand-in of the rows calibrated without it. Not with `blk_mq`.
+    pub max_queue_sectors_kb: u64,
     /// Bytes of `struct page` the boot-time memmap is sized with (`bootmem.rs`): 56 on a 2.6.36
     /// x86-64 kernel (Simon Kirby's boot log: 14,280 pages for DMA32's 1,044,480). 0: no memmap
     /// is reserved, as in the rows calibrated before it was modelled (a scenario's
@@ -540,6 +546,7 @@ const MODERN: Profile = Profile {
     memcg_stat_poll_ms: 0,
     ra_start_of_file: true,
     blk_mq: true,
+    max_queue_sectors_kb: 0,
     memmap_struct_page: 0,
     memmap_goal_high: false,
     dcache_lazy_lru: false,
@@ -609,6 +616,7 @@ const LINUX_2_6_26: Profile = Profile {
     memcg_stat_poll_ms: 0,
     ra_start_of_file: false,
     blk_mq: false,
+    max_queue_sectors_kb: 0,
     memmap_struct_page: 0,
     memmap_goal_high: false,
     dcache_lazy_lru: true,
@@ -688,6 +696,7 @@ const LINUX_2636: Profile = Profile {
     // seed's test wants less); off until that seed is re-checked with it.
     ra_start_of_file: false,
     blk_mq: false,
+    max_queue_sectors_kb: 0,
     memmap_struct_page: 56,
     memmap_goal_high: true,
     dcache_lazy_lru: true,
@@ -785,6 +794,7 @@ const LINUX_249: Profile = Profile {
     memcg_stat_poll_ms: 0,
     ra_start_of_file: false,
     blk_mq: false,
+    max_queue_sectors_kb: 0,
     memmap_struct_page: 0,
     memmap_goal_high: false,
     dcache_lazy_lru: false,
@@ -820,6 +830,8 @@ const AA1: Profile = Profile {
     per_bdi_flusher: false,
     // 2.4's buffer_head (~96 bytes on i386): 40 to a slab page, as for 2.4.9.
     bh_per_slab_page: 40,
+    // 2.4.22's block layer: IDE and SCSI queues throttle on MAX_QUEUE_SECTORS (4 MiB).
+    max_queue_sectors_kb: 4096,
     // 2.4.23's filemap_nopage also reads the aligned cluster, but seed 002 was measured with
     // the centred window; moving it needs seed 002 re-measured.
     mmap_readahead: MmapReadahead::ReadAround,
@@ -1052,6 +1064,8 @@ pub const KNOBS: &[Knob] = &[
     rc("per_bdi_flusher", Kind::Bool, Readers::All),
     // disk.rs / blk.rs: the request queue in front of each disk.
     rc("blk_mq", Kind::Bool, Readers::All),
+    // disk.rs / ll_rw_blk.rs: 2.4.22's sector throttle on each request queue.
+    rc("max_queue_sectors_kb", Kind::Int(INT), Readers::All),
     // riel24's and aa24's page_cache_added hooks grow their buffer_head slabs.
     rc("bh_per_slab_page", Kind::Int(BH_PER_SLAB), RIEL_AA),
     // vmscan/aa24/ swap_out and shrink_cache.
@@ -1371,6 +1385,7 @@ impl Profile {
             "bh_per_slab_page" => self.bh_per_slab_page = small(n)?,
             "compaction_min_order" => self.split26.compaction_min_order = small(n)?,
             "pcp_batch_bytes" => self.pcp_batch_bytes = n,
+            "max_queue_sectors_kb" => self.max_queue_sectors_kb = n,
             "memcg_stat_poll_ms" => self.memcg_stat_poll_ms = n,
             "memmap_struct_page" => self.memmap_struct_page = n,
             "swappiness" => t.swappiness = n,

@@ -315,6 +315,14 @@ impl Sim {
                 d.set_queue(sectors_kb, segments);
             }
         }
+        if k.profile.max_queue_sectors_kb > 0 && !k.profile.blk_mq {
+            // blk_init_free_list: half the sectors on a box of under 30 MiB.
+            let megs = k.total_pages() >> (20 - 12);
+            let max = (k.profile.max_queue_sectors_kb << 10) >> (megs < 30) as u32;
+            for d in &mut k.disks {
+                d.set_throttle_sectors(max);
+            }
+        }
         // `size = 0` is `swapoff -a`: no swap area at all.
         if let Some(sw) = setup.swap.as_ref().filter(|sw| sw.bytes >= 4096) {
             let base = k.disks[sw.disk].allocate_extent(sw.bytes);

@@ -320,7 +320,8 @@ fn flush_plug(k: &mut Kernel, ctx: &mut Ctx) {
     }
     k.disks[disk].set_wbt_rwq(crate::blk_wbt::RWQ_BG);
     if !pl.slots.is_empty() {
-        crate::page_writeback::congestion_wait_on_submit(ctx, latest);
+        // The plug is 6.8's (blk_mq), whose disks have no sector throttle: the time backlog.
+        crate::page_writeback::congestion_wait_on_submit(ctx, &k.disks[disk], latest);
     }
     pl.slots.clear();
     pl.pages.clear();
@@ -393,7 +394,7 @@ pub fn swap_writepage(k: &mut Kernel, ctx: &mut Ctx, p: Pfn) -> bool {
         k.disks[disk].set_wbt_rwq(crate::blk_wbt::RWQ_BG);
         k.charge(ctx, KFunc::Pageout, k.cost.io_submit);
         k.queue_io_done(t, disk, vec![p], true);
-        crate::page_writeback::congestion_wait_on_submit(ctx, t);
+        crate::page_writeback::congestion_wait_on_submit(ctx, &k.disks[disk], t);
     }
     k.ev.inc(Vm::Pswpout);
     k.ev.add(Vm::Pgpgout, 4);

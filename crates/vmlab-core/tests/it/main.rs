@@ -31,6 +31,7 @@ mod reclaim_flusher_work;
 mod reclaim_pass_cost;
 mod reclaim_stat;
 mod reclaim_throttle;
+mod request_queue_24;
 mod rmap;
 mod scenario_errors;
 mod seed_google_mlock;

@@ -353,14 +353,7 @@ pub fn try_to_free_pages(k: &mut Kernel, ctx: &mut Ctx, _gfp: Gfp, _order: u32, 
         }
     };
     let budget = ctx.sys_ns + QUANTUM_NS;
-    let snap = TaskSnap::take(k, ctx);
-    let r = run(k, ctx, &mut st, budget);
-    let (launder, queue) = match r {
-        Run::Wait(until, WaitOn::Launder) => (until.saturating_sub(ctx.clock()), 0),
-        Run::Wait(until, WaitOn::Queue) => (0, until.saturating_sub(ctx.clock())),
-        _ => (0, 0),
-    };
-    snap.add_since(k, ctx, launder, queue);
+    let r = run_counted(k, ctx, &mut st, budget);
     match r {
         Run::Done(ok) => {
             if ok {
@@ -454,12 +447,16 @@ pub fn kswapd_step(k: &mut Kernel, ctx: &mut Ctx, node: usize) -> KswapdAction {
             };
             observe_first_reclaim(k, ctx);
             k.ev.inc(Vm::Pageoutrun);
+            task::entry(&mut k.reclaim.aa24_mut().stats, ctx.task).calls += 1;
             (z, new_tfp(k, k.zones[z].kind as usize))
         }
     };
     k.nodes[node].kswapd.phase = KswapdPhase::Balancing;
     let budget = ctx.sys_ns + QUANTUM_NS;
-    match run(k, ctx, &mut st, budget) {
+    // Counted for kswapd as a direct reclaimer's slice is (its `scanned` stays 0: the snapshot
+    // reads `pgscan_direct`).
+    let r = run_counted(k, ctx, &mut st, budget);
+    match r {
         Run::Resched => {
             k.reclaim.aa24_mut().kswapd[node] = Some((z, st));
             KswapdAction::Continue
@@ -470,6 +467,7 @@ pub fn kswapd_step(k: &mut Kernel, ctx: &mut Ctx, node: usize) -> KswapdAction {
         }
         Run::Done(false) => {
             k.reclaim.aa24_mut().need_balance[z] = false;
+            task::entry(&mut k.reclaim.aa24_mut().stats, ctx.task).failed += 1;
             KswapdAction::Nap(KSWAPD_FAIL_SLEEP_NS)
         }
         Run::Done(true) => {
@@ -559,6 +557,20 @@ fn new_swap_out(k: &mut Kernel) -> SwapOut {
     k.reclaim.aa24_mut().stats.swap_out_calls += 1;
     let mms = k.mms.iter().filter(|m| m.is_some()).count() as i64;
     SwapOut { nr: SWAP_CLUSTER_MAX, counter: mms << 1 }
+}
+
+/// [`run`], with what the slice did added to `ctx.task`'s `by_task` entry, the sleep it ended in
+/// included.
+fn run_counted(k: &mut Kernel, ctx: &mut Ctx, st: &mut Tfp, budget: u64) -> Run {
+    let snap = TaskSnap::take(k, ctx);
+    let r = run(k, ctx, st, budget);
+    let (launder, queue) = match r {
+        Run::Wait(until, WaitOn::Launder) => (until.saturating_sub(ctx.clock()), 0),
+        Run::Wait(until, WaitOn::Queue) => (0, until.saturating_sub(ctx.clock())),
+        _ => (0, 0),
+    };
+    snap.add_since(k, ctx, launder, queue);
+    r
 }
 
 /// The body of `try_to_free_pages_zone`: `vm_passes` rounds of `shrink_caches` (+ one failing
@@ -1368,6 +1380,22 @@ mod tests {
         let by = &k.reclaim.aa24().stats.by_task;
         assert_eq!((by[2].lru_add_spin_ns, by[2].calls), (b.sys_ns, 0));
         assert_eq!(by[5].lru_add_spin_ns, 0);
+    }
+
+    /// kswapd's `try_to_free_pages_zone` calls go to its own `by_task` entry (history §34: who
+    /// walks), with what they freed; no other task is charged.
+    #[test]
+    fn kswapds_calls_are_counted_for_kswapd() {
+        let mut k = kernel();
+        cache_pages(&mut k, 3000, INACTIVE, false);
+        let z = (0..k.zones.len()).find(|&z| k.zones[z].kind == ZoneType::HighMem).expect("a HighMem zone");
+        k.reclaim.aa24_mut().need_balance[z] = true;
+        let mut ks = Ctx { cpu: 0, task: 1, is_kswapd: true, ..Default::default() };
+        kswapd_step(&mut k, &mut ks, 0);
+        let by = &k.reclaim.aa24().stats.by_task;
+        assert_eq!((by[1].calls, by[1].freed), (1, 32));
+        assert_eq!(by[1].sys_ns, ks.sys_ns);
+        assert!(by.iter().enumerate().all(|(i, t)| i == 1 || t.calls == 0));
     }
 
     /// 2.4.23's `shrink_caches` takes `pagemap_lru_lock` and `shrink_cache` keeps it over its scan
