@@ -376,6 +376,26 @@ mod tests {
 
     const MS: u64 = 1_000_000;
 
+    /// A queue of 128 with a write in flight through each of ten windows (LAT_UNKNOWN_WRITES):
+    /// step −1, −2, −3 … until the ¾ cap. The last write completes at 1,050 ms.
+    fn scaled_to_the_cap() -> Wbt {
+        let mut w = Wbt::new(128, 2 * MS, true);
+        for i in 0..10u64 {
+            w.issue_write(i * 100 * MS, (i + 1) * 100 * MS + 50 * MS, RWQ_BG);
+        }
+        w
+    }
+
+    /// Step 0 on a queue of 256 (wb_normal 8): eight writes issued at 0, completing 1 ms apart
+    /// from `first_done`.
+    fn eight_writes(write_cache: bool, first_done: u64) -> Wbt {
+        let mut w = Wbt::new(256, 75 * MS, write_cache);
+        for j in 0..8 {
+            w.issue_write(0, first_done + j * MS, RWQ_BG);
+        }
+        w
+    }
+
     #[test]
     fn default_depth_gives_the_kernels_limits() {
         // nr_requests 256: max_depth min(16, 256) = 16, wb_normal 8, wb_background 4.
@@ -386,11 +406,7 @@ mod tests {
 
     #[test]
     fn writes_alone_scale_up_to_three_quarters_of_the_queue() {
-        let mut w = Wbt::new(128, 2 * MS, true);
-        // A write in flight through each window: LAT_UNKNOWN_WRITES, step −1, −2, −3 ...
-        for i in 0..10u64 {
-            w.issue_write(i * 100 * MS, (i + 1) * 100 * MS + 50 * MS, RWQ_BG);
-        }
+        let w = scaled_to_the_cap();
         let (normal, _, max, step) = w.limits();
         // 1 + (15 << 3) = 121 > 96 = ¾ · 128: capped at 96, and no further step once capped.
         assert_eq!((max, normal), (96, 48));
@@ -416,19 +432,13 @@ mod tests {
 
     #[test]
     fn with_a_write_cache_the_flusher_waits_for_the_queue_to_drain() {
-        let mut w = Wbt::new(256, 75 * MS, true);
-        for j in 0..8 {
-            w.issue_write(0, 10 * MS + j * MS, RWQ_BG);
-        }
+        let mut w = eight_writes(true, 10 * MS);
         // wb_normal 8 reached: the flusher sleeps until the last of the eight completes.
         assert_eq!(w.flusher_wait(MS), Some(17 * MS));
         assert_eq!(w.flusher_wait(17 * MS), None);
         // Without the cache it wakes when 8 − in flight ≥ wb_background / 2 = 2: at the second
         // completion.
-        let mut w = Wbt::new(256, 75 * MS, false);
-        for j in 0..8 {
-            w.issue_write(0, 10 * MS + j * MS, RWQ_BG);
-        }
+        let mut w = eight_writes(false, 10 * MS);
         assert_eq!(w.flusher_wait(MS), Some(11 * MS));
     }
 
@@ -436,18 +446,12 @@ mod tests {
     fn a_window_end_wakes_the_flusher_only_by_a_scale_up() {
         // Step 0, wb_normal 8: eight writes in flight through the window at 100 ms
         // (LAT_UNKNOWN_WRITES) scale up to step −1, which wakes the flusher there.
-        let mut w = Wbt::new(256, 75 * MS, true);
-        for j in 0..8 {
-            w.issue_write(0, 150 * MS + j * MS, RWQ_BG);
-        }
+        let mut w = eight_writes(true, 150 * MS);
         assert_eq!(w.flusher_wait(MS), Some(100 * MS));
         assert_eq!(w.flusher_wait(100 * MS), None, "wb_normal is 16 now");
         // At the cap (step −3 on a queue of 128, wb_normal 48) the window at 1,100 ms scales
         // nothing and wakes no one: the flusher sleeps until its last write completes.
-        let mut w = Wbt::new(128, 2 * MS, true);
-        for i in 0..10u64 {
-            w.issue_write(i * 100 * MS, (i + 1) * 100 * MS + 50 * MS, RWQ_BG);
-        }
+        let mut w = scaled_to_the_cap();
         assert_eq!(w.limits(), (48, 24, 96, -3));
         let t = 1_060 * MS;
         for j in 0..48 {
@@ -459,10 +463,7 @@ mod tests {
 
     #[test]
     fn an_idle_gap_shorter_than_five_windows_keeps_the_scaled_depth() {
-        let mut w = Wbt::new(128, 2 * MS, true);
-        for i in 0..10u64 {
-            w.issue_write(i * 100 * MS, (i + 1) * 100 * MS + 50 * MS, RWQ_BG);
-        }
+        let mut w = scaled_to_the_cap();
         // The last write completes at 1,050 ms; the windows ending at 1,200 … 1,500 ms see
         // nothing (LAT_UNKNOWN, four of them): still step −3 at 1,550 ms.
         assert_eq!(w.limit(1_550 * MS, false), 48);
