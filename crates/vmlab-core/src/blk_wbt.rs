@@ -27,7 +27,16 @@
 //!   writes done or in flight that is LAT_UNKNOWN_WRITES and the depth scales up, step below 0
 //!   ("only doing writes"); a read slower than `wbt_lat_usec` at best scales down (a negative
 //!   step snaps to 0); valid and fast scales up; five windows without writes step back toward 0.
-//!   Scaling up stops once the depth hit its ¾ cap (`scaled_max`) and wakes every waiter.
+//!   Scaling up stops once the depth hit its ¾ cap (`scaled_max`). A scale-up that moves the
+//!   step wakes every waiter (`rwb_wake_all`); nothing else at a window's end does (6.x's
+//!   `scale_down` wakes no one), so once the depth is at its cap a sleeping flusher waits for
+//!   its completions (torvalds/linux as stored at 00c1d298, a 6.x tree: block/blk-wbt.c
+//!   `scale_up`, `scale_down`, `wb_timer_fn`; block/blk-rq-qos.c `rq_depth_scale_up`).
+//! - Across the flusher's idle gaps: the timer is re-armed every window while the step is not
+//!   0, and a window with no completion and nothing in flight is LAT_UNKNOWN; only the fifth
+//!   (`RWB_UNKNOWN_BUMP`, counted since the last move of the step — not reset by a scale-up
+//!   refused at the cap) steps a negative step back by one. A gap shorter than a window keeps
+//!   the scaled depth.
 //!
 //! vmlab tracks every write request its 6.8 queue takes, each in the `rq_wait` queue its
 //! submitter chose (`get_rq_wait`): [`RWQ_BG`] for the flusher's and, in 6.8, a direct
@@ -58,17 +67,33 @@ pub const RWQ_BG: u8 = 0;
 /// `WBT_RWQ_KSWAPD` (6.8: kswapd's writes) or `WBT_RWQ_SWAP` (6.11+: every swap write).
 pub const RWQ_SWAP: u8 = 1;
 
-#[derive(Debug, Clone)]
-pub struct Wbt {
+/// `latency_exceeded`'s verdict on a window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Lat {
+    Ok,
+    Unknown,
+    UnknownWrites,
+    Exceeded,
+}
+
+/// What the window's verdicts move: `struct rq_depth` and the limits and count `rq_wb` keeps
+/// beside it. Copied to judge windows ahead of time ([`Wbt::wait`]).
+#[derive(Debug, Clone, Copy)]
+struct Depth {
     queue_depth: u32,
     min_lat_ns: u64,
-    write_cache: bool,
     scale_step: i32,
     scaled_max: bool,
     max_depth: u32,
     wb_normal: u32,
     wb_background: u32,
     unknown_cnt: u32,
+}
+
+#[derive(Debug, Clone)]
+pub struct Wbt {
+    depth: Depth,
+    write_cache: bool,
     /// Tracked writes not yet judged by a window: (issue, completion, `rq_wait` queue).
     writes: Vec<(u64, u64, u8)>,
     /// Reads not yet judged by a window: (issue, completion).
@@ -90,30 +115,7 @@ fn int_sqrt(x: u64) -> u64 {
     r
 }
 
-impl Wbt {
-    /// `wbt_init`: the queue's depth (`nr_requests`), `wbt_lat_usec` in ns and whether the
-    /// device has a volatile write cache.
-    pub fn new(queue_depth: u32, min_lat_ns: u64, write_cache: bool) -> Wbt {
-        let mut w = Wbt {
-            queue_depth: queue_depth.max(1),
-            min_lat_ns,
-            write_cache,
-            scale_step: 0,
-            scaled_max: false,
-            max_depth: 0,
-            wb_normal: 0,
-            wb_background: 0,
-            unknown_cnt: 0,
-            writes: Vec::new(),
-            reads: Vec::new(),
-            window_end: None,
-            last_read: None,
-        };
-        w.calc_max_depth();
-        w.calc_wb_limits();
-        w
-    }
-
+impl Depth {
     /// `rq_depth_calc_max_depth`: true when the ¾ cap was hit.
     fn calc_max_depth(&mut self) -> bool {
         let mut capped = false;
@@ -147,16 +149,20 @@ impl Wbt {
         }
     }
 
-    fn scale_up(&mut self) {
+    /// `scale_up`: true when the step moved, the one case that wakes every waiter
+    /// (`rwb_wake_all`); once the cap was hit it neither moves nor wakes, nor resets the count.
+    fn scale_up(&mut self) -> bool {
         if self.scaled_max {
-            return;
+            return false;
         }
         self.scale_step -= 1;
         self.scaled_max = self.calc_max_depth();
         self.calc_wb_limits();
         self.unknown_cnt = 0;
+        true
     }
 
+    /// `scale_down`: 6.x wakes no one here, the next completions do.
     fn scale_down(&mut self, hard: bool) {
         if self.max_depth == 1 {
             return;
@@ -172,6 +178,30 @@ impl Wbt {
         self.unknown_cnt = 0;
     }
 
+    /// `wb_timer_fn`'s switch on a window's verdict: true when it wakes every waiter.
+    fn timer(&mut self, lat: Lat) -> bool {
+        match lat {
+            Lat::Exceeded => {
+                self.scale_down(true);
+                false
+            }
+            Lat::Ok | Lat::UnknownWrites => self.scale_up(),
+            Lat::Unknown => {
+                self.unknown_cnt += 1;
+                if self.unknown_cnt < UNKNOWN_BUMP {
+                    false
+                } else if self.scale_step > 0 {
+                    self.scale_up()
+                } else {
+                    if self.scale_step < 0 {
+                        self.scale_down(false);
+                    }
+                    false
+                }
+            }
+        }
+    }
+
     fn cur_win(&self) -> u64 {
         if self.scale_step > 0 {
             (WINDOW_NS << 4) / int_sqrt(((self.scale_step + 1) as u64) << 8)
@@ -179,39 +209,78 @@ impl Wbt {
             WINDOW_NS
         }
     }
+}
+
+impl Wbt {
+    /// `wbt_init`: the queue's depth (`nr_requests`), `wbt_lat_usec` in ns and whether the
+    /// device has a volatile write cache.
+    pub fn new(queue_depth: u32, min_lat_ns: u64, write_cache: bool) -> Wbt {
+        let mut depth = Depth {
+            queue_depth: queue_depth.max(1),
+            min_lat_ns,
+            scale_step: 0,
+            scaled_max: false,
+            max_depth: 0,
+            wb_normal: 0,
+            wb_background: 0,
+            unknown_cnt: 0,
+        };
+        depth.calc_max_depth();
+        depth.calc_wb_limits();
+        Wbt { depth, write_cache, writes: Vec::new(), reads: Vec::new(), window_end: None, last_read: None }
+    }
+
+    /// `latency_exceeded` on the window that ends at `end` and the tracked writes in flight
+    /// then (`wbt_inflight`, every queue's), from the writes and reads known now.
+    fn latency(&self, end: u64, win: u64) -> (Lat, usize) {
+        let start = end.saturating_sub(win);
+        let nr_writes = self.writes.iter().filter(|&&(_, d, _)| d > start && d <= end).count() as u32;
+        let nr_reads = self.reads.iter().filter(|&&(_, d)| d > start && d <= end).count() as u32;
+        let inflight = self.writes.iter().filter(|&&(i, d, _)| i <= end && d > end).count();
+        let read_min =
+            self.reads.iter().filter(|&&(_, d)| d > start && d <= end).map(|&(i, d)| d - i).min().unwrap_or(0);
+        let lat = if nr_reads >= 1 && nr_writes >= MIN_WRITE_SAMPLES {
+            if read_min > self.depth.min_lat_ns {
+                Lat::Exceeded
+            } else {
+                Lat::Ok
+            }
+        } else if nr_writes > 0 || inflight > 0 {
+            Lat::UnknownWrites
+        } else {
+            Lat::Unknown
+        };
+        (lat, inflight)
+    }
 
     /// Run the windows that ended by `now` (`wb_timer_fn`), in order.
     pub fn advance(&mut self, now: u64) {
         while let Some(end) = self.window_end.filter(|&e| e <= now) {
-            let start = end.saturating_sub(self.cur_win());
-            let nr_writes = self.writes.iter().filter(|&&(_, d, _)| d > start && d <= end).count() as u32;
-            let nr_reads = self.reads.iter().filter(|&&(_, d)| d > start && d <= end).count() as u32;
-            // wbt_inflight: every queue's.
-            let inflight = self.writes.iter().filter(|&&(i, d, _)| i <= end && d > end).count();
-            let read_min =
-                self.reads.iter().filter(|&&(_, d)| d > start && d <= end).map(|&(i, d)| d - i).min().unwrap_or(0);
-            if nr_reads >= 1 && nr_writes >= MIN_WRITE_SAMPLES {
-                if read_min > self.min_lat_ns {
-                    self.scale_down(true);
-                } else {
-                    self.scale_up();
-                }
-            } else if nr_writes > 0 || inflight > 0 {
-                self.scale_up();
-            } else {
-                self.unknown_cnt += 1;
-                if self.unknown_cnt >= UNKNOWN_BUMP {
-                    if self.scale_step > 0 {
-                        self.scale_up();
-                    } else if self.scale_step < 0 {
-                        self.scale_down(false);
-                    }
-                }
-            }
+            let (lat, inflight) = self.latency(end, self.depth.cur_win());
+            self.depth.timer(lat);
             self.writes.retain(|&(_, d, _)| d > end);
             self.reads.retain(|&(_, d)| d > end);
-            self.window_end = (self.scale_step != 0 || inflight > 0).then(|| end + self.cur_win());
+            // Re-armed while the step is off centre or writes are in flight (`rwb_arm_timer`).
+            self.window_end = (self.depth.scale_step != 0 || inflight > 0).then(|| end + self.depth.cur_win());
         }
+    }
+
+    /// The first window to end before `t` whose scale-up wakes every waiter, judged on what is
+    /// issued now; None if none does.
+    fn wake_all_before(&self, t: u64) -> Option<u64> {
+        let mut depth = self.depth;
+        let mut end = self.window_end?;
+        while end < t {
+            let (lat, inflight) = self.latency(end, depth.cur_win());
+            if depth.timer(lat) {
+                return Some(end);
+            }
+            if depth.scale_step == 0 && inflight == 0 {
+                return None;
+            }
+            end += depth.cur_win();
+        }
+        None
     }
 
     /// A tracked write request of queue `rwq` issued at `now`, completing at `done`
@@ -220,7 +289,7 @@ impl Wbt {
         self.advance(now);
         self.writes.push((now, done, rwq));
         if self.window_end.is_none() {
-            self.window_end = Some(now + self.cur_win());
+            self.window_end = Some(now + self.depth.cur_win());
         }
     }
 
@@ -241,24 +310,24 @@ impl Wbt {
     /// (`close_io`), else `wb_normal`. 0: the throttle is off (`wbt_lat_usec` 0).
     pub fn limit(&mut self, now: u64, hiprio: bool) -> u32 {
         self.advance(now);
-        if self.min_lat_ns == 0 {
+        if self.depth.min_lat_ns == 0 {
             return 0;
         }
         let close_io = self.last_read.is_some_and(|l| now < l.saturating_add(CLOSE_IO_NS));
         if hiprio {
-            self.max_depth
+            self.depth.max_depth
         } else if close_io {
-            self.wb_background
+            self.depth.wb_background
         } else {
-            self.wb_normal
+            self.depth.wb_normal
         }
     }
 
     /// May a submitter of queue `rwq` with limit `limit` start a request at `now`, with
     /// `extra` of its requests already counted but not issued (its plug)? `None`: yes;
     /// `Some(t)`: it sleeps in `rq_qos_wait` until `t` — the completion that wakes it
-    /// (`wbt_rqw_done`, on that queue's count) or the next window, whose scale-up wakes
-    /// everyone.
+    /// (`wbt_rqw_done`, on that queue's count) or the first window whose scale-up wakes
+    /// everyone, judged on the requests issued by now.
     pub fn wait(&mut self, now: u64, rwq: u8, limit: u32, extra: u32) -> Option<u64> {
         self.advance(now);
         if limit == 0 || self.inflight(now, rwq) + extra < limit {
@@ -276,12 +345,16 @@ impl Wbt {
             // wb_background / 2).
             let mut dones: Vec<u64> = self.writes.iter().filter(live).map(|w| w.1).collect();
             dones.sort_unstable();
-            let need =
-                |left: u32| left == 0 || (left < self.wb_normal && self.wb_normal - left >= self.wb_background / 2);
+            let need = |left: u32| {
+                left == 0
+                    || (left < self.depth.wb_normal && self.depth.wb_normal - left >= self.depth.wb_background / 2)
+            };
             let n = dones.len() as u32;
             (1..=n).map(|k| (n - k, dones[k as usize - 1])).find(|&(left, _)| need(left)).map_or(now, |(_, t)| t)
         };
-        Some(self.window_end.map_or(wake, |w| w.min(wake)).max(now + 1))
+        // A window's end wakes it only by a scale-up (`rwb_wake_all`); once the depth is at its
+        // cap, or when the window scales down, the completions alone do.
+        Some(self.wake_all_before(wake).unwrap_or(wake).max(now + 1))
     }
 
     /// The flusher's wait (`get_limit` for a write neither sync nor background, in
@@ -293,7 +366,7 @@ impl Wbt {
 
     /// `wb_normal`, `wb_background`, `max_depth` and the step, for tests and traces.
     pub fn limits(&self) -> (u32, u32, u32, i32) {
-        (self.wb_normal, self.wb_background, self.max_depth, self.scale_step)
+        (self.depth.wb_normal, self.depth.wb_background, self.depth.max_depth, self.depth.scale_step)
     }
 }
 
@@ -302,6 +375,26 @@ mod tests {
     use super::*;
 
     const MS: u64 = 1_000_000;
+
+    /// A queue of 128 with a write in flight through each of ten windows (LAT_UNKNOWN_WRITES):
+    /// step −1, −2, −3 … until the ¾ cap. The last write completes at 1,050 ms.
+    fn scaled_to_the_cap() -> Wbt {
+        let mut w = Wbt::new(128, 2 * MS, true);
+        for i in 0..10u64 {
+            w.issue_write(i * 100 * MS, (i + 1) * 100 * MS + 50 * MS, RWQ_BG);
+        }
+        w
+    }
+
+    /// Step 0 on a queue of 256 (wb_normal 8): eight writes issued at 0, completing 1 ms apart
+    /// from `first_done`.
+    fn eight_writes(write_cache: bool, first_done: u64) -> Wbt {
+        let mut w = Wbt::new(256, 75 * MS, write_cache);
+        for j in 0..8 {
+            w.issue_write(0, first_done + j * MS, RWQ_BG);
+        }
+        w
+    }
 
     #[test]
     fn default_depth_gives_the_kernels_limits() {
@@ -313,11 +406,7 @@ mod tests {
 
     #[test]
     fn writes_alone_scale_up_to_three_quarters_of_the_queue() {
-        let mut w = Wbt::new(128, 2 * MS, true);
-        // A write in flight through each window: LAT_UNKNOWN_WRITES, step −1, −2, −3 ...
-        for i in 0..10u64 {
-            w.issue_write(i * 100 * MS, (i + 1) * 100 * MS + 50 * MS, RWQ_BG);
-        }
+        let w = scaled_to_the_cap();
         let (normal, _, max, step) = w.limits();
         // 1 + (15 << 3) = 121 > 96 = ¾ · 128: capped at 96, and no further step once capped.
         assert_eq!((max, normal), (96, 48));
@@ -343,20 +432,48 @@ mod tests {
 
     #[test]
     fn with_a_write_cache_the_flusher_waits_for_the_queue_to_drain() {
-        let mut w = Wbt::new(256, 75 * MS, true);
-        for j in 0..8 {
-            w.issue_write(0, 10 * MS + j * MS, RWQ_BG);
-        }
+        let mut w = eight_writes(true, 10 * MS);
         // wb_normal 8 reached: the flusher sleeps until the last of the eight completes.
         assert_eq!(w.flusher_wait(MS), Some(17 * MS));
         assert_eq!(w.flusher_wait(17 * MS), None);
         // Without the cache it wakes when 8 − in flight ≥ wb_background / 2 = 2: at the second
         // completion.
-        let mut w = Wbt::new(256, 75 * MS, false);
-        for j in 0..8 {
-            w.issue_write(0, 10 * MS + j * MS, RWQ_BG);
-        }
+        let mut w = eight_writes(false, 10 * MS);
         assert_eq!(w.flusher_wait(MS), Some(11 * MS));
+    }
+
+    #[test]
+    fn a_window_end_wakes_the_flusher_only_by_a_scale_up() {
+        // Step 0, wb_normal 8: eight writes in flight through the window at 100 ms
+        // (LAT_UNKNOWN_WRITES) scale up to step −1, which wakes the flusher there.
+        let mut w = eight_writes(true, 150 * MS);
+        assert_eq!(w.flusher_wait(MS), Some(100 * MS));
+        assert_eq!(w.flusher_wait(100 * MS), None, "wb_normal is 16 now");
+        // At the cap (step −3 on a queue of 128, wb_normal 48) the window at 1,100 ms scales
+        // nothing and wakes no one: the flusher sleeps until its last write completes.
+        let mut w = scaled_to_the_cap();
+        assert_eq!(w.limits(), (48, 24, 96, -3));
+        let t = 1_060 * MS;
+        for j in 0..48 {
+            w.issue_write(t, t + 10 * MS + 2 * j * MS, RWQ_BG);
+        }
+        assert_eq!(w.flusher_wait(t + MS), Some(t + 104 * MS));
+        assert_eq!(w.limits(), (48, 24, 96, -3));
+    }
+
+    #[test]
+    fn an_idle_gap_shorter_than_five_windows_keeps_the_scaled_depth() {
+        let mut w = scaled_to_the_cap();
+        // The last write completes at 1,050 ms; the windows ending at 1,200 … 1,500 ms see
+        // nothing (LAT_UNKNOWN, four of them): still step −3 at 1,550 ms.
+        assert_eq!(w.limit(1_550 * MS, false), 48);
+        // The fifth, at 1,600 ms, steps back by one: max_depth 1 + (15 << 2) = 61.
+        assert_eq!(w.limit(1_650 * MS, false), 31);
+        assert_eq!(w.limits(), (31, 16, 61, -2));
+        // Then five more per step: step 0 at 2,600 ms, and the timer stops.
+        assert_eq!(w.limit(2_650 * MS, false), 8);
+        assert_eq!(w.limits().3, 0);
+        assert_eq!(w.window_end, None);
     }
 
     #[test]
