@@ -632,7 +632,13 @@ pub fn generic_perform_write(
             k.charge(ctx, KFunc::Syscall, again * k.cost.syscall);
             if k.profile.write_marks_accessed {
                 for _ in 0..again {
+                    let before = (k.fr.flags[p as usize], k.fr.aux[p as usize]);
                     crate::vmscan::mark_page_accessed_by(k, ctx, p);
+                    // Every engine's mark_page_accessed acts on the page's flags and age alone:
+                    // a call that left them as they were leaves them so again.
+                    if (k.fr.flags[p as usize], k.fr.aux[p as usize]) == before {
+                        break;
+                    }
                 }
             }
         }
