@@ -455,10 +455,11 @@ pub struct Disk {
     pub io_end_pages: u32,
     /// The device's `bdi_writeback`: its write-bandwidth estimate (backing_dev.rs).
     pub wb: crate::backing_dev::BdiWriteback,
-    /// 2.4.22+'s sector throttle on the request queue ([`Disk::set_throttle_sectors`]); None:
-    /// a submitter waits only on the queue's time backlog (`page_writeback::MAX_BACKLOG_NS`).
-    throttle: Option<crate::ll_rw_blk::SectorThrottle>,
-    /// When the last submission's task may go on (0: at once), under the sector throttle.
+    /// 2.4's bound on the request queue: 2.4.22+'s sectors ([`Disk::set_throttle_sectors`]) or
+    /// the older request count ([`Disk::set_throttle_requests`]); None: a submitter waits only
+    /// on the queue's time backlog (`page_writeback::MAX_BACKLOG_NS`).
+    throttle: Option<crate::ll_rw_blk::QueueBound>,
+    /// When the last submission's task may go on (0: at once), under the queue's bound.
     throttle_wake: u64,
 }
 
@@ -547,17 +548,27 @@ impl Disk {
     /// (ll_rw_blk.rs): a submission that needs a new request waits while the queue holds more
     /// than that. Only without 6.8's queue.
     pub fn set_throttle_sectors(&mut self, max_bytes: u64) {
+        use crate::ll_rw_blk::{QueueBound, SectorThrottle};
         self.throttle =
-            (max_bytes > 0 && self.queue.is_none()).then(|| crate::ll_rw_blk::SectorThrottle::new(max_bytes));
+            (max_bytes > 0 && self.queue.is_none()).then(|| QueueBound::Sectors(SectorThrottle::new(max_bytes)));
     }
 
-    /// Under the sector throttle, when the task of the last submission may go on (its
+    /// Before 2.4.22: `queue_nr_requests` of `nr_requests`, half to each direction
+    /// (ll_rw_blk.rs [`crate::ll_rw_blk::RequestSlots`]): a submission that needs a new request
+    /// waits while its direction has none free. Only without 6.8's queue.
+    pub fn set_throttle_requests(&mut self, nr_requests: u32) {
+        use crate::ll_rw_blk::{QueueBound, RequestSlots};
+        self.throttle =
+            (nr_requests > 0 && self.queue.is_none()).then(|| QueueBound::Requests(RequestSlots::new(nr_requests)));
+    }
+
+    /// Under the queue's bound, when the task of the last submission may go on (its
     /// `__get_request_wait`; 0: it got its request at once). None: the disk has no throttle.
     pub fn throttle_wake(&self) -> Option<u64> {
         self.throttle.as_ref().map(|_| self.throttle_wake)
     }
 
-    /// Under the sector throttle, when a task that wants a new request for `write` at `now`
+    /// Under the queue's bound, when a task that wants a new request for `write` at `now`
     /// gets one (0: at once). None: the disk has no throttle.
     pub fn request_wait(&mut self, now: u64, write: bool) -> Option<u64> {
         let now = now.max(self.last_now);
@@ -771,7 +782,7 @@ impl Disk {
         }
         self.in_flight_until(now, done);
         if let Some(t) = self.throttle.as_mut() {
-            t.start(now, done, bytes);
+            t.start(now, done, bytes, write, merged);
         }
         done
     }

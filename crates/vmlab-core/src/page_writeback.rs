@@ -13,8 +13,9 @@ use crate::trace::Tracepoint;
 pub const MAX_BACKLOG_NS: u64 = 250_000_000;
 
 /// A write was queued to complete at `done` on `disk`: if the device is backed up past the
-/// queue's limit, the submitter sleeps until there is room. Under 2.4.22+'s sector throttle the
-/// limit is the disk's own (`Disk::throttle_wake`: the submission's `__get_request_wait`).
+/// queue's limit, the submitter sleeps until there is room. Under a 2.4 queue's bound (sectors
+/// or requests) the limit is the disk's own (`Disk::throttle_wake`: the submission's
+/// `__get_request_wait`).
 pub fn congestion_wait_on_submit(ctx: &mut Ctx, disk: &crate::disk::Disk, done: u64) {
     if let Some(wake) = disk.throttle_wake() {
         ctx.sleep_ns = ctx.sleep_ns.max(wake.saturating_sub(ctx.clock()));
@@ -26,8 +27,8 @@ pub fn congestion_wait_on_submit(ctx: &mut Ctx, disk: &crate::disk::Disk, done: 
     }
 }
 
-/// How long a flusher that would queue more writes on disk `d` at `now` waits first: under
-/// 2.4.22+'s sector throttle its `__get_request_wait`, else until the queue's time backlog is
+/// How long a flusher that would queue more writes on disk `d` at `now` waits first: under a
+/// 2.4 queue's bound its `__get_request_wait`, else until the queue's time backlog is
 /// under [`MAX_BACKLOG_NS`]. None: it goes on.
 fn queue_full_wait(k: &mut Kernel, d: usize, now: u64) -> Option<u64> {
     let wait = match k.disks[d].request_wait(now, true) {

@@ -441,6 +441,14 @@ pub struct Profile {
     /// (ll_rw_blk.rs). 0: a submitter waits only on the queue's time backlog (250 ms), the
     /// stand-in of the rows calibrated without it. Not with `blk_mq`.
     pub max_queue_sectors_kb: u64,
+    /// The request-count bound before 2.4.22 (`queue_nr_requests`, `blk_dev_init`): this many
+    /// requests per queue on a box of more than 32 MiB, half as many on a smaller one, half of
+    /// them for writes; a task that finds its direction's free list empty sleeps until a
+    /// quarter of the queue (`batch_requests`) is free again (ll_rw_blk.rs `RequestSlots`).
+    /// 0: no such bound (the 250-ms time backlog stands in). Ignored under
+    /// `max_queue_sectors_kb` (2.4.22's 1,024 requests are never the bound before 4 MiB are)
+    /// and with `blk_mq`.
+    pub max_queue_requests: u32,
     /// Bytes of `struct page` the boot-time memmap is sized with (`bootmem.rs`): 56 on a 2.6.36
     /// x86-64 kernel (Simon Kirby's boot log: 14,280 pages for DMA32's 1,044,480). 0: no memmap
     /// is reserved, as in the rows calibrated before it was modelled (a scenario's
@@ -547,6 +555,7 @@ const MODERN: Profile = Profile {
     ra_start_of_file: true,
     blk_mq: true,
     max_queue_sectors_kb: 0,
+    max_queue_requests: 0,
     memmap_struct_page: 0,
     memmap_goal_high: false,
     dcache_lazy_lru: false,
@@ -617,6 +626,7 @@ const LINUX_2_6_26: Profile = Profile {
     ra_start_of_file: false,
     blk_mq: false,
     max_queue_sectors_kb: 0,
+    max_queue_requests: 0,
     memmap_struct_page: 0,
     memmap_goal_high: false,
     dcache_lazy_lru: true,
@@ -697,6 +707,7 @@ const LINUX_2636: Profile = Profile {
     ra_start_of_file: false,
     blk_mq: false,
     max_queue_sectors_kb: 0,
+    max_queue_requests: 0,
     memmap_struct_page: 56,
     memmap_goal_high: true,
     dcache_lazy_lru: true,
@@ -795,6 +806,11 @@ const LINUX_249: Profile = Profile {
     ra_start_of_file: false,
     blk_mq: false,
     max_queue_sectors_kb: 0,
+    // 2.4.9's block layer had 128 request slots a queue (ll_rw_blk.rs; Jens Axboe's diffs against
+    // linux-2.4.9, LKML Aug 2001, and liexusong/Linux-2.4.16), but the row keeps the 250 ms
+    // backlog until it is known why seed 000's dd drains faster under the count
+    // (era-2.4.9-riel §20); `reclaim.max_queue_requests=128` turns it on.
+    max_queue_requests: 0,
     memmap_struct_page: 0,
     memmap_goal_high: false,
     dcache_lazy_lru: false,
@@ -832,6 +848,7 @@ const AA1: Profile = Profile {
     bh_per_slab_page: 40,
     // 2.4.22's block layer: IDE and SCSI queues throttle on MAX_QUEUE_SECTORS (4 MiB).
     max_queue_sectors_kb: 4096,
+    max_queue_requests: 0,
     // 2.4.23's filemap_nopage also reads the aligned cluster, but seed 002 was measured with
     // the centred window; moving it needs seed 002 re-measured.
     mmap_readahead: MmapReadahead::ReadAround,
@@ -1066,6 +1083,8 @@ pub const KNOBS: &[Knob] = &[
     rc("blk_mq", Kind::Bool, Readers::All),
     // disk.rs / ll_rw_blk.rs: 2.4.22's sector throttle on each request queue.
     rc("max_queue_sectors_kb", Kind::Int(INT), Readers::All),
+    // disk.rs / ll_rw_blk.rs: the request-count bound before 2.4.22.
+    rc("max_queue_requests", Kind::Int(INT), Readers::All),
     // riel24's and aa24's page_cache_added hooks grow their buffer_head slabs.
     rc("bh_per_slab_page", Kind::Int(BH_PER_SLAB), RIEL_AA),
     // vmscan/aa24/ swap_out and shrink_cache.
@@ -1386,6 +1405,7 @@ impl Profile {
             "compaction_min_order" => self.split26.compaction_min_order = small(n)?,
             "pcp_batch_bytes" => self.pcp_batch_bytes = n,
             "max_queue_sectors_kb" => self.max_queue_sectors_kb = n,
+            "max_queue_requests" => self.max_queue_requests = small(n)?,
             "memcg_stat_poll_ms" => self.memcg_stat_poll_ms = n,
             "memmap_struct_page" => self.memmap_struct_page = n,
             "swappiness" => t.swappiness = n,

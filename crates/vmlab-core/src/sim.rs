@@ -322,6 +322,13 @@ impl Sim {
             for d in &mut k.disks {
                 d.set_throttle_sectors(max);
             }
+        } else if k.profile.max_queue_requests > 0 && !k.profile.blk_mq {
+            // blk_dev_init: half the requests unless more than 32 MB are free at boot.
+            let free_kb = k.nr_free_pages() << 2;
+            let nr = k.profile.max_queue_requests >> (free_kb <= 32 << 10) as u32;
+            for d in &mut k.disks {
+                d.set_throttle_requests(nr);
+            }
         }
         // `size = 0` is `swapoff -a`: no swap area at all.
         if let Some(sw) = setup.swap.as_ref().filter(|sw| sw.bytes >= 4096) {

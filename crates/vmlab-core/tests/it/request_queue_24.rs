@@ -1,6 +1,8 @@
-//! 2.4.22's request-queue throttle (ll_rw_blk.rs) reaches the disks through the profile:
-//! `max_queue_sectors_kb` in the 2.4.23aa rows, none in 2.4.9 (its queue predates it), and
-//! `blk_init_free_list`'s halving of `max_queue_sectors` on a box of under 30 MiB.
+//! 2.4's request-queue bounds (ll_rw_blk.rs) reach the disks through the profile: 2.4.22's
+//! `max_queue_sectors_kb` in the 2.4.23aa rows, with `blk_init_free_list`'s halving on a box
+//! of under 30 MiB; the older request count `max_queue_requests` (128 in 2.4.9, off in its rows
+//! until seed 000's dd is understood under it), with `blk_dev_init`'s halving on a box of 32 MB
+//! or less.
 
 use vmlab_core::sim::{resolve_profile, Sim};
 use vmlab_core::workload::load_scenario_str;
@@ -38,7 +40,7 @@ fn waits_after(s: &mut Sim, bytes: u64) -> Option<u64> {
 }
 
 #[test]
-fn the_aa_rows_throttle_on_sectors_and_2_4_9_does_not() {
+fn the_aa_rows_throttle_on_sectors() {
     for p in ["linux-2.4.23aa1", "linux-2.4.23aa2"] {
         let mut s = sim(p, &[]);
         assert_eq!(waits_after(&mut s, 4 << 20), Some(0), "{p}: 4 MiB in flight is not over");
@@ -49,6 +51,31 @@ fn the_aa_rows_throttle_on_sectors_and_2_4_9_does_not() {
     for p in ["linux-2.4.9", "linux-2.6.26", "linux-6.8"] {
         assert_eq!(waits_after(&mut sim(p, &[]), 8 << 20), None, "{p}");
     }
+}
+
+#[test]
+fn the_2_4_9_rows_throttle_on_64_write_requests() {
+    const ON: &str = "reclaim.max_queue_requests=128";
+    for p in ["linux-2.4.9", "linux-2.4.9-phillips"] {
+        // 63 scattered 64-KiB writes are 63 requests: the 64th is free …
+        let mut s = sim(p, &[ON]);
+        assert_eq!(waits_after(&mut s, 63 << 16), Some(0), "{p}: 63 requests");
+        // … and the 65th is not, though 4 MiB is far under any time backlog of this disk.
+        assert!(waits_after(&mut s, 1 << 16).is_some_and(|w| w > 0), "{p}: 64 requests");
+        let mut off = sim(p, &["reclaim.max_queue_requests=0"]);
+        assert_eq!(waits_after(&mut off, 8 << 20), None, "{p} with the field 0");
+    }
+    // The 2.4.23aa rows bound sectors, not requests: 64 requests of 64 KiB (4 MiB) pass.
+    assert_eq!(waits_after(&mut sim("linux-2.4.23aa1", &[]), 64 << 16), Some(0));
+}
+
+#[test]
+fn a_box_of_32_mb_or_less_gets_half_the_requests() {
+    let on = "reclaim.max_queue_requests=128";
+    let mut small = sim("linux-2.4.9", &["machine.memory=32MiB", on]);
+    assert!(waits_after(&mut small, 32 << 16).is_some_and(|w| w > 0), "32 write requests of 64");
+    let mut big = sim("linux-2.4.9", &[on]);
+    assert_eq!(waits_after(&mut big, 32 << 16), Some(0));
 }
 
 #[test]
