@@ -316,9 +316,11 @@ pub fn submit_write(k: &mut Kernel, ctx: &mut Ctx, file: u32, first: u64, mut pa
     if !bounce.is_empty() {
         k.io_queue.push((t, IoDone::Bounce(bounce)));
     }
+    let before = ctx.sleep_ns;
     if !ctx.is_flusher {
         congestion_wait_on_submit(ctx, &k.disks[disk], t);
     }
+    crate::vmscan::write_submitted(k, ctx, n, ctx.sleep_ns - before);
 }
 
 /// The requests of one contiguous batch when the file system ends writeback per io_end (ext4
@@ -547,6 +549,8 @@ fn prefetch_next_inodes(k: &Kernel, w: usize) {
 /// index order (`writeback_chunk_size`; a chunk the writeback throttle interrupted goes on
 /// in the next pass, as `ext4_writepages` goes on after its sleep).
 pub fn flusher_pass(k: &mut Kernel, ctx: &mut Ctx, w: usize) -> FlushAction {
+    // Running again ends a queue sleep an observer counts (a dirtier's wakeup may cut it short).
+    crate::vmscan::write_submitted(k, ctx, 0, 0);
     let (bg, _) = thresholds(k);
     let expire = k.profile.tunables.dirty_expire_centisecs * 10_000_000;
     let interval = k.profile.tunables.dirty_writeback_centisecs * 10_000_000;
@@ -598,6 +602,7 @@ pub fn flusher_pass(k: &mut Kernel, ctx: &mut Ctx, w: usize) -> FlushAction {
     let d = k.files[fi].disk;
     if let Some(wait) = queue_full_wait(k, d, now) {
         put_io_end(k, ctx, w);
+        crate::vmscan::write_submitted(k, ctx, 0, wait);
         return FlushAction::Sleep(wait);
     }
     // do_writepages: the bandwidth estimate restarts after an idle second, and is refreshed at
@@ -687,6 +692,7 @@ pub fn flusher_pass(k: &mut Kernel, ctx: &mut Ctx, w: usize) -> FlushAction {
     // (get_request_wait) instead of queueing without bound.
     let d = k.files[fi].disk;
     if let Some(wait) = queue_full_wait(k, d, now) {
+        crate::vmscan::write_submitted(k, ctx, 0, wait);
         return FlushAction::Sleep(wait);
     }
     FlushAction::More

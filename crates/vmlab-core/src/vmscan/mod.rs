@@ -26,6 +26,7 @@ use crate::trace::Tracepoint;
 pub use aa24::slab::BhStats;
 pub use aa24::{Aa24Stats, TaskReclaim};
 pub use riel24::lock::WAITERS as RIEL24_LOCK_WAITERS;
+pub use riel24::task::TaskIo as Riel24TaskIo;
 pub use riel24::Stats as Riel24Stats;
 pub use riel24::CLEAN_OUT as RIEL24_CLEAN_OUT;
 pub use split2636::KswapdLocals as Split2636Kswapd;
@@ -68,6 +69,9 @@ pub trait ReclaimEngine {
     fn pages_freed(_k: &mut Kernel, _zid: usize) {}
     /// A page was added to the page cache by a read (the buffer heads it gets).
     fn page_cache_added(_k: &mut Kernel, _ctx: &mut Ctx, _p: Pfn) {}
+    /// The task of `ctx` submitted `pages` for writing (0: a flusher about to wait before its
+    /// batch) and the request queue asked it to sleep `wait_ns` (an observer's hook).
+    fn write_submitted(_k: &mut Kernel, _ctx: &Ctx, _pages: u64, _wait_ns: u64) {}
     /// A hard interrupt on `cpu` at `at` took `ns` from whatever ran there.
     fn irq_interrupted(_k: &mut Kernel, _cpu: u32, _at: u64, _ns: u64) {}
     /// The engine's own `__alloc_pages`, or `None` for the shared allocator.
@@ -234,6 +238,13 @@ impl EngineState {
     pub fn riel24_stats(&self) -> Option<&Riel24Stats> {
         match self {
             EngineState::Riel24(s) => Some(&s.stats),
+            _ => None,
+        }
+    }
+    /// 2.4.9's writes and request-queue sleeps per task, when that engine runs.
+    pub fn riel24_by_task(&self) -> Option<&[Riel24TaskIo]> {
+        match self {
+            EngineState::Riel24(s) => Some(&s.by_task),
             _ => None,
         }
     }
@@ -495,7 +506,13 @@ pub fn lru_note_cost_refault(k: &mut Kernel, p: Pfn, file: bool) {
     dispatch!(k, lru_note_cost_refault(k, p, file))
 }
 
-/// A hard interrupt on `cpu` at `at` took `ns` from whatever ran there.
+/// A task submitted writes and the queue asked it to sleep (see
+/// [`ReclaimEngine::write_submitted`]).
+pub fn write_submitted(k: &mut Kernel, ctx: &Ctx, pages: u64, wait_ns: u64) {
+    dispatch!(k, write_submitted(k, ctx, pages, wait_ns))
+}
+
+/// A hard interrupt (see [`ReclaimEngine::irq_interrupted`]).
 pub fn irq_interrupted(k: &mut Kernel, cpu: u32, at: u64, ns: u64) {
     dispatch!(k, irq_interrupted(k, cpu, at, ns))
 }

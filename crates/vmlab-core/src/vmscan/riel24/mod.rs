@@ -19,6 +19,7 @@ pub mod alloc;
 pub mod lock;
 pub mod ring;
 pub mod scan;
+pub mod task;
 
 use crate::kernel::{Ctx, Kernel};
 use crate::mm_types::{pg, Pfn};
@@ -167,6 +168,8 @@ pub struct Riel24 {
     pub stats: Stats,
     /// The global lists: the rings' lengths, and anonymous pages off the LRU (see above).
     pub lru: crate::mmzone::Lruvec,
+    /// Writes and request-queue sleeps per task (`task`), indexed by task id.
+    pub by_task: Vec<task::TaskIo>,
 }
 
 impl Riel24 {
@@ -827,6 +830,9 @@ impl ReclaimEngine for Riel24 {
         grow_buffer_heads(k, ctx)
     }
     /// `pagemap_lru_lock` is taken with interrupts on: a handler lengthens the hold.
+    fn write_submitted(k: &mut Kernel, ctx: &Ctx, pages: u64, wait_ns: u64) {
+        task::note_write(k, ctx, pages, wait_ns)
+    }
     fn irq_interrupted(k: &mut Kernel, cpu: u32, at: u64, ns: u64) {
         lock::interrupted(k, cpu, at, ns)
     }
