@@ -729,11 +729,6 @@ impl Disk {
             Some(q) => q.elv_merge(now, offset, bytes, segs, write),
             None => self.back_merge(now, offset, bytes, write),
         };
-        // A merged buffer takes no request, so it never waits (`__make_request` → `out:`).
-        self.throttle_wake = match self.throttle.as_mut() {
-            Some(t) if !merged => t.get_request_wait(now, write),
-            _ => 0,
-        };
         if self.queue.is_some() && !merged {
             if let Some(i) = self.hold_write(now, offset, bytes, segs, write) {
                 return self.held(now, i, bytes);
@@ -781,10 +776,42 @@ impl Disk {
             (self.merge_end, self.merge_write) = (offset + bytes, write);
         }
         self.in_flight_until(now, done);
-        if let Some(t) = self.throttle.as_mut() {
-            t.start(now, done, bytes, write, merged);
-        }
+        self.throttle_wake = self.take_requests(now, begin, done, bytes, write, merged);
         done
+    }
+
+    /// The queue's bound takes a submission of `bytes` whose transfer runs from `begin` to
+    /// `done`; returns when its task may go on (0: at once). A buffer merged into the last
+    /// request takes none, so it never waits (`__make_request` → `out:`). Otherwise 2.4 builds
+    /// requests of at most `max_sectors` ([`MERGE_MAX_BYTES`]) out of the buffers it is given
+    /// one by one, where vmlab moves a writer's run of pages as one transfer: under the
+    /// request-count bound the run takes one request, and a slot, per `max_sectors` of it,
+    /// each released as the transfer passes its end. The sector bound counts bytes, not
+    /// requests.
+    fn take_requests(&mut self, now: u64, begin: u64, done: u64, bytes: u64, write: bool, merged: bool) -> u64 {
+        use crate::ll_rw_blk::QueueBound;
+        match self.throttle.as_mut() {
+            None => 0,
+            Some(t) if merged => {
+                t.start(now, done, bytes, write, true);
+                0
+            }
+            Some(QueueBound::Requests(r)) => {
+                let n = bytes.div_ceil(MERGE_MAX_BYTES).max(1);
+                let span = done.saturating_sub(begin);
+                let mut wake = 0;
+                for i in 1..=n {
+                    wake = wake.max(r.get_request_wait(now, write));
+                    r.start(now, done - span + span * i / n, write, false);
+                }
+                wake
+            }
+            Some(t) => {
+                let wake = t.get_request_wait(now, write);
+                t.start(now, done, bytes, write, false);
+                wake
+            }
+        }
     }
 
     /// 2.4's `__make_request` without a scheduler queue: a buffer that begins where the last
@@ -1263,6 +1290,33 @@ mod tests {
         let mut plain = Disk::preset("hdd").unwrap();
         plain.submit(0, 0, 4 * KIB, true);
         assert_eq!(plain.throttle_wake(), None);
+    }
+
+    #[test]
+    fn under_the_request_count_a_run_longer_than_max_sectors_takes_a_request_per_64_kib() {
+        const KIB: u64 = 1024;
+        let mut d = Disk::preset("hdd").unwrap();
+        d.set_throttle_requests(crate::ll_rw_blk::QUEUE_NR_REQUESTS);
+        // Four runs of 1 MiB, scattered, at one instant: 16 requests each, 64 in all — the
+        // write list's share — so each got its requests at once.
+        let mut done = Vec::new();
+        for i in 0..4u64 {
+            done.push(d.submit(0, i * 10 * MIB, MIB, true));
+            assert_eq!(d.throttle_wake(), Some(0), "run {i}");
+        }
+        // The fifth finds none free and sleeps until 32 are released: the second run's last
+        // request, which ends with that run's transfer.
+        d.submit(0, 700 * MIB, 64 * KIB, true);
+        assert_eq!(d.throttle_wake(), Some(done[1]));
+        // A run of 64 KiB or less is one request, as before.
+        let mut one = Disk::preset("hdd").unwrap();
+        one.set_throttle_requests(crate::ll_rw_blk::QUEUE_NR_REQUESTS);
+        for i in 0..64u64 {
+            one.submit(0, i * 10 * MIB, 64 * KIB, true);
+            assert_eq!(one.throttle_wake(), Some(0), "request {i}");
+        }
+        one.submit(0, 700 * MIB, 4 * KIB, true);
+        assert!(one.throttle_wake().is_some_and(|w| w > 0));
     }
 
     #[test]
