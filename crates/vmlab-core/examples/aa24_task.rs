@@ -15,7 +15,6 @@
 
 mod common;
 
-use vmlab_core::sched::{TState, Wait};
 use vmlab_core::sim::Sim;
 use vmlab_core::vmscan::TaskReclaim;
 
@@ -24,21 +23,12 @@ const N: usize = 20;
 
 fn snapshot(sim: &Sim, name: &str) -> [u64; N] {
     let mut v = [0u64; N];
-    let now = sim.s.now;
     let by_task = sim.k.reclaim.aa24_stats().map(|s| s.by_task.as_slice()).unwrap_or(&[]);
     for (i, t) in sim.s.tasks.iter().enumerate() {
-        let matches = match name.strip_suffix('*') {
-            Some(prefix) => t.name.starts_with(prefix),
-            None => t.name == name,
-        };
-        if !matches {
+        if !common::name_matches(&t.name, name) {
             continue;
         }
-        let mut waits = t.waits;
-        // The wait in progress is closed only when it ends: count it up to now.
-        if matches!(t.state, TState::Blocked | TState::Runnable) && t.wait_since != u64::MAX {
-            waits[t.wait_kind as usize] += now.saturating_sub(t.wait_since);
-        }
+        let [user, sys, io, reclaim, other, cpu] = common::task_times(sim, t);
         let r = by_task.get(i).copied().unwrap_or_default();
         let TaskReclaim {
             calls,
@@ -57,12 +47,12 @@ fn snapshot(sim: &Sim, name: &str) -> [u64; N] {
             swap_out_calls,
         } = r;
         let row = [
-            t.utime_ns,
-            t.stime_ns,
-            waits[Wait::Io as usize],
-            waits[Wait::Reclaim as usize],
-            waits[Wait::Other as usize],
-            waits[Wait::Cpu as usize],
+            user,
+            sys,
+            io,
+            reclaim,
+            other,
+            cpu,
             calls,
             failed,
             sys_ns,

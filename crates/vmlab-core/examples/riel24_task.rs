@@ -6,52 +6,30 @@
 //! engine's per-task counters (`riel24::task`) its write batches, pages written, request-queue
 //! sleeps and their time. One line per phase of the scenario's marks (`start`, `loaded`: the
 //! dd step, the load, the sleep), plus every EVERY_S the dirty and writeback MiB, the disk's
-//! write KiB/s and each group's pages written and queue sleep since the last line. All figures
+//! write KiB/s, kswapd's naps (`interruptible_sleep_on_timeout` after a pass that left no
+//! shortage) and each group's system time, other sleep, pages written and queue sleep since
+//! the last line. All figures
 //! are since the last line of the same kind. An observer: the run is the same without it.
 //!
 //! cargo run --profile ci -p vmlab-core --example riel24_task -- SCENARIO PROFILE EVERY_S tasks=NAME,... [KEY=VALUE...]
 
 mod common;
 
-use vmlab_core::sched::{TState, Wait};
 use vmlab_core::sim::Sim;
 
 /// Per group: user, sys, io, reclaim sleep, other, runnable, writes, pages, queue sleeps, queue ns.
 const N: usize = 10;
 
-fn matches(name: &str, pat: &str) -> bool {
-    match pat.strip_suffix('*') {
-        Some(prefix) => name.starts_with(prefix),
-        None => name == pat,
-    }
-}
-
 fn snapshot(sim: &Sim, pat: &str) -> [u64; N] {
     let mut v = [0u64; N];
-    let now = sim.s.now;
     let by_task = sim.k.reclaim.riel24_by_task().unwrap_or(&[]);
     for (i, t) in sim.s.tasks.iter().enumerate() {
-        if !matches(&t.name, pat) {
+        if !common::name_matches(&t.name, pat) {
             continue;
         }
-        let mut waits = t.waits;
-        // The wait in progress is closed only when it ends: count it up to now.
-        if matches!(t.state, TState::Blocked | TState::Runnable) && t.wait_since != u64::MAX {
-            waits[t.wait_kind as usize] += now.saturating_sub(t.wait_since);
-        }
+        let times = common::task_times(sim, t);
         let io = by_task.get(i).copied().unwrap_or_default();
-        let row = [
-            t.utime_ns,
-            t.stime_ns,
-            waits[Wait::Io as usize],
-            waits[Wait::Reclaim as usize],
-            waits[Wait::Other as usize],
-            waits[Wait::Cpu as usize],
-            io.writes,
-            io.pages,
-            io.queue_sleeps,
-            io.queue_sleep_ns,
-        ];
+        let row = times.into_iter().chain([io.writes, io.pages, io.queue_sleeps, io.queue_sleep_ns]);
         for (a, b) in v.iter_mut().zip(row) {
             *a += b;
         }
@@ -84,6 +62,7 @@ struct State {
     ph_name: &'static str,
     ph_from: u64,
     naps_prev: u64,
+    win_naps: u64,
     bo_sum: u64,
     bo_n: u64,
 }
@@ -129,18 +108,27 @@ impl State {
         for (g, pat) in self.pats.iter().enumerate() {
             let now = snapshot(sim, pat);
             let prev = self.win_prev[g];
-            cols.push(format!("{} {} {}", now[7] - prev[7], now[8] - prev[8], secs(now[9] - prev[9])));
+            cols.push(format!(
+                "{} {} {} {} {}",
+                secs(now[1] - prev[1]),
+                secs(now[4] - prev[4]),
+                now[7] - prev[7],
+                now[8] - prev[8],
+                secs(now[9] - prev[9])
+            ));
             self.win_prev[g] = now;
         }
+        let naps = sim.k.reclaim.riel24_stats().map_or(0, |s| s.kswapd_sleeps);
         println!(
-            "{} {p} {} {} {} | {}",
+            "{} {p} {} {} {} {} | {}",
             sim.s.now / 1_000_000_000,
             sim.k.g.dirty / 256,
             sim.k.g.writeback / 256,
             self.bo_sum / self.bo_n.max(1),
+            naps - self.win_naps,
             cols.join(" | ")
         );
-        (self.bo_sum, self.bo_n) = (0, 0);
+        (self.bo_sum, self.bo_n, self.win_naps) = (0, 0, naps);
     }
 }
 
@@ -151,7 +139,7 @@ fn main() {
         .find(|(k, _)| k == "tasks")
         .map(|(_, v)| v.split(',').map(str::to_string).collect())
         .unwrap_or_else(|| vec!["kswapd*".to_string()]);
-    println!("# window lines: t phase dirty_MiB writeback_MiB bo_KiB/s | per group: pages queue_sleeps queue_s");
+    println!("# window lines: t phase dirty_MiB writeback_MiB bo_KiB/s kswapd_naps | per group: sys oth (s) pages queue_sleeps queue_s");
     println!("# phase lines: PHASE name group from..to: user sys io rs oth run (s) | writes pages queue_sleeps queue_s | kswapd naps");
     let n = pats.len();
     let st = std::rc::Rc::new(std::cell::RefCell::new(State {
@@ -162,6 +150,7 @@ fn main() {
         ph_name: "dd",
         ph_from: 0,
         naps_prev: 0,
+        win_naps: 0,
         bo_sum: 0,
         bo_n: 0,
     }));

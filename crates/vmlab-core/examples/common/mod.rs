@@ -191,3 +191,33 @@ impl Handed {
         })
     }
 }
+
+/// Does task name `name` fall under `pat`: the same name, or for a `pat` ending in `*` any name
+/// beginning with the rest (`batch*`, `kswapd*`).
+#[allow(dead_code)]
+pub fn name_matches(name: &str, pat: &str) -> bool {
+    match pat.strip_suffix('*') {
+        Some(prefix) => name.starts_with(prefix),
+        None => name == pat,
+    }
+}
+
+/// Task `t`'s user and system time and its time off the CPU by `Wait` kind (io, reclaim,
+/// other, runnable) at the simulation's clock, in ns. The wait in progress is closed only when
+/// it ends, so it is counted up to now.
+#[allow(dead_code)]
+pub fn task_times(sim: &Sim, t: &vmlab_core::sched::Task) -> [u64; 6] {
+    use vmlab_core::sched::{TState, Wait};
+    let mut waits = t.waits;
+    if matches!(t.state, TState::Blocked | TState::Runnable) && t.wait_since != u64::MAX {
+        waits[t.wait_kind as usize] += sim.s.now.saturating_sub(t.wait_since);
+    }
+    [
+        t.utime_ns,
+        t.stime_ns,
+        waits[Wait::Io as usize],
+        waits[Wait::Reclaim as usize],
+        waits[Wait::Other as usize],
+        waits[Wait::Cpu as usize],
+    ]
+}
