@@ -829,10 +829,10 @@ impl ReclaimEngine for Riel24 {
     fn page_cache_added(k: &mut Kernel, ctx: &mut Ctx, _p: Pfn) {
         grow_buffer_heads(k, ctx)
     }
-    /// `pagemap_lru_lock` is taken with interrupts on: a handler lengthens the hold.
     fn write_submitted(k: &mut Kernel, ctx: &Ctx, pages: u64, wait_ns: u64) {
         task::note_write(k, ctx, pages, wait_ns)
     }
+    /// `pagemap_lru_lock` is taken with interrupts on: a handler lengthens the hold.
     fn irq_interrupted(k: &mut Kernel, cpu: u32, at: u64, ns: u64) {
         lock::interrupted(k, cpu, at, ns)
     }
