@@ -790,7 +790,8 @@ impl Kernel {
         self.ev.add(Vm::Pgfree, 1 << order);
         let zid = self.zone_of(pfn);
         debug_assert!(
-            self.fr.flags[pfn as usize] & (pg::LRU | pg::BUDDY | pg::PCP) == 0,
+            self.fr.flags[pfn as usize] & (pg::LRU | pg::BUDDY | pg::PCP) == 0
+                && self.fr.lru_list(pfn) != crate::mmzone::LRU_PVEC,
             "freeing page {pfn} in use: {:#x}",
             self.fr.flags[pfn as usize]
         );
