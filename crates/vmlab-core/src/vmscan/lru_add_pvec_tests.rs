@@ -16,7 +16,7 @@ const DMA32: usize = 1;
 fn kernel(pvec: u32) -> Kernel {
     let mut p = crate::profiles::all()
         .into_iter()
-        .find(|p| p.engine == crate::profiles::Engine::Split2636 && p.split26.lru_add_pvec > 0)
+        .find(crate::vmscan::has_lru_add_pvecs)
         .expect("a split-LRU row with LRU-add pagevecs");
     p.split26.lru_add_pvec = pvec;
     let mut cfg = machine();

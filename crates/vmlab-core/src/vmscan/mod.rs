@@ -629,6 +629,12 @@ pub fn has_compaction(p: &crate::profiles::Profile) -> bool {
     p.engine == Engine::Split2636 && p.split26.compaction_min_order > 0
 }
 
+/// Per-CPU LRU-add pagevecs as the row's engine runs them (`split26.lru_add_pvec`; only the
+/// 2.6.36/38 engine has them so far).
+pub fn has_lru_add_pvecs(p: &crate::profiles::Profile) -> bool {
+    p.engine == Engine::Split2636 && p.split26.lru_add_pvec > 0
+}
+
 /// Limit reclaim (`try_to_free_mem_cgroup_pages`); returns pages reclaimed.
 pub fn try_to_free_mem_cgroup_pages(k: &mut Kernel, ctx: &mut Ctx, g: u8, nr: u64, may_swap: bool) -> u64 {
     dispatch!(k, try_to_free_mem_cgroup_pages(k, ctx, g, nr, may_swap))

@@ -142,7 +142,7 @@ proptest! {
     fn lru_add_pagevecs_conserve_pages(ops in proptest::collection::vec((0u8..6, 0u32..2, any::<usize>()), 1..300)) {
         let row = vmlab_core::profiles::all()
             .into_iter()
-            .find(|p| p.engine == vmlab_core::profiles::Engine::Split2636 && p.split26.lru_add_pvec > 0)
+            .find(vmlab_core::vmscan::has_lru_add_pvecs)
             .expect("a row with LRU-add pagevecs");
         let mut k = kernel_of(row, 32, 2);
         let mut pages: Vec<Pfn> = Vec::new();
