@@ -197,7 +197,7 @@ pub struct Split26 {
     /// `lru_add_drain` runs (reclaim's `shrink_inactive_list`/`shrink_active_list` on their CPU,
     /// `compact_zone`, `mlock` on every CPU); meanwhile it is not PG_lru, so isolation skips it
     /// and `mark_page_accessed` cannot activate it (`vmscan/swap.rs`). 0: each page goes on its
-    /// list at once. 6.8 batches folios too (`folio_batch`, 15) but is not modelled.
+    /// list at once. 6.8 batches new folios too (`cpu_fbatches.lru_add`) but is not modelled.
     pub lru_add_pvec: u32,
 }
 
