@@ -276,6 +276,8 @@ pub fn compact_zone_order(
     if ret != CompactResult::Continue {
         return ret;
     }
+    // migrate_prep_local: this CPU's new pages onto their lists, where the scanner can take them.
+    crate::vmscan::lru_add_drain(k, ctx);
     let z = &k.zones[zid];
     let phys_end = z.phys(z.end_pfn - 1) + 1;
     let free_pfn = z.end_pfn - (phys_end & (NR - 1));

@@ -163,7 +163,7 @@ impl Kernel {
         if !shmem {
             crate::workingset::refault_file(self, p, file, idx);
         }
-        crate::vmscan::lru_add(self, p);
+        crate::vmscan::lru_cache_add(self, ctx, p);
     }
 
     /// `__filemap_remove_folio`: drop a clean, unmapped folio from its file, leaving a shadow
@@ -218,7 +218,7 @@ impl Kernel {
         }
         self.g.file += nr;
         crate::workingset::refault_file_folio(self, p, file, idx, nr);
-        crate::vmscan::lru_add(self, p);
+        crate::vmscan::lru_cache_add(self, ctx, p);
     }
 
     /// Free a folio no one uses any more: its tail frames lose their folio state and charge,

@@ -85,6 +85,8 @@ pub struct Gauges {
     pub swapcache: u64,
     pub mlock: u64,
     pub isolated: u64,
+    /// New pages waiting in per-CPU LRU-add pagevecs, on no list yet (`vmscan::swap`).
+    pub lru_pvec: u64,
     pub kernel_stack: u64,
     /// Lowmem bounce pages under read I/O for HighMem pages (2.4 `create_bounce`).
     pub bounce: u64,
@@ -391,7 +393,8 @@ impl Kernel {
         }
         // The engine's state needs the layout, and exists before the first page is freed.
         let ends: Vec<u32> = self.zones.iter().map(|z| z.end_pfn).collect();
-        self.reclaim = crate::vmscan::EngineState::new(self.profile.engine, &ends, self.nodes.len());
+        self.reclaim =
+            crate::vmscan::EngineState::new(self.profile.engine, &ends, self.nodes.len(), self.cfg.cpus as usize);
         // Firmware/kernel-image reservation comes off the bottom of node 0 (after DMA).
         let reserved = (self.cfg.reserved_bytes / 4096) as u32;
         // Below 16 MiB from 640 KiB up: the ISA hole (never RAM in the e820 map) and, on i386, the
@@ -588,6 +591,7 @@ impl Kernel {
             + self.g.slab
             + self.g.reserved
             + self.g.isolated
+            + self.g.lru_pvec
             + self.g.kernel_stack
             + self.g.bounce
             + self.g.sock
@@ -595,8 +599,8 @@ impl Kernel {
         let sum = free + lru + other;
         if sum != self.total_pages() {
             return Err(format!(
-                "pages not conserved: free {free} + lru {lru} + pagetables {} + quicklists {} + slab {} + reserved {} + isolated {} + stacks {} + bounce {} + sockets {} + kmem {} = {sum} != total {}",
-                self.g.pagetable, self.g.quicklist, self.g.slab, self.g.reserved, self.g.isolated, self.g.kernel_stack, self.g.bounce, self.g.sock, self.g.kmem, self.total_pages()
+                "pages not conserved: free {free} + lru {lru} + pagetables {} + quicklists {} + slab {} + reserved {} + isolated {} + in LRU-add pagevecs {} + stacks {} + bounce {} + sockets {} + kmem {} = {sum} != total {}",
+                self.g.pagetable, self.g.quicklist, self.g.slab, self.g.reserved, self.g.isolated, self.g.lru_pvec, self.g.kernel_stack, self.g.bounce, self.g.sock, self.g.kmem, self.total_pages()
             ));
         }
         Ok(())

@@ -122,7 +122,7 @@ impl Kernel {
         self.fr.index[p as usize] = vpn as u32;
         self.g.anon += 1;
         crate::memcontrol::charge(self, ctx, p);
-        crate::vmscan::lru_add(self, p);
+        crate::vmscan::lru_cache_add(self, ctx, p);
         Ok(p)
     }
 
@@ -400,7 +400,7 @@ impl Kernel {
             };
             self.g.swapcache += 1;
             crate::memcontrol::charge(self, ctx, p);
-            crate::vmscan::lru_add(self, p);
+            crate::vmscan::lru_cache_add(self, ctx, p);
             let t = self.disks[disk].submit(ctx.clock(), base + s as u64 * 4096, 4096, false);
             self.inflight.insert(p, t);
             self.queue_io_done(t, disk, vec![p], false);

@@ -50,6 +50,8 @@ fn setup() -> Setup {
     assert_eq!(k.handle_mm_fault(&mut ctx, mm, fm.start, false), crate::memory::Fault::Done);
     assert_eq!(pte::pfn(k.pte_get(mm, fm.start)), p, "the fault mapped the cached page");
     k.check_rmap().expect("consistent before");
+    // As `compact_zone`'s `migrate_prep_local` leaves them: this CPU's new pages on their lists.
+    crate::vmscan::lru_add_drain(&mut k, &ctx);
     Setup { k, ctx, mm, anon: m.start, file_vma: fm.start, file }
 }
 

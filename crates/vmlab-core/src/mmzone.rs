@@ -50,6 +50,8 @@ pub const LRU_UNEVICTABLE: usize = 4;
 pub const NR_LRU_LISTS: usize = 5;
 /// Flag value for "on no LRU list".
 pub const LRU_NONE: u8 = 0x7;
+/// Flag value (with PG_lru clear) for "waiting in a per-CPU LRU-add pagevec" (`vmscan::swap`).
+pub const LRU_PVEC: u8 = 0x6;
 
 #[derive(Clone, Debug, Default)]
 pub struct Lruvec {

@@ -790,7 +790,8 @@ impl Kernel {
         self.ev.add(Vm::Pgfree, 1 << order);
         let zid = self.zone_of(pfn);
         debug_assert!(
-            self.fr.flags[pfn as usize] & (pg::LRU | pg::BUDDY | pg::PCP) == 0,
+            self.fr.flags[pfn as usize] & (pg::LRU | pg::BUDDY | pg::PCP) == 0
+                && self.fr.lru_list(pfn) != crate::mmzone::LRU_PVEC,
             "freeing page {pfn} in use: {:#x}",
             self.fr.flags[pfn as usize]
         );
@@ -805,7 +806,9 @@ impl Kernel {
         }
         self.fr.extra[i] = 0;
         let cpu = ctx.cpu as usize;
-        if order == 0 && cpu < self.zones[zid].pcp.len() {
+        // The labelled what-if `kswapd_frees_to_buddy` (whatif.rs): no kernel does this.
+        let to_buddy = cold && ctx.is_kswapd && self.whatif.kswapd_frees_to_buddy == Some(self.zones[zid].kind);
+        if order == 0 && cpu < self.zones[zid].pcp.len() && !to_buddy {
             // free_hot_cold_page: the page goes on the list of its pageblock's type, and
             // remembers that type (`set_page_private`) for the drain.
             let mt = self.pageblock_mt[self.pageblock_of(zid, pfn)];
@@ -995,6 +998,32 @@ mod tests {
         assert_eq!(take(refuse, Mt::Unmovable).1, None, "the what-if: no steal, no page");
         let (back, got) = take(refuse, Mt::Reclaimable);
         assert_eq!(got, Some(back), "a reclaimable take still steals");
+    }
+
+    /// The labelled what-if `kswapd_frees_to_buddy` (no kernel's rule): a page kswapd frees cold
+    /// in a zone of the named type goes to the buddy lists, not to the tail of kswapd's per-CPU
+    /// list; other zones, hot frees and other tasks' cold frees keep the per-CPU list.
+    #[test]
+    fn the_buddy_free_what_if_keeps_kswapds_cold_frees_off_its_per_cpu_list() {
+        let free = |whatif: crate::whatif::WhatIf, zid: usize, kswapd: bool, cold: bool| {
+            let cfg = MachineConfig::of_zones("x86_64", 1, &[(ZoneType::Dma, 4096), (ZoneType::Dma32, 8192)]);
+            let p = crate::profiles::all()
+                .into_iter()
+                .find(|p| p.pcp_lists && p.reclaim_frees_cold)
+                .expect("a row with per-CPU lists and cold reclaim frees");
+            let mut k = Kernel::new(p, cfg, 1).unwrap();
+            k.whatif = whatif;
+            let p = k.rmqueue(zid, 0, Mt::Movable).expect("a page");
+            let mut ctx = Ctx { is_kswapd: kswapd, ..Default::default() };
+            k.free_hot_cold(&mut ctx, p, 0, cold);
+            (k.fr.has(p, pg::PCP), k.zones[zid].pcp[0].count())
+        };
+        let on = crate::whatif::WhatIf { kswapd_frees_to_buddy: Some(ZoneType::Dma32), ..Default::default() };
+        assert_eq!(free(Default::default(), 1, true, true), (true, 1), "the kernels: kswapd's cold free to its list");
+        assert_eq!(free(on, 1, true, true), (false, 0), "the what-if: to the buddy lists");
+        assert_eq!(free(on, 0, true, true), (true, 1), "another zone type keeps the list");
+        assert_eq!(free(on, 1, false, true), (true, 1), "a direct reclaimer's cold free keeps the list");
+        assert_eq!(free(on, 1, true, false), (true, 1), "a hot free keeps the list");
     }
 
     /// A one-zone kernel whose every free page sits on CPU 1's per-CPU list: the buddy lists

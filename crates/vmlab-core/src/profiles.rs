@@ -192,6 +192,13 @@ pub struct Split26 {
     /// reclaimed reach the per-CPU list first, in reclaim order, then the 14 before them. Off:
     /// each page is freed as soon as it is reclaimed.
     pub free_page_list: bool,
+    /// 2.6.28–3.10 `mm/swap.c`: a new page waits in its CPU's LRU-add pagevec of its list
+    /// (`lru_add_pvecs[NR_LRU_LISTS]`) until that holds this many pages (PAGEVEC_SIZE, 14) or
+    /// `lru_add_drain` runs (reclaim's `shrink_inactive_list`/`shrink_active_list` on their CPU,
+    /// `compact_zone`, `mlock` on every CPU); meanwhile it is not PG_lru, so isolation skips it
+    /// and `mark_page_accessed` cannot activate it (`vmscan/swap.rs`). 0: each page goes on its
+    /// list at once. 6.8 batches new folios too (`cpu_fbatches.lru_add`) but is not modelled.
+    pub lru_add_pvec: u32,
 }
 
 /// Vanilla 2.6.36.
@@ -209,6 +216,7 @@ pub const SPLIT26_2636: Split26 = Split26 {
     compaction_async: false,
     kswapd_compaction: false,
     free_page_list: true,
+    lru_add_pvec: 14,
 };
 
 /// Tunables (sysctls) — the names follow /proc/sys/vm.
@@ -562,7 +570,8 @@ const MODERN: Profile = Profile {
     symbols: Symbols::Linux68,
     tracepoints: Some(TraceFormat::Linux68),
     procfs: &procfs::LINUX_6_8,
-    split26: SPLIT26_2636,
+    // Not read by this engine; 6.8's own LRU-add batches (`folio_batch`) are not modelled.
+    split26: Split26 { lru_add_pvec: 0, ..SPLIT26_2636 },
     tunables: BASE_TUNABLES,
 };
 
@@ -743,6 +752,7 @@ const LINUX_2638: Profile = Profile {
         compaction_async: true,
         kswapd_compaction: true,
         free_page_list: true,
+        lru_add_pvec: 14,
     },
     ..LINUX_2636
 };
@@ -1023,6 +1033,8 @@ const MIN_FREE_MAX: &[Bound] = &[Bound { since: ANY, lo: 128, hi: INT_MAX }];
 const ONE_BIT: &[Bound] = &[Bound { since: ANY, lo: 0, hi: 1 }];
 /// Buffer heads per slab page: at most one per 1-byte object of a 4 KiB page.
 const BH_PER_SLAB: &[Bound] = &[Bound { since: ANY, lo: 0, hi: 4096 }];
+/// LRU-add pagevec size: off, or up to PAGEVEC_SIZE.
+const PAGEVEC: &[Bound] = &[Bound { since: ANY, lo: 0, hi: 14 }];
 /// An allocation order below MAX_ORDER (11).
 const ORDER: &[Bound] = &[Bound { since: ANY, lo: 0, hi: 11 }];
 
@@ -1158,6 +1170,8 @@ pub const KNOBS: &[Knob] = &[
     rc("compaction_async", Kind::Bool, SPLIT_ONLY),
     rc("kswapd_compaction", Kind::Bool, SPLIT_ONLY),
     rc("free_page_list", Kind::Bool, SPLIT_ONLY),
+    // vmscan/swap.rs through the 2.6.36/38 engine's lru_cache_add.
+    rc("lru_add_pvec", Kind::Int(PAGEVEC), SPLIT_ONLY),
     // vmscan/modern.rs and vmscan/split2636.rs get_scan_count; 2.4 had no swappiness.
     vm("swappiness", Kind::Int(SWAPPINESS), Readers::Only(&[Engine::Modern, Engine::Split2636, Engine::Zone26])),
     // page_alloc.rs setup_watermarks.
@@ -1403,6 +1417,7 @@ impl Profile {
         match name {
             "bh_per_slab_page" => self.bh_per_slab_page = small(n)?,
             "compaction_min_order" => self.split26.compaction_min_order = small(n)?,
+            "lru_add_pvec" => self.split26.lru_add_pvec = small(n)?,
             "pcp_batch_bytes" => self.pcp_batch_bytes = n,
             "max_queue_sectors_kb" => self.max_queue_sectors_kb = n,
             "max_queue_requests" => self.max_queue_requests = small(n)?,

@@ -439,7 +439,7 @@ pub(crate) fn add_swapin_page(
     k.g.anon += 1;
     crate::memcontrol::charge(k, ctx, p);
     crate::workingset::refault_anon(k, p, s);
-    crate::vmscan::lru_add(k, p);
+    crate::vmscan::lru_cache_add(k, ctx, p);
     Ok(p)
 }
 

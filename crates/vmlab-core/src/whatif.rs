@@ -18,6 +18,12 @@ pub struct WhatIf {
     /// the MIGRATE_RESERVE lists), and the allocation goes on down the zonelist or into the
     /// slow path. The kernels steal the largest block of the fallback types instead.
     pub unmovable_o0_steal_refused: Option<ZoneType>,
+    /// The pages kswapd's reclaim frees in zones of this type go straight to the buddy lists
+    /// (`free_one_page`, merging with free buddies at once) instead of the tail of kswapd's
+    /// per-CPU list, from where the kernels' cold frees are reused by the next allocations on
+    /// that CPU or drained in batches of `pcp->batch`. Tests whether the one-list reuse keeps
+    /// the blocks an order-3 run frees whole (history §48.6 item 1, §49).
+    pub kswapd_frees_to_buddy: Option<ZoneType>,
 }
 
 impl WhatIf {
@@ -32,6 +38,7 @@ impl WhatIf {
         let slot = match key {
             "whatif.kswapd_high_order_spares" => &mut self.kswapd_high_order_spares,
             "whatif.unmovable_o0_steal_refused" => &mut self.unmovable_o0_steal_refused,
+            "whatif.kswapd_frees_to_buddy" => &mut self.kswapd_frees_to_buddy,
             _ => return Err(format!("{key}: not a what-if ({})", WhatIf::KEYS.join(", "))),
         };
         *slot = Some(zone);
@@ -39,7 +46,8 @@ impl WhatIf {
     }
 
     /// The keys `set` takes.
-    pub const KEYS: [&'static str; 2] = ["whatif.kswapd_high_order_spares", "whatif.unmovable_o0_steal_refused"];
+    pub const KEYS: [&'static str; 3] =
+        ["whatif.kswapd_high_order_spares", "whatif.unmovable_o0_steal_refused", "whatif.kswapd_frees_to_buddy"];
 
     /// A label for output: "none", or the what-ifs on.
     pub fn label(&self) -> String {
@@ -49,6 +57,9 @@ impl WhatIf {
         }
         if let Some(z) = self.unmovable_o0_steal_refused {
             v.push(format!("unmovable_o0_steal_refused={}", z.name()));
+        }
+        if let Some(z) = self.kswapd_frees_to_buddy {
+            v.push(format!("kswapd_frees_to_buddy={}", z.name()));
         }
         if v.is_empty() {
             "none".into()

@@ -8,6 +8,7 @@ pub mod aa24;
 pub mod modern;
 pub mod riel24;
 pub mod split2636;
+pub mod swap;
 pub mod throttle;
 pub mod zone26;
 
@@ -16,7 +17,7 @@ mod balance_gap_tests;
 
 use crate::kernel::{Ctx, Kernel};
 use crate::mm_types::{pg, List, Pfn};
-use crate::mmzone::{Lruvec, LRU_INACTIVE_ANON, LRU_INACTIVE_FILE, LRU_NONE, LRU_UNEVICTABLE, NR_LRU_LISTS};
+use crate::mmzone::{Lruvec, LRU_INACTIVE_ANON, LRU_INACTIVE_FILE, LRU_NONE, LRU_PVEC, LRU_UNEVICTABLE, NR_LRU_LISTS};
 use crate::page_alloc::{AllocFail, Gfp};
 use crate::profiles::Engine;
 use crate::stats::explain::Reason;
@@ -49,6 +50,14 @@ pub trait ReclaimEngine {
     }
     /// A new page enters the LRU (`lru_cache_add`).
     fn lru_add(k: &mut Kernel, p: Pfn);
+    /// The same on CPU `cpu`: an engine with per-CPU LRU-add pagevecs batches it there.
+    fn lru_cache_add(k: &mut Kernel, _cpu: u32, p: Pfn) {
+        Self::lru_add(k, p)
+    }
+    /// `lru_add_drain` on `cpu` (an engine without LRU-add pagevecs has nothing to drain).
+    fn lru_add_drain(_k: &mut Kernel, _cpu: u32) {}
+    /// `lru_add_drain_all`.
+    fn lru_add_drain_all(_k: &mut Kernel) {}
     /// `mark_page_accessed` from read()/write().
     fn mark_page_accessed(k: &mut Kernel, p: Pfn);
     /// The same, by a task: an engine whose list move takes a lock the task may spin for says so.
@@ -157,11 +166,11 @@ pub enum EngineState {
 impl EngineState {
     /// The state `engine` starts with on a machine of `zones` zones and `nodes` nodes.
     /// `zone_ends`: each zone's end pfn, in zone-id order.
-    pub fn new(engine: Engine, zone_ends: &[u32], nodes: usize) -> EngineState {
+    pub fn new(engine: Engine, zone_ends: &[u32], nodes: usize, cpus: usize) -> EngineState {
         let zones = zone_ends.len();
         match engine {
             Engine::Modern => EngineState::Modern,
-            Engine::Split2636 => EngineState::Split2636(Box::new(split2636::Split2636::new(zones, nodes))),
+            Engine::Split2636 => EngineState::Split2636(Box::new(split2636::Split2636::new(zones, nodes, cpus))),
             Engine::Riel24 => EngineState::Riel24(Box::new(riel24::Riel24::new(zone_ends))),
             Engine::Aa24 => EngineState::Aa24(Box::new(aa24::Aa24State::new(zones))),
             Engine::Zone26 => EngineState::Zone26(Box::new(zone26::Zone26State::new(zones, nodes))),
@@ -410,6 +419,9 @@ pub fn add_to_list(k: &mut Kernel, p: Pfn, l: usize, at_tail: bool) {
 #[inline]
 pub fn del_page_from_lru(k: &mut Kernel, p: Pfn) {
     if !k.fr.has(p, pg::LRU) {
+        if k.fr.lru_list(p) == LRU_PVEC {
+            swap::lru_pvec_remove(k, p);
+        }
         return;
     }
     if let EngineState::Riel24(_) = k.reclaim {
@@ -456,6 +468,24 @@ pub fn is_swapbacked(k: &Kernel, p: Pfn) -> bool {
 #[inline]
 pub fn lru_add(k: &mut Kernel, p: Pfn) {
     dispatch!(k, lru_add(k, p))
+}
+
+/// A new page enters the LRU from a task on `ctx`'s CPU (`lru_cache_add`): through that CPU's
+/// LRU-add pagevec where the engine has them.
+#[inline]
+pub fn lru_cache_add(k: &mut Kernel, ctx: &Ctx, p: Pfn) {
+    dispatch!(k, lru_cache_add(k, ctx.cpu, p))
+}
+
+/// `lru_add_drain`: the LRU-add pagevecs of `ctx`'s CPU to their lists.
+#[inline]
+pub fn lru_add_drain(k: &mut Kernel, ctx: &Ctx) {
+    dispatch!(k, lru_add_drain(k, ctx.cpu))
+}
+
+/// `lru_add_drain_all`: every CPU's LRU-add pagevecs to their lists.
+pub fn lru_add_drain_all(k: &mut Kernel) {
+    dispatch!(k, lru_add_drain_all(k))
 }
 
 /// Free a page the kernel itself held (a bounce page at I/O end): 2.4.9's `__free_pages_ok`
@@ -614,6 +644,12 @@ pub fn has_large_folios(p: &crate::profiles::Profile) -> bool {
 /// `split26.compaction_min_order` and above (only the 2.6.36/38 engine calls it so far).
 pub fn has_compaction(p: &crate::profiles::Profile) -> bool {
     p.engine == Engine::Split2636 && p.split26.compaction_min_order > 0
+}
+
+/// Per-CPU LRU-add pagevecs as the row's engine runs them (`split26.lru_add_pvec`; only the
+/// 2.6.36/38 engine has them so far).
+pub fn has_lru_add_pvecs(p: &crate::profiles::Profile) -> bool {
+    p.engine == Engine::Split2636 && p.split26.lru_add_pvec > 0
 }
 
 /// Limit reclaim (`try_to_free_mem_cgroup_pages`); returns pages reclaimed.

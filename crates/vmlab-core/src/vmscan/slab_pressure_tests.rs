@@ -42,6 +42,9 @@ fn kernel(p: crate::profiles::Profile, writeback: bool) -> (Kernel, Ctx) {
             k.fr.set(p, pg::WRITEBACK);
         }
     }
+    // All of the cache on the list (the last pages added would otherwise still wait in the
+    // CPU's LRU-add pagevec).
+    crate::vmscan::lru_add_drain(&mut k, &ctx);
     (k, ctx)
 }
 

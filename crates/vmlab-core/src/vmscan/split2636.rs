@@ -99,14 +99,17 @@ pub struct Split2636 {
     /// `shrink_page_list`'s local `free_pages` list, kept between calls so that no call
     /// allocates: the pages it reclaimed, freed at its end when the profile has `free_page_list`.
     free_pages: Vec<Pfn>,
+    /// Per CPU: `lru_add_pvecs` (`super::swap`), used when the profile has `lru_add_pvec`.
+    pub lru_add_pvecs: Vec<super::swap::CpuPvecs>,
 }
 
 impl Split2636 {
-    pub fn new(zones: usize, nodes: usize) -> Split2636 {
+    pub fn new(zones: usize, nodes: usize, cpus: usize) -> Split2636 {
         Split2636 {
             kswapd: vec![KswapdLocals::default(); nodes],
             zone: vec![ZoneReclaim::default(); zones],
             free_pages: Vec::new(),
+            lru_add_pvecs: vec![Default::default(); cpus],
         }
     }
 }
@@ -175,7 +178,8 @@ fn nr_swap_pages(k: &Kernel) -> u64 {
 
 /// `lru_cache_add_*` / `page_add_new_anon_rmap`: new anonymous pages start on the active list
 /// (2.6.28–3.x), everything else on the inactive list. `update_page_reclaim_stat` counts every
-/// addition as scanned and an active one as rotated.
+/// addition as scanned and an active one as rotated. At once: without LRU-add pagevecs, or for a
+/// page added outside any task (`lru_cache_add` batches it on its CPU).
 pub fn lru_add(k: &mut Kernel, p: Pfn) {
     if k.profile.unevictable_lru && k.fr.has(p, pg::MLOCKED) {
         k.fr.set(p, pg::UNEVICTABLE);
@@ -183,11 +187,9 @@ pub fn lru_add(k: &mut Kernel, p: Pfn) {
         return;
     }
     let anon = is_swapbacked(k, p);
-    if k.fr.has(p, pg::ANON) && !k.fr.has(p, pg::SWAPCACHE) {
-        k.fr.set(p, pg::ACTIVE);
-    }
+    let l = super::swap::new_page_lru(k, p);
     let active = k.fr.has(p, pg::ACTIVE);
-    add_to_list(k, p, lru_index(anon, active), false);
+    add_to_list(k, p, l, false);
     let zid = k.zone_of(p);
     let lv = &mut k.reclaim.split_mut().zone[zid];
     let file = !anon as usize;
@@ -541,6 +543,7 @@ fn shrink_inactive_list(
     if k.profile.split26.reclaim_compaction {
         set_reclaim_mode(k, sc, priority);
     }
+    super::swap::lru_add_drain(k, ctx.cpu);
     let mode = if sc.lumpy { Isolate::Both } else { Isolate::Inactive };
     let l = if file { LRU_INACTIVE_FILE } else { LRU_INACTIVE_ANON };
     let mut buf = std::mem::take(&mut k.isolate_buf);
@@ -598,6 +601,7 @@ fn shrink_inactive_list(
 /// rotated (so its type gets less pressure) but still goes, unless it is executable file cache.
 fn shrink_active_list(k: &mut Kernel, ctx: &mut Ctx, zid: usize, nr: u64, sc: &Sc, file: bool) {
     let l = if file { LRU_ACTIVE_FILE } else { LRU_ACTIVE_ANON };
+    super::swap::lru_add_drain(k, ctx.cpu);
     let mut buf = std::mem::take(&mut k.isolate_buf);
     let mut counts = [0u64; 4];
     let scanned = isolate_lru_pages(k, ctx, zid, l, nr, sc.order, Isolate::Active, file, &mut buf, &mut counts);
@@ -1301,6 +1305,22 @@ impl ReclaimEngine for Split2636 {
     fn lru_add(k: &mut Kernel, p: Pfn) {
         lru_add(k, p)
     }
+    /// `lru_cache_add_lru` through `cpu`'s pagevec of the page's list when the row has them; a
+    /// page for the unevictable list goes there at once (`add_page_to_unevictable_list`).
+    fn lru_cache_add(k: &mut Kernel, cpu: u32, p: Pfn) {
+        let size = k.profile.split26.lru_add_pvec as usize;
+        if size == 0 || (k.profile.unevictable_lru && k.fr.has(p, pg::MLOCKED)) {
+            return lru_add(k, p);
+        }
+        let l = super::swap::new_page_lru(k, p);
+        super::swap::lru_cache_add(k, cpu, p, l, size)
+    }
+    fn lru_add_drain(k: &mut Kernel, cpu: u32) {
+        super::swap::lru_add_drain(k, cpu)
+    }
+    fn lru_add_drain_all(k: &mut Kernel) {
+        super::swap::lru_add_drain_all(k)
+    }
     fn mark_page_accessed(k: &mut Kernel, p: Pfn) {
         mark_page_accessed(k, p)
     }
@@ -1546,3 +1566,7 @@ mod free_page_list_tests;
 #[cfg(test)]
 #[path = "shrink_page_list_tests.rs"]
 mod shrink_page_list_tests;
+
+#[cfg(test)]
+#[path = "lru_add_pvec_tests.rs"]
+mod lru_add_pvec_tests;

@@ -8,6 +8,10 @@ use vmlab_core::mm_types::{pg, Pfn};
 use vmlab_core::page_alloc::Gfp;
 
 fn kernel(mib: u64, cpus: u32) -> Kernel {
+    kernel_of(vmlab_core::profiles::find("linux-6.8").expect("profile"), mib, cpus)
+}
+
+fn kernel_of(p: vmlab_core::profiles::Profile, mib: u64, cpus: u32) -> Kernel {
     let zones = MachineConfig::layout(mib << 20, 1, "x86_64").expect("layout");
     let cfg = MachineConfig {
         memory_bytes: mib << 20,
@@ -19,7 +23,7 @@ fn kernel(mib: u64, cpus: u32) -> Kernel {
         reserved_low_bytes: 0,
         zones,
     };
-    Kernel::new(vmlab_core::profiles::find("linux-6.8").expect("profile"), cfg, 1).expect("kernel")
+    Kernel::new(p, cfg, 1).expect("kernel")
 }
 
 #[derive(Clone, Debug)]
@@ -128,6 +132,53 @@ proptest! {
             let zl: u64 = k.zones.iter().map(|z| z.lru_pages.iter().sum::<u64>()).sum();
             prop_assert_eq!(zl, pages.len() as u64);
         }
+        prop_assert!(k.check_frames().is_ok(), "{:?}", k.check_frames());
+    }
+
+    /// The same with per-CPU LRU-add pagevecs (a split-LRU row that has them, found by that):
+    /// a page is on a list or waiting in one CPU's pagevec, never both or neither, whatever
+    /// the adds, accesses, frees and drains on two CPUs.
+    #[test]
+    fn lru_add_pagevecs_conserve_pages(ops in proptest::collection::vec((0u8..6, 0u32..2, any::<usize>()), 1..300)) {
+        let row = vmlab_core::profiles::all()
+            .into_iter()
+            .find(vmlab_core::vmscan::has_lru_add_pvecs)
+            .expect("a row with LRU-add pagevecs");
+        let mut k = kernel_of(row, 32, 2);
+        let mut pages: Vec<Pfn> = Vec::new();
+        for (kind, cpu, which) in ops {
+            let mut ctx = Ctx { cpu, in_reclaim: true, ..Default::default() };
+            match kind {
+                0 | 1 => {
+                    if let Ok(p) = k.alloc_pages(&mut ctx, Gfp::highuser_movable(), 0) {
+                        if kind == 0 {
+                            k.fr.set(p, pg::ANON | pg::SWAPBACKED);
+                        }
+                        vmlab_core::vmscan::lru_cache_add(&mut k, &ctx, p);
+                        pages.push(p);
+                    }
+                }
+                2 if !pages.is_empty() => {
+                    let p = pages[which % pages.len()];
+                    vmlab_core::vmscan::mark_page_accessed(&mut k, p);
+                }
+                3 if !pages.is_empty() => {
+                    let p = pages.swap_remove(which % pages.len());
+                    vmlab_core::vmscan::del_page_from_lru(&mut k, p);
+                    k.fr.clear(p, pg::ANON | pg::SWAPBACKED | pg::ACTIVE | pg::REFERENCED);
+                    k.free_pages(&mut ctx, p, 0);
+                }
+                4 => vmlab_core::vmscan::lru_add_drain(&mut k, &ctx),
+                5 if which % 8 == 0 => vmlab_core::vmscan::lru_add_drain_all(&mut k),
+                _ => {}
+            }
+            prop_assert_eq!(k.nr_lru_pages() + k.g.lru_pvec, pages.len() as u64);
+            prop_assert!(k.g.lru_pvec <= 2 * 4 * 13, "at most 13 waiting per CPU and list");
+            prop_assert!(k.check_conservation().is_ok(), "{:?}", k.check_conservation());
+        }
+        prop_assert!(k.check_frames().is_ok(), "{:?}", k.check_frames());
+        vmlab_core::vmscan::lru_add_drain_all(&mut k);
+        prop_assert_eq!((k.nr_lru_pages(), k.g.lru_pvec), (pages.len() as u64, 0));
         prop_assert!(k.check_frames().is_ok(), "{:?}", k.check_frames());
     }
 }
