@@ -26,8 +26,7 @@ use vmlab_core::mm_types::{pg, NIL};
 use vmlab_core::mmzone::LRU_INACTIVE_FILE;
 use vmlab_core::stats::vmstat::Vm;
 use vmlab_core::trace::{kind, Tracepoint, Tracer};
-use vmlab_core::workload::scenario::CgroupSetup;
-use vmlab_core::workload::{load_scenario, Scenario};
+use vmlab_core::workload::load_scenario;
 
 fn fail(msg: String) -> ! {
     eprintln!("flusher_restarts: {msg}");
@@ -235,30 +234,6 @@ impl Tracer for Restarts {
     }
 }
 
-/// `vmlab run --host`'s wrap: every process and group under a v1 group of `memory` bytes.
-fn wrap_in_limit(sc: &mut Scenario, memory: u64, swap: u64) {
-    let span = sc.setup.cgroups.first().map(|c| c.span).unwrap_or_default();
-    for c in &mut sc.setup.cgroups {
-        c.parent = Some(c.parent.map_or(0, |p| p + 1));
-    }
-    let limit = CgroupSetup {
-        name: "vmlab-real".into(),
-        parent: None,
-        v1: true,
-        max: Some(memory),
-        high: None,
-        low: None,
-        min: None,
-        swap_max: None,
-        memsw_max: Some(memory.saturating_add(swap)),
-        span,
-    };
-    sc.setup.cgroups.insert(0, limit);
-    for p in &mut sc.processes {
-        p.cgroup = Some(p.cgroup.map_or(0, |c| c + 1));
-    }
-}
-
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.len() < 2 {
@@ -308,7 +283,8 @@ fn main() {
         sc.setup.machine.foreign_disk = sc.setup.disks.len();
         sc.setup.disks.push(d);
     }
-    wrap_in_limit(&mut sc, own.setup.machine.memory_bytes, own.setup.swap.as_ref().map_or(0, |s| s.bytes));
+    // `vmlab run --host`'s group (host.rs LIMIT_GROUP).
+    sc.wrap_in_limit("vmlab-real", own.setup.machine.memory_bytes, own.setup.swap.as_ref().map_or(0, |s| s.bytes));
     let opts = RunOpts { tracers: vec![Box::new(obs)], ..Default::default() };
     match vmlab_core::api::run(&sc, opts) {
         Ok((rep, _)) => println!(

@@ -381,17 +381,17 @@ fn release_io_end(k: &mut Kernel, disk: usize, at: u64, pages: Vec<Pfn>, bios: i
             hi = lo;
         }
         ordered.extend_from_slice(&pages[..hi]);
-        k.io_queue.push((at, IoDone::Write { pages: ordered, disk, irq: false }));
+        k.io_queue.push((at, IoDone::Release { pages: ordered, disk }));
         return;
     }
     for n in bios.rev() {
         let lo = hi.saturating_sub(n as usize);
         t += (hi - lo) as u64 * per_page;
-        k.io_queue.push((t, IoDone::Write { pages: pages[lo..hi].to_vec(), disk, irq: false }));
+        k.io_queue.push((t, IoDone::Release { pages: pages[lo..hi].to_vec(), disk }));
         hi = lo;
     }
     if hi > 0 {
-        k.io_queue.push((t, IoDone::Write { pages: pages[..hi].to_vec(), disk, irq: false }));
+        k.io_queue.push((t, IoDone::Release { pages: pages[..hi].to_vec(), disk }));
     }
 }
 
@@ -982,10 +982,10 @@ mod tests {
             q.sort_by_key(|&(t, _)| t);
             let (mut rqs, mut groups) = (Vec::new(), Vec::<(u64, usize)>::new());
             for (t, d) in q {
-                if let IoDone::Write { pages, irq, .. } = &d {
-                    if *irq {
-                        rqs.push(t);
-                    }
+                if let IoDone::Write { irq: true, .. } = &d {
+                    rqs.push(t);
+                }
+                if let IoDone::Write { pages, .. } | IoDone::Release { pages, .. } = &d {
                     // An io_end's requests end their pages at one instant with no per-page cost.
                     match groups.last_mut() {
                         Some(g) if g.0 == t && io_end > 0 => g.1 += pages.len(),
@@ -1033,7 +1033,7 @@ mod tests {
         let ends: Vec<(u64, u32, u32)> = q
             .iter()
             .filter_map(|(t, d)| match d {
-                IoDone::Write { pages, .. } if !pages.is_empty() => {
+                IoDone::Release { pages, .. } => {
                     let idx = |p: &Pfn| k.fr.index[*p as usize];
                     Some((t - last_rq, idx(&pages[0]), idx(pages.last().unwrap())))
                 }
@@ -1051,7 +1051,7 @@ mod tests {
             0,
             crate::vmscan::throttle::ThrottleReason::Writeback,
         );
-        let mut q = q.into_iter().filter(|(_, d)| matches!(d, IoDone::Write { pages, .. } if !pages.is_empty()));
+        let mut q = q.into_iter().filter(|(_, d)| matches!(d, IoDone::Release { .. }));
         let (t, first) = q.next().unwrap();
         k.now = t;
         k.io_complete(&mut ctx, first);
