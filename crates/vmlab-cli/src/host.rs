@@ -10,7 +10,6 @@ pub mod costs;
 pub mod disk;
 pub mod folios;
 
-use vmlab_core::workload::scenario::CgroupSetup;
 use vmlab_core::workload::{load_scenario, Scenario, ScenarioError};
 
 /// Tests point this at a fixture directory laid out as `/` (`proc/meminfo`, `proc/sys/vm/...`).
@@ -291,31 +290,10 @@ impl HostFacts {
     }
 }
 
-/// Put every process and every top-level group of `sc` under a new group limited to `memory`
-/// bytes (and `memory + swap` of memory and swap, as `vmlab real` sets its v1 cgroup).
+/// Put every process and every top-level group of `sc` under the group `vmlab real` makes,
+/// limited to `memory` bytes (and `memory + swap` of memory and swap, as its v1 cgroup).
 pub fn wrap_in_limit(sc: &mut Scenario, memory: u64, swap: u64) {
-    let span = sc.setup.cgroups.first().map(|c| c.span).unwrap_or_default();
-    for c in &mut sc.setup.cgroups {
-        c.parent = Some(c.parent.map_or(0, |p| p + 1));
-    }
-    sc.setup.cgroups.insert(
-        0,
-        CgroupSetup {
-            name: LIMIT_GROUP.into(),
-            parent: None,
-            v1: true,
-            max: Some(memory),
-            high: None,
-            low: None,
-            min: None,
-            swap_max: None,
-            memsw_max: Some(memory.saturating_add(swap)),
-            span,
-        },
-    );
-    for p in &mut sc.processes {
-        p.cgroup = Some(p.cgroup.map_or(0, |c| c + 1));
-    }
+    sc.wrap_in_limit(LIMIT_GROUP, memory, swap);
 }
 
 /// In a fixture root, the disk measurement `vmlab run --host` would otherwise make, and the cost

@@ -20,7 +20,7 @@ pub fn handler_ns(k: &Kernel, d: &IoDone) -> Option<(usize, u64, bool)> {
     let (pages, disk, read, irq) = match d {
         IoDone::Read { pages, disk, irq } => (pages, *disk, true, *irq),
         IoDone::Write { pages, disk, irq } => (pages, *disk, false, *irq),
-        IoDone::Bounce(_) => return None,
+        IoDone::Bounce(_) | IoDone::Release { .. } => return None,
     };
     let base = |ns: u64| if irq { ns } else { 0 };
     match k.profile.irq {
@@ -44,6 +44,19 @@ pub fn handler_ns(k: &Kernel, d: &IoDone) -> Option<(usize, u64, bool)> {
             let ns = base(k.cost.irq_end_request) + copies * k.cost.copy_page;
             (ns > 0).then_some((disk, ns, irq))
         }
+    }
+}
+
+/// What a completion worker's ends of `d` take: (disk, ns) for an io_end the file system's
+/// worker releases (`IoDone::Release`), `end_writeback` a page where the profile times
+/// completions (`IrqRule::Fixed`).
+pub fn worker_ns(k: &Kernel, d: &IoDone) -> Option<(usize, u64)> {
+    match d {
+        IoDone::Release { pages, disk } if k.profile.irq == IrqRule::Fixed => {
+            let ns = pages.len() as u64 * k.cost.end_writeback;
+            (ns > 0).then_some((*disk, ns))
+        }
+        _ => None,
     }
 }
 

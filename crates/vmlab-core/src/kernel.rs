@@ -105,6 +105,10 @@ pub enum IoDone {
     Read { pages: Vec<Pfn>, disk: usize, irq: bool },
     /// Pages written back to `disk`: end writeback (and rotate PG_reclaim pages).
     Write { pages: Vec<Pfn>, disk: usize, irq: bool },
+    /// An io_end's pages on `disk` whose writeback the file system's completion worker ends
+    /// (ext4's `ext4-rsv-conversion` work after the unwritten extent's conversion), not an
+    /// interrupt: as `Write` otherwise.
+    Release { pages: Vec<Pfn>, disk: usize },
     /// Bounce pages of a finished read (`bounce_end_io_read` copies, then `__free_page`).
     Bounce(Vec<Pfn>),
 }
@@ -511,7 +515,7 @@ impl Kernel {
                     crate::vmscan::free_kernel_page(self, ctx, p);
                 }
             }
-            IoDone::Write { pages, .. } => {
+            IoDone::Write { pages, .. } | IoDone::Release { pages, .. } => {
                 for &p in &pages {
                     crate::page_writeback::end_page_writeback(self, ctx, p);
                 }

@@ -339,7 +339,7 @@ fn submit_io_ends(
     mut pages: Vec<Pfn>,
     io_end: usize,
 ) -> u64 {
-    let (mut t, mut end_at, mut from) = (0, 0, 0);
+    let (mut t, mut end_at, mut from, mut first_rq) = (0, 0, 0, 0);
     let whole = pages.len() <= io_end;
     for (i, rq) in rqs.iter().enumerate() {
         let done = submit_io_end_bio(k, ctx, disk, base, rq);
@@ -351,12 +351,50 @@ fn submit_io_ends(
         let last = i + 1 == rqs.len();
         if last || upto - from >= io_end {
             let mine = if whole { std::mem::take(&mut pages) } else { pages[from..upto].to_vec() };
-            k.io_queue_first_write = k.io_queue_first_write.min(end_at);
-            k.io_queue.push((end_at, IoDone::Write { pages: mine, disk, irq: false }));
-            (end_at, from) = (0, upto);
+            let bios = rqs[first_rq..=i].iter().map(|r| r.pages as u32);
+            release_io_end(k, disk, end_at, mine, bios);
+            (end_at, from, first_rq) = (0, upto, i + 1);
         }
     }
     t
+}
+
+/// `ext4_release_io_end` once an io_end of unwritten extents is converted: it walks the
+/// io_end's bio list, which `ext4_end_bio` built by pushing each bio at its completion
+/// (`bio->bi_private = xchg(&io_end->bio, bio)`), so the bios come last-completed first, and
+/// `ext4_finish_bio` ends each bio's folios in index order (fs/ext4/page-io.c, as stored in
+/// GorilaMond/Linux6.2 and in torvalds/linux's 4.x copy; unchanged in its shape since 3.10).
+/// The extent's highest pages therefore end writeback first and its lowest — the ones nearest
+/// the inactive tail — last, each folio taking `end_writeback` of the ending context: a
+/// reclaimer that the first ends wake (`acct_reclaim_writeback`) can meet the extent's low
+/// pages still under writeback. `bios` are the io_end's requests in submission order (they
+/// complete in it), `pages` their pages in the same order; `at` is when the last completed.
+fn release_io_end(k: &mut Kernel, disk: usize, at: u64, pages: Vec<Pfn>, bios: impl DoubleEndedIterator<Item = u32>) {
+    let per_page = k.cost.end_writeback;
+    let (mut t, mut hi) = (at, pages.len());
+    k.io_queue_first_write = k.io_queue_first_write.min(at);
+    if per_page == 0 {
+        // No time between the ends (vmlab's own table): one instant, as one completion, so that
+        // no task can run between two of its runs' ends.
+        let mut ordered = Vec::with_capacity(pages.len());
+        for n in bios.rev() {
+            let lo = hi.saturating_sub(n as usize);
+            ordered.extend_from_slice(&pages[lo..hi]);
+            hi = lo;
+        }
+        ordered.extend_from_slice(&pages[..hi]);
+        k.io_queue.push((at, IoDone::Release { pages: ordered, disk }));
+        return;
+    }
+    for n in bios.rev() {
+        let lo = hi.saturating_sub(n as usize);
+        t += (hi - lo) as u64 * per_page;
+        k.io_queue.push((t, IoDone::Release { pages: pages[lo..hi].to_vec(), disk }));
+        hi = lo;
+    }
+    if hi > 0 {
+        k.io_queue.push((t, IoDone::Release { pages: pages[..hi].to_vec(), disk }));
+    }
 }
 
 /// One request of an io_end's batch: submitted, and its bio's interrupt queued with no page
@@ -384,6 +422,8 @@ pub struct OpenIoEnd {
     /// The page index right after its last page: the next run continues it only from there.
     next: u64,
     pages: Vec<Pfn>,
+    /// Its requests' page counts, in submission order (`ext4_release_io_end` ends them last first).
+    bios: Vec<u32>,
     /// Its last request's completion so far.
     end_at: u64,
 }
@@ -411,6 +451,7 @@ fn add_to_io_end(
         let e = &mut k.wbs[w].io_end;
         (e.disk, e.file) = (disk, file);
         e.pages.extend_from_slice(&pages[rq.first..rq.first + rq.pages]);
+        e.bios.push(rq.pages as u32);
         e.end_at = e.end_at.max(done);
         e.next = first + (rq.first + rq.pages) as u64;
         if e.pages.len() >= io_end {
@@ -428,9 +469,12 @@ pub fn put_io_end(k: &mut Kernel, ctx: &Ctx, w: usize) {
         return;
     }
     let (pages, disk, at) = (std::mem::take(&mut e.pages), e.disk, e.end_at.max(ctx.clock()));
+    let bios = std::mem::take(&mut e.bios);
     e.end_at = 0;
-    k.io_queue_first_write = k.io_queue_first_write.min(at);
-    k.io_queue.push((at, IoDone::Write { pages, disk, irq: false }));
+    release_io_end(k, disk, at, pages, bios.iter().copied());
+    // The list's buffer, kept for the next io_end.
+    k.wbs[w].io_end.bios = bios;
+    k.wbs[w].io_end.bios.clear();
 }
 
 /// 6.8's `writeback_chunk_size` for `WB_SYNC_NONE` work of `nr_pages` on `disk` (fs/fs-writeback.c;
@@ -942,14 +986,17 @@ mod tests {
             assert_eq!(k.g.writeback, 4096, "one chunk writes them all");
             let mut q = std::mem::take(&mut k.io_queue);
             q.sort_by_key(|&(t, _)| t);
-            let (mut rqs, mut groups) = (Vec::new(), Vec::new());
+            let (mut rqs, mut groups) = (Vec::new(), Vec::<(u64, usize)>::new());
             for (t, d) in q {
-                if let IoDone::Write { pages, irq, .. } = &d {
-                    if *irq {
-                        rqs.push(t);
-                    }
-                    if !pages.is_empty() {
-                        groups.push((t, pages.len()));
+                if let IoDone::Write { irq: true, .. } = &d {
+                    rqs.push(t);
+                }
+                if let IoDone::Write { pages, .. } | IoDone::Release { pages, .. } = &d {
+                    // An io_end's requests end their pages at one instant with no per-page cost.
+                    match groups.last_mut() {
+                        Some(g) if g.0 == t && io_end > 0 => g.1 += pages.len(),
+                        _ if !pages.is_empty() => groups.push((t, pages.len())),
+                        _ => {}
                     }
                 }
             }
@@ -964,6 +1011,59 @@ mod tests {
         // The first io_end ends with one of the requests, and not before eight have completed.
         assert!(rqs.contains(&grouped[0].0) && grouped[0].0 >= rqs[rqs.len() / 2 - 1], "{grouped:?} {rqs:?}");
         assert_eq!(grouped[1].0, rqs[rqs.len() - 1]);
+    }
+
+    /// `ext4_release_io_end` walks the bios last-completed first and each folio's end takes
+    /// `end_writeback`: of an io_end of eight 256-page runs, the highest run ends first, 256 ends
+    /// after the last request, and the lowest run — the pages nearest the inactive tail — last,
+    /// 2048 ends after it. A reclaimer throttled on writeback is woken by the first run's ends
+    /// while the io_end's first page is still under writeback.
+    #[test]
+    fn an_io_ends_highest_run_ends_first_and_its_lowest_last() {
+        let cfg = MachineConfig::of_zones("x86_64", 1, &[(ZoneType::Normal, 1 << 18)]);
+        let mut k = Kernel::new(crate::profiles::find("linux-6.8").expect("profile"), cfg, 1).expect("kernel");
+        let mut d = crate::disk::Disk::preset("ssd").expect("preset");
+        d.io_end_pages = 2048;
+        k.disks.push(d);
+        k.cost.end_writeback = 500;
+        let mut ctx = Ctx { is_flusher: true, ..Ctx::default() };
+        let file = k.file_create("f", 1 << 30, 0, false);
+        dirty(&mut k, &mut ctx, file, &mut 0, 2048);
+        wakeup_flusher_threads(&mut k);
+        flusher_pass(&mut k, &mut ctx, 0);
+        assert_eq!(k.g.writeback, 2048);
+        let mut q = std::mem::take(&mut k.io_queue);
+        q.sort_by_key(|&(t, _)| t);
+        let last_rq =
+            q.iter().filter(|(_, d)| matches!(d, IoDone::Write { irq: true, .. })).map(|e| e.0).max().unwrap();
+        let ends: Vec<(u64, u32, u32)> = q
+            .iter()
+            .filter_map(|(t, d)| match d {
+                IoDone::Release { pages, .. } => {
+                    let idx = |p: &Pfn| k.fr.index[*p as usize];
+                    Some((t - last_rq, idx(&pages[0]), idx(pages.last().unwrap())))
+                }
+                _ => None,
+            })
+            .collect();
+        let runs: Vec<(u64, u32, u32)> =
+            (0..8).map(|i| ((i + 1) * 256 * 500, (7 - i as u32) * 256, (7 - i as u32) * 256 + 255)).collect();
+        assert_eq!(ends, runs, "highest run first, each 256 × 500 ns after the one before");
+        // A reclaimer waits for writeback; the first run's ends wake it, page 0 still in flight.
+        let mut waiter = Ctx { task: 3, now: 0, ..Ctx::default() };
+        crate::vmscan::throttle::reclaim_throttle(
+            &mut k,
+            &mut waiter,
+            0,
+            crate::vmscan::throttle::ThrottleReason::Writeback,
+        );
+        let mut q = q.into_iter().filter(|(_, d)| matches!(d, IoDone::Release { .. }));
+        let (t, first) = q.next().unwrap();
+        k.now = t;
+        k.io_complete(&mut ctx, first);
+        assert_eq!(k.throttle_wakeups, vec![3]);
+        assert!(k.fr.has(k.files[file as usize].pages[0], pg::WRITEBACK), "the io_end's first page is not yet written");
+        assert_eq!(k.g.writeback, 2048 - 256);
     }
 
     #[test]

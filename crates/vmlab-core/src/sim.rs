@@ -737,12 +737,16 @@ impl Sim {
                 let d = self.s.take_io(i);
                 // vmstat's `in` counts completions (merged submissions too, as it always has);
                 // a read's bounce pages are freed in its own handler.
-                if !matches!(d, Some(crate::kernel::IoDone::Bounce(_))) {
+                // A worker's release of an io_end is no interrupt either.
+                if !matches!(d, Some(crate::kernel::IoDone::Bounce(_) | crate::kernel::IoDone::Release { .. })) {
                     self.s.nr_irqs += 1;
                 }
                 if let Some(d) = d {
                     if let Some((disk, ns, own)) = crate::irq::handler_ns(&self.k, &d) {
                         self.interrupt(disk, ns, own);
+                    }
+                    if let Some((disk, ns)) = crate::irq::worker_ns(&self.k, &d) {
+                        self.completion_work(disk, ns);
                     }
                     let mut ctx = Ctx { now: self.s.now, ..Default::default() };
                     self.k.io_complete(&mut ctx, d);
@@ -835,6 +839,26 @@ impl Sim {
         } else {
             crate::irq::target_cpu(self.k.profile.irq, disk, self.s.irq_seq - 1, ncpu)
         };
+        self.take_cpu_time(cpu, disk, ns, own);
+    }
+
+    /// The file system's completion worker ending an io_end's pages (ext4's `ext4-rsv-conversion`,
+    /// an unbound workqueue: `alloc_workqueue(..., WQ_MEM_RECLAIM | WQ_UNBOUND, 1)`, whose kworker
+    /// the scheduler wakes on an idle CPU when there is one): its time goes to the first idle
+    /// CPU, else to the CPU the disk's interrupts take, from whatever runs there. vmlab has no
+    /// task for it.
+    pub fn completion_work(&mut self, disk: usize, ns: u64) {
+        let now = self.s.now;
+        let idle = self.s.cpus.iter().position(|c| c.running.is_none() && c.busy_until <= now);
+        let ncpu = self.s.cpus.len() as u32;
+        let cpu =
+            idle.map_or_else(|| crate::irq::target_cpu(self.k.profile.irq, disk, self.s.irq_seq, ncpu), |c| c as u32);
+        self.take_cpu_time(cpu, disk, ns, false);
+    }
+
+    /// `ns` of completion work of `disk` on `cpu`, taken from what runs there (an idle CPU
+    /// absorbs it); `own`: an interrupt of its own, counted as a call.
+    fn take_cpu_time(&mut self, cpu: u32, disk: usize, ns: u64, own: bool) {
         if let Some(row) = self.k.prof.irq.get_mut(disk) {
             row.ns += ns;
             row.calls += own as u64;

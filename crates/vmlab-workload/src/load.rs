@@ -86,6 +86,34 @@ pub enum Part {
 }
 
 impl Scenario {
+    /// Put every process and every top-level group under a new v1 group `name` limited to
+    /// `memory` bytes (and `memory + swap` of memory and swap), as `vmlab real` runs a workload
+    /// in its cgroup and `vmlab run --host` simulates it.
+    pub fn wrap_in_limit(&mut self, name: &str, memory: u64, swap: u64) {
+        let span = self.setup.cgroups.first().map(|c| c.span).unwrap_or_default();
+        for c in &mut self.setup.cgroups {
+            c.parent = Some(c.parent.map_or(0, |p| p + 1));
+        }
+        self.setup.cgroups.insert(
+            0,
+            CgroupSetup {
+                name: name.into(),
+                parent: None,
+                v1: true,
+                max: Some(memory),
+                high: None,
+                low: None,
+                min: None,
+                swap_max: None,
+                memsw_max: Some(memory.saturating_add(swap)),
+                span,
+            },
+        );
+        for p in &mut self.processes {
+            p.cgroup = Some(p.cgroup.map_or(0, |c| c + 1));
+        }
+    }
+
     /// Where the value at `path` (e.g. ["vm", "swappiness"]) was written: in the last `--set`
     /// that wrote it (a span past the end of `text`, laid out as `error_at` reads it) or in the
     /// file. `None` when neither has it (a default).

@@ -59,6 +59,30 @@ fn a_running_task_finishes_later_by_the_handlers_time() {
     assert_eq!((s.s.cpus[0].busy_until, s.s.cpus[0].irq_delay), (1_098_000, 98_000));
 }
 
+/// ext4's io_end releases run in the unbound `ext4-rsv-conversion` worker, which the scheduler
+/// puts on an idle CPU: its time leaves the task running on the disk's interrupt CPU alone,
+/// where an interrupt's would delay it. With every CPU busy it takes the interrupt CPU's.
+#[test]
+fn a_completion_workers_time_goes_to_an_idle_cpu() {
+    let mut s = sim("linux-6.8", &[]);
+    s.s.cpus[0].running = Some(0);
+    s.s.cpus[0].busy_until = 1_000_000;
+    s.completion_work(0, 98_000);
+    assert_eq!((s.s.cpus[0].busy_until, s.s.cpus[0].irq_delay), (1_000_000, 0), "the writer's CPU untouched");
+    assert_eq!((s.s.cpus[1].busy_until, s.s.cpus[1].sy_ns), (98_000, 98_000), "the idle CPU did it");
+    // Both busy: the interrupt CPU's task waits for it, as for an interrupt.
+    s.s.cpus[1].running = Some(1);
+    s.s.cpus[1].busy_until = 1_000_000;
+    s.completion_work(0, 98_000);
+    assert_eq!((s.s.cpus[0].busy_until, s.s.cpus[0].irq_delay), (1_098_000, 98_000));
+    // An interrupt of the same disk goes to that CPU whatever the other does.
+    let mut t = sim("linux-6.8", &[]);
+    t.s.cpus[0].running = Some(0);
+    t.s.cpus[0].busy_until = 1_000_000;
+    t.interrupt(0, 98_000, true);
+    assert_eq!(t.s.cpus[0].irq_delay, 98_000);
+}
+
 #[test]
 fn completions_raise_interrupts_costed_by_the_era() {
     let run = |profile: &str, sets: &[&str]| {
