@@ -461,6 +461,11 @@ pub struct Disk {
     throttle: Option<crate::ll_rw_blk::QueueBound>,
     /// When the last submission's task may go on (0: at once), under the queue's bound.
     throttle_wake: u64,
+    /// 2.4's plug on an empty queue ([`Disk::set_plugging`]); None: a request goes to the
+    /// device as it is made.
+    plug: Option<crate::ll_rw_blk::Plug>,
+    /// Under a 2.4 bound, the tasks that slept for a request.
+    pub request_waits: crate::ll_rw_blk::RequestWaits,
 }
 
 /// The queue's `nr_requests`, `wbt_lat_usec` and `write_cache` (sysfs `queue/`); `None` takes
@@ -541,16 +546,36 @@ impl Disk {
             run_armed: u64::MAX,
             throttle: None,
             throttle_wake: 0,
+            plug: None,
+            request_waits: Default::default(),
         })
     }
 
     /// 2.4.22+'s `blk_queue_throttle_sectors(q, 1)` with `max_queue_sectors` of `max_bytes`
     /// (ll_rw_blk.rs): a submission that needs a new request waits while the queue holds more
     /// than that. Only without 6.8's queue.
-    pub fn set_throttle_sectors(&mut self, max_bytes: u64) {
+    pub fn set_throttle_sectors(&mut self, max_bytes: u64, nr_requests: u32) {
         use crate::ll_rw_blk::{QueueBound, SectorThrottle};
-        self.throttle =
-            (max_bytes > 0 && self.queue.is_none()).then(|| QueueBound::Sectors(SectorThrottle::new(max_bytes)));
+        self.throttle = (max_bytes > 0 && self.queue.is_none())
+            .then(|| QueueBound::Sectors(SectorThrottle::new(max_bytes, nr_requests)));
+    }
+
+    /// 2.4's `generic_plug_device` (ll_rw_blk.rs [`crate::ll_rw_blk::Plug`]): a buffer that
+    /// finds the queue empty plugs it until [`Disk::unplug`]. Only without 6.8's queue.
+    pub fn set_plugging(&mut self, on: bool) {
+        self.plug = (on && self.queue.is_none()).then(Default::default);
+    }
+
+    /// `tq_disk` ran at `now`: a plugged queue is unplugged.
+    pub fn unplug(&mut self, now: u64) {
+        if let Some(p) = self.plug.as_mut() {
+            p.unplug(now);
+        }
+    }
+
+    /// The plug's counts (None: the queue does not plug).
+    pub fn plug_stats(&self) -> Option<crate::ll_rw_blk::Plug> {
+        self.plug
     }
 
     /// Before 2.4.22: `queue_nr_requests` of `nr_requests`, half to each direction
@@ -729,6 +754,33 @@ impl Disk {
             Some(q) => q.elv_merge(now, offset, bytes, segs, write),
             None => self.back_merge(now, offset, bytes, write),
         };
+        // `__make_request` plugs a queue it finds empty; IDE keeps its active request on the
+        // queue until it ends, so the queue is empty only when nothing is in flight.
+        if let Some(p) = self.plug.as_mut() {
+            if merged && now >= self.merge_begin {
+                p.merges += 1;
+            } else if !merged && now >= self.busy_until {
+                p.plug(now);
+            }
+        }
+        // A merged buffer takes no request, so it never waits (`__make_request` → `out:`). The
+        // first request's wait decides when a reader's goes; `take_requests` books them all.
+        self.throttle_wake = match self.throttle.as_mut() {
+            Some(t) if !merged => t.get_request_wait(now, write),
+            _ => 0,
+        };
+        let mut since = now;
+        if self.throttle_wake > now {
+            // `__get_request_wait` unplugs the queue, sleeps, and the request is made at the
+            // wakeup: a reader's then goes to the device, a writer's as before (the sleep is
+            // its caller's, `page_writeback::congestion_wait_on_submit`).
+            self.unplug(now);
+            self.request_waits.waits[write as usize] += 1;
+            self.request_waits.wait_ns[write as usize] += self.throttle_wake - now;
+            if !write && self.queue.is_none() {
+                (start, since) = (self.throttle_wake, self.throttle_wake);
+            }
+        }
         if self.queue.is_some() && !merged {
             if let Some(i) = self.hold_write(now, offset, bytes, segs, write) {
                 return self.held(now, i, bytes);
@@ -754,7 +806,7 @@ impl Disk {
             let moved = self.submit_pieces(start, offset, bytes, write, true);
             self.completes(moved, write)
         } else {
-            self.start_request(now, now, start, offset, bytes, segs, write)
+            self.start_request(now, since, start, offset, bytes, segs, write)
         };
         if let (Some(q), Some(head)) = (self.queue.as_mut(), self.elevator.as_ref().and_then(MqDeadline::head)) {
             self.run_wanted = Some(q.quote(now, head.segs));
@@ -818,15 +870,17 @@ impl Disk {
     /// submission ended, in the same direction, joins its request (`ELEVATOR_BACK_MERGE`: the
     /// buffer is chained to `bhtail` and the request's sectors grow; no new request, so no new
     /// command for the drive) while that request has not started — the active head is skipped
-    /// (`q->head_active && !q->plugged`) — and stays within `max_sectors`. On a striped device
+    /// (`q->head_active && !q->plugged`), so on a plugged queue it may have — and stays within
+    /// `max_sectors`. On a striped device
     /// the buffer must stay in the chunk the request ends in, so that the same spindle moves it.
     fn back_merge(&self, now: u64, offset: u64, bytes: u64, write: bool) -> bool {
         let chunk = self.params.chunk_bytes;
         let same_chunk = self.params.stripes() == 1
             || (!offset.is_multiple_of(chunk) && offset / chunk == (offset + bytes.max(1) - 1) / chunk);
+        let head_inactive = now < self.merge_begin || self.plug.is_some_and(|p| p.plugged());
         write == self.merge_write
             && offset == self.merge_end
-            && now < self.merge_begin
+            && head_inactive
             && self.merge_bytes + bytes <= MERGE_MAX_BYTES
             && same_chunk
     }
@@ -1269,7 +1323,7 @@ mod tests {
     fn under_the_sector_throttle_only_a_new_request_waits_for_a_batch_to_drain() {
         const KIB: u64 = 1024;
         let mut d = Disk::preset("hdd").unwrap();
-        d.set_throttle_sectors(crate::ll_rw_blk::MAX_QUEUE_BYTES);
+        d.set_throttle_sectors(crate::ll_rw_blk::MAX_QUEUE_BYTES, crate::ll_rw_blk::MAX_NR_REQUESTS);
         // 69 writes of 60 KiB, scattered, at one instant: each finds ≤ 4 MiB queued and gets
         // its request; then 4,140 KiB are in flight (~0.15 s of this disk's work, under the
         // time backlog's 250 ms).
@@ -1317,6 +1371,46 @@ mod tests {
         }
         one.submit(0, 700 * MIB, 4 * KIB, true);
         assert!(one.throttle_wake().is_some_and(|w| w > 0));
+    }
+
+    #[test]
+    fn a_reader_that_finds_no_request_has_its_request_made_at_the_wakeup() {
+        const KIB: u64 = 1024;
+        let mut d = Disk::preset("raid10").unwrap();
+        d.set_throttle_sectors(crate::ll_rw_blk::MAX_QUEUE_BYTES, crate::ll_rw_blk::MAX_NR_REQUESTS);
+        // 90 scattered 60-KiB writes on the first stripe: 5,400 KiB, over max + batch (5 MiB).
+        for i in 0..90u64 {
+            d.submit(0, i * 150 * 64 * KIB, 60 * KIB, true);
+        }
+        // A read for the idle second stripe sleeps for the writers' wakeup, then goes.
+        let done = d.submit(0, 64 * KIB, 4 * KIB, false);
+        let wake = d.throttle_wake().unwrap();
+        assert!(wake > 0);
+        assert!(done > wake && done - wake < 20_000_000, "read done {done}, woken {wake}");
+        // (Past 4 MiB the writers slept too.)
+        assert_eq!((d.request_waits.waits[0], d.request_waits.wait_ns[0]), (1, wake));
+    }
+
+    #[test]
+    fn a_plugged_queue_takes_buffers_into_a_started_request_until_tq_disk_runs() {
+        const MS: u64 = 1_000_000;
+        for plugging in [false, true] {
+            let mut d = Disk::preset("hdd").unwrap();
+            d.set_plugging(plugging);
+            // The first write finds the queue empty (and plugs it); the model starts it at once,
+            // with a seek of several ms.
+            d.submit(0, 100 * MIB, 4096, true);
+            // 1 ms later it is under way: only a plugged queue's head takes the next buffer.
+            d.submit(MS, 100 * MIB + 4096, 4096, true);
+            assert_eq!(d.last_merged(), plugging);
+            d.unplug(2 * MS);
+            // Unplugged, the head is active: the next buffer makes a request of its own (without
+            // the plug the second buffer's request, queued behind the head, takes it).
+            d.submit(3 * MS, 100 * MIB + 8192, 4096, true);
+            assert_eq!(d.last_merged(), !plugging);
+            let p = d.plug_stats();
+            assert_eq!(p.map(|p| (p.plugs, p.merges, p.plugged_ns)), plugging.then_some((1, 1, 2 * MS)));
+        }
     }
 
     #[test]

@@ -477,6 +477,13 @@ impl Kernel {
         self.io_queue.push((t, d));
     }
 
+    /// `run_task_queue(&tq_disk)`: one global task queue, so every plugged 2.4 queue goes.
+    pub fn run_tq_disk(&mut self, now: u64) {
+        for d in &mut self.disks {
+            d.unplug(now);
+        }
+    }
+
     /// Completions of the held writes `disk`'s scheduler has dispatched since the last call.
     pub fn collect_dispatched(&mut self, disk: usize) {
         let mut out = std::mem::take(&mut self.blk_dispatched);

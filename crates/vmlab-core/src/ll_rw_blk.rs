@@ -14,10 +14,11 @@
 //! takes its request. `blk_init_free_list`: `max_queue_sectors = MAX_QUEUE_SECTORS` (4 MiB),
 //! halved on a box under 30 MiB; `blk_grow_request_list`: `batch_sectors` a quarter of it.
 //!
-//! Not modelled: `get_request`'s allowance of a read into an oversized queue only while at
-//! most `nr_requests >> 5` reads are pending (vmlab's readers never hold that many on one
-//! queue), and the 1,024-request free list (at ≥ 4 KiB a request, 4 MiB of sectors is reached
-//! first).
+//! A read is refused too, once the queue is oversized, while more than `nr_requests >> 5` read
+//! requests (at least 4) are pending (`rl->pending[READ]`, counted from `get_request` to
+//! `blkdev_release_request`); the reader sleeps in the same exclusive `__get_request_wait` and
+//! its request is allocated at the wakeup. Not modelled: the 1,024-request free list itself (at
+//! ≥ 4 KiB a request, 4 MiB of sectors is reached first).
 //!
 //! Before 2.4.22 the bound is a request count ([`RequestSlots`]; 2.4.9's `drivers/block/ll_rw_blk.c`:
 //! its `queue_nr_requests`, `batch_requests` and `blk_dev_init` printk are the context of Jens
@@ -39,6 +40,9 @@ use std::collections::VecDeque;
 /// `MAX_QUEUE_SECTORS` (`4 << (20 - 9)` sectors).
 pub const MAX_QUEUE_BYTES: u64 = 4 << 20;
 
+/// `MAX_NR_REQUESTS`, a 2.4.22+ queue's free list (`blk_init_free_list`).
+pub const MAX_NR_REQUESTS: u32 = 1024;
+
 /// One queue's sector count and the buffers behind it.
 #[derive(Debug, Clone, Default)]
 pub struct SectorThrottle {
@@ -50,12 +54,20 @@ pub struct SectorThrottle {
     started: VecDeque<(u64, u64)>,
     /// `nr_sectors`, in bytes: the sum over `started`.
     bytes: u64,
+    /// `get_request`'s `rlim`: the read requests an oversized queue still admits.
+    rlim: usize,
+    /// Read requests allocated and not released (`rl->pending[READ]`): when each ends, in end
+    /// order.
+    reads: VecDeque<u64>,
+    /// When the last read request ends (what a merged read extends).
+    last_read: u64,
 }
 
 impl SectorThrottle {
     /// `blk_grow_request_list(q, nr_requests, max_queue_sectors)` for a queue of `max` bytes.
-    pub fn new(max: u64) -> SectorThrottle {
-        SectorThrottle { max, batch: max / 4, ..Default::default() }
+    pub fn new(max: u64, nr_requests: u32) -> SectorThrottle {
+        let rlim = (nr_requests as usize >> 5).max(4);
+        SectorThrottle { max, batch: max / 4, rlim, ..Default::default() }
     }
 
     /// `blk_finished_sectors` for every buffer that has ended by `now`.
@@ -67,6 +79,9 @@ impl SectorThrottle {
             self.bytes -= b;
             self.started.pop_front();
         }
+        while self.reads.front().is_some_and(|&d| d <= now) {
+            self.reads.pop_front();
+        }
     }
 
     /// A task wants a new request at `now`: 0 when `get_request` gives it one, else when
@@ -74,8 +89,11 @@ impl SectorThrottle {
     /// `nr_sectors ≤ max − batch`).
     pub fn get_request_wait(&mut self, now: u64, write: bool) -> u64 {
         self.finish(now);
-        let limit = if write { self.max } else { self.max + self.batch };
-        if self.bytes <= limit {
+        // `get_request`: nothing stops a request while the queue is not oversized; past it a
+        // write gets none, a read one while few reads are pending and a batch more is not used.
+        let refused =
+            self.bytes > self.max && (write || self.reads.len() > self.rlim || self.bytes > self.max + self.batch);
+        if !refused {
             return 0;
         }
         let mut left = self.bytes;
@@ -88,9 +106,20 @@ impl SectorThrottle {
         now
     }
 
-    /// `blk_started_sectors`: a buffer of `bytes` taken at `now`, ending at `done`.
-    pub fn start(&mut self, now: u64, done: u64, bytes: u64) {
+    /// `blk_started_sectors`: a buffer of `bytes` taken at `now`, ending at `done`, in a new
+    /// request or `merged` into a queued one (a read request is pending until its last buffer).
+    pub fn start(&mut self, now: u64, done: u64, bytes: u64, write: bool, merged: bool) {
         self.finish(now);
+        if !write {
+            if merged {
+                if let Some(i) = self.reads.iter().rposition(|&d| d == self.last_read) {
+                    self.reads.remove(i);
+                }
+            }
+            self.last_read = if merged { done.max(self.last_read) } else { done };
+            let at = self.reads.partition_point(|&d| d <= self.last_read);
+            self.reads.insert(at, self.last_read);
+        }
         // Buffers end in submission order on one spindle; a striped device's may not.
         let at = if self.started.back().is_none_or(|&(d, _)| d <= done) {
             self.started.len()
@@ -104,6 +133,11 @@ impl SectorThrottle {
     /// `nr_sectors` at the last update, in bytes.
     pub fn in_flight_bytes(&self) -> u64 {
         self.bytes
+    }
+
+    /// `rl->pending[READ]` at the last update.
+    pub fn pending_reads(&self) -> usize {
+        self.reads.len()
     }
 }
 
@@ -174,6 +208,57 @@ impl RequestSlots {
     }
 }
 
+/// 2.4's plug (`generic_plug_device`, `__generic_unplug_device`): a buffer that finds its queue
+/// empty plugs it, and the driver's `request_fn` is not called until `tq_disk` runs — there is
+/// no timer: a task waiting on a page or buffer (`sync_page` → `run_task_queue(&tq_disk)`), a
+/// task sleeping in `__get_request_wait`, kswapd after `kswapd_balance`. While plugged the
+/// queue's head is not active, so a buffer may merge into any request on it
+/// (`q->head_active && !q->plugged` in `__make_request`). vmlab books a request on the device
+/// when it is submitted, so the plug's delay of the first request is not modelled; what it
+/// keeps is the merging, and it measures how long each plug lasted.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Plug {
+    /// When the queue was plugged; None: unplugged.
+    since: Option<u64>,
+    /// Plugs, buffers merged only because the queue was plugged, and the time spent plugged
+    /// (total and longest), ns.
+    pub plugs: u64,
+    pub merges: u64,
+    pub plugged_ns: u64,
+    pub longest_ns: u64,
+}
+
+impl Plug {
+    /// `generic_plug_device` on an empty queue at `now` (a plugged one stays as it is).
+    pub fn plug(&mut self, now: u64) {
+        if self.since.is_none() {
+            self.since = Some(now);
+            self.plugs += 1;
+        }
+    }
+
+    /// `__generic_unplug_device` at `now`.
+    pub fn unplug(&mut self, now: u64) {
+        if let Some(at) = self.since.take() {
+            let ns = now.saturating_sub(at);
+            self.plugged_ns += ns;
+            self.longest_ns = self.longest_ns.max(ns);
+        }
+    }
+
+    pub fn plugged(&self) -> bool {
+        self.since.is_some()
+    }
+}
+
+/// Tasks that found no request and slept in `__get_request_wait`, per direction (`[READ,
+/// WRITE]`): how many and for how long, ns.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RequestWaits {
+    pub waits: [u64; 2],
+    pub wait_ns: [u64; 2],
+}
+
 /// The bound a 2.4 queue puts on its submitters: 2.4.22's sectors or the older request count.
 #[derive(Debug, Clone)]
 pub enum QueueBound {
@@ -193,7 +278,7 @@ impl QueueBound {
     /// A buffer of `bytes` taken at `now`, ending at `done`, in a new request or `merged`.
     pub fn start(&mut self, now: u64, done: u64, bytes: u64, write: bool, merged: bool) {
         match self {
-            QueueBound::Sectors(t) => t.start(now, done, bytes),
+            QueueBound::Sectors(t) => t.start(now, done, bytes, write, merged),
             QueueBound::Requests(r) => r.start(now, done, write, merged),
         }
     }
@@ -208,9 +293,9 @@ mod tests {
 
     /// A queue filled with 64-KiB writes ending 1 ms apart.
     fn filled(n: u64) -> SectorThrottle {
-        let mut t = SectorThrottle::new(MAX_QUEUE_BYTES);
+        let mut t = SectorThrottle::new(MAX_QUEUE_BYTES, MAX_NR_REQUESTS);
         for i in 0..n {
-            t.start(0, (i + 1) * MS, 64 * KIB);
+            t.start(0, (i + 1) * MS, 64 * KIB, true, false);
         }
         t
     }
@@ -220,7 +305,7 @@ mod tests {
         // 64 × 64 KiB = 4 MiB exactly: not oversized (`>`), the next write passes.
         let mut t = filled(64);
         assert_eq!(t.get_request_wait(0, true), 0);
-        t.start(0, 65 * MS, 64 * KIB);
+        t.start(0, 65 * MS, 64 * KIB, true, false);
         // Now 4 MiB + 64 KiB: a write sleeps until 3 MiB are left (48 buffers): after the
         // 17th ends, at 17 ms.
         assert_eq!(t.get_request_wait(0, true), 17 * MS);
@@ -234,7 +319,7 @@ mod tests {
         let mut t = filled(80); // 5 MiB = max + batch
         assert!(t.get_request_wait(0, true) > 0);
         assert_eq!(t.get_request_wait(0, false), 0);
-        t.start(0, 81 * MS, 4 * KIB);
+        t.start(0, 81 * MS, 4 * KIB, true, false);
         // Over max + batch a read waits too, for the same wakeup as a write: 3 MiB left.
         assert_eq!(t.get_request_wait(0, false), t.get_request_wait(0, true));
         assert_eq!(t.get_request_wait(0, false), 33 * MS);
@@ -242,14 +327,51 @@ mod tests {
 
     #[test]
     fn buffers_ending_out_of_order_are_counted_by_their_ends() {
-        let mut t = SectorThrottle::new(MAX_QUEUE_BYTES);
-        t.start(0, 10 * MS, 2048 * KIB);
-        t.start(0, 5 * MS, 2048 * KIB);
-        t.start(0, 20 * MS, 1024 * KIB);
+        let mut t = SectorThrottle::new(MAX_QUEUE_BYTES, MAX_NR_REQUESTS);
+        t.start(0, 10 * MS, 2048 * KIB, true, false);
+        t.start(0, 5 * MS, 2048 * KIB, true, false);
+        t.start(0, 20 * MS, 1024 * KIB, true, false);
         // 5 MiB: the first end that leaves ≤ 3 MiB is the 5-ms one (2 MiB gone).
         assert_eq!(t.get_request_wait(0, true), 5 * MS);
         assert_eq!(t.get_request_wait(6 * MS, true), 0);
         assert_eq!(t.in_flight_bytes(), 3 * 1024 * KIB);
+    }
+
+    #[test]
+    fn an_oversized_queue_refuses_a_read_once_more_than_rlim_reads_are_pending() {
+        // 4 MiB + 64 KiB of writes: oversized, under max + batch.
+        let mut t = filled(65);
+        // 32 pending read requests (rlim = 1024 >> 5): the next read still gets one …
+        for i in 0..32 {
+            assert_eq!(t.get_request_wait(0, false), 0, "read {i}");
+            t.start(0, 100 * MS + i, 4 * KIB, false, false);
+        }
+        // … a buffer merged into the last read request is no new request …
+        t.start(0, 100 * MS + 40, 4 * KIB, false, true);
+        assert_eq!(t.pending_reads(), 32);
+        assert_eq!(t.get_request_wait(0, false), 0);
+        t.start(0, 100 * MS + 41, 4 * KIB, false, false);
+        // … and with 33 pending the reader sleeps for the writers' wakeup (3 MiB left).
+        let wake = t.get_request_wait(0, false);
+        assert!(wake > 0 && wake == t.get_request_wait(0, true), "{wake}");
+        // Not oversized, any number of pending reads passes.
+        let mut small = SectorThrottle::new(MAX_QUEUE_BYTES, MAX_NR_REQUESTS);
+        for i in 0..40 {
+            small.start(0, MS + i, 4 * KIB, false, false);
+        }
+        assert_eq!(small.get_request_wait(0, false), 0);
+    }
+
+    #[test]
+    fn a_plug_counts_its_length_once_and_replugging_a_plugged_queue_changes_nothing() {
+        let mut p = Plug::default();
+        p.plug(10 * MS);
+        p.plug(12 * MS);
+        assert!(p.plugged());
+        p.unplug(15 * MS);
+        p.unplug(20 * MS);
+        assert!(!p.plugged());
+        assert_eq!((p.plugs, p.plugged_ns, p.longest_ns), (1, 5 * MS, 5 * MS));
     }
 
     /// A 2.4.9 queue of 128 requests with `n` scattered writes ending 1 ms apart.

@@ -457,6 +457,11 @@ pub struct Profile {
     /// `max_queue_sectors_kb` (2.4.22's 1,024 requests are never the bound before 4 MiB are)
     /// and with `blk_mq`.
     pub max_queue_requests: u32,
+    /// 2.4's plug (`generic_plug_device`): a buffer that finds its queue empty plugs it, and
+    /// buffers may merge into any request on it until `tq_disk` runs (a task waiting on I/O,
+    /// one sleeping for a request, kswapd after a balance; ll_rw_blk.rs `Plug`). Off: a
+    /// request that has started takes no more buffers. Not with `blk_mq`.
+    pub plug_empty_queue: bool,
     /// Bytes of `struct page` the boot-time memmap is sized with (`bootmem.rs`): 56 on a 2.6.36
     /// x86-64 kernel (Simon Kirby's boot log: 14,280 pages for DMA32's 1,044,480). 0: no memmap
     /// is reserved, as in the rows calibrated before it was modelled (a scenario's
@@ -564,6 +569,7 @@ const MODERN: Profile = Profile {
     blk_mq: true,
     max_queue_sectors_kb: 0,
     max_queue_requests: 0,
+    plug_empty_queue: false,
     memmap_struct_page: 0,
     memmap_goal_high: false,
     dcache_lazy_lru: false,
@@ -636,6 +642,7 @@ const LINUX_2_6_26: Profile = Profile {
     blk_mq: false,
     max_queue_sectors_kb: 0,
     max_queue_requests: 0,
+    plug_empty_queue: false,
     memmap_struct_page: 0,
     memmap_goal_high: false,
     dcache_lazy_lru: true,
@@ -717,6 +724,7 @@ const LINUX_2636: Profile = Profile {
     blk_mq: false,
     max_queue_sectors_kb: 0,
     max_queue_requests: 0,
+    plug_empty_queue: false,
     memmap_struct_page: 56,
     memmap_goal_high: true,
     dcache_lazy_lru: true,
@@ -821,6 +829,7 @@ const LINUX_249: Profile = Profile {
     // backlog until it is known why seed 000's dd drains faster under the count
     // (era-2.4.9-riel §20); `reclaim.max_queue_requests=128` turns it on.
     max_queue_requests: 0,
+    plug_empty_queue: false,
     memmap_struct_page: 0,
     memmap_goal_high: false,
     dcache_lazy_lru: false,
@@ -859,6 +868,8 @@ const AA1: Profile = Profile {
     // 2.4.22's block layer: IDE and SCSI queues throttle on MAX_QUEUE_SECTORS (4 MiB).
     max_queue_sectors_kb: 4096,
     max_queue_requests: 0,
+    // Every 2.4 queue plugs when empty (`blk_init_queue` sets `generic_plug_device`).
+    plug_empty_queue: true,
     // 2.4.23's filemap_nopage also reads the aligned cluster, but seed 002 was measured with
     // the centred window; moving it needs seed 002 re-measured.
     mmap_readahead: MmapReadahead::ReadAround,
@@ -1097,6 +1108,8 @@ pub const KNOBS: &[Knob] = &[
     rc("max_queue_sectors_kb", Kind::Int(INT), Readers::All),
     // disk.rs / ll_rw_blk.rs: the request-count bound before 2.4.22.
     rc("max_queue_requests", Kind::Int(INT), Readers::All),
+    // disk.rs / ll_rw_blk.rs: 2.4's plug on an empty queue.
+    rc("plug_empty_queue", Kind::Bool, Readers::All),
     // riel24's and aa24's page_cache_added hooks grow their buffer_head slabs.
     rc("bh_per_slab_page", Kind::Int(BH_PER_SLAB), RIEL_AA),
     // vmscan/aa24/ swap_out and shrink_cache.
@@ -1393,6 +1406,7 @@ impl Profile {
             "wbt_swap_hiprio" => &mut self.wbt_swap_hiprio,
             "ra_start_of_file" => &mut self.ra_start_of_file,
             "blk_mq" => &mut self.blk_mq,
+            "plug_empty_queue" => &mut self.plug_empty_queue,
             "memmap_goal_high" => &mut self.memmap_goal_high,
             "dcache_lazy_lru" => &mut self.dcache_lazy_lru,
             "kswapd_classzone" => &mut s.kswapd_classzone,

@@ -431,7 +431,12 @@ pub fn run_kthread(k: &mut Kernel, ctx: &mut Ctx, kind: TaskKind) -> Outcome {
                         return Outcome::Continue;
                     }
                 }
-                FlushAction::Sleep(ns) => return Outcome::Block { until: Some(ctx.clock() + ns), io: false },
+                FlushAction::Sleep(ns) => {
+                    // 2.4's bdflush and kupdate run `tq_disk` before they sleep (directly, or
+                    // through `wait_for_some_buffers` → `wait_on_buffer`).
+                    k.run_tq_disk(ctx.clock());
+                    return Outcome::Block { until: Some(ctx.clock() + ns), io: false };
+                }
             }
         },
         TaskKind::Kreclaimd => loop {

@@ -318,9 +318,10 @@ impl Sim {
         if k.profile.max_queue_sectors_kb > 0 && !k.profile.blk_mq {
             // blk_init_free_list: half the sectors on a box of under 30 MiB.
             let megs = k.total_pages() >> (20 - 12);
-            let max = (k.profile.max_queue_sectors_kb << 10) >> (megs < 30) as u32;
+            let half = (megs < 30) as u32;
+            let max = (k.profile.max_queue_sectors_kb << 10) >> half;
             for d in &mut k.disks {
-                d.set_throttle_sectors(max);
+                d.set_throttle_sectors(max, crate::ll_rw_blk::MAX_NR_REQUESTS >> half);
             }
         } else if k.profile.max_queue_requests > 0 && !k.profile.blk_mq {
             // blk_dev_init: half the requests unless more than 32 MB are free at boot.
@@ -328,6 +329,11 @@ impl Sim {
             let nr = k.profile.max_queue_requests >> (free_kb <= 32 << 10) as u32;
             for d in &mut k.disks {
                 d.set_throttle_requests(nr);
+            }
+        }
+        if k.profile.plug_empty_queue && !k.profile.blk_mq {
+            for d in &mut k.disks {
+                d.set_plugging(true);
             }
         }
         // `size = 0` is `swapoff -a`: no swap area at all.
@@ -893,6 +899,10 @@ impl Sim {
             }
             Outcome::Continue => self.s.set_runnable(t),
             Outcome::Block { until, io } => {
+                if io {
+                    // A task waiting on a page or buffer runs 2.4's `tq_disk` (`sync_page`).
+                    self.k.run_tq_disk(now);
+                }
                 if pending && (until.is_none() || self.s.tasks[t].kind != TaskKind::User) {
                     self.s.set_runnable(t);
                 } else {

@@ -2,7 +2,7 @@
 //! `max_queue_sectors_kb` in the 2.4.23aa rows, with `blk_init_free_list`'s halving on a box
 //! of under 30 MiB; the older request count `max_queue_requests` (128 in 2.4.9, off in its rows
 //! until seed 000's dd is understood under it), with `blk_dev_init`'s halving on a box of 32 MB
-//! or less.
+//! or less; and 2.4's plug on an empty queue (`plug_empty_queue`, on in the aa rows).
 
 use vmlab_core::sim::{resolve_profile, Sim};
 use vmlab_core::workload::load_scenario_str;
@@ -84,4 +84,37 @@ fn a_box_under_30_mib_gets_half_the_queue() {
     assert!(waits_after(&mut small, (2 << 20) + (64 << 10)).is_some_and(|w| w > 0));
     let mut big = sim("linux-2.4.23aa1", &[]);
     assert_eq!(waits_after(&mut big, (2 << 20) + (64 << 10)), Some(0));
+}
+
+/// Two contiguous 4-KiB writes 1 ms apart on an idle disk: whether the second joined the
+/// first, which the drive is already moving.
+fn second_joins_first(s: &mut Sim) -> bool {
+    let d = &mut s.k.disks[0];
+    d.submit(0, 0, 4096, true);
+    d.submit(1_000_000, 4096, 4096, true);
+    d.last_merged()
+}
+
+#[test]
+fn the_aa_rows_plug_an_empty_queue() {
+    for p in ["linux-2.4.23aa1", "linux-2.4.23aa2"] {
+        let mut s = sim(p, &[]);
+        assert!(second_joins_first(&mut s), "{p}");
+        assert_eq!(s.k.disks[0].plug_stats().map(|p| (p.plugs, p.merges)), Some((1, 1)), "{p}");
+        let mut off = sim(p, &["reclaim.plug_empty_queue=false"]);
+        assert!(!second_joins_first(&mut off), "{p} with the field off");
+        assert!(off.k.disks[0].plug_stats().is_none());
+    }
+    for p in ["linux-2.4.9", "linux-2.6.26", "linux-6.8"] {
+        let mut s = sim(p, &[]);
+        assert!(!second_joins_first(&mut s), "{p}");
+    }
+    // 2.4.9 plugged too; its rows are measured without it, and the field turns it on.
+    assert!(second_joins_first(&mut sim("linux-2.4.9", &["reclaim.plug_empty_queue=true"])));
+    // A task waiting on I/O runs tq_disk: after it the started head takes nothing more.
+    let mut s = sim("linux-2.4.23aa1", &[]);
+    second_joins_first(&mut s);
+    s.k.run_tq_disk(2_000_000);
+    s.k.disks[0].submit(3_000_000, 8192, 4096, true);
+    assert!(!s.k.disks[0].last_merged());
 }

@@ -440,6 +440,9 @@ pub fn kswapd_step(k: &mut Kernel, ctx: &mut Ctx, node: usize) -> KswapdAction {
                 .copied()
                 .find(|&z| k.reclaim.aa24().need_balance[z] && k.zones[z].managed > 0);
             let Some(z) = pick else {
+                // kswapd() runs `tq_disk` once `kswapd_balance` has no zone left, before it
+                // sleeps (2.4.27's `mm/vmscan.c`; a failed zone's 5-s nap does not).
+                k.run_tq_disk(ctx.clock());
                 let ks = &mut k.nodes[node].kswapd;
                 ks.phase = KswapdPhase::Sleeping;
                 ks.sleeping = true;

@@ -1,0 +1,74 @@
+//! What 2.4's request queues do to their submitters, per disk and sample interval: tasks that
+//! found no request and slept in `__get_request_wait` (reads and writes: how many, seconds
+//! asleep), and the plug (`generic_plug_device`): plugs, buffers merged only because the queue
+//! was plugged, seconds plugged and the longest plug (ms) — the delay vmlab does not put on
+//! the plugged request (ll_rw_blk.rs `Plug`). Then the device's reads and writes (MiB) and its
+//! requests. An observer: the run is the same as without it.
+//!
+//! cargo run --release -p vmlab-core --example queue24 -- SCENARIO PROFILE EVERY_S [KEY=VALUE...]
+
+mod common;
+
+use vmlab_core::sim::Sim;
+
+/// A disk's counters at one sample: read waits, read wait ns, write waits, write wait ns, plugs,
+/// plug merges, plugged ns, read bytes, written bytes, requests.
+type Row = [u64; 10];
+
+fn row(sim: &Sim, d: usize) -> Row {
+    let disk = &sim.k.disks[d];
+    let w = disk.request_waits;
+    let p = disk.plug_stats().unwrap_or_default();
+    [
+        w.waits[0],
+        w.wait_ns[0],
+        w.waits[1],
+        w.wait_ns[1],
+        p.plugs,
+        p.merges,
+        p.plugged_ns,
+        disk.bytes_read(),
+        disk.bytes_written(),
+        disk.stat().read_ios + disk.stat().write_ios,
+    ]
+}
+
+fn main() {
+    let common::Census { mut sim, every_s } = common::setup("queue24");
+    println!(
+        "t disk | read_waits read_wait_s write_waits write_wait_s | plugs plug_merges plugged_s longest_plug_ms | \
+         read_MiB written_MiB requests"
+    );
+    let mut prev: Vec<Row> = Vec::new();
+    sim.on_sample = Some(Box::new(move |sim: &mut Sim| {
+        if !sim.s.now.is_multiple_of(every_s * 1_000_000_000) {
+            return;
+        }
+        prev.resize(sim.k.disks.len(), [0; 10]);
+        for (d, was) in prev.iter_mut().enumerate() {
+            let now = row(sim, d);
+            let x: Vec<u64> = now.iter().zip(was.iter()).map(|(a, b)| a - b).collect();
+            let longest = sim.k.disks[d].plug_stats().map_or(0, |p| p.longest_ns);
+            println!(
+                "{} {d} | {} {:.2} {} {:.2} | {} {} {:.3} {:.2} | {:.1} {:.1} {}",
+                sim.s.now / 1_000_000_000,
+                x[0],
+                x[1] as f64 / 1e9,
+                x[2],
+                x[3] as f64 / 1e9,
+                x[4],
+                x[5],
+                x[6] as f64 / 1e9,
+                longest as f64 / 1e6,
+                x[7] as f64 / (1 << 20) as f64,
+                x[8] as f64 / (1 << 20) as f64,
+                x[9],
+            );
+            *was = now;
+        }
+    }));
+    if let Err(e) = sim.run() {
+        eprintln!("{}", e.message);
+        std::process::exit(1);
+    }
+}
