@@ -3,7 +3,7 @@
 //! rest), its user and system time, its time off the CPU by why (`io`: its reads and page
 //! waits; `rs`: asleep after a quantum's work — the request queue, the writer's throttle; `oth`:
 //! any other sleep, kswapd's naps among them; `run`: runnable, waiting for a CPU), and from the
-//! engine's per-task counters (`riel24::task`) its write batches, pages written, request-queue
+//! 2.4.9 engine's per-task counters (`vmscan` `task.rs`) its write batches, pages written, request-queue
 //! sleeps and their time. One line per phase of the scenario's marks (`start`, `loaded`: the
 //! dd step, the load, the sleep), plus every EVERY_S the dirty and writeback MiB, the disk's
 //! write KiB/s, kswapd's naps (`interruptible_sleep_on_timeout` after a pass that left no

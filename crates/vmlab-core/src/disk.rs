@@ -828,19 +828,30 @@ impl Disk {
             (self.merge_end, self.merge_write) = (offset + bytes, write);
         }
         self.in_flight_until(now, done);
-        self.throttle_wake = self.take_requests(now, begin, done, bytes, write, merged);
+        self.throttle_wake = self.take_requests(now, begin, done, bytes, write, merged, self.throttle_wake);
         done
     }
 
     /// The queue's bound takes a submission of `bytes` whose transfer runs from `begin` to
-    /// `done`; returns when its task may go on (0: at once). A buffer merged into the last
+    /// `done`, whose first request's wait `first` was asked before the transfer (nothing has
+    /// taken a request since); returns when its task may go on (0: at once). A buffer merged into the last
     /// request takes none, so it never waits (`__make_request` → `out:`). Otherwise 2.4 builds
     /// requests of at most `max_sectors` ([`MERGE_MAX_BYTES`]) out of the buffers it is given
     /// one by one, where vmlab moves a writer's run of pages as one transfer: under the
     /// request-count bound the run takes one request, and a slot, per `max_sectors` of it,
     /// each released as the transfer passes its end. The sector bound counts bytes, not
     /// requests.
-    fn take_requests(&mut self, now: u64, begin: u64, done: u64, bytes: u64, write: bool, merged: bool) -> u64 {
+    #[allow(clippy::too_many_arguments)]
+    fn take_requests(
+        &mut self,
+        now: u64,
+        begin: u64,
+        done: u64,
+        bytes: u64,
+        write: bool,
+        merged: bool,
+        first: u64,
+    ) -> u64 {
         use crate::ll_rw_blk::QueueBound;
         match self.throttle.as_mut() {
             None => 0,
@@ -851,17 +862,18 @@ impl Disk {
             Some(QueueBound::Requests(r)) => {
                 let n = bytes.div_ceil(MERGE_MAX_BYTES).max(1);
                 let span = done.saturating_sub(begin);
-                let mut wake = 0;
+                let mut wake = first;
                 for i in 1..=n {
-                    wake = wake.max(r.get_request_wait(now, write));
+                    if i > 1 {
+                        wake = wake.max(r.get_request_wait(now, write));
+                    }
                     r.start(now, done - span + span * i / n, write, false);
                 }
                 wake
             }
             Some(t) => {
-                let wake = t.get_request_wait(now, write);
                 t.start(now, done, bytes, write, false);
-                wake
+                first
             }
         }
     }
