@@ -250,6 +250,7 @@ IMG="" MNT="" LOOPDEV="" INST=""
 # Undone in reverse on every exit; a run interrupted by Ctrl-C goes on in its own session, so the
 # unmount waits for it (up to a minute).
 traced_cleanup() {
+  local -  # errexit off here only
   set +e
   if [ -n "$MNT" ]; then
     for _ in $(seq 60); do umount "$MNT" 2>/dev/null && break; sleep 1; done

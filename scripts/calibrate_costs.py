@@ -276,15 +276,16 @@ def traced_runs(out):
 
 
 def run_log(out):
-    """The probe's runs' `DATE HH:MM:SS start I load A B C` lines: (date, time, 1-min load)."""
-    starts = []
+    """The probe's runs' `DATE HH:MM:SS start I load A B C` lines: (date, time, 1-min load) by run,
+    the last start of each (a run interrupted and made again logs twice)."""
+    starts = {}
     path = os.path.join(out, "end_writeback.log")
     if os.path.exists(path):
         for line in open(path):
             f = line.split()
             if len(f) >= 6 and f[2] == "start" and f[4] == "load":
-                starts.append((f[0], f[1], f[5]))
-    return starts
+                starts[f[3]] = (f[0], f[1], f[5])
+    return sorted(starts.values())
 
 
 def cmd_release(out):
