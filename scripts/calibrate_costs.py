@@ -4,6 +4,8 @@
   calibrate_costs.py solve OUT PAIRS CUR      one Newton step; prints `fit e=ns ...`, `drop e ...`
   calibrate_costs.py table OUT PAIRS CUR DROPPED WRITE_TO   the fitted table (fit.txt on stdout)
   calibrate_costs.py check OUT W              simulated with the fit ÷ the host, one workload
+  calibrate_costs.py release OUT              end_writeback from the traced probe's runs (OUT/release.json)
+  calibrate_costs.py install OUT WRITE_TO     OUT/release.json into WRITE_TO/host-costs.json
   calibrate_costs.py selftest                 the solver on made-up charges
 
 OUT holds `W.realI.json` (`vmlab real`, I = 1..) and `W.sim.E.json` (`vmlab run --host` with the
@@ -22,6 +24,8 @@ table value and its probe becomes a check; the script says so rather than fail t
 import json
 import math
 import os
+import re
+import statistics
 import sys
 
 STEP_NS = 1000.0
@@ -216,6 +220,135 @@ def cmd_check(out, w, pairs_s=""):
     print(line)
 
 
+# The traced probe (calibrate-costs.sh's TRACED): not a fit, a time read off the host's own worker.
+# ext4 ends an unwritten io_end's writeback in its `ext4-rsv-conversion` worker: ext4_end_io_rsv_work
+# → ext4_do_flush_completed_IO, io_end by io_end → ext4_end_io_end, which converts the extent
+# (ext4_convert_unwritten_io_end_vec → ... → ext4_ext_handle_unwritten_extents, whose tracepoint is
+# at its head, fs/ext4/extents.c) and then ext4_release_io_end → ext4_finish_bio →
+# end_page_writeback per folio (fs/ext4/page-io.c, GorilaMond/Linux6.2). So (workqueue_execute_end − the conversion's event) over an
+# execution that converted exactly one io_end is that io_end's conversion and release, and ÷ its
+# pages the per-folio figure vmlab's `end_writeback` charges (page_writeback::release_io_end).
+TRACE_LINE = re.compile(r"^\s*(.+?)-(\d+)\s+\[(\d+)\]\s+(?:\S+\s+)?([\d.]+): (\w+): (.*)$")
+UNWRITTEN_LEN = re.compile(r"\bm_len (\d+)\b")
+# io_ends below this many pages (the file's last) are not timed: their fixed costs weigh more.
+MIN_IO_END_PAGES = 1024
+
+
+def release_per_folio(lines):
+    """(executions, [ns a folio]) from a trace's lines: the worker's executions are keyed by the
+    worker's pid (an unbound worker may change CPU inside one), and only executions that converted
+    exactly one io_end of at least MIN_IO_END_PAGES pages give a figure."""
+    open_exec, out, executions = {}, [], 0
+    for line in lines:
+        m = TRACE_LINE.match(line)
+        if not m:
+            continue
+        _, pid, _, ts, event, rest = m.groups()
+        t = float(ts)
+        if event == "workqueue_execute_start":
+            open_exec[pid] = []
+        elif event == "ext4_ext_handle_unwritten_extents" and pid in open_exec:
+            n = UNWRITTEN_LEN.search(rest)
+            if n:
+                open_exec[pid].append((t, int(n.group(1))))
+        elif event == "workqueue_execute_end" and pid in open_exec:
+            convs = open_exec.pop(pid)
+            executions += 1
+            if len(convs) == 1 and convs[0][1] >= MIN_IO_END_PAGES:
+                out.append((t - convs[0][0]) * 1e9 / convs[0][1])
+    return executions, out
+
+
+def release_summary(xs):
+    """median, first and third quartile (statistics.quantiles' default, as dw41's release.py)."""
+    if len(xs) < 2:
+        return (xs[0], xs[0], xs[0]) if xs else None
+    q = statistics.quantiles(xs, n=4)
+    return statistics.median(xs), q[0], q[2]
+
+
+def traced_runs(out):
+    runs, i = [], 1
+    while os.path.exists(os.path.join(out, f"end_writeback.trace{i}")):
+        runs.append(os.path.join(out, f"end_writeback.trace{i}"))
+        i += 1
+    return runs
+
+
+def run_log(out):
+    """The probe's runs' `DATE HH:MM:SS start I load A B C` lines: (date, time, 1-min load) by run,
+    the last start of each (a run interrupted and made again logs twice)."""
+    starts = {}
+    path = os.path.join(out, "end_writeback.log")
+    if os.path.exists(path):
+        for line in open(path):
+            f = line.split()
+            if len(f) >= 6 and f[2] == "start" and f[4] == "load":
+                starts[f[3]] = (f[0], f[1], f[5])
+    return sorted(starts.values())
+
+
+def cmd_release(out):
+    """Prints each run's and the pooled release per folio; writes OUT/release.json, or fails
+    (exit 1) when the traces time no release: never a 0 in the table."""
+    paths = traced_runs(out)
+    if not paths:
+        sys.exit(f"calibrate-costs: end_writeback: no trace in {out} (end_writeback.trace1 ...)")
+    pooled = []
+    for p in paths:
+        with open(p, errors="replace") as f:
+            n, xs = release_per_folio(f)
+        pooled += xs
+        s = release_summary(xs)
+        got = f"median {s[0]:.0f} ns, quartiles {s[1]:.0f} / {s[2]:.0f}" if s else "none"
+        print(f"end_writeback {os.path.basename(p)}: {n} executions of ext4_end_io_rsv_work, "
+              f"{len(xs)} of one io_end: {got}")
+    if len(pooled) < 2:
+        sys.exit(f"calibrate-costs: end_writeback: {len(pooled)} release(s) timed in {len(paths)} trace(s) in {out}: "
+                 "no ext4_end_io_rsv_work execution converted one io_end of "
+                 f"{MIN_IO_END_PAGES}+ pages (was the file written through the traced loop device?)")
+    med, q1, q3 = release_summary(pooled)
+    unc = (q3 - q1) / 2
+    starts = run_log(out)
+    when = ""
+    if starts:
+        loads = sorted(float(x[2]) for x in starts)
+        when = (f"{starts[0][0]} {starts[0][1][:5]}-{starts[-1][1][:5]} UTC, 1-min load "
+                f"{loads[0]:.2f}-{loads[-1]:.2f} at the runs' starts; ")
+    heap = os.environ.get("TRACED_HEAP", "128MiB")
+    probe = (f"traced (scripts/calibrate-costs.sh, {when}{len(paths)} runs of vmlab real dirty-writer "
+             f"{heap} on a -O encrypt loop image): the ext4-rsv-conversion worker's release per folio, "
+             "(workqueue_execute_end - ext4_ext_handle_unwritten_extents) / the io_end's pages over the "
+             f"ext4_end_io_rsv_work executions that converted one io_end; median of {len(pooled):,}; "
+             f"uncertainty half the interquartile range {q1:.0f}-{q3:.0f}")
+    print(f"end_writeback = {round(med)}    # ± {round(unc)} (pooled: median of {len(pooled):,}, "
+          f"quartiles {q1:.0f} / {q3:.0f} ns)")
+    with open(os.path.join(out, "release.json"), "w") as f:
+        json.dump({"cost": {"end_writeback": round(med)}, "uncertainty_ns": {"end_writeback": round(unc)},
+                   "probes": {"end_writeback": probe}}, f, indent=2)
+        f.write("\n")
+
+
+def cmd_install(out, write_to):
+    """OUT/release.json's entry into WRITE_TO/host-costs.json: over the fitted table the script
+    has just written, or, when it fitted nothing (PAIRS empty), over the table already there."""
+    rel = json.load(open(os.path.join(out, "release.json")))
+    dest = os.path.join(write_to, "host-costs.json")
+    if os.path.exists(dest):
+        doc = json.load(open(dest))
+    else:
+        os.makedirs(write_to, exist_ok=True)
+        doc = {"schema": "vmlab.host-costs/1", "kernel": open("/proc/sys/kernel/osrelease").read().strip(),
+               "cost": {}}
+    for k in ("cost", "probes", "uncertainty_ns"):
+        doc.setdefault(k, {}).update(rel[k])
+    doc.get("not_fitted", {}).pop("end_writeback", None)
+    with open(dest, "w") as f:
+        json.dump(doc, f, indent=2)
+        f.write("\n")
+    print(f"calibrate-costs: end_writeback {rel['cost']['end_writeback']} ns written to {dest}", file=sys.stderr)
+
+
 def cmd_selftest():
     # Three entries, three probes; the host's figures made from known costs.
     truth = [2000.0, 500.0, 4000.0]
@@ -246,7 +379,8 @@ def cmd_selftest():
 
 
 if __name__ == "__main__":
-    cmds = {"solve": cmd_solve, "table": cmd_table, "check": cmd_check, "selftest": cmd_selftest}
+    cmds = {"solve": cmd_solve, "table": cmd_table, "check": cmd_check, "release": cmd_release,
+            "install": cmd_install, "selftest": cmd_selftest}
     if len(sys.argv) < 2 or sys.argv[1] not in cmds:
         got = sys.argv[1] if len(sys.argv) > 1 else "nothing"
         sys.exit(f"calibrate_costs.py: expected one of {', '.join(cmds)}, got {got}\n{__doc__}")
