@@ -75,6 +75,11 @@ pub struct ReclaimStat {
     pub nr_noswap: u64,
     /// 2.6.36's engine: dirty pages handed to `pageout` (the rest of `nr_unqueued_dirty` kept unwritten).
     pub nr_pageout: u64,
+    /// 2.6.36's engine: pages freed although PG_referenced was set (PAGEREF_RECLAIM_CLEAN, or any
+    /// reference in a lumpy batch): a `read()`'s mark does not keep an unmapped clean page.
+    pub nr_freed_referenced: u64,
+    /// 2.6.36's engine: pages freed after `try_to_unmap` took them out of every page table.
+    pub nr_freed_mapped: u64,
 }
 
 /// Batches summed field by field (observers and tests add up a run's batches).
@@ -94,6 +99,8 @@ impl std::ops::AddAssign for ReclaimStat {
         self.nr_mapped += s.nr_mapped;
         self.nr_noswap += s.nr_noswap;
         self.nr_pageout += s.nr_pageout;
+        self.nr_freed_referenced += s.nr_freed_referenced;
+        self.nr_freed_mapped += s.nr_freed_mapped;
     }
 }
 

@@ -5,7 +5,8 @@
 //! mode (ISOLATE_BOTH), pages freed, and why `shrink_page_list` kept the rest: `trylock_page`
 //! failed, mlocked and culled, under writeback, referenced and kept (PAGEREF_KEEP), activated
 //! (for a referenced mapping, for want of a swap slot, or because unmapping failed), dirty and
-//! kept unwritten or handed to `pageout`. The engine's `reclaim_stat` on the
+//! kept unwritten or handed to `pageout`; and of the pages freed, how many carried PG_referenced
+//! (which 2.6.36 does not let keep a clean unmapped page) and how many were mapped. The engine's `reclaim_stat` on the
 //! `mm_vmscan_lru_shrink_inactive` event carries the reasons. A `lc` line beside it walks each
 //! zone's frames at the sample: its LRU lists as shares of the zone's present pages (the
 //! reporter's SysRq-M gives Normal's file, anon and mlocked shares) and, of its file pages on
@@ -49,7 +50,7 @@ impl Fates {
     pub fn header() -> String {
         "fp t_h | order-0 passes, then order>0 passes; per zone: batches (lumpy) / scanned (neighbours) / freed | kept: \
          locked / culled / writeback / ref_keep | activated: referenced / no swap slot / unmap failed | dirty: kept \
-         unwritten / pageout | mapped met\n\
+         unwritten / pageout | mapped met | freed: with PG_referenced / mapped\n\
          lc t_h | per zone: present | LRU % of present: inactive_anon active_anon inactive_file active_file \
          unevictable | file pages on the LRU: mapped / dirty / writeback / referenced / locked"
             .to_string()
@@ -72,7 +73,7 @@ impl Fates {
                 let (noswap, unmap) = (s.nr_noswap - r.nr_noswap, s.nr_unmap_fail - r.nr_unmap_fail);
                 let pageout = s.nr_pageout - r.nr_pageout;
                 out += &format!(
-                    " | {} {} ({}) / {} ({}) / {} | {} / {} / {} / {} | {} / {} / {} | {} / {} | {}",
+                    " | {} {} ({}) / {} ({}) / {} | {} / {} / {} / {} | {} / {} / {} | {} / {} | {} | {} / {}",
                     z.kind.name(),
                     a.batches - b.batches,
                     a.lumpy - b.lumpy,
@@ -89,6 +90,8 @@ impl Fates {
                     (s.nr_unqueued_dirty - r.nr_unqueued_dirty) - pageout,
                     pageout,
                     s.nr_mapped - r.nr_mapped,
+                    s.nr_freed_referenced - r.nr_freed_referenced,
+                    s.nr_freed_mapped - r.nr_freed_mapped,
                 );
             }
         }

@@ -496,6 +496,8 @@ fn shrink_page_list(
             keep(k, &mut rotated);
             continue;
         }
+        stat.nr_freed_referenced += (f & pg::REFERENCED != 0) as u64;
+        stat.nr_freed_mapped += mapped as u64;
         // __remove_mapping: the radix-tree delete costs about what the insert did.
         k.charge(ctx, KFunc::ShrinkFolioList, k.cost.pagecache_add);
         k.g.isolated -= 1;
