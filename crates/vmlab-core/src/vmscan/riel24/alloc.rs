@@ -103,7 +103,7 @@ pub fn alloc_pages(k: &mut Kernel, ctx: &mut Ctx, gfp: Gfp, order: u32) -> Resul
         // Back from a wait on buffers inside try_to_free_pages: the pass goes on, then
         // `goto try_again`.
         reclaimed = true;
-        if !try_to_free_pages(k, ctx) && super::parked(k, ctx.task) {
+        if !try_to_free_pages(k, ctx, super::buffers::direct_mask(gfp)) && super::parked(k, ctx.task) {
             return Err(AllocFail::Throttled);
         }
     }
@@ -134,7 +134,7 @@ pub fn alloc_pages(k: &mut Kernel, ctx: &mut Ctx, gfp: Gfp, order: u32) -> Resul
         if !ctx.in_reclaim && gfp.direct_reclaim && (order == 0 || free_shortage(k).is_some()) {
             if !reclaimed {
                 reclaimed = true;
-                if !try_to_free_pages(k, ctx) && super::parked(k, ctx.task) {
+                if !try_to_free_pages(k, ctx, super::buffers::direct_mask(gfp)) && super::parked(k, ctx.task) {
                     // Asleep on a page's buffers (`__wait_on_buffer`).
                     return Err(AllocFail::Throttled);
                 }

@@ -38,6 +38,21 @@ pub struct LaunderMask {
 pub const KSWAPD: LaunderMask = LaunderMask { fs: true, io: true, wait: false };
 /// `try_to_free_pages(GFP_HIGHUSER)` → `do_try_to_free_pages(gfp_mask, 1)`.
 pub const DIRECT: LaunderMask = LaunderMask { fs: true, io: true, wait: true };
+/// A direct reclaimer whose allocation gives up rather than sleep (`noretry`): the bounce page
+/// of a HighMem write (`alloc_page(GFP_NOIO)` in 2.4's `create_bounce`: no __GFP_IO, so its
+/// `try_to_free_buffers` neither submits nor waits) and the buffer-head slab's grow (SLAB_NOFS,
+/// which in 2.4.9 would submit and wait: a departure, that caller cannot sleep here). Its
+/// writepage branch is left as it was.
+pub const NOIO: LaunderMask = LaunderMask { fs: true, io: false, wait: false };
+
+/// The page_launder mask of a direct reclaimer allocating with `gfp`.
+pub fn direct_mask(gfp: crate::page_alloc::Gfp) -> LaunderMask {
+    if gfp.noretry {
+        NOIO
+    } else {
+        DIRECT
+    }
+}
 
 /// Does page_launder take `p` to `try_to_free_buffers` with busy buffers (dirty or locked)?
 #[inline]

@@ -690,7 +690,7 @@ pub fn do_try_to_free_pages(k: &mut Kernel, ctx: &mut Ctx, mask: LaunderMask) ->
 }
 
 /// Direct reclaim from `__alloc_pages` (`try_to_free_pages` with PF_MEMALLOC set).
-pub fn try_to_free_pages(k: &mut Kernel, ctx: &mut Ctx) -> bool {
+pub fn try_to_free_pages(k: &mut Kernel, ctx: &mut Ctx, mask: LaunderMask) -> bool {
     if !parked(k, ctx.task) {
         // A pass that goes on after a buffer wait is the same call.
         k.ev.inc(Vm::Allocstall);
@@ -698,7 +698,7 @@ pub fn try_to_free_pages(k: &mut Kernel, ctx: &mut Ctx) -> bool {
     }
     let was = ctx.in_reclaim;
     ctx.in_reclaim = true;
-    let ok = do_try_to_free_pages(k, ctx, buffers::DIRECT);
+    let ok = do_try_to_free_pages(k, ctx, mask);
     ctx.in_reclaim = was;
     ok
 }
@@ -903,8 +903,8 @@ impl ReclaimEngine for Riel24 {
     fn wakeup_kswapd(k: &mut Kernel, _zid: usize, _order: u32, _classzone: usize) {
         wakeup_kswapd(k)
     }
-    fn try_to_free_pages(k: &mut Kernel, ctx: &mut Ctx, _gfp: Gfp, _order: u32, _classzone: usize) -> u64 {
-        try_to_free_pages(k, ctx) as u64
+    fn try_to_free_pages(k: &mut Kernel, ctx: &mut Ctx, gfp: Gfp, _order: u32, _classzone: usize) -> u64 {
+        try_to_free_pages(k, ctx, buffers::direct_mask(gfp)) as u64
     }
     fn kswapd_why(k: &Kernel, node: usize) -> Reason {
         kswapd_why(k, node)
