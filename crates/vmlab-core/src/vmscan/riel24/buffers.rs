@@ -60,12 +60,24 @@ pub fn busy_buffer_page(k: &Kernel, p: Pfn) -> bool {
     k.fr.extra[p as usize] & BH_DIRTIED != 0 && k.fr.flags[p as usize] & (pg::DIRTY | pg::WRITEBACK) != 0
 }
 
-/// Mark a page write() dirtied, when the profile has 2.4's buffer dirtying and the page holds
-/// buffers.
-pub fn page_dirtied_by_write(k: &mut Kernel, p: Pfn) {
-    if k.profile.write_dirties_buffers && k.fr.extra[p as usize] & BUFFERS != 0 {
-        k.fr.extra[p as usize] |= BH_DIRTIED;
+/// Mark a page write() dirtied, when the profile has 2.4's buffer dirtying. A page whose
+/// buffers page_launder stripped gets them again first (`prepare_write` →
+/// `__block_prepare_write`: `if (!page->buffers) create_empty_buffers(...)`).
+pub fn page_dirtied_by_write(k: &mut Kernel, ctx: &mut Ctx, p: Pfn) {
+    if !k.profile.write_dirties_buffers || k.fr.has(p, pg::ANON) || k.fr.has(p, pg::SWAPBACKED) {
+        return;
     }
+    if k.fr.extra[p as usize] & BUFFERS == 0 {
+        k.fr.extra[p as usize] |= BUFFERS;
+        let r = k.reclaim.riel24_mut();
+        r.bh_live += 1;
+        if k.fr.has(p, pg::LRU) && k.fr.lru_list(p) as usize == super::SLOT_DIRTY {
+            k.reclaim.riel24_mut().dirty_bufs += 1;
+        }
+        super::refresh(k, p);
+        super::grow_buffer_heads(k, ctx);
+    }
+    k.fr.extra[p as usize] |= BH_DIRTIED;
 }
 
 /// `try_to_free_buffers` of a page with busy buffers, page_launder's lock dropped: submit the

@@ -887,8 +887,8 @@ impl ReclaimEngine for Riel24 {
     fn page_cache_added(k: &mut Kernel, ctx: &mut Ctx, _p: Pfn) {
         grow_buffer_heads(k, ctx)
     }
-    fn page_dirtied_by_write(k: &mut Kernel, p: Pfn) {
-        buffers::page_dirtied_by_write(k, p)
+    fn page_dirtied_by_write(k: &mut Kernel, ctx: &mut Ctx, p: Pfn) {
+        buffers::page_dirtied_by_write(k, ctx, p)
     }
     fn write_submitted(k: &mut Kernel, ctx: &Ctx, pages: u64, wait_ns: u64) {
         task::note_write(k, ctx, pages, wait_ns)

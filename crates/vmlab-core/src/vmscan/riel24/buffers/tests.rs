@@ -20,7 +20,7 @@ fn written(n: u64, buffer_dirtying: bool) -> (Kernel, Vec<Pfn>) {
         k.fr.set(q, pg::UPTODATE);
         k.add_to_page_cache(&mut dd, file, i, q);
         crate::page_writeback::set_page_dirty(&mut k, &dd, q);
-        crate::vmscan::page_dirtied_by_write(&mut k, q);
+        crate::vmscan::page_dirtied_by_write(&mut k, &mut dd, q);
         pages.push(q);
     }
     while zone_free(&k, 1) >= k.zones[1].wmark[1] {
@@ -101,4 +101,25 @@ fn direct_reclaim_sleeps_until_its_buffer_write_ends_then_resumes_its_pass() {
     let mut ks = kswapd();
     assert!(!do_try_to_free_pages(&mut k, &mut ks, KSWAPD));
     assert!(!parked(&k, 1));
+}
+
+/// A page that lost its buffers (page_launder freed them while it was clean) gets them again
+/// when write() dirties it (`__block_prepare_write` → `create_empty_buffers`), and its dirt is
+/// then the buffers'.
+#[test]
+fn a_page_written_again_after_losing_its_buffers_gets_them_back() {
+    let (mut k, pages) = written(1, true);
+    let p = pages[0];
+    let mut dd = Ctx { cpu: 1, task: 2, ..Default::default() };
+    // As try_to_free_buffers leaves a clean page.
+    crate::vmscan::riel24::del_page_from_lru(&mut k, p);
+    k.fr.extra[p as usize] = 0;
+    k.reclaim.riel24_mut().bh_live -= 1;
+    crate::vmscan::riel24::add_dirty(&mut k, p);
+    let live = k.reclaim.riel24().bh_live;
+    crate::vmscan::page_dirtied_by_write(&mut k, &mut dd, p);
+    assert_eq!(k.fr.extra[p as usize], BUFFERS | BH_DIRTIED);
+    assert_eq!(k.reclaim.riel24().bh_live, live + 1);
+    assert_eq!(k.reclaim.riel24().dirty_bufs, 1);
+    assert!(busy_buffer_page(&k, p));
 }
