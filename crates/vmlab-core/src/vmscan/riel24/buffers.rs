@@ -94,6 +94,7 @@ pub fn sync_page_buffers(k: &mut Kernel, ctx: &mut Ctx, p: Pfn, mask: LaunderMas
         }
         // Someone else's write (the flusher's): its completion time is not kept per page, so
         // the wait runs to the end of the disk's queued work, an upper bound for this buffer.
+        k.reclaim.riel24_mut().stats.launder_bh_waits_other += 1;
         let d = k.files[k.fr.mapping[p as usize] as usize].disk;
         return Some(k.disks[d].queued_until().max(ctx.clock()));
     }

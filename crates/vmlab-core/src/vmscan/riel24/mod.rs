@@ -130,6 +130,9 @@ pub struct Stats {
     /// waits on buffers it put direct reclaimers to (`buffers`).
     pub launder_bh_writes: u64,
     pub launder_bh_waits: u64,
+    /// Of those waits, the ones on a write the waiter had not started (their length is an upper
+    /// bound, `buffers::sync_page_buffers`).
+    pub launder_bh_waits_other: u64,
 }
 
 /// How a page left inactive_clean, for `Stats::clean_out`: `reclaim_page` handing it to a
