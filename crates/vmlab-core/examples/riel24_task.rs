@@ -4,7 +4,8 @@
 //! waits; `rs`: asleep after a quantum's work — the request queue, the writer's throttle; `oth`:
 //! any other sleep, kswapd's naps among them; `run`: runnable, waiting for a CPU), and from the
 //! 2.4.9 engine's per-task counters (`vmscan` `task.rs`) its write batches, pages written, request-queue
-//! sleeps and their time. One line per phase of the scenario's marks (`start`, `loaded`: the
+//! sleeps and their time, and its waits on a page's buffers in page_launder (direct reclaim's
+//! `__wait_on_buffer`, history §22) and their time. One line per phase of the scenario's marks (`start`, `loaded`: the
 //! dd step, the load, the sleep), plus every EVERY_S the dirty and writeback MiB, the disk's
 //! write KiB/s, kswapd's naps (`interruptible_sleep_on_timeout` after a pass that left no
 //! shortage) and each group's system time, other sleep, pages written and queue sleep since
@@ -17,8 +18,9 @@ mod common;
 
 use vmlab_core::sim::Sim;
 
-/// Per group: user, sys, io, reclaim sleep, other, runnable, writes, pages, queue sleeps, queue ns.
-const N: usize = 10;
+/// Per group: user, sys, io, reclaim sleep, other, runnable, writes, pages, queue sleeps, queue
+/// ns, buffer waits, buffer-wait ns.
+const N: usize = 12;
 
 fn snapshot(sim: &Sim, pat: &str) -> [u64; N] {
     let mut v = [0u64; N];
@@ -29,7 +31,14 @@ fn snapshot(sim: &Sim, pat: &str) -> [u64; N] {
         }
         let times = common::task_times(sim, t);
         let io = by_task.get(i).copied().unwrap_or_default();
-        let row = times.into_iter().chain([io.writes, io.pages, io.queue_sleeps, io.queue_sleep_ns]);
+        let row = times.into_iter().chain([
+            io.writes,
+            io.pages,
+            io.queue_sleeps,
+            io.queue_sleep_ns,
+            io.buffer_waits,
+            io.buffer_wait_ns,
+        ]);
         for (a, b) in v.iter_mut().zip(row) {
             *a += b;
         }
@@ -77,7 +86,7 @@ impl State {
             self.ph_prev[g] = now;
             let t: Vec<String> = d[..6].iter().map(|&x| secs(x)).collect();
             println!(
-                "PHASE {} {pat} {}..{}: {} | {} {} {} {} | {}",
+                "PHASE {} {pat} {}..{}: {} | {} {} {} {} | {} {} | {}",
                 self.ph_name,
                 self.ph_from,
                 sim.s.now / 1_000_000_000,
@@ -86,6 +95,8 @@ impl State {
                 d[7],
                 d[8],
                 secs(d[9]),
+                d[10],
+                secs(d[11]),
                 naps - self.naps_prev
             );
         }
@@ -140,7 +151,7 @@ fn main() {
         .map(|(_, v)| v.split(',').map(str::to_string).collect())
         .unwrap_or_else(|| vec!["kswapd*".to_string()]);
     println!("# window lines: t phase dirty_MiB writeback_MiB bo_KiB/s kswapd_naps | per group: sys oth (s) pages queue_sleeps queue_s");
-    println!("# phase lines: PHASE name group from..to: user sys io rs oth run (s) | writes pages queue_sleeps queue_s | kswapd naps");
+    println!("# phase lines: PHASE name group from..to: user sys io rs oth run (s) | writes pages queue_sleeps queue_s | buffer_waits buffer_wait_s | kswapd naps");
     let n = pats.len();
     let st = std::rc::Rc::new(std::cell::RefCell::new(State {
         pats,

@@ -621,6 +621,7 @@ pub fn generic_perform_write(
         };
         k.charge(ctx, KFunc::GenericFileWrite, k.cost.copy_user_page + k.cost.perform_write);
         crate::page_writeback::set_page_dirty(k, ctx, p);
+        crate::vmscan::page_dirtied_by_write(k, ctx, p);
         if k.profile.write_marks_accessed {
             crate::vmscan::mark_page_accessed_by(k, ctx, p);
         }

@@ -278,8 +278,9 @@ fn bounce_write(k: &mut Kernel, ctx: &mut Ctx, pages: &[Pfn]) -> Vec<Pfn> {
 }
 
 /// Write `pages` (consecutive indices of `file` starting at `first`): one request, or under
-/// 6.8's queue the requests the writer's plug builds from its bios (blk.rs).
-pub fn submit_write(k: &mut Kernel, ctx: &mut Ctx, file: u32, first: u64, mut pages: Vec<Pfn>) {
+/// 6.8's queue the requests the writer's plug builds from its bios (blk.rs). Returns when the
+/// last of them completes (0 for a batch whose io_end is still open).
+pub fn submit_write(k: &mut Kernel, ctx: &mut Ctx, file: u32, first: u64, mut pages: Vec<Pfn>) -> u64 {
     for &p in &pages {
         start_writeback(k, p);
     }
@@ -321,6 +322,7 @@ pub fn submit_write(k: &mut Kernel, ctx: &mut Ctx, file: u32, first: u64, mut pa
         congestion_wait_on_submit(ctx, &k.disks[disk], t);
     }
     crate::vmscan::write_submitted(k, ctx, n, ctx.sleep_ns - before);
+    t
 }
 
 /// The requests of one contiguous batch when the file system ends writeback per io_end (ext4
@@ -496,12 +498,13 @@ pub const MIN_WRITEBACK_PAGES: u64 = 1024;
 /// `DIRTY_SCOPE`.
 const DIRTY_SCOPE: u64 = 8;
 
-/// `pageout` of one dirty file page from reclaim.
-pub fn writepage(k: &mut Kernel, ctx: &mut Ctx, p: Pfn) {
+/// `pageout` of one dirty file page from reclaim; returns when its write completes.
+pub fn writepage(k: &mut Kernel, ctx: &mut Ctx, p: Pfn) -> u64 {
     let file = k.fr.mapping[p as usize];
     let idx = k.fr.index[p as usize] as u64;
-    submit_write(k, ctx, file, idx, vec![p]);
+    let done = submit_write(k, ctx, file, idx, vec![p]);
     k.ev.inc(Vm::NrVmscanWrite);
+    done
 }
 
 /// `end_page_writeback`.

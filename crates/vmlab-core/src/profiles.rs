@@ -325,6 +325,14 @@ pub struct Profile {
     /// GENERAL_SHORTAGE arm of do_try_to_free_pages). The value is buffer heads per slab page
     /// (0: the slab's pages are not modelled, only the per-page reference).
     pub bh_per_slab_page: u32,
+    /// 2.4's `write()` dirties a page's buffers, not the page: `__block_commit_write` →
+    /// `mark_buffer_dirty` files them on BUF_DIRTY and leaves PG_dirty clear (Chris Mason's
+    /// "[RFC] using writepage to start io", LKML, 28 Jul 2001, against 2.4.7, is what adds
+    /// `SetPageDirty` to `refile_buffer`). page_launder then takes such a page to
+    /// `try_to_free_buffers`, which submits its dirty buffers (`sync_page_buffers` →
+    /// `ll_rw_block(WRITE)`) and, for a caller with __GFP_WAIT, waits on its locked ones; the
+    /// buffers' I/O does not lock the page. Off: the page is PG_dirty and goes to `writepage`.
+    pub write_dirties_buffers: bool,
     /// 2.4 `try_to_swap_out` leaves PTEs of active pages alone (2.4.23's mm/vmscan.c). Andrea's
     /// 2.4.19-pre `aa-200-active_page_swapout` dropped the test; off, the walk unmaps active
     /// pages too.
@@ -539,6 +547,7 @@ const MODERN: Profile = Profile {
     writeback_chunk_bandwidth: true,
     per_bdi_flusher: true,
     bh_per_slab_page: 0,
+    write_dirties_buffers: false,
     walk_skips_active: true,
     pte_highmem: false,
     objrmap_walk: false,
@@ -611,6 +620,7 @@ const LINUX_2_6_26: Profile = Profile {
     writeback_chunk_bandwidth: false,
     per_bdi_flusher: false,
     bh_per_slab_page: 0,
+    write_dirties_buffers: false,
     walk_skips_active: false,
     pte_highmem: false,
     objrmap_walk: false,
@@ -690,6 +700,7 @@ const LINUX_2636: Profile = Profile {
     writeback_chunk_bandwidth: false,
     per_bdi_flusher: false,
     bh_per_slab_page: 0,
+    write_dirties_buffers: false,
     walk_skips_active: false,
     pte_highmem: false,
     objrmap_walk: false,
@@ -795,6 +806,7 @@ const LINUX_249: Profile = Profile {
     // 96-byte buffer_head (2.4 i386, SLAB_HWCACHE_ALIGN), 4 KiB ext2 blocks: one per page,
     // about 40 to a slab page.
     bh_per_slab_page: 40,
+    write_dirties_buffers: true,
     walk_skips_active: false,
     pte_highmem: false,
     objrmap_walk: false,
@@ -865,6 +877,8 @@ const AA1: Profile = Profile {
     per_bdi_flusher: false,
     // 2.4's buffer_head (~96 bytes on i386): 40 to a slab page, as for 2.4.9.
     bh_per_slab_page: 40,
+    // Read by the riel24 engine only (aa24's shrink_cache has its own buffer path).
+    write_dirties_buffers: false,
     // 2.4.22's block layer: IDE and SCSI queues throttle on MAX_QUEUE_SECTORS (4 MiB).
     max_queue_sectors_kb: 4096,
     max_queue_requests: 0,
@@ -1088,6 +1102,8 @@ pub const KNOBS: &[Knob] = &[
     rc("pgdat_balanced_quarter", Kind::Bool, SPLIT_ONLY),
     // vmscan/riel24 kswapd.
     rc("kswapd_ignore_failure", Kind::Bool, RIEL_ONLY),
+    // vmscan/riel24 page_launder (the flag is set on write() by its page_dirtied_by_write).
+    rc("write_dirties_buffers", Kind::Bool, RIEL_ONLY),
     // syscalls.rs, a user access that faulted.
     rc("fault_oom_kills", Kind::Bool, Readers::All),
     // oom_kill.rs select_and_kill.
@@ -1374,6 +1390,7 @@ impl Profile {
             "kswapd_failures" => &mut self.kswapd_failures,
             "pgdat_balanced_quarter" => &mut self.pgdat_balanced_quarter,
             "kswapd_ignore_failure" => &mut self.kswapd_ignore_failure,
+            "write_dirties_buffers" => &mut self.write_dirties_buffers,
             "fault_oom_kills" => &mut self.fault_oom_kills,
             "oom_waits_for_victim" => &mut self.oom_waits_for_victim,
             "bounce_highmem_io" => &mut self.bounce_highmem_io,

@@ -387,6 +387,13 @@ fn engine_summary(o: &RunOut) -> String {
             st.bh_slab_grown, st.bh_slab_reaped, st.bh_slab_max, st.bh_slab_failed
         );
     }
+    if st.launder_bh_writes + st.launder_bh_waits > 0 {
+        let _ = writeln!(
+            s,
+            "  page_launder on written pages' buffers: writes submitted {}, direct reclaim waits {} ({} on writes it had not started)",
+            st.launder_bh_writes, st.launder_bh_waits, st.launder_bh_waits_other
+        );
+    }
     let secs = |v: &[u64]| v.iter().map(|ns| format!("{:.2}", *ns as f64 / 1e9)).collect::<Vec<_>>();
     let (w, h) = (secs(&st.spin_by_waiter), secs(&st.spin_by_holder));
     let _ = writeln!(

@@ -78,6 +78,8 @@ pub trait ReclaimEngine {
     fn pages_freed(_k: &mut Kernel, _zid: usize) {}
     /// A page was added to the page cache by a read (the buffer heads it gets).
     fn page_cache_added(_k: &mut Kernel, _ctx: &mut Ctx, _p: Pfn) {}
+    /// write() copied data into page-cache page `p` and dirtied it.
+    fn page_dirtied_by_write(_k: &mut Kernel, _ctx: &mut Ctx, _p: Pfn) {}
     /// The task of `ctx` submitted `pages` for writing (0: a flusher about to wait before its
     /// batch) and the request queue asked it to sleep `wait_ns` (an observer's hook).
     fn write_submitted(_k: &mut Kernel, _ctx: &Ctx, _pages: u64, _wait_ns: u64) {}
@@ -528,6 +530,12 @@ pub fn pages_freed(k: &mut Kernel, zid: usize) {
 #[inline]
 pub fn page_cache_added(k: &mut Kernel, ctx: &mut Ctx, p: Pfn) {
     dispatch!(k, page_cache_added(k, ctx, p))
+}
+
+/// write() dirtied page-cache page `p` (see [`ReclaimEngine::page_dirtied_by_write`]).
+#[inline]
+pub fn page_dirtied_by_write(k: &mut Kernel, ctx: &mut Ctx, p: Pfn) {
+    dispatch!(k, page_dirtied_by_write(k, ctx, p))
 }
 
 /// A workingset page refaulted (`workingset_refault` → `lru_note_cost_refault`).

@@ -99,6 +99,14 @@ pub fn alloc_pages(k: &mut Kernel, ctx: &mut Ctx, gfp: Gfp, order: u32) -> Resul
     let zl = &zla[..n];
     let direct = order == 0 && gfp.direct_reclaim;
     let mut reclaimed = false;
+    if gfp.direct_reclaim && !ctx.in_reclaim && super::parked(k, ctx.task) {
+        // Back from a wait on buffers inside try_to_free_pages: the pass goes on, then
+        // `goto try_again`.
+        reclaimed = true;
+        if !try_to_free_pages(k, ctx, super::buffers::direct_mask(gfp)) && super::parked(k, ctx.task) {
+            return Err(AllocFail::Throttled);
+        }
+    }
     loop {
         for &z in zl {
             if zone_free(k, z) >= k.zones[z].wmark[PAGES_LOW] {
@@ -126,7 +134,10 @@ pub fn alloc_pages(k: &mut Kernel, ctx: &mut Ctx, gfp: Gfp, order: u32) -> Resul
         if !ctx.in_reclaim && gfp.direct_reclaim && (order == 0 || free_shortage(k).is_some()) {
             if !reclaimed {
                 reclaimed = true;
-                try_to_free_pages(k, ctx);
+                if !try_to_free_pages(k, ctx, super::buffers::direct_mask(gfp)) && super::parked(k, ctx.task) {
+                    // Asleep on a page's buffers (`__wait_on_buffer`).
+                    return Err(AllocFail::Throttled);
+                }
                 continue;
             }
             // The kernel goes round `try_again` until a page turns up (GFP_HIGHUSER and

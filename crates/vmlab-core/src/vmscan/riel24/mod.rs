@@ -13,9 +13,11 @@
 //! (both in the engine's `lru`, whose list lengths mirror the rings), inactive_clean is
 //! `LRU_INACTIVE_ANON` of each zone's lruvec, and anonymous pages not yet in the swap cache —
 //! which 2.4 keeps on no list — sit on `LRU_ACTIVE_ANON` of the engine's `lru`, never scanned.
-//! Per page: age in `fr.aux`, "has buffers" in `fr.extra` bit 0.
+//! Per page: age in `fr.aux`, "has buffers" in `fr.extra` bit 0, "write() dirtied the
+//! buffers" in bit 1 (`buffers::BH_DIRTIED`).
 
 pub mod alloc;
+pub mod buffers;
 pub mod lock;
 pub mod ring;
 pub mod scan;
@@ -30,6 +32,7 @@ use crate::stats::explain::{Reason, Why};
 use crate::stats::kfunc::KFunc;
 use crate::stats::vmstat::Vm;
 use crate::vmscan::{KswapdAction, LruScope, ReclaimEngine};
+use buffers::LaunderMask;
 use ring::Ring;
 
 pub const SLOT_ACTIVE: usize = LRU_ACTIVE_FILE;
@@ -123,6 +126,13 @@ pub struct Stats {
     /// who keeps a short zone short.
     pub clean_in: [u64; 4],
     pub clean_out: [[u64; 5]; 4],
+    /// Pages page_launder's `try_to_free_buffers` submitted (`sync_page_buffers`), and the
+    /// waits on buffers it put direct reclaimers to (`buffers`).
+    pub launder_bh_writes: u64,
+    pub launder_bh_waits: u64,
+    /// Of those waits, the ones on a write the waiter had not started (their length is an upper
+    /// bound, `buffers::sync_page_buffers`).
+    pub launder_bh_waits_other: u64,
 }
 
 /// How a page left inactive_clean, for `Stats::clean_out`: `reclaim_page` handing it to a
@@ -170,6 +180,17 @@ pub struct Riel24 {
     pub lru: crate::mmzone::Lruvec,
     /// Writes and request-queue sleeps per task (`task`), indexed by task id.
     pub by_task: Vec<task::TaskIo>,
+    /// A direct reclaimer's `do_try_to_free_pages` stopped on a buffer wait, by task id.
+    direct: Vec<Option<Parked>>,
+}
+
+/// Where a direct reclaimer's pass stopped to wait on a page's buffers: its shortage, the
+/// iterations left, and what was left of the page_launder scan it was in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Parked {
+    shortage: u8,
+    maxtry: u32,
+    launder_left: u64,
 }
 
 impl Riel24 {
@@ -600,28 +621,64 @@ fn reap_buffer_heads(k: &mut Kernel, ctx: &mut Ctx) {
 
 // ---- do_try_to_free_pages, kswapd, kreclaimd -----------------------------------------------
 
-/// One iteration's body for the arms in `shortage`.
-fn iteration(k: &mut Kernel, ctx: &mut Ctx, shortage: u8, can_fs: bool) {
-    if shortage & INACTIVE_SHORTAGE != 0 {
+/// One iteration's body for the arms in `shortage`, or its rest from a page_launder scan that
+/// stopped with `resume` pages to go. `Some((until, left))`: page_launder stopped again to wait.
+fn iteration(
+    k: &mut Kernel,
+    ctx: &mut Ctx,
+    shortage: u8,
+    mask: LaunderMask,
+    resume: Option<u64>,
+) -> Option<(u64, u64)> {
+    if resume.is_none() && shortage & INACTIVE_SHORTAGE != 0 {
         scan::swap_out(k, ctx);
         scan::refill_inactive_scan(k, ctx);
     }
-    if shortage & FREE_SHORTAGE != 0 {
-        scan::page_launder(k, ctx, can_fs);
+    if resume.is_some() || shortage & FREE_SHORTAGE != 0 {
+        if let scan::LaunderEnd::Wait { until, left, .. } = scan::page_launder(k, ctx, mask, resume) {
+            return Some((until, left));
+        }
     }
     if shortage & GENERAL_SHORTAGE != 0 {
         shrink_caches(k, ctx);
     }
+    None
+}
+
+/// A task's parked pass, taken off the engine.
+fn unpark(k: &mut Kernel, task: usize) -> Option<Parked> {
+    k.reclaim.riel24_mut().direct.get_mut(task).and_then(Option::take)
+}
+
+/// Has `task` a reclaim pass stopped on a buffer wait?
+pub fn parked(k: &Kernel, task: usize) -> bool {
+    k.reclaim.riel24().direct.get(task).is_some_and(Option::is_some)
 }
 
 /// `do_try_to_free_pages` as 2.4.9 has it: start with an inactive shortage, loop up to 64
-/// times while any shortage remains, and report success only if none is left.
-pub fn do_try_to_free_pages(k: &mut Kernel, ctx: &mut Ctx, can_fs: bool) -> bool {
-    k.reclaim.riel24_mut().stats.do_try_to_free_pages += 1;
-    let mut shortage = INACTIVE_SHORTAGE;
-    let mut maxtry = 1u32 << DEF_PRIORITY;
+/// times while any shortage remains, and report success only if none is left. A pass whose
+/// page_launder waits on a page's buffers stops there (`ctx.throttle_until`: the wait's end)
+/// and the task's next call goes on from that point.
+pub fn do_try_to_free_pages(k: &mut Kernel, ctx: &mut Ctx, mask: LaunderMask) -> bool {
+    let (mut shortage, mut maxtry, mut resume) = match unpark(k, ctx.task) {
+        Some(p) => (p.shortage, p.maxtry, Some(p.launder_left)),
+        None => {
+            k.reclaim.riel24_mut().stats.do_try_to_free_pages += 1;
+            (INACTIVE_SHORTAGE, 1u32 << DEF_PRIORITY, None)
+        }
+    };
     loop {
-        iteration(k, ctx, shortage, can_fs);
+        if let Some((until, left)) = iteration(k, ctx, shortage, mask, resume.take()) {
+            let r = k.reclaim.riel24_mut();
+            if r.direct.len() <= ctx.task {
+                r.direct.resize(ctx.task + 1, None);
+            }
+            r.direct[ctx.task] = Some(Parked { shortage, maxtry, launder_left: left });
+            r.stats.launder_bh_waits += 1;
+            task::note_buffer_wait(k, ctx, until.saturating_sub(ctx.clock()));
+            ctx.throttle_until = until.max(ctx.clock() + 1);
+            return false;
+        }
         k.reclaim.riel24_mut().stats.do_try_iterations += 1;
         shortage = shortage_now(k);
         maxtry -= 1;
@@ -636,12 +693,15 @@ pub fn do_try_to_free_pages(k: &mut Kernel, ctx: &mut Ctx, can_fs: bool) -> bool
 }
 
 /// Direct reclaim from `__alloc_pages` (`try_to_free_pages` with PF_MEMALLOC set).
-pub fn try_to_free_pages(k: &mut Kernel, ctx: &mut Ctx) -> bool {
-    k.ev.inc(Vm::Allocstall);
-    k.reclaim.riel24_mut().stats.direct_passes += 1;
+pub fn try_to_free_pages(k: &mut Kernel, ctx: &mut Ctx, mask: LaunderMask) -> bool {
+    if !parked(k, ctx.task) {
+        // A pass that goes on after a buffer wait is the same call.
+        k.ev.inc(Vm::Allocstall);
+        k.reclaim.riel24_mut().stats.direct_passes += 1;
+    }
     let was = ctx.in_reclaim;
     ctx.in_reclaim = true;
-    let ok = do_try_to_free_pages(k, ctx, true);
+    let ok = do_try_to_free_pages(k, ctx, mask);
     ctx.in_reclaim = was;
     ok
 }
@@ -718,7 +778,8 @@ pub fn kswapd_step(k: &mut Kernel, ctx: &mut Ctx, node: usize) -> KswapdAction {
         }
         Phase::Launder => {
             if ks.shortage & FREE_SHORTAGE != 0 {
-                scan::page_launder(k, ctx, true);
+                // GFP_KSWAPD never waits: page_launder ends its pass.
+                scan::page_launder(k, ctx, buffers::KSWAPD, None);
             }
             k.reclaim.riel24_mut().ks.phase = Phase::General;
         }
@@ -829,6 +890,9 @@ impl ReclaimEngine for Riel24 {
     fn page_cache_added(k: &mut Kernel, ctx: &mut Ctx, _p: Pfn) {
         grow_buffer_heads(k, ctx)
     }
+    fn page_dirtied_by_write(k: &mut Kernel, ctx: &mut Ctx, p: Pfn) {
+        buffers::page_dirtied_by_write(k, ctx, p)
+    }
     fn write_submitted(k: &mut Kernel, ctx: &Ctx, pages: u64, wait_ns: u64) {
         task::note_write(k, ctx, pages, wait_ns)
     }
@@ -842,8 +906,8 @@ impl ReclaimEngine for Riel24 {
     fn wakeup_kswapd(k: &mut Kernel, _zid: usize, _order: u32, _classzone: usize) {
         wakeup_kswapd(k)
     }
-    fn try_to_free_pages(k: &mut Kernel, ctx: &mut Ctx, _gfp: Gfp, _order: u32, _classzone: usize) -> u64 {
-        try_to_free_pages(k, ctx) as u64
+    fn try_to_free_pages(k: &mut Kernel, ctx: &mut Ctx, gfp: Gfp, _order: u32, _classzone: usize) -> u64 {
+        try_to_free_pages(k, ctx, buffers::direct_mask(gfp)) as u64
     }
     fn kswapd_why(k: &Kernel, node: usize) -> Reason {
         kswapd_why(k, node)

@@ -2,6 +2,7 @@
 //! (inactive_dirty → inactive_clean, writing dirty pages), `reclaim_page` (inactive_clean → a
 //! free page) and the page-table walk `swap_out`.
 
+use super::buffers::{busy_buffer_page, sync_page_buffers, LaunderMask, BH_DIRTIED};
 use super::lock::{spin_lock, spin_unlock, Holder};
 use super::{
     activate_page, add_active, add_clean, add_dirty, add_to_list, age_down, age_up, buffers, count_clean_out,
@@ -89,14 +90,27 @@ pub fn refill_inactive_scan(k: &mut Kernel, ctx: &mut Ctx) -> u64 {
 /// per page visited (772 µs a call over ≈ 2.6–2.8 k pages, 1188 µs over 5.1 k).
 const RAMDISK_TEST_DIV: u64 = 4;
 
+/// How a page_launder call ended: its pass done, with the pages it moved to inactive_clean (or
+/// freed); or stopped to wait on a page's buffers until `until`, with `left` of its scan to go
+/// when the caller resumes it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LaunderEnd {
+    Done(u64),
+    Wait { cleaned: u64, until: u64, left: u64 },
+}
+
 /// `page_launder(gfp_mask, sync)` as in 2.4.9: one pass over a 64th of inactive_dirty from its
-/// tail. Pages in use go back to the active list; pages of zones with plenty free are passed
-/// over; dirty pages are written; buffers are stripped; clean unused pages go to the zone's
-/// inactive_clean list. The lock is dropped around each write and each `try_to_free_buffers`.
-pub fn page_launder(k: &mut Kernel, ctx: &mut Ctx, can_fs: bool) -> u64 {
-    k.reclaim.riel24_mut().stats.page_launder += 1;
+/// tail (or the rest of an earlier pass, `resume`). Pages in use go back to the active list;
+/// pages of zones with plenty free are passed over; dirty pages are written; buffers are
+/// stripped; clean unused pages go to the zone's inactive_clean list. The lock is dropped
+/// around each write and each `try_to_free_buffers`.
+pub fn page_launder(k: &mut Kernel, ctx: &mut Ctx, mask: LaunderMask, resume: Option<u64>) -> LaunderEnd {
+    let can_fs = mask.fs;
+    if resume.is_none() {
+        k.reclaim.riel24_mut().stats.page_launder += 1;
+    }
     let scanner = if ctx.is_kswapd { Vm::PgscanKswapd } else { Vm::PgscanDirect };
-    let mut maxscan = k.reclaim.riel24_mut().dirty.len() >> DEF_PRIORITY;
+    let mut maxscan = resume.unwrap_or(k.reclaim.riel24_mut().dirty.len() >> DEF_PRIORITY);
     debug_assert!(
         k.reclaim.riel24().dirty_bufs <= k.reclaim.riel24().dirty.len(),
         "dirty_bufs {} > inactive_dirty {}",
@@ -136,8 +150,27 @@ pub fn page_launder(k: &mut Kernel, ctx: &mut Ctx, can_fs: bool) -> u64 {
             k.ev.inc(Vm::Pgactivate);
             continue;
         }
-        if free_plenty[z] || f & (pg::LOCKED | pg::WRITEBACK) != 0 {
+        let bh_busy = busy_buffer_page(k, p);
+        if free_plenty[z] || f & pg::LOCKED != 0 || (f & pg::WRITEBACK != 0 && !bh_busy) {
             k.reclaim.riel24_mut().dirty.keep(&mut k.fr);
+            continue;
+        }
+        if bh_busy {
+            // try_to_free_buffers fails on the busy buffers: back to inactive_dirty, after it
+            // submitted them or, for a caller that may wait, after the wait.
+            take_dirty(k);
+            flush(k, ctx, &mut pending, &mut visits);
+            spin_unlock(k, ctx, taken, Holder::PageLaunder);
+            let wait = sync_page_buffers(k, ctx, p, mask);
+            taken = spin_lock(k, ctx);
+            add_dirty(k, p);
+            if let Some(until) = wait {
+                k.reclaim.riel24_mut().scratch = free_plenty;
+                k.ev.add(scanner, visits);
+                k.events += visits;
+                spin_unlock(k, ctx, taken, Holder::PageLaunder);
+                return LaunderEnd::Wait { cleaned, until, left: maxscan };
+            }
             continue;
         }
         if f & pg::DIRTY != 0 {
@@ -197,7 +230,7 @@ pub fn page_launder(k: &mut Kernel, ctx: &mut Ctx, can_fs: bool) -> u64 {
     k.ev.add(scanner, visits);
     k.events += visits;
     spin_unlock(k, ctx, taken, Holder::PageLaunder);
-    cleaned
+    LaunderEnd::Done(cleaned)
 }
 
 /// page_launder moves a clean page of zone `z` to the zone's inactive_clean list.
@@ -238,7 +271,7 @@ fn take_dirty(k: &mut Kernel) {
 /// `try_to_free_buffers`: the buffers of a clean page go; the page loses their reference.
 fn try_to_free_buffers(k: &mut Kernel, ctx: &mut Ctx, p: Pfn) {
     k.reclaim.riel24_mut().stats.try_to_free_buffers += 1;
-    k.fr.extra[p as usize] &= !BUFFERS;
+    k.fr.extra[p as usize] &= !(BUFFERS | BH_DIRTIED);
     k.reclaim.riel24_mut().bh_live = k.reclaim.riel24_mut().bh_live.saturating_sub(1);
     k.charge(ctx, KFunc::TryToFreeBuffers, k.cost.lru_scan + k.cost.lru_scan / 2);
 }
@@ -437,7 +470,9 @@ fn try_to_swap_out(k: &mut Kernel, ctx: &mut Ctx, mm: u32, vflags: u32, slot: us
         s + 1
     } else if has_mapping(k, p) {
         if dirty {
+            // `set_page_dirty`: PG_dirty, which page_launder writes with writepage.
             crate::page_writeback::set_page_dirty(k, ctx, p);
+            k.fr.extra[p as usize] &= !BH_DIRTIED;
         }
         0
     } else if !dirty && !k.fr.has(p, pg::DIRTY) {

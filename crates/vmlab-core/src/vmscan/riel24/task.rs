@@ -17,6 +17,10 @@ pub struct TaskIo {
     /// batch), and the time they added.
     pub queue_sleeps: u64,
     pub queue_sleep_ns: u64,
+    /// Sleeps on a page's buffers in page_launder's `try_to_free_buffers` (`__wait_on_buffer`,
+    /// direct reclaim only), and their length.
+    pub buffer_waits: u64,
+    pub buffer_wait_ns: u64,
     /// A flusher's queue sleep in progress: from, and when it times out (0: none). A dirtier
     /// can wake it earlier, so its length is known only when it runs again.
     open_from: u64,
@@ -52,6 +56,13 @@ pub fn note_write(k: &mut Kernel, ctx: &Ctx, pages: u64, wait_ns: u64) {
             e.queue_sleep_ns += wait_ns;
         }
     }
+}
+
+/// The task of `ctx` sleeps `ns` on a page's buffers.
+pub fn note_buffer_wait(k: &mut Kernel, ctx: &Ctx, ns: u64) {
+    let e = entry(k.reclaim.riel24_mut(), ctx.task);
+    e.buffer_waits += 1;
+    e.buffer_wait_ns += ns;
 }
 
 #[cfg(test)]
