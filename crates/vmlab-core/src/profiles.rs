@@ -806,7 +806,11 @@ const LINUX_249: Profile = Profile {
     // 96-byte buffer_head (2.4 i386, SLAB_HWCACHE_ALIGN), 4 KiB ext2 blocks: one per page,
     // about 40 to a slab page.
     bh_per_slab_page: 40,
-    write_dirties_buffers: true,
+    // 2.4.9 had it, but its dd step's other writeback (the writer's flush_dirty_buffers,
+    // bdflush's 64-buffer rounds) is not built yet: on alone it moves kswapd's share while
+    // loading under seed 000's line (74.9 %, history era-2.4.9-riel §22), so it waits for them,
+    // as the request bound does.
+    write_dirties_buffers: false,
     walk_skips_active: false,
     pte_highmem: false,
     objrmap_walk: false,
