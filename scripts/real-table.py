@@ -2,7 +2,7 @@
 """Issue 17's table on one commit: `vmlab run --host` of every row against a record of `vmlab real`.
 
     scripts/real-table.py [table] RECORD [--vmlab B] [--jobs 2] [--json FILE] [--sims DIR]
-                          [--keep DIR] [--disk-dir KIND=DIR] [--cache DIR]
+                          [--keep DIR] [--disk-dir KIND=DIR] [--cache DIR] [--moments runs|row]
     scripts/real-table.py record --rows SPEC --runs DIR [--log LOG] [--disk-sets KIND=SIM.json]
                           [--cache DIR] --out RECORD
 
@@ -16,6 +16,20 @@ spread of its runs. `--sims DIR` takes DIR/ID.json instead of running where it e
 `--keep DIR` keeps the runs' JSON there). A row whose real runs wrote to a file system other than
 /var/tmp (`disk` in the record, e.g. dirty-writer's 4 KiB-folio loop image) replays the disk
 `--set`s its record holds, unless `--disk-dir KIND=DIR` points at such a file system now.
+
+The host's moment figures (its inodes in use and its other writers' dirty page cache at a run's
+start, `inodes_in_use` / `host_dirty_kb` of each run in the record) are handed to the simulation as
+`--set`s before the row's own. By default (`--moments runs`) every real run is simulated at its own
+figures, runs with the same figures share one simulation (DIR/ID-N.json, N its first run; DIR/ID.json
+where the row needs one), and a figure's simulated value is the mean over the row's runs, each run
+its own simulation's: the host's runs met 0.4 MB to 1.15 GB of other writers' dirty data in one
+record, and their mean describes no run. A figure the runs do not all have (records made before
+`vmlab real` kept it) is the row's `moment_sets` entry (a mean or a pin). A run whose figures
+`vmlab run` refuses as bad input (exit status 2: 29d's dw384-7 met 1.15 GB of other writers' dirty
+data, more than the scenario's 512 MiB machine holds) is left out of the row's simulated and host
+means alike, its host figures bracketed and vmlab's message printed under the table; any other
+failure stops the table. `--moments row` simulates each row once at its `moment_sets`, as tables
+before 2026-11-29 did.
 
 The simulations read the cost table and the /var/tmp disk's measurement from a cache directory
 (`host-costs.json`, `host-disk-MAJ-MIN.json`): `--cache DIR`, else the record's `cache` (a
@@ -88,6 +102,15 @@ DISK_SET = re.compile(r"^(disk[.=]|vm\.max_sectors_kb=|vm\.max_segments=)")
 
 class Bad(Exception):
     """Bad input: one line on stderr, exit status 2."""
+
+
+class Refused:
+    """A run's simulation that `vmlab run` refused as bad input (exit status 2), with its message:
+    a run's own moment figure the simulated machine cannot take (e.g. more of the host's dirty page
+    cache than the scenario's memory). Its run is left out of the row's means, and the table says so."""
+
+    def __init__(self, error: str):
+        self.error = error
 
 
 def load_json(path: Path, what: str) -> dict:
@@ -262,9 +285,46 @@ def check_record(rec: dict, where: str) -> None:
         raise Bad(f"{where}: speedup {s} does not name two rows")
 
 
-def sim_command(a, row: dict, out: Path) -> list[str]:
+# A run's moment figure in the record -> the --set it is in `moment_sets` (cmd_record) and its unit.
+MOMENTS = [("inodes_in_use", "machine.inodes_in_use", 1), ("host_dirty_kb", "machine.foreign_dirty", 1024)]
+
+
+def run_moment_sets(row: dict) -> list[list[str]] | None:
+    """Each run's moment --sets, in `moment_sets`' order: its own figure where every run of the row
+    has one, the row's entry where not. None where no figure is per run (the row's `moment_sets`)."""
+    runs = row["runs"]
+    per = [(field, key, unit) for field, key, unit in MOMENTS if all(isinstance(r.get(field), int) for r in runs)]
+    if not per:
+        return None
+    out = []
+    for r in runs:
+        own = {key: f"{key}={r[field] * unit}" for field, key, unit in per}
+        sets = [own.pop(s.partition("=")[0], s) for s in row.get("moment_sets", [])]
+        out.append(sets + list(own.values()))
+    return out
+
+
+def sim_plan(rows: list[dict], way: str) -> list[dict]:
+    """The simulations to run: one per row (`way` row, or a row without per-run figures), else one
+    per distinct set of a row's runs' figures. Each names its row, its moment --sets and its runs."""
+    plan = []
+    for r in rows:
+        per_run = run_moment_sets(r) if way == "runs" else None
+        if per_run is None:
+            plan.append({"id": r["id"], "row": r, "moment_sets": r.get("moment_sets", []), "runs": list(range(len(r["runs"]))), "per_run": False})
+            continue
+        groups: dict[tuple, list[int]] = {}
+        for i, sets in enumerate(per_run):
+            groups.setdefault(tuple(sets), []).append(i)
+        for sets, runs in groups.items():
+            sid = r["id"] if len(groups) == 1 else f"{r['id']}-{runs[0] + 1}"
+            plan.append({"id": sid, "row": r, "moment_sets": list(sets), "runs": runs, "per_run": True})
+    return plan
+
+
+def sim_command(a, row: dict, out: Path, moment_sets: list[str] | None = None) -> list[str]:
     dirs = dict(kv.partition("=")[::2] for kv in a.disk_dir or [])
-    sets = row.get("moment_sets", []) + list(row["sets"])
+    sets = (row.get("moment_sets", []) if moment_sets is None else moment_sets) + list(row["sets"])
     if row["disk"] == "var-tmp":
         ddir = dirs.get("var-tmp", "/var/tmp")
     elif row["disk"] in dirs:
@@ -280,15 +340,16 @@ def sim_command(a, row: dict, out: Path) -> list[str]:
     return cmd + ["--json", str(out)]
 
 
-def simulate(a, rows: list[dict]) -> dict:
+def simulate(a, plan: list[dict]) -> dict:
+    """The plan's simulations by id, run where --sims has none."""
     sims: dict[str, dict] = {}
     todo = []
-    for r in rows:
-        p = Path(a.sims) / f"{r['id']}.json" if a.sims else None
+    for s in plan:
+        p = Path(a.sims) / f"{s['id']}.json" if a.sims else None
         if p and p.exists():
-            sims[r["id"]] = load_json(p, "simulation")
+            sims[s["id"]] = load_json(p, "simulation")
         else:
-            todo.append(r)
+            todo.append(s)
     if todo and not os.access(a.vmlab, os.X_OK):
         raise Bad(f"--vmlab {a.vmlab}: not an executable (build it: cargo build --profile ci -p vmlab)")
     keep = Path(a.keep) if a.keep else Path(tempfile.mkdtemp(prefix="vmlab-real-table."))
@@ -303,27 +364,35 @@ def simulate(a, rows: list[dict]) -> dict:
     done = [0]
     lock = threading.Lock()
 
-    def one(r):
-        out = keep / f"{r['id']}.json"
-        cmd = sim_command(a, r, out)
-        print(f"real-table: start {r['id']}: {r['scenario']} {' '.join(r['sets'])[:60]}", file=sys.stderr, flush=True)
+    def one(s):
+        r = s["row"]
+        out = keep / f"{s['id']}.json"
+        cmd = sim_command(a, r, out, s["moment_sets"])
+        what = f"{r['scenario']} {' '.join(r['sets'])[:60]}"
+        if s["per_run"]:
+            what += f" (run{'s' if len(s['runs']) > 1 else ''} {', '.join(str(i + 1) for i in s['runs'])} of {len(r['runs'])}: {' '.join(s['moment_sets'])})"
+        print(f"real-table: start {s['id']}: {what}", file=sys.stderr, flush=True)
         t = time.monotonic()
         p = subprocess.run(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, check=False)
         with lock:
             done[0] += 1
             n = done[0]
+        # Bad input in one run's own figures leaves that run out; any other failure stops the table.
+        refused = p.returncode == 2 and s["per_run"]
         print(
-            f"real-table: [{n}/{len(todo)}] {r['id']} done in {time.monotonic() - t:.0f} s"
-            f" (wall {time.monotonic() - t0:.0f} s){'' if p.returncode == 0 else ', FAILED'}",
+            f"real-table: [{n}/{len(todo)}] {s['id']} done in {time.monotonic() - t:.0f} s"
+            f" (wall {time.monotonic() - t0:.0f} s){'' if p.returncode == 0 else ', REFUSED' if refused else ', FAILED'}",
             file=sys.stderr,
             flush=True,
         )
+        if refused:
+            return s["id"], Refused((p.stderr.strip().splitlines() or ["?"])[-1])
         if p.returncode != 0:
-            raise Bad(f"{r['id']}: `{' '.join(cmd)}` exited {p.returncode}: {p.stderr.strip()[-500:]}")
-        return r["id"], load_json(out, "simulation")
+            raise Bad(f"{s['id']}: `{' '.join(cmd)}` exited {p.returncode}: {p.stderr.strip()[-500:]}")
+        return s["id"], load_json(out, "simulation")
 
     # Longest first (the record's host elapsed), so two at a time finish together.
-    todo.sort(key=lambda r: -sum(x["elapsed_s"] for x in r["runs"]))
+    todo.sort(key=lambda s: -sum(s["row"]["runs"][i]["elapsed_s"] for i in s["runs"]))
     with ThreadPoolExecutor(max_workers=max(1, a.jobs)) as ex:
         for rid, d in ex.map(one, todo):
             sims[rid] = d
@@ -335,8 +404,14 @@ def mean(xs):
     return sum(xs) / len(xs) if xs else None
 
 
-def cell(name: str, kind: str, sim, host: list, psi_bounded: bool) -> dict:
-    m = mean(host)
+def cell(name: str, kind: str, sim_runs: list, host: list, psi_bounded: bool, left_out: list[int] | None = None) -> dict:
+    """One figure: `sim_runs` the simulated value for each host run (the same one where a row is
+    simulated once), compared by their mean with the mean of `host`; the runs `left_out` (indices,
+    not simulated) are in neither mean."""
+    out = set(left_out or [])
+    sims = [x for i, x in enumerate(sim_runs) if i not in out]
+    sim = sims[0] if len(set(sims)) == 1 else mean(sims)
+    m = mean([h for i, h in enumerate(host) if i not in out])
     ratio = sim / m if (sim is not None and m) else None
     ok = True
     bound = ""
@@ -357,24 +432,47 @@ def cell(name: str, kind: str, sim, host: list, psi_bounded: bool) -> dict:
             ok = (sim == 0) if m == 0 else abs(ratio - 1) <= PSI_SHARE
         else:
             ok = None  # shown, not bounded: issue 17 bounds PSI on the thrashing examples
-    return {"figure": name, "kind": kind, "sim": sim, "host": host, "mean": m, "ratio": ratio, "bound": bound, "ok": ok}
+    c = {"figure": name, "kind": kind, "sim": sim, "host": host, "mean": m, "ratio": ratio, "bound": bound, "ok": ok}
+    if len(set(sim_runs)) > 1:
+        c["sim_runs"] = [None if i in out else x for i, x in enumerate(sim_runs)]
+    if out:
+        c["left_out"] = sorted(i + 1 for i in out)
+    return c
 
 
-def row_cells(row: dict, sim: dict) -> list[dict]:
-    s = figures(sim, row["elapsed"], f"simulation of {row['id']}")
+def included(c: dict) -> list:
+    """A cell's host figures of the runs in its means."""
+    out = set(c.get("left_out", []))
+    return [h for i, h in enumerate(c["host"]) if i + 1 not in out]
+
+
+def row_cells(row: dict, sim: dict | list) -> list[dict]:
+    """The row's cells from its simulation, or from one simulation per host run (a list; None for
+    a run that was not simulated, left out of the means)."""
     runs = row["runs"]
+    docs = sim if isinstance(sim, list) else [sim] * len(runs)
+    out = [i for i, d in enumerate(docs) if d is None]
+    if len(out) == len(runs):
+        raise Bad(f"row {row['id']}: none of its runs was simulated")
+    by_doc = {id(d): figures(d, row["elapsed"], f"simulation of {row['id']}") for d in docs if d is not None}
+    ss = [by_doc.get(id(d), {"vmstat": {}}) for d in docs]
+    psi = row.get("psi", False)
+
+    def fig(name: str, kind: str, host: list, bounded: bool = False) -> dict:
+        return cell(name, kind, [s.get(name) for s in ss], host, bounded, out)
+
     cells = [
-        cell("elapsed_s", "elapsed", s["elapsed_s"], [r["elapsed_s"] for r in runs], False),
-        cell("sys_s", "cpu", s["sys_s"], [r.get("sys_s") for r in runs], False),
-        cell("psi_some_s", "psi", s["psi_some_s"], [r.get("psi_some_s") for r in runs], row.get("psi", False)),
-        cell("psi_full_s", "psi", s["psi_full_s"], [r.get("psi_full_s") for r in runs], row.get("psi", False)),
+        fig("elapsed_s", "elapsed", [r["elapsed_s"] for r in runs]),
+        fig("sys_s", "cpu", [r.get("sys_s") for r in runs]),
+        fig("psi_some_s", "psi", [r.get("psi_some_s") for r in runs], psi),
+        fig("psi_full_s", "psi", [r.get("psi_full_s") for r in runs], psi),
     ]
     # The host's group waiting for a CPU (its cgroup2 cpu.pressure): a memory stall the reclaimer
     # spends preempted counts as memory stall too (psi28), and vmlab's machine has no other load,
     # so PSI is read beside it. Shown, never bounded.
     cpu_wait = [r.get("cpu_psi_some_s") for r in runs]
     if any(x is not None for x in cpu_wait):
-        c = cell("host_cpu_psi_some_s", "info", None, cpu_wait, False)
+        c = cell("host_cpu_psi_some_s", "info", [None], cpu_wait, False, out)
         c["bound"] = "host only: its CPU wait"
         cells.append(c)
     for c in COUNTERS:
@@ -382,9 +480,10 @@ def row_cells(row: dict, sim: dict) -> list[dict]:
         # scans and swap-outs are in the host-wide deltas (act23, heap28, real28b).
         own = all(c in (r.get("own") or {}) for r in runs)
         host = [r["own"][c] if own else r["vmstat"].get(c, 0) for r in runs]
-        if s["vmstat"][c] == 0 and not any(host):
+        sim_c = [s["vmstat"].get(c) for s in ss]
+        if not any(sim_c) and not any(h for i, h in enumerate(host) if i not in out):
             continue
-        cells.append(cell(c, "counter", s["vmstat"][c], host, False))
+        cells.append(cell(c, "counter", sim_c, host, False, out))
         cells[-1]["scope"] = "own" if own else "host-wide"
     return cells
 
@@ -401,7 +500,7 @@ def pair_checks(rec: dict, table: dict) -> list[dict]:
             x, y = ca[name], cb[name]
             if x["kind"] not in ("counter", "elapsed"):
                 continue
-            hx, hy = [h for h in x["host"] if h is not None], [h for h in y["host"] if h is not None]
+            hx, hy = [h for h in included(x) if h is not None], [h for h in included(y) if h is not None]
             if not hx or not hy or x["sim"] is None or y["sim"] is None:
                 continue
             apart = min(hy) > max(hx) or max(hy) < min(hx)
@@ -437,19 +536,15 @@ def order(name: str) -> int:
     return fixed.index(name) if name in fixed else len(fixed) + COUNTERS.index(name)
 
 
-def speedup_check(rec: dict, sims: dict) -> dict | None:
+def speedup_check(rec: dict, table: dict) -> dict | None:
     s = rec.get("speedup")
     if not s:
         return None
-    rows = {r["id"]: r for r in rec["rows"]}
-    one, many = rows[s["one"]], rows[s["many"]]
-    host = mean([r["elapsed_s"] for r in one["runs"]]) / mean([r["elapsed_s"] for r in many["runs"]])
-    sim = (
-        figures(sims[one["id"]], one["elapsed"], one["id"])["elapsed_s"]
-        / figures(sims[many["id"]], many["elapsed"], many["id"])["elapsed_s"]
-    )
+    one, many = ({c["figure"]: c for c in table[s[k]]}["elapsed_s"] for k in ("one", "many"))
+    host = one["mean"] / many["mean"]
+    sim = one["sim"] / many["sim"]
     ratio = sim / host
-    return {"one": one["id"], "many": many["id"], "sim": sim, "host": host, "ratio": ratio, "bound": "±20 %", "ok": abs(ratio - 1) <= SPEEDUP_SHARE}
+    return {"one": s["one"], "many": s["many"], "sim": sim, "host": host, "ratio": ratio, "bound": "±20 %", "ok": abs(ratio - 1) <= SPEEDUP_SHARE}
 
 
 def fmt(x, kind="") -> str:
@@ -478,6 +573,32 @@ def provenance(sims: dict) -> dict:
     return p
 
 
+def moments_doc(way: str, plan: list[dict]) -> dict:
+    rows: dict[str, dict] = {}
+    for s in plan:
+        r = rows.setdefault(s["row"]["id"], {"per_run": s["per_run"], "runs": len(s["row"]["runs"]), "simulations": []})
+        r["simulations"].append({"id": s["id"], "runs": [i + 1 for i in s["runs"]], "moment_sets": s["moment_sets"]})
+    return {"way": way, "rows": rows}
+
+
+def moments_line(way: str, plan: list[dict]) -> str:
+    """How the table met the host's moment figures, for its header line."""
+    if way == "row":
+        return "each row simulated once at its record's moment_sets (its runs' mean moment figures, or a pin)"
+    doc = moments_doc(way, plan)["rows"]
+    per = [f"{rid} {len(r['simulations'])}/{r['runs']}" for rid, r in doc.items() if r["per_run"]]
+    once = [rid for rid, r in doc.items() if not r["per_run"]]
+    parts = []
+    if per:
+        parts.append(
+            "each real run simulated at its own moment figures (inodes in use, other writers' dirty), runs with the same"
+            " figures sharing a simulation, a simulated figure the mean over the runs (simulations/runs: " + ", ".join(per) + ")"
+        )
+    if once:
+        parts.append(("rows" if len(once) > 1 else "row") + " whose runs lack them at the record's moment_sets: " + ", ".join(once))
+    return "; ".join(parts)
+
+
 def cmd_table(a) -> int:
     rec = load_json(Path(a.record), "record")
     check_record(rec, a.record)
@@ -496,10 +617,21 @@ def cmd_table(a) -> int:
         a.cache_dir = Path(a.cache) if a.cache else ROOT / rec["cache"]
         if not (a.cache_dir / "host-costs.json").exists():
             raise Bad(f"cache {a.cache_dir}: no host-costs.json there")
-    sims = simulate(a, rows)
-    table = {r["id"]: row_cells(r, sims[r["id"]]) for r in rows}
+    plan = sim_plan(rows, a.moments)
+    sims = simulate(a, plan)
+    per_run: dict[str, list] = {r["id"]: [None] * len(r["runs"]) for r in rows}
+    refused = []
+    for s in plan:
+        d = sims[s["id"]]
+        if isinstance(d, Refused):
+            refused.append({"row": s["row"]["id"], "runs": [i + 1 for i in s["runs"]], "error": d.error})
+            continue
+        for i in s["runs"]:
+            per_run[s["row"]["id"]][i] = d
+    sims = {k: d for k, d in sims.items() if not isinstance(d, Refused)}
+    table = {r["id"]: row_cells(r, per_run[r["id"]]) for r in rows}
     pairs = pair_checks(rec, table)
-    speed = speedup_check(rec, sims)
+    speed = speedup_check(rec, table)
     outside = [
         f"{r['id']} {c['figure']} ×{c['ratio']:.2f}" if c["ratio"] is not None else f"{r['id']} {c['figure']}"
         for r in rows
@@ -522,6 +654,8 @@ def cmd_table(a) -> int:
             "pairs": pairs,
             "speedup": speed,
             "outside": outside,
+            "moments": moments_doc(a.moments, plan),
+            "not_simulated": refused,
             "provenance": prov,
         }
         text = json.dumps(doc, indent=1, ensure_ascii=False) + "\n"
@@ -529,9 +663,9 @@ def cmd_table(a) -> int:
             sys.stdout.write(text)
             return 0
         Path(a.json).write_text(text, encoding="utf-8")
-    print(f"Issue 17's table: `{a.vmlab} run --host` ({version}; checkout {commit or '?'}) against {a.record}")
+    print(f"Issue 17's table: `{a.vmlab} run --host` ({version}; checkout {commit or '?'}) against {a.record}; {moments_line(a.moments, plan)}")
     print(
-        "ratio = simulated ÷ host mean; ✗ outside issue 17's bound. The host's counters are host-wide /proc/vmstat"
+        "ratio = simulated ÷ host mean (a simulated figure followed by its runs' values in parentheses is their mean); ✗ outside issue 17's bound. The host's counters are host-wide /proc/vmstat"
         " deltas (other processes' activations are in its pgactivate: docs/REAL.md, act23) but those marked (own):"
         " the workload's own, traced in its tasks or read from its cgroup's memory.stat (docs/REAL.md, own29)."
     )
@@ -542,9 +676,14 @@ def cmd_table(a) -> int:
         for i, c in enumerate(table[r["id"]]):
             name = r.get("workload", r["id"]) if i == 0 else ""
             ratio = "—" if c["ratio"] is None else f"×{c['ratio']:.2f}{mark(c['ok'])}"
-            host = " / ".join(fmt(h, c["kind"]) for h in c["host"])
+            left = set(c.get("left_out", []))
+            host = " / ".join(f"[{fmt(h, c['kind'])}]" if i + 1 in left else fmt(h, c["kind"]) for i, h in enumerate(c["host"]))
             figure = c["figure"] + (" (own)" if c.get("scope") == "own" else "")
-            print(f"| {name} | {figure} | {fmt(c['sim'], c['kind'])} | {host} | {fmt(c['mean'], c['kind'])} | {ratio} | {c['bound']} |")
+            sim = fmt(c["sim"], c["kind"])
+            sim_runs = [fmt(x, c["kind"]) for x in c.get("sim_runs", [])]
+            if len(set(sim_runs)) > 1 or (left and sim_runs):
+                sim += " (" + " / ".join(sim_runs) + ")"
+            print(f"| {name} | {figure} | {sim} | {host} | {fmt(c['mean'], c['kind'])} | {ratio} | {c['bound']} |")
     if speed:
         print()
         print(
@@ -578,6 +717,9 @@ def cmd_table(a) -> int:
     for r in rows:
         if r["disk"] != "var-tmp" and r["disk"] not in dict(kv.partition("=")[::2] for kv in a.disk_dir or []):
             print(f"{r['id']}: the recorded {r['disk']} disk's --sets (its `run --host` measurement at record time)")
+    for x in refused:
+        n = ", ".join(map(str, x["runs"]))
+        print(f"{x['row']}: run{'s' if len(x['runs']) > 1 else ''} {n} not simulated, left out of both means (host figures in brackets): vmlab: {x['error']}")
     print()
     print(f"Outside ({len(outside)}): " + ("; ".join(outside) if outside else "none"))
     return 0
@@ -599,6 +741,12 @@ def main(argv: list[str]) -> int:
     t.add_argument("--only", metavar="ID,...", help="only these rows (their pairs and speedup where both are in)")
     t.add_argument("--cache", metavar="DIR", help="the cost table and disk measurement to simulate with (default: the record's `cache`)")
     t.add_argument("--moves-only", action="store_true", help="list only the figures the host moves between variants")
+    t.add_argument(
+        "--moments",
+        choices=["runs", "row"],
+        default="runs",
+        help="simulate each real run at its own moment figures (default), or each row once at its moment_sets",
+    )
     r = sub.add_parser("record", help="build a record from `vmlab real` JSON")
     r.add_argument("--rows", required=True)
     r.add_argument("--runs", required=True)
