@@ -426,6 +426,13 @@ fn run_host_builds_the_machine_from_the_host_and_limits_the_workload() {
     assert_eq!(code, Some(0), "stderr: {err}");
     let v: serde_json::Value = serde_json::from_str(&out).expect("valid JSON");
     assert_eq!(v["machine"]["memory_bytes"], 256u64 << 20);
+    // The host's other writers' dirty pages are the host's: more than the scenario's memory is
+    // taken, more than the host's is refused with the loader's error.
+    let (code, _, err) = run(&["run", "--host", &p, "--set", "machine.foreign_dirty=100MiB", "--json", "/dev/null"]);
+    assert_eq!(code, Some(0), "stderr: {err}");
+    let (code, _, err) = run(&["run", "--host", &p, "--set", "machine.foreign_dirty=300MiB", "--json", "/dev/null"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("do not fit in the machine's 268435456"), "{err}");
     assert_eq!(v["machine"]["cpus"], 2);
     let g = &v["cgroups"][0];
     assert_eq!(g["name"], "vmlab-real");
