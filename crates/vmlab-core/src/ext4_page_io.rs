@@ -69,6 +69,11 @@ impl Releases {
         self.idle_at.get(disk).copied().unwrap_or(0)
     }
 
+    /// (disk, start, end) of each io_end given to the worker whose folios have not all ended.
+    pub fn spans(&self) -> impl Iterator<Item = (usize, u64, u64)> + '_ {
+        self.q.iter().map(|r| (r.disk, r.start, r.start + r.pages.len() as u64 * r.per_page))
+    }
+
     /// The end time of folio `p` if a release holds it and has not ended it yet.
     pub fn end_of(&self, p: Pfn) -> Option<u64> {
         self.q.iter().find_map(|r| r.pages[r.done..].iter().position(|&q| q == p).map(|i| r.end_of(r.done + i)))
