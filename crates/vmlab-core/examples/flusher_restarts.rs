@@ -103,6 +103,23 @@ struct Restarts {
     calls: Vec<(u64, u64)>,
     /// The call being summed for `calls`.
     open_call: Option<(u64, u64)>,
+    /// At each reclaim call of the writer: the folios from the inactive tail to the first of
+    /// the file's under writeback (none within the walk: u64::MAX).
+    ahead: Vec<u64>,
+}
+
+/// Folios from the inactive file tail of group `g` before the first of `file`'s under writeback.
+fn ahead_of_writeback(k: &Kernel, g: u8, file: u32, max: u64) -> u64 {
+    let list = &k.memcg.groups[g as usize].lruvec[0].lists[LRU_INACTIVE_FILE];
+    let (mut p, mut n) = (list.tail, 0);
+    while p != NIL && n < max {
+        if k.fr.mapping[p as usize] == file && k.fr.has(p, pg::WRITEBACK) {
+            return n;
+        }
+        p = k.fr.links[p as usize].prev;
+        n += 1;
+    }
+    u64::MAX
 }
 
 impl Restarts {
@@ -130,7 +147,12 @@ impl Tracer for Restarts {
         self.releases.extend(k.releases.spans().filter(|s| s.0 == f.disk).map(|s| (s.1, s.2)));
         let me = Some(k.trace_at.task) == self.writer;
         match *ev {
-            Tracepoint::MemcgReclaimBegin { .. } if me => self.open_call = Some((now, 0)),
+            Tracepoint::MemcgReclaimBegin { .. } if me => {
+                self.open_call = Some((now, 0));
+                let g = k.files[file as usize].pages.iter().copied().find(|&p| p != NIL);
+                let g = g.map_or(0, |p| vmlab_core::memcontrol::page_memcg(k, p));
+                self.ahead.push(ahead_of_writeback(k, g, file, 1 << 20));
+            }
             Tracepoint::LruShrinkInactive { stat, file: true, .. } if me => {
                 if let Some(c) = self.open_call.as_mut() {
                     c.1 += stat.nr_writeback;
@@ -255,6 +277,19 @@ impl Tracer for Restarts {
                 q(0.5),
                 q(0.9),
                 gaps.iter().filter(|&&g| g > 4.0).count()
+            );
+        }
+        let mut some: Vec<u64> = self.ahead.iter().copied().filter(|&n| n != u64::MAX).collect();
+        some.sort_unstable();
+        if !some.is_empty() {
+            let q = |f: f64| some[(f * (some.len() - 1) as f64) as usize];
+            println!(
+                "writer's reclaim calls: {}; with a folio of the file under writeback on the inactive list: {}, folios ahead of the first p10/p50/p90 {} / {} / {}",
+                self.ahead.len(),
+                some.len(),
+                q(0.1),
+                q(0.5),
+                q(0.9)
             );
         }
         let inside = |t: u64| r.iter().any(|&(s, e)| s <= t && t < e);
