@@ -97,6 +97,29 @@ struct Restarts {
     call: Option<(u64, u64, u64, u64, u64, i32, i32)>,
     /// Per restart: activations in the window.
     totals: Vec<(u64, u64, u64)>,
+    /// Every io_end release of the file's disk seen queued: (start, end).
+    releases: std::collections::BTreeSet<(u64, u64)>,
+    /// The writer's reclaim calls, whole run: (start, folios met under writeback).
+    calls: Vec<(u64, u64)>,
+    /// The call being summed for `calls`.
+    open_call: Option<(u64, u64)>,
+    /// At each reclaim call of the writer: the folios from the inactive tail to the first of
+    /// the file's under writeback (none within the walk: u64::MAX).
+    ahead: Vec<u64>,
+}
+
+/// Folios from the inactive file tail of group `g` before the first of `file`'s under writeback.
+fn ahead_of_writeback(k: &Kernel, g: u8, file: u32, max: u64) -> u64 {
+    let list = &k.memcg.groups[g as usize].lruvec[0].lists[LRU_INACTIVE_FILE];
+    let (mut p, mut n) = (list.tail, 0);
+    while p != NIL && n < max {
+        if k.fr.mapping[p as usize] == file && k.fr.has(p, pg::WRITEBACK) {
+            return n;
+        }
+        p = k.fr.links[p as usize].prev;
+        n += 1;
+    }
+    u64::MAX
 }
 
 impl Restarts {
@@ -121,6 +144,23 @@ impl Tracer for Restarts {
             let p = k.files[file as usize].pages.iter().copied().find(|&p| p != NIL);
             p.map_or(0, |p| vmlab_core::memcontrol::page_memcg(k, p))
         };
+        self.releases.extend(k.releases.spans().filter(|s| s.0 == f.disk).map(|s| (s.1, s.2)));
+        let me = Some(k.trace_at.task) == self.writer;
+        match *ev {
+            Tracepoint::MemcgReclaimBegin { .. } if me => {
+                self.open_call = Some((now, 0));
+                let g = k.files[file as usize].pages.iter().copied().find(|&p| p != NIL);
+                let g = g.map_or(0, |p| vmlab_core::memcontrol::page_memcg(k, p));
+                self.ahead.push(ahead_of_writeback(k, g, file, 1 << 20));
+            }
+            Tracepoint::LruShrinkInactive { stat, file: true, .. } if me => {
+                if let Some(c) = self.open_call.as_mut() {
+                    c.1 += stat.nr_writeback;
+                }
+            }
+            Tracepoint::MemcgReclaimEnd { .. } if me => self.calls.extend(self.open_call.take()),
+            _ => {}
+        }
         let cut = k.wbs[w].dirtied_before;
         if cut.is_some() && cut != self.seen {
             self.seen = cut;
@@ -151,7 +191,6 @@ impl Tracer for Restarts {
         if now > self.until {
             return;
         }
-        let me = Some(k.trace_at.task) == self.writer;
         match *ev {
             Tracepoint::WbcWritepage { .. } if !me => self.submitted += 1,
             Tracepoint::MemcgReclaimBegin { .. } if me => {
@@ -225,6 +264,44 @@ impl Tracer for Restarts {
         }
     }
     fn finish(&mut self) {
+        // As the host traces' gaps.py and waves.py count them (docs/real/2026-11-29-dw42-runs.tar.gz).
+        let r: Vec<(u64, u64)> = self.releases.iter().copied().collect();
+        let mut gaps: Vec<f64> = r.windows(2).map(|w| w[1].0.saturating_sub(w[0].1) as f64 / 1e6).collect();
+        gaps.sort_by(f64::total_cmp);
+        if !gaps.is_empty() {
+            let q = |f: f64| gaps[(f * (gaps.len() - 1) as f64) as usize];
+            println!(
+                "releases {}: gaps end to next start p10/p50/p90 {:.2} / {:.2} / {:.2} ms, over 4 ms: {}",
+                r.len(),
+                q(0.1),
+                q(0.5),
+                q(0.9),
+                gaps.iter().filter(|&&g| g > 4.0).count()
+            );
+        }
+        let mut some: Vec<u64> = self.ahead.iter().copied().filter(|&n| n != u64::MAX).collect();
+        some.sort_unstable();
+        if !some.is_empty() {
+            let q = |f: f64| some[(f * (some.len() - 1) as f64) as usize];
+            println!(
+                "writer's reclaim calls: {}; with a folio of the file under writeback on the inactive list: {}, folios ahead of the first p10/p50/p90 {} / {} / {}",
+                self.ahead.len(),
+                some.len(),
+                q(0.1),
+                q(0.5),
+                q(0.9)
+            );
+        }
+        let inside = |t: u64| r.iter().any(|&(s, e)| s <= t && t < e);
+        let met: Vec<&(u64, u64)> = self.calls.iter().filter(|c| c.1 > 0).collect();
+        let big = met.iter().filter(|c| c.1 >= 1000);
+        println!(
+            "writer's reclaim calls meeting folios under writeback: {} ({} of them inside a release); of >= 1,000: {} inside, {} outside",
+            met.len(),
+            met.iter().filter(|c| inside(c.0)).count(),
+            big.clone().filter(|c| inside(c.0)).count(),
+            big.filter(|c| !inside(c.0)).count()
+        );
         for (i, (wb, d, fr)) in self.totals.iter().enumerate() {
             println!(
                 "restart {}: {wb} activated under writeback, {d} other, {fr} freed by the writer in the window",

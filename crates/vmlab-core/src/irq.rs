@@ -52,8 +52,8 @@ pub fn handler_ns(k: &Kernel, d: &IoDone) -> Option<(usize, u64, bool)> {
 /// completions (`IrqRule::Fixed`).
 pub fn worker_ns(k: &Kernel, d: &IoDone) -> Option<(usize, u64)> {
     match d {
-        IoDone::Release { pages, disk } if k.profile.irq == IrqRule::Fixed => {
-            let ns = pages.len() as u64 * k.cost.end_writeback;
+        IoDone::Release { ends, disk } if k.profile.irq == IrqRule::Fixed => {
+            let ns = *ends as u64 * k.cost.end_writeback;
             (ns > 0).then_some((*disk, ns))
         }
         _ => None,

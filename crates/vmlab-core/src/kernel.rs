@@ -105,10 +105,10 @@ pub enum IoDone {
     Read { pages: Vec<Pfn>, disk: usize, irq: bool },
     /// Pages written back to `disk`: end writeback (and rotate PG_reclaim pages).
     Write { pages: Vec<Pfn>, disk: usize, irq: bool },
-    /// An io_end's pages on `disk` whose writeback the file system's completion worker ends
-    /// (ext4's `ext4-rsv-conversion` work after the unwritten extent's conversion), not an
-    /// interrupt: as `Write` otherwise.
-    Release { pages: Vec<Pfn>, disk: usize },
+    /// The file system's completion worker on `disk` (ext4's `ext4-rsv-conversion` work after
+    /// an unwritten extent's conversion) has ended `ends` more folios of its io_ends by now, not
+    /// an interrupt: the folios themselves end at their own instants (`ext4_page_io`).
+    Release { disk: usize, ends: u32 },
     /// Bounce pages of a finished read (`bounce_end_io_read` copies, then `__free_page`).
     Bounce(Vec<Pfn>),
 }
@@ -148,6 +148,8 @@ pub struct Kernel {
     /// The earliest completion of a write in `io_queue` (u64::MAX: none). The queue holds what
     /// the running task started this quantum, so these are its own writes.
     pub io_queue_first_write: u64,
+    /// The io_ends ext4's conversion worker is ending, folio by folio (`ext4_page_io`).
+    pub releases: crate::ext4_page_io::Releases,
     /// Reused by `collect_dispatched`.
     blk_dispatched: Vec<(u64, Vec<Pfn>)>,
     /// The running reclaimer's plug over its swap writes (`swap_state::SwapPlug`).
@@ -263,6 +265,7 @@ impl Kernel {
             inflight: FxHashMap::default(),
             io_queue: Vec::new(),
             io_queue_first_write: u64::MAX,
+            releases: Default::default(),
             blk_dispatched: Vec::new(),
             swap_plug: Default::default(),
             wakeups: Vec::new(),
@@ -522,12 +525,13 @@ impl Kernel {
                     crate::vmscan::free_kernel_page(self, ctx, p);
                 }
             }
-            IoDone::Write { pages, .. } | IoDone::Release { pages, .. } => {
+            IoDone::Write { pages, .. } => {
                 for &p in &pages {
                     crate::page_writeback::end_page_writeback(self, ctx, p);
                 }
                 crate::vmscan::writeback_done(self, &pages);
             }
+            IoDone::Release { .. } => crate::ext4_page_io::catch_up(self, self.now),
         }
     }
 

@@ -10,6 +10,7 @@ pub mod bootmem;
 pub mod compaction;
 pub mod dcache;
 pub mod disk;
+pub mod ext4_page_io;
 /// Deterministic distributions (Zipf, log-normal), shared with the workload's access patterns.
 pub use vmlab_workload::dist;
 pub mod filemap;

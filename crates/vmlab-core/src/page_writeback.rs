@@ -115,6 +115,7 @@ pub fn thresholds(k: &Kernel) -> (u64, u64) {
 /// `balance_dirty_pages`: over the background threshold wake the flusher; over the hard
 /// threshold the writer pauses for about the time the disk needs to write its excess.
 pub fn balance_dirty_pages(k: &mut Kernel, ctx: &mut Ctx, file: u32) {
+    crate::ext4_page_io::catch_up(k, ctx.clock());
     let (bg, hard) = thresholds(k);
     let dirty = k.g.dirty + k.g.writeback;
     // A writer in a v2 group is held to its group's domain as well (cgroup writeback): the
@@ -354,49 +355,11 @@ fn submit_io_ends(
         if last || upto - from >= io_end {
             let mine = if whole { std::mem::take(&mut pages) } else { pages[from..upto].to_vec() };
             let bios = rqs[first_rq..=i].iter().map(|r| r.pages as u32);
-            release_io_end(k, disk, end_at, mine, bios);
+            crate::ext4_page_io::release_io_end(k, disk, end_at, mine, bios);
             (end_at, from, first_rq) = (0, upto, i + 1);
         }
     }
     t
-}
-
-/// `ext4_release_io_end` once an io_end of unwritten extents is converted: it walks the
-/// io_end's bio list, which `ext4_end_bio` built by pushing each bio at its completion
-/// (`bio->bi_private = xchg(&io_end->bio, bio)`), so the bios come last-completed first, and
-/// `ext4_finish_bio` ends each bio's folios in index order (fs/ext4/page-io.c, as stored in
-/// GorilaMond/Linux6.2 and in torvalds/linux's 4.x copy; unchanged in its shape since 3.10).
-/// The extent's highest pages therefore end writeback first and its lowest — the ones nearest
-/// the inactive tail — last, each folio taking `end_writeback` of the ending context: a
-/// reclaimer that the first ends wake (`acct_reclaim_writeback`) can meet the extent's low
-/// pages still under writeback. `bios` are the io_end's requests in submission order (they
-/// complete in it), `pages` their pages in the same order; `at` is when the last completed.
-fn release_io_end(k: &mut Kernel, disk: usize, at: u64, pages: Vec<Pfn>, bios: impl DoubleEndedIterator<Item = u32>) {
-    let per_page = k.cost.end_writeback;
-    let (mut t, mut hi) = (at, pages.len());
-    k.io_queue_first_write = k.io_queue_first_write.min(at);
-    if per_page == 0 {
-        // No time between the ends (vmlab's own table): one instant, as one completion, so that
-        // no task can run between two of its runs' ends.
-        let mut ordered = Vec::with_capacity(pages.len());
-        for n in bios.rev() {
-            let lo = hi.saturating_sub(n as usize);
-            ordered.extend_from_slice(&pages[lo..hi]);
-            hi = lo;
-        }
-        ordered.extend_from_slice(&pages[..hi]);
-        k.io_queue.push((at, IoDone::Release { pages: ordered, disk }));
-        return;
-    }
-    for n in bios.rev() {
-        let lo = hi.saturating_sub(n as usize);
-        t += (hi - lo) as u64 * per_page;
-        k.io_queue.push((t, IoDone::Release { pages: pages[lo..hi].to_vec(), disk }));
-        hi = lo;
-    }
-    if hi > 0 {
-        k.io_queue.push((t, IoDone::Release { pages: pages[..hi].to_vec(), disk }));
-    }
 }
 
 /// One request of an io_end's batch: submitted, and its bio's interrupt queued with no page
@@ -473,7 +436,7 @@ pub fn put_io_end(k: &mut Kernel, ctx: &Ctx, w: usize) {
     let (pages, disk, at) = (std::mem::take(&mut e.pages), e.disk, e.end_at.max(ctx.clock()));
     let bios = std::mem::take(&mut e.bios);
     e.end_at = 0;
-    release_io_end(k, disk, at, pages, bios.iter().copied());
+    crate::ext4_page_io::release_io_end(k, disk, at, pages, bios.iter().copied());
     // The list's buffer, kept for the next io_end.
     k.wbs[w].io_end.bios = bios;
     k.wbs[w].io_end.bios.clear();
@@ -509,6 +472,12 @@ pub fn writepage(k: &mut Kernel, ctx: &mut Ctx, p: Pfn) -> u64 {
 
 /// `end_page_writeback`.
 pub fn end_page_writeback(k: &mut Kernel, ctx: &mut Ctx, p: Pfn) {
+    end_writeback(k, ctx, p, true);
+}
+
+/// `end_page_writeback`; `may_free`: nothing else holds the page (a reclaimer that has it
+/// isolated holds a reference, so the end of its write does not free it).
+pub fn end_writeback(k: &mut Kernel, ctx: &mut Ctx, p: Pfn, may_free: bool) {
     if !k.fr.test_clear(p, pg::WRITEBACK) {
         return;
     }
@@ -524,13 +493,14 @@ pub fn end_page_writeback(k: &mut Kernel, ctx: &mut Ctx, p: Pfn) {
         wb.nr_writeback = wb.nr_writeback.saturating_sub(1);
         wb.written += 1;
     }
-    if file && k.files[k.fr.mapping[p as usize] as usize].unlinked && k.fr.mapcount[p as usize] == 0 {
+    if may_free && file && k.files[k.fr.mapping[p as usize] as usize].unlinked && k.fr.mapcount[p as usize] == 0 {
         crate::vmscan::del_page_from_lru(k, p);
         k.remove_from_page_cache(p, 0);
         k.free_pages(ctx, p, 0);
         return;
     }
-    if anon
+    if may_free
+        && anon
         && k.fr.mapcount[p as usize] == 0
         && crate::swap_state::page_swap_slot(k, p).map(|s| k.swap.as_ref().map(|sw| sw.count[s as usize]).unwrap_or(0))
             == Some(0)
@@ -746,7 +716,8 @@ pub fn flusher_pass(k: &mut Kernel, ctx: &mut Ctx, w: usize) -> FlushAction {
 }
 
 /// `vfs_fsync`: start writeback of the file's dirty pages, in runs of consecutive ones; returns
-/// when its disk's queue (and so the last of them) completes.
+/// when its disk's queue (and so the last of them) completes and, on a disk whose writeback
+/// ends per io_end, when the worker has ended them (`filemap_fdatawait` on PG_writeback).
 pub fn vfs_fsync(k: &mut Kernel, ctx: &mut Ctx, f: u32) -> u64 {
     let n = k.files[f as usize].pages.len();
     let mut run = Vec::new();
@@ -785,7 +756,7 @@ pub fn vfs_fsync(k: &mut Kernel, ctx: &mut Ctx, f: u32) -> u64 {
         submit_write(k, ctx, f, first, run);
     }
     k.disks[d].wb.update_if_due(ctx.clock());
-    k.disks[d].queued_until()
+    k.disks[d].queued_until().max(k.releases.idle_at(d))
 }
 
 #[cfg(test)]
@@ -940,6 +911,8 @@ mod tests {
         // Deliver in time order; the pages still under writeback after each instant.
         let mut left = Vec::new();
         for (t, d) in q {
+            k.now = t;
+            crate::ext4_page_io::catch_up(&mut k, t);
             k.io_complete(&mut ctx, d);
             match left.last_mut() {
                 Some((at, n)) if *at == t => *n = k.g.writeback,
@@ -994,13 +967,16 @@ mod tests {
                 if let IoDone::Write { irq: true, .. } = &d {
                     rqs.push(t);
                 }
-                if let IoDone::Write { pages, .. } | IoDone::Release { pages, .. } = &d {
-                    // An io_end's requests end their pages at one instant with no per-page cost.
-                    match groups.last_mut() {
-                        Some(g) if g.0 == t && io_end > 0 => g.1 += pages.len(),
-                        _ if !pages.is_empty() => groups.push((t, pages.len())),
-                        _ => {}
-                    }
+                let n = match &d {
+                    IoDone::Write { pages, .. } => pages.len(),
+                    IoDone::Release { ends, .. } => *ends as usize,
+                    _ => 0,
+                };
+                // An io_end's requests end their pages at one instant with no per-page cost.
+                match groups.last_mut() {
+                    Some(g) if g.0 == t && io_end > 0 => g.1 += n,
+                    _ if n > 0 => groups.push((t, n)),
+                    _ => {}
                 }
             }
             (rqs, groups)
@@ -1019,8 +995,7 @@ mod tests {
     /// `ext4_release_io_end` walks the bios last-completed first and each folio's end takes
     /// `end_writeback`: of an io_end of eight 256-page runs, the highest run ends first, 256 ends
     /// after the last request, and the lowest run — the pages nearest the inactive tail — last,
-    /// 2048 ends after it. A reclaimer throttled on writeback is woken by the first run's ends
-    /// while the io_end's first page is still under writeback.
+    /// 2048 ends after it; the worker's events mark its time request by request.
     #[test]
     fn an_io_ends_highest_run_ends_first_and_its_lowest_last() {
         let cfg = MachineConfig::of_zones("x86_64", 1, &[(ZoneType::Normal, 1 << 18)]);
@@ -1039,34 +1014,21 @@ mod tests {
         q.sort_by_key(|&(t, _)| t);
         let last_rq =
             q.iter().filter(|(_, d)| matches!(d, IoDone::Write { irq: true, .. })).map(|e| e.0).max().unwrap();
-        let ends: Vec<(u64, u32, u32)> = q
+        let marks: Vec<(u64, u32)> = q
             .iter()
             .filter_map(|(t, d)| match d {
-                IoDone::Release { pages, .. } => {
-                    let idx = |p: &Pfn| k.fr.index[*p as usize];
-                    Some((t - last_rq, idx(&pages[0]), idx(pages.last().unwrap())))
-                }
+                IoDone::Release { ends, .. } => Some((t - last_rq, *ends)),
                 _ => None,
             })
             .collect();
-        let runs: Vec<(u64, u32, u32)> =
-            (0..8).map(|i| ((i + 1) * 256 * 500, (7 - i as u32) * 256, (7 - i as u32) * 256 + 255)).collect();
-        assert_eq!(ends, runs, "highest run first, each 256 × 500 ns after the one before");
-        // A reclaimer waits for writeback; the first run's ends wake it, page 0 still in flight.
-        let mut waiter = Ctx { task: 3, now: 0, ..Ctx::default() };
-        crate::vmscan::throttle::reclaim_throttle(
-            &mut k,
-            &mut waiter,
-            0,
-            crate::vmscan::throttle::ThrottleReason::Writeback,
-        );
-        let mut q = q.into_iter().filter(|(_, d)| matches!(d, IoDone::Release { .. }));
-        let (t, first) = q.next().unwrap();
-        k.now = t;
-        k.io_complete(&mut ctx, first);
-        assert_eq!(k.throttle_wakeups, vec![3]);
-        assert!(k.fr.has(k.files[file as usize].pages[0], pg::WRITEBACK), "the io_end's first page is not yet written");
-        assert_eq!(k.g.writeback, 2048 - 256);
+        assert_eq!(marks, (1..=8).map(|i| (i * 256 * 500, 256)).collect::<Vec<_>>());
+        // Each run's first and last page end at their ranks' instants.
+        let end = |idx: usize| k.releases.end_of(k.files[file as usize].pages[idx]).map(|t| t - last_rq);
+        for run in 0..8u64 {
+            let lo = (run * 256) as usize;
+            let rank = (7 - run) * 256;
+            assert_eq!((end(lo), end(lo + 255)), (Some((rank + 1) * 500), Some((rank + 256) * 500)), "run {run}");
+        }
     }
 
     #[test]

@@ -556,6 +556,8 @@ impl Sim {
             let (t, ev) = self.s.pop().expect("peeked");
             self.s.now = t;
             self.k.now = t;
+            // The worker's folio ends up to now, each at its instant, before anything at `t`.
+            crate::ext4_page_io::catch_up(&mut self.k, t);
             self.handle(ev);
             events = events.wrapping_add(1);
             // Both checks are rare, so the common event pays one test.

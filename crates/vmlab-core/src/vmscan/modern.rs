@@ -323,6 +323,9 @@ fn get_scan_count(k: &Kernel, v: Lv, sc: &ScanControl) -> [u64; 4] {
 /// zones above `reclaim_idx` are skipped to the head. Returns pages scanned.
 fn isolate(k: &mut Kernel, ctx: &mut Ctx, v: Lv, l: usize, nr: u64, reclaim_idx: usize, out: &mut Vec<Pfn>) -> u64 {
     out.clear();
+    // The list as the release worker on the other CPU has left it by this clock (its ends'
+    // rotations to the tail).
+    crate::ext4_page_io::catch_up(k, ctx.clock());
     let mut scanned = 0;
     let mut skipped = 0;
     // Entries looked at: a folio is one entry and `scanned` counts its pages.
@@ -477,6 +480,8 @@ fn shrink_folio_list(
     let v_file = pages.first().is_some_and(|&p| !is_swapbacked(k, p));
     for &p in pages {
         k.charge(ctx, KFunc::ShrinkFolioList, k.cost.lru_scan);
+        // PG_writeback as it is at this folio's clock: the worker's ends up to it have happened.
+        crate::ext4_page_io::catch_up(k, ctx.clock());
         let f = k.fr.flags[p as usize];
         if f & pg::LOCKED != 0 {
             putback(k, p);

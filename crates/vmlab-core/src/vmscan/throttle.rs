@@ -38,6 +38,8 @@ fn queued(w: &Waiter, now: u64) -> bool {
 pub fn reclaim_throttle(k: &mut Kernel, ctx: &mut Ctx, node: usize, reason: ThrottleReason) -> u64 {
     let since = ctx.clock();
     let until = since + timeout_ns(reason);
+    // Ends before `prepare_to_wait` find no waiter.
+    crate::ext4_page_io::catch_up(k, since);
     let w = &mut k.nodes[node].reclaim_wait;
     if reason == ThrottleReason::Writeback {
         w.nr_writeback_throttled += 1;
@@ -46,6 +48,12 @@ pub fn reclaim_throttle(k: &mut Kernel, ctx: &mut Ctx, node: usize, reason: Thro
         }
     }
     w.waiters.push(Waiter { task: ctx.task, reason, since, until, woken_at: None, stalled: true });
+    if reason == ThrottleReason::Writeback {
+        // The folio whose end satisfies `__acct_reclaim_writeback` wakes it at its instant.
+        let written = w.throttled_written - w.nr_reclaim_start;
+        let needed = (super::SWAP_CLUSTER_MAX * w.nr_writeback_throttled as u64 + 1).saturating_sub(written);
+        crate::ext4_page_io::arm_wake(k, since, needed);
+    }
     ctx.throttle_deadline = until;
     crate::psi::memstall_begin(k, ctx, since, until);
     until
