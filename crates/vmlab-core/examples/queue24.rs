@@ -17,7 +17,7 @@ type Row = [u64; 10];
 
 fn row(sim: &Sim, d: usize) -> Row {
     let disk = &sim.k.disks[d];
-    let w = disk.request_waits;
+    let w = disk.request_waits();
     let p = disk.plug_stats().unwrap_or_default();
     [
         w.waits[0],
