@@ -548,9 +548,29 @@ impl Disk {
         self.ll.set_plugging(on && self.queue.is_none());
     }
 
-    /// `tq_disk` ran at `now`: a plugged queue is unplugged.
+    /// `tq_disk` ran at `now`: a plugged queue is unplugged, and the device takes the
+    /// requests it held ([`Disk::take_dispatched`] hands their completions over).
     pub fn unplug(&mut self, now: u64) {
+        if !self.ll.plugged() {
+            return;
+        }
+        let now = now.max(self.last_now);
+        self.last_now = now;
+        self.request_fn(now);
+    }
+
+    /// `__generic_unplug_device` → `request_fn`: the plug ends at `now` and every request it
+    /// held goes to the device, in arrival order; each one's ticks run from when it was made.
+    fn request_fn(&mut self, now: u64) {
         self.ll.unplug(now);
+        self.link.forget(now);
+        while let Some(h) = self.ll.pop_held() {
+            let begin = self.service_begins(now, h.offset);
+            let done = self.start_request(now, h.since, now, h.offset, h.bytes, h.segs, true);
+            self.in_flight_until(now, done);
+            self.ll.unplugged(now, begin, done, &h);
+            self.dispatched.push((done, h.pages));
+        }
     }
 
     /// The plug's counts (None: the queue does not plug).
@@ -570,9 +590,17 @@ impl Disk {
     }
 
     /// Under the queue's bound, when a task that wants a new request for `write` at `now`
-    /// gets one (0: at once). None: the disk has no bound.
+    /// gets one (0: at once). None: the disk has no bound. A task that must wait unplugs the
+    /// queue first (`__get_request_wait`), so what a plug held goes to the device now.
     pub fn request_wait(&mut self, now: u64, write: bool) -> Option<u64> {
-        self.ll.request_wait(now.max(self.last_now), write)
+        let now = now.max(self.last_now);
+        let wait = self.ll.request_wait(now, write)?;
+        if wait <= now || !self.ll.holds() {
+            return Some(wait);
+        }
+        self.last_now = now;
+        self.request_fn(now);
+        self.ll.request_wait(now, write)
     }
 
     /// Put 6.8's request queue in front of the device: `max_sectors_kb`/`max_segments` limits,
@@ -721,8 +749,13 @@ impl Disk {
         self.link.forget(now);
 
         self.held_last = None;
+        self.ll.begin_submission();
         if self.queue.is_some() && self.elevator.is_some() {
             self.run_queue(now);
+        }
+        if !write && self.ll.plugged() {
+            // The reader waits on its page at once: its `sync_page` runs `tq_disk`.
+            self.request_fn(now);
         }
         let mut start = now;
         let merged = match self.queue.as_mut() {
@@ -733,8 +766,27 @@ impl Disk {
             }
         };
         let mut since = now;
-        if let Some(wake) = self.ll.make_request(now, merged, now >= self.busy_until, write) {
-            (start, since) = (wake, wake);
+        self.ll.plug_on_make_request(now, merged, now >= self.busy_until, write);
+        if self.ll.get_request(now, merged, write) > now {
+            if self.ll.holds() {
+                // `__get_request_wait` unplugs before it sleeps: what the plug held counts now.
+                self.request_fn(now);
+                self.ll.get_request(now, merged, write);
+            }
+            if let Some(wake) = self.ll.request_sleep(now, write) {
+                (start, since) = (wake, wake);
+            }
+        }
+        if write && self.ll.plugged() {
+            // Made on a plugged queue: it waits there for `tq_disk`, counted as submitted.
+            self.ll.hold(now, offset, bytes, segs, merged);
+            self.ll.queued(offset, bytes, write, merged, now);
+            self.merged = merged;
+            self.writes += 1;
+            self.bytes_written += bytes;
+            // A guess for the submitter's backlog check: as if it were unplugged now.
+            let moved = now.max(self.busy_until).saturating_add(transfer_ns(bytes, self.params.bandwidth_for(true)));
+            return self.completes(moved, true);
         }
         if self.queue.is_some() && !merged {
             if let Some(i) = self.hold_write(now, offset, bytes, segs, write) {
@@ -892,15 +944,15 @@ impl Disk {
         self.completes(moved, true)
     }
 
-    /// The pages of the last submission, if the scheduler holds it: they complete with the
-    /// held request (None). Otherwise they are handed back.
+    /// The pages of the last submission, if the scheduler or a plugged 2.4 queue holds it:
+    /// they complete with the held request (None). Otherwise they are handed back.
     pub fn hold_pages(&mut self, pages: Vec<Pfn>) -> Option<Vec<Pfn>> {
         match (self.held_last.take(), self.elevator.as_mut()) {
             (Some(i), Some(e)) => {
                 e.add_pages(i, &pages);
                 None
             }
-            _ => Some(pages),
+            _ => self.ll.hold_pages(pages),
         }
     }
 
@@ -1064,10 +1116,10 @@ impl Disk {
         }
     }
 
-    /// Whether a scheduler may hold writes, so that a request's completion is not known when
-    /// it is submitted.
+    /// Whether a scheduler or 2.4's plug may hold writes, so that a request's completion is not
+    /// known when it is submitted.
     pub fn holds_writes(&self) -> bool {
-        self.elevator.is_some()
+        self.elevator.is_some() || self.ll.plug_stats().is_some()
     }
 
     /// The last submission joined the request before it (see [`ll_rw_blk::MERGE_MAX_BYTES`]): its completion

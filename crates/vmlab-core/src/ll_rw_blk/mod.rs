@@ -8,7 +8,7 @@ mod plug;
 mod slots;
 mod throttle;
 
-pub use plug::{Plug, RequestWaits};
+pub use plug::{Held, Plug, RequestWaits};
 pub use slots::{RequestSlots, QUEUE_NR_REQUESTS};
 pub use throttle::{SectorThrottle, MAX_NR_REQUESTS, MAX_QUEUE_BYTES};
 
@@ -16,6 +16,12 @@ pub use throttle::{SectorThrottle, MAX_NR_REQUESTS, MAX_QUEUE_BYTES};
 /// `__make_request` back-merges a buffer into the queued request that ends where it begins, up to
 /// the driver's `max_sectors` (128 sectors on a DAC960).
 pub const MERGE_MAX_BYTES: u64 = 64 * 1024;
+
+use crate::mm_types::Pfn;
+use std::collections::VecDeque;
+
+/// The end of a buffer a plugged queue holds: not known before the unplug.
+pub const UNPLUGGED: u64 = u64::MAX;
 
 /// The bound a 2.4 queue puts on its submitters: 2.4.22's sectors or the older request count.
 #[derive(Debug, Clone)]
@@ -40,6 +46,16 @@ impl QueueBound {
             QueueBound::Requests(r) => r.start(now, done, write, merged),
         }
     }
+
+    /// The requests a plugged queue holds are counted as they are made, ending at
+    /// [`UNPLUGGED`]: a wait that needs one of them to end is a wait past the unplug.
+    /// At the unplug they are forgotten here and counted again with their ends.
+    pub fn forget_held(&mut self) {
+        match self {
+            QueueBound::Sectors(t) => t.forget_held(UNPLUGGED),
+            QueueBound::Requests(r) => r.forget_held(UNPLUGGED),
+        }
+    }
 }
 
 /// One disk's request queue: the last request (for the back merge), the bound, the plug, and
@@ -59,6 +75,10 @@ pub struct Queue {
     wake: u64,
     /// 2.4's plug on an empty queue; None: a request goes to the device as it is made.
     plug: Option<Plug>,
+    /// The write requests a plugged queue holds, in arrival order, until `tq_disk` runs.
+    held: VecDeque<Held>,
+    /// The last submission was held: its pages join the last held request.
+    held_last: bool,
     /// Under a bound, the tasks that slept for a request.
     pub request_waits: RequestWaits,
 }
@@ -73,6 +93,8 @@ impl Default for Queue {
             bound: None,
             wake: 0,
             plug: None,
+            held: VecDeque::new(),
+            held_last: false,
             request_waits: RequestWaits::default(),
         }
     }
@@ -87,11 +109,77 @@ impl Queue {
         self.plug = on.then(Default::default);
     }
 
-    /// `tq_disk` ran at `now`: a plugged queue is unplugged.
+    /// `__generic_unplug_device` at `now`: the plug ends; the device takes what was held
+    /// ([`Queue::pop_held`]), and the bound counts it again with its ends
+    /// ([`Queue::unplugged`]).
     pub fn unplug(&mut self, now: u64) {
         if let Some(p) = self.plug.as_mut() {
             p.unplug(now);
         }
+        if let (Some(b), false) = (self.bound.as_mut(), self.held.is_empty()) {
+            b.forget_held();
+        }
+    }
+
+    /// Whether the queue is plugged now.
+    pub fn plugged(&self) -> bool {
+        self.plug.is_some_and(|p| p.plugged())
+    }
+
+    /// A write made while the queue is plugged waits in it (`merged` into the last held
+    /// request, or a new one) until `tq_disk` runs: `request_fn` is not called before.
+    pub fn hold(&mut self, now: u64, offset: u64, bytes: u64, segs: u32, merged: bool) {
+        // `blk_started_sectors` / `get_request` count it now; its end comes with the unplug.
+        match self.bound.as_mut() {
+            Some(QueueBound::Requests(r)) if !merged => {
+                for _ in 0..bytes.div_ceil(MERGE_MAX_BYTES).max(1) {
+                    r.start(now, UNPLUGGED, true, false);
+                }
+            }
+            Some(b) => b.start(now, UNPLUGGED, bytes, true, merged),
+            None => {}
+        }
+        match self.held.back_mut() {
+            Some(h) if merged => {
+                h.bytes += bytes;
+                h.segs += segs;
+            }
+            _ => self.held.push_back(Held { offset, bytes, segs, since: now, pages: Vec::new() }),
+        }
+        if let Some(p) = self.plug.as_mut() {
+            p.note_held(self.held.iter().map(|h| h.bytes).sum());
+        }
+        self.held_last = true;
+    }
+
+    /// A submission begins: nothing of it is held yet.
+    pub fn begin_submission(&mut self) {
+        self.held_last = false;
+    }
+
+    /// The pages of the last submission, if the queue holds it: they complete with the held
+    /// request (None). Otherwise they are handed back.
+    pub fn hold_pages(&mut self, pages: Vec<Pfn>) -> Option<Vec<Pfn>> {
+        if !std::mem::take(&mut self.held_last) {
+            return Some(pages);
+        }
+        let h = self.held.back_mut().expect("held_last: a held request");
+        if h.pages.is_empty() {
+            h.pages = pages;
+        } else {
+            h.pages.extend_from_slice(&pages);
+        }
+        None
+    }
+
+    /// The oldest held request, for the device at the unplug.
+    pub fn pop_held(&mut self) -> Option<Held> {
+        self.held.pop_front()
+    }
+
+    /// Whether a plugged queue holds requests.
+    pub fn holds(&self) -> bool {
+        !self.held.is_empty()
     }
 
     /// The plug's counts (None: the queue does not plug).
@@ -130,26 +218,37 @@ impl Queue {
     }
 
     /// `__make_request` takes a buffer at `now` (`merged` into the last request or not; `idle`:
-    /// nothing in flight): it plugs a queue it finds empty — IDE keeps its active request on
-    /// the queue until it ends, so the queue is empty only when nothing is in flight — and a
-    /// buffer that needs a new request asks the bound for one. A merged buffer takes no
-    /// request, so it never waits (`__make_request` → `out:`). Returns when a reader's request
-    /// is made, if it slept for one: `__get_request_wait` unplugs the queue, sleeps, and the
-    /// request is made at the wakeup (a writer's sleep is its caller's,
-    /// `page_writeback::congestion_wait_on_submit`).
-    pub fn make_request(&mut self, now: u64, merged: bool, idle: bool, write: bool) -> Option<u64> {
+    /// nothing in flight): a write plugs a queue it finds empty — IDE keeps its active request
+    /// on the queue until it ends, so the queue is empty only when nothing is in flight. A read
+    /// does not: its reader waits on its page at once, and that wait's `sync_page` runs
+    /// `tq_disk` (the device's caller has unplugged a plugged queue before a read).
+    pub fn plug_on_make_request(&mut self, now: u64, merged: bool, idle: bool, write: bool) {
         if let Some(p) = self.plug.as_mut() {
-            if merged && now >= self.merge_begin {
+            if merged && (now >= self.merge_begin || !self.held.is_empty()) {
                 p.merges += 1;
-            } else if !merged && idle {
+            } else if !merged && idle && write {
                 p.plug(now);
             }
         }
-        // The first request's wait decides when a reader's goes; `take_requests` books them all.
+    }
+
+    /// A buffer that needs a new request asks the bound for one at `now`: when its task may
+    /// go on (0: at once). A merged buffer takes no request, so it never waits
+    /// (`__make_request` → `out:`). The first request's wait decides when a reader's goes;
+    /// `take_requests` books them all. A task that must wait unplugs the queue first
+    /// (`__get_request_wait`): the caller books what was held and asks again.
+    pub fn get_request(&mut self, now: u64, merged: bool, write: bool) -> u64 {
         self.wake = match self.bound.as_mut() {
             Some(t) if !merged => t.get_request_wait(now, write),
             _ => 0,
         };
+        self.wake
+    }
+
+    /// The task of the buffer just made sleeps in `__get_request_wait` from `now` to its
+    /// `wake`. Returns when a reader's request is made: at the wakeup (a writer's sleep is its
+    /// caller's, `page_writeback::congestion_wait_on_submit`).
+    pub fn request_sleep(&mut self, now: u64, write: bool) -> Option<u64> {
         if self.wake <= now {
             return None;
         }
@@ -180,6 +279,16 @@ impl Queue {
     /// end. The sector bound counts bytes, not requests.
     pub fn take_requests(&mut self, now: u64, begin: u64, done: u64, bytes: u64, write: bool, merged: bool) {
         self.wake = self.take(now, begin, done, bytes, write, merged, self.wake);
+    }
+
+    /// A request held by the plug goes to the device at `now`: the bound takes it (its task
+    /// went on long ago), and it is the request a later buffer may merge into.
+    pub fn unplugged(&mut self, now: u64, begin: u64, done: u64, h: &Held) {
+        self.take(now, begin, done, h.bytes, true, false, 0);
+        if self.held.is_empty() {
+            self.merge_bytes = h.bytes;
+            self.merge_begin = begin;
+        }
     }
 
     #[allow(clippy::too_many_arguments)]

@@ -6,9 +6,9 @@
 /// no timer: a task waiting on a page or buffer (`sync_page` → `run_task_queue(&tq_disk)`), a
 /// task sleeping in `__get_request_wait`, kswapd after `kswapd_balance`. While plugged the
 /// queue's head is not active, so a buffer may merge into any request on it
-/// (`q->head_active && !q->plugged` in `__make_request`). vmlab books a request on the device
-/// when it is submitted, so the plug's delay of the first request is not modelled; what it
-/// keeps is the merging, and it measures how long each plug lasted.
+/// (`q->head_active && !q->plugged` in `__make_request`). A write request made on a plugged
+/// queue is held ([`Held`]) and goes to the device when the queue is unplugged; the plug
+/// counts how long each plug lasted and the most it held.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Plug {
     /// When the queue was plugged; None: unplugged.
@@ -19,6 +19,8 @@ pub struct Plug {
     pub merges: u64,
     pub plugged_ns: u64,
     pub longest_ns: u64,
+    /// The most bytes one plug held at once.
+    pub most_held_bytes: u64,
 }
 
 impl Plug {
@@ -42,6 +44,22 @@ impl Plug {
     pub fn plugged(&self) -> bool {
         self.since.is_some()
     }
+
+    /// The plugged queue now holds `bytes`.
+    pub fn note_held(&mut self, bytes: u64) {
+        self.most_held_bytes = self.most_held_bytes.max(bytes);
+    }
+}
+
+/// A write request waiting in a plugged queue: its extent, physical segments, when it was
+/// made (`since`, for the stat file's ticks) and the pages that complete with it.
+#[derive(Debug, Clone)]
+pub struct Held {
+    pub offset: u64,
+    pub bytes: u64,
+    pub segs: u32,
+    pub since: u64,
+    pub pages: Vec<crate::mm_types::Pfn>,
 }
 
 /// Tasks that found no request and slept in `__get_request_wait`, per direction (`[READ,

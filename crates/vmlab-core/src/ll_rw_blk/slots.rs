@@ -76,6 +76,15 @@ impl RequestSlots {
         q.insert(at, *last);
     }
 
+    /// Forget the write requests counted with the end `held` (a plugged queue's, see
+    /// [`super::QueueBound::forget_held`]): they are the last in end order.
+    pub fn forget_held(&mut self, held: u64) {
+        let q = &mut self.taken[1];
+        while q.back() == Some(&held) {
+            q.pop_back();
+        }
+    }
+
     /// Requests a direction holds at the last update.
     pub fn taken(&self, write: bool) -> usize {
         self.taken[write as usize].len()

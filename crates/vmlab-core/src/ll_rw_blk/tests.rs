@@ -97,24 +97,120 @@ fn a_reader_that_finds_no_request_has_its_request_made_at_the_wakeup() {
     assert_eq!((d.request_waits().waits[0], d.request_waits().wait_ns[0]), (1, wake));
 }
 
+/// hdd: a 4-KiB request that seeks (command latency + seek + transfer).
+const HDD_SEEK_4K: u64 = 50_000 + 8_000_000 + 40_960;
+
 #[test]
-fn a_plugged_queue_takes_buffers_into_a_started_request_until_tq_disk_runs() {
+fn a_write_to_an_idle_plugged_queue_does_not_start_until_tq_disk_runs() {
     const MS: u64 = 1_000_000;
     for plugging in [false, true] {
         let mut d = Disk::preset("hdd").unwrap();
         d.set_plugging(plugging);
-        // The first write finds the queue empty (and plugs it); the model starts it at once,
-        // with a seek of several ms.
-        d.submit(0, 100 * MIB, 4096, true);
-        // 1 ms later it is under way: only a plugged queue's head takes the next buffer.
+        // The first write finds the queue empty: plugged, it waits in the queue.
+        let guess = d.submit(0, 100 * MIB, 4096, true);
+        assert_eq!(d.hold_pages(vec![1]).is_none(), plugging, "held with its pages");
+        assert_eq!(d.in_flight(0), !plugging as usize);
+        // 1 ms later a contiguous buffer joins it (the plugged queue's head is not active);
+        // unplugged, the first is under way and the second makes a request of its own.
         d.submit(MS, 100 * MIB + 4096, 4096, true);
         assert_eq!(d.last_merged(), plugging);
-        d.unplug(2 * MS);
+        assert_eq!(d.hold_pages(vec![2]).is_none(), plugging);
+        let mut out = Vec::new();
+        d.take_dispatched(&mut out);
+        assert!(out.is_empty(), "nothing goes before tq_disk");
+        d.unplug(5 * MS);
+        d.take_dispatched(&mut out);
+        if plugging {
+            // One 8-KiB request from the unplug: its seek and both pages' transfer.
+            assert_eq!(out, vec![(5 * MS + HDD_SEEK_4K + 40_960, vec![1, 2])]);
+            assert_eq!(d.stat().write_ios, 1);
+            let p = d.plug_stats().unwrap();
+            assert_eq!((p.plugs, p.merges, p.plugged_ns, p.most_held_bytes), (1, 1, 5 * MS, 8192));
+        } else {
+            assert_eq!(guess, HDD_SEEK_4K);
+            assert!(out.is_empty());
+        }
         // Unplugged, the head is active: the next buffer makes a request of its own (without
         // the plug the second buffer's request, queued behind the head, takes it).
-        d.submit(3 * MS, 100 * MIB + 8192, 4096, true);
+        d.submit(6 * MS, 100 * MIB + 8192, 4096, true);
         assert_eq!(d.last_merged(), !plugging);
-        let p = d.plug_stats();
-        assert_eq!(p.map(|p| (p.plugs, p.merges, p.plugged_ns)), plugging.then_some((1, 1, 2 * MS)));
     }
+}
+
+#[test]
+fn a_read_unplugs_the_queue_and_goes_behind_what_it_held() {
+    const MS: u64 = 1_000_000;
+    let mut d = Disk::preset("hdd").unwrap();
+    d.set_plugging(true);
+    d.submit(0, 100 * MIB, 4096, true);
+    d.hold_pages(vec![1]);
+    // A reader's wait (`sync_page` → `tq_disk`) at 2 ms: the held write goes first, at 2 ms,
+    // and the read after it on the spindle.
+    let read = d.submit(2 * MS, 500 * MIB, 4096, false);
+    let mut out = Vec::new();
+    d.take_dispatched(&mut out);
+    let write = 2 * MS + HDD_SEEK_4K;
+    assert_eq!(out, vec![(write, vec![1])]);
+    // Behind it on the spindle, with a seek of its own (shortened by the queued command).
+    assert!(read > write + 5 * MS && read < write + HDD_SEEK_4K, "read {read}, write {write}");
+    let p = d.plug_stats().unwrap();
+    assert_eq!((p.plugs, p.plugged_ns, p.longest_ns), (1, 2 * MS, 2 * MS));
+    // A read on an idle queue does not plug it: its reader unplugs at once.
+    let mut idle = Disk::preset("hdd").unwrap();
+    idle.set_plugging(true);
+    assert_eq!(idle.submit(0, 500 * MIB, 4096, false), HDD_SEEK_4K);
+    assert_eq!(idle.plug_stats().unwrap().plugs, 0);
+}
+
+#[test]
+fn the_longest_plug_is_the_longest_time_to_the_next_tq_disk() {
+    const MS: u64 = 1_000_000;
+    // A write every 30 ms (each finds the disk idle), and `tq_disk` run 3 ms after the first,
+    // 7 ms after the second, … as waiters come: each plug lasts until its unplug, no longer.
+    let mut d = Disk::preset("hdd").unwrap();
+    d.set_plugging(true);
+    let mut out = Vec::new();
+    for (i, gap) in [3, 7, 1, 12, 5].into_iter().enumerate() {
+        let at = i as u64 * 30 * MS;
+        d.submit(at, (i as u64 + 1) * 100 * MIB, 4096, true);
+        d.hold_pages(vec![i as u32]);
+        d.unplug(at + gap * MS);
+        d.take_dispatched(&mut out);
+        assert_eq!(out.last(), Some(&(at + gap * MS + HDD_SEEK_4K, vec![i as u32])));
+    }
+    let p = d.plug_stats().unwrap();
+    assert_eq!((p.plugs, p.plugged_ns, p.longest_ns), (5, 28 * MS, 12 * MS));
+    // Nobody runs it: the write never goes.
+    d.submit(300 * MS, 0, 4096, true);
+    d.hold_pages(vec![9]);
+    out.clear();
+    d.take_dispatched(&mut out);
+    assert!(out.is_empty() && d.in_flight(10_000 * MS) == 0);
+}
+
+#[test]
+fn a_writer_that_must_wait_for_a_request_unplugs_what_the_queue_held() {
+    const KIB: u64 = 1024;
+    let mut d = Disk::preset("hdd").unwrap();
+    d.set_throttle_sectors(MAX_QUEUE_BYTES, MAX_NR_REQUESTS);
+    d.set_plugging(true);
+    // 69 scattered 60-KiB writes at one instant, each a request: the first plugs the queue,
+    // all are held, and each is counted as made: the 69th finds 4,080 KiB, not over 4 MiB.
+    for i in 0..69u64 {
+        d.submit(0, i * 10 * MIB, 60 * KIB, true);
+        assert_eq!(d.throttle_wake(), Some(0), "write {i}");
+        d.hold_pages(vec![i as u32]);
+    }
+    let mut out = Vec::new();
+    d.take_dispatched(&mut out);
+    assert!(out.is_empty());
+    // The next one finds 4,140 KiB: `__get_request_wait` unplugs, so all 69 go now, and it
+    // sleeps until ≤ 3 MiB are left: after the 18th request ends.
+    d.submit(0, 700 * MIB, 4 * KIB, true);
+    d.take_dispatched(&mut out);
+    assert_eq!(out.len(), 69);
+    assert_eq!(d.throttle_wake(), Some(out[17].0));
+    assert_eq!(d.request_waits().waits[1], 1);
+    let p = d.plug_stats().unwrap();
+    assert!(!p.plugged() && p.most_held_bytes == 69 * 60 * KIB);
 }

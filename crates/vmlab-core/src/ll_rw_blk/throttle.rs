@@ -115,6 +115,18 @@ impl SectorThrottle {
         self.bytes += bytes;
     }
 
+    /// Forget the buffers counted with the end `held` (a plugged queue's, see
+    /// [`super::QueueBound::forget_held`]): they are the last in end order.
+    pub fn forget_held(&mut self, held: u64) {
+        while let Some(&(done, b)) = self.started.back() {
+            if done != held {
+                break;
+            }
+            self.bytes -= b;
+            self.started.pop_back();
+        }
+    }
+
     /// `nr_sectors` at the last update, in bytes.
     pub fn in_flight_bytes(&self) -> u64 {
         self.bytes
