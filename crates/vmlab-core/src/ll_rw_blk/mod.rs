@@ -77,6 +77,8 @@ pub struct Queue {
     plug: Option<Plug>,
     /// The write requests a plugged queue holds, in arrival order, until `tq_disk` runs.
     held: VecDeque<Held>,
+    /// Their bytes.
+    held_bytes: u64,
     /// The last submission was held: its pages join the last held request.
     held_last: bool,
     /// Under a bound, the tasks that slept for a request.
@@ -94,6 +96,7 @@ impl Default for Queue {
             wake: 0,
             plug: None,
             held: VecDeque::new(),
+            held_bytes: 0,
             held_last: false,
             request_waits: RequestWaits::default(),
         }
@@ -146,8 +149,9 @@ impl Queue {
             }
             _ => self.held.push_back(Held { offset, bytes, segs, since: now, pages: Vec::new() }),
         }
+        self.held_bytes += bytes;
         if let Some(p) = self.plug.as_mut() {
-            p.note_held(self.held.iter().map(|h| h.bytes).sum());
+            p.note_held(self.held_bytes);
         }
         self.held_last = true;
     }
@@ -174,7 +178,9 @@ impl Queue {
 
     /// The oldest held request, for the device at the unplug.
     pub fn pop_held(&mut self) -> Option<Held> {
-        self.held.pop_front()
+        let h = self.held.pop_front()?;
+        self.held_bytes -= h.bytes;
+        Some(h)
     }
 
     /// Whether a plugged queue holds requests.
