@@ -1,8 +1,9 @@
 //! What 2.4's request queues do to their submitters, per disk and sample interval: tasks that
 //! found no request and slept in `__get_request_wait` (reads and writes: how many, seconds
 //! asleep), and the plug (`generic_plug_device`): plugs, buffers merged only because the queue
-//! was plugged, seconds plugged and the longest plug (ms) — the delay vmlab does not put on
-//! the plugged request (ll_rw_blk.rs `Plug`). Then the device's reads and writes (MiB) and its
+//! was plugged or into a held request, seconds plugged, and over the run so far the longest
+//! plug (ms) and the most one plug held (KiB) — a write made on a plugged queue waits there
+//! until `tq_disk` runs (ll_rw_blk/plug.rs). Then the device's reads and writes (MiB) and its
 //! requests. An observer: the run is the same as without it.
 //!
 //! cargo run --release -p vmlab-core --example queue24 -- SCENARIO PROFILE EVERY_S [KEY=VALUE...]
@@ -17,7 +18,7 @@ type Row = [u64; 10];
 
 fn row(sim: &Sim, d: usize) -> Row {
     let disk = &sim.k.disks[d];
-    let w = disk.request_waits;
+    let w = disk.request_waits();
     let p = disk.plug_stats().unwrap_or_default();
     [
         w.waits[0],
@@ -36,7 +37,8 @@ fn row(sim: &Sim, d: usize) -> Row {
 fn main() {
     let common::Census { mut sim, every_s } = common::setup("queue24");
     println!(
-        "t disk | read_waits read_wait_s write_waits write_wait_s | plugs plug_merges plugged_s longest_plug_ms | \
+        "t disk | read_waits read_wait_s write_waits write_wait_s | plugs plug_merges plugged_s longest_plug_ms \
+         most_held_KiB | \
          read_MiB written_MiB requests"
     );
     let mut prev: Vec<Row> = Vec::new();
@@ -48,9 +50,9 @@ fn main() {
         for (d, was) in prev.iter_mut().enumerate() {
             let now = row(sim, d);
             let x: Vec<u64> = now.iter().zip(was.iter()).map(|(a, b)| a - b).collect();
-            let longest = sim.k.disks[d].plug_stats().map_or(0, |p| p.longest_ns);
+            let (longest, most) = sim.k.disks[d].plug_stats().map_or((0, 0), |p| (p.longest_ns, p.most_held_bytes));
             println!(
-                "{} {d} | {} {:.2} {} {:.2} | {} {} {:.3} {:.2} | {:.1} {:.1} {}",
+                "{} {d} | {} {:.2} {} {:.2} | {} {} {:.3} {:.2} {} | {:.1} {:.1} {}",
                 sim.s.now / 1_000_000_000,
                 x[0],
                 x[1] as f64 / 1e9,
@@ -60,6 +62,7 @@ fn main() {
                 x[5],
                 x[6] as f64 / 1e9,
                 longest as f64 / 1e6,
+                most >> 10,
                 x[7] as f64 / (1 << 20) as f64,
                 x[8] as f64 / (1 << 20) as f64,
                 x[9],

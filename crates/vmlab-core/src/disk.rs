@@ -45,16 +45,12 @@ use std::collections::{BinaryHeap, VecDeque};
 
 use crate::blk::{BioShape, PlugRq, RequestQueue};
 use crate::blk_wbt::Wbt;
+use crate::ll_rw_blk;
 use crate::mm_types::Pfn;
 use crate::mq_deadline::{DeadlineParams, MqDeadline};
 
 const NS_PER_SEC: u128 = 1_000_000_000;
 const KIB: u64 = 1024;
-
-/// Largest request the block layer builds by merging contiguous submissions: 2.4's
-/// `__make_request` back-merges a buffer into the queued request that ends where it begins, up to
-/// the driver's `max_sectors` (128 sectors on a DAC960).
-const MERGE_MAX_BYTES: u64 = 64 * KIB;
 
 /// Physical parameters of a block device.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -403,12 +399,7 @@ pub struct Disk {
     /// Completion times of logical requests, for `in_flight`.
     inflight: BinaryHeap<Reverse<u64>>,
     last_now: u64,
-    /// The last submission, for merging without a request queue: its end offset, direction,
-    /// when the request it is part of starts its service, and that request's size.
-    merge_end: u64,
-    merge_write: bool,
-    merge_begin: u64,
-    merge_bytes: u64,
+    /// The last submission joined the request before it.
     merged: bool,
     /// Per stripe of a mirrored device, the mirror its last read went to (a read merged into
     /// that request is moved by the same spindle).
@@ -455,17 +446,8 @@ pub struct Disk {
     pub io_end_pages: u32,
     /// The device's `bdi_writeback`: its write-bandwidth estimate (backing_dev.rs).
     pub wb: crate::backing_dev::BdiWriteback,
-    /// 2.4's bound on the request queue: 2.4.22+'s sectors ([`Disk::set_throttle_sectors`]) or
-    /// the older request count ([`Disk::set_throttle_requests`]); None: a submitter waits only
-    /// on the queue's time backlog (`page_writeback::MAX_BACKLOG_NS`).
-    throttle: Option<crate::ll_rw_blk::QueueBound>,
-    /// When the last submission's task may go on (0: at once), under the queue's bound.
-    throttle_wake: u64,
-    /// 2.4's plug on an empty queue ([`Disk::set_plugging`]); None: a request goes to the
-    /// device as it is made.
-    plug: Option<crate::ll_rw_blk::Plug>,
-    /// Under a 2.4 bound, the tasks that slept for a request.
-    pub request_waits: crate::ll_rw_blk::RequestWaits,
+    /// The request queue before blk-mq (ll_rw_blk.rs): used without 6.8's `queue`.
+    ll: ll_rw_blk::Queue,
 }
 
 /// The queue's `nr_requests`, `wbt_lat_usec` and `write_cache` (sysfs `queue/`); `None` takes
@@ -515,10 +497,6 @@ impl Disk {
             spindles: vec![Spindle::default(); params.spindles as usize],
             inflight: BinaryHeap::new(),
             last_now: 0,
-            merge_end: u64::MAX,
-            merge_write: false,
-            merge_begin: 0,
-            merge_bytes: 0,
             merged: false,
             read_pick: vec![0; params.stripes() as usize],
             busy_until: 0,
@@ -544,60 +522,85 @@ impl Disk {
             held_last: None,
             run_wanted: None,
             run_armed: u64::MAX,
-            throttle: None,
-            throttle_wake: 0,
-            plug: None,
-            request_waits: Default::default(),
+            ll: Default::default(),
         })
     }
 
     /// 2.4.22+'s `blk_queue_throttle_sectors(q, 1)` with `max_queue_sectors` of `max_bytes`
-    /// (ll_rw_blk.rs): a submission that needs a new request waits while the queue holds more
-    /// than that. Only without 6.8's queue.
+    /// (ll_rw_blk.rs [`ll_rw_blk::SectorThrottle`]): a submission that needs a new request
+    /// waits while the queue holds more than that. Only without 6.8's queue.
     pub fn set_throttle_sectors(&mut self, max_bytes: u64, nr_requests: u32) {
-        use crate::ll_rw_blk::{QueueBound, SectorThrottle};
-        self.throttle = (max_bytes > 0 && self.queue.is_none())
-            .then(|| QueueBound::Sectors(SectorThrottle::new(max_bytes, nr_requests)));
+        let t = ll_rw_blk::SectorThrottle::new(max_bytes, nr_requests);
+        self.ll.set_bound((max_bytes > 0 && self.queue.is_none()).then_some(ll_rw_blk::QueueBound::Sectors(t)));
     }
 
-    /// 2.4's `generic_plug_device` (ll_rw_blk.rs [`crate::ll_rw_blk::Plug`]): a buffer that
-    /// finds the queue empty plugs it until [`Disk::unplug`]. Only without 6.8's queue.
+    /// Before 2.4.22: `queue_nr_requests` of `nr_requests`, half to each direction
+    /// (ll_rw_blk.rs [`ll_rw_blk::RequestSlots`]): a submission that needs a new request
+    /// waits while its direction has none free. Only without 6.8's queue.
+    pub fn set_throttle_requests(&mut self, nr_requests: u32) {
+        let r = ll_rw_blk::RequestSlots::new(nr_requests);
+        self.ll.set_bound((nr_requests > 0 && self.queue.is_none()).then_some(ll_rw_blk::QueueBound::Requests(r)));
+    }
+
+    /// 2.4's `generic_plug_device` (ll_rw_blk.rs [`ll_rw_blk::Plug`]): a buffer that finds
+    /// the queue empty plugs it until [`Disk::unplug`]. Only without 6.8's queue.
     pub fn set_plugging(&mut self, on: bool) {
-        self.plug = (on && self.queue.is_none()).then(Default::default);
+        self.ll.set_plugging(on && self.queue.is_none());
     }
 
-    /// `tq_disk` ran at `now`: a plugged queue is unplugged.
+    /// `tq_disk` ran at `now`: a plugged queue is unplugged, and the device takes the
+    /// requests it held ([`Disk::take_dispatched`] hands their completions over).
     pub fn unplug(&mut self, now: u64) {
-        if let Some(p) = self.plug.as_mut() {
-            p.unplug(now);
+        if !self.ll.plugged() {
+            return;
+        }
+        let now = now.max(self.last_now);
+        self.last_now = now;
+        self.request_fn(now);
+    }
+
+    /// `__generic_unplug_device` → `request_fn`: the plug ends at `now` and every request it
+    /// held goes to the device, in arrival order; each one's ticks run from when it was made.
+    fn request_fn(&mut self, now: u64) {
+        self.ll.unplug(now);
+        self.link.forget(now);
+        while let Some(h) = self.ll.pop_held() {
+            let begin = self.service_begins(now, h.offset);
+            let done = self.start_request(now, h.since, now, h.offset, h.bytes, h.segs, true);
+            self.in_flight_until(now, done);
+            self.ll.unplugged(now, begin, done, &h);
+            self.dispatched.push((done, h.pages));
         }
     }
 
     /// The plug's counts (None: the queue does not plug).
-    pub fn plug_stats(&self) -> Option<crate::ll_rw_blk::Plug> {
-        self.plug
+    pub fn plug_stats(&self) -> Option<ll_rw_blk::Plug> {
+        self.ll.plug_stats()
     }
 
-    /// Before 2.4.22: `queue_nr_requests` of `nr_requests`, half to each direction
-    /// (ll_rw_blk.rs [`crate::ll_rw_blk::RequestSlots`]): a submission that needs a new request
-    /// waits while its direction has none free. Only without 6.8's queue.
-    pub fn set_throttle_requests(&mut self, nr_requests: u32) {
-        use crate::ll_rw_blk::{QueueBound, RequestSlots};
-        self.throttle =
-            (nr_requests > 0 && self.queue.is_none()).then(|| QueueBound::Requests(RequestSlots::new(nr_requests)));
+    /// Under a 2.4 bound, the tasks that slept for a request.
+    pub fn request_waits(&self) -> ll_rw_blk::RequestWaits {
+        self.ll.request_waits
     }
 
     /// Under the queue's bound, when the task of the last submission may go on (its
-    /// `__get_request_wait`; 0: it got its request at once). None: the disk has no throttle.
+    /// `__get_request_wait`; 0: it got its request at once). None: the disk has no bound.
     pub fn throttle_wake(&self) -> Option<u64> {
-        self.throttle.as_ref().map(|_| self.throttle_wake)
+        self.ll.wake()
     }
 
     /// Under the queue's bound, when a task that wants a new request for `write` at `now`
-    /// gets one (0: at once). None: the disk has no throttle.
+    /// gets one (0: at once). None: the disk has no bound. A task that must wait unplugs the
+    /// queue first (`__get_request_wait`), so what a plug held goes to the device now.
     pub fn request_wait(&mut self, now: u64, write: bool) -> Option<u64> {
         let now = now.max(self.last_now);
-        self.throttle.as_mut().map(|t| t.get_request_wait(now, write))
+        let wait = self.ll.request_wait(now, write)?;
+        if wait <= now || !self.ll.holds() {
+            return Some(wait);
+        }
+        self.last_now = now;
+        self.request_fn(now);
+        self.ll.request_wait(now, write)
     }
 
     /// Put 6.8's request queue in front of the device: `max_sectors_kb`/`max_segments` limits,
@@ -746,40 +749,44 @@ impl Disk {
         self.link.forget(now);
 
         self.held_last = None;
+        self.ll.begin_submission();
         if self.queue.is_some() && self.elevator.is_some() {
             self.run_queue(now);
+        }
+        if !write && self.ll.plugged() {
+            // The reader waits on its page at once: its `sync_page` runs `tq_disk`.
+            self.request_fn(now);
         }
         let mut start = now;
         let merged = match self.queue.as_mut() {
             Some(q) => q.elv_merge(now, offset, bytes, segs, write),
-            None => self.back_merge(now, offset, bytes, write),
-        };
-        // `__make_request` plugs a queue it finds empty; IDE keeps its active request on the
-        // queue until it ends, so the queue is empty only when nothing is in flight.
-        if let Some(p) = self.plug.as_mut() {
-            if merged && now >= self.merge_begin {
-                p.merges += 1;
-            } else if !merged && now >= self.busy_until {
-                p.plug(now);
+            None => {
+                let p = &self.params;
+                self.ll.back_merge(now, offset, bytes, write, p.chunk_bytes, p.stripes())
             }
-        }
-        // A merged buffer takes no request, so it never waits (`__make_request` → `out:`). The
-        // first request's wait decides when a reader's goes; `take_requests` books them all.
-        self.throttle_wake = match self.throttle.as_mut() {
-            Some(t) if !merged => t.get_request_wait(now, write),
-            _ => 0,
         };
         let mut since = now;
-        if self.throttle_wake > now {
-            // `__get_request_wait` unplugs the queue, sleeps, and the request is made at the
-            // wakeup: a reader's then goes to the device, a writer's as before (the sleep is
-            // its caller's, `page_writeback::congestion_wait_on_submit`).
-            self.unplug(now);
-            self.request_waits.waits[write as usize] += 1;
-            self.request_waits.wait_ns[write as usize] += self.throttle_wake - now;
-            if !write && self.queue.is_none() {
-                (start, since) = (self.throttle_wake, self.throttle_wake);
+        self.ll.plug_on_make_request(now, merged, now >= self.busy_until, write);
+        if self.ll.get_request(now, merged, write) > now {
+            if self.ll.holds() {
+                // `__get_request_wait` unplugs before it sleeps: what the plug held counts now.
+                self.request_fn(now);
+                self.ll.get_request(now, merged, write);
             }
+            if let Some(wake) = self.ll.request_sleep(now, write) {
+                (start, since) = (wake, wake);
+            }
+        }
+        if write && self.ll.plugged() {
+            // Made on a plugged queue: it waits there for `tq_disk`, counted as submitted.
+            self.ll.hold(now, offset, bytes, segs, merged);
+            self.ll.queued(offset, bytes, write, merged, now);
+            self.merged = merged;
+            self.writes += 1;
+            self.bytes_written += bytes;
+            // A guess for the submitter's backlog check: as if it were unplugged now.
+            let moved = now.max(self.busy_until).saturating_add(transfer_ns(bytes, self.params.bandwidth_for(true)));
+            return self.completes(moved, true);
         }
         if self.queue.is_some() && !merged {
             if let Some(i) = self.hold_write(now, offset, bytes, segs, write) {
@@ -820,81 +827,11 @@ impl Disk {
         }
         self.merged = merged;
         if self.queue.is_none() {
-            if merged {
-                self.merge_bytes += bytes;
-            } else {
-                (self.merge_bytes, self.merge_begin) = (bytes, begin);
-            }
-            (self.merge_end, self.merge_write) = (offset + bytes, write);
+            self.ll.queued(offset, bytes, write, merged, begin);
         }
         self.in_flight_until(now, done);
-        self.throttle_wake = self.take_requests(now, begin, done, bytes, write, merged, self.throttle_wake);
+        self.ll.take_requests(now, begin, done, bytes, write, merged);
         done
-    }
-
-    /// The queue's bound takes a submission of `bytes` whose transfer runs from `begin` to
-    /// `done`, whose first request's wait `first` was asked before the transfer (nothing has
-    /// taken a request since); returns when its task may go on (0: at once). A buffer merged into the last
-    /// request takes none, so it never waits (`__make_request` → `out:`). Otherwise 2.4 builds
-    /// requests of at most `max_sectors` ([`MERGE_MAX_BYTES`]) out of the buffers it is given
-    /// one by one, where vmlab moves a writer's run of pages as one transfer: under the
-    /// request-count bound the run takes one request, and a slot, per `max_sectors` of it,
-    /// each released as the transfer passes its end. The sector bound counts bytes, not
-    /// requests.
-    #[allow(clippy::too_many_arguments)]
-    fn take_requests(
-        &mut self,
-        now: u64,
-        begin: u64,
-        done: u64,
-        bytes: u64,
-        write: bool,
-        merged: bool,
-        first: u64,
-    ) -> u64 {
-        use crate::ll_rw_blk::QueueBound;
-        match self.throttle.as_mut() {
-            None => 0,
-            Some(t) if merged => {
-                t.start(now, done, bytes, write, true);
-                0
-            }
-            Some(QueueBound::Requests(r)) => {
-                let n = bytes.div_ceil(MERGE_MAX_BYTES).max(1);
-                let span = done.saturating_sub(begin);
-                let mut wake = first;
-                for i in 1..=n {
-                    if i > 1 {
-                        wake = wake.max(r.get_request_wait(now, write));
-                    }
-                    r.start(now, done - span + span * i / n, write, false);
-                }
-                wake
-            }
-            Some(t) => {
-                t.start(now, done, bytes, write, false);
-                first
-            }
-        }
-    }
-
-    /// 2.4's `__make_request` without a scheduler queue: a buffer that begins where the last
-    /// submission ended, in the same direction, joins its request (`ELEVATOR_BACK_MERGE`: the
-    /// buffer is chained to `bhtail` and the request's sectors grow; no new request, so no new
-    /// command for the drive) while that request has not started — the active head is skipped
-    /// (`q->head_active && !q->plugged`), so on a plugged queue it may have — and stays within
-    /// `max_sectors`. On a striped device
-    /// the buffer must stay in the chunk the request ends in, so that the same spindle moves it.
-    fn back_merge(&self, now: u64, offset: u64, bytes: u64, write: bool) -> bool {
-        let chunk = self.params.chunk_bytes;
-        let same_chunk = self.params.stripes() == 1
-            || (!offset.is_multiple_of(chunk) && offset / chunk == (offset + bytes.max(1) - 1) / chunk);
-        let head_inactive = now < self.merge_begin || self.plug.is_some_and(|p| p.plugged());
-        write == self.merge_write
-            && offset == self.merge_end
-            && head_inactive
-            && self.merge_bytes + bytes <= MERGE_MAX_BYTES
-            && same_chunk
     }
 
     /// The spindles of `stripe`: one, or a mirrored pair.
@@ -1007,15 +944,15 @@ impl Disk {
         self.completes(moved, true)
     }
 
-    /// The pages of the last submission, if the scheduler holds it: they complete with the
-    /// held request (None). Otherwise they are handed back.
+    /// The pages of the last submission, if the scheduler or a plugged 2.4 queue holds it:
+    /// they complete with the held request (None). Otherwise they are handed back.
     pub fn hold_pages(&mut self, pages: Vec<Pfn>) -> Option<Vec<Pfn>> {
         match (self.held_last.take(), self.elevator.as_mut()) {
             (Some(i), Some(e)) => {
                 e.add_pages(i, &pages);
                 None
             }
-            _ => Some(pages),
+            _ => self.ll.hold_pages(pages),
         }
     }
 
@@ -1179,13 +1116,13 @@ impl Disk {
         }
     }
 
-    /// Whether a scheduler may hold writes, so that a request's completion is not known when
-    /// it is submitted.
+    /// Whether a scheduler or 2.4's plug may hold writes, so that a request's completion is not
+    /// known when it is submitted.
     pub fn holds_writes(&self) -> bool {
-        self.elevator.is_some()
+        self.elevator.is_some() || self.ll.plug_stats().is_some()
     }
 
-    /// The last submission joined the request before it (see `MERGE_MAX_BYTES`): its completion
+    /// The last submission joined the request before it (see [`ll_rw_blk::MERGE_MAX_BYTES`]): its completion
     /// raises no interrupt of its own.
     pub fn last_merged(&self) -> bool {
         self.merged

@@ -1,5 +1,5 @@
-//! The disk model's tests: the device's service times, 2.4's back merge, request bounds and
-//! plug, and the 6.8 request path in front of it.
+//! The disk model's tests: the device's service times and the 6.8 request path in front of it
+//! (2.4's request queue's are in ll_rw_blk/tests.rs).
 
 use super::*;
 use rand::{Rng, SeedableRng};
@@ -56,119 +56,6 @@ fn striped_sequential_reaches_stripes_times_bandwidth() {
         let bw = mbps(32 * req, end);
         let want = (p.bandwidth_bps * p.stripes() as u64) as f64 / 1e6;
         assert!(bw > 0.9 * want && bw <= want, "{model} write={write}: {bw} of {want} MB/s");
-    }
-}
-
-#[test]
-fn contiguous_buffers_queued_behind_a_busy_head_join_one_request() {
-    // 33 one-page writes in slot order at one instant, as reclaimers' swap writes arrive:
-    // the first starts at once (the active head takes no merge), the next 16 build one
-    // request behind it, the last 16 another (64 KiB, max_sectors). Three commands.
-    let mut d = Disk::preset("hdd").unwrap();
-    let mut end = 0;
-    for i in 0..33u64 {
-        end = end.max(d.submit(0, 10 * MIB + i * 4096, 4096, true));
-    }
-    assert_eq!(end, 3 * 50_000 + 8_000_000 + 33 * 40_960);
-    assert_eq!(d.stat().write_ios, 3);
-    // Every merged buffer left the head where the next request begins: no second seek.
-    assert_eq!(d.submit(0, 10 * MIB + 33 * 4096, 4096, true), end + 50_000 + 40_960);
-    // A buffer in the other direction starts a request of its own: its own command.
-    assert_eq!(d.submit(0, 10 * MIB + 34 * 4096, 4096, false), end + 2 * (50_000 + 40_960));
-    assert_eq!(d.stat().write_ios + d.stat().read_ios, 5);
-}
-
-#[test]
-fn under_the_sector_throttle_only_a_new_request_waits_for_a_batch_to_drain() {
-    const KIB: u64 = 1024;
-    let mut d = Disk::preset("hdd").unwrap();
-    d.set_throttle_sectors(crate::ll_rw_blk::MAX_QUEUE_BYTES, crate::ll_rw_blk::MAX_NR_REQUESTS);
-    // 69 writes of 60 KiB, scattered, at one instant: each finds ≤ 4 MiB queued and gets
-    // its request; then 4,140 KiB are in flight (~0.15 s of this disk's work, under the
-    // time backlog's 250 ms).
-    let mut done = Vec::new();
-    for i in 0..69u64 {
-        done.push(d.submit(0, i * 10 * MIB, 60 * KIB, true));
-        assert_eq!(d.throttle_wake(), Some(0), "write {i}");
-    }
-    // A buffer that back-merges into the last, queued request takes no request: no wait.
-    d.submit(0, 68 * 10 * MIB + 60 * KIB, 4 * KIB, true);
-    assert!(d.last_merged());
-    assert_eq!(d.throttle_wake(), Some(0));
-    // One that needs a request sleeps until ≤ 3 MiB are left: 4,144 KiB less 18 × 60 KiB.
-    d.submit(0, 700 * MIB, 4 * KIB, true);
-    assert_eq!(d.throttle_wake(), Some(done[17]));
-    assert_eq!(d.request_wait(done[17], true), Some(0));
-    // Without the throttle there is no such wait to report.
-    let mut plain = Disk::preset("hdd").unwrap();
-    plain.submit(0, 0, 4 * KIB, true);
-    assert_eq!(plain.throttle_wake(), None);
-}
-
-#[test]
-fn under_the_request_count_a_run_longer_than_max_sectors_takes_a_request_per_64_kib() {
-    const KIB: u64 = 1024;
-    let mut d = Disk::preset("hdd").unwrap();
-    d.set_throttle_requests(crate::ll_rw_blk::QUEUE_NR_REQUESTS);
-    // Four runs of 1 MiB, scattered, at one instant: 16 requests each, 64 in all — the
-    // write list's share — so each got its requests at once.
-    let mut done = Vec::new();
-    for i in 0..4u64 {
-        done.push(d.submit(0, i * 10 * MIB, MIB, true));
-        assert_eq!(d.throttle_wake(), Some(0), "run {i}");
-    }
-    // The fifth finds none free and sleeps until 32 are released: the second run's last
-    // request, which ends with that run's transfer.
-    d.submit(0, 700 * MIB, 64 * KIB, true);
-    assert_eq!(d.throttle_wake(), Some(done[1]));
-    // A run of 64 KiB or less is one request, as before.
-    let mut one = Disk::preset("hdd").unwrap();
-    one.set_throttle_requests(crate::ll_rw_blk::QUEUE_NR_REQUESTS);
-    for i in 0..64u64 {
-        one.submit(0, i * 10 * MIB, 64 * KIB, true);
-        assert_eq!(one.throttle_wake(), Some(0), "request {i}");
-    }
-    one.submit(0, 700 * MIB, 4 * KIB, true);
-    assert!(one.throttle_wake().is_some_and(|w| w > 0));
-}
-
-#[test]
-fn a_reader_that_finds_no_request_has_its_request_made_at_the_wakeup() {
-    const KIB: u64 = 1024;
-    let mut d = Disk::preset("raid10").unwrap();
-    d.set_throttle_sectors(crate::ll_rw_blk::MAX_QUEUE_BYTES, crate::ll_rw_blk::MAX_NR_REQUESTS);
-    // 90 scattered 60-KiB writes on the first stripe: 5,400 KiB, over max + batch (5 MiB).
-    for i in 0..90u64 {
-        d.submit(0, i * 150 * 64 * KIB, 60 * KIB, true);
-    }
-    // A read for the idle second stripe sleeps for the writers' wakeup, then goes.
-    let done = d.submit(0, 64 * KIB, 4 * KIB, false);
-    let wake = d.throttle_wake().unwrap();
-    assert!(wake > 0);
-    assert!(done > wake && done - wake < 20_000_000, "read done {done}, woken {wake}");
-    // (Past 4 MiB the writers slept too.)
-    assert_eq!((d.request_waits.waits[0], d.request_waits.wait_ns[0]), (1, wake));
-}
-
-#[test]
-fn a_plugged_queue_takes_buffers_into_a_started_request_until_tq_disk_runs() {
-    const MS: u64 = 1_000_000;
-    for plugging in [false, true] {
-        let mut d = Disk::preset("hdd").unwrap();
-        d.set_plugging(plugging);
-        // The first write finds the queue empty (and plugs it); the model starts it at once,
-        // with a seek of several ms.
-        d.submit(0, 100 * MIB, 4096, true);
-        // 1 ms later it is under way: only a plugged queue's head takes the next buffer.
-        d.submit(MS, 100 * MIB + 4096, 4096, true);
-        assert_eq!(d.last_merged(), plugging);
-        d.unplug(2 * MS);
-        // Unplugged, the head is active: the next buffer makes a request of its own (without
-        // the plug the second buffer's request, queued behind the head, takes it).
-        d.submit(3 * MS, 100 * MIB + 8192, 4096, true);
-        assert_eq!(d.last_merged(), !plugging);
-        let p = d.plug_stats();
-        assert_eq!(p.map(|p| (p.plugs, p.merges, p.plugged_ns)), plugging.then_some((1, 1, 2 * MS)));
     }
 }
 

@@ -480,18 +480,24 @@ impl Kernel {
         self.io_queue.push((t, d));
     }
 
-    /// `run_task_queue(&tq_disk)`: one global task queue, so every plugged 2.4 queue goes.
+    /// `run_task_queue(&tq_disk)`: one global task queue, so every plugged 2.4 queue goes, and
+    /// the writes it held complete from the device's time.
     pub fn run_tq_disk(&mut self, now: u64) {
-        for d in &mut self.disks {
-            d.unplug(now);
+        for d in 0..self.disks.len() {
+            self.disks[d].unplug(now);
+            self.collect_dispatched(d);
         }
     }
 
-    /// Completions of the held writes `disk`'s scheduler has dispatched since the last call.
+    /// Completions of the held writes `disk`'s scheduler (or 2.4 plug) has dispatched since
+    /// the last call.
     pub fn collect_dispatched(&mut self, disk: usize) {
         let mut out = std::mem::take(&mut self.blk_dispatched);
         self.disks[disk].take_dispatched(&mut out);
         for (t, pages) in out.drain(..) {
+            if pages.iter().any(|&p| self.fr.has(p, pg::LAUNDER)) {
+                crate::vmscan::launder_dispatched(self, t, &pages);
+            }
             self.io_queue_first_write = self.io_queue_first_write.min(t);
             self.io_queue.push((t, IoDone::Write { pages, disk, irq: true }));
         }

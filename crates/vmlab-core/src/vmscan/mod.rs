@@ -286,6 +286,15 @@ impl EngineState {
 pub const SPLIT_LRU_NAMES: [Option<&str>; NR_LRU_LISTS] =
     [Some("Inactive(anon)"), Some("Active(anon)"), Some("Inactive(file)"), Some("Active(file)"), Some("Unevictable")];
 
+/// Writes of `PG_launder` pages that a plugged 2.4 queue held went to the device at the unplug
+/// and complete at `t` (kernel.rs `collect_dispatched`): the 2.4-aa engine, whose reclaimers
+/// wait on such pages, learns when.
+pub fn launder_dispatched(k: &mut Kernel, t: u64, pages: &[Pfn]) {
+    if matches!(k.reclaim, EngineState::Aa24(_)) {
+        aa24::launder_dispatched(k, t, pages);
+    }
+}
+
 /// Pages of zone `zid` on the engine's list called `name` (0 if the era has no such list).
 pub fn zone_lru_pages(k: &Kernel, zid: usize, name: &str) -> u64 {
     lru_names(k.profile.engine).iter().position(|n| *n == Some(name)).map_or(0, |l| k.zones[zid].lru_pages[l])

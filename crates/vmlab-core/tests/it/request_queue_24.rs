@@ -118,3 +118,28 @@ fn the_aa_rows_plug_an_empty_queue() {
     s.k.disks[0].submit(3_000_000, 8192, 4096, true);
     assert!(!s.k.disks[0].last_merged());
 }
+
+#[test]
+fn tq_disk_hands_the_writes_a_plug_held_to_the_kernel() {
+    use vmlab_core::kernel::IoDone;
+    let mut s = sim("linux-2.4.23aa1", &[]);
+    // A write on the idle disk plugs it: its pages wait in the queue, not in the kernel's I/O.
+    let t = s.k.disks[0].submit(0, 0, 4096, true);
+    s.k.queue_io_done(t, 0, vec![7], true);
+    assert!(s.k.io_queue.is_empty());
+    // A task waiting on I/O at 5 ms runs tq_disk: the write starts then, and its completion
+    // is queued with its pages.
+    s.k.run_tq_disk(5_000_000);
+    match s.k.io_queue.as_slice() {
+        [(done, IoDone::Write { pages, disk: 0, irq: true })] => {
+            assert_eq!(pages, &vec![7]);
+            assert!(*done > 5_000_000 && *done == s.k.io_queue_first_write, "{done}");
+        }
+        q => panic!("one write expected, got {} entries", q.len()),
+    }
+    // Without the plug the write is booked and queued at once.
+    let mut off = sim("linux-2.4.23aa1", &["reclaim.plug_empty_queue=false"]);
+    let t = off.k.disks[0].submit(0, 0, 4096, true);
+    off.k.queue_io_done(t, 0, vec![7], true);
+    assert_eq!(off.k.io_queue.len(), 1);
+}

@@ -864,6 +864,11 @@ fn shrink_cache(
         let f = k.fr.flags[p as usize];
         if f & (pg::LOCKED | pg::WRITEBACK) != 0 {
             if f & pg::LAUNDER != 0 {
+                if f & pg::WRITEBACK != 0 && !k.reclaim.aa24().launder_done.contains_key(&p) {
+                    // `wait_on_page` → `sync_page` runs `tq_disk` first: a write still plugged
+                    // goes to the device now, and the wait is for its completion.
+                    k.run_tq_disk(ctx.clock());
+                }
                 if let Some(&until) = k.reclaim.aa24_mut().launder_done.get(&p) {
                     if until > ctx.clock() {
                         k.reclaim.aa24_mut().stats.launder_waits += 1;
@@ -901,6 +906,16 @@ fn shrink_cache(
         }
     }
     ScanEnd::Exhausted
+}
+
+/// The writes of `pages` a plugged queue held went to the device at the unplug and complete
+/// at `t`: a reclaimer that finds a `PG_launder` page among them waits for that.
+pub fn launder_dispatched(k: &mut Kernel, t: u64, pages: &[Pfn]) {
+    for &p in pages {
+        if k.fr.has(p, pg::LAUNDER) {
+            k.reclaim.aa24_mut().launder_done.insert(p, t);
+        }
+    }
 }
 
 /// `ClearPageDirty; SetPageLaunder; writepage(page)`: shm pages go through `shmem_writepage`

@@ -797,6 +797,10 @@ pub fn kswapd_step(k: &mut Kernel, ctx: &mut Ctx, node: usize) -> KswapdAction {
                 return KswapdAction::Continue;
             }
             k.reclaim.riel24_mut().ks.phase = Phase::Top;
+            // kswapd()'s loop runs `tq_disk` after `do_try_to_free_pages` and the once-a-second
+            // work, before it decides to sleep (2.4.6-pre3's mm/vmscan.c, in Rik van Riel's
+            // "even out background aging", linux-mm, 15 Jun 2001).
+            k.run_tq_disk(ctx.clock());
             if shortage != 0 {
                 note_failure(k);
                 k.reclaim.riel24_mut().stats.kswapd_failed_passes += 1;

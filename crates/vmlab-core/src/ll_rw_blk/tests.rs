@@ -1,0 +1,216 @@
+//! 2.4's request queue in front of the device model: the back merge, the bounds' waits as a
+//! disk reports them, a reader's wait for a request, the plug.
+
+use super::*;
+use crate::disk::Disk;
+
+const MIB: u64 = 1024 * 1024;
+
+#[test]
+fn contiguous_buffers_queued_behind_a_busy_head_join_one_request() {
+    // 33 one-page writes in slot order at one instant, as reclaimers' swap writes arrive:
+    // the first starts at once (the active head takes no merge), the next 16 build one
+    // request behind it, the last 16 another (64 KiB, max_sectors). Three commands.
+    let mut d = Disk::preset("hdd").unwrap();
+    let mut end = 0;
+    for i in 0..33u64 {
+        end = end.max(d.submit(0, 10 * MIB + i * 4096, 4096, true));
+    }
+    assert_eq!(end, 3 * 50_000 + 8_000_000 + 33 * 40_960);
+    assert_eq!(d.stat().write_ios, 3);
+    // Every merged buffer left the head where the next request begins: no second seek.
+    assert_eq!(d.submit(0, 10 * MIB + 33 * 4096, 4096, true), end + 50_000 + 40_960);
+    // A buffer in the other direction starts a request of its own: its own command.
+    assert_eq!(d.submit(0, 10 * MIB + 34 * 4096, 4096, false), end + 2 * (50_000 + 40_960));
+    assert_eq!(d.stat().write_ios + d.stat().read_ios, 5);
+}
+
+#[test]
+fn under_the_sector_throttle_only_a_new_request_waits_for_a_batch_to_drain() {
+    const KIB: u64 = 1024;
+    let mut d = Disk::preset("hdd").unwrap();
+    d.set_throttle_sectors(MAX_QUEUE_BYTES, MAX_NR_REQUESTS);
+    // 69 writes of 60 KiB, scattered, at one instant: each finds ≤ 4 MiB queued and gets
+    // its request; then 4,140 KiB are in flight (~0.15 s of this disk's work, under the
+    // time backlog's 250 ms).
+    let mut done = Vec::new();
+    for i in 0..69u64 {
+        done.push(d.submit(0, i * 10 * MIB, 60 * KIB, true));
+        assert_eq!(d.throttle_wake(), Some(0), "write {i}");
+    }
+    // A buffer that back-merges into the last, queued request takes no request: no wait.
+    d.submit(0, 68 * 10 * MIB + 60 * KIB, 4 * KIB, true);
+    assert!(d.last_merged());
+    assert_eq!(d.throttle_wake(), Some(0));
+    // One that needs a request sleeps until ≤ 3 MiB are left: 4,144 KiB less 18 × 60 KiB.
+    d.submit(0, 700 * MIB, 4 * KIB, true);
+    assert_eq!(d.throttle_wake(), Some(done[17]));
+    assert_eq!(d.request_wait(done[17], true), Some(0));
+    // Without the throttle there is no such wait to report.
+    let mut plain = Disk::preset("hdd").unwrap();
+    plain.submit(0, 0, 4 * KIB, true);
+    assert_eq!(plain.throttle_wake(), None);
+}
+
+#[test]
+fn under_the_request_count_a_run_longer_than_max_sectors_takes_a_request_per_64_kib() {
+    const KIB: u64 = 1024;
+    let mut d = Disk::preset("hdd").unwrap();
+    d.set_throttle_requests(QUEUE_NR_REQUESTS);
+    // Four runs of 1 MiB, scattered, at one instant: 16 requests each, 64 in all — the
+    // write list's share — so each got its requests at once.
+    let mut done = Vec::new();
+    for i in 0..4u64 {
+        done.push(d.submit(0, i * 10 * MIB, MIB, true));
+        assert_eq!(d.throttle_wake(), Some(0), "run {i}");
+    }
+    // The fifth finds none free and sleeps until 32 are released: the second run's last
+    // request, which ends with that run's transfer.
+    d.submit(0, 700 * MIB, 64 * KIB, true);
+    assert_eq!(d.throttle_wake(), Some(done[1]));
+    // A run of 64 KiB or less is one request, as before.
+    let mut one = Disk::preset("hdd").unwrap();
+    one.set_throttle_requests(QUEUE_NR_REQUESTS);
+    for i in 0..64u64 {
+        one.submit(0, i * 10 * MIB, 64 * KIB, true);
+        assert_eq!(one.throttle_wake(), Some(0), "request {i}");
+    }
+    one.submit(0, 700 * MIB, 4 * KIB, true);
+    assert!(one.throttle_wake().is_some_and(|w| w > 0));
+}
+
+#[test]
+fn a_reader_that_finds_no_request_has_its_request_made_at_the_wakeup() {
+    const KIB: u64 = 1024;
+    let mut d = Disk::preset("raid10").unwrap();
+    d.set_throttle_sectors(MAX_QUEUE_BYTES, MAX_NR_REQUESTS);
+    // 90 scattered 60-KiB writes on the first stripe: 5,400 KiB, over max + batch (5 MiB).
+    for i in 0..90u64 {
+        d.submit(0, i * 150 * 64 * KIB, 60 * KIB, true);
+    }
+    // A read for the idle second stripe sleeps for the writers' wakeup, then goes.
+    let done = d.submit(0, 64 * KIB, 4 * KIB, false);
+    let wake = d.throttle_wake().unwrap();
+    assert!(wake > 0);
+    assert!(done > wake && done - wake < 20_000_000, "read done {done}, woken {wake}");
+    // (Past 4 MiB the writers slept too.)
+    assert_eq!((d.request_waits().waits[0], d.request_waits().wait_ns[0]), (1, wake));
+}
+
+/// hdd: a 4-KiB request that seeks (command latency + seek + transfer).
+const HDD_SEEK_4K: u64 = 50_000 + 8_000_000 + 40_960;
+
+#[test]
+fn a_write_to_an_idle_plugged_queue_does_not_start_until_tq_disk_runs() {
+    const MS: u64 = 1_000_000;
+    for plugging in [false, true] {
+        let mut d = Disk::preset("hdd").unwrap();
+        d.set_plugging(plugging);
+        // The first write finds the queue empty: plugged, it waits in the queue.
+        let guess = d.submit(0, 100 * MIB, 4096, true);
+        assert_eq!(d.hold_pages(vec![1]).is_none(), plugging, "held with its pages");
+        assert_eq!(d.in_flight(0), !plugging as usize);
+        // 1 ms later a contiguous buffer joins it (the plugged queue's head is not active);
+        // unplugged, the first is under way and the second makes a request of its own.
+        d.submit(MS, 100 * MIB + 4096, 4096, true);
+        assert_eq!(d.last_merged(), plugging);
+        assert_eq!(d.hold_pages(vec![2]).is_none(), plugging);
+        let mut out = Vec::new();
+        d.take_dispatched(&mut out);
+        assert!(out.is_empty(), "nothing goes before tq_disk");
+        d.unplug(5 * MS);
+        d.take_dispatched(&mut out);
+        if plugging {
+            // One 8-KiB request from the unplug: its seek and both pages' transfer.
+            assert_eq!(out, vec![(5 * MS + HDD_SEEK_4K + 40_960, vec![1, 2])]);
+            assert_eq!(d.stat().write_ios, 1);
+            let p = d.plug_stats().unwrap();
+            assert_eq!((p.plugs, p.merges, p.plugged_ns, p.most_held_bytes), (1, 1, 5 * MS, 8192));
+        } else {
+            assert_eq!(guess, HDD_SEEK_4K);
+            assert!(out.is_empty());
+        }
+        // Unplugged, the head is active: the next buffer makes a request of its own (without
+        // the plug the second buffer's request, queued behind the head, takes it).
+        d.submit(6 * MS, 100 * MIB + 8192, 4096, true);
+        assert_eq!(d.last_merged(), !plugging);
+    }
+}
+
+#[test]
+fn a_read_unplugs_the_queue_and_goes_behind_what_it_held() {
+    const MS: u64 = 1_000_000;
+    let mut d = Disk::preset("hdd").unwrap();
+    d.set_plugging(true);
+    d.submit(0, 100 * MIB, 4096, true);
+    d.hold_pages(vec![1]);
+    // A reader's wait (`sync_page` → `tq_disk`) at 2 ms: the held write goes first, at 2 ms,
+    // and the read after it on the spindle.
+    let read = d.submit(2 * MS, 500 * MIB, 4096, false);
+    let mut out = Vec::new();
+    d.take_dispatched(&mut out);
+    let write = 2 * MS + HDD_SEEK_4K;
+    assert_eq!(out, vec![(write, vec![1])]);
+    // Behind it on the spindle, with a seek of its own (shortened by the queued command).
+    assert!(read > write + 5 * MS && read < write + HDD_SEEK_4K, "read {read}, write {write}");
+    let p = d.plug_stats().unwrap();
+    assert_eq!((p.plugs, p.plugged_ns, p.longest_ns), (1, 2 * MS, 2 * MS));
+    // A read on an idle queue does not plug it: its reader unplugs at once.
+    let mut idle = Disk::preset("hdd").unwrap();
+    idle.set_plugging(true);
+    assert_eq!(idle.submit(0, 500 * MIB, 4096, false), HDD_SEEK_4K);
+    assert_eq!(idle.plug_stats().unwrap().plugs, 0);
+}
+
+#[test]
+fn the_longest_plug_is_the_longest_time_to_the_next_tq_disk() {
+    const MS: u64 = 1_000_000;
+    // A write every 30 ms (each finds the disk idle), and `tq_disk` run 3 ms after the first,
+    // 7 ms after the second, … as waiters come: each plug lasts until its unplug, no longer.
+    let mut d = Disk::preset("hdd").unwrap();
+    d.set_plugging(true);
+    let mut out = Vec::new();
+    for (i, gap) in [3, 7, 1, 12, 5].into_iter().enumerate() {
+        let at = i as u64 * 30 * MS;
+        d.submit(at, (i as u64 + 1) * 100 * MIB, 4096, true);
+        d.hold_pages(vec![i as u32]);
+        d.unplug(at + gap * MS);
+        d.take_dispatched(&mut out);
+        assert_eq!(out.last(), Some(&(at + gap * MS + HDD_SEEK_4K, vec![i as u32])));
+    }
+    let p = d.plug_stats().unwrap();
+    assert_eq!((p.plugs, p.plugged_ns, p.longest_ns), (5, 28 * MS, 12 * MS));
+    // Nobody runs it: the write never goes.
+    d.submit(300 * MS, 0, 4096, true);
+    d.hold_pages(vec![9]);
+    out.clear();
+    d.take_dispatched(&mut out);
+    assert!(out.is_empty() && d.in_flight(10_000 * MS) == 0);
+}
+
+#[test]
+fn a_writer_that_must_wait_for_a_request_unplugs_what_the_queue_held() {
+    const KIB: u64 = 1024;
+    let mut d = Disk::preset("hdd").unwrap();
+    d.set_throttle_sectors(MAX_QUEUE_BYTES, MAX_NR_REQUESTS);
+    d.set_plugging(true);
+    // 69 scattered 60-KiB writes at one instant, each a request: the first plugs the queue,
+    // all are held, and each is counted as made: the 69th finds 4,080 KiB, not over 4 MiB.
+    for i in 0..69u64 {
+        d.submit(0, i * 10 * MIB, 60 * KIB, true);
+        assert_eq!(d.throttle_wake(), Some(0), "write {i}");
+        d.hold_pages(vec![i as u32]);
+    }
+    let mut out = Vec::new();
+    d.take_dispatched(&mut out);
+    assert!(out.is_empty());
+    // The next one finds 4,140 KiB: `__get_request_wait` unplugs, so all 69 go now, and it
+    // sleeps until ≤ 3 MiB are left: after the 18th request ends.
+    d.submit(0, 700 * MIB, 4 * KIB, true);
+    d.take_dispatched(&mut out);
+    assert_eq!(out.len(), 69);
+    assert_eq!(d.throttle_wake(), Some(out[17].0));
+    assert_eq!(d.request_waits().waits[1], 1);
+    let p = d.plug_stats().unwrap();
+    assert!(!p.plugged() && p.most_held_bytes == 69 * 60 * KIB);
+}
