@@ -106,6 +106,31 @@ struct Restarts {
     /// At each reclaim call of the writer: the folios from the inactive tail to the first of
     /// the file's under writeback (none within the walk: u64::MAX).
     ahead: Vec<u64>,
+    /// At each reclaim call of the writer: (start, the flusher's front — the file's
+    /// `writeback_index` —, the file index of the inactive tail's first folio of the file).
+    lead: Vec<(u64, u64, u64)>,
+    /// At each reclaim call of the writer: the pages under writeback (all files).
+    under: Vec<u64>,
+    /// The writer's file batches that met folios under writeback: (instant, how many).
+    met: Vec<(u64, u64)>,
+}
+
+/// The file index of the first of `file`'s folios from the inactive file tail of group `g`.
+fn tail_index(k: &Kernel, g: u8, file: u32) -> Option<u64> {
+    let list = &k.memcg.groups[g as usize].lruvec[0].lists[LRU_INACTIVE_FILE];
+    let mut p = list.tail;
+    while p != NIL {
+        if k.fr.mapping[p as usize] == file {
+            return Some(k.fr.index[p as usize] as u64);
+        }
+        p = k.fr.links[p as usize].prev;
+    }
+    None
+}
+
+/// The value of a step function `(instant, value)` at `t` (0 before its first step).
+fn at(h: &[(u64, u64)], t: u64) -> u64 {
+    h.partition_point(|s| s.0 <= t).checked_sub(1).map_or(0, |i| h[i].1)
 }
 
 /// Folios from the inactive file tail of group `g` before the first of `file`'s under writeback.
@@ -152,10 +177,17 @@ impl Tracer for Restarts {
                 let g = k.files[file as usize].pages.iter().copied().find(|&p| p != NIL);
                 let g = g.map_or(0, |p| vmlab_core::memcontrol::page_memcg(k, p));
                 self.ahead.push(ahead_of_writeback(k, g, file, 1 << 20));
+                self.under.push(k.g.writeback);
+                if let Some(ti) = tail_index(k, g, file) {
+                    self.lead.push((now, f.writeback_index, ti));
+                }
             }
             Tracepoint::LruShrinkInactive { stat, file: true, .. } if me => {
                 if let Some(c) = self.open_call.as_mut() {
                     c.1 += stat.nr_writeback;
+                }
+                if stat.nr_writeback > 0 {
+                    self.met.push((now, stat.nr_writeback));
                 }
             }
             Tracepoint::MemcgReclaimEnd { .. } if me => self.calls.extend(self.open_call.take()),
@@ -290,6 +322,58 @@ impl Tracer for Restarts {
                 q(0.1),
                 q(0.5),
                 q(0.9)
+            );
+        }
+        // As the host traces' lead.py (docs/real/2026-11-29-dw44-runs.tar.gz) counts them.
+        let close = some.iter().filter(|&&n| n <= 2000).count();
+        let mut lead: Vec<u64> = self.lead.iter().map(|l| l.1.saturating_sub(l.2)).collect();
+        lead.sort_unstable();
+        if !lead.is_empty() {
+            let q = |f: f64| lead[(f * (lead.len() - 1) as f64) as usize];
+            println!(
+                "  of them <= 2,000 ahead: {close}; submitted ahead of the tail (front - tail index) p10/p50/p90 {} / {} / {}",
+                q(0.1),
+                q(0.5),
+                q(0.9)
+            );
+        }
+        self.under.sort_unstable();
+        if !self.under.is_empty() {
+            let q = |f: f64| self.under[(f * (self.under.len() - 1) as f64) as usize];
+            println!("  pages under writeback at the calls p10/p50/p90 {} / {} / {}", q(0.1), q(0.5), q(0.9));
+        }
+        let front: Vec<(u64, u64)> = self.lead.iter().map(|l| (l.0, l.1)).collect();
+        let tail: Vec<(u64, u64)> = self.lead.iter().map(|l| (l.0, l.2)).collect();
+        let mut waves: Vec<(u64, u64, u64)> = Vec::new();
+        for &(t, n) in &self.met {
+            match waves.last_mut() {
+                Some(w) if t - w.1 < 2_000_000 => {
+                    w.1 = t;
+                    w.2 += n;
+                }
+                _ => waves.push((t, t, n)),
+            }
+        }
+        let ms20 = 20_000_000;
+        let t0 = self.lead.first().map_or(0, |l| l.0);
+        println!("waves (>= 1,000 under writeback met, batches < 2 ms apart): start_s met front-tail flusher_p/ms tail_p/ms (20 ms before)");
+        for &(t, _, n) in waves.iter().filter(|w| w.2 >= 1000) {
+            let speed = |h: &[(u64, u64)]| (at(h, t) as f64 - at(h, t.saturating_sub(ms20)) as f64) / 20.0;
+            println!(
+                "  {:7.3} {n:6} {:6} {:6.0} {:6.0}",
+                (t - t0) as f64 / 1e9,
+                at(&front, t).saturating_sub(at(&tail, t)),
+                speed(&front),
+                speed(&tail)
+            );
+        }
+        if let (Some(a), Some(b)) = (self.lead.first(), self.lead.last()) {
+            let ms = (b.0 - a.0) as f64 / 1e6;
+            println!(
+                "mean speeds over the writer's reclaim ({:.3} s): flusher {:.0} p/ms, tail {:.0} p/ms",
+                ms / 1e3,
+                (b.1 as f64 - a.1 as f64) / ms,
+                (b.2 as f64 - a.2 as f64) / ms
             );
         }
         let inside = |t: u64| r.iter().any(|&(s, e)| s <= t && t < e);
