@@ -548,6 +548,13 @@ impl Disk {
         self.ll.set_plugging(on && self.queue.is_none());
     }
 
+    /// 2.4's `elevator_linus` with its read and write budgets (ll_rw_blk.rs
+    /// [`ll_rw_blk::ElevatorLinus`]) puts each request a plugged queue holds in its place.
+    /// Only without 6.8's queue.
+    pub fn set_elevator_linus(&mut self, elv: Option<ll_rw_blk::ElevatorLinus>) {
+        self.ll.set_elevator(elv.filter(|_| self.queue.is_none()));
+    }
+
     /// `tq_disk` ran at `now`: a plugged queue is unplugged, and the device takes the
     /// requests it held ([`Disk::take_dispatched`] hands their completions over).
     pub fn unplug(&mut self, now: u64) {
@@ -560,17 +567,39 @@ impl Disk {
     }
 
     /// `__generic_unplug_device` → `request_fn`: the plug ends at `now` and every request it
-    /// held goes to the device, in arrival order; each one's ticks run from when it was made.
-    fn request_fn(&mut self, now: u64) {
+    /// held goes to the device in the queue's order; each one's ticks run from when it was
+    /// made. Returns the completion of the read among them, if one is.
+    fn request_fn(&mut self, now: u64) -> Option<u64> {
         self.ll.unplug(now);
         self.link.forget(now);
+        let mut read = None;
         while let Some(h) = self.ll.pop_held() {
             let begin = self.service_begins(now, h.offset);
-            let done = self.start_request(now, h.since, now, h.offset, h.bytes, h.segs, true);
+            let done = self.start_request(now, h.since, now, h.offset, h.bytes, h.segs, h.write);
             self.in_flight_until(now, done);
             self.ll.unplugged(now, begin, done, &h);
-            self.dispatched.push((done, h.pages));
+            if h.write {
+                self.dispatched.push((done, h.pages));
+            } else {
+                read = Some(done);
+            }
         }
+        read
+    }
+
+    /// A read that finds the queue plugged and gets its request at once, under the elevator:
+    /// `__make_request` puts it among the held writes (`elevator_linus_merge`, `add_request`)
+    /// and its reader's wait on the page runs `tq_disk`, so the device takes them all now in
+    /// that order. Its completion.
+    fn read_into_plug(&mut self, now: u64, offset: u64, bytes: u64, segs: u32) -> u64 {
+        self.ll.hold_read(now, offset, bytes, segs);
+        let done = self.request_fn(now).expect("the held read");
+        self.reads += 1;
+        self.bytes_read += bytes;
+        self.merged = false;
+        // It started with the unplug: no later buffer joins it.
+        self.ll.queued(offset, bytes, false, false, now);
+        done
     }
 
     /// The plug's counts (None: the queue does not plug).
@@ -754,6 +783,9 @@ impl Disk {
             self.run_queue(now);
         }
         if !write && self.ll.plugged() {
+            if self.ll.sorts() && self.ll.request_wait(now, false).is_none_or(|w| w <= now) {
+                return self.read_into_plug(now, offset, bytes, segs);
+            }
             // The reader waits on its page at once: its `sync_page` runs `tq_disk`.
             self.request_fn(now);
         }

@@ -470,6 +470,13 @@ pub struct Profile {
     /// one sleeping for a request, kswapd after a balance; ll_rw_blk.rs `Plug`). Off: a
     /// request that has started takes no more buffers. Not with `blk_mq`.
     pub plug_empty_queue: bool,
+    /// 2.4.22+'s `elevator_linus` on a plugged queue (ll_rw_blk/elevator.rs): a request that
+    /// merges with nothing goes where it sorts among the held ones, within the passover
+    /// budgets `elevator_read_latency` / `elevator_write_latency` (`elvtune -r` / `-w`). Off:
+    /// arrival order. Only with `plug_empty_queue`.
+    pub elevator_linus: bool,
+    pub elevator_read_latency: u32,
+    pub elevator_write_latency: u32,
     /// Bytes of `struct page` the boot-time memmap is sized with (`bootmem.rs`): 56 on a 2.6.36
     /// x86-64 kernel (Simon Kirby's boot log: 14,280 pages for DMA32's 1,044,480). 0: no memmap
     /// is reserved, as in the rows calibrated before it was modelled (a scenario's
@@ -579,6 +586,9 @@ const MODERN: Profile = Profile {
     max_queue_sectors_kb: 0,
     max_queue_requests: 0,
     plug_empty_queue: false,
+    elevator_linus: false,
+    elevator_read_latency: 0,
+    elevator_write_latency: 0,
     memmap_struct_page: 0,
     memmap_goal_high: false,
     dcache_lazy_lru: false,
@@ -653,6 +663,9 @@ const LINUX_2_6_26: Profile = Profile {
     max_queue_sectors_kb: 0,
     max_queue_requests: 0,
     plug_empty_queue: false,
+    elevator_linus: false,
+    elevator_read_latency: 0,
+    elevator_write_latency: 0,
     memmap_struct_page: 0,
     memmap_goal_high: false,
     dcache_lazy_lru: true,
@@ -736,6 +749,9 @@ const LINUX_2636: Profile = Profile {
     max_queue_sectors_kb: 0,
     max_queue_requests: 0,
     plug_empty_queue: false,
+    elevator_linus: false,
+    elevator_read_latency: 0,
+    elevator_write_latency: 0,
     memmap_struct_page: 56,
     memmap_goal_high: true,
     dcache_lazy_lru: true,
@@ -846,6 +862,9 @@ const LINUX_249: Profile = Profile {
     // (era-2.4.9-riel §20); `reclaim.max_queue_requests=128` turns it on.
     max_queue_requests: 0,
     plug_empty_queue: false,
+    elevator_linus: false,
+    elevator_read_latency: 0,
+    elevator_write_latency: 0,
     memmap_struct_page: 0,
     memmap_goal_high: false,
     dcache_lazy_lru: false,
@@ -888,6 +907,10 @@ const AA1: Profile = Profile {
     max_queue_requests: 0,
     // Every 2.4 queue plugs when empty (`blk_init_queue` sets `generic_plug_device`).
     plug_empty_queue: true,
+    // io-stalls-10 (2.4.22-pre3): ELEVATOR_LINUS's 128 read and 512 write passovers.
+    elevator_linus: true,
+    elevator_read_latency: 128,
+    elevator_write_latency: 512,
     // 2.4.23's filemap_nopage also reads the aligned cluster, but seed 002 was measured with
     // the centred window; moving it needs seed 002 re-measured.
     mmap_readahead: MmapReadahead::ReadAround,
@@ -1130,6 +1153,10 @@ pub const KNOBS: &[Knob] = &[
     rc("max_queue_requests", Kind::Int(INT), Readers::All),
     // disk.rs / ll_rw_blk.rs: 2.4's plug on an empty queue.
     rc("plug_empty_queue", Kind::Bool, Readers::All),
+    // disk.rs / ll_rw_blk/elevator.rs: 2.4's elevator on a plugged queue.
+    rc("elevator_linus", Kind::Bool, Readers::All),
+    rc("elevator_read_latency", Kind::Int(INT), Readers::All),
+    rc("elevator_write_latency", Kind::Int(INT), Readers::All),
     // riel24's and aa24's page_cache_added hooks grow their buffer_head slabs.
     rc("bh_per_slab_page", Kind::Int(BH_PER_SLAB), RIEL_AA),
     // vmscan/aa24/ swap_out and shrink_cache.
@@ -1428,6 +1455,7 @@ impl Profile {
             "ra_start_of_file" => &mut self.ra_start_of_file,
             "blk_mq" => &mut self.blk_mq,
             "plug_empty_queue" => &mut self.plug_empty_queue,
+            "elevator_linus" => &mut self.elevator_linus,
             "memmap_goal_high" => &mut self.memmap_goal_high,
             "dcache_lazy_lru" => &mut self.dcache_lazy_lru,
             "kswapd_classzone" => &mut s.kswapd_classzone,
@@ -1456,6 +1484,8 @@ impl Profile {
             "pcp_batch_bytes" => self.pcp_batch_bytes = n,
             "max_queue_sectors_kb" => self.max_queue_sectors_kb = n,
             "max_queue_requests" => self.max_queue_requests = small(n)?,
+            "elevator_read_latency" => self.elevator_read_latency = small(n)?,
+            "elevator_write_latency" => self.elevator_write_latency = small(n)?,
             "memcg_stat_poll_ms" => self.memcg_stat_poll_ms = n,
             "memmap_struct_page" => self.memmap_struct_page = n,
             "swappiness" => t.swappiness = n,

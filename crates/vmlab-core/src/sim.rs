@@ -332,8 +332,13 @@ impl Sim {
             }
         }
         if k.profile.plug_empty_queue && !k.profile.blk_mq {
+            let elv = k.profile.elevator_linus.then(|| crate::ll_rw_blk::ElevatorLinus {
+                read_latency: i32::try_from(k.profile.elevator_read_latency).unwrap_or(i32::MAX),
+                write_latency: i32::try_from(k.profile.elevator_write_latency).unwrap_or(i32::MAX),
+            });
             for d in &mut k.disks {
                 d.set_plugging(true);
+                d.set_elevator_linus(elv);
             }
         }
         // `size = 0` is `swapoff -a`: no swap area at all.

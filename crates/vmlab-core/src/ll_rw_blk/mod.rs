@@ -1,13 +1,16 @@
 //! The request queue of the block layer before blk-mq (`drivers/block/ll_rw_blk.c`, 2.4 to
 //! 2.6.24), in front of the device model (disk.rs) when a disk has no 6.8 queue: the back merge
 //! of `__make_request`, and for the 2.4 rows the bound on what a queue holds (2.4.22+'s sectors,
-//! throttle.rs; the older request count, slots.rs) and the plug on an empty queue (plug.rs).
+//! throttle.rs; the older request count, slots.rs), the plug on an empty queue (plug.rs) and
+//! where the elevator puts a request in the plugged queue (elevator.rs).
 //! [`Queue`] is one disk's; the device books what it lets through.
 
+mod elevator;
 mod plug;
 mod slots;
 mod throttle;
 
+pub use elevator::ElevatorLinus;
 pub use plug::{Held, Plug, RequestWaits};
 pub use slots::{RequestSlots, QUEUE_NR_REQUESTS};
 pub use throttle::{SectorThrottle, MAX_NR_REQUESTS, MAX_QUEUE_BYTES};
@@ -75,12 +78,16 @@ pub struct Queue {
     wake: u64,
     /// 2.4's plug on an empty queue; None: a request goes to the device as it is made.
     plug: Option<Plug>,
-    /// The write requests a plugged queue holds, in arrival order, until `tq_disk` runs.
+    /// The requests a plugged queue holds, in the order the device will take them when
+    /// `tq_disk` runs: arrival order, or the elevator's.
     held: VecDeque<Held>,
     /// Their bytes.
     held_bytes: u64,
-    /// The last submission was held: its pages join the last held request.
+    /// The last submission was held: its pages join the held request at `last_at`.
     held_last: bool,
+    last_at: usize,
+    /// 2.4's `elevator_linus` on the plugged queue; None: arrival order.
+    elevator: Option<ElevatorLinus>,
     /// Under a bound, the tasks that slept for a request.
     pub request_waits: RequestWaits,
 }
@@ -98,6 +105,8 @@ impl Default for Queue {
             held: VecDeque::new(),
             held_bytes: 0,
             held_last: false,
+            last_at: 0,
+            elevator: None,
             request_waits: RequestWaits::default(),
         }
     }
@@ -110,6 +119,15 @@ impl Queue {
 
     pub fn set_plugging(&mut self, on: bool) {
         self.plug = on.then(Default::default);
+    }
+
+    pub fn set_elevator(&mut self, elv: Option<ElevatorLinus>) {
+        self.elevator = elv;
+    }
+
+    /// Whether the elevator sorts what a plugged queue holds.
+    pub fn sorts(&self) -> bool {
+        self.elevator.is_some() && self.plugged()
     }
 
     /// `__generic_unplug_device` at `now`: the plug ends; the device takes what was held
@@ -142,18 +160,45 @@ impl Queue {
             Some(b) => b.start(now, UNPLUGGED, bytes, true, merged),
             None => {}
         }
-        match self.held.back_mut() {
+        let last = self.last_at.min(self.held.len().saturating_sub(1));
+        match self.held.get_mut(last) {
             Some(h) if merged => {
                 h.bytes += bytes;
                 h.segs += segs;
             }
-            _ => self.held.push_back(Held { offset, bytes, segs, since: now, pages: Vec::new() }),
+            _ => self.add_request(Held { offset, bytes, segs, since: now, pages: Vec::new(), write: true, seq: 0 }),
         }
         self.held_bytes += bytes;
         if let Some(p) = self.plug.as_mut() {
             p.note_held(self.held_bytes);
         }
         self.held_last = true;
+    }
+
+    /// A read that merged with nothing, made on the plugged queue at `now`: the elevator puts
+    /// it among what the queue holds, and its reader's wait unplugs the queue at once (the
+    /// caller's [`Queue::pop_held`]). It counts in the bound when the device takes it.
+    pub fn hold_read(&mut self, now: u64, offset: u64, bytes: u64, segs: u32) {
+        self.add_request(Held { offset, bytes, segs, since: now, pages: Vec::new(), write: false, seq: 0 });
+        self.held_bytes += bytes;
+    }
+
+    /// `add_request` of a new request: the elevator's place for it, or the tail.
+    fn add_request(&mut self, h: Held) {
+        self.last_at = match self.elevator {
+            Some(e) => {
+                let (write, len) = (h.write, self.held.len());
+                let at = e.add_request(&mut self.held, h);
+                if let Some(p) = self.plug.as_mut() {
+                    p.note_sorted(write, (len - at) as u64);
+                }
+                at
+            }
+            None => {
+                self.held.push_back(h);
+                self.held.len() - 1
+            }
+        };
     }
 
     /// A submission begins: nothing of it is held yet.
@@ -167,7 +212,7 @@ impl Queue {
         if !std::mem::take(&mut self.held_last) {
             return Some(pages);
         }
-        let h = self.held.back_mut().expect("held_last: a held request");
+        let h = self.held.get_mut(self.last_at).expect("held_last: a held request");
         if h.pages.is_empty() {
             h.pages = pages;
         } else {
@@ -290,7 +335,7 @@ impl Queue {
     /// A request held by the plug goes to the device at `now`: the bound takes it (its task
     /// went on long ago), and it is the request a later buffer may merge into.
     pub fn unplugged(&mut self, now: u64, begin: u64, done: u64, h: &Held) {
-        self.take(now, begin, done, h.bytes, true, false, 0);
+        self.take(now, begin, done, h.bytes, h.write, false, 0);
         if self.held.is_empty() {
             self.merge_bytes = h.bytes;
             self.merge_begin = begin;

@@ -21,6 +21,11 @@ pub struct Plug {
     pub longest_ns: u64,
     /// The most bytes one plug held at once.
     pub most_held_bytes: u64,
+    /// Under the elevator: reads put in a plugged queue, those put ahead of a held request,
+    /// and the held requests new ones (reads or writes) were put ahead of.
+    pub reads_held: u64,
+    pub reads_ahead: u64,
+    pub passed: u64,
 }
 
 impl Plug {
@@ -45,6 +50,13 @@ impl Plug {
         self.since.is_some()
     }
 
+    /// The elevator put a new request (`write` or not) ahead of `passed` held ones.
+    pub fn note_sorted(&mut self, write: bool, passed: u64) {
+        self.reads_held += !write as u64;
+        self.reads_ahead += (!write && passed > 0) as u64;
+        self.passed += passed;
+    }
+
     /// The plugged queue now holds `bytes`.
     pub fn note_held(&mut self, bytes: u64) {
         self.most_held_bytes = self.most_held_bytes.max(bytes);
@@ -60,6 +72,11 @@ pub struct Held {
     pub segs: u32,
     pub since: u64,
     pub pages: Vec<crate::mm_types::Pfn>,
+    /// A write, or a read put in the plugged queue by the elevator just before its reader's
+    /// wait unplugs it.
+    pub write: bool,
+    /// Its `elevator_sequence`: how many more times the elevator may put a request ahead of it.
+    pub seq: i32,
 }
 
 /// Tasks that found no request and slept in `__get_request_wait`, per direction (`[READ,

@@ -214,3 +214,34 @@ fn a_writer_that_must_wait_for_a_request_unplugs_what_the_queue_held() {
     let p = d.plug_stats().unwrap();
     assert!(!p.plugged() && p.most_held_bytes == 69 * 60 * KIB);
 }
+
+#[test]
+fn under_the_elevator_a_read_on_a_plugged_queue_goes_where_it_sorts_among_the_held_writes() {
+    const MS: u64 = 1_000_000;
+    const KIB: u64 = 1024;
+    // Eight held 64-KiB writes, 1 MiB apart, ascending; a read at 3.5 MiB at 2 ms.
+    let run = |elv: Option<ElevatorLinus>, read_at: u64| {
+        let mut d = Disk::preset("hdd").unwrap();
+        d.set_plugging(true);
+        d.set_elevator_linus(elv);
+        for i in 0..8u64 {
+            d.submit(0, 100 * MIB + i * MIB, 64 * KIB, true);
+            d.hold_pages(vec![i as u32]);
+        }
+        let read = d.submit(2 * MS, read_at, 4096, false);
+        let mut out = Vec::new();
+        d.take_dispatched(&mut out);
+        assert_eq!(out.len(), 8);
+        let before = out.iter().filter(|(done, _)| *done < read).count();
+        // Writes still go in sector order either way.
+        assert!(out.windows(2).all(|w| w[0].0 < w[1].0));
+        (before, read)
+    };
+    let elv = Some(ElevatorLinus { read_latency: 128, write_latency: 512 });
+    let (fifo, fifo_read) = run(None, 100 * MIB + 3584 * KIB);
+    let (sorted, sorted_read) = run(elv, 100 * MIB + 3584 * KIB);
+    assert_eq!((fifo, sorted), (8, 4), "writes served before the read");
+    assert!(sorted_read + 3 * MS < fifo_read, "sorted {sorted_read}, fifo {fifo_read}");
+    // A read below every held write sorts between none: it goes behind them all.
+    assert_eq!(run(elv, 10 * MIB).0, 8);
+}
