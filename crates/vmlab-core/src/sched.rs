@@ -425,11 +425,8 @@ pub fn run_kthread(k: &mut Kernel, ctx: &mut Ctx, kind: TaskKind) -> Outcome {
         }
         TaskKind::Flusher(w) => loop {
             ctx.is_flusher = true;
-            let pass = if k.profile.bdflush {
-                crate::vmscan::riel24::bdflush::bdflush_pass
-            } else {
-                crate::page_writeback::flusher_pass
-            };
+            let pass =
+                if k.profile.bdflush { crate::vmscan::bdflush_pass } else { crate::page_writeback::flusher_pass };
             match pass(k, ctx, w) {
                 FlushAction::More => {
                     if ctx.sys_ns >= QUANTUM_NS {

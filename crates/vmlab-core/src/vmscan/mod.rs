@@ -541,6 +541,12 @@ pub fn page_cache_added(k: &mut Kernel, ctx: &mut Ctx, p: Pfn) {
     dispatch!(k, page_cache_added(k, ctx, p))
 }
 
+/// One pass of 2.4.9's bdflush and kupdate in flusher `w`'s task (profile field `bdflush`,
+/// read by the 2.4.9 engine only).
+pub fn bdflush_pass(k: &mut Kernel, ctx: &mut Ctx, w: usize) -> crate::page_writeback::FlushAction {
+    riel24::bdflush::bdflush_pass(k, ctx, w)
+}
+
 /// write() dirtied page-cache page `p` (see [`ReclaimEngine::page_dirtied_by_write`]).
 #[inline]
 pub fn page_dirtied_by_write(k: &mut Kernel, ctx: &mut Ctx, p: Pfn, newly: bool) {
