@@ -59,7 +59,6 @@ pub struct Bdflush {
     pub kupdate_at: u64,
     /// Locked dirty buffers a round stepped over, put back at the head.
     skipped: Vec<Buf>,
-    pub stats: BdflushStats,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -85,6 +84,10 @@ enum Who {
 
 fn bd(k: &mut Kernel) -> &mut Bdflush {
     &mut k.reclaim.riel24_mut().bdflush
+}
+
+fn stats(k: &mut Kernel) -> &mut BdflushStats {
+    &mut k.reclaim.riel24_mut().stats.bdflush
 }
 
 /// `nr_free_buffer_pages` (Linus Torvalds, "Re: [PATCH] total_free_shortage() using
@@ -144,10 +147,10 @@ pub fn balance_dirty(k: &mut Kernel, ctx: &mut Ctx) {
     }
     write_some_buffers(k, ctx, Who::Writer);
     if state == 0 {
-        bd(k).stats.balance_async += 1;
+        stats(k).balance_async += 1;
         return;
     }
-    bd(k).stats.balance_sync += 1;
+    stats(k).balance_sync += 1;
     wait_for_some_buffers(k, ctx);
     wakeup_bdflush(k);
 }
@@ -201,7 +204,7 @@ fn write_some_buffers(k: &mut Kernel, ctx: &mut Ctx, who: Who) -> bool {
         q.dirty.push_front(b);
     }
     q.skipped = skipped;
-    let s = &mut q.stats;
+    let s = stats(k);
     match who {
         Who::Writer => s.by_writer += count as u64,
         Who::Bdflush => s.by_bdflush += count as u64,
@@ -235,8 +238,9 @@ fn wait_for_some_buffers(k: &mut Kernel, ctx: &mut Ctx) {
         q.locked.pop_front();
     }
     if let Some(&(done, _)) = q.locked.front() {
-        q.stats.writer_waits += 1;
-        q.stats.writer_wait_ns += done - now;
+        let s = stats(k);
+        s.writer_waits += 1;
+        s.writer_wait_ns += done - now;
         ctx.sleep_ns = ctx.sleep_ns.max(done - now);
     }
 }

@@ -105,6 +105,8 @@ pub struct Stats {
     pub kreclaimd_runs: u64,
     pub lock_contended: u64,
     pub shortages: Shortages,
+    /// 2.4.9's buffer flushing (profile field `bdflush`).
+    pub bdflush: bdflush::BdflushStats,
     /// Allocations served by each stage of `__alloc_pages`: the first loop (a zone at or above
     /// pages_low), the pages_high, pages_low and pages_min passes, and the last resort.
     pub alloc_pass: [u64; 5],

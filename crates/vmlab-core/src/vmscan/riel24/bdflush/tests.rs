@@ -58,7 +58,7 @@ fn over_nfract_the_writer_writes_32_buffers_itself_and_does_not_wait() {
     let mut dd = writer();
     let mut i = 0;
     let mut first = None;
-    while bd(&mut k).stats.by_writer == 0 {
+    while stats(&mut k).by_writer == 0 {
         assert_eq!(k.g.writeback, 0, "nothing written below nfract");
         first = first.or(bd(&mut k).dirty.front().copied());
         dirty(&mut k, &mut dd, file, i, true);
@@ -66,7 +66,7 @@ fn over_nfract_the_writer_writes_32_buffers_itself_and_does_not_wait() {
         assert!(i < 4000);
     }
     let first = first.expect("dirty buffers");
-    let s = bd(&mut k).stats;
+    let s = *stats(&mut k);
     assert_eq!((s.by_writer, s.balance_async, s.balance_sync), (NRSYNC as u64, 1, 0));
     assert_eq!(k.g.writeback, NRSYNC as u64);
     assert!(k.fr.has(first.p, pg::WRITEBACK), "the oldest dirty buffer went first");
@@ -86,7 +86,7 @@ fn over_nfract_sync_the_writer_waits_on_the_oldest_locked_buffer_and_wakes_bdflu
         i += 1;
     }
     balance_dirty(&mut k, &mut dd);
-    let s = bd(&mut k).stats;
+    let s = *stats(&mut k);
     assert_eq!((s.by_writer, s.balance_sync, s.writer_waits), (NRSYNC as u64, 1, 1));
     let oldest = bd(&mut k).locked.front().copied().expect("in flight").0;
     assert!(dd.sleep_ns > 0 && dd.clock() + dd.sleep_ns >= oldest, "asleep until {oldest}, {}", dd.sleep_ns);
@@ -124,7 +124,7 @@ fn bdflush_writes_rounds_until_the_dirty_buffers_are_under_nfract() {
         assert!(rounds < 1000);
     }
     assert_eq!(balance_dirty_state(&k), -1);
-    let s = bd(&mut k).stats;
+    let s = *stats(&mut k);
     assert_eq!(s.by_bdflush % NRSYNC as u64, 0);
     assert_eq!(s.by_bdflush, (rounds + 1) * NRSYNC as u64);
     assert!(rounds >= 6, "over 200 buffers above the line: {rounds}");
@@ -147,10 +147,10 @@ fn kupdate_writes_batches_while_the_head_buffer_is_30_s_old() {
     let mut fl = Ctx { cpu: 0, task: 3, is_flusher: true, now: 29_000_000_000, ..Default::default() };
     let early = bdflush_pass(&mut k, &mut fl, 0);
     assert!(matches!(early, FlushAction::Sleep(_)));
-    assert_eq!(bd(&mut k).stats.by_kupdate, 0, "nothing is 30 s old at 29 s");
+    assert_eq!(stats(&mut k).by_kupdate, 0, "nothing is 30 s old at 29 s");
     fl.now = 34_000_000_000;
     bdflush_pass(&mut k, &mut fl, 0);
-    assert_eq!(bd(&mut k).stats.by_kupdate, 2 * NRSYNC as u64);
+    assert_eq!(stats(&mut k).by_kupdate, 2 * NRSYNC as u64);
     assert_eq!(k.g.dirty, 80 - 2 * NRSYNC as u64);
     assert_eq!(bd(&mut k).kupdate_at, 34_000_000_000 + INTERVAL_NS);
 }
