@@ -620,8 +620,9 @@ pub fn generic_perform_write(
             },
         };
         k.charge(ctx, KFunc::GenericFileWrite, k.cost.copy_user_page + k.cost.perform_write);
+        let newly = !k.fr.has(p, pg::DIRTY);
         crate::page_writeback::set_page_dirty(k, ctx, p);
-        crate::vmscan::page_dirtied_by_write(k, ctx, p);
+        crate::vmscan::page_dirtied_by_write(k, ctx, p, newly);
         if k.profile.write_marks_accessed {
             crate::vmscan::mark_page_accessed_by(k, ctx, p);
         }
@@ -646,11 +647,14 @@ pub fn generic_perform_write(
         k.events += 1;
         *idx += 1;
         n += 1;
-        if n % 32 == 0 {
+        if n % 32 == 0 && !k.profile.bdflush {
             crate::page_writeback::balance_dirty_pages(k, ctx, file);
         }
     }
-    crate::page_writeback::balance_dirty_pages(k, ctx, file);
+    // 2.4.9 balances in `__block_commit_write`, when a buffer turns dirty (the engine's hook).
+    if !k.profile.bdflush {
+        crate::page_writeback::balance_dirty_pages(k, ctx, file);
+    }
     Progress::Done
 }
 

@@ -30,7 +30,7 @@ pub fn congestion_wait_on_submit(ctx: &mut Ctx, disk: &crate::disk::Disk, done: 
 /// How long a flusher that would queue more writes on disk `d` at `now` waits first: under a
 /// 2.4 queue's bound its `__get_request_wait`, else until the queue's time backlog is
 /// under [`MAX_BACKLOG_NS`]. None: it goes on.
-fn queue_full_wait(k: &mut Kernel, d: usize, now: u64) -> Option<u64> {
+pub(crate) fn queue_full_wait(k: &mut Kernel, d: usize, now: u64) -> Option<u64> {
     let wait = match k.disks[d].request_wait(now, true) {
         Some(wake) => wake.saturating_sub(now),
         None => k.disks[d].queued_until().saturating_sub(now).saturating_sub(MAX_BACKLOG_NS),

@@ -333,6 +333,12 @@ pub struct Profile {
     /// `ll_rw_block(WRITE)`) and, for a caller with __GFP_WAIT, waits on its locked ones; the
     /// buffers' I/O does not lock the page. Off: the page is PG_dirty and goes to `writepage`.
     pub write_dirties_buffers: bool,
+    /// 2.4.9's buffer flushing (`fs/buffer.c`, vmscan/riel24/bdflush.rs): a writer that dirties
+    /// a buffer runs `balance_dirty` — over `nfract` (30 %) of `nr_free_buffer_pages` it writes
+    /// 32 buffers itself, over `nfract_sync` (60 %) it also waits on the oldest one in flight —
+    /// and bdflush and kupdate write 32-buffer batches from the head of `BUF_DIRTY`. Off: the
+    /// writer pauses in `balance_dirty_pages` and the 6.x flusher writes (`page_writeback`).
+    pub bdflush: bool,
     /// 2.4 `try_to_swap_out` leaves PTEs of active pages alone (2.4.23's mm/vmscan.c). Andrea's
     /// 2.4.19-pre `aa-200-active_page_swapout` dropped the test; off, the walk unmaps active
     /// pages too.
@@ -555,6 +561,7 @@ const MODERN: Profile = Profile {
     per_bdi_flusher: true,
     bh_per_slab_page: 0,
     write_dirties_buffers: false,
+    bdflush: false,
     walk_skips_active: true,
     pte_highmem: false,
     objrmap_walk: false,
@@ -631,6 +638,7 @@ const LINUX_2_6_26: Profile = Profile {
     per_bdi_flusher: false,
     bh_per_slab_page: 0,
     write_dirties_buffers: false,
+    bdflush: false,
     walk_skips_active: false,
     pte_highmem: false,
     objrmap_walk: false,
@@ -714,6 +722,7 @@ const LINUX_2636: Profile = Profile {
     per_bdi_flusher: false,
     bh_per_slab_page: 0,
     write_dirties_buffers: false,
+    bdflush: false,
     walk_skips_active: false,
     pte_highmem: false,
     objrmap_walk: false,
@@ -827,6 +836,7 @@ const LINUX_249: Profile = Profile {
     // loading under seed 000's line (74.9 %, history era-2.4.9-riel §22), so it waits for them,
     // as the request bound does.
     write_dirties_buffers: false,
+    bdflush: false,
     walk_skips_active: false,
     pte_highmem: false,
     objrmap_walk: false,
@@ -902,6 +912,7 @@ const AA1: Profile = Profile {
     bh_per_slab_page: 40,
     // Read by the riel24 engine only (aa24's shrink_cache has its own buffer path).
     write_dirties_buffers: false,
+    bdflush: false,
     // 2.4.22's block layer: IDE and SCSI queues throttle on MAX_QUEUE_SECTORS (4 MiB).
     max_queue_sectors_kb: 4096,
     max_queue_requests: 0,
@@ -1131,6 +1142,8 @@ pub const KNOBS: &[Knob] = &[
     rc("kswapd_ignore_failure", Kind::Bool, RIEL_ONLY),
     // vmscan/riel24 page_launder (the flag is set on write() by its page_dirtied_by_write).
     rc("write_dirties_buffers", Kind::Bool, RIEL_ONLY),
+    // vmscan/riel24/bdflush.rs, called from filemap.rs and sched.rs.
+    rc("bdflush", Kind::Bool, RIEL_ONLY),
     // syscalls.rs, a user access that faulted.
     rc("fault_oom_kills", Kind::Bool, Readers::All),
     // oom_kill.rs select_and_kill.
@@ -1422,6 +1435,7 @@ impl Profile {
             "pgdat_balanced_quarter" => &mut self.pgdat_balanced_quarter,
             "kswapd_ignore_failure" => &mut self.kswapd_ignore_failure,
             "write_dirties_buffers" => &mut self.write_dirties_buffers,
+            "bdflush" => &mut self.bdflush,
             "fault_oom_kills" => &mut self.fault_oom_kills,
             "oom_waits_for_victim" => &mut self.oom_waits_for_victim,
             "bounce_highmem_io" => &mut self.bounce_highmem_io,

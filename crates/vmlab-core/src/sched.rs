@@ -425,7 +425,9 @@ pub fn run_kthread(k: &mut Kernel, ctx: &mut Ctx, kind: TaskKind) -> Outcome {
         }
         TaskKind::Flusher(w) => loop {
             ctx.is_flusher = true;
-            match crate::page_writeback::flusher_pass(k, ctx, w) {
+            let pass =
+                if k.profile.bdflush { crate::vmscan::bdflush_pass } else { crate::page_writeback::flusher_pass };
+            match pass(k, ctx, w) {
                 FlushAction::More => {
                     if ctx.sys_ns >= QUANTUM_NS {
                         return Outcome::Continue;

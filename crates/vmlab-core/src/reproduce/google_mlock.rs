@@ -394,6 +394,14 @@ fn engine_summary(o: &RunOut) -> String {
             st.launder_bh_writes, st.launder_bh_waits, st.launder_bh_waits_other
         );
     }
+    let b = st.bdflush;
+    if b.by_writer + b.by_bdflush + b.by_kupdate > 0 {
+        let _ = writeln!(
+            s,
+            "  buffers written (bdflush): by the writer's balance_dirty {}, bdflush {}, kupdate {}; balance_dirty over nfract {}, over nfract_sync {}, waits {} ({:.2} s)",
+            b.by_writer, b.by_bdflush, b.by_kupdate, b.balance_async, b.balance_sync, b.writer_waits, b.writer_wait_ns as f64 / 1e9
+        );
+    }
     let secs = |v: &[u64]| v.iter().map(|ns| format!("{:.2}", *ns as f64 / 1e9)).collect::<Vec<_>>();
     let (w, h) = (secs(&st.spin_by_waiter), secs(&st.spin_by_holder));
     let _ = writeln!(

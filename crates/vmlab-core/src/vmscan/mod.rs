@@ -78,8 +78,8 @@ pub trait ReclaimEngine {
     fn pages_freed(_k: &mut Kernel, _zid: usize) {}
     /// A page was added to the page cache by a read (the buffer heads it gets).
     fn page_cache_added(_k: &mut Kernel, _ctx: &mut Ctx, _p: Pfn) {}
-    /// write() copied data into page-cache page `p` and dirtied it.
-    fn page_dirtied_by_write(_k: &mut Kernel, _ctx: &mut Ctx, _p: Pfn) {}
+    /// write() copied data into page-cache page `p` and dirtied it (`newly`: it was clean).
+    fn page_dirtied_by_write(_k: &mut Kernel, _ctx: &mut Ctx, _p: Pfn, _newly: bool) {}
     /// The task of `ctx` submitted `pages` for writing (0: a flusher about to wait before its
     /// batch) and the request queue asked it to sleep `wait_ns` (an observer's hook).
     fn write_submitted(_k: &mut Kernel, _ctx: &Ctx, _pages: u64, _wait_ns: u64) {}
@@ -541,10 +541,16 @@ pub fn page_cache_added(k: &mut Kernel, ctx: &mut Ctx, p: Pfn) {
     dispatch!(k, page_cache_added(k, ctx, p))
 }
 
+/// One pass of 2.4.9's bdflush and kupdate in flusher `w`'s task (profile field `bdflush`,
+/// read by the 2.4.9 engine only).
+pub fn bdflush_pass(k: &mut Kernel, ctx: &mut Ctx, w: usize) -> crate::page_writeback::FlushAction {
+    riel24::bdflush::bdflush_pass(k, ctx, w)
+}
+
 /// write() dirtied page-cache page `p` (see [`ReclaimEngine::page_dirtied_by_write`]).
 #[inline]
-pub fn page_dirtied_by_write(k: &mut Kernel, ctx: &mut Ctx, p: Pfn) {
-    dispatch!(k, page_dirtied_by_write(k, ctx, p))
+pub fn page_dirtied_by_write(k: &mut Kernel, ctx: &mut Ctx, p: Pfn, newly: bool) {
+    dispatch!(k, page_dirtied_by_write(k, ctx, p, newly))
 }
 
 /// A workingset page refaulted (`workingset_refault` → `lru_note_cost_refault`).

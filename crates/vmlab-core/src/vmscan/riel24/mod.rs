@@ -17,6 +17,7 @@
 //! buffers" in bit 1 (`buffers::BH_DIRTIED`).
 
 pub mod alloc;
+pub mod bdflush;
 pub mod buffers;
 pub mod lock;
 pub mod ring;
@@ -104,6 +105,8 @@ pub struct Stats {
     pub kreclaimd_runs: u64,
     pub lock_contended: u64,
     pub shortages: Shortages,
+    /// 2.4.9's buffer flushing (profile field `bdflush`).
+    pub bdflush: bdflush::BdflushStats,
     /// Allocations served by each stage of `__alloc_pages`: the first loop (a zone at or above
     /// pages_low), the pages_high, pages_low and pages_min passes, and the last resort.
     pub alloc_pass: [u64; 5],
@@ -182,6 +185,8 @@ pub struct Riel24 {
     pub by_task: Vec<task::TaskIo>,
     /// A direct reclaimer's `do_try_to_free_pages` stopped on a buffer wait, by task id.
     direct: Vec<Option<Parked>>,
+    /// `BUF_DIRTY`, `BUF_LOCKED` and kupdate's clock, under profile field `bdflush`.
+    pub bdflush: bdflush::Bdflush,
 }
 
 /// Where a direct reclaimer's pass stopped to wait on a page's buffers: its shortage, the
@@ -894,8 +899,11 @@ impl ReclaimEngine for Riel24 {
     fn page_cache_added(k: &mut Kernel, ctx: &mut Ctx, _p: Pfn) {
         grow_buffer_heads(k, ctx)
     }
-    fn page_dirtied_by_write(k: &mut Kernel, ctx: &mut Ctx, p: Pfn) {
-        buffers::page_dirtied_by_write(k, ctx, p)
+    fn page_dirtied_by_write(k: &mut Kernel, ctx: &mut Ctx, p: Pfn, newly: bool) {
+        buffers::page_dirtied_by_write(k, ctx, p);
+        if newly && k.profile.bdflush {
+            bdflush::mark_buffer_dirty(k, ctx, p);
+        }
     }
     fn write_submitted(k: &mut Kernel, ctx: &Ctx, pages: u64, wait_ns: u64) {
         task::note_write(k, ctx, pages, wait_ns)

@@ -20,7 +20,7 @@ fn written(n: u64, buffer_dirtying: bool) -> (Kernel, Vec<Pfn>) {
         k.fr.set(q, pg::UPTODATE);
         k.add_to_page_cache(&mut dd, file, i, q);
         crate::page_writeback::set_page_dirty(&mut k, &dd, q);
-        crate::vmscan::page_dirtied_by_write(&mut k, &mut dd, q);
+        crate::vmscan::page_dirtied_by_write(&mut k, &mut dd, q, true);
         pages.push(q);
     }
     while zone_free(&k, 1) >= k.zones[1].wmark[1] {
@@ -117,7 +117,7 @@ fn a_page_written_again_after_losing_its_buffers_gets_them_back() {
     k.reclaim.riel24_mut().bh_live -= 1;
     crate::vmscan::riel24::add_dirty(&mut k, p);
     let live = k.reclaim.riel24().bh_live;
-    crate::vmscan::page_dirtied_by_write(&mut k, &mut dd, p);
+    crate::vmscan::page_dirtied_by_write(&mut k, &mut dd, p, true);
     assert_eq!(k.fr.extra[p as usize], BUFFERS | BH_DIRTIED);
     assert_eq!(k.reclaim.riel24().bh_live, live + 1);
     assert_eq!(k.reclaim.riel24().dirty_bufs, 1);
