@@ -54,7 +54,7 @@ pub struct Ctx {
     pub alloc_refused: bool,
     /// Limit reclaim stopped because writes it started this quantum would have completed by
     /// now: the quantum ends so that their completions (and `folio_rotate_reclaimable`) come
-    /// before it scans again (`vmscan::modern`).
+    /// before it scans again (6.8's limit reclaim).
     pub resched: bool,
 }
 
