@@ -7,12 +7,13 @@ use crate::stats::vmstat::Vm;
 
 const PER_PAGE: u64 = 500;
 
-/// A 6.8 kernel whose flusher has written one io_end of 2,048 pages (eight 256-page requests)
+/// A kernel of the default row (6.8) whose flusher has written one io_end of 2,048 pages (eight 256-page requests)
 /// of a file, each third page marked PG_reclaim and active, as reclaim leaves the pages it met
 /// under writeback: the kernel, the file, and when the worker starts (its last request's end).
 fn one_io_end() -> (Kernel, u32, u64) {
     let cfg = MachineConfig::of_zones("x86_64", 1, &[(ZoneType::Normal, 1 << 16)]);
-    let mut k = Kernel::new(crate::profiles::find("linux-6.8").expect("profile"), cfg, 1).expect("kernel");
+    let mut k =
+        Kernel::new(crate::profiles::find(crate::profiles::DEFAULT_PROFILE).expect("profile"), cfg, 1).expect("kernel");
     let mut d = crate::disk::Disk::preset("ssd").expect("preset");
     d.io_end_pages = 2048;
     k.disks.push(d);

@@ -959,6 +959,13 @@ pub fn find(name: &str) -> Option<Profile> {
     all().into_iter().find(|p| p.name == name)
 }
 
+/// The first row whose reclaim runs `engine`: a test that needs an era's mechanisms picks its
+/// row by them rather than by a profile's name.
+#[cfg(test)]
+pub(crate) fn first_with_engine(engine: Engine) -> Profile {
+    all().into_iter().find(|p| p.engine == engine).expect("a row runs every engine")
+}
+
 pub fn names() -> Vec<&'static str> {
     all().iter().map(|p| p.name).collect()
 }

@@ -6,7 +6,7 @@ use crate::page_writeback::FlushAction;
 /// A 2.4.9 box with 2.4.9's buffer flushing, 4 MiB of DMA and 16 MiB of Normal, and a file.
 fn machine() -> (Kernel, u32) {
     let cfg = MachineConfig::of_zones("i386", 2, &[(ZoneType::Dma, 1024), (ZoneType::Normal, 4096)]);
-    let mut p = crate::profiles::find("linux-2.4.9").expect("profile").clone();
+    let mut p = crate::profiles::first_with_engine(crate::profiles::Engine::Riel24);
     p.bdflush = true;
     let mut k = Kernel::new(p, cfg, 1).expect("kernel");
     k.disks.push(crate::disk::Disk::preset("hdd").expect("preset"));
@@ -39,7 +39,7 @@ fn writer() -> Ctx {
 fn nr_free_buffer_pages_counts_lowmem_free_and_inactive_at_least_pages_high() {
     let zones = [(ZoneType::Dma, 1024), (ZoneType::Normal, 4096), (ZoneType::HighMem, 8192)];
     let cfg = MachineConfig::of_zones("i386", 2, &zones);
-    let k0 = crate::profiles::find("linux-2.4.9").expect("profile").clone();
+    let k0 = crate::profiles::first_with_engine(crate::profiles::Engine::Riel24);
     let mut k = Kernel::new(k0, cfg, 1).expect("kernel");
     let (dma, normal) = (k.zones[0].free_pages, k.zones[1].free_pages);
     assert!(k.zones[2].free_pages > 0);

@@ -8,7 +8,7 @@ use crate::vmscan::riel24::{do_try_to_free_pages, parked, zone_free, SLOT_DIRTY}
 /// `n` pages of a file written by write() on inactive_dirty: dirty buffers, no page lock.
 fn written(n: u64, buffer_dirtying: bool) -> (Kernel, Vec<Pfn>) {
     let cfg = MachineConfig::of_zones("i386", 2, &[(ZoneType::Dma, 4096), (ZoneType::Normal, 16384)]);
-    let mut p = crate::profiles::find("linux-2.4.9").expect("profile").clone();
+    let mut p = crate::profiles::first_with_engine(crate::profiles::Engine::Riel24);
     p.write_dirties_buffers = buffer_dirtying;
     let mut k = Kernel::new(p, cfg, 1).expect("kernel");
     k.disks.push(crate::disk::Disk::preset("hdd").expect("preset"));
