@@ -3,7 +3,7 @@
 
     sudo scripts/real-runs.py --rows docs/real/issue17-rows.json --runs DIR [--rounds 2]
                               [--vmlab B] [--only ID,...] [--dir /var/tmp] [--image-size 3GiB]
-                              [--lock /tmp/vmlab-real.lock] [--dry-run]
+                              [--lock /tmp/vmlab-real.lock] [--costs FILE] [--dry-run]
 
 Runs every row of ROWS (`vmlab.real-rows/1`) ROUNDS times, the rows in turn round by round, as
 docs/REAL.md's records were made: each run alone under LOCK (other measurements on the host take the
@@ -23,6 +23,12 @@ time can be off by 10x; the median by write time is copied to DIR/disk-loop-encr
 the flusher's depth into the image's new blocks, the disk's write ceiling
 (`disk.sda.device_write_bandwidth` in its sets); the log line prints it. The first probe meets a
 fresh image, the later ones blocks the runs have written.
+
+Rows on DIR's own disk (var-tmp) get that disk measured at the same three moments, alone under the lock
+(DIR/disk-var-tmp-K.json and the measurement itself, DIR/disk-var-tmp-K.host-disk.json); the median by
+its large sequential read goes with the cost table (--costs, default the cache's host-costs.json) into
+DIR/cache, the record's `--cache`: the host's virtio disk moves within the hour, and a record simulated
+with a disk measured on another day compares unlike moments.
 
 At the end it prints the `real-table.py record` command for these runs. `--dry-run` prints every
 command instead of running it (no root needed). Python 3.11 standard library only.
@@ -134,20 +140,61 @@ def make_image(h: Host, where: str, size: str) -> str:
     return mnt
 
 
-def probe_disk(h: Host, a, row: dict, mnt: str, k: int) -> Path:
-    out = Path(a.runs) / f"disk-{LOOP}-{k}.json"
+def read_us(sim: Path) -> float:
+    """A disk measurement's large sequential read time (`N KiB read M us`, the second such figure of
+    `notes.host_disk`), what the var-tmp rows' reads turn on."""
+    note = (json.loads(sim.read_text()).get("notes") or {}).get("host_disk") or ""
+    m = re.findall(r"(\d+) ?KiB read (\d+) us", note)
+    if len(m) < 2:
+        raise Bad(f"{sim}: no large `N KiB read M us` in notes.host_disk")
+    return float(m[1][1])
+
+
+def probe_disk(h: Host, a, row: dict, where: str, kind: str, k: int) -> Path:
+    """Measures the disk under WHERE afresh (an empty cache) with ROW's scenario; keeps the `run --host`
+    JSON as DIR/disk-KIND-K.json and, for var-tmp, the measurement itself (`host-disk-MAJ-MIN.json`)
+    beside it as DIR/disk-KIND-K.host-disk.json, the file a record's cache directory holds."""
+    out = Path(a.runs) / f"disk-{kind}-{k}.json"
     if h.dry:
-        h.do(disk_probe_command(a.vmlab, row, mnt, out, a.lock), env={"VMLAB_CACHE_DIR": "EMPTY-TEMPORARY-DIR"})
+        h.do(disk_probe_command(a.vmlab, row, where, out, a.lock), env={"VMLAB_CACHE_DIR": "EMPTY-TEMPORARY-DIR"})
         return out
-    # An empty cache: `run --host` measures the disk afresh instead of taking the last measurement.
     with tempfile.TemporaryDirectory(prefix="vmlab-disk-") as cache:
-        rc = h.do(disk_probe_command(a.vmlab, row, mnt, out, a.lock), env={"VMLAB_CACHE_DIR": cache},
+        rc = h.do(disk_probe_command(a.vmlab, row, where, out, a.lock), env={"VMLAB_CACHE_DIR": cache},
                   stdout=subprocess.DEVNULL)
-    if rc != 0:
-        raise Bad(f"the disk measurement of {mnt} failed (exit {rc})")
-    print(f"real-runs: {now()} {LOOP} disk measured ({out.name}: write {write_us(out):.0f} µs, "
-          f"writes at depth {depth_write_bps(out)})", file=sys.stderr)
+        if rc != 0:
+            raise Bad(f"the disk measurement of {where} failed (exit {rc})")
+        if kind != LOOP:
+            found = sorted(Path(cache).glob("host-disk-*.json"))
+            if len(found) != 1:
+                raise Bad(f"the disk measurement of {where} left {len(found)} host-disk files, not one")
+            (Path(a.runs) / f"disk-{kind}-{k}.host-disk.json").write_text(
+                json.dumps({"name": found[0].name, "measurement": json.loads(found[0].read_text())}))
+    if kind == LOOP:
+        what = f"write {write_us(out):.0f} µs, writes at depth {depth_write_bps(out)}"
+    else:
+        what = f"large read {read_us(out):.0f} µs"
+    print(f"real-runs: {now()} {kind} disk measured ({out.name}: {what})", file=sys.stderr)
     return out
+
+
+def record_cache(a, probes: list[Path]) -> Path:
+    """DIR/cache: the cost table the runs are to be simulated with (--costs) and the median (by large
+    read time) of the var-tmp disk's measurements, so that the record's simulations see the disk as
+    it was while the runs ran: on 2026-11-29 this host's virtio disk served seed 004's job's reads
+    in 398-474 ms at 12:06 UTC and 272-286 ms at 12:56, while the cached measurement stayed one of 28 Nov."""
+    cache = Path(a.runs) / "cache"
+    cache.mkdir(exist_ok=True)
+    best = sorted(probes, key=read_us)[(len(probes) - 1) // 2]
+    kept = json.loads(best.with_name(best.name.replace(".json", ".host-disk.json")).read_text())
+    (cache / kept["name"]).write_text(json.dumps(kept["measurement"], indent=1) + "\n")
+    costs = Path(a.costs)
+    if not costs.is_file():
+        raise Bad(f"--costs {costs}: no such file (scripts/calibrate-costs.sh writes it)")
+    (cache / "host-costs.json").write_text(costs.read_text())
+    times = ", ".join(f"{read_us(x):.0f}" for x in probes)
+    print(f"real-runs: var-tmp large read times {times} µs; the median's measurement and {costs} are in {cache}",
+          file=sys.stderr)
+    return cache
 
 
 def main(argv: list[str]) -> int:
@@ -160,6 +207,9 @@ def main(argv: list[str]) -> int:
     p.add_argument("--dir", default="/var/tmp", help="where `vmlab real` puts the rows' files (var-tmp rows)")
     p.add_argument("--image-size", default="3GiB")
     p.add_argument("--lock", default="/tmp/vmlab-real.lock")
+    p.add_argument("--costs", default=str(Path(os.environ.get("VMLAB_CACHE_DIR") or Path.home() / ".cache" / "vmlab")
+                                          / "host-costs.json"),
+                   help="the cost table copied into DIR/cache beside the var-tmp disk's measurement")
     p.add_argument("--dry-run", action="store_true")
     a = p.parse_args(argv)
     try:
@@ -186,11 +236,20 @@ def main(argv: list[str]) -> int:
         Path(a.runs).mkdir(parents=True, exist_ok=True)
     h = Host(a.dry_run, Path(a.runs) / "log.txt")
     loop_rows = [r for r in rows if r.get("disk") == LOOP]
-    probes = []
+    dir_rows = [r for r in rows if r.get("disk", "var-tmp") != LOOP]
+    probes, dir_probes = [], []
+
+    def measure(k: int) -> None:
+        # Both disks at the same three moments, each alone under the lock: before the rounds,
+        # between the first two, after the last.
+        if mnt:
+            probes.append(probe_disk(h, a, loop_rows[0], mnt, LOOP, k))
+        if dir_rows:
+            dir_probes.append(probe_disk(h, a, dir_rows[0], a.dir, "var-tmp", k))
+
     try:
         mnt = make_image(h, a.dir, a.image_size) if loop_rows else None
-        if mnt:
-            probes.append(probe_disk(h, a, loop_rows[0], mnt, 1))
+        measure(1)
         total, k = a.rounds * len(rows), 0
         for n in range(1, a.rounds + 1):
             for row in rows:
@@ -209,10 +268,9 @@ def main(argv: list[str]) -> int:
                 if not a.dry_run:
                     print(f"real-runs: {now()} [{k}/{total}] {rid} rc {rc} in {time.monotonic() - t:.1f} s",
                           file=sys.stderr)
-            if mnt and n < a.rounds and len(probes) < 2:
-                probes.append(probe_disk(h, a, loop_rows[0], mnt, 2))
-        if mnt:
-            probes.append(probe_disk(h, a, loop_rows[0], mnt, len(probes) + 1))
+            if n < a.rounds and max(len(probes), len(dir_probes)) < 2:
+                measure(2)
+        measure(max(len(probes), len(dir_probes)) + 1)
     finally:
         for cmd in reversed(h.undo):
             if a.dry_run:
@@ -231,8 +289,11 @@ def main(argv: list[str]) -> int:
                   f" is {chosen}", file=sys.stderr)
         disk_arg = (f" --disk-sets {LOOP}={chosen}"
                     f" --disk-reset {LOOP}=disk.sda.ring_descriptors=4294967295")
+    cache = "DIR"
+    if dir_probes:
+        cache = str(Path(a.runs) / "cache") if a.dry_run else str(record_cache(a, dir_probes))
     print(f"real-runs: now  scripts/real-table.py record --rows {a.rows} --runs {a.runs}"
-          f" --log {Path(a.runs) / 'log.txt'}{disk_arg} --cache DIR --out RECORD", file=sys.stderr)
+          f" --log {Path(a.runs) / 'log.txt'}{disk_arg} --cache {cache} --out RECORD", file=sys.stderr)
     return 0
 
 

@@ -79,3 +79,37 @@ def test_a_probes_writes_at_depth_are_read_from_its_summary():
         assert rr.depth_write_bps(new) == "1.39 GB/s at depth 16"
         assert rr.depth_write_bps(old) == "-"
         assert rr.write_us(new) == 364.0
+
+
+def test_var_tmp_rows_get_their_disk_measured_three_times_into_the_records_cache():
+    out = dry("--rounds", "2", "--only", "ao,sh")
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    probes = [line for line in lines if "run --host --disk-dir /var/tmp" in line]
+    assert len(probes) == 3
+    # Alone under the lock, as the runs; before the rounds, between them, after them.
+    assert all(p.startswith("VMLAB_CACHE_DIR=EMPTY-TEMPORARY-DIR flock /tmp/vmlab-real.lock") for p in probes)
+    order = [("probe" if "--disk-dir" in line else "run") for line in lines if "--disk-dir" in line or " real " in line]
+    assert order == ["probe", "run", "run", "probe", "run", "run", "probe"]
+    assert "--cache /nonexistent/runs/cache --out RECORD" in out.stderr
+
+
+def test_the_var_tmp_median_is_taken_by_its_large_read():
+    from scripts_util import load_script
+
+    rr = load_script("real-runs.py")
+    import json
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as d:
+        f = Path(d) / "p.json"
+        note = "/var/tmp on 254:0 (6.18): 4KiB read 41 us, 4096 KiB read 3708 us, write 1545 us, ..."
+        f.write_text(json.dumps({"notes": {"host_disk": note}}))
+        assert rr.read_us(f) == 3708.0
+        f.write_text(json.dumps({"notes": {"host_disk": "4KiB read 41 us"}}))
+        try:
+            rr.read_us(f)
+        except rr.Bad as e:
+            assert "no large" in str(e)
+        else:
+            raise AssertionError("a summary without a large read was accepted")
