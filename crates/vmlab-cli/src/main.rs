@@ -117,7 +117,8 @@ enum Cmd {
         /// List the seeds.
         #[arg(long)]
         list: bool,
-        /// Override a field of every run's scenario (as on `run`).
+        /// Override a field of every run's scenario (as on `run`); `PROFILE:KEY=VALUE` overrides
+        /// it in that profile's runs only: `--set linux-2.4.9:reclaim.bdflush=true`.
         #[arg(long = "set", value_name = "KEY=VALUE")]
         sets: Vec<String>,
         /// Write the result as JSON (schema vmlab.reproduce/1) to FILE, or `-` for standard output.

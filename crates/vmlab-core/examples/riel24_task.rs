@@ -10,9 +10,13 @@
 //! write KiB/s, kswapd's naps (`interruptible_sleep_on_timeout` after a pass that left no
 //! shortage) and each group's system time, other sleep, pages written and queue sleep since
 //! the last line. All figures
-//! are since the last line of the same kind. An observer: the run is the same without it.
+//! are since the last line of the same kind. With `zones=on` a window line also gives kswapd's
+//! CPU % over the window, its passes (failed) and the direct reclaim passes since the last
+//! line, `nr_free_buffer_pages` (2.4.9's base for `balance_dirty`'s `nfract`) and each zone's
+//! free / inactive_clean / inactive_dirty / active MiB at the line. An observer: the run is the
+//! same without it.
 //!
-//! cargo run --profile ci -p vmlab-core --example riel24_task -- SCENARIO PROFILE EVERY_S tasks=NAME,... [KEY=VALUE...]
+//! cargo run --profile ci -p vmlab-core --example riel24_task -- SCENARIO PROFILE EVERY_S tasks=NAME,... [zones=on] [KEY=VALUE...]
 
 mod common;
 
@@ -74,6 +78,43 @@ struct State {
     win_naps: u64,
     bo_sum: u64,
     bo_n: u64,
+    /// `zones=on`: the window line's reclaim and zone columns; kswapd CPU over the window, and
+    /// the engine's pass counters at the last line.
+    zones: bool,
+    ksw_sum: f64,
+    passes_prev: [u64; 3],
+}
+
+/// kswapd CPU % over the window, its passes (failed) and the direct passes since `prev`,
+/// `nr_free_buffer_pages` and each zone's lists (MiB).
+fn zone_cols(sim: &Sim, ksw_pct: f64, prev: &mut [u64; 3]) -> String {
+    let k = &sim.k;
+    let mib = |pages: u64| pages / 256;
+    let now = k.reclaim.riel24_stats().map_or([0; 3], |s| [s.kswapd_passes, s.kswapd_failed_passes, s.direct_passes]);
+    let d: [u64; 3] = std::array::from_fn(|i| now[i] - prev[i]);
+    *prev = now;
+    let zones: Vec<String> = (0..k.zones.len())
+        .filter(|&z| k.zones[z].present > 0)
+        .map(|z| {
+            let l = |name| vmlab_core::vmscan::zone_lru_pages(k, z, name);
+            format!(
+                "{} {}/{}/{}/{}",
+                k.zones[z].kind.name(),
+                mib(k.zone_free(z)),
+                mib(l("Inact_clean")),
+                mib(l("Inact_dirty")),
+                mib(l("Active"))
+            )
+        })
+        .collect();
+    format!(
+        "kswapd {ksw_pct:.0}% {} ({}) direct {} | nr_free_buffer_pages {} | {}",
+        d[0],
+        d[1],
+        d[2],
+        mib(vmlab_core::vmscan::riel24_nr_free_buffer_pages(k)),
+        zones.join(" ")
+    )
 }
 
 impl State {
@@ -107,6 +148,7 @@ impl State {
         let s = sim.samples.last().cloned().unwrap_or_default();
         self.bo_sum += s.bo;
         self.bo_n += 1;
+        self.ksw_sum += s.kswapd_cpu_pct;
         let p = phase(sim);
         if p != self.ph_name {
             self.phase_line(sim);
@@ -129,6 +171,10 @@ impl State {
             ));
             self.win_prev[g] = now;
         }
+        if self.zones {
+            let pct = self.ksw_sum / self.bo_n.max(1) as f64;
+            cols.push(zone_cols(sim, pct, &mut self.passes_prev));
+        }
         let naps = sim.k.reclaim.riel24_stats().map_or(0, |s| s.kswapd_sleeps);
         println!(
             "{} {p} {} {} {} {} | {}",
@@ -139,12 +185,13 @@ impl State {
             naps - self.win_naps,
             cols.join(" | ")
         );
-        (self.bo_sum, self.bo_n, self.win_naps) = (0, 0, naps);
+        (self.bo_sum, self.bo_n, self.win_naps, self.ksw_sum) = (0, 0, naps, 0.0);
     }
 }
 
 fn main() {
-    let (common::Census { mut sim, every_s }, own) = common::setup_with("riel24_task", &["tasks"]);
+    let (common::Census { mut sim, every_s }, own) = common::setup_with("riel24_task", &["tasks", "zones"]);
+    let zones = own.iter().any(|(k, v)| k == "zones" && common::parse_on("riel24_task", k, v));
     let pats: Vec<String> = own
         .iter()
         .find(|(k, _)| k == "tasks")
@@ -164,6 +211,9 @@ fn main() {
         win_naps: 0,
         bo_sum: 0,
         bo_n: 0,
+        zones,
+        ksw_sum: 0.0,
+        passes_prev: [0; 3],
     }));
     let in_run = st.clone();
     sim.on_sample = Some(Box::new(move |sim: &mut Sim| in_run.borrow_mut().sample(sim)));

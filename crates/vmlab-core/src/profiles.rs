@@ -249,6 +249,20 @@ pub struct Tunables {
     pub vm_anon_lru: u64,
     /// Upper clamp of computed min_free_kbytes.
     pub min_free_kbytes_max: u64,
+    /// 2.4's `bdf_prm` (`/proc/sys/vm/bdflush`, read under `reclaim.bdflush`): `nfract`, the
+    /// percent of `nr_free_buffer_pages` dirty from which a writer writes a batch itself and
+    /// bdflush goes on writing; `nfract_sync`, the percent from which the writer also waits;
+    /// `interval`, kupdate's period, and `age_buffer`, how old a dirty buffer is before kupdate
+    /// writes it, both in jiffies at i386's HZ = 100 (centiseconds); `interval` 0 stops kupdate.
+    /// 2.4.9's `{30, 64, 64, 256, 5*HZ, 30*HZ, 60, 0, 0}` (the old side of Mike Galbraith's
+    /// patch against 2.4.6-pre3, "Re: spindown [was Re: 2.4.6-pre2, pre3 VM Behavior]", LKML,
+    /// 17 Jun 2001, and the later 2.4 `fs/buffer.c` of history era-2.4.9-riel §23). Field 1,
+    /// `ndirty`, is not one: 2.4.9's rounds are `NRSYNC` (32) buffers and nothing reads it
+    /// since Chris Mason's "kill flush_dirty_buffers" (2.4.8-pre).
+    pub bdflush_nfract: u64,
+    pub bdflush_nfract_sync: u64,
+    pub bdflush_interval: u64,
+    pub bdflush_age_buffer: u64,
 }
 
 /// One kernel profile: mechanisms + tunables.
@@ -531,6 +545,10 @@ const BASE_TUNABLES: Tunables = Tunables {
     vm_lru_balance_ratio: 2,
     vm_anon_lru: 1,
     min_free_kbytes_max: 262144,
+    bdflush_nfract: 30,
+    bdflush_nfract_sync: 60,
+    bdflush_interval: 500,
+    bdflush_age_buffer: 3000,
 };
 
 const MODERN: Profile = Profile {
@@ -1105,6 +1123,10 @@ const ONE_BIT: &[Bound] = &[Bound { since: ANY, lo: 0, hi: 1 }];
 const BH_PER_SLAB: &[Bound] = &[Bound { since: ANY, lo: 0, hi: 4096 }];
 /// LRU-add pagevec size: off, or up to PAGEVEC_SIZE.
 const PAGEVEC: &[Bound] = &[Bound { since: ANY, lo: 0, hi: 14 }];
+/// `bdflush_min`/`bdflush_max` of 2.4's `fs/buffer.c` (HZ = 100): `interval` 0 to 600*HZ,
+/// `age_buffer` 1*HZ to 6000*HZ.
+const BDFLUSH_INTERVAL: &[Bound] = &[Bound { since: ANY, lo: 0, hi: 60_000 }];
+const BDFLUSH_AGE: &[Bound] = &[Bound { since: ANY, lo: 100, hi: 600_000 }];
 /// An allocation order below MAX_ORDER (11).
 const ORDER: &[Bound] = &[Bound { since: ANY, lo: 0, hi: 11 }];
 
@@ -1278,6 +1300,11 @@ pub const KNOBS: &[Knob] = &[
     vm("vm_anon_lru", Kind::Int(ONE_BIT), AA_ONLY),
     // page_alloc.rs setup_watermarks.
     vm("min_free_kbytes_max", Kind::Int(MIN_FREE_MAX), Readers::All),
+    // vmscan/riel24/bdflush.rs (2.4's `bdflush_min`/`bdflush_max`).
+    vm("bdflush_nfract", Kind::Int(PERCENT), RIEL_ONLY),
+    vm("bdflush_nfract_sync", Kind::Int(PERCENT), RIEL_ONLY),
+    vm("bdflush_interval", Kind::Int(BDFLUSH_INTERVAL), RIEL_ONLY),
+    vm("bdflush_age_buffer", Kind::Int(BDFLUSH_AGE), RIEL_ONLY),
 ];
 
 pub fn knob(section: Section, name: &str) -> Option<&'static Knob> {
@@ -1526,6 +1553,10 @@ impl Profile {
             "vm_lru_balance_ratio" => t.vm_lru_balance_ratio = n,
             "vm_anon_lru" => t.vm_anon_lru = n,
             "min_free_kbytes_max" => t.min_free_kbytes_max = n,
+            "bdflush_nfract" => t.bdflush_nfract = n,
+            "bdflush_nfract_sync" => t.bdflush_nfract_sync = n,
+            "bdflush_interval" => t.bdflush_interval = n,
+            "bdflush_age_buffer" => t.bdflush_age_buffer = n,
             _ => return None,
         }
         Some(())

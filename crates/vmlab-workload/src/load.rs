@@ -1242,6 +1242,11 @@ program = "wait"
             "--set netrx.0.rate=1: the scenario has no [[netrx]]: cannot set `netrx.0.rate`"
         );
         assert_eq!(err(SMALL, &["a..b=1"]), "--set a..b=1: malformed --set: empty key component in `a..b`");
+        assert_eq!(
+            err(SMALL, &["linux-2.4.9:reclaim.bdflush=true"]),
+            "--set linux-2.4.9:reclaim.bdflush=true: `linux-2.4.9:` scopes a set to one profile of `vmlab reproduce`, \
+             which runs several; this run has one profile: write `--set reclaim.bdflush=true`"
+        );
     }
 
     #[test]

@@ -180,6 +180,35 @@ fn knobs_the_final_engine_does_not_read_are_refused() {
     assert_eq!(code, 0, "{err}");
 }
 
+/// `vmlab reproduce` takes `PROFILE:KEY=VALUE` for a knob only some of its runs read, refuses
+/// it unscoped (naming the scoped form) or scoped to a profile the seed does not run, before
+/// any run starts; `vmlab run`, with one profile, says to drop the scope.
+#[test]
+fn reproduce_scopes_a_set_to_one_profile() {
+    let (code, _, err) = vmlab(&["reproduce", "google-mlock", "--set", "reclaim.bdflush=true"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains(
+            "--set reclaim.bdflush=true: `reclaim.bdflush` is not read by the modern engine, which linux-6.8 runs"
+        ) && err.contains(
+            "scope it: --set linux-2.4.9:reclaim.bdflush=true --set linux-2.4.9-phillips:reclaim.bdflush=true"
+        ),
+        "{err}"
+    );
+    let (code, _, err) = vmlab(&["reproduce", "000", "--set", "linux-2.6.38:reclaim.bdflush=true"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("vmlab reproduce google-mlock runs no `linux-2.6.38`; its profiles are linux-2.4.9, linux-2.4.9-phillips, linux-6.8"),
+        "{err}"
+    );
+    let (code, _, err) = vmlab(&["reproduce", "000", "--set", "linux-6.8:vm.bdflush_nfract=40"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("`vm.bdflush_nfract` is not read by the modern engine"), "{err}");
+    let (code, _, err) = vmlab(&["run", &scenario("scoped.toml", GOOD), "--set", "linux-6.8:vm.swappiness=10"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("this run has one profile: write `--set vm.swappiness=10`"), "{err}");
+}
+
 #[test]
 fn set_of_an_undeclared_variable_suggests_the_declared_one() {
     let text = GOOD.replace("[[process]]", "[vars]\nthreads = 1\n\n[[process]]");

@@ -21,6 +21,7 @@ pub fn def() -> SeedDef {
         name: NAME,
         number: 0,
         summary: "000 kswapd never sleeps with mlocked file pages on 2.4.9 (Oct 2001)",
+        profiles: &PROFILES,
         runs: PROFILES.len(),
         long_runs: None,
         run,

@@ -24,6 +24,7 @@ pub fn def() -> SeedDef {
         // The mail server swap off and swap on, the postmark and the streaming scenario, each
         // under both profiles.
         runs: 4 * PROFILES.len(),
+        profiles: &PROFILES,
         long_runs: Some("mail-server runs"),
         summary:
             "001: order-3 atomic allocations keep 2.6.36 kswapd reclaiming (too much free memory); 2.6.38 fixes it",

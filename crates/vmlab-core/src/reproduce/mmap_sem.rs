@@ -19,6 +19,7 @@ pub fn def() -> SeedDef {
         name: "mmap-sem",
         number: 4,
         runs: PROFILES.len() * THREADS.len() * MODES.len(),
+        profiles: PROFILES,
         long_runs: None,
         summary: "004: mmap faults serialise on mmap_sem (2.6.26) while read() scales; fixed by fault retry (2.6.38) and per-VMA locks (6.8)",
         run,

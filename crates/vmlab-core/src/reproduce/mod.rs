@@ -36,6 +36,8 @@ pub struct SeedDef {
     /// The seed's number in docs/SEEDS.md (`vmlab reproduce 004` is `mmap-sem`).
     pub number: u32,
     pub summary: &'static str,
+    /// The profiles the reproduction runs: what `--set PROFILE:KEY=VALUE` may name.
+    pub profiles: &'static [&'static str],
     /// How many simulations the reproduction makes (a progress report's `run k/N`).
     pub runs: usize,
     /// The runs `--duration` lengthens, for a seed whose problem grew over a server's uptime;
@@ -48,7 +50,8 @@ pub struct SeedDef {
 /// Options common to every reproduction.
 #[derive(Default)]
 pub struct ReproduceOpts {
-    /// `--set` overrides applied to every run's scenario.
+    /// `--set` overrides applied to every run's scenario; one written `PROFILE:KEY=VALUE` is
+    /// applied only to the runs of that profile (see [`scope_of`]).
     pub sets: Vec<String>,
     /// A directory holding `scenarios/seeds/` to read the seeds' scenarios from; without one,
     /// the copies built into the program are used, so an installed binary or wheel reproduces
@@ -116,10 +119,17 @@ pub const SEED_SCENARIOS: &[(&str, &str)] = &[
 ];
 
 impl ReproduceOpts {
-    /// Load the seed scenario `file` with `extra` overrides and then the user's.
+    /// Load the seed scenario `file` with `extra` overrides and then the user's that apply to
+    /// every profile (for what the seed reads of the scenario outside a run).
     pub fn load(&self, file: &str, extra: &[String]) -> Result<Scenario, String> {
+        self.load_for(file, None, extra)
+    }
+
+    /// Load the seed scenario `file` for a run under `profile`: `extra` overrides, then the
+    /// user's, those scoped to `profile` among them.
+    pub fn load_for(&self, file: &str, profile: Option<&str>, extra: &[String]) -> Result<Scenario, String> {
         let mut sets: Vec<String> = extra.to_vec();
-        sets.extend(self.sets.iter().cloned());
+        sets.extend(self.sets_for(profile));
         let sc = match &self.root {
             Some(root) => crate::workload::load_scenario(&root.join("scenarios").join("seeds").join(file), &sets),
             None => {
@@ -132,6 +142,19 @@ impl ReproduceOpts {
             }
         };
         sc.map_err(crate::api::render)
+    }
+
+    /// The user's sets for a run under `profile` (None: every profile), in the order given, a
+    /// scoped one without its `PROFILE:`.
+    pub fn sets_for(&self, profile: Option<&str>) -> Vec<String> {
+        self.sets
+            .iter()
+            .filter_map(|s| match scope_of(s) {
+                None => Some(s.clone()),
+                Some((p, set)) if Some(p) == profile => Some(set.to_string()),
+                Some(_) => None,
+            })
+            .collect()
     }
 
     /// Count a run as started; its number (from 1) and its progress callback, if anyone listens.
@@ -223,11 +246,77 @@ pub fn run(def: &SeedDef, mut opts: ReproduceOpts) -> Result<(ReproduceReport, S
             ));
         }
     }
+    check_sets(def, &opts.sets)?;
     let (mut rep, text) = (def.run)(&opts)?;
     for r in rep.runs.iter_mut() {
-        crate::stats::report::record_sets(&mut r.params, &opts.sets);
+        crate::stats::report::record_sets(&mut r.params, &opts.sets_for(Some(&r.profile)));
     }
     Ok((rep, text))
+}
+
+/// `PROFILE:KEY=VALUE` (a `:` before the first `=`): the profile a `--set` is scoped to, and the
+/// set itself. A knob only some of a seed's kernels have (`linux-2.4.9:reclaim.bdflush=true`)
+/// is set for that kernel's runs alone.
+pub fn scope_of(set: &str) -> Option<(&str, &str)> {
+    let colon = set.find(':')?;
+    if set.find('=').is_some_and(|eq| eq < colon) {
+        return None;
+    }
+    Some((set[..colon].trim(), set[colon + 1..].trim_start()))
+}
+
+/// Refuse, before anything runs, a `--set` scoped to a profile the seed does not run, and a
+/// `vm.`/`reclaim.` knob one of the runs' engines does not read (the run's own profile check,
+/// done up front; for a knob some of the seed's profiles read, name the scoped form).
+fn check_sets(def: &SeedDef, sets: &[String]) -> Result<(), String> {
+    let runs = def.profiles.join(", ");
+    for set in sets {
+        let Some((p, _)) = scope_of(set) else { continue };
+        if def.profiles.contains(&p) {
+            continue;
+        }
+        if crate::profiles::find(p).is_none() {
+            let hint = crate::profiles::suggest_name(p).map(|s| format!("; did you mean `{s}`?")).unwrap_or_default();
+            return Err(format!("--set {set}: unknown profile `{p}`{hint} (vmlab reproduce {} runs {runs})", def.name));
+        }
+        return Err(format!("--set {set}: vmlab reproduce {} runs no `{p}`; its profiles are {runs}", def.name));
+    }
+    // (set, scope, section, key, value) of the `vm.`/`reclaim.` sets, in order.
+    let knobs: Vec<(&String, Option<&str>, &str, &str, toml::Value)> = sets
+        .iter()
+        .filter_map(|set| {
+            let (scope, body) = scope_of(set).map_or((None, set.as_str()), |(p, b)| (Some(p), b));
+            let (key, value) = body.split_once('=')?;
+            let (section, name) = key.trim().split_once('.')?;
+            crate::profiles::Section::parse(section)?;
+            let value = crate::workload::load::set_value(value.trim());
+            Some((set, scope, section, name, value))
+        })
+        .collect();
+    let mut refused: Vec<(&String, &str, String)> = Vec::new();
+    for &name in def.profiles {
+        let Some(mut p) = crate::profiles::find(name) else { continue };
+        let mine = knobs.iter().filter(|k| k.1.is_none_or(|s| s == name));
+        for (set, _, section, key, value) in mine.clone() {
+            p.set(section, key, value).map_err(|e| format!("--set {set}: {e}"))?;
+        }
+        for (set, scope, section, key, _) in mine {
+            if let Err(e) = p.check_read(section, key) {
+                if scope.is_some() {
+                    return Err(format!("--set {set}: {e}"));
+                }
+                refused.push((*set, name, e));
+            }
+        }
+    }
+    let Some((set, _, e)) = refused.first() else { return Ok(()) };
+    let readers: Vec<&str> =
+        def.profiles.iter().copied().filter(|p| !refused.iter().any(|(s, q, _)| s == set && q == p)).collect();
+    if readers.is_empty() {
+        return Err(format!("--set {set}: {e}"));
+    }
+    let scoped: Vec<String> = readers.iter().map(|p| format!("--set {p}:{}", set.trim())).collect();
+    Err(format!("--set {set}: {e}; to set it for the runs whose profile reads it, scope it: {}", scoped.join(" ")))
 }
 
 pub fn seeds() -> Vec<SeedDef> {
@@ -239,6 +328,7 @@ pub fn seeds() -> Vec<SeedDef> {
             name: "shm-big-iron",
             number: 2,
             summary: "002: swapping SysV shm on a 32 GB box, 2.4.23aa1 vs aa2",
+            profiles: &shm_big_iron::PROFILES,
             runs: shm_big_iron::PROFILES.len(),
             long_runs: None,
             run: shm_big_iron::run,
@@ -247,6 +337,7 @@ pub fn seeds() -> Vec<SeedDef> {
             name: quicklists::SEED,
             number: 3,
             summary: "003: per-CPU page-table quicklists grow with the CPU count (linux-2.6.26 -> 2.6.27)",
+            profiles: &quicklists::PROFILES,
             runs: quicklists::RUNS,
             long_runs: None,
             run: quicklists::run,
@@ -282,7 +373,7 @@ pub fn run_seed_scenario_sampled(
     tracers: Vec<Box<dyn crate::trace::Tracer>>,
     on_sample: Option<crate::sim::SampleHook>,
 ) -> Result<(RunReport, crate::sim::Sim), String> {
-    let sc = opts.load(file, extra_sets)?;
+    let sc = opts.load_for(file, Some(profile), extra_sets)?;
     let (k, progress) = opts.begin_run(profile, extra_sets);
     let mut tracers = tracers;
     let trace = opts.trace_writer(&sc, profile, k)?;
@@ -377,6 +468,56 @@ mod tests {
                 assert_eq!(started, vec![1, 3, 4, 0, 2]);
             }
         }
+    }
+
+    /// `PROFILE:KEY=VALUE` reaches the scenario of that profile's runs only, without its
+    /// scope; unscoped sets reach every run, in the order given.
+    #[test]
+    fn a_scoped_set_reaches_only_its_profiles_runs() {
+        assert_eq!(scope_of("linux-2.4.9:reclaim.bdflush=true"), Some(("linux-2.4.9", "reclaim.bdflush=true")));
+        assert_eq!(scope_of("process.google.program=sleep 1: x"), None, "a `:` in the value is no scope");
+        let sets = ["vm.page_cluster=3", "linux-2.4.9:reclaim.bdflush=true", "linux-6.8:vm.swappiness=10"];
+        let o = ReproduceOpts { sets: sets.map(String::from).to_vec(), ..Default::default() };
+        assert_eq!(o.sets_for(Some("linux-2.4.9")), ["vm.page_cluster=3", "reclaim.bdflush=true"]);
+        assert_eq!(o.sets_for(Some("linux-2.4.9-phillips")), ["vm.page_cluster=3"]);
+        assert_eq!(o.sets_for(None), ["vm.page_cluster=3"]);
+        let sc = o.load_for("google-mlock.toml", Some("linux-2.4.9"), &[]).unwrap();
+        assert_eq!(sc.file.reclaim.get("bdflush"), Some(&toml::Value::Boolean(true)));
+        let sc = o.load_for("google-mlock.toml", Some("linux-6.8"), &[]).unwrap();
+        assert_eq!(sc.file.reclaim.get("bdflush"), None);
+        assert_eq!(sc.file.vm.get("swappiness"), Some(&toml::Value::Integer(10)));
+    }
+
+    /// Before anything runs: a scope naming a profile the seed does not run, and a knob a run's
+    /// engine does not read — with the scoped form to write when some of the runs read it.
+    #[test]
+    fn sets_a_run_would_refuse_are_refused_before_the_runs() {
+        let def = find("google-mlock").unwrap();
+        let check = |sets: &[&str]| check_sets(&def, &sets.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+        check(&["linux-2.4.9:reclaim.bdflush=true", "linux-2.4.9-phillips:vm.bdflush_nfract=40"]).unwrap();
+        check(&["machine.cpus=4", "linux-6.8:machine.cpus=2", "vm.min_free_kbytes=1024"]).unwrap();
+        assert_eq!(
+            check(&["linux-2.6.38:vm.swappiness=10"]).unwrap_err(),
+            "--set linux-2.6.38:vm.swappiness=10: vmlab reproduce google-mlock runs no `linux-2.6.38`; its profiles \
+             are linux-2.4.9, linux-2.4.9-phillips, linux-6.8"
+        );
+        assert!(check(&["linux-2.4.99:reclaim.bdflush=true"])
+            .unwrap_err()
+            .starts_with("--set linux-2.4.99:reclaim.bdflush=true: unknown profile `linux-2.4.99`; did you mean"));
+        let e = check(&["linux-6.8:reclaim.bdflush=true"]).unwrap_err();
+        assert!(
+            e.starts_with("--set linux-6.8:reclaim.bdflush=true: `reclaim.bdflush` is not read by the modern engine"),
+            "{e}"
+        );
+        let e = check(&["reclaim.bdflush=true"]).unwrap_err();
+        assert!(e.starts_with("--set reclaim.bdflush=true: `reclaim.bdflush` is not read by the modern engine"), "{e}");
+        assert!(
+            e.ends_with(
+                "scope it: --set linux-2.4.9:reclaim.bdflush=true --set linux-2.4.9-phillips:reclaim.bdflush=true"
+            ),
+            "{e}"
+        );
+        assert!(check(&["linux-2.4.9:vm.bdflush_nfract=101"]).unwrap_err().contains("is out of range"));
     }
 
     #[test]

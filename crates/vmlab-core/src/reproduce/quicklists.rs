@@ -35,6 +35,8 @@ pub const ONE_TIB: [&str; 7] = [
     "duration=96h",
 ];
 const AFTER: &str = "linux-2.6.27";
+/// The two kernels every run is one of.
+pub const PROFILES: [&str; 2] = [BEFORE, AFTER];
 const TABLE_CPUS: [u32; 4] = [2, 4, 8, 16];
 /// The reproduction's runs: the seed's box before and after, every table cell (one node before
 /// and after, two nodes before, but for the seed's own box), and the 1 TiB pair.
@@ -71,7 +73,7 @@ pub fn measure(
     per_cpu_detail: bool,
 ) -> Result<Measured, String> {
     let wall = Instant::now();
-    let sc = opts.load(file, sets)?;
+    let sc = opts.load_for(file, Some(profile), sets)?;
     let diag = |e| crate::api::render(crate::api::diagnose(&sc, e));
     let prof = resolve_profile(&sc, Some(profile)).map_err(diag)?;
     let mut sim = Sim::new(&sc, prof).map_err(diag)?;

@@ -26,6 +26,7 @@ use crate::trace::Tracepoint;
 
 pub use aa24::slab::BhStats;
 pub use aa24::{Aa24Stats, TaskReclaim};
+pub use riel24::bdflush::nr_free_buffer_pages as riel24_nr_free_buffer_pages;
 pub use riel24::lock::WAITERS as RIEL24_LOCK_WAITERS;
 pub use riel24::task::TaskIo as Riel24TaskIo;
 pub use riel24::Stats as Riel24Stats;

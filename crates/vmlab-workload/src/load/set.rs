@@ -29,6 +29,18 @@ impl SetArg {
         let Some(eq) = arg.find('=') else {
             return Err(bad(0, arg.len(), "malformed --set: expected KEY=VALUE, found no `=`".into()));
         };
+        if let Some(colon) = arg[..eq].find(':') {
+            return Err(ScenarioError::for_set(
+                arg,
+                0,
+                colon + 1,
+                format!(
+                    "`{}` scopes a set to one profile of `vmlab reproduce`, which runs several; this run has one profile: write `--set {}`",
+                    &arg[..colon + 1],
+                    arg[colon + 1..].trim_start()
+                ),
+            ));
+        }
         let mut segs = Vec::new();
         let mut at = 0;
         for seg in arg[..eq].split('.') {

@@ -28,14 +28,8 @@ use crate::mm_types::{pg, Pfn};
 use crate::mmzone::ZoneType;
 use std::collections::VecDeque;
 
-/// `bdf_prm.b_un.nfract`: percent of `nr_free_buffer_pages` dirty before the writer writes.
-pub const NFRACT: u64 = 30;
-/// `bdf_prm.b_un.nfract_sync`: percent dirty before the writer also waits.
-pub const NFRACT_SYNC: u64 = 60;
-/// `bdf_prm.b_un.interval`: kupdate's period (5*HZ).
-pub const INTERVAL_NS: u64 = 5_000_000_000;
-/// `bdf_prm.b_un.age_buffer`: how old a dirty buffer is before kupdate writes it (30*HZ).
-pub const AGE_BUFFER_NS: u64 = 30_000_000_000;
+/// A jiffy at i386's HZ = 100: `bdf_prm`'s `interval` and `age_buffer` are counted in them.
+const JIFFY_NS: u64 = 10_000_000;
 /// `NRSYNC`: buffers `write_some_buffers` gathers before it submits them.
 pub const NRSYNC: usize = 32;
 
@@ -107,12 +101,14 @@ pub fn nr_free_buffer_pages(k: &Kernel) -> u64 {
     sum
 }
 
-/// `balance_dirty_state`: −1 below `nfract`, 0 between, 1 over `nfract_sync`.
+/// `balance_dirty_state`: −1 below `nfract`, 0 between, 1 over `nfract_sync` (percent of
+/// `nr_free_buffer_pages`, profile tunables `bdflush_nfract`, `bdflush_nfract_sync`).
 pub fn balance_dirty_state(k: &Kernel) -> i32 {
+    let t = &k.profile.tunables;
     let dirty = k.g.dirty * 100;
     let tot = nr_free_buffer_pages(k);
-    if dirty > tot * NFRACT {
-        if dirty > tot * NFRACT_SYNC {
+    if dirty > tot * t.bdflush_nfract {
+        if dirty > tot * t.bdflush_nfract_sync {
             return 1;
         }
         return 0;
@@ -133,8 +129,8 @@ pub fn mark_buffer_dirty(k: &mut Kernel, ctx: &mut Ctx, p: Pfn) {
 /// `__mark_dirty`: the buffer may be flushed `age_buffer` from now, and goes to the tail of
 /// `BUF_DIRTY` (`refile_buffer`).
 pub fn mark_dirty(k: &mut Kernel, ctx: &Ctx, p: Pfn) {
-    let buf =
-        Buf { flushtime: ctx.clock() + AGE_BUFFER_NS, p, file: k.fr.mapping[p as usize], idx: k.fr.index[p as usize] };
+    let flushtime = ctx.clock() + k.profile.tunables.bdflush_age_buffer * JIFFY_NS;
+    let buf = Buf { flushtime, p, file: k.fr.mapping[p as usize], idx: k.fr.index[p as usize] };
     bd(k).dirty.push_back(buf);
 }
 
@@ -256,7 +252,9 @@ pub fn bdflush_pass(k: &mut Kernel, ctx: &mut Ctx, w: usize) -> crate::page_writ
         k.wbs[w].wanted = false;
         return FlushAction::Sleep(u64::MAX / 4);
     }
-    if now >= bd(k).kupdate_at {
+    // kupdate with `interval` 0 is stopped (`stop_kupdate`: TASK_STOPPED).
+    let interval = k.profile.tunables.bdflush_interval * JIFFY_NS;
+    if interval > 0 && now >= bd(k).kupdate_at {
         loop {
             let head_due = bd(k).dirty.front().is_some_and(|b| b.flushtime <= now);
             if !head_due {
@@ -269,7 +267,7 @@ pub fn bdflush_pass(k: &mut Kernel, ctx: &mut Ctx, w: usize) -> crate::page_writ
                 break;
             }
         }
-        bd(k).kupdate_at = now + INTERVAL_NS;
+        bd(k).kupdate_at = now + interval;
     }
     if k.wbs[0].wanted {
         if let Some(wait) = queue_wait(k, ctx, now) {
@@ -279,6 +277,9 @@ pub fn bdflush_pass(k: &mut Kernel, ctx: &mut Ctx, w: usize) -> crate::page_writ
             return FlushAction::More;
         }
         k.wbs[0].wanted = false;
+    }
+    if interval == 0 {
+        return FlushAction::Sleep(u64::MAX / 4);
     }
     FlushAction::Sleep(bd(k).kupdate_at.saturating_sub(ctx.clock()).max(1))
 }

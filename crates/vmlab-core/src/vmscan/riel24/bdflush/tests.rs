@@ -152,7 +152,7 @@ fn kupdate_writes_batches_while_the_head_buffer_is_30_s_old() {
     bdflush_pass(&mut k, &mut fl, 0);
     assert_eq!(stats(&mut k).by_kupdate, 2 * NRSYNC as u64);
     assert_eq!(k.g.dirty, 80 - 2 * NRSYNC as u64);
-    assert_eq!(bd(&mut k).kupdate_at, 34_000_000_000 + INTERVAL_NS);
+    assert_eq!(bd(&mut k).kupdate_at, 34_000_000_000 + 5_000_000_000);
 }
 
 /// A buffer under I/O and dirty again is stepped over and stays at the head of BUF_DIRTY.
@@ -166,4 +166,46 @@ fn a_locked_dirty_buffer_is_stepped_over_and_stays_first() {
     assert!(k.fr.has(pages[0], pg::DIRTY));
     assert!(k.fr.has(pages[NRSYNC], pg::WRITEBACK) && !k.fr.has(pages[NRSYNC + 1], pg::WRITEBACK));
     assert_eq!(bd(&mut k).dirty.front().map(|b| b.p), Some(pages[0]));
+}
+
+/// `bdf_prm` is the row's tunables: a lower `nfract` has the writer start writing with fewer
+/// dirty buffers, a shorter `age_buffer` has kupdate write younger ones, and `interval` 0
+/// stops kupdate however old the buffers are.
+#[test]
+fn bdf_prm_comes_from_the_profile_tunables() {
+    let dirtied_before_writing = |nfract: u64| {
+        let (mut k, file) = machine();
+        k.profile.tunables.bdflush_nfract = nfract;
+        let mut dd = writer();
+        let mut i = 0;
+        while stats(&mut k).by_writer == 0 {
+            dirty(&mut k, &mut dd, file, i, true);
+            i += 1;
+            assert!(i < 4000);
+        }
+        i
+    };
+    let (at30, at10) = (dirtied_before_writing(30), dirtied_before_writing(10));
+    assert!(at10 * 2 < at30, "nfract 10: {at10} buffers, nfract 30: {at30}");
+
+    // Buffers written by kupdate at 12 s, and when the task next wakes (None: until woken).
+    let kupdated_at_12_s = |age_buffer: u64, interval: u64| {
+        let (mut k, file) = machine();
+        k.profile.tunables.bdflush_age_buffer = age_buffer;
+        k.profile.tunables.bdflush_interval = interval;
+        let mut dd = writer();
+        for i in 0..40 {
+            dirty(&mut k, &mut dd, file, i, false);
+        }
+        let mut fl = Ctx { cpu: 0, task: 3, is_flusher: true, now: 12_000_000_000, ..Default::default() };
+        let wakes = match bdflush_pass(&mut k, &mut fl, 0) {
+            FlushAction::Sleep(ns) if ns >= u64::MAX / 4 => None,
+            FlushAction::Sleep(ns) => Some(fl.clock() + ns),
+            FlushAction::More => Some(0),
+        };
+        (stats(&mut k).by_kupdate, wakes)
+    };
+    assert_eq!(kupdated_at_12_s(3000, 500), (0, Some(17_000_000_000)), "30 s old by default");
+    assert_eq!(kupdated_at_12_s(1000, 500), (40, Some(17_000_000_000)), "10 s old at 12 s");
+    assert_eq!(kupdated_at_12_s(1000, 0), (0, None), "kupdate stopped, bdflush asleep until woken");
 }
