@@ -133,6 +133,9 @@ mark done
     let prof = crate::sim::resolve_profile(&sc, None).expect("profile");
     let mut sim = crate::sim::Sim::new(&sc, prof).expect("sim");
     sim.run().expect("run");
+    // The fsync waited for the worker to drain its list, then for the last completion, and
+    // returned: a wake given while the writer was still in its quantum is not lost.
+    assert!(sim.elapsed_ns() < 5_000_000_000, "the writer finished: {} ns", sim.elapsed_ns());
     let dev = &sim.k.loops.devs[0];
     assert_eq!(sim.k.g.writeback, 0, "every write ended");
     assert_eq!(dev.cmds.len(), 0);

@@ -634,15 +634,22 @@ impl Sim {
         for t in self.k.throttle_wakeups.drain(..) {
             self.s.throttle_wake(t);
         }
-        // A loop worker woken at a request's issue time (`loop_dev::queue_cmd`).
-        for (at, t) in self.k.loops.wakes.drain(..) {
-            match self.s.tasks[t].state {
-                TState::Blocked => {
-                    let g = self.s.tasks[t].gen;
-                    self.s.push(at.max(self.s.now), Event::Wake(t, g));
+        // A loop worker woken at a request's issue time, or an `fsync` once the worker has
+        // drained its list (`loop_dev`). A task still in the quantum that will block is woken
+        // once it has blocked: a kthread's pending wake does that, a process's timed sleep
+        // would ignore it, so its wake waits here for the next round.
+        if !self.k.loops.wakes.is_empty() {
+            let wakes = std::mem::take(&mut self.k.loops.wakes);
+            for &(at, t) in &wakes {
+                match self.s.tasks[t].state {
+                    TState::Blocked => {
+                        let g = self.s.tasks[t].gen;
+                        self.s.push(at.max(self.s.now), Event::Wake(t, g));
+                    }
+                    TState::Running(_) if self.s.tasks[t].kind != TaskKind::User => self.s.tasks[t].wake_pending = true,
+                    TState::Running(_) => self.k.loops.wakes.push((at, t)),
+                    _ => {}
                 }
-                TState::Running(_) => self.s.tasks[t].wake_pending = true,
-                _ => {}
             }
         }
         if let Some(t) = self.k.tcp.timer_due() {
