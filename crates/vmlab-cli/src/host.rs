@@ -130,6 +130,9 @@ pub struct Queue {
     pub scheduler: Option<String>,
     /// mq-deadline's `iosched/writes_starved` and `iosched/fifo_batch`, when it is in use.
     pub iosched: Vec<(&'static str, u64)>,
+    /// A loop device with direct I/O (`loop/dio` is 1, `losetup --direct-io=on`): its writes
+    /// wait for the device's worker (`disk.*.loop_worker`, vmlab-core loop_dev.rs).
+    pub loop_dio: bool,
     /// A virtio-blk device that did not negotiate indirect descriptors (feature bit 28,
     /// `VIRTIO_RING_F_INDIRECT_DESC`, is 0 in `device/features`): its ring's descriptors, twice
     /// the tags (`mq/0/nr_tags`), as `virtblk_probe` halves the ring for the tag depth. A
@@ -173,6 +176,7 @@ pub fn queue(root: &Path, device: &str) -> Result<Option<Queue>, String> {
             _ => t.split_whitespace().next().map(str::to_string),
         }
     });
+    q.loop_dio = std::fs::read_to_string(dir.join("../loop/dio")).is_ok_and(|t| t.trim() == "1");
     if q.scheduler.as_deref() == Some("mq-deadline") {
         for knob in ["writes_starved", "fifo_batch"] {
             let p = dir.join("iosched").join(knob);
@@ -420,6 +424,13 @@ pub fn scenario(
     if has_queue && folios::wbt_swap_hiprio(&root) == Some(true) {
         before.push("reclaim.wbt_swap_hiprio=true".to_string());
     }
+    // A loop device's writes go through its worker, a kworker that needs a CPU (loop_dev.rs);
+    // vmlab's worker stands in front of the `none` scheduler only, the loop's default.
+    let loop_dio = queue.as_ref().is_some_and(|q| q.loop_dio && q.scheduler.as_deref() == Some("none"));
+    if has_queue && loop_dio {
+        let disks = if names.is_empty() { vec!["sda".to_string()] } else { names.clone() };
+        before.extend(disks.iter().map(|n| format!("disk.{n}.loop_worker=true")));
+    }
     // `vmlab real` runs in a memory cgroup: its limit reclaim reads the statistics as the host's
     // kernel flushes them.
     let has_memcg = vmlab_core::profiles::find(name).is_some_and(|p| p.memcg);
@@ -557,6 +568,7 @@ mod tests {
             scheduler: Some("mq-deadline".into()),
             iosched: vec![("writes_starved", 2), ("fifo_batch", 16)],
             ring: Some(256),
+            loop_dio: false,
         };
         assert_eq!(queue(&d, "254:0").unwrap().as_ref(), Some(&want));
         assert_eq!(queue(&d, "254:1").unwrap().as_ref(), Some(&want), "a partition has its disk's queue");
@@ -582,6 +594,11 @@ mod tests {
         assert!(bfq.summary("254:0").ends_with("not modelled: scheduler bfq"), "{}", bfq.summary("254:0"));
         assert_eq!(bfq.disk_sets(&[]).len(), 2, "no scheduler set for bfq");
         assert_eq!(queue(&d, "7:0").unwrap(), None, "loop0 is not linked: no such device");
+        std::fs::create_dir_all(d.join("sys/devices/virtual/block/loop0/loop")).unwrap();
+        std::fs::write(d.join("sys/devices/virtual/block/loop0/loop/dio"), "1\n").unwrap();
+        std::os::unix::fs::symlink("../../devices/virtual/block/loop0", d.join("sys/dev/block/7:0")).unwrap();
+        assert!(queue(&d, "7:0").unwrap().unwrap().loop_dio, "a loop device with direct I/O: its worker");
+        assert!(!queue(&d, "254:0").unwrap().unwrap().loop_dio);
         std::fs::write(d.join("sys/devices/virtio1/block/vda/queue/scheduler"), "none\n").unwrap();
         std::fs::write(d.join("sys/devices/virtio1/block/vda/queue/max_segments"), "x\n").unwrap();
         assert!(queue(&d, "254:0").unwrap_err().contains("max_segments"), "bad input is an error");

@@ -64,6 +64,10 @@ const UNKNOWN_BUMP: u32 = 5;
 const CLOSE_IO_NS: u64 = 100_000_000;
 /// `WBT_RWQ_BG`: the flusher's writes, and 6.8's direct reclaimers' swap writes.
 pub const RWQ_BG: u8 = 0;
+/// The completion of a write not known yet: a loop device's request waiting for its worker
+/// (loop_dev.rs), in flight from its allocation as the kernel counts it until
+/// [`Wbt::dispatched`] gives its completion.
+pub const UNKNOWN: u64 = u64::MAX;
 /// `WBT_RWQ_KSWAPD` (6.8: kswapd's writes) or `WBT_RWQ_SWAP` (6.11+: every swap write).
 pub const RWQ_SWAP: u8 = 1;
 
@@ -293,6 +297,14 @@ impl Wbt {
         }
     }
 
+    /// The oldest tracked write whose completion was [`UNKNOWN`] now completes at `done`: a
+    /// loop worker submits its requests in the order they were queued.
+    pub fn dispatched(&mut self, done: u64) {
+        if let Some(w) = self.writes.iter_mut().find(|w| w.1 == UNKNOWN) {
+            w.1 = done;
+        }
+    }
+
     /// A read request issued at `now`, completing at `done` (`wb_timestamp` of both).
     pub fn issue_read(&mut self, now: u64, done: u64) {
         self.advance(now);
@@ -337,6 +349,11 @@ impl Wbt {
         // None: only the caller's own unissued requests count, and they go when it sleeps
         // (`io_schedule` flushes its plug); it asks again.
         let last = self.writes.iter().filter(live).map(|w| w.1).max()?;
+        if last == UNKNOWN {
+            // A loop worker has not submitted it yet: no completion to sleep until. The
+            // caller waits for the worker (loop_dev.rs) and asks again.
+            return Some(UNKNOWN);
+        }
         let wake = if self.write_cache {
             // wbt_rqw_done's limit is 0: only the last completion wakes.
             last
@@ -496,5 +513,19 @@ mod tests {
         assert_eq!(w.wait(13 * MS, RWQ_BG, 4, 0), None);
         // wbt_lat_usec 0: no throttle.
         assert_eq!(Wbt::new(256, 0, true).limit(0, false), 0);
+    }
+
+    #[test]
+    fn a_write_waiting_for_a_loop_worker_is_in_flight_with_no_completion_to_wake_at() {
+        let mut w = Wbt::new(256, 75 * MS, true);
+        for _ in 0..3 {
+            w.issue_write(MS, 5 * MS, RWQ_BG);
+        }
+        w.issue_write(2 * MS, UNKNOWN, RWQ_BG);
+        assert_eq!(w.inflight(6 * MS, RWQ_BG), 1, "counted from its allocation, not from its submission");
+        assert_eq!(w.wait(3 * MS, RWQ_BG, 4, 0), Some(UNKNOWN), "the last completion is not known yet");
+        w.dispatched(9 * MS);
+        assert_eq!(w.wait(3 * MS, RWQ_BG, 4, 0), Some(9 * MS), "woken by it once the worker has submitted it");
+        assert_eq!(w.inflight(9 * MS, RWQ_BG), 0);
     }
 }

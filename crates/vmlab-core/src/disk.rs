@@ -448,6 +448,9 @@ pub struct Disk {
     pub wb: crate::backing_dev::BdiWriteback,
     /// The request queue before blk-mq (ll_rw_blk.rs): used without 6.8's `queue`.
     ll: ll_rw_blk::Queue,
+    /// A loop device: writes wait for its worker (loop_dev.rs), which submits them to this
+    /// model, the backing device, when it runs.
+    pub loop_worker: bool,
 }
 
 /// The queue's `nr_requests`, `wbt_lat_usec` and `write_cache` (sysfs `queue/`); `None` takes
@@ -523,6 +526,7 @@ impl Disk {
             run_wanted: None,
             run_armed: u64::MAX,
             ll: Default::default(),
+            loop_worker: false,
         })
     }
 
@@ -688,6 +692,29 @@ impl Disk {
     pub fn wbt_wait(&mut self, now: u64, rwq: u8, limit: u32, extra: u32) -> Option<u64> {
         let now = now.max(self.last_now);
         self.wbt.as_mut()?.wait(now, rwq, limit, extra)
+    }
+
+    /// A write request queued at `now` to the loop worker: the writeback throttle counts it in
+    /// flight from now, its completion not known until [`Disk::submit_loop_cmd`].
+    pub fn loop_queued(&mut self, now: u64) {
+        let now = now.max(self.last_now);
+        let rwq = self.wbt_rwq;
+        if let Some(w) = self.wbt.as_mut() {
+            w.issue_write(now, crate::blk_wbt::UNKNOWN, rwq);
+        }
+    }
+
+    /// The loop worker submits the oldest queued write at `now` (`lo_rw_aio`): the device
+    /// serves it as any write, and the throttle's entry made at its queueing gets its
+    /// completion. Returns the completion.
+    pub fn submit_loop_cmd(&mut self, now: u64, offset: u64, bytes: u64, segs: u32) -> u64 {
+        let wbt = self.wbt.take();
+        let done = self.submit_segs(now, offset, bytes, segs, true);
+        self.wbt = wbt;
+        if let Some(w) = self.wbt.as_mut() {
+            w.dispatched(done);
+        }
+        done
     }
 
     /// A virtio ring of `descs` descriptors without indirect ones in front of the device (see

@@ -150,6 +150,8 @@ pub struct Kernel {
     pub io_queue_first_write: u64,
     /// The io_ends ext4's conversion worker is ending, folio by folio (`ext4_page_io`).
     pub releases: crate::ext4_page_io::Releases,
+    /// Loop devices' command lists and workers (`loop_dev`).
+    pub loops: crate::loop_dev::Loops,
     /// Reused by `collect_dispatched`.
     blk_dispatched: Vec<(u64, Vec<Pfn>)>,
     /// The running reclaimer's plug over its swap writes (`swap_state::SwapPlug`).
@@ -266,6 +268,7 @@ impl Kernel {
             io_queue: Vec::new(),
             io_queue_first_write: u64::MAX,
             releases: Default::default(),
+            loops: Default::default(),
             blk_dispatched: Vec::new(),
             swap_plug: Default::default(),
             wakeups: Vec::new(),

@@ -19,6 +19,7 @@ pub mod irq;
 pub mod kernel;
 pub mod kmem;
 pub mod ll_rw_blk;
+pub mod loop_dev;
 pub mod machine;
 pub mod memcontrol;
 pub mod memory;

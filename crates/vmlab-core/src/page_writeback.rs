@@ -301,13 +301,19 @@ pub fn submit_write(k: &mut Kernel, ctx: &mut Ctx, file: u32, first: u64, mut pa
     } else if io_end > 0 && rqs.len() > 1 && !k.disks[disk].holds_writes() {
         t = submit_io_ends(k, ctx, disk, base, &rqs, pages, io_end);
     } else {
+        let lo = k.disks[disk].loop_worker;
         for rq in &rqs {
             let off = base + rq.first as u64 * 4096;
-            let done = k.disks[disk].submit_segs(ctx.clock(), off, rq.pages as u64 * 4096, rq.segs, true);
-            t = t.max(done);
             // One request (every queue but 6.8's, and most of its batches) completes the batch's own Vec.
             let mine =
                 if rqs.len() == 1 { std::mem::take(&mut pages) } else { pages[rq.first..rq.first + rq.pages].to_vec() };
+            if lo {
+                let end = crate::loop_dev::LoopEnd::Pages(mine);
+                crate::loop_dev::queue_cmd(k, ctx, disk, off, rq.pages as u64 * 4096, rq.segs, end);
+                continue;
+            }
+            let done = k.disks[disk].submit_segs(ctx.clock(), off, rq.pages as u64 * 4096, rq.segs, true);
+            t = t.max(done);
             k.queue_io_done(done, disk, mine, true);
         }
     }
@@ -344,8 +350,13 @@ fn submit_io_ends(
 ) -> u64 {
     let (mut t, mut end_at, mut from, mut first_rq) = (0, 0, 0, 0);
     let whole = pages.len() <= io_end;
+    let lo = k.disks[disk].loop_worker;
+    let mut slot = None;
     for (i, rq) in rqs.iter().enumerate() {
-        let done = submit_io_end_bio(k, ctx, disk, base, rq);
+        if lo && slot.is_none() {
+            slot = Some(k.loops.open_io_end(disk));
+        }
+        let done = submit_io_end_bio(k, ctx, disk, base, rq, slot);
         t = t.max(done);
         end_at = end_at.max(done);
         let upto = rq.first + rq.pages;
@@ -354,8 +365,11 @@ fn submit_io_ends(
         let last = i + 1 == rqs.len();
         if last || upto - from >= io_end {
             let mine = if whole { std::mem::take(&mut pages) } else { pages[from..upto].to_vec() };
-            let bios = rqs[first_rq..=i].iter().map(|r| r.pages as u32);
-            crate::ext4_page_io::release_io_end(k, disk, end_at, mine, bios);
+            let bios: Vec<u32> = rqs[first_rq..=i].iter().map(|r| r.pages as u32).collect();
+            match slot.take() {
+                Some(n) => crate::loop_dev::put_io_end(k, n, ctx.clock(), mine, &bios),
+                None => crate::ext4_page_io::release_io_end(k, disk, end_at, mine, bios.iter().copied()),
+            }
             (end_at, from, first_rq) = (0, upto, i + 1);
         }
     }
@@ -365,8 +379,21 @@ fn submit_io_ends(
 /// One request of an io_end's batch: submitted, and its bio's interrupt queued with no page
 /// ending in it (`ext4_end_bio` only drops the io_end's reference), so it is not a write that
 /// lands for `io_queue_first_write`. Returns its completion.
-fn submit_io_end_bio(k: &mut Kernel, ctx: &Ctx, disk: usize, base: u64, rq: &crate::blk::PlugRq) -> u64 {
+fn submit_io_end_bio(
+    k: &mut Kernel,
+    ctx: &Ctx,
+    disk: usize,
+    base: u64,
+    rq: &crate::blk::PlugRq,
+    slot: Option<u32>,
+) -> u64 {
     let off = base + rq.first as u64 * 4096;
+    if let Some(n) = slot {
+        // A loop device: the worker submits it, and its completion counts toward io_end `n` then.
+        let end = crate::loop_dev::LoopEnd::IoEnd(n);
+        crate::loop_dev::queue_cmd(k, ctx, disk, off, rq.pages as u64 * 4096, rq.segs, end);
+        return 0;
+    }
     let done = k.disks[disk].submit_segs(ctx.clock(), off, rq.pages as u64 * 4096, rq.segs, true);
     let irq = !k.disks[disk].last_merged();
     k.io_queue.push((done, IoDone::Write { pages: Vec::new(), disk, irq }));
@@ -391,6 +418,8 @@ pub struct OpenIoEnd {
     bios: Vec<u32>,
     /// Its last request's completion so far.
     end_at: u64,
+    /// On a loop device, its slot among the io_ends waiting for the worker (`loop_dev`).
+    loop_slot: Option<u32>,
 }
 
 /// Submit the flusher's run `(disk, file, first index, disk offset)`, made of `rqs`, into the
@@ -411,7 +440,11 @@ fn add_to_io_end(
     }
     let mut t = 0;
     for rq in rqs {
-        let done = submit_io_end_bio(k, ctx, disk, base, rq);
+        if k.disks[disk].loop_worker && k.wbs[w].io_end.loop_slot.is_none() {
+            k.wbs[w].io_end.loop_slot = Some(k.loops.open_io_end(disk));
+        }
+        let slot = k.wbs[w].io_end.loop_slot;
+        let done = submit_io_end_bio(k, ctx, disk, base, rq, slot);
         t = t.max(done);
         let e = &mut k.wbs[w].io_end;
         (e.disk, e.file) = (disk, file);
@@ -436,7 +469,10 @@ pub fn put_io_end(k: &mut Kernel, ctx: &Ctx, w: usize) {
     let (pages, disk, at) = (std::mem::take(&mut e.pages), e.disk, e.end_at.max(ctx.clock()));
     let bios = std::mem::take(&mut e.bios);
     e.end_at = 0;
-    crate::ext4_page_io::release_io_end(k, disk, at, pages, bios.iter().copied());
+    match e.loop_slot.take() {
+        Some(n) => crate::loop_dev::put_io_end(k, n, ctx.clock(), pages, &bios),
+        None => crate::ext4_page_io::release_io_end(k, disk, at, pages, bios.iter().copied()),
+    }
     // The list's buffer, kept for the next io_end.
     k.wbs[w].io_end.bios = bios;
     k.wbs[w].io_end.bios.clear();
@@ -696,6 +732,13 @@ pub fn flusher_pass(k: &mut Kernel, ctx: &mut Ctx, w: usize) -> FlushAction {
         // Asleep in the throttle inside ext4_writepages: the chunk and its io_end stay open.
         if budget > 0 {
             k.wbs[w].chunk = Some((file, budget));
+        }
+        if t == crate::blk_wbt::UNKNOWN {
+            // The completion that wakes it is a loop request its worker has not submitted:
+            // asleep until the worker has run (it wakes it), then it asks again.
+            let task = k.wbs[w].task;
+            crate::loop_dev::wait_for_worker(k, d, task);
+            return FlushAction::Sleep(u64::MAX / 4);
         }
         return FlushAction::Sleep(t.saturating_sub(ctx.clock()).max(1));
     }

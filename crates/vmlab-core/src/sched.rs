@@ -21,6 +21,8 @@ pub enum TaskKind {
     Flusher(usize),
     /// 2.4's kreclaimd: refills zones' free lists from their inactive_clean lists.
     Kreclaimd,
+    /// The worker of the loop device on disk `n` (`loop_dev`).
+    LoopWorker(usize),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -458,6 +460,7 @@ pub fn run_kthread(k: &mut Kernel, ctx: &mut Ctx, kind: TaskKind) -> Outcome {
                 KswapdAction::Yield => return Outcome::Continue,
             }
         },
+        TaskKind::LoopWorker(d) => crate::loop_dev::loop_process_work(k, ctx, d),
         TaskKind::User => Outcome::Exit,
     }
 }

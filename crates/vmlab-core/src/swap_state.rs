@@ -355,7 +355,9 @@ fn wbt_wait_swap(k: &mut Kernel, ctx: &mut Ctx, slot: u32) {
     if plugged > 0 {
         flush_plug(k, ctx);
     }
-    if let Some(t) = k.disks[disk].wbt_wait(ctx.clock(), rwq, limit, 0) {
+    // A completion a loop worker has not given yet (`blk_wbt::UNKNOWN`) owes no sleep here:
+    // reclaim cannot wait for the worker mid-batch (a departure on loop disks only).
+    if let Some(t) = k.disks[disk].wbt_wait(ctx.clock(), rwq, limit, 0).filter(|&t| t != crate::blk_wbt::UNKNOWN) {
         ctx.sleep_ns = ctx.sleep_ns.max(t.saturating_sub(ctx.clock()));
     }
 }

@@ -252,7 +252,14 @@ impl Syscalls for TaskSyscalls<'_> {
     }
     fn fsync(&mut self, name: &str) -> Result<u64, String> {
         let f = crate::filemap::file_lookup(&self.sim.k, name)?;
-        Ok(crate::page_writeback::vfs_fsync(&mut self.sim.k, self.ctx, f))
+        let until = crate::page_writeback::vfs_fsync(&mut self.sim.k, self.ctx, f);
+        let d = self.sim.k.files[f as usize].disk;
+        if self.sim.k.loops.queued(d) > 0 {
+            // Its loop worker has not submitted them all: no completion to wait until yet.
+            crate::loop_dev::wait_for_drain(&mut self.sim.k, d, self.ctx.task);
+            return Ok(u64::MAX / 4);
+        }
+        Ok(until)
     }
     fn drop_caches(&mut self) {
         self.sim.k.drop_caches(self.ctx);

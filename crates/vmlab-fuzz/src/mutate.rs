@@ -187,6 +187,7 @@ const SET_KEYS: &[&str] = &[
     "disk.sda.scheduler",
     "disk.sda.writes_starved",
     "disk.sda.io_end_pages",
+    "disk.sda.loop_worker",
     "disk.sda.model",
     "disk.0.queue_depth",
     "vars.n",

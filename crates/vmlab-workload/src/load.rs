@@ -536,6 +536,7 @@ fn resolve(ctx: &Ctx<'_>, f: &ScenarioFile) -> Result<(Setup, Vec<String>), Scen
             irq: d.irq.clone(),
             large_folios: d.large_folios,
             io_end_pages: d.io_end_pages.unwrap_or(0),
+            loop_worker: d.loop_worker,
             span: ctx.span_of(&["disk", &i, "name"]),
         });
     }
@@ -1331,6 +1332,10 @@ program = "wait"
         assert_eq!(s.setup.disks[0].io_end_pages, 2048);
         let e = err(SMALL, &["disk.sda.io_end_pages=-1"]);
         assert!(e.contains("io_end_pages"), "{e}");
+        assert!(!load(SMALL, &[]).unwrap().setup.disks[0].loop_worker, "no loop worker unless asked");
+        assert!(load(SMALL, &["disk.sda.loop_worker=true"]).unwrap().setup.disks[0].loop_worker);
+        let e = err(SMALL, &["disk.sda.loop_worker=1"]);
+        assert!(e.contains("loop_worker"), "{e}");
     }
 
     #[test]

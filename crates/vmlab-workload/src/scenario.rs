@@ -227,6 +227,11 @@ pub struct DiskSpec {
     /// `MAX_WRITEPAGES_EXTENT_LEN` 2,048 blocks). Default 0: each request's pages end with it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub io_end_pages: Option<u32>,
+    /// A loop device (drivers/block/loop.c, 5.15+): its write requests wait for the device's
+    /// kworker, which runs on a CPU when one is queued and submits them to the backing device
+    /// (this disk's model). Default: the requests go to the device at once. Needs 6.x's queue.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub loop_worker: bool,
 }
 
 fn default_disk_model() -> String {
@@ -554,6 +559,8 @@ pub struct DiskSetup {
     pub large_folios: bool,
     /// 0: per request.
     pub io_end_pages: u32,
+    /// A loop device's worker in front of the device (`DiskSpec::loop_worker`).
+    pub loop_worker: bool,
     /// The disk's `name` in the file, for errors the device model finds.
     pub span: Span,
 }

@@ -79,6 +79,7 @@ kfuncs! {
     Syscall => "entry_SYSCALL_64",
     PathOpenat => "path_openat",
     MemcgCharge => "try_charge_memcg",
+    LoopHandleCmd => "loop_handle_cmd",
 }
 
 /// Which era's source the profile's function names come from (a profile field).
