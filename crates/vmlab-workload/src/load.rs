@@ -536,6 +536,7 @@ fn resolve(ctx: &Ctx<'_>, f: &ScenarioFile) -> Result<(Setup, Vec<String>), Scen
             irq: d.irq.clone(),
             large_folios: d.large_folios,
             io_end_pages: d.io_end_pages.unwrap_or(0),
+            driver_depth: d.driver_depth.unwrap_or(0),
             span: ctx.span_of(&["disk", &i, "name"]),
         });
     }
@@ -1326,6 +1327,10 @@ program = "wait"
         assert_eq!(s.setup.disks[0].io_end_pages, 2048);
         let e = err(SMALL, &["disk.sda.io_end_pages=-1"]);
         assert!(e.contains("io_end_pages"), "{e}");
+        assert_eq!(load(SMALL, &[]).unwrap().setup.disks[0].driver_depth, 0, "no list unless asked");
+        assert_eq!(load(SMALL, &["disk.sda.driver_depth=1"]).unwrap().setup.disks[0].driver_depth, 1);
+        let e = err(SMALL, &["disk.sda.driver_depth=-1"]);
+        assert!(e.contains("driver_depth"), "{e}");
     }
 
     #[test]

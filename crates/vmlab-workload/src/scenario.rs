@@ -227,6 +227,13 @@ pub struct DiskSpec {
     /// `MAX_WRITEPAGES_EXTENT_LEN` 2,048 blocks). Default 0: each request's pages end with it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub io_end_pages: Option<u32>,
+    /// Requests a 2.4 driver takes off its request queue at once (kernels before blk-mq): an
+    /// IDE drive 1 (`ide_do_request`: one active request per hwgroup), a SCSI disk its
+    /// commands (`scsi_request_fn`). The rest stay listed, where the elevator places and merges
+    /// around them, until the driver takes them. Default 0: the device takes every request as
+    /// it is made (or as the plug ends).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub driver_depth: Option<u32>,
 }
 
 fn default_disk_model() -> String {
@@ -554,6 +561,8 @@ pub struct DiskSetup {
     pub large_folios: bool,
     /// 0: per request.
     pub io_end_pages: u32,
+    /// 0: no list; the device takes every request as it is made.
+    pub driver_depth: u32,
     /// The disk's `name` in the file, for errors the device model finds.
     pub span: Span,
 }
