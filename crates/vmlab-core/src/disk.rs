@@ -872,13 +872,7 @@ impl Disk {
         if let (Some(q), Some(head)) = (self.queue.as_mut(), self.elevator.as_ref().and_then(MqDeadline::head)) {
             self.run_wanted = Some(q.quote(now, head.segs));
         }
-        if write {
-            self.writes += 1;
-            self.bytes_written += bytes;
-        } else {
-            self.reads += 1;
-            self.bytes_read += bytes;
-        }
+        self.count_submission(bytes, write);
         self.merged = merged;
         if self.queue.is_none() {
             self.ll.queued(offset, bytes, write, merged, begin);
@@ -949,6 +943,17 @@ impl Disk {
             moved.saturating_add(self.params.write_completion_latency_ns)
         } else {
             moved
+        }
+    }
+
+    /// A logical request of `bytes` submitted (`/sys/block` counts requests after merging).
+    fn count_submission(&mut self, bytes: u64, write: bool) {
+        if write {
+            self.writes += 1;
+            self.bytes_written += bytes;
+        } else {
+            self.reads += 1;
+            self.bytes_read += bytes;
         }
     }
 

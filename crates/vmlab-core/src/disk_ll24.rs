@@ -58,16 +58,6 @@ impl Disk {
         done
     }
 
-    fn count_submission(&mut self, bytes: u64, write: bool) {
-        if write {
-            self.writes += 1;
-            self.bytes_written += bytes;
-        } else {
-            self.reads += 1;
-            self.bytes_read += bytes;
-        }
-    }
-
     /// A buffer listed at `now` in the request at `i` (`merged` into it or not): counted as
     /// submitted. A write's pages join its request, and its completion is guessed for the
     /// submitter's backlog check, as a held write's. A read's reader waits on it at once:

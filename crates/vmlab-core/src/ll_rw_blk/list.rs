@@ -136,15 +136,7 @@ impl Queue {
         };
         let merged = !matches!(place, Place::New(_));
         if write {
-            match self.bound.as_mut() {
-                Some(QueueBound::Requests(r)) if !merged => {
-                    for _ in 0..bytes.div_ceil(MERGE_MAX_BYTES).max(1) {
-                        r.start(now, UNPLUGGED, true, false);
-                    }
-                }
-                Some(b) => b.start(now, UNPLUGGED, bytes, true, merged),
-                None => {}
-            }
+            self.count_held(now, bytes, merged);
             (self.held_last, self.last_at) = (true, at);
         }
         self.held_bytes += bytes;

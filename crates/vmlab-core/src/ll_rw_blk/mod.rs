@@ -161,16 +161,7 @@ impl Queue {
     /// A write made while the queue is plugged waits in it (`merged` into the last held
     /// request, or a new one) until `tq_disk` runs: `request_fn` is not called before.
     pub fn hold(&mut self, now: u64, offset: u64, bytes: u64, segs: u32, merged: bool) {
-        // `blk_started_sectors` / `get_request` count it now; its end comes with the unplug.
-        match self.bound.as_mut() {
-            Some(QueueBound::Requests(r)) if !merged => {
-                for _ in 0..bytes.div_ceil(MERGE_MAX_BYTES).max(1) {
-                    r.start(now, UNPLUGGED, true, false);
-                }
-            }
-            Some(b) => b.start(now, UNPLUGGED, bytes, true, merged),
-            None => {}
-        }
+        self.count_held(now, bytes, merged);
         let last = self.last_at.min(self.held.len().saturating_sub(1));
         match self.held.get_mut(last) {
             Some(h) if merged => {
@@ -184,6 +175,20 @@ impl Queue {
             p.note_held(self.held_bytes);
         }
         self.held_last = true;
+    }
+
+    /// `blk_started_sectors` / `get_request` count a write the queue holds as it is made
+    /// (`merged` into a held request or a new one); its end comes when the device takes it.
+    fn count_held(&mut self, now: u64, bytes: u64, merged: bool) {
+        match self.bound.as_mut() {
+            Some(QueueBound::Requests(r)) if !merged => {
+                for _ in 0..bytes.div_ceil(MERGE_MAX_BYTES).max(1) {
+                    r.start(now, UNPLUGGED, true, false);
+                }
+            }
+            Some(b) => b.start(now, UNPLUGGED, bytes, true, merged),
+            None => {}
+        }
     }
 
     /// A read that merged with nothing, made on the plugged queue at `now`: the elevator puts
