@@ -4,8 +4,8 @@
 //! was plugged or into a held request, seconds plugged, and over the run so far the longest
 //! plug (ms) and the most one plug held (KiB) — a write made on a plugged queue waits there
 //! until `tq_disk` runs (ll_rw_blk/plug.rs); under 2.4's elevator, the reads it put in a
-//! plugged queue, those it put ahead of a held request, and the held requests passed
-//! (ll_rw_blk/elevator.rs). Then the device's reads and writes (MiB) and its requests. An observer: the run is the same as without it.
+//! plugged queue (with a `driver_depth`, in the queue's list, plugged or not), those it put
+//! ahead of a held or listed request, and the requests passed (ll_rw_blk/elevator.rs). Then the device's reads and writes (MiB) and its requests. An observer: the run is the same as without it.
 //!
 //! cargo run --release -p vmlab-core --example queue24 -- SCENARIO PROFILE EVERY_S [KEY=VALUE...]
 

@@ -241,6 +241,9 @@ struct Spindle {
     /// Completion times of requests not yet known to be done; non-decreasing (FIFO).
     pending: VecDeque<u64>,
     ops: u64,
+    /// Requests a 2.4 queue still lists behind the one its driver takes now: the elevator
+    /// sorted it among them (disk_ll24.rs), so they count as queued for its seek.
+    sorted: u64,
 }
 
 impl Spindle {
@@ -258,7 +261,7 @@ impl Spindle {
         let seek = if local == self.head_pos {
             0
         } else {
-            let k = (self.outstanding(now) as u64 + 1).min(p.queue_depth as u64);
+            let k = (self.outstanding(now) as u64 + 1 + self.sorted).min(p.queue_depth as u64);
             ncq_seek(p.seek_ns, k)
         };
         let ready = start.saturating_add(p.latency_ns).saturating_add(seek);
@@ -567,7 +570,19 @@ impl Disk {
         }
         let now = now.max(self.last_now);
         self.last_now = now;
+        if self.ll.listed() {
+            self.ll.unplug(now);
+            self.ll_run(now);
+            return;
+        }
         self.request_fn(now);
+    }
+
+    /// 2.4's driver takes `depth` requests off its queue's list at once (disk_ll24.rs; IDE 1,
+    /// SCSI its commands); 0: every request goes to the device as it is made or unplugged.
+    /// Only without 6.8's queue.
+    pub fn set_driver_depth(&mut self, depth: u32) {
+        self.ll.set_depth(if self.queue.is_none() { depth } else { 0 });
     }
 
     /// `__generic_unplug_device` → `request_fn`: the plug ends at `now` and every request it
@@ -627,6 +642,10 @@ impl Disk {
     /// queue first (`__get_request_wait`), so what a plug held goes to the device now.
     pub fn request_wait(&mut self, now: u64, write: bool) -> Option<u64> {
         let now = now.max(self.last_now);
+        if self.ll.listed() {
+            self.last_now = now;
+            return self.ll_request_wait(now, write);
+        }
         let wait = self.ll.request_wait(now, write)?;
         if wait <= now || !self.ll.holds() {
             return Some(wait);
@@ -806,6 +825,9 @@ impl Disk {
 
         self.held_last = None;
         self.ll.begin_submission();
+        if self.ll.listed() {
+            return self.submit_listed(now, offset, bytes, segs, write);
+        }
         if self.queue.is_some() && self.elevator.is_some() {
             self.run_queue(now);
         }
@@ -877,13 +899,7 @@ impl Disk {
         if let (Some(q), Some(head)) = (self.queue.as_mut(), self.elevator.as_ref().and_then(MqDeadline::head)) {
             self.run_wanted = Some(q.quote(now, head.segs));
         }
-        if write {
-            self.writes += 1;
-            self.bytes_written += bytes;
-        } else {
-            self.reads += 1;
-            self.bytes_read += bytes;
-        }
+        self.count_submission(bytes, write);
         self.merged = merged;
         if self.queue.is_none() {
             self.ll.queued(offset, bytes, write, merged, begin);
@@ -954,6 +970,17 @@ impl Disk {
             moved.saturating_add(self.params.write_completion_latency_ns)
         } else {
             moved
+        }
+    }
+
+    /// A logical request of `bytes` submitted (`/sys/block` counts requests after merging).
+    fn count_submission(&mut self, bytes: u64, write: bool) {
+        if write {
+            self.writes += 1;
+            self.bytes_written += bytes;
+        } else {
+            self.reads += 1;
+            self.bytes_read += bytes;
         }
     }
 
@@ -1058,6 +1085,7 @@ impl Disk {
         }
         self.link.forget(now);
         self.run_queue(now);
+        self.ll_run(now);
     }
 
     /// Held writes dispatched since the last call, with their completions (into `out`).
@@ -1068,7 +1096,8 @@ impl Disk {
     /// When a `BlkRun` should come, if none is armed by then; marks it armed.
     pub fn take_run(&mut self) -> Option<u64> {
         let at = self.run_wanted.take()?;
-        if !self.elevator.as_ref().is_some_and(MqDeadline::has_held) || at >= self.run_armed {
+        let waits = self.elevator.as_ref().is_some_and(MqDeadline::has_held) || self.ll.waits_for_driver();
+        if !waits || at >= self.run_armed {
             return None;
         }
         self.run_armed = at;
@@ -1178,7 +1207,7 @@ impl Disk {
     /// Whether a scheduler or 2.4's plug may hold writes, so that a request's completion is not
     /// known when it is submitted.
     pub fn holds_writes(&self) -> bool {
-        self.elevator.is_some() || self.ll.plug_stats().is_some()
+        self.elevator.is_some() || self.ll.plug_stats().is_some() || self.ll.listed()
     }
 
     /// The last submission joined the request before it (see [`ll_rw_blk::MERGE_MAX_BYTES`]): its completion
@@ -1247,6 +1276,9 @@ impl Disk {
         self.reads + self.writes
     }
 }
+
+#[path = "disk_ll24.rs"]
+mod ll24;
 
 #[cfg(test)]
 #[path = "disk_tests.rs"]

@@ -492,6 +492,17 @@ impl Kernel {
         }
     }
 
+    /// A task waits on page `p` under writeback whose write a 2.4 queue still lists: the
+    /// driver takes the requests up to it, and its completion comes in (`collect_dispatched`).
+    pub fn take_listed_page(&mut self, now: u64, p: Pfn) {
+        for d in 0..self.disks.len() {
+            if self.disks[d].take_listed_page(now, p) {
+                self.collect_dispatched(d);
+                return;
+            }
+        }
+    }
+
     /// Completions of the held writes `disk`'s scheduler (or 2.4 plug) has dispatched since
     /// the last call.
     pub fn collect_dispatched(&mut self, disk: usize) {

@@ -353,6 +353,11 @@ impl Sim {
                 d.set_elevator_linus(elv);
             }
         }
+        if !k.profile.blk_mq {
+            for (d, ds) in k.disks.iter_mut().zip(&setup.disks) {
+                d.set_driver_depth(ds.driver_depth);
+            }
+        }
         // `size = 0` is `swapoff -a`: no swap area at all.
         if let Some(sw) = setup.swap.as_ref().filter(|sw| sw.bytes >= 4096) {
             let base = k.disks[sw.disk].allocate_extent(sw.bytes);

@@ -537,6 +537,7 @@ fn resolve(ctx: &Ctx<'_>, f: &ScenarioFile) -> Result<(Setup, Vec<String>), Scen
             large_folios: d.large_folios,
             io_end_pages: d.io_end_pages.unwrap_or(0),
             loop_worker: d.loop_worker,
+            driver_depth: d.driver_depth.unwrap_or(0),
             span: ctx.span_of(&["disk", &i, "name"]),
         });
     }
@@ -1336,6 +1337,10 @@ program = "wait"
         assert!(load(SMALL, &["disk.sda.loop_worker=true"]).unwrap().setup.disks[0].loop_worker);
         let e = err(SMALL, &["disk.sda.loop_worker=1"]);
         assert!(e.contains("loop_worker"), "{e}");
+        assert_eq!(load(SMALL, &[]).unwrap().setup.disks[0].driver_depth, 0, "no list unless asked");
+        assert_eq!(load(SMALL, &["disk.sda.driver_depth=1"]).unwrap().setup.disks[0].driver_depth, 1);
+        let e = err(SMALL, &["disk.sda.driver_depth=-1"]);
+        assert!(e.contains("driver_depth"), "{e}");
     }
 
     #[test]

@@ -232,6 +232,13 @@ pub struct DiskSpec {
     /// (this disk's model). Default: the requests go to the device at once. Needs 6.x's queue.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub loop_worker: bool,
+    /// Requests a 2.4 driver takes off its request queue at once (kernels before blk-mq): an
+    /// IDE drive 1 (`ide_do_request`: one active request per hwgroup), a SCSI disk its
+    /// commands (`scsi_request_fn`). The rest stay listed, where the elevator places and merges
+    /// around them, until the driver takes them. Default 0: the device takes every request as
+    /// it is made (or as the plug ends).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub driver_depth: Option<u32>,
 }
 
 fn default_disk_model() -> String {
@@ -561,6 +568,8 @@ pub struct DiskSetup {
     pub io_end_pages: u32,
     /// A loop device's worker in front of the device (`DiskSpec::loop_worker`).
     pub loop_worker: bool,
+    /// 0: no list; the device takes every request as it is made.
+    pub driver_depth: u32,
     /// The disk's `name` in the file, for errors the device model finds.
     pub span: Span,
 }

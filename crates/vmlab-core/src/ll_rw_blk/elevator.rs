@@ -1,7 +1,9 @@
 //! 2.4.22+'s `elevator_linus` (drivers/block/elevator.c, include/linux/elevator.h as of
-//! io-stalls-10, merged in 2.4.22-pre3): where a request that merged with nothing goes in a
-//! queue. Only the requests a plugged queue holds are modelled as a list (plug.rs [`Held`]);
-//! a queue that is not plugged has handed its requests to the device in arrival order.
+//! io-stalls-10, merged in 2.4.22-pre3; the scan read whole in `iPodLinux/linux-2.4.32-ipod`):
+//! where a request that merged with nothing goes in a queue, and ([`linus_merge`]) the merges
+//! at the back or front of any listed request. Without a driver depth only the requests a
+//! plugged queue holds are a list (plug.rs [`Held`]), placed by [`ElevatorLinus::add_request`];
+//! with one (mod.rs) every request the driver has not taken is.
 
 use super::Held;
 use std::collections::VecDeque;
@@ -44,6 +46,109 @@ impl ElevatorLinus {
         held.insert(at, rq);
         at
     }
+}
+
+/// Where `__make_request` puts a buffer on a queue whose requests stay listed until the driver
+/// takes them (`ll_rw_blk::Queue` with a driver depth): merged at the back or the front of the
+/// listed request at an index, or a new request at an index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Place {
+    Back(usize),
+    Front(usize),
+    New(usize),
+}
+
+/// `elevator_linus_merge` in full (drivers/block/elevator.c, 2.4.22+; `elv` None:
+/// `elevator_noop_merge`), for a buffer at `offset` of `bytes` in direction `write`: the scan
+/// goes from the tail towards the head and ends after a request whose budget is used up
+/// (`backmerge_only`: that one still takes a back merge, nothing goes ahead of it); the first
+/// request from the tail the buffer sorts after is the new request's place; a request of the
+/// same direction that stays within `max_bytes` (`max_sectors`) and ends where the buffer
+/// begins takes it at its back, one that begins where the buffer ends at its front (and loses
+/// one of its budget). Every request behind the place loses 1 for a merge, [`SEEK_COST`] for a
+/// new request. `fits`: whether a merged extent stays where the device moves it in one piece.
+/// The budgets of the requests are updated; the caller merges or inserts. `merge_only`: a
+/// scan for a merge before the new request's place is wanted (the costs of a place are left
+/// to the scan that inserts it).
+#[allow(clippy::too_many_arguments)]
+pub fn linus_merge(
+    elv: Option<&ElevatorLinus>,
+    held: &mut VecDeque<Held>,
+    offset: u64,
+    bytes: u64,
+    write: bool,
+    max_bytes: u64,
+    fits: impl Fn(u64, u64) -> bool,
+    merge_only: bool,
+) -> Place {
+    let mergeable = |h: &Held| h.write == write && h.bytes + bytes <= max_bytes;
+    if elv.is_none() {
+        for i in (0..held.len()).rev() {
+            let h = &held[i];
+            if mergeable(h) && h.offset + h.bytes == offset && fits(h.offset, h.bytes + bytes) {
+                return Place::Back(i);
+            }
+            if mergeable(h) && h.offset == offset + bytes && fits(offset, h.bytes + bytes) {
+                return Place::Front(i);
+            }
+        }
+        return Place::New(held.len());
+    }
+    let (mut place, mut merge) = (None, None);
+    let mut backmerge_only = false;
+    for i in (0..held.len()).rev() {
+        if backmerge_only {
+            break;
+        }
+        backmerge_only = held[i].seq <= 0;
+        if place.is_none() && !backmerge_only && in_between(held, i, offset) {
+            place = Some(i);
+        }
+        let h = &held[i];
+        if !mergeable(h) {
+            continue;
+        }
+        if h.offset + h.bytes == offset && fits(h.offset, h.bytes + bytes) {
+            merge = Some(Place::Back(i));
+            break;
+        }
+        if h.offset == offset + bytes && !backmerge_only && fits(offset, h.bytes + bytes) {
+            held[i].seq -= 1;
+            merge = Some(Place::Front(i));
+            break;
+        }
+    }
+    let (at, cost) = match merge {
+        Some(Place::Back(i) | Place::Front(i)) => (i, 1),
+        _ => (place.map_or(held.len(), |i| i), SEEK_COST),
+    };
+    if merge.is_some() || (place.is_some() && !merge_only) {
+        for h in held.range_mut(at + 1..) {
+            h.seq -= cost;
+        }
+    }
+    merge.unwrap_or(Place::New(place.map_or(held.len(), |i| i + 1)))
+}
+
+/// `attempt_merge` after a merge into `held[i]`: it and the request after it become one when
+/// they now touch, are of one direction and stay within `max_bytes`; the merged one keeps the
+/// smaller budget (`elevator_linus_merge_req`) and the earlier start. True if they merged.
+pub fn attempt_merge(held: &mut VecDeque<Held>, i: usize, max_bytes: u64, fits: impl Fn(u64, u64) -> bool) -> bool {
+    let (Some(a), Some(b)) = (held.get(i), held.get(i + 1)) else { return false };
+    if a.offset + a.bytes != b.offset || a.write != b.write || a.bytes + b.bytes > max_bytes {
+        return false;
+    }
+    if !fits(a.offset, a.bytes + b.bytes) {
+        return false;
+    }
+    let b = held.remove(i + 1).expect("next");
+    let a = &mut held[i];
+    a.bytes += b.bytes;
+    a.segs += b.segs;
+    a.since = a.since.min(b.since);
+    a.seq = a.seq.min(b.seq);
+    a.pages.extend_from_slice(&b.pages);
+    true
 }
 
 /// `bh_rq_in_between`: whether a buffer at `offset` belongs right after `held[i]`: between it
@@ -123,5 +228,51 @@ mod tests {
         // Each read went behind the ones before it: only the far write was passed.
         let seqs: Vec<i32> = q.iter().map(|h| h.seq).collect();
         assert_eq!(seqs, [3, 2, 2, 2, 0, 2]);
+    }
+
+    fn any(_: u64, _: u64) -> bool {
+        true
+    }
+
+    #[test]
+    fn a_buffer_merges_into_any_listed_request_and_the_requests_it_then_touches_become_one() {
+        let max = 64 * KIB;
+        let mut q: VecDeque<Held> =
+            [0, 100, 200].iter().map(|&k| Held { bytes: 28 * KIB, ..rq(k * KIB, true) }).collect();
+        for h in &mut q {
+            h.seq = 512;
+        }
+        // At the back of the first (not the last listed): a merge, and those behind it lose 1.
+        let p = linus_merge(Some(&ELV), &mut q, 28 * KIB, 4 * KIB, true, max, any, false);
+        assert_eq!(p, Place::Back(0));
+        assert_eq!(q.iter().map(|h| h.seq).collect::<Vec<_>>(), [512, 511, 511]);
+        // In front of the third, which loses one more for it.
+        assert_eq!(linus_merge(Some(&ELV), &mut q, 196 * KIB, 4 * KIB, true, max, any, false), Place::Front(2));
+        assert_eq!(q[2].seq, 510);
+        // A read merges with no write, and over `max_sectors` nothing merges: each would be a
+        // new request where it sorts (a scan for a merge only charges no passes for that).
+        assert_eq!(linus_merge(Some(&ELV), &mut q, 28 * KIB, 4 * KIB, false, max, any, true), Place::New(1));
+        assert_eq!(linus_merge(Some(&ELV), &mut q, 128 * KIB, 40 * KIB, true, max, any, true), Place::New(2));
+        assert_eq!(q.iter().map(|h| h.seq).collect::<Vec<_>>(), [512, 511, 510]);
+        // Two listed requests that touch after a merge become one, with the smaller budget.
+        (q[0].offset, q[0].bytes) = (64 * KIB, 36 * KIB);
+        q[1] = Held { offset: 100 * KIB, bytes: 28 * KIB, seq: 7, ..rq(0, true) };
+        assert!(attempt_merge(&mut q, 0, max, any));
+        assert_eq!((q.len(), q[0].offset, q[0].bytes, q[0].seq), (2, 64 * KIB, 64 * KIB, 7));
+    }
+
+    #[test]
+    fn past_a_used_up_request_only_a_back_merge_into_it_is_left() {
+        let mut q: VecDeque<Held> = [0, 1000, 2000].iter().map(|&k| rq(k * KIB, true)).collect();
+        q[1].seq = 0;
+        q[0].seq = 512;
+        q[2].seq = 512;
+        // The request at 0 is ahead of the used-up one: the scan never reaches it.
+        assert_eq!(linus_merge(Some(&ELV), &mut q, 64 * KIB, 4 * KIB, true, 128 * KIB, any, false), Place::New(3));
+        // The used-up one still takes a buffer at its back, not at its front.
+        assert_eq!(linus_merge(Some(&ELV), &mut q, 1064 * KIB, 4 * KIB, true, 128 * KIB, any, false), Place::Back(1));
+        assert_eq!(linus_merge(Some(&ELV), &mut q, 996 * KIB, 4 * KIB, true, 128 * KIB, any, true), Place::New(3));
+        // Without the elevator (`elevator_noop_merge`) any listed request takes a merge.
+        assert_eq!(linus_merge(None, &mut q, 64 * KIB, 4 * KIB, true, 128 * KIB, any, false), Place::Back(0));
     }
 }

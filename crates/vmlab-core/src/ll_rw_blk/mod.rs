@@ -2,15 +2,18 @@
 //! 2.6.24), in front of the device model (disk.rs) when a disk has no 6.8 queue: the back merge
 //! of `__make_request`, and for the 2.4 rows the bound on what a queue holds (2.4.22+'s sectors,
 //! throttle.rs; the older request count, slots.rs), the plug on an empty queue (plug.rs) and
-//! where the elevator puts a request in the plugged queue (elevator.rs).
+//! where the elevator puts a request in the plugged queue (elevator.rs); with a driver depth,
+//! the queue as the list the driver takes its requests from (IDE one at a time, SCSI up to its
+//! depth), the elevator placing and merging every request not yet taken.
 //! [`Queue`] is one disk's; the device books what it lets through.
 
 mod elevator;
+mod list;
 mod plug;
 mod slots;
 mod throttle;
 
-pub use elevator::ElevatorLinus;
+pub use elevator::{ElevatorLinus, Place};
 pub use plug::{Held, Plug, RequestWaits};
 pub use slots::{RequestSlots, QUEUE_NR_REQUESTS};
 pub use throttle::{SectorThrottle, MAX_NR_REQUESTS, MAX_QUEUE_BYTES};
@@ -88,6 +91,12 @@ pub struct Queue {
     last_at: usize,
     /// 2.4's `elevator_linus` on the plugged queue; None: arrival order.
     elevator: Option<ElevatorLinus>,
+    /// Requests the driver takes off the list at once (IDE's `hwgroup->busy`: 1; SCSI's
+    /// `scsi_request_fn`: up to the device's commands); 0: none, every request goes to the
+    /// device as it is made, or at the unplug.
+    depth: u32,
+    /// With a depth: when each request the driver took ends, ascending.
+    active: VecDeque<u64>,
     /// Under a bound, the tasks that slept for a request.
     pub request_waits: RequestWaits,
 }
@@ -107,6 +116,8 @@ impl Default for Queue {
             held_last: false,
             last_at: 0,
             elevator: None,
+            depth: 0,
+            active: VecDeque::new(),
             request_waits: RequestWaits::default(),
         }
     }
@@ -137,7 +148,7 @@ impl Queue {
         if let Some(p) = self.plug.as_mut() {
             p.unplug(now);
         }
-        if let (Some(b), false) = (self.bound.as_mut(), self.held.is_empty()) {
+        if let (Some(b), false, 0) = (self.bound.as_mut(), self.held.is_empty(), self.depth) {
             b.forget_held();
         }
     }
@@ -150,16 +161,7 @@ impl Queue {
     /// A write made while the queue is plugged waits in it (`merged` into the last held
     /// request, or a new one) until `tq_disk` runs: `request_fn` is not called before.
     pub fn hold(&mut self, now: u64, offset: u64, bytes: u64, segs: u32, merged: bool) {
-        // `blk_started_sectors` / `get_request` count it now; its end comes with the unplug.
-        match self.bound.as_mut() {
-            Some(QueueBound::Requests(r)) if !merged => {
-                for _ in 0..bytes.div_ceil(MERGE_MAX_BYTES).max(1) {
-                    r.start(now, UNPLUGGED, true, false);
-                }
-            }
-            Some(b) => b.start(now, UNPLUGGED, bytes, true, merged),
-            None => {}
-        }
+        self.count_held(now, bytes, merged);
         let last = self.last_at.min(self.held.len().saturating_sub(1));
         match self.held.get_mut(last) {
             Some(h) if merged => {
@@ -173,6 +175,20 @@ impl Queue {
             p.note_held(self.held_bytes);
         }
         self.held_last = true;
+    }
+
+    /// `blk_started_sectors` / `get_request` count a write the queue holds as it is made
+    /// (`merged` into a held request or a new one); its end comes when the device takes it.
+    fn count_held(&mut self, now: u64, bytes: u64, merged: bool) {
+        match self.bound.as_mut() {
+            Some(QueueBound::Requests(r)) if !merged => {
+                for _ in 0..bytes.div_ceil(MERGE_MAX_BYTES).max(1) {
+                    r.start(now, UNPLUGGED, true, false);
+                }
+            }
+            Some(b) => b.start(now, UNPLUGGED, bytes, true, merged),
+            None => {}
+        }
     }
 
     /// A read that merged with nothing, made on the plugged queue at `now`: the elevator puts

@@ -21,8 +21,9 @@ pub struct Plug {
     pub longest_ns: u64,
     /// The most bytes one plug held at once.
     pub most_held_bytes: u64,
-    /// Under the elevator: reads put in a plugged queue, those put ahead of a held request,
-    /// and the held requests new ones (reads or writes) were put ahead of.
+    /// Under the elevator: reads put in a plugged queue (with a driver depth: in the queue's
+    /// list, plugged or not), those put ahead of a held or listed request, and the held or
+    /// listed requests new ones (reads or writes) were put ahead of.
     pub reads_held: u64,
     pub reads_ahead: u64,
     pub passed: u64,

@@ -85,6 +85,18 @@ impl RequestSlots {
         }
     }
 
+    /// Forget `n` of the write requests counted with the end `held`: one listed request the
+    /// driver took.
+    pub fn forget_held_count(&mut self, held: u64, n: usize) {
+        let q = &mut self.taken[1];
+        for _ in 0..n {
+            if q.back() != Some(&held) {
+                return;
+            }
+            q.pop_back();
+        }
+    }
+
     /// Requests a direction holds at the last update.
     pub fn taken(&self, write: bool) -> usize {
         self.taken[write as usize].len()

@@ -245,3 +245,120 @@ fn under_the_elevator_a_read_on_a_plugged_queue_goes_where_it_sorts_among_the_he
     // A read below every held write sorts between none: it goes behind them all.
     assert_eq!(run(elv, 10 * MIB).0, 8);
 }
+
+/// An IDE drive behind 2.4's queue as a list (`driver_depth` 1) under `elv`, no plug: a
+/// write at 0 the driver takes at once, then writes of 32 KiB at 100 + `listed` MiB
+/// (ascending), all at 0.
+fn ide_listing(elv: Option<ElevatorLinus>, listed: &[u64]) -> Disk {
+    let mut d = Disk::preset("hdd").unwrap();
+    d.set_driver_depth(1);
+    d.set_elevator_linus(elv);
+    d.submit(0, 0, 32 * 1024, true);
+    d.hold_pages(vec![0]);
+    for (i, &mib) in listed.iter().enumerate() {
+        d.submit(0, 100 * MIB + mib * MIB, 32 * 1024, true);
+        assert!(d.hold_pages(vec![1 + i as u32]).is_none(), "write {i} is listed");
+    }
+    d
+}
+
+#[test]
+fn an_ide_drive_takes_its_next_request_only_when_the_active_one_ends() {
+    let mut d = ide_listing(None, &[1, 2]);
+    let mut out = Vec::new();
+    d.take_dispatched(&mut out);
+    assert!(out.is_empty(), "nothing listed has been taken");
+    // The first write went to the drive as it was made; the next goes when it ends.
+    let first = d.queued_until();
+    assert_eq!(d.take_run(), Some(first));
+    d.blk_run(first);
+    d.take_dispatched(&mut out);
+    assert_eq!(out.len(), 1);
+    assert_eq!(out[0].1, vec![1]);
+    assert!(out[0].0 > first);
+    // Asked before it ended, the driver has no room: the third waits for the second.
+    d.blk_run(out[0].0 - 1);
+    d.take_dispatched(&mut out);
+    assert_eq!(out.len(), 1);
+    assert_eq!(d.take_run(), Some(out[0].0));
+    d.blk_run(out[0].0);
+    d.take_dispatched(&mut out);
+    assert_eq!(out.len(), 2);
+    assert!(out[1].0 > out[0].0);
+    assert_eq!(d.take_run(), None, "nothing left listed");
+    // Without a driver depth the device took all three as they were made.
+    let mut plain = Disk::preset("hdd").unwrap();
+    let ends: Vec<u64> = [0, 101, 102].iter().map(|&m| plain.submit(0, m * MIB, 32 * 1024, true)).collect();
+    assert_eq!(ends[0], first);
+    assert!(ends[2] <= out[1].0, "the list adds no time of its own: {} against {}", ends[2], out[1].0);
+}
+
+#[test]
+fn under_the_elevator_a_read_goes_ahead_of_the_listed_writes_it_sorts_before() {
+    let elv = Some(ElevatorLinus { read_latency: 128, write_latency: 512 });
+    let listed = [1, 2, 3, 4, 5, 6, 7];
+    let run = |elv: Option<ElevatorLinus>, read_at: u64| {
+        let mut d = ide_listing(elv, &listed);
+        let read = d.submit(1_000_000, read_at, 4096, false);
+        let mut out = Vec::new();
+        d.take_dispatched(&mut out);
+        // The writes taken with the read all end before it; those behind it are still listed.
+        assert!(out.iter().all(|&(done, _)| done < read));
+        (out.len(), read, d.take_run().is_some())
+    };
+    let at = 100 * MIB + 3584 * 1024;
+    let (fifo, fifo_read, fifo_left) = run(None, at);
+    let (sorted, sorted_read, sorted_left) = run(elv, at);
+    // Arrival order: all seven listed writes go before it; sorted: the three below it.
+    assert_eq!((fifo, sorted), (7, 3));
+    assert!(!fifo_left && sorted_left, "four writes still listed behind the sorted read");
+    assert!(sorted_read + 10_000_000 < fifo_read, "sorted {sorted_read}, fifo {fifo_read}");
+    // A read below every listed write sorts between none of them: it waits behind them all.
+    assert_eq!(run(elv, 10 * MIB).0, 7);
+}
+
+#[test]
+fn on_the_list_a_request_passed_its_budget_times_is_not_passed_again() {
+    // Write budget 2: listed writes at 1, 10 and 20 MiB behind the active one.
+    let run = |write_latency: i32| {
+        let elv = Some(ElevatorLinus { read_latency: 128, write_latency });
+        let mut d = ide_listing(elv, &[1, 10, 20]);
+        // All while the first write is active. A read at 5 MiB goes between 1 and 10 (and is
+        // taken with the write at 1): 10 and 20 are passed once.
+        d.submit(0, 100 * MIB + 5 * MIB, 4096, false);
+        // A write at 12 MiB goes between 10 and 20: 20 is passed a second time.
+        d.submit(0, 100 * MIB + 12 * MIB, 32 * 1024, true);
+        d.hold_pages(vec![9]);
+        // A read at 15 MiB sorts between 12 and 20.
+        let read = d.submit(0, 100 * MIB + 15 * MIB, 4096, false);
+        let mut out = Vec::new();
+        d.take_dispatched(&mut out);
+        out.iter().any(|(done, pages)| pages == &vec![3] && *done < read)
+    };
+    assert!(!run(512), "with budget left, the write at 20 MiB is passed again");
+    assert!(run(2), "used up, it goes before the read");
+}
+
+#[test]
+fn on_the_list_a_buffer_merges_at_the_back_or_front_of_any_listed_request() {
+    let mut d = ide_listing(None, &[1, 2]);
+    // Behind the listed request at 101 MiB (not the last one made): one request, no new one.
+    d.submit(0, 101 * MIB + 32 * 1024, 4096, true);
+    assert!(d.last_merged());
+    assert!(d.hold_pages(vec![7]).is_none());
+    // In front of the one at 102 MiB.
+    d.submit(0, 102 * MIB - 4096, 4096, true);
+    assert!(d.last_merged());
+    assert!(d.hold_pages(vec![8]).is_none());
+    let mut out = Vec::new();
+    let mut t = d.queued_until();
+    while let Some(at) = d.take_run() {
+        t = t.max(at);
+        d.blk_run(t);
+    }
+    d.take_dispatched(&mut out);
+    assert_eq!(out.len(), 2, "two listed requests, each with its merged buffer");
+    assert_eq!(out[0].1, vec![1, 7]);
+    assert_eq!(out[1].1, vec![2, 8]);
+    assert_eq!(d.stat().write_ios, 3);
+}

@@ -127,6 +127,20 @@ impl SectorThrottle {
         }
     }
 
+    /// Forget `bytes` of the buffers counted with the end `held`: one listed request the
+    /// driver took (the buffers counted so are alike but for their sizes).
+    pub fn forget_held_bytes(&mut self, held: u64, mut bytes: u64) {
+        while bytes > 0 {
+            let Some(last) = self.started.back_mut().filter(|(d, _)| *d == held) else { return };
+            let b = last.1.min(bytes);
+            last.1 -= b;
+            (self.bytes, bytes) = (self.bytes - b, bytes - b);
+            if last.1 == 0 {
+                self.started.pop_back();
+            }
+        }
+    }
+
     /// `nr_sectors` at the last update, in bytes.
     pub fn in_flight_bytes(&self) -> u64 {
         self.bytes

@@ -866,8 +866,12 @@ fn shrink_cache(
             if f & pg::LAUNDER != 0 {
                 if f & pg::WRITEBACK != 0 && !k.reclaim.aa24().launder_done.contains_key(&p) {
                     // `wait_on_page` → `sync_page` runs `tq_disk` first: a write still plugged
-                    // goes to the device now, and the wait is for its completion.
+                    // goes to the device now, and the wait is for its completion — which
+                    // needs the driver to take it, if its queue still lists it.
                     k.run_tq_disk(ctx.clock());
+                    if !k.reclaim.aa24().launder_done.contains_key(&p) {
+                        k.take_listed_page(ctx.clock(), p);
+                    }
                 }
                 if let Some(&until) = k.reclaim.aa24_mut().launder_done.get(&p) {
                     if until > ctx.clock() {
