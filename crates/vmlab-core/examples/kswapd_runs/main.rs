@@ -47,8 +47,10 @@
 //! holds the pages of DMA32's pageblocks by migrate type (`blocks.rs`). A `zp` line per sample
 //! says which zones each `balance_pgdat` pass shrank and which step of the 8 × HIGH check made it
 //! (`passes.rs`); an `fp` line what kswapd's batches freed and why they kept the rest, and an `lc`
-//! line each zone's LRU at the sample (`fates.rs`). With `detail=` an `end` line per order-3 run
-//! says what ended it: Normal's free pages by order at its begin and end, and how the pages of
+//! line each zone's LRU at the sample (`fates.rs`). An `sd` line per sample gives each disk's
+//! requests, latencies and busy time and the swap traffic (`disks.rs`).
+//! With `detail=` an `end` line per order-3 run says what ended it: Normal's free pages by order
+//! at its begin and end, and how the pages of
 //! the order-3 blocks it made came free together — their places at the begin, the isolations
 //! that took them, their distance on the inactive file list, their files, their hand-outs — and,
 //! since the window began, who took the pages the runs freed next (`ends.rs`). With `buddies=on` a `bd` line per sample says
@@ -67,6 +69,7 @@ mod classes;
 #[path = "../common/mod.rs"]
 mod common;
 mod detail;
+mod disks;
 mod ends;
 mod fates;
 mod form;
@@ -308,6 +311,9 @@ fn main() {
     }
     // Normal's composition and order-3 block census at the detail window's first and last sample.
     let mut comp_due = detail.map(|(from, to)| [from * 1_000_000_000, to * 1_000_000_000]).unwrap_or([u64::MAX; 2]);
+    // Each disk's requests and latencies, and the swap traffic, printed after each hour's lines.
+    println!("{}", disks::Disks::header());
+    let mut sd = disks::Disks::new(&sim);
     // MemFree is read every minute for the window's mean; the rest is printed every EVERY_S.
     let mut window = common::setup_window(&mut sim, every_s);
     // The order-3 figures and kswapd's CPU time at the previous line: the "o3" line is per interval.
@@ -480,6 +486,7 @@ fn main() {
         if let Some(v) = sim.k.tracer::<vmstat::VmstatLine>() {
             println!("{}", v.lines(&sim.k, t_h));
         }
+        println!("{}", sd.line(sim));
         prev_scan.copy_from_slice(&d.zone_scan_kswapd[..Z]);
         (prev_deact, prev_refill, prev_wake, prev_runs) = (deact, refill, d.high_order_wakeups, d.balance_runs[1]);
     }));
