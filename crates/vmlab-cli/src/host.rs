@@ -33,6 +33,33 @@ pub struct HostFacts {
     /// `/proc/meminfo`'s `Dirty` in kB: the other writers' dirty page cache
     /// (`machine.foreign_dirty`, on the host's root disk).
     pub dirty_kb: Option<u64>,
+    /// The order of free blocks the guest reports to its hypervisor
+    /// (`machine.page_reporting_order`): set when a virtio balloon offers free page reporting.
+    pub page_reporting_order: Option<u8>,
+}
+
+/// `VIRTIO_BALLOON_F_REPORTING` (include/uapi/linux/virtio_balloon.h), a bit of the balloon's
+/// `features` string in sysfs (drivers/virtio/virtio.c `features_show`: one character a bit).
+const VIRTIO_ID_BALLOON: &str = "0x0005";
+const VIRTIO_BALLOON_F_REPORTING: usize = 5;
+
+/// The guest's free page reporting order: mm/page_reporting.c's module parameter, when a
+/// virtio balloon has negotiated reporting (the parameter exists whenever the kernel has
+/// CONFIG_PAGE_REPORTING, with or without a device that reports).
+pub fn page_reporting_order(root: &Path) -> Result<Option<u8>, String> {
+    let reports = std::fs::read_dir(root.join("sys/bus/virtio/devices")).into_iter().flatten().flatten().any(|d| {
+        let read = |f: &str| std::fs::read_to_string(d.path().join(f)).unwrap_or_default();
+        read("device").trim() == VIRTIO_ID_BALLOON
+            && read("features").as_bytes().get(VIRTIO_BALLOON_F_REPORTING) == Some(&b'1')
+    });
+    let p = root.join("sys/module/page_reporting/parameters/page_reporting_order");
+    if !reports || !p.exists() {
+        return Ok(None);
+    }
+    match read_u64(&p)? {
+        o @ 0..=10 => Ok(Some(o as u8)),
+        o => Err(format!("{}: order {o} is above the buddy allocator's largest, 10", p.display())),
+    }
 }
 
 /// `/proc/sys/fs/inode-nr`: "nr_inodes nr_unused" → the inodes in use, as fs/inode.c's
@@ -272,8 +299,16 @@ pub fn read(root: &Path) -> Result<HostFacts, String> {
     }
     let inodes_in_use = inodes_in_use(&root.join("proc/sys/fs/inode-nr"))?;
     let dirty_kb = meminfo_field(&text, "Dirty");
+    let page_reporting_order = page_reporting_order(root)?;
     // Whole MiB: a machine's memory is laid out in sections, not to the KiB.
-    Ok(HostFacts { mem_bytes: kb * 1024 / (1 << 20) * (1 << 20), cpus, vm, inodes_in_use, dirty_kb })
+    Ok(HostFacts {
+        mem_bytes: kb * 1024 / (1 << 20) * (1 << 20),
+        cpus,
+        vm,
+        inodes_in_use,
+        dirty_kb,
+        page_reporting_order,
+    })
 }
 
 impl HostFacts {
@@ -281,6 +316,7 @@ impl HostFacts {
     pub fn sets(&self) -> Vec<String> {
         let mut v = vec![format!("machine.memory={}", self.mem_bytes), format!("machine.cpus={}", self.cpus)];
         v.extend(self.vm.iter().map(|(k, x)| format!("vm.{k}={x}")));
+        v.extend(self.page_reporting_order.map(|o| format!("machine.page_reporting_order={o}")));
         v
     }
 
@@ -481,6 +517,27 @@ mod tests {
         assert_eq!(count_cpus(""), None);
         assert_eq!(count_cpus("3-1"), None);
         assert_eq!(count_cpus("x"), None);
+    }
+
+    /// This host's balloon (`virtio0`, device 5) offers feature bit 5, free page reporting.
+    #[test]
+    fn a_balloon_that_reports_sets_the_reporting_order() {
+        let files = |features: &str| {
+            fixture(&[
+                ("proc/meminfo", "MemTotal:       24567890 kB\n"),
+                ("sys/devices/system/cpu/online", "0-1\n"),
+                ("sys/module/page_reporting/parameters/page_reporting_order", "9\n"),
+                ("sys/bus/virtio/devices/virtio0/device", "0x0005\n"),
+                ("sys/bus/virtio/devices/virtio0/features", features),
+                ("sys/bus/virtio/devices/virtio1/device", "0x0002\n"),
+                ("sys/bus/virtio/devices/virtio1/features", "0010011\n"),
+            ])
+        };
+        let f = read(&files("01100101000000000000000000000000100000\n")).unwrap();
+        assert_eq!(f.page_reporting_order, Some(9));
+        assert!(f.sets().contains(&"machine.page_reporting_order=9".to_string()), "{:?}", f.sets());
+        let f = read(&files("01100001000000000000000000000000100000\n")).unwrap();
+        assert_eq!(f.page_reporting_order, None, "a balloon without feature bit 5 reports nothing");
     }
 
     #[test]

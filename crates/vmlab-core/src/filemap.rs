@@ -545,6 +545,7 @@ pub fn filemap_read(k: &mut Kernel, ctx: &mut Ctx, file: u32, idx: &mut u64, end
         match k.filemap_read_page(ctx, file, *idx, call_end - *idx) {
             PageRes::Ready(p) => {
                 k.charge(ctx, KFunc::CopyUserGeneric, k.cost.copy_user_page);
+                k.first_touch(ctx, KFunc::CopyUserGeneric, p);
                 // filemap_read marks a folio accessed once for a run of reads through it: not
                 // when the last page read was already in it (pos_same_folio).
                 let head = k.fr.folio_head(p);
@@ -620,6 +621,7 @@ pub fn generic_perform_write(
             },
         };
         k.charge(ctx, KFunc::GenericFileWrite, k.cost.copy_user_page + k.cost.perform_write);
+        k.first_touch(ctx, KFunc::GenericFileWrite, p);
         let newly = !k.fr.has(p, pg::DIRTY);
         crate::page_writeback::set_page_dirty(k, ctx, p);
         crate::vmscan::page_dirtied_by_write(k, ctx, p, newly);

@@ -199,6 +199,8 @@ pub struct Kernel {
     /// `[fork]`: the task_struct cache and kernel stack order (None: tasks cost no kernel memory).
     pub task_mem: Option<Box<crate::fork::TaskMem>>,
     pub tcp: crate::tcp::Tcp,
+    /// Free page reporting to a hypervisor (`machine.page_reporting_order`; off by default).
+    pub page_reporting: crate::page_reporting::PageReporting,
     /// Observers of tracepoints (`crate::trace`), and whether any is attached.
     pub tracers: Vec<Box<dyn crate::trace::Tracer>>,
     pub tracing: bool,
@@ -309,6 +311,7 @@ impl Kernel {
             vfs: None,
             task_mem: None,
             tcp: Default::default(),
+            page_reporting: Default::default(),
         };
         k.build_zones();
         Ok(k)

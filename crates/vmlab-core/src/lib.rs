@@ -33,6 +33,7 @@ pub mod mq_deadline;
 pub mod namei;
 pub mod oom_kill;
 pub mod page_alloc;
+pub mod page_reporting;
 pub mod page_writeback;
 pub mod prandom;
 pub mod profiles;

@@ -254,6 +254,13 @@ pub struct CostTable {
     /// system time, beside `rmap_one` from its memory stall, on a host whose swap-ins cost more
     /// than vmlab's generic fault (a virtual machine whose page-table updates trap, for one).
     pub do_swap_page: u64,
+    /// CPU of the first touch of a frame the guest had reported free to its hypervisor
+    /// (page_reporting.rs), beyond the touch's own cost: the hypervisor faults the discarded
+    /// memory back in on the touching instruction. Charged once a frame, at the copy to user
+    /// of a page-cache page, a `write()`'s copy, a page's clearing or a COW copy; never at DMA.
+    /// 0 in vmlab's own table; a host table sets it only from a measurement (docs/REAL.md,
+    /// sys31's probe: ~6.5 µs a page on a Firecracker guest).
+    pub reported_touch: u64,
     pub mmap: u64,
     pub mlock_page: u64,
     pub lock_handoff: u64,
@@ -301,6 +308,7 @@ impl CostTable {
             perform_write: 0,
             write_new_folio: 0,
             do_swap_page: 0,
+            reported_touch: 0,
             mmap: s(2500),
             mlock_page: s(60),
             lock_handoff: s(800),
@@ -341,6 +349,7 @@ impl CostTable {
         "perform_write",
         "write_new_folio",
         "do_swap_page",
+        "reported_touch",
         "mmap",
         "mlock_page",
         "lock_handoff",
@@ -375,6 +384,7 @@ impl CostTable {
             "perform_write" => &mut self.perform_write,
             "write_new_folio" => &mut self.write_new_folio,
             "do_swap_page" => &mut self.do_swap_page,
+            "reported_touch" => &mut self.reported_touch,
             "mmap" => &mut self.mmap,
             "mlock_page" => &mut self.mlock_page,
             "lock_handoff" => &mut self.lock_handoff,

@@ -117,6 +117,7 @@ impl Kernel {
     fn new_anon_page(&mut self, ctx: &mut Ctx, mm: u32, vpn: u64) -> Result<Pfn, AllocFail> {
         let p = self.alloc_pages(ctx, Gfp::highuser_movable(), 0)?;
         self.charge(ctx, KFunc::ClearPage, self.cost.clear_page);
+        self.first_touch(ctx, KFunc::ClearPage, p);
         self.fr.flags[p as usize] |= pg::ANON | pg::SWAPBACKED | pg::UPTODATE;
         self.fr.mapping[p as usize] = self.mm(mm).anon_vma;
         self.fr.index[p as usize] = vpn as u32;
@@ -414,6 +415,7 @@ impl Kernel {
             Err(_) => return Fault::Oom,
         };
         self.charge(ctx, KFunc::ClearPage, self.cost.clear_page);
+        self.first_touch(ctx, KFunc::ClearPage, p);
         self.add_to_page_cache(ctx, file, idx, p);
         self.map_new(ctx, mm, slot, p, flags | vm::SHM, w);
         crate::vmscan::nopage_accessed(self, p);

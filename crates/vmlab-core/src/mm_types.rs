@@ -31,7 +31,14 @@ pub mod pg {
     pub const QUICKLIST: u32 = 1 << 19;
     pub const READAHEAD: u32 = 1 << 20;
     pub const EXEC: u32 = 1 << 21;
-    // Bit 22 is free: a free block's other frames carry no flag (see `Kernel::page_is_free`).
+    /// A free block's head only: `PageReported` (include/linux/page-flags.h: `PG_reported =
+    /// PG_uptodate`, "Only valid for buddy pages. Used to track pages that are reported").
+    pub const REPORTED: u32 = UPTODATE;
+    /// Not a kernel flag: the hypervisor may have discarded this frame's memory since the guest
+    /// reported it free (page_reporting.rs); kept from the report to the frame's first CPU
+    /// touch, through allocation and frees. Otherwise a free block's other frames carry no flag
+    /// (see `Kernel::page_is_free`).
+    pub const DISCARDED: u32 = 1 << 22;
     pub const LAUNDER: u32 = 1 << 23; // 2.4: reclaim started this page's write (shrink_cache waits on it)
     pub const LRU_SHIFT: u32 = 24;
     pub const LRU_MASK: u32 = 0x7 << 24;

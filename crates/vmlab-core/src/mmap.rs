@@ -360,6 +360,7 @@ impl Kernel {
         }
         let p = self.alloc_pages(ctx, gfp, 0)?;
         self.charge(ctx, KFunc::ClearPage, self.cost.clear_page);
+        self.first_touch(ctx, KFunc::ClearPage, p);
         self.fr.set(p, pg::PGTABLE);
         self.g.pagetable += 1;
         Ok(p)

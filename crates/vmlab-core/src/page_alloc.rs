@@ -434,7 +434,8 @@ impl Kernel {
         let fr = &mut self.fr;
         let z = &mut self.zones[zid];
         z.nr_free[o] -= 1;
-        fr.clear(pfn, pg::BUDDY);
+        // del_page_from_free_list: the block is no longer the one reported.
+        fr.clear(pfn, pg::BUDDY | pg::REPORTED);
         let mut cur = o;
         while cur > order as usize {
             cur -= 1;
@@ -481,7 +482,7 @@ impl Kernel {
             let bmt = (fr.aux[buddy as usize] >> 4) as usize;
             z.free_area[order][bmt].remove(fr, buddy);
             z.nr_free[order] -= 1;
-            fr.clear(buddy, pg::BUDDY);
+            fr.clear(buddy, pg::BUDDY | pg::REPORTED);
             idx &= bidx;
             order += 1;
         }
@@ -505,6 +506,7 @@ impl Kernel {
             z.free_area[order][mt].push_head(fr, pfn);
         }
         z.nr_free[order] += 1;
+        self.page_reporting.notify_free(order, self.now);
     }
 
     /// The pcp list an order-0 page of migrate type `mt` uses.
@@ -796,8 +798,10 @@ impl Kernel {
             self.fr.flags[pfn as usize]
         );
         let i = pfn as usize;
-        // Everything but PG_reserved cleared, and on no LRU list.
-        let flags = (self.fr.flags[i] & pg::RESERVED) | ((crate::mmzone::LRU_NONE as u32) << pg::LRU_SHIFT);
+        // Everything but PG_reserved cleared (and the hypervisor's discard, which only a touch
+        // undoes), and on no LRU list.
+        let flags =
+            (self.fr.flags[i] & (pg::RESERVED | pg::DISCARDED)) | ((crate::mmzone::LRU_NONE as u32) << pg::LRU_SHIFT);
         self.fr.flags[i] = flags;
         self.fr.mapping[i] = 0;
         self.fr.mapcount[i] = 0;
@@ -921,7 +925,7 @@ impl Kernel {
         z.free_pages -= 1 << order;
         let none = (crate::mmzone::LRU_NONE as u32) << pg::LRU_SHIFT;
         for p in pfn..pfn + (1 << order) {
-            self.fr.flags[p as usize] = none;
+            self.fr.flags[p as usize] = none | (self.fr.flags[p as usize] & pg::DISCARDED);
             self.fr.aux[p as usize] = 0;
         }
         if order >= PAGEBLOCK_ORDER - 1 {

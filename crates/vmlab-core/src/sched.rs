@@ -122,6 +122,8 @@ pub enum Event {
     IrqEnd(u32),
     /// Clients' ACKs are due: free the acknowledged pages of TCP write queues.
     TcpAck,
+    /// Free page reporting's delayed work is due (`page_reporting_process`).
+    PageReporting,
     /// Disk i's scheduler may dispatch a held write (`blk_mq_run_hw_queue` after a completion).
     BlkRun(usize),
 }

@@ -227,6 +227,19 @@ impl Sim {
         let ncpu = cfg.cpus as usize;
         let mut k = Kernel::new(profile, cfg, f.seed).map_err(machine_at("memory"))?;
         k.inodes_in_use = m.inodes_in_use;
+        if let Some(order) = m.page_reporting_order {
+            // mm/page_reporting.c came with 5.7's virtio-balloon free page reporting.
+            if k.profile.version < crate::profiles::Version(5, 7, 0) {
+                return Err(SimError {
+                    span: sc.span_of(&["machine", "page_reporting_order"], Part::Value),
+                    message: format!(
+                        "machine.page_reporting_order: free page reporting came with 5.7; profile `{}` is {}",
+                        k.profile.name, k.profile.version
+                    ),
+                });
+            }
+            k.page_reporting.register(order, 0);
+        }
         for (name, ns) in &m.cost {
             let entry = k.cost.entry_mut(name).ok_or_else(|| SimError {
                 span: sc.span_of(&["machine", "cost", name], Part::Key),
@@ -661,6 +674,10 @@ impl Sim {
             self.k.tcp.armed = Some(t);
             self.s.push(t, Event::TcpAck);
         }
+        if let Some(t) = self.k.page_reporting.timer_due() {
+            self.k.page_reporting.armed = Some(t);
+            self.s.push(t, Event::PageReporting);
+        }
         if !self.k.oom_killed.is_empty() {
             self.reap_oom_victims();
         }
@@ -850,6 +867,7 @@ impl Sim {
                 self.k.collect_dispatched(d);
                 self.drain_kernel_requests();
             }
+            Event::PageReporting => crate::page_reporting::page_reporting_process(&mut self.k),
             Event::TcpAck => {
                 // The ACKs arrive by network receive, on the CPU that takes the NIC's softirq.
                 let cpu = self.k.cfg.pick_cpu_of_node(0, self.k.rng.next_u32());

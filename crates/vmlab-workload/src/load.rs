@@ -826,6 +826,16 @@ fn resolve(ctx: &Ctx<'_>, f: &ScenarioFile) -> Result<(Setup, Vec<String>), Scen
             None => 0,
         },
         foreign_disk: disk_index(&["machine", "foreign_disk"], &m.foreign_disk)?,
+        page_reporting_order: match m.page_reporting_order {
+            // Reporting walks the free lists from this order to the largest (orders 0..=10).
+            Some(o) if o > 10 => {
+                return Err(ctx.err(
+                    &["machine", "page_reporting_order"],
+                    format!("page_reporting_order {o} is above the buddy allocator's largest order, 10"),
+                ))
+            }
+            o => o,
+        },
         zones,
         cost,
     };

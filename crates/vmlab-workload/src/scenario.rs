@@ -133,6 +133,13 @@ pub struct MachineSpec {
     /// The disk that holds `foreign_dirty` (a `[[disk]]` name); default the first.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub foreign_disk: Option<String>,
+    /// A virtual machine's free page reporting to its hypervisor (5.7+, mm/page_reporting.c):
+    /// free blocks of this order and more are reported 2 s after such a free, and a frame's
+    /// first CPU touch after that pays `machine.cost.reported_touch`. The guest's
+    /// `/sys/module/page_reporting/parameters/page_reporting_order`; default none (real
+    /// hardware reports nothing).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page_reporting_order: Option<u8>,
     /// Explicit zone sizes overriding the arch layout, e.g. { DMA = "16MiB", DMA32 = "3GiB", Normal = "1GiB" }.
     pub zones: Option<toml::Table>,
     /// Entries of the kernel cost table measured on the machine being modelled, as durations at
@@ -536,6 +543,8 @@ pub struct MachineSetup {
     /// `machine.foreign_dirty` in bytes, and the disk that holds them.
     pub foreign_dirty_bytes: u64,
     pub foreign_disk: usize,
+    /// `machine.page_reporting_order` (below `MAX_ORDER`).
+    pub page_reporting_order: Option<u8>,
     /// Explicit zone sizes in bytes, in the file's order.
     pub zones: Option<Vec<(ZoneName, u64)>>,
     /// Cost-table entries measured on the machine, ns.

@@ -160,6 +160,12 @@ fn bad_set_names_the_set() {
         "--set machine.foreign_disk=sdb: no disk named `sdb`; did you mean `sda`?"
     );
     assert!(load(GOOD, &["machine.foreign_dirty=30MB", "machine.foreign_disk=sda"]).is_ok());
+    // Free page reporting walks the buddy lists up to order 10.
+    assert_eq!(
+        err(&["machine.page_reporting_order=11"]),
+        "--set machine.page_reporting_order=11: page_reporting_order 11 is above the buddy allocator's largest order, 10"
+    );
+    assert!(load(GOOD, &["machine.page_reporting_order=9"]).is_ok());
 }
 
 #[test]
@@ -271,4 +277,15 @@ fn machine_cost_reaches_the_kernel() {
     let sim2 = Sim::new(&plain, resolve_profile(&plain, Some("linux-2.4.9")).expect("profile")).expect("builds");
     assert_eq!(sim2.k.cost.spin, sim.k.cost.spin);
     assert_ne!(sim2.k.cost.lru_scan, 240);
+}
+
+#[test]
+fn page_reporting_needs_a_kernel_that_has_it() {
+    use vmlab_core::sim::{resolve_profile, Sim};
+    let sets = vec!["machine.page_reporting_order=9".to_string()];
+    let sc = load_scenario_str("good.toml", GOOD, &sets).expect("loads");
+    let e = Sim::new(&sc, resolve_profile(&sc, Some("linux-2.4.9")).expect("profile")).err().expect("refused");
+    assert!(e.message.contains("free page reporting came with 5.7; profile `linux-2.4.9`"), "{}", e.message);
+    let sim = Sim::new(&sc, resolve_profile(&sc, Some("linux-6.8")).expect("profile")).expect("builds");
+    assert_eq!(sim.k.page_reporting.order, 9);
 }
