@@ -204,7 +204,7 @@ mod tests {
     /// and more, its first pass (the registration's) run at 2 s.
     fn reporting() -> (Kernel, usize) {
         let cfg = MachineConfig::of_zones("x86_64", 1, &[(ZoneType::Dma, 4096), (ZoneType::Dma32, 65536)]);
-        let mut k = Kernel::new(crate::profiles::find("linux-6.8").unwrap(), cfg, 1).unwrap();
+        let mut k = Kernel::new(crate::profiles::find(crate::profiles::DEFAULT_PROFILE).unwrap(), cfg, 1).unwrap();
         k.page_reporting.register(9, 0);
         k.now = 2 * S - 1;
         page_reporting_process(&mut k);
@@ -279,7 +279,7 @@ mod tests {
     #[test]
     fn without_a_reporting_order_nothing_is_reported() {
         let cfg = MachineConfig::of_zones("x86_64", 1, &[(ZoneType::Dma, 4096), (ZoneType::Dma32, 65536)]);
-        let mut k = Kernel::new(crate::profiles::find("linux-6.8").unwrap(), cfg, 1).unwrap();
+        let mut k = Kernel::new(crate::profiles::find(crate::profiles::DEFAULT_PROFILE).unwrap(), cfg, 1).unwrap();
         let x = k.rmqueue(1, 10, Mt::Movable).unwrap();
         k.free_one_page_mt(1, x, 10, Mt::Movable as usize);
         assert_eq!(k.page_reporting.timer_due(), None);
