@@ -11,11 +11,16 @@
 # and one with each of them 1,000 ns dearer give how many times each workload charges each entry;
 # the script then solves for the entries that make the simulated figures equal the host's, every
 # other entry staying as the table has it. PAIRS says which (workload:entry:figure, figure `sys`
-# or `stall`); by default ten, solved together (each workload charges the others' entries
+# or `stall`); by default eleven, solved together (each workload charges the others' entries
 # too):
 #
 #   fault-anon    system time → clear_page     (first-touch anonymous faults: what a swap-in
 #                                               fault does not do)
+#   fault-reported system time → reported_touch (three times fault-anon's memory: beyond the
+#                                               free blocks the host has not reported, the first
+#                                               touch of frames its hypervisor may have discarded;
+#                                               every probe is simulated from the free memory its
+#                                               real runs met, params.host_unreported_*)
 #   read-cached   system time → copy_user_page (read() of pages in the cache: the per-page
 #                                               lookup and copy to user; its least run, not
 #                                               the median: see below)
@@ -155,12 +160,12 @@ RUNS=${RUNS:-6}
 OUT=${OUT:-$(mktemp -d /tmp/vmlab-calibrate.XXXXXX)}
 WRITE=${WRITE:-1}
 LOCK=${LOCK:-/tmp/vmlab-real.lock}
-PAIRS=${PAIRS-"fault-anon:clear_page:sys read-cached:copy_user_page:sys:min read-tree:read_pages:sys open-cached:path_openat:sys read-tree-large:readahead_folio:sys write-new:write_new_folio:sys read-around:readaround_folio:sys reclaim-around:remove_mapping:sys swap:rmap_one:stall swap:do_swap_page:sys"}
+PAIRS=${PAIRS-"fault-anon:clear_page:sys fault-reported:reported_touch:sys read-cached:copy_user_page:sys:min read-tree:read_pages:sys open-cached:path_openat:sys read-tree-large:readahead_folio:sys write-new:write_new_folio:sys read-around:readaround_folio:sys reclaim-around:remove_mapping:sys swap:rmap_one:stall swap:do_swap_page:sys"}
 # Entries held at a value in every simulation (and written with the table), not fitted: "entry=ns ...".
 # shrink_node has no probe here; it is fitted from traced limit-reclaim calls (scripts/trace-limit-reclaim.sh,
 # docs/REAL.md "What a limit-reclaim call costs"), and it takes part of reclaim-around's and swap's stall.
 HOLD=${HOLD:-}
-CHECK=${CHECK-"fault-anon read-cached read-tree read-tree-large open-cached write-cached write-new rewrite-cached reclaim-file swap read-around reclaim-around"}
+CHECK=${CHECK-"fault-anon fault-reported read-cached read-tree read-tree-large open-cached write-cached write-new rewrite-cached reclaim-file swap read-around reclaim-around"}
 # Probes that must run on a 4 KiB-folio file system, and where that is.
 SMALL=${SMALL:-"write-new"}
 SMALLDIR=${SMALLDIR:-}
@@ -173,6 +178,19 @@ if [ -z "$SMALLDIR" ]; then
     CHECK=$(for c in $CHECK; do [ "$c" = "$w" ] || printf '%s ' "$c"; done)
   done
 fi
+# The free memory by reporting state at the probe's real runs' starts (their mean), as --sets: the
+# simulation starts from the host's moment, not from the host as it is when the fit runs.
+moments_of() {
+  python3 - "$OUT" "$1" <<'PY'
+import json, sys
+from pathlib import Path
+runs = [json.loads(p.read_text()).get("params", {}) for p in sorted(Path(sys.argv[1]).glob(f"{sys.argv[2]}.real*.json"))]
+keys = ("host_unreported_small", "host_unreported_large")
+if runs and all(isinstance(r.get(k), int) for r in runs for k in keys):
+    m = [round(sum(r[k] for r in runs) / len(runs)) for k in keys]
+    print(f"--set machine.reported_at_start=true --set machine.unreported_small={m[0]} --set machine.unreported_large={m[1]}")
+PY
+}
 # The directory a probe runs in (real) and is simulated for (--disk-dir).
 dir_of() { case " $SMALL " in *" $1 "*) echo "$SMALLDIR" ;; *) echo "$DIR" ;; esac; }
 FIT="python3 scripts/calibrate_costs.py"
@@ -335,7 +353,7 @@ ITERS=${ITERS:-2}
 [ -n "$PAIRS" ] || ITERS=0
 # The entries' values in vmlab's table (machine.rs, CostTable::for_mhz at the scenarios' 3 GHz):
 # the first step's linearisation point.
-default_ns() { case $1 in clear_page) echo 300 ;; lru_scan) echo 60 ;; copy_user_page) echo 400 ;; rmap_one) echo 90 ;; fault) echo 700 ;; read_pages) echo 1 ;; readahead_folio) echo 1 ;; readaround_folio) echo 1 ;; remove_mapping) echo 1 ;; path_openat) echo 1 ;; perform_write) echo 1 ;; write_new_folio) echo 1 ;; do_swap_page) echo 1 ;; *) echo 100 ;; esac; }
+default_ns() { case $1 in clear_page) echo 300 ;; reported_touch) echo 1 ;; lru_scan) echo 60 ;; copy_user_page) echo 400 ;; rmap_one) echo 90 ;; fault) echo 700 ;; read_pages) echo 1 ;; readahead_folio) echo 1 ;; readaround_folio) echo 1 ;; remove_mapping) echo 1 ;; path_openat) echo 1 ;; perform_write) echo 1 ;; write_new_folio) echo 1 ;; do_swap_page) echo 1 ;; *) echo 100 ;; esac; }
 entries() { for p in $1; do q=${p#*:}; printf '%s ' "${q%%:*}"; done; }
 # Newton steps: the simulated figures are linear in the entries only while the timing they
 # change leaves the work done alone, so a further step measures the charges again around the
@@ -351,7 +369,7 @@ for it in $(seq 1 "$ITERS"); do
     w=${pair%%:*}
     for e in base $(entries "$fitting"); do
       # shellcheck disable=SC2046
-      VMLAB_CACHE_DIR="$OUT/simcache" "$VMLAB" run --host --disk-dir "$(dir_of "$w")" "scenarios/calibrate/$w.toml" $(sets "$e") \
+      VMLAB_CACHE_DIR="$OUT/simcache" "$VMLAB" run --host --disk-dir "$(dir_of "$w")" "scenarios/calibrate/$w.toml" $(sets "$e") $(moments_of "$w") \
         --json "$OUT/$w.sim.$e.json" >/dev/null
     done
   done
@@ -391,7 +409,7 @@ fitted=$(for kv in $cur; do printf -- '--set machine.cost.%s=%sns ' "${kv%%=*}" 
 [ -z "$CHECK" ] || echo "# simulated with the fitted entries ÷ real (${STAT:-median} of $RUNS): the workload's system time, memory stall"
 for w in $CHECK; do
   # shellcheck disable=SC2086
-  VMLAB_CACHE_DIR="$OUT/simcache" "$VMLAB" run --host --disk-dir "$(dir_of "$w")" "scenarios/calibrate/$w.toml" $fitted \
+  VMLAB_CACHE_DIR="$OUT/simcache" "$VMLAB" run --host --disk-dir "$(dir_of "$w")" "scenarios/calibrate/$w.toml" $fitted $(moments_of "$w") \
     --json "$OUT/$w.sim.fit.json" >/dev/null
   $FIT check "$OUT" "$w" "$PAIRS"
 done

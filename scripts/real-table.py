@@ -17,8 +17,9 @@ spread of its runs. `--sims DIR` takes DIR/ID.json instead of running where it e
 /var/tmp (`disk` in the record, e.g. dirty-writer's 4 KiB-folio loop image) replays the disk
 `--set`s its record holds, unless `--disk-dir KIND=DIR` points at such a file system now.
 
-The host's moment figures (its inodes in use and its other writers' dirty page cache at a run's
-start, `inodes_in_use` / `host_dirty_kb` of each run in the record) are handed to the simulation as
+The host's moment figures (its inodes in use, its other writers' dirty page cache and its free memory
+by free page reporting state at a run's start, `inodes_in_use` / `host_dirty_kb` /
+`host_unreported_small` / `host_unreported_large` of each run in the record) are handed to the simulation as
 `--set`s before the row's own. By default (`--moments runs`) every real run is simulated at its own
 figures, runs with the same figures share one simulation (DIR/ID-N.json, N its first run; DIR/ID.json
 where the row needs one), and a figure's simulated value is the mean over the row's runs, each run
@@ -215,6 +216,9 @@ def cmd_record(a) -> int:
                 f["inodes_in_use"] = params["inodes_in_use"]
             if isinstance(params.get("host_dirty_kb"), int):
                 f["host_dirty_kb"] = params["host_dirty_kb"]
+            for k in ("host_unreported_small", "host_unreported_large"):
+                if isinstance(params.get(k), int):
+                    f[k] = params[k]
             f["file"] = p.name
             f.update(log.get(f"{row['id']}-{n}", {}))
             runs.append(f)
@@ -232,6 +236,14 @@ def cmd_record(a) -> int:
         if all("host_dirty_kb" in f for f in runs):
             kb = round(mean([f["host_dirty_kb"] for f in runs]))
             r.setdefault("moment_sets", []).append(f"machine.foreign_dirty={kb * 1024}")
+        # And the free memory as the host's free page reporting left it at the workload's start
+        # (the set-up's dropped files included): what the first touches of frames cost.
+        if all("host_unreported_small" in f and "host_unreported_large" in f for f in runs):
+            small = round(mean([f["host_unreported_small"] for f in runs]))
+            large = round(mean([f["host_unreported_large"] for f in runs]))
+            r.setdefault("moment_sets", []).extend(
+                ["machine.reported_at_start=true", f"machine.unreported_small={small}", f"machine.unreported_large={large}"]
+            )
         if row["disk"] != "var-tmp":
             if row["disk"] not in disk_sets:
                 raise Bad(f"row {row['id']} ran on {row['disk']}: give --disk-sets {row['disk']}=SIM.json")
@@ -286,7 +298,12 @@ def check_record(rec: dict, where: str) -> None:
 
 
 # A run's moment figure in the record -> the --set it is in `moment_sets` (cmd_record) and its unit.
-MOMENTS = [("inodes_in_use", "machine.inodes_in_use", 1), ("host_dirty_kb", "machine.foreign_dirty", 1024)]
+MOMENTS = [
+    ("inodes_in_use", "machine.inodes_in_use", 1),
+    ("host_dirty_kb", "machine.foreign_dirty", 1024),
+    ("host_unreported_small", "machine.unreported_small", 1),
+    ("host_unreported_large", "machine.unreported_large", 1),
+]
 
 
 def run_moment_sets(row: dict) -> list[list[str]] | None:

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 pub mod costs;
 pub mod disk;
 pub mod folios;
+pub mod free_pages;
 
 use vmlab_core::workload::{load_scenario, Scenario, ScenarioError};
 
@@ -36,6 +37,9 @@ pub struct HostFacts {
     /// The order of free blocks the guest reports to its hypervisor
     /// (`machine.page_reporting_order`): set when a virtio balloon offers free page reporting.
     pub page_reporting_order: Option<u8>,
+    /// The free memory as reporting has left it now (with `page_reporting_order`, when
+    /// `/proc/kpageflags` can be read).
+    pub free: Option<free_pages::FreeState>,
 }
 
 /// `VIRTIO_BALLOON_F_REPORTING` (include/uapi/linux/virtio_balloon.h), a bit of the balloon's
@@ -308,6 +312,7 @@ pub fn read(root: &Path) -> Result<HostFacts, String> {
         inodes_in_use,
         dirty_kb,
         page_reporting_order,
+        free: page_reporting_order.and_then(|o| free_pages::read(root, o).ok()),
     })
 }
 
@@ -327,6 +332,19 @@ impl HostFacts {
         let inodes = self.inodes_in_use.map(|n| format!("machine.inodes_in_use={n}"));
         let dirty = self.dirty_kb.map(|kb| format!("machine.foreign_dirty={}", kb * 1024));
         inodes.into_iter().chain(dirty).collect()
+    }
+
+    /// The `--set`s of the reported pool a `vmlab real` run of a scenario whose set-up writes
+    /// and drops `files` bytes would start from now: the writes take the small blocks first,
+    /// then large ones, which the drop frees back unreported (a record pins its runs' own).
+    pub fn reporting_sets(&self, files: u64) -> Vec<String> {
+        let Some(f) = self.free.filter(|_| self.page_reporting_order.is_some()) else { return Vec::new() };
+        let large = f.unreported_large().max(files.saturating_sub(f.small));
+        vec![
+            "machine.reported_at_start=true".to_string(),
+            format!("machine.unreported_small={}", f.small),
+            format!("machine.unreported_large={large}"),
+        ]
     }
 }
 
@@ -397,8 +415,11 @@ pub fn scenario(
     // The host's other writers' dirty pages (`machine.foreign_dirty`, a moment figure `real-table.py`
     // passes per run) are the host's page cache, not the scenario's: the scenario's own machine
     // would refuse more of them than its memory, so they are checked on the host-sized machine below.
+    // So are the host's free memory by reporting state (a moment figure too), which needs the
+    // host's `machine.page_reporting_order`.
+    let host_only = ["machine.foreign_dirty", "machine.reported_at_start", "machine.unreported_"];
     let own_sets: Vec<String> =
-        sets.iter().filter(|s| !s.trim_start().starts_with("machine.foreign_dirty")).cloned().collect();
+        sets.iter().filter(|s| !host_only.iter().any(|h| s.trim_start().starts_with(h))).cloned().collect();
     let own = load_scenario(path, &own_sets).map_err(Ok)?;
     let fixture = std::env::var_os(HOST_ROOT_ENV).map(PathBuf::from);
     let root = fixture.clone().unwrap_or_else(|| PathBuf::from("/"));
@@ -479,6 +500,9 @@ pub fn scenario(
     }
     // Before the caller's --sets, so that one can pin it.
     before.extend(facts.moment_sets());
+    let files: u64 = own.setup.files.iter().map(|f| f.bytes * f.count as u64).sum::<u64>()
+        + own.setup.filetrees.iter().map(|t| t.total_bytes).sum::<u64>();
+    before.extend(facts.reporting_sets(files));
     let after = facts.sets();
     let mut sc = load_scenario(path, &[&before[..], sets, &after[..]].concat()).map_err(Ok)?;
     if sc.setup.machine.foreign_dirty_bytes > 0 && sc.file.machine.foreign_disk.is_none() {

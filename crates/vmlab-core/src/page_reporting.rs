@@ -177,6 +177,65 @@ fn page_reporting_cycle(k: &mut Kernel, zid: usize, order: usize, mt: usize) {
     }
 }
 
+/// The free memory of a guest that has been up a while, as reporting leaves it when a run
+/// starts (`machine.reported_at_start`): every free block of the reporting order or more is
+/// reported and sits at its list's tail, except `large` pages of such blocks freed within the
+/// last `PAGE_REPORTING_DELAY` (at the lists' heads, reported by the pass due then); and `small`
+/// pages lie in blocks below the reporting order, which no pass takes — fragments between the
+/// memory the machine's other users hold, so order-0 allocations use them before any large
+/// block (`__rmqueue_smallest` goes up from the order asked). The fragments are made as blocks
+/// one order below the reporting order whose buddy is held (`pg::RESERVED`, the other users'
+/// memory): neither can merge. Setup, not the run: no cost, no counter.
+pub fn settle_at_start(k: &mut Kernel, small: u64, large: u64) {
+    let min = k.page_reporting.order as u32;
+    if min as usize >= MAX_ORDER || min == 0 {
+        return;
+    }
+    let (zl, n) = k.zonelist(0, crate::page_alloc::Gfp::highuser_movable());
+    let frag = min - 1;
+    let mut left = small.div_ceil(1 << frag);
+    for &zid in &zl[..n] {
+        while left > 0 {
+            let Some(p) = k.rmqueue(zid, min, crate::mmzone::Mt::Movable) else { break };
+            let held = p + (1 << frag);
+            for f in held..held + (1 << frag) {
+                k.fr.set(f, pg::RESERVED);
+            }
+            k.g.reserved += 1 << frag;
+            k.free_one_page(zid, p, frag);
+            left -= 1;
+        }
+    }
+    let (state, due) = (k.page_reporting.state, k.page_reporting.due);
+    loop {
+        k.page_reporting.state = State::Active;
+        for zid in 0..k.zones.len() {
+            page_reporting_process_zone(k, zid);
+        }
+        if k.page_reporting.state != State::Requested {
+            break;
+        }
+    }
+    let mut taken = Vec::new();
+    let mut left = large.div_ceil(1 << min);
+    for &zid in &zl[..n] {
+        while left > 0 {
+            let Some(p) = k.rmqueue(zid, min, crate::mmzone::Mt::Movable) else { break };
+            for f in p..p + (1 << min) {
+                k.fr.clear(f, pg::DISCARDED);
+            }
+            taken.push((zid, p));
+            left -= 1;
+        }
+    }
+    // Freed back in the order taken, so the first taken ends deepest: the heads are the last.
+    for (zid, p) in taken {
+        k.free_one_page(zid, p, min);
+    }
+    k.page_reporting.state = state;
+    k.page_reporting.due = due;
+}
+
 impl Kernel {
     /// The first CPU touch of a frame the hypervisor may have discarded: the copy to or from
     /// user space, a page's clearing or a COW copy pays `reported_touch` beside its own cost,
@@ -274,6 +333,41 @@ mod tests {
         k.now = 8 * S;
         page_reporting_process(&mut k);
         assert!(k.fr.has(x, pg::REPORTED) && discarded(&k, x, 1024), "reported again, whole");
+    }
+
+    #[test]
+    fn a_settled_guest_serves_fragments_then_recent_frees_then_reported_blocks() {
+        let cfg = MachineConfig::of_zones("x86_64", 1, &[(ZoneType::Dma, 4096), (ZoneType::Dma32, 65536)]);
+        let mut k = Kernel::new(crate::profiles::find(crate::profiles::DEFAULT_PROFILE).unwrap(), cfg, 1).unwrap();
+        k.page_reporting.register(9, 0);
+        let free0 = k.zone_free(1);
+        // 2 MiB of fragments (two order-8 blocks), 4 MiB freed just now (one order-10 block).
+        settle_at_start(&mut k, 512, 1024);
+        assert_eq!(k.zone_free(1), free0 - 512, "the fragments' buddies are held");
+        assert_eq!(k.zones[1].nr_free[8], 2, "the fragments cannot merge");
+        assert_eq!(k.page_reporting.timer_due(), Some(2 * S), "the registration's pass is still due");
+        let order0 = |k: &mut Kernel| k.rmqueue(1, 0, Mt::Movable).unwrap();
+        for _ in 0..512 {
+            let p = order0(&mut k);
+            assert!(!k.fr.has(p, pg::DISCARDED), "a fragment first: never reported");
+        }
+        for _ in 0..1024 {
+            let p = order0(&mut k);
+            assert!(!k.fr.has(p, pg::DISCARDED), "then the block freed last");
+        }
+        let p = order0(&mut k);
+        assert!(k.fr.has(p, pg::DISCARDED), "then a block the idle guest reported");
+        // Without the first allocations, the pass due at 2 s reports the recent block.
+        let cfg = MachineConfig::of_zones("x86_64", 1, &[(ZoneType::Dma, 4096), (ZoneType::Dma32, 65536)]);
+        let mut k = Kernel::new(crate::profiles::find(crate::profiles::DEFAULT_PROFILE).unwrap(), cfg, 1).unwrap();
+        k.page_reporting.register(9, 0);
+        settle_at_start(&mut k, 0, 1024);
+        let before = k.page_reporting.reported_pages;
+        k.now = 2 * S;
+        page_reporting_process(&mut k);
+        assert_eq!(k.page_reporting.reported_pages, before + 1024);
+        let p = order0(&mut k);
+        assert!(k.fr.has(p, pg::DISCARDED), "every large block is reported now");
     }
 
     #[test]

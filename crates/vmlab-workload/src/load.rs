@@ -836,6 +836,42 @@ fn resolve(ctx: &Ctx<'_>, f: &ScenarioFile) -> Result<(Setup, Vec<String>), Scen
             }
             o => o,
         },
+        reported_at_start: {
+            let size = |key: &'static str, v: &Option<String>| -> Result<u64, ScenarioError> {
+                match v {
+                    Some(v) => ctx.unit(&["machine", key], units::parse_size(v)),
+                    None => Ok(0),
+                }
+            };
+            let (small, large) =
+                (size("unreported_small", &m.unreported_small)?, size("unreported_large", &m.unreported_large)?);
+            match m.reported_at_start {
+                Some(true) if m.page_reporting_order.is_none() => {
+                    return Err(ctx.err(
+                        &["machine", "reported_at_start"],
+                        "reported_at_start needs machine.page_reporting_order (a machine that reports free pages)",
+                    ))
+                }
+                Some(true) if small + large > memory_bytes => {
+                    return Err(ctx.err(
+                        &[
+                            "machine",
+                            if m.unreported_large.is_some() { "unreported_large" } else { "unreported_small" },
+                        ],
+                        format!(
+                            "{} bytes of unreported free memory do not fit in the machine's {memory_bytes}",
+                            small + large
+                        ),
+                    ))
+                }
+                Some(true) => Some((small, large)),
+                _ if m.unreported_small.is_some() || m.unreported_large.is_some() => {
+                    let key = if m.unreported_small.is_some() { "unreported_small" } else { "unreported_large" };
+                    return Err(ctx.err(&["machine", key], format!("{key} needs machine.reported_at_start = true")));
+                }
+                _ => None,
+            }
+        },
         zones,
         cost,
     };

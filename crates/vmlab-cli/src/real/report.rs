@@ -118,6 +118,12 @@ pub fn build(
         params.insert("host_dirty_kb", json!(dirty));
         params.insert("host_writeback_kb", json!(writeback));
     }
+    // Free memory by reporting state at the workload's start (bytes), for a record to pin.
+    if let Some(f) = out.host_free {
+        params.insert("host_unreported_small", json!(f.small));
+        params.insert("host_unreported_large", json!(f.unreported_large()));
+        params.insert("host_reported", json!(f.reported));
+    }
     let cg_delta: OrderedMap<u64> =
         b.cg.stat
             .iter()

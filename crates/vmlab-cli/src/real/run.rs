@@ -89,6 +89,9 @@ pub struct Outcome {
     /// (`__acct_reclaim_writeback`, mm/vmscan.c): `run --host` models them as
     /// `machine.foreign_dirty`, and a record pins this figure for it (docs/REAL.md, dw32, dw33).
     pub host_dirty_kb: Option<(u64, u64)>,
+    /// The free memory as free page reporting has left it at the workload's start, when the
+    /// host reports (`run --host`'s `machine.unreported_small` / `unreported_large`).
+    pub host_free: Option<crate::host::free_pages::FreeState>,
 }
 
 pub enum Failure {
@@ -147,6 +150,15 @@ pub fn supervise(progs: &[Program], plan: Vec<Planned>, env: &mut Env, lim: &Lim
         host_dirty_kb: {
             let m = std::path::Path::new("/proc/meminfo");
             crate::host::meminfo_kb(m, "Dirty").zip(crate::host::meminfo_kb(m, "Writeback"))
+        },
+        // After the set-up's files were written and dropped, right before the first fork: the
+        // frames the workload will take first.
+        host_free: {
+            let root = std::path::Path::new("/");
+            crate::host::page_reporting_order(root)
+                .ok()
+                .flatten()
+                .and_then(|o| crate::host::free_pages::read(root, o).ok())
         },
     };
     let mut partial = String::new();
