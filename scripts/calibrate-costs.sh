@@ -178,16 +178,24 @@ if [ -z "$SMALLDIR" ]; then
     CHECK=$(for c in $CHECK; do [ "$c" = "$w" ] || printf '%s ' "$c"; done)
   done
 fi
-# The free memory by reporting state at the probe's real runs' starts (their mean), as --sets: the
-# simulation starts from the host's moment, not from the host as it is when the fit runs.
+# The free memory by reporting state at the probe's real runs' starts, as --sets: the simulation
+# starts from the host's moment, not from the host as it is when the fit runs. Their mean; for a
+# probe fitted to its least run (a `:min` pair), that run's own.
 moments_of() {
-  python3 - "$OUT" "$1" <<'PY'
+  local least=0
+  case " $PAIRS " in *" $1:"*":min "*) least=1 ;; esac
+  python3 - "$OUT" "$1" "$least" <<'PY'
 import json, sys
 from pathlib import Path
-runs = [json.loads(p.read_text()).get("params", {}) for p in sorted(Path(sys.argv[1]).glob(f"{sys.argv[2]}.real*.json"))]
+docs = [json.loads(p.read_text()) for p in sorted(Path(sys.argv[1]).glob(f"{sys.argv[2]}.real*.json"))]
 keys = ("host_unreported_small", "host_unreported_large")
+runs = [d.get("params", {}) for d in docs]
 if runs and all(isinstance(r.get(k), int) for r in runs for k in keys):
-    m = [round(sum(r[k] for r in runs) / len(runs)) for k in keys]
+    if sys.argv[3] == "1":
+        i = min(range(len(docs)), key=lambda i: docs[i].get("metrics", {}).get("sys_s", float("inf")))
+        m = [runs[i][k] for k in keys]
+    else:
+        m = [round(sum(r[k] for r in runs) / len(runs)) for k in keys]
     print(f"--set machine.reported_at_start=true --set machine.unreported_small={m[0]} --set machine.unreported_large={m[1]}")
 PY
 }
