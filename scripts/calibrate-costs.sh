@@ -16,11 +16,15 @@
 #
 #   fault-anon    system time → clear_page     (first-touch anonymous faults: what a swap-in
 #                                               fault does not do)
-#   fault-reported system time → reported_touch (three times fault-anon's memory: beyond the
-#                                               free blocks the host has not reported, the first
-#                                               touch of frames its hypervisor may have discarded;
-#                                               every probe is simulated from the free memory its
-#                                               real runs met, params.host_unreported_*)
+#   read-reported system time → reported_touch (a 512 MiB file read from disk 8 s after the
+#                                               set-up dropped it: its large folios take blocks
+#                                               the guest has reported free by then, whose first
+#                                               touch faults in the hypervisor; every probe is
+#                                               simulated from the free memory its real runs met,
+#                                               params.host_unreported_*. fault-reported, 3 GiB of
+#                                               anonymous faults, is a check: order-0 faults use
+#                                               the blocks below the reporting order first, and a
+#                                               busy host has gigabytes of those)
 #   read-cached   system time → copy_user_page (read() of pages in the cache: the per-page
 #                                               lookup and copy to user; its least run, not
 #                                               the median: see below)
@@ -160,12 +164,12 @@ RUNS=${RUNS:-6}
 OUT=${OUT:-$(mktemp -d /tmp/vmlab-calibrate.XXXXXX)}
 WRITE=${WRITE:-1}
 LOCK=${LOCK:-/tmp/vmlab-real.lock}
-PAIRS=${PAIRS-"fault-anon:clear_page:sys fault-reported:reported_touch:sys read-cached:copy_user_page:sys:min read-tree:read_pages:sys open-cached:path_openat:sys read-tree-large:readahead_folio:sys write-new:write_new_folio:sys read-around:readaround_folio:sys reclaim-around:remove_mapping:sys swap:rmap_one:stall swap:do_swap_page:sys"}
+PAIRS=${PAIRS-"fault-anon:clear_page:sys read-reported:reported_touch:sys read-cached:copy_user_page:sys:min read-tree:read_pages:sys open-cached:path_openat:sys read-tree-large:readahead_folio:sys write-new:write_new_folio:sys read-around:readaround_folio:sys reclaim-around:remove_mapping:sys swap:rmap_one:stall swap:do_swap_page:sys"}
 # Entries held at a value in every simulation (and written with the table), not fitted: "entry=ns ...".
 # shrink_node has no probe here; it is fitted from traced limit-reclaim calls (scripts/trace-limit-reclaim.sh,
 # docs/REAL.md "What a limit-reclaim call costs"), and it takes part of reclaim-around's and swap's stall.
 HOLD=${HOLD:-}
-CHECK=${CHECK-"fault-anon fault-reported read-cached read-tree read-tree-large open-cached write-cached write-new rewrite-cached reclaim-file swap read-around reclaim-around"}
+CHECK=${CHECK-"fault-anon fault-reported read-reported read-cached read-tree read-tree-large open-cached write-cached write-new rewrite-cached reclaim-file swap read-around reclaim-around"}
 # Probes that must run on a 4 KiB-folio file system, and where that is.
 SMALL=${SMALL:-"write-new"}
 SMALLDIR=${SMALLDIR:-}
