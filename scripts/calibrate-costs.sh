@@ -192,7 +192,7 @@ moments_of() {
 import json, sys
 from pathlib import Path
 docs = [json.loads(p.read_text()) for p in sorted(Path(sys.argv[1]).glob(f"{sys.argv[2]}.real*.json"))]
-keys = ("host_unreported_small", "host_unreported_large")
+keys = ("host_unreported_small", "host_unreported_large", "host_reported")
 runs = [d.get("params", {}) for d in docs]
 if runs and all(isinstance(r.get(k), int) for r in runs for k in keys):
     if sys.argv[3] == "1":
@@ -200,7 +200,7 @@ if runs and all(isinstance(r.get(k), int) for r in runs for k in keys):
         m = [runs[i][k] for k in keys]
     else:
         m = [round(sum(r[k] for r in runs) / len(runs)) for k in keys]
-    print(f"--set machine.reported_at_start=true --set machine.unreported_small={m[0]} --set machine.unreported_large={m[1]}")
+    print(f"--set machine.reported_at_start=true --set machine.unreported_small={m[0]} --set machine.unreported_large={m[1]} --set machine.reported_free={m[2]}")
 PY
 }
 # The directory a probe runs in (real) and is simulated for (--disk-dir).

@@ -216,7 +216,7 @@ def cmd_record(a) -> int:
                 f["inodes_in_use"] = params["inodes_in_use"]
             if isinstance(params.get("host_dirty_kb"), int):
                 f["host_dirty_kb"] = params["host_dirty_kb"]
-            for k in ("host_unreported_small", "host_unreported_large"):
+            for k in ("host_unreported_small", "host_unreported_large", "host_reported"):
                 if isinstance(params.get(k), int):
                     f[k] = params[k]
             f["file"] = p.name
@@ -238,11 +238,10 @@ def cmd_record(a) -> int:
             r.setdefault("moment_sets", []).append(f"machine.foreign_dirty={kb * 1024}")
         # And the free memory as the host's free page reporting left it at the workload's start
         # (the set-up's dropped files included): what the first touches of frames cost.
-        if all("host_unreported_small" in f and "host_unreported_large" in f for f in runs):
-            small = round(mean([f["host_unreported_small"] for f in runs]))
-            large = round(mean([f["host_unreported_large"] for f in runs]))
+        if all(k in f for f in runs for k in ("host_unreported_small", "host_unreported_large", "host_reported")):
+            small, large, rep = (round(mean([f[k] for f in runs])) for k in ("host_unreported_small", "host_unreported_large", "host_reported"))
             r.setdefault("moment_sets", []).extend(
-                ["machine.reported_at_start=true", f"machine.unreported_small={small}", f"machine.unreported_large={large}"]
+                ["machine.reported_at_start=true", f"machine.unreported_small={small}", f"machine.unreported_large={large}", f"machine.reported_free={rep}"]
             )
         if row["disk"] != "var-tmp":
             if row["disk"] not in disk_sets:
@@ -303,6 +302,7 @@ MOMENTS = [
     ("host_dirty_kb", "machine.foreign_dirty", 1024),
     ("host_unreported_small", "machine.unreported_small", 1),
     ("host_unreported_large", "machine.unreported_large", 1),
+    ("host_reported", "machine.reported_free", 1),
 ]
 
 

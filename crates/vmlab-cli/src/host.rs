@@ -344,6 +344,7 @@ impl HostFacts {
             "machine.reported_at_start=true".to_string(),
             format!("machine.unreported_small={}", f.small),
             format!("machine.unreported_large={large}"),
+            format!("machine.reported_free={}", f.reported),
         ]
     }
 }
@@ -417,7 +418,8 @@ pub fn scenario(
     // would refuse more of them than its memory, so they are checked on the host-sized machine below.
     // So are the host's free memory by reporting state (a moment figure too), which needs the
     // host's `machine.page_reporting_order`.
-    let host_only = ["machine.foreign_dirty", "machine.reported_at_start", "machine.unreported_"];
+    let host_only =
+        ["machine.foreign_dirty", "machine.reported_at_start", "machine.unreported_", "machine.reported_free"];
     let own_sets: Vec<String> =
         sets.iter().filter(|s| !host_only.iter().any(|h| s.trim_start().starts_with(h))).cloned().collect();
     let own = load_scenario(path, &own_sets).map_err(Ok)?;

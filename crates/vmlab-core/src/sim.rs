@@ -405,8 +405,8 @@ impl Sim {
             crate::page_writeback::dirty_foreign(&mut k, file)
                 .map_err(|e| SimError::msg(format!("machine.foreign_dirty: {e}")))?;
         }
-        if let Some((small, large)) = m.reported_at_start {
-            crate::page_reporting::settle_at_start(&mut k, small / 4096, large / 4096);
+        if let Some((small, large, reported)) = m.reported_at_start {
+            crate::page_reporting::settle_at_start(&mut k, small / 4096, large / 4096, reported.map(|b| b / 4096));
         }
         let mut s = Sched::new(ncpu);
         // Kernel threads.

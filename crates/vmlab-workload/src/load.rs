@@ -845,6 +845,7 @@ fn resolve(ctx: &Ctx<'_>, f: &ScenarioFile) -> Result<(Setup, Vec<String>), Scen
             };
             let (small, large) =
                 (size("unreported_small", &m.unreported_small)?, size("unreported_large", &m.unreported_large)?);
+            let reported = m.reported_free.as_ref().map(|_| size("reported_free", &m.reported_free)).transpose()?;
             match m.reported_at_start {
                 Some(true) if m.page_reporting_order.is_none() => {
                     return Err(ctx.err(
@@ -852,21 +853,31 @@ fn resolve(ctx: &Ctx<'_>, f: &ScenarioFile) -> Result<(Setup, Vec<String>), Scen
                         "reported_at_start needs machine.page_reporting_order (a machine that reports free pages)",
                     ))
                 }
-                Some(true) if small + large > memory_bytes => {
+                Some(true) if small + large + reported.unwrap_or(0) > memory_bytes => {
+                    let key = if m.reported_free.is_some() {
+                        "reported_free"
+                    } else if m.unreported_large.is_some() {
+                        "unreported_large"
+                    } else {
+                        "unreported_small"
+                    };
                     return Err(ctx.err(
-                        &[
-                            "machine",
-                            if m.unreported_large.is_some() { "unreported_large" } else { "unreported_small" },
-                        ],
+                        &["machine", key],
                         format!(
-                            "{} bytes of unreported free memory do not fit in the machine's {memory_bytes}",
-                            small + large
+                            "{} bytes of free memory do not fit in the machine's {memory_bytes}",
+                            small + large + reported.unwrap_or(0)
                         ),
-                    ))
+                    ));
                 }
-                Some(true) => Some((small, large)),
-                _ if m.unreported_small.is_some() || m.unreported_large.is_some() => {
-                    let key = if m.unreported_small.is_some() { "unreported_small" } else { "unreported_large" };
+                Some(true) => Some((small, large, reported)),
+                _ if m.unreported_small.is_some() || m.unreported_large.is_some() || m.reported_free.is_some() => {
+                    let key = if m.unreported_small.is_some() {
+                        "unreported_small"
+                    } else if m.unreported_large.is_some() {
+                        "unreported_large"
+                    } else {
+                        "reported_free"
+                    };
                     return Err(ctx.err(&["machine", key], format!("{key} needs machine.reported_at_start = true")));
                 }
                 _ => None,

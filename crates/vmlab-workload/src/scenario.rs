@@ -155,6 +155,11 @@ pub struct MachineSpec {
     /// dropped. The pass due 2 s into the run reports what is still free of them. Default 0.
     #[serde(default, deserialize_with = "opt_string_or_int", skip_serializing_if = "Option::is_none")]
     pub unreported_large: Option<String>,
+    /// With `reported_at_start`: the free memory in reported blocks ("5GiB"); the machine then
+    /// holds the rest of its memory, as its other users do, so that its free lists are the
+    /// host's (a reporting pass takes a sixteenth of them). Default: all the rest is free.
+    #[serde(default, deserialize_with = "opt_string_or_int", skip_serializing_if = "Option::is_none")]
+    pub reported_free: Option<String>,
     /// Explicit zone sizes overriding the arch layout, e.g. { DMA = "16MiB", DMA32 = "3GiB", Normal = "1GiB" }.
     pub zones: Option<toml::Table>,
     /// Entries of the kernel cost table measured on the machine being modelled, as durations at
@@ -560,8 +565,9 @@ pub struct MachineSetup {
     pub foreign_disk: usize,
     /// `machine.page_reporting_order` (below `MAX_ORDER`).
     pub page_reporting_order: Option<u8>,
-    /// `machine.reported_at_start`: the unreported small and large free bytes, when set.
-    pub reported_at_start: Option<(u64, u64)>,
+    /// `machine.reported_at_start`: the unreported small and large free bytes and the reported
+    /// free bytes (all the rest when none), when set.
+    pub reported_at_start: Option<(u64, u64, Option<u64>)>,
     /// Explicit zone sizes in bytes, in the file's order.
     pub zones: Option<Vec<(ZoneName, u64)>>,
     /// Cost-table entries measured on the machine, ns.
