@@ -436,6 +436,8 @@ pub struct Disk {
     elevator: Option<MqDeadline>,
     /// Held writes dispatched since the kernel last collected them: completion and pages.
     dispatched: Vec<(u64, Vec<Pfn>)>,
+    /// Reads a 2.4 list kept until the driver took them (disk_ll24.rs): completion and pages.
+    dispatched_reads: Vec<(u64, Vec<Pfn>)>,
     /// The last submission was held (or merged into a held write) at this index.
     held_last: Option<usize>,
     /// When a held write can go next (a `BlkRun` wanted), and the earliest one armed.
@@ -525,6 +527,7 @@ impl Disk {
             link: Link::default(),
             elevator: None,
             dispatched: Vec::new(),
+            dispatched_reads: Vec::new(),
             held_last: None,
             run_wanted: None,
             run_armed: u64::MAX,
@@ -1091,6 +1094,11 @@ impl Disk {
     /// Held writes dispatched since the last call, with their completions (into `out`).
     pub fn take_dispatched(&mut self, out: &mut Vec<(u64, Vec<Pfn>)>) {
         out.append(&mut self.dispatched);
+    }
+
+    /// Listed reads the driver took since the last call, with their completions (into `out`).
+    pub fn take_dispatched_reads(&mut self, out: &mut Vec<(u64, Vec<Pfn>)>) {
+        out.append(&mut self.dispatched_reads);
     }
 
     /// When a `BlkRun` should come, if none is armed by then; marks it armed.

@@ -4,9 +4,10 @@
 //! when it ends, and `ide_intr` starts the next), SCSI up to its commands (`scsi_request_fn`
 //! dequeues while `host_busy < can_queue` and the device has a free command; the completion
 //! runs it again) — and nothing while the queue is plugged. A request stays listed, where the
-//! elevator can place and merge around it, until it is taken: a write's completion is known
-//! then (`dispatched`, as a held write's), a read's must be known when it is made (its reader
-//! waits on it), so a read takes the requests ahead of it with it. Drivers: 2.4.27's
+//! elevator can place and merge around it, until it is taken; its completion is known then
+//! (`dispatched` for a write, as a held write's; `dispatched_reads` for a read, whose reader
+//! sleeps on its page until the kernel learns that end: `end_that_request_last` → `b_end_io`
+//! → `unlock_page` in 2.4.27's `drivers/block/ll_rw_blk.c`). Drivers: 2.4.27's
 //! `drivers/ide/ide-io.c` and `drivers/scsi/scsi_lib.c` (`SimonKagstrom/mci500h-linux-2.4.27`).
 
 use super::*;
@@ -16,8 +17,8 @@ impl Disk {
     /// The buffer merges into a listed request or becomes one; a write that finds the device
     /// idle plugs the queue, one that finds requests listed or the driver full waits listed,
     /// otherwise the driver takes it at once. A read goes where the elevator places it, and
-    /// the driver takes it with everything ahead of it now. Its completion (a write's: a guess
-    /// when it waits listed, as a held write's).
+    /// the driver takes it when it reaches it. Its completion (a write's: a guess when it waits
+    /// listed, as a held write's; a read's: [`ll_rw_blk::UNPLUGGED`] while it is listed).
     pub(super) fn submit_listed(&mut self, now: u64, offset: u64, bytes: u64, segs: u32, write: bool) -> u64 {
         self.ll_run(now);
         let (chunk, stripes) = (self.params.chunk_bytes, self.params.stripes());
@@ -61,13 +62,25 @@ impl Disk {
     /// A buffer listed at `now` in the request at `i` (`merged` into it or not): counted as
     /// submitted. A write's pages join its request, and its completion is guessed for the
     /// submitter's backlog check, as a held write's. A read's reader waits on it at once:
-    /// its `sync_page` runs `tq_disk`, and the driver takes it with everything ahead of it.
+    /// its `sync_page` runs `tq_disk`, and the driver takes what it has room for.
     fn ll_listed(&mut self, now: u64, bytes: u64, write: bool, i: usize, merged: bool) -> u64 {
         self.merged = merged;
         self.count_submission(bytes, write);
         if !write {
+            // `__make_request` only lists it; the reader's `wait_on_buffer` → `sync_page` runs
+            // `tq_disk`, and the driver takes what it has room for. A read beyond that stays
+            // listed, where later buffers may still merge or be placed ahead of it, and its
+            // completion is known only when the driver takes it (`UNPLUGGED` till then: its
+            // pages go with the request, and their waiters are woken at its end).
             self.ll.unplug(now);
-            return self.ll_commit(now, i + 1).expect("the listed read");
+            let room = self.ll_depth().saturating_sub(self.ll.active_at(now));
+            if i < room {
+                self.ll.last_taken();
+                return self.ll_commit(now, i + 1).expect("the listed read");
+            }
+            self.ll_commit(now, room);
+            self.ll.last_moved_up(room);
+            return ll_rw_blk::UNPLUGGED;
         }
         self.ll_want_run(now);
         let moved = now.max(self.busy_until).saturating_add(transfer_ns(bytes, self.params.bandwidth_for(true)));
@@ -119,6 +132,8 @@ impl Disk {
         self.ll.driver_took(now, begin, done, &h);
         if h.write {
             self.dispatched.push((done, h.pages));
+        } else if !h.pages.is_empty() {
+            self.dispatched_reads.push((done, h.pages));
         }
         Some((done, !h.write))
     }

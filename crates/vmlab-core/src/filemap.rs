@@ -416,7 +416,7 @@ impl Kernel {
                 piece.iter().filter(|&&p| self.zones[self.zone_of(p)].kind == crate::mmzone::ZoneType::HighMem).count()
                     as u64
             };
-            let t = t + copies * self.cost.copy_page;
+            let t = t.saturating_add(copies * self.cost.copy_page);
             for &p in &piece {
                 self.inflight.insert(p, t);
             }
@@ -432,11 +432,12 @@ impl Kernel {
 
     /// Page `idx` of `file` as a reader finds it once readahead has run: ready, under I/O
     /// until some time, or absent (readahead could not get memory).
-    pub fn find_page_wait(&self, ctx: &Ctx, file: u32, idx: u64) -> PageRes {
+    pub fn find_page_wait(&mut self, ctx: &Ctx, file: u32, idx: u64) -> PageRes {
         match self.files[file as usize].find(idx) {
             // A folio is locked (and in flight) as a whole: its head says.
             Some(p) if self.fr.has(self.fr.folio_head(p), pg::LOCKED) => {
-                PageRes::Wait(self.inflight.get(&p).copied().unwrap_or(ctx.clock()))
+                let until = self.inflight.get(&p).copied().unwrap_or(ctx.clock());
+                PageRes::Wait(self.wait_on_read(ctx, p, until))
             }
             Some(p) => PageRes::Ready(p),
             None => PageRes::Oom,
@@ -597,6 +598,7 @@ pub fn generic_perform_write(
             Some(p) => {
                 if k.fr.has(k.fr.folio_head(p), pg::LOCKED) {
                     let until = k.inflight.get(&p).copied().unwrap_or(ctx.clock());
+                    let until = k.wait_on_read(ctx, p, until);
                     return Progress::Block(Outcome::Block { until: Some(until), io: true });
                 }
                 // Dirtying is per page in this model: a large folio becomes single pages first.

@@ -158,6 +158,10 @@ pub struct Kernel {
     pub swap_plug: crate::swap_state::SwapPlug,
     /// Tasks to make runnable (kswapd wakeups, lock grants); drained by the scheduler.
     pub wakeups: Vec<usize>,
+    /// Tasks asleep on a page whose read a 2.4 queue still lists (its end not known yet).
+    listed_read_waiters: Vec<(Pfn, usize)>,
+    /// Their wakeups, once the driver took the read: when, and the task.
+    pub read_wakes: Vec<(u64, usize)>,
     /// Tasks woken from a `reclaim_wait` queue (`vmscan::throttle`): a running one does not
     /// sleep for the throttle when its quantum ends.
     pub throttle_wakeups: Vec<usize>,
@@ -274,6 +278,8 @@ impl Kernel {
             blk_dispatched: Vec::new(),
             swap_plug: Default::default(),
             wakeups: Vec::new(),
+            listed_read_waiters: Vec::new(),
+            read_wakes: Vec::new(),
             throttle_wakeups: Vec::new(),
             quicklists: vec![List::default(); cfg.cpus as usize],
             inodes_in_use: 0,
@@ -475,7 +481,9 @@ impl Kernel {
     /// submission the disk merged into the request before it raises no interrupt of its own.
     pub fn queue_io_done(&mut self, t: u64, disk: usize, pages: Vec<Pfn>, write: bool) {
         // Writes an mq-deadline queue held go when it dispatches them (mq_deadline.rs).
-        let pages = if write { self.disks[disk].hold_pages(pages) } else { Some(pages) };
+        // So do reads a 2.4 queue lists (disk_ll24.rs): they complete when its driver takes them.
+        let held = write || t == crate::ll_rw_blk::UNPLUGGED;
+        let pages = if held { self.disks[disk].hold_pages(pages) } else { Some(pages) };
         self.collect_dispatched(disk);
         let Some(pages) = pages else { return };
         let irq = !self.disks[disk].last_merged();
@@ -518,7 +526,40 @@ impl Kernel {
             self.io_queue_first_write = self.io_queue_first_write.min(t);
             self.io_queue.push((t, IoDone::Write { pages, disk, irq: true }));
         }
+        self.disks[disk].take_dispatched_reads(&mut out);
+        for (t, pages) in out.drain(..) {
+            for &p in &pages {
+                self.inflight.insert(p, t);
+            }
+            let mut i = 0;
+            while i < self.listed_read_waiters.len() {
+                let (p, task) = self.listed_read_waiters[i];
+                if pages.contains(&p) {
+                    self.read_wakes.push((t, task));
+                    self.listed_read_waiters.swap_remove(i);
+                } else {
+                    i += 1;
+                }
+            }
+            self.io_queue.push((t, IoDone::Read { pages, disk, irq: true }));
+        }
         self.blk_dispatched = out;
+    }
+
+    /// `wait_on_page` of `p`, under I/O until `until`: a read a 2.4 queue still lists has no
+    /// end yet ([`crate::ll_rw_blk::UNPLUGGED`]); the task sleeps until the driver takes it
+    /// ([`Kernel::collect_dispatched`] wakes it at that request's end). When the task goes on.
+    pub fn wait_on_read(&mut self, ctx: &Ctx, p: Pfn, until: u64) -> u64 {
+        if until != crate::ll_rw_blk::UNPLUGGED {
+            return until;
+        }
+        match self.inflight.get(&p) {
+            Some(&t) if t != crate::ll_rw_blk::UNPLUGGED => t,
+            _ => {
+                self.listed_read_waiters.push((p, ctx.task));
+                until
+            }
+        }
     }
 
     /// The unqueued throttle's waker: every SWAP_CLUSTER_MAX pages written wake all waiters.

@@ -249,9 +249,9 @@ impl Kernel {
         if cached == NIL {
             let av = self.mm(mm).anon_vma;
             return match crate::swap_state::swapin_readahead(self, ctx, mm, vi, vpn, slot, s, av) {
-                Ok((_, t)) => {
+                Ok((p, t)) => {
                     self.ev.inc(Vm::Pgmajfault);
-                    Fault::Wait { until: t, major: true }
+                    Fault::Wait { until: self.wait_on_read(ctx, p, t), major: true }
                 }
                 Err(_) => Fault::Oom,
             };
@@ -259,7 +259,8 @@ impl Kernel {
         let p = cached;
         crate::swap_state::swap_cache_hit(self, mm, vi, vpn, p);
         if self.fr.has(p, pg::LOCKED) {
-            return Fault::Wait { until: self.inflight.get(&p).copied().unwrap_or(ctx.clock()), major: false };
+            let until = self.inflight.get(&p).copied().unwrap_or(ctx.clock());
+            return Fault::Wait { until: self.wait_on_read(ctx, p, until), major: false };
         }
         if let (true, VmaKind::File { file, pgoff }) = (flags & vm::SHM != 0, self.mm(mm).vmas[vi].kind) {
             // A shm page that the page-table walk unmapped while it sat in the swap cache (2.4's
@@ -363,7 +364,8 @@ impl Kernel {
         let w = if write || flags & vm::WRITE != 0 { pte::WRITE | if write { pte::DIRTY } else { 0 } } else { 0 };
         if let Some(p) = self.files[file as usize].find(idx) {
             if self.fr.has(p, pg::LOCKED) {
-                return Fault::Wait { until: self.inflight.get(&p).copied().unwrap_or(ctx.clock()), major: false };
+                let until = self.inflight.get(&p).copied().unwrap_or(ctx.clock());
+                return Fault::Wait { until: self.wait_on_read(ctx, p, until), major: false };
             }
             self.map_new(ctx, mm, slot, p, flags | vm::SHM, w);
             crate::vmscan::nopage_accessed(self, p);
@@ -377,7 +379,7 @@ impl Kernel {
                 let p = cached;
                 if self.fr.has(p, pg::LOCKED) || self.fr.has(p, pg::WRITEBACK) {
                     let t = self.inflight.get(&p).copied().unwrap_or(ctx.clock() + 1_000_000);
-                    return Fault::Wait { until: t, major: false };
+                    return Fault::Wait { until: self.wait_on_read(ctx, p, t), major: false };
                 }
                 // Back from the swap cache into the segment.
                 self.shmem_unuse(ctx, file, idx, s, p);
@@ -408,7 +410,7 @@ impl Kernel {
             self.ev.inc(Vm::Pswpin);
             self.ev.inc(Vm::Pgmajfault);
             self.ev.add(Vm::Pgpgin, 4);
-            return Fault::Wait { until: t, major: true };
+            return Fault::Wait { until: self.wait_on_read(ctx, p, t), major: true };
         }
         let p = match self.alloc_pages(ctx, Gfp::highuser_movable(), 0) {
             Ok(p) => p,

@@ -647,6 +647,24 @@ impl Sim {
         self.arm_blk_runs();
     }
 
+    /// Wake each task at its time; those still running the quantum in which they will block
+    /// are handed back, for the next round.
+    fn timed_wakes(&mut self, wakes: &[(u64, usize)]) -> Vec<(u64, usize)> {
+        let mut later = Vec::new();
+        for &(at, t) in wakes {
+            match self.s.tasks[t].state {
+                TState::Blocked => {
+                    let g = self.s.tasks[t].gen;
+                    self.s.push(at.max(self.s.now), Event::Wake(t, g));
+                }
+                TState::Running(_) if self.s.tasks[t].kind != TaskKind::User => self.s.tasks[t].wake_pending = true,
+                TState::Running(_) => later.push((at, t)),
+                _ => {}
+            }
+        }
+        later
+    }
+
     fn drain_kernel_requests(&mut self) {
         self.queue_started_io();
         for t in self.k.wakeups.drain(..) {
@@ -661,17 +679,12 @@ impl Sim {
         // would ignore it, so its wake waits here for the next round.
         if !self.k.loops.wakes.is_empty() {
             let wakes = std::mem::take(&mut self.k.loops.wakes);
-            for &(at, t) in &wakes {
-                match self.s.tasks[t].state {
-                    TState::Blocked => {
-                        let g = self.s.tasks[t].gen;
-                        self.s.push(at.max(self.s.now), Event::Wake(t, g));
-                    }
-                    TState::Running(_) if self.s.tasks[t].kind != TaskKind::User => self.s.tasks[t].wake_pending = true,
-                    TState::Running(_) => self.k.loops.wakes.push((at, t)),
-                    _ => {}
-                }
-            }
+            self.k.loops.wakes = self.timed_wakes(&wakes);
+        }
+        // A reader asleep on a read a 2.4 queue listed, woken at its end once the driver took it.
+        if !self.k.read_wakes.is_empty() {
+            let wakes = std::mem::take(&mut self.k.read_wakes);
+            self.k.read_wakes = self.timed_wakes(&wakes);
         }
         if let Some(t) = self.k.tcp.timer_due() {
             self.k.tcp.armed = Some(t);
@@ -978,7 +991,7 @@ impl Sim {
                 if pending && (until.is_none() || self.s.tasks[t].kind != TaskKind::User) {
                     self.s.set_runnable(t);
                 } else {
-                    let until = until.map(|u| u.max(now) + sleep_after);
+                    let until = until.map(|u| u.max(now).saturating_add(sleep_after));
                     self.s.block(t, until, io);
                 }
             }

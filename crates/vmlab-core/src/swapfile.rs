@@ -126,13 +126,13 @@ pub fn unuse_slot(k: &mut Kernel, ctx: &mut Ctx, s: u32) -> Unuse {
             Err(_) => return Unuse::NoMem,
         };
         let t = crate::swap_state::swap_read_run(k, ctx, s, vec![p]);
-        return Unuse::Wait(t);
+        return Unuse::Wait(k.wait_on_read(ctx, p, t));
     }
     if k.fr.has(p, pg::LOCKED) || k.fr.has(p, pg::WRITEBACK) {
         // `wait_on_page_locked` / `wait_on_page_writeback`: a write's end is not recorded
         // per page, so look again a millisecond on.
         let t = k.inflight.get(&p).copied().unwrap_or(ctx.clock() + 1_000_000);
-        return Unuse::Wait(t.max(ctx.clock() + 1));
+        return Unuse::Wait(k.wait_on_read(ctx, p, t).max(ctx.clock() + 1));
     }
     unuse_holders(k, ctx, s, p);
     if k.swap.as_ref().is_some_and(|sw| sw.count[s as usize] > 0) {

@@ -137,8 +137,9 @@ impl Queue {
         let merged = !matches!(place, Place::New(_));
         if write {
             self.count_held(now, bytes, merged);
-            (self.held_last, self.last_at) = (true, at);
         }
+        // The buffer's pages join its request: they complete when the driver takes it.
+        (self.held_last, self.last_at) = (true, at);
         self.held_bytes += bytes;
         let (plugged, held) = (self.plugged(), self.held_bytes);
         if let Some(p) = self.plug.as_mut().filter(|_| plugged) {
@@ -146,6 +147,18 @@ impl Queue {
             p.note_held(held);
         }
         Some((at, merged))
+    }
+
+    /// The driver took `n` requests off the head: the last buffer listed, still listed, is
+    /// `n` places nearer it.
+    pub fn last_moved_up(&mut self, n: usize) {
+        self.last_at -= n;
+    }
+
+    /// The last buffer listed was taken with its request before its pages came: they
+    /// complete with the caller's own completion.
+    pub fn last_taken(&mut self) {
+        self.held_last = false;
     }
 
     /// The driver takes the request at the head of the list: its count in the bound, made

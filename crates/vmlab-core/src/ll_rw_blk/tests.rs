@@ -262,6 +262,54 @@ fn ide_listing(elv: Option<ElevatorLinus>, listed: &[u64]) -> Disk {
     d
 }
 
+/// A read of page `page` made at `now` at `offset`: its end, once the driver has taken it —
+/// at once, or at the `BlkRun`s that follow while it stays listed.
+fn read_taken(d: &mut Disk, now: u64, offset: u64, page: Pfn) -> u64 {
+    let done = d.submit(now, offset, 4096, false);
+    if done != UNPLUGGED {
+        return done;
+    }
+    assert!(d.hold_pages(vec![page]).is_none(), "a listed read's page goes with its request");
+    let mut reads = Vec::new();
+    loop {
+        d.take_dispatched_reads(&mut reads);
+        if let Some(&(done, _)) = reads.iter().find(|(_, pages)| pages.contains(&page)) {
+            return done;
+        }
+        let at = d.take_run().expect("the read is still listed: a BlkRun comes");
+        d.blk_run(at);
+    }
+}
+
+#[test]
+fn a_listed_read_is_taken_only_when_the_drive_frees_and_later_requests_may_pass_it() {
+    // The active write at 0, writes listed at 101 and 102 MiB; a read at 150 MiB sorts at the
+    // tail. 2.4.23 lists it (`__make_request` does not call `request_fn`; `ide_do_request`
+    // takes the head only when `hwgroup->busy` clears): its end is not known when it is made.
+    let elv = Some(ElevatorLinus { read_latency: 128, write_latency: 512 });
+    let mut d = ide_listing(elv, &[1, 2]);
+    assert_eq!(d.submit(0, 150 * MIB, 4096, false), UNPLUGGED);
+    assert!(d.hold_pages(vec![50]).is_none());
+    // A write made after it at 110 MiB sorts between 102 and the read: it goes first.
+    d.submit(0, 110 * MIB, 32 * 1024, true);
+    assert!(d.hold_pages(vec![60]).is_none());
+    let (mut writes, mut reads) = (Vec::new(), Vec::new());
+    while let Some(at) = d.take_run() {
+        d.blk_run(at);
+    }
+    d.take_dispatched(&mut writes);
+    d.take_dispatched_reads(&mut reads);
+    assert_eq!(reads.len(), 1, "the read went when the drive reached it: {reads:?}");
+    assert_eq!(reads[0].1, vec![50]);
+    let passed = writes.iter().find(|(_, pages)| pages == &vec![60]).expect("the later write").0;
+    assert!(passed < reads[0].0, "the write made after the read ends first: {passed} against {}", reads[0].0);
+    // With the drive idle the driver takes a read at once: its end is known as it is made.
+    let mut idle = Disk::preset("hdd").unwrap();
+    idle.set_driver_depth(1);
+    let done = idle.submit(0, 150 * MIB, 4096, false);
+    assert!(done != UNPLUGGED && done > 0);
+}
+
 #[test]
 fn an_ide_drive_takes_its_next_request_only_when_the_active_one_ends() {
     let mut d = ide_listing(None, &[1, 2]);
@@ -299,7 +347,7 @@ fn under_the_elevator_a_read_goes_ahead_of_the_listed_writes_it_sorts_before() {
     let listed = [1, 2, 3, 4, 5, 6, 7];
     let run = |elv: Option<ElevatorLinus>, read_at: u64| {
         let mut d = ide_listing(elv, &listed);
-        let read = d.submit(1_000_000, read_at, 4096, false);
+        let read = read_taken(&mut d, 1_000_000, read_at, 99);
         let mut out = Vec::new();
         d.take_dispatched(&mut out);
         // The writes taken with the read all end before it; those behind it are still listed.
@@ -323,14 +371,14 @@ fn on_the_list_a_request_passed_its_budget_times_is_not_passed_again() {
     let run = |write_latency: i32| {
         let elv = Some(ElevatorLinus { read_latency: 128, write_latency });
         let mut d = ide_listing(elv, &[1, 10, 20]);
-        // All while the first write is active. A read at 5 MiB goes between 1 and 10 (and is
-        // taken with the write at 1): 10 and 20 are passed once.
-        d.submit(0, 100 * MIB + 5 * MIB, 4096, false);
+        // All while the first write is active. A read at 5 MiB goes between 1 and 10, listed:
+        // 10 and 20 are passed once.
+        assert_eq!(d.submit(0, 100 * MIB + 5 * MIB, 4096, false), UNPLUGGED);
         // A write at 12 MiB goes between 10 and 20: 20 is passed a second time.
         d.submit(0, 100 * MIB + 12 * MIB, 32 * 1024, true);
         d.hold_pages(vec![9]);
         // A read at 15 MiB sorts between 12 and 20.
-        let read = d.submit(0, 100 * MIB + 15 * MIB, 4096, false);
+        let read = read_taken(&mut d, 0, 100 * MIB + 15 * MIB, 98);
         let mut out = Vec::new();
         d.take_dispatched(&mut out);
         out.iter().any(|(done, pages)| pages == &vec![3] && *done < read)

@@ -143,3 +143,37 @@ fn tq_disk_hands_the_writes_a_plug_held_to_the_kernel() {
     off.k.queue_io_done(t, 0, vec![7], true);
     assert_eq!(off.k.io_queue.len(), 1);
 }
+
+#[test]
+fn a_reader_whose_read_is_listed_sleeps_until_the_driver_takes_it() {
+    use vmlab_core::kernel::{Ctx, IoDone};
+    use vmlab_core::ll_rw_blk::UNPLUGGED;
+    // An IDE drive (one request at a time): a write plugs the idle queue, tq_disk starts it.
+    let mut s = sim("linux-2.4.23aa2", &["disk.hda.driver_depth=1"]);
+    let t = s.k.disks[0].submit(0, 0, 4096, true);
+    s.k.queue_io_done(t, 0, vec![7], true);
+    s.k.run_tq_disk(0);
+    // A read made while it is active is listed: no end yet, its page goes with the request.
+    let r = s.k.disks[0].submit(0, 100 << 20, 4096, false);
+    assert_eq!(r, UNPLUGGED);
+    s.k.inflight.insert(9, r);
+    s.k.queue_io_done(r, 0, vec![9], false);
+    assert!(!s.k.io_queue.iter().any(|(_, d)| matches!(d, IoDone::Read { .. })));
+    let ctx = Ctx { task: 3, ..Default::default() };
+    assert_eq!(s.k.wait_on_read(&ctx, 9, r), UNPLUGGED, "its reader sleeps with no wakeup time");
+    assert!(s.k.read_wakes.is_empty());
+    // The drive frees: the BlkRun takes the read, and its reader is woken at its end.
+    let at = s.k.disks[0].take_run().expect("a BlkRun when the write ends");
+    s.k.disks[0].blk_run(at);
+    s.k.collect_dispatched(0);
+    let done = s.k.inflight[&9];
+    assert!(done > at && done != UNPLUGGED, "{done}");
+    assert_eq!(s.k.read_wakes, vec![(done, 3)]);
+    assert!(s
+        .k
+        .io_queue
+        .iter()
+        .any(|(t, d)| *t == done && matches!(d, IoDone::Read { pages, .. } if pages == &vec![9])));
+    // A task that comes to the page after that waits for the known end.
+    assert_eq!(s.k.wait_on_read(&ctx, 9, r), done);
+}
