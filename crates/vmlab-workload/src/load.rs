@@ -1331,6 +1331,13 @@ program = "wait"
         assert!(err(&bad, &[]).contains("unknown unit"), "{}", err(&bad, &[]));
         let bad = SMALL.to_string() + "\n[vars]\nx = [1]\n";
         assert!(err(&bad, &[]).starts_with("t.toml:"), "{}", err(&bad, &[]));
+        // A declared size or duration keeps its kind under --set; plain integers stay accepted.
+        let timed = text.clone() + "at = \"0s\"\n";
+        let e = err(&timed, &["vars.at=5MiB"]);
+        assert!(e.contains("--set vars.at=5MiB: `vars.at` is a duration (declared `0s`), and `5MiB` is a size"), "{e}");
+        let e = err(&timed, &["vars.len=2s"]);
+        assert!(e.contains("`vars.len` is a size (declared `8KiB`), and `2s` is a duration"), "{e}");
+        assert!(load(&timed, &["vars.at=2h", "vars.len=16KiB", "vars.at=7"]).is_ok());
     }
 
     #[test]

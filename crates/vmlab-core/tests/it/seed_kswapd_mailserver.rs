@@ -298,3 +298,56 @@ fn duration_counts_the_tables_counters_over_the_window() {
         assert_eq!(metric(&r, "pgscan_kswapd"), r.counter("pgscan_kswapd") as f64, "{}", r.profile);
     }
 }
+
+/// The 22 Nov 2010 restart (`vars.restart_at`, off by default; Simon Kirby, "Re: Free memory
+/// never fully used, swapping", linux-mm, 22 Nov 2010: "restarted dovecot (with old processes
+/// left around)"): each daemon leaves an old instance that keeps every page it had and grows no
+/// more, beside a new instance that starts at `daemon_heap` and grows; `restart_kill_after` ends
+/// the old set ("Killing the old processes"). Swap off, so resident pages are all the pages.
+#[test]
+fn restart_leaves_the_old_daemons_idle_beside_a_new_set() {
+    use vmlab_core::sched::TState;
+    let opts = vmlab_core::reproduce::ReproduceOpts::default();
+    // (an old instance: forked by a daemon, alive, resident anon pages) for each daemon task.
+    let daemons = |extra: &[&str]| {
+        let sets: Vec<String> =
+            ["swap.size=0", "duration=40s", "vars.daemon_growth=64KiB", "vars.daemon_growth_every=1s"]
+                .iter()
+                .chain(extra)
+                .map(|s| s.to_string())
+                .collect();
+        let sc = opts.load(MAILSERVER, &sets).expect("loads");
+        let (_, sim) = vmlab_core::api::run(&sc, vmlab_core::api::RunOpts::default()).expect("runs");
+        let tasks = &sim.s.tasks;
+        let is_daemon = |i: usize| tasks[i].name.starts_with("daemon.");
+        (0..tasks.len())
+            .filter(|&i| is_daemon(i))
+            .map(|i| {
+                let t = &tasks[i];
+                let alive = t.state != TState::Exited;
+                let rss = t.mm.filter(|_| alive).map_or(0, |m| sim.k.mm(m).rss_anon);
+                (t.parent.is_some_and(is_daemon), alive, rss)
+            })
+            .collect::<Vec<_>>()
+    };
+    // 64 MiB at start, 64 KiB a second: 16,384 pages and 16 a step.
+    let (heap, step) = (16_384, 16);
+    let without = daemons(&[]);
+    assert_eq!(without.len(), 3, "{without:?}");
+    assert!(without.iter().all(|&(old, alive, rss)| !old && alive && rss >= heap + 38 * step), "{without:?}");
+
+    let with = daemons(&["vars.restart_at=20s"]);
+    let old: Vec<_> = with.iter().filter(|d| d.0).collect();
+    let new: Vec<_> = with.iter().filter(|d| !d.0).collect();
+    assert_eq!((old.len(), new.len()), (3, 3), "{with:?}");
+    // The old set holds what it had grown to before the 20th step, and not a page more.
+    assert!(old.iter().all(|&&(_, alive, rss)| alive && rss == heap + 19 * step), "{with:?}");
+    // The new set started cold at the restart and grew for the ~20 s since.
+    assert!(
+        new.iter().all(|&&(_, alive, rss)| alive && (heap + 18 * step..=heap + 21 * step).contains(&rss)),
+        "{with:?}"
+    );
+
+    let killed = daemons(&["vars.restart_at=20s", "vars.restart_kill_after=10s"]);
+    assert!(killed.iter().all(|&(old, alive, _)| old != alive), "old set ended, new set running: {killed:?}");
+}

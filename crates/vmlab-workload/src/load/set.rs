@@ -178,7 +178,11 @@ pub(super) fn check_set_vars(original: &toml::Table, sets: &[SetArg]) -> Result<
         .unwrap_or_default();
     for s in sets {
         let [table, name] = s.resolved.as_slice() else { continue };
-        if table != "vars" || declared.contains(&name.as_str()) {
+        if table != "vars" {
+            continue;
+        }
+        if declared.contains(&name.as_str()) {
+            check_set_var_kind(original, name, s)?;
             continue;
         }
         let hint =
@@ -191,6 +195,30 @@ pub(super) fn check_set_vars(original: &toml::Table, sets: &[SetArg]) -> Result<
         return Err(s.err_seg(1, format!("the scenario declares no variable `{name}`{hint}")).with_help(help));
     }
     Ok(())
+}
+
+/// A variable declared with a size or a duration keeps that kind under `--set`: its program uses
+/// it as bytes or as nanoseconds, so `vars.restart_at=5MiB` (5,242,880 ns) is a mistake, not a
+/// setting. A bare integer or a boolean stays accepted, as in the file.
+fn check_set_var_kind(original: &toml::Table, name: &str, s: &SetArg) -> Result<(), ScenarioError> {
+    use crate::units::{parse_quantity, QuantityKind};
+    let kind = |v: Option<&toml::Value>| match v.and_then(|v| v.as_str()).map(parse_quantity) {
+        Some(Ok((_, k))) if k != QuantityKind::Plain => Some(k),
+        _ => None,
+    };
+    let declared_value = original.get("vars").and_then(|v| v.get(name));
+    let (Some(want), Some(got)) = (kind(declared_value), kind(Some(&s.value))) else { return Ok(()) };
+    if want == got {
+        return Ok(());
+    }
+    let word = |k: QuantityKind| if k == QuantityKind::Size { "a size" } else { "a duration" };
+    let shown = declared_value.and_then(|v| v.as_str()).unwrap_or_default();
+    Err(s.err_value(format!(
+        "`vars.{name}` is {} (declared `{shown}`), and `{}` is {}",
+        word(want),
+        s.value.as_str().unwrap_or_default().trim(),
+        word(got)
+    )))
 }
 
 /// A deserialisation error of the edited table, attributed to the file or to a set.
