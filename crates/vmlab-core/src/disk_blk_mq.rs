@@ -243,12 +243,18 @@ mod tests {
 
     const MIB: u64 = 1024 * 1024;
 
-    #[test]
-    fn queued_request_merges_and_costs_its_transfer_only() {
+    /// An hdd with one tag behind 6.8's queue: a second request waits in the scheduler.
+    fn one_tag_hdd() -> (DiskParams, Disk) {
         let mut p = DiskParams::preset("hdd").unwrap();
         p.queue_depth = 1;
         let mut d = Disk::new(p).unwrap();
         d.set_queue(1280, 128);
+        (p, d)
+    }
+
+    #[test]
+    fn queued_request_merges_and_costs_its_transfer_only() {
+        let (p, mut d) = one_tag_hdd();
         let xfer = |b: u64| (b as u128 * NS_PER_SEC).div_ceil(p.bandwidth_bps as u128) as u64;
         let a = d.submit(0, 0, 64 * 1024, false);
         // The only tag is taken: the next request waits in the scheduler until `a` completes.
@@ -275,10 +281,7 @@ mod tests {
 
     #[test]
     fn stat_counts_requests_after_merging_and_merges_by_direction() {
-        let mut p = DiskParams::preset("hdd").unwrap();
-        p.queue_depth = 1;
-        let mut d = Disk::new(p).unwrap();
-        d.set_queue(1280, 128);
+        let (_, mut d) = one_tag_hdd();
         let mut out = Vec::new();
         // A swap-in run of three one-page bios: one request, two plug merges.
         assert!(d.plug(&[10, 20, 30], BioShape::PerPage, false, &mut out));

@@ -1377,7 +1377,8 @@ mod tests {
     fn as_2636(_: &mut crate::profiles::Profile) {}
 
     /// Mel Gorman's 2.6.38 kswapd series: classzone balancing, 25 % of the node balanced, the
-    /// inverted sleep check, an unreclaimable zone counting as balanced.
+    /// inverted sleep check, an unreclaimable zone counting as balanced, and `balance_pgdat`'s
+    /// `out:` keeping the order while reclaim progresses.
     fn kswapd_series(p: &mut crate::profiles::Profile) {
         p.pgdat_balanced_quarter = true;
         p.split26.kswapd_classzone = true;
