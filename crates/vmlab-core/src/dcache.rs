@@ -266,7 +266,7 @@ mod tests {
 
     fn kernel() -> Kernel {
         let cfg = MachineConfig::of_zones("x86_64", 4, &[(ZoneType::Dma32, 16384), (ZoneType::Normal, 8192)]);
-        let mut k = Kernel::new(crate::profiles::find("linux-2.6.36").expect("profile"), cfg, 1).expect("kernel");
+        let mut k = Kernel::new(crate::profiles::default_row(), cfg, 1).expect("kernel");
         k.vfs = Some(Box::new(Vfs::new(192, 800, 4, crate::slub::SlubTunables::default())));
         k
     }

@@ -1,5 +1,5 @@
-//! The disk model's tests: the device's service times and the 6.8 request path in front of it
-//! (2.4's request queue's are in ll_rw_blk/tests.rs).
+//! The disk model's tests: the device's service times (6.x's request path in front of it is
+//! tested in disk_blk_mq.rs, 2.4's request queue in ll_rw_blk/tests.rs).
 
 use super::*;
 use rand::{Rng, SeedableRng};
@@ -170,60 +170,6 @@ fn deterministic() {
     let (b, cb) = random_readers("raid10", 16, 7);
     assert_eq!(ca, cb);
     assert_eq!(a.to_bits(), b.to_bits());
-}
-
-#[test]
-fn queued_request_merges_and_costs_its_transfer_only() {
-    let mut p = DiskParams::preset("hdd").unwrap();
-    p.queue_depth = 1;
-    let mut d = Disk::new(p).unwrap();
-    d.set_queue(1280, 128);
-    let xfer = |b: u64| (b as u128 * NS_PER_SEC).div_ceil(p.bandwidth_bps as u128) as u64;
-    let a = d.submit(0, 0, 64 * 1024, false);
-    // The only tag is taken: the next request waits in the scheduler until `a` completes.
-    let b = d.submit(0, 10 * MIB, 64 * 1024, false);
-    assert!(!d.last_merged());
-    assert_eq!(b, a + p.latency_ns + p.seek_ns + xfer(64 * 1024));
-    // Adjacent to the waiting one: merged, no latency or seek of its own, no interrupt.
-    let c = d.submit(0, 10 * MIB + 64 * 1024, 64 * 1024, false);
-    assert!(d.last_merged());
-    assert_eq!(c, b + xfer(64 * 1024));
-    assert_eq!(d.merges(), 1);
-    // Once the waiting request is dispatched nothing can join it.
-    let e = d.submit(a, 10 * MIB + 128 * 1024, 4096, false);
-    assert!(!d.last_merged() && e > c);
-}
-
-#[test]
-fn without_a_queue_bios_stop_at_the_chunk() {
-    let mut d = Disk::preset("raid10").unwrap();
-    assert_eq!(d.bio_max_bytes(4096), 60 * 1024);
-    d.set_queue(1280, 128);
-    assert_eq!(d.bio_max_bytes(4096), 1280 * 1024, "the plug merges them up to max_sectors_kb");
-}
-
-#[test]
-fn stat_counts_requests_after_merging_and_merges_by_direction() {
-    let mut p = DiskParams::preset("hdd").unwrap();
-    p.queue_depth = 1;
-    let mut d = Disk::new(p).unwrap();
-    d.set_queue(1280, 128);
-    let mut out = Vec::new();
-    // A swap-in run of three one-page bios: one request, two plug merges.
-    assert!(d.plug(&[10, 20, 30], BioShape::PerPage, false, &mut out));
-    assert_eq!(out.len(), 1);
-    d.submit_segs(0, 0, 3 * 4096, out[0].segs, false);
-    // A write waits for the tag; the next adjacent one merges into it in the scheduler.
-    d.submit(0, MIB, 4096, true);
-    d.submit(0, MIB + 4096, 4096, true);
-    let st = d.stat();
-    assert_eq!((st.read_ios, st.read_merges, st.read_sectors), (1, 2, 24));
-    assert_eq!((st.write_ios, st.write_merges, st.write_sectors), (1, 1, 16));
-    // Without a queue nothing plugs and nothing counts as merged.
-    let mut old = Disk::preset("hdd").unwrap();
-    assert!(!old.plug(&[10, 20, 30], BioShape::PerPage, false, &mut out));
-    old.submit(0, 0, 4096, false);
-    assert_eq!(old.stat().read_merges, 0);
 }
 
 /// `streams` closed-loop readers, each reading its own region sequentially in `req`-byte

@@ -684,7 +684,7 @@ mod tests {
     /// used to find no page and take the out-of-memory backoff with memory free.
     #[test]
     fn a_page_readahead_passed_over_is_read_by_itself() {
-        let p = crate::profiles::find("linux-2.4.23aa1").expect("profile").clone();
+        let p = crate::profiles::default_row();
         let mut k =
             Kernel::new(p, MachineConfig::of_zones("x86_64", 1, &[(ZoneType::Normal, 8192)]), 1).expect("kernel");
         k.disks.push(crate::disk::Disk::preset("hdd").expect("preset"));

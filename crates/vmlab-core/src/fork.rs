@@ -297,7 +297,7 @@ mod tests {
     /// and a shared one only read (zero-page PTEs).
     fn parent() -> (Kernel, u32) {
         let cfg = MachineConfig::of_zones("x86_64", 1, &[(ZoneType::Normal, 16384)]);
-        let mut k = Kernel::new(crate::profiles::find("linux-6.8").expect("profile"), cfg, 1).expect("kernel");
+        let mut k = Kernel::new(crate::profiles::default_row(), cfg, 1).expect("kernel");
         let mut ctx = Ctx::default();
         let mm = k.mm_create(&mut ctx, "parent").expect("pgd");
         for (name, pages, shared, write) in [("a", 700, false, true), ("b", 300, false, true), ("z", 40, true, false)] {
@@ -421,7 +421,7 @@ mod tests {
     #[test]
     fn a_fork_copies_a_sparse_parent_table_by_table() {
         let cfg = MachineConfig::of_zones("x86_64", 1, &[(ZoneType::Normal, 16384)]);
-        let mut k = Kernel::new(crate::profiles::find("linux-6.8").expect("profile"), cfg, 1).expect("kernel");
+        let mut k = Kernel::new(crate::profiles::default_row(), cfg, 1).expect("kernel");
         let mut ctx = Ctx::default();
         let mm = k.mm_create(&mut ctx, "parent").expect("pgd");
         let m = do_mmap(&mut k, &mut ctx, mm, &MmapArgs::anon("s", 2000 * 4096, false)).expect("mmap");

@@ -109,7 +109,7 @@ mod tests {
             2,
             &[(ZoneType::Dma, 4096), (ZoneType::Dma32, 24576), (ZoneType::Normal, 8192)],
         );
-        Kernel::new(crate::profiles::find("linux-2.6.36").expect("profile"), cfg, 1).expect("kernel")
+        Kernel::new(crate::profiles::default_row(), cfg, 1).expect("kernel")
     }
 
     fn run(k: &mut Kernel, src: &mut KmemSource, until_ns: u64) {

@@ -671,7 +671,7 @@ mod tests {
 
     fn kernel() -> Kernel {
         let cfg = MachineConfig::of_zones("x86_64", 1, &[(ZoneType::Normal, 16384)]);
-        Kernel::new(crate::profiles::find("linux-6.8").expect("profile"), cfg, 1).expect("kernel")
+        Kernel::new(crate::profiles::default_row(), cfg, 1).expect("kernel")
     }
 
     /// An i386 box (16 MiB DMA, 64 MiB Normal, 64 MiB HighMem) under the table's first row with

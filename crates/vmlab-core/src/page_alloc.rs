@@ -970,6 +970,7 @@ impl Kernel {
 mod tests {
     use super::*;
     use crate::machine::MachineConfig;
+    use crate::profiles::Profile;
 
     /// The labelled what-if `unmovable_o0_steal_refused` (no kernel's rule) does what it says:
     /// with DMA32's unmovable lists empty and one free page on its movable lists, an order-0
@@ -1034,8 +1035,7 @@ mod tests {
     /// are empty and the watermarks see no free memory.
     fn parked(drain: bool) -> Kernel {
         let cfg = MachineConfig::of_zones("x86_64", 2, &[(ZoneType::Dma, 4096)]);
-        let mut p = crate::profiles::find("linux-2.6.36").unwrap();
-        p.drain_pcp_after_reclaim = drain;
+        let p = Profile { drain_pcp_after_reclaim: drain, ..crate::profiles::default_row() };
         let mut k = Kernel::new(p, cfg, 1).unwrap();
         let mut ctx = Ctx { cpu: 0, in_reclaim: true, ..Default::default() };
         let mut held = Vec::new();
@@ -1064,11 +1064,12 @@ mod tests {
     }
 
     /// Every page of zone 1 taken, then `unmov` / `recl` / `mov` pages parked on CPU 0's
-    /// per-CPU lists of those types, each recorded with its list's type (`set_page_private`).
+    /// per-CPU lists of those types (`pcp_migratetype_lists`), each recorded with its list's
+    /// type (`set_page_private`, `pcp_drain_recorded_mt`).
     fn parked_on_lists(unmov: &[Pfn], recl: &[Pfn], mov: &[Pfn]) -> Kernel {
         let cfg = MachineConfig::of_zones("x86_64", 1, &[(ZoneType::Dma, 4096), (ZoneType::Dma32, 8192)]);
-        let mut k = Kernel::new(crate::profiles::find("linux-2.6.36").unwrap(), cfg, 1).unwrap();
-        assert!(k.profile.pcp_migratetype_lists && k.profile.pcp_drain_recorded_mt);
+        let p = Profile { pcp_migratetype_lists: true, pcp_drain_recorded_mt: true, ..crate::profiles::default_row() };
+        let mut k = Kernel::new(p, cfg, 1).unwrap();
         while k.rmqueue(1, 0, Mt::Movable).is_some() {}
         for (pages, mt) in [(unmov, Mt::Unmovable), (recl, Mt::Reclaimable), (mov, Mt::Movable)] {
             for &p in pages {
@@ -1111,7 +1112,7 @@ mod tests {
     /// The first frame of zone 1 (of the tests' two-zone machine) on an order-3 boundary.
     fn k_start() -> Pfn {
         let cfg = MachineConfig::of_zones("x86_64", 1, &[(ZoneType::Dma, 4096), (ZoneType::Dma32, 8192)]);
-        let k = Kernel::new(crate::profiles::find("linux-2.6.36").unwrap(), cfg, 1).unwrap();
+        let k = Kernel::new(crate::profiles::default_row(), cfg, 1).unwrap();
         let z = &k.zones[1];
         (z.start_pfn..z.end_pfn).find(|&f| z.phys(f).is_multiple_of(8)).unwrap()
     }
@@ -1122,7 +1123,7 @@ mod tests {
     /// next ones `__rmqueue_smallest` hands out, ahead of blocks of the type elsewhere.
     #[test]
     fn a_steal_puts_every_free_block_of_the_pageblock_at_the_head_of_the_new_type() {
-        let (x, y, first, second) = steal_then_take_two("linux-2.6.36");
+        let (x, y, first, second) = steal_then_take_two(false);
         assert_eq!(first, Some(x), "X was moved to the head, ahead of Y");
         assert_eq!(second, Some(y));
     }
@@ -1131,16 +1132,18 @@ mod tests {
     /// already on the new type's lists: the same steal hands out Y first.
     #[test]
     fn since_5_10_a_steal_puts_the_pageblock_at_the_tail_of_the_new_type() {
-        let (x, y, first, second) = steal_then_take_two("linux-6.8");
+        let (x, y, first, second) = steal_then_take_two(true);
         assert_eq!(first, Some(y), "Y stays ahead of the moved X");
         assert_eq!(second, Some(x));
     }
 
     /// X (unmovable, inside movable pageblock A) and Y (unmovable, elsewhere) free; an order-1
-    /// unmovable request steals A; then the next two unmovable single pages.
-    fn steal_then_take_two(profile: &str) -> (Pfn, Pfn, Option<Pfn>, Option<Pfn>) {
+    /// unmovable request steals A; then the next two unmovable single pages. `tail`: the
+    /// moved blocks go to the tail of the new type's lists (`move_freepages_tail`).
+    fn steal_then_take_two(tail: bool) -> (Pfn, Pfn, Option<Pfn>, Option<Pfn>) {
         let cfg = MachineConfig::of_zones("x86_64", 1, &[(ZoneType::Dma, 4096), (ZoneType::Dma32, 8192)]);
-        let mut k = Kernel::new(crate::profiles::find(profile).unwrap(), cfg, 1).unwrap();
+        let p = Profile { move_freepages_tail: tail, ..crate::profiles::default_row() };
+        let mut k = Kernel::new(p, cfg, 1).unwrap();
         let z = 1;
         while k.rmqueue(z, 0, Mt::Movable).is_some() {}
         let nr = 1u32 << PAGEBLOCK_ORDER;
@@ -1173,7 +1176,7 @@ mod tests {
     #[test]
     fn every_frame_of_a_free_block_counts_as_free() {
         let cfg = MachineConfig::of_zones("x86_64", 1, &[(ZoneType::Dma, 4096), (ZoneType::Dma32, 8192)]);
-        let mut k = Kernel::new(crate::profiles::find("linux-2.6.36").unwrap(), cfg, 1).unwrap();
+        let mut k = Kernel::new(crate::profiles::default_row(), cfg, 1).unwrap();
         let z = 1;
         while k.rmqueue(z, 0, Mt::Movable).is_some() {}
         let (start, end) = (k.zones[z].start_pfn, k.zones[z].end_pfn);
@@ -1194,7 +1197,7 @@ mod tests {
     fn a_steal_in_the_zones_partial_last_pageblock_does_not_claim_it() {
         // DMA32 of 8,492 pages: its last pageblock holds 300 of 512.
         let cfg = MachineConfig::of_zones("x86_64", 1, &[(ZoneType::Dma, 4096), (ZoneType::Dma32, 8492)]);
-        let mut k = Kernel::new(crate::profiles::find("linux-2.6.36").unwrap(), cfg, 1).unwrap();
+        let mut k = Kernel::new(crate::profiles::default_row(), cfg, 1).unwrap();
         let z = 1;
         while k.rmqueue(z, 0, Mt::Movable).is_some() {}
         let nr = 1u32 << PAGEBLOCK_ORDER;

@@ -838,7 +838,7 @@ mod tests {
     #[test]
     fn one_start_all_work_in_flight_at_a_time() {
         let cfg = MachineConfig::of_zones("x86_64", 1, &[(ZoneType::Normal, 65536)]);
-        let mut k = Kernel::new(crate::profiles::find("linux-6.8").expect("profile"), cfg, 1).expect("kernel");
+        let mut k = Kernel::new(crate::profiles::default_row(), cfg, 1).expect("kernel");
         // A device fast enough that no write waits for request-queue room.
         k.disks.push(crate::disk::Disk::preset("ssd").expect("preset"));
         let mut ctx = Ctx { is_flusher: true, ..Ctx::default() };
@@ -871,7 +871,7 @@ mod tests {
     fn the_start_all_work_counts_the_inodes_in_use() {
         let run = |inodes: u64| {
             let cfg = MachineConfig::of_zones("x86_64", 1, &[(ZoneType::Normal, 65536)]);
-            let mut k = Kernel::new(crate::profiles::find("linux-6.8").expect("profile"), cfg, 1).expect("kernel");
+            let mut k = Kernel::new(crate::profiles::default_row(), cfg, 1).expect("kernel");
             k.disks.push(crate::disk::Disk::preset("ssd").expect("preset"));
             k.inodes_in_use = inodes;
             let mut ctx = Ctx { is_flusher: true, ..Ctx::default() };
@@ -900,7 +900,7 @@ mod tests {
     #[test]
     fn the_start_all_work_ends_when_its_cleaned_inode_is_dirtied_again() {
         let cfg = MachineConfig::of_zones("x86_64", 1, &[(ZoneType::Normal, 65536)]);
-        let mut k = Kernel::new(crate::profiles::find("linux-6.8").expect("profile"), cfg, 1).expect("kernel");
+        let mut k = Kernel::new(crate::profiles::default_row(), cfg, 1).expect("kernel");
         k.disks.push(crate::disk::Disk::preset("ssd").expect("preset"));
         k.inodes_in_use = 100_000;
         let mut ctx = Ctx { is_flusher: true, ..Ctx::default() };
@@ -933,7 +933,7 @@ mod tests {
     /// without it each request's pages end as it completes.
     fn ends_of_one_chunk(io_end: u32) -> (Vec<u64>, Vec<(u64, u64)>) {
         let cfg = MachineConfig::of_zones("x86_64", 1, &[(ZoneType::Normal, 65536)]);
-        let mut k = Kernel::new(crate::profiles::find("linux-6.8").expect("profile"), cfg, 1).expect("kernel");
+        let mut k = Kernel::new(crate::profiles::default_row(), cfg, 1).expect("kernel");
         let mut d = crate::disk::Disk::preset("ssd").expect("preset");
         d.set_queue(128, 128);
         d.io_end_pages = io_end;
@@ -965,13 +965,15 @@ mod tests {
         (requests, left)
     }
 
-    /// The flusher's first chunk on a fresh disk: 6.8 writes half a second of `INIT_BW` (bounded
-    /// by the dirty limit and the work), 2.6.36 its fixed `MAX_WRITEBACK_PAGES`.
+    /// The flusher's first chunk on a fresh disk: with `writeback_chunk_bandwidth` (3.1+) half
+    /// a second of `INIT_BW` (bounded by the dirty limit and the work), without it the fixed
+    /// `MAX_WRITEBACK_PAGES`.
     #[test]
     fn the_flushers_chunk_is_half_a_second_of_the_estimated_bandwidth() {
-        let written = |profile: &str| {
+        let written = |writeback_chunk_bandwidth: bool| {
             let cfg = MachineConfig::of_zones("x86_64", 1, &[(ZoneType::Normal, 1 << 20)]);
-            let mut k = Kernel::new(crate::profiles::find(profile).expect("profile"), cfg, 1).expect("kernel");
+            let p = crate::profiles::Profile { writeback_chunk_bandwidth, ..crate::profiles::default_row() };
+            let mut k = Kernel::new(p, cfg, 1).expect("kernel");
             k.disks.push(crate::disk::Disk::preset("ssd").expect("preset"));
             let mut ctx = Ctx { is_flusher: true, ..Ctx::default() };
             let file = k.file_create("f", 1 << 30, 0, false);
@@ -980,10 +982,10 @@ mod tests {
             flusher_pass(&mut k, &mut ctx, 0);
             (k.g.writeback, k.disks[0].wb.avg_write_bandwidth)
         };
-        let (new, avg) = written("linux-6.8");
+        let (new, avg) = written(true);
         assert!(new > MIN_WRITEBACK_PAGES && new % MIN_WRITEBACK_PAGES == 0, "{new}");
         assert!(new <= avg / 2 + MIN_WRITEBACK_PAGES, "{new} pages against {avg} pages/s");
-        assert_eq!(written("linux-2.6.36").0, MIN_WRITEBACK_PAGES);
+        assert_eq!(written(false).0, MIN_WRITEBACK_PAGES);
     }
 
     /// The flusher's 256-page runs go out one request each (no queue in front of the disk); with
@@ -993,7 +995,7 @@ mod tests {
     fn the_flushers_io_end_spans_its_runs() {
         let ends = |io_end: u32| {
             let cfg = MachineConfig::of_zones("x86_64", 1, &[(ZoneType::Normal, 1 << 18)]);
-            let mut k = Kernel::new(crate::profiles::find("linux-6.8").expect("profile"), cfg, 1).expect("kernel");
+            let mut k = Kernel::new(crate::profiles::default_row(), cfg, 1).expect("kernel");
             let mut d = crate::disk::Disk::preset("ssd").expect("preset");
             d.io_end_pages = io_end;
             k.disks.push(d);
@@ -1042,7 +1044,7 @@ mod tests {
     #[test]
     fn an_io_ends_highest_run_ends_first_and_its_lowest_last() {
         let cfg = MachineConfig::of_zones("x86_64", 1, &[(ZoneType::Normal, 1 << 18)]);
-        let mut k = Kernel::new(crate::profiles::find("linux-6.8").expect("profile"), cfg, 1).expect("kernel");
+        let mut k = Kernel::new(crate::profiles::default_row(), cfg, 1).expect("kernel");
         let mut d = crate::disk::Disk::preset("ssd").expect("preset");
         d.io_end_pages = 2048;
         k.disks.push(d);

@@ -977,6 +977,13 @@ pub fn find(name: &str) -> Option<Profile> {
     all().into_iter().find(|p| p.name == name)
 }
 
+/// The row a scenario runs when it names none ([`DEFAULT_PROFILE`]): a test that needs no
+/// era's mechanism takes it, and sets on it the fields of the mechanism it exercises.
+#[cfg(test)]
+pub(crate) fn default_row() -> Profile {
+    find(DEFAULT_PROFILE).expect("the default row is in the table")
+}
+
 /// The first row whose reclaim runs `engine`: a test that needs an era's mechanisms picks its
 /// row by them rather than by a profile's name.
 #[cfg(test)]

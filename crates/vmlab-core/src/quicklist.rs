@@ -90,7 +90,7 @@ mod tests {
     use super::*;
     use crate::machine::MachineConfig;
 
-    fn kernel(profile: &str, nodes: u32, cpus: u32) -> Kernel {
+    fn kernel(quicklist: QuicklistRule, nodes: u32, cpus: u32) -> Kernel {
         let mem = 1u64 << 30;
         let cfg = MachineConfig {
             memory_bytes: mem,
@@ -102,7 +102,7 @@ mod tests {
             reserved_low_bytes: 0,
             zones: MachineConfig::layout(mem, nodes, "x86_64").unwrap(),
         };
-        Kernel::new(crate::profiles::find(profile).unwrap(), cfg, 1).unwrap()
+        Kernel::new(crate::profiles::Profile { quicklist, ..crate::profiles::default_row() }, cfg, 1).unwrap()
     }
 
     fn node_free(k: &Kernel, node: usize) -> u64 {
@@ -111,16 +111,16 @@ mod tests {
 
     #[test]
     fn max_pages_per_cpu_and_divided_by_the_node_cpus() {
-        let k = kernel("linux-2.6.26", 2, 8);
+        let k = kernel(QuicklistRule::NodeFree16, 2, 8);
         assert_eq!(max_pages(&k, 5, MIN_PAGES), node_free(&k, 1) / 16);
-        let k = kernel("linux-2.6.27", 2, 8);
+        let k = kernel(QuicklistRule::NodeFree16PerCpu, 2, 8);
         assert_eq!(max_pages(&k, 5, MIN_PAGES), node_free(&k, 1) / 16 / 4);
         assert_eq!(max_pages(&k, 0, 1 << 30), 1 << 30, "never below min_pages");
     }
 
     #[test]
     fn a_page_of_another_node_stays_on_the_freeing_cpu_and_trims_16_at_a_time() {
-        let mut k = kernel("linux-2.6.26", 2, 4);
+        let mut k = kernel(QuicklistRule::NodeFree16, 2, 4);
         let mut on0 = Ctx { cpu: 0, node: 0, ..Default::default() };
         let pages: Vec<Pfn> = (0..60).map(|_| k.pgtable_alloc(&mut on0).unwrap()).collect();
         assert!(pages.iter().all(|&p| k.node_of(p) == 0));

@@ -498,7 +498,7 @@ mod tests {
 
     fn kernel() -> Kernel {
         let cfg = crate::machine::MachineConfig::of_zones("x86_64", 1, &[(crate::mmzone::ZoneType::Normal, 4096)]);
-        Kernel::new(crate::profiles::find("linux-2.6.38").expect("profile"), cfg, 1).expect("kernel")
+        Kernel::new(crate::profiles::default_row(), cfg, 1).expect("kernel")
     }
 
     fn fire_both(k: &mut Kernel, ctx: &Ctx) {

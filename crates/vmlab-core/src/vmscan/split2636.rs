@@ -1360,14 +1360,31 @@ mod tests {
     use crate::machine::MachineConfig;
     use crate::mmzone::Mt;
 
-    /// 16 MiB DMA, 96 MiB DMA32, 32 MiB Normal: the seed's shape, small.
-    fn kernel(profile: &str) -> Kernel {
+    /// 16 MiB DMA, 96 MiB DMA32, 32 MiB Normal: the seed's shape, small, under the engine's
+    /// first row (2.6.36's mechanisms) with `later`'s choices set on it (2.6.37/38's).
+    fn kernel(later: impl FnOnce(&mut crate::profiles::Profile)) -> Kernel {
         let cfg = MachineConfig::of_zones(
             "x86_64",
             1,
             &[(ZoneType::Dma, 4096), (ZoneType::Dma32, 24576), (ZoneType::Normal, 8192)],
         );
-        Kernel::new(crate::profiles::find(profile).expect("profile"), cfg, 1).expect("kernel")
+        let mut p = crate::profiles::first_with_engine(crate::profiles::Engine::Split2636);
+        later(&mut p);
+        Kernel::new(p, cfg, 1).expect("kernel")
+    }
+
+    /// 2.6.36's row: none of the later choices.
+    fn as_2636(_: &mut crate::profiles::Profile) {}
+
+    /// Mel Gorman's 2.6.38 kswapd series: classzone balancing, 25 % of the node balanced, the
+    /// inverted sleep check, an unreclaimable zone counting as balanced, and `balance_pgdat`'s
+    /// `out:` keeping the order while reclaim progresses.
+    fn kswapd_series(p: &mut crate::profiles::Profile) {
+        p.pgdat_balanced_quarter = true;
+        p.split26.kswapd_classzone = true;
+        p.split26.sleep_check_inverted = true;
+        p.split26.unreclaimable_balanced = true;
+        p.split26.kswapd_return_order = true;
     }
 
     /// Allocate every page of zone `zid` (pfn order), then free every other one: order-0 holes only.
@@ -1388,8 +1405,9 @@ mod tests {
     fn watermark_check_is_off_by_two_from_2637() {
         // A zone with exactly min + reserve + 1 free pages passes order 0 in 2.6.36 and fails in
         // 2.6.38, which subtracts (1 << order) + 1.
-        for (profile, ok) in [("linux-2.6.36", true), ("linux-2.6.38", false)] {
-            let k = kernel(profile);
+        for (off_by_two, ok) in [(false, true), (true, false)] {
+            let profile = format!("wmark_off_by_two {off_by_two}");
+            let k = kernel(|p| p.split26.wmark_off_by_two = off_by_two);
             let z = 1;
             let free = k.zones[z].free_pages;
             assert!(k.zone_watermark_ok(z, 0, free - 1, 0, false, false) == ok, "{profile}");
@@ -1400,7 +1418,7 @@ mod tests {
     fn sleep_checks_2636_any_zone_2638_quarter_of_node_and_backwards() {
         let cz = ZoneType::Normal as usize;
         // 2.6.36: premature exactly while some zone fails the order at HIGH.
-        let mut k = kernel("linux-2.6.36");
+        let mut k = kernel(as_2636);
         assert!(!sleeping_prematurely(&k, 0, 3, false, cz), "fresh memory: 2.6.36 sleeps");
         shred(&mut k, 2);
         assert!(!wmark_ok(&k, 2, 3, k.zones[2].high_wmark(), 0));
@@ -1408,7 +1426,7 @@ mod tests {
         assert!(!sleeping_prematurely(&k, 0, 0, false, cz), "order 0 is fine everywhere");
         // 2.6.38: the node is balanced while DMA32 (75 %) is, and for order > 0 the check
         // returns pgdat_balanced() itself — a balanced node is "premature" (fixed in 3.0).
-        let mut k = kernel("linux-2.6.38");
+        let mut k = kernel(kswapd_series);
         assert!(sleeping_prematurely(&k, 0, 3, false, cz), "balanced node reads as premature");
         shred(&mut k, 2);
         assert!(sleeping_prematurely(&k, 0, 3, false, cz), "still balanced without Normal");
@@ -1425,7 +1443,7 @@ mod tests {
     /// would have broken.
     #[test]
     fn unbalanced_high_order_pass_keeps_its_order_while_reclaim_progresses() {
-        let mut k = kernel("linux-2.6.38");
+        let mut k = kernel(kswapd_series);
         locals(&mut k, 0);
         for (reclaimed, after) in [(SWAP_CLUSTER_MAX, 3), (SWAP_CLUSTER_MAX - 1, 0)] {
             let l = &mut k.reclaim.split_mut().kswapd[0];
@@ -1450,7 +1468,7 @@ mod tests {
 
     #[test]
     fn unmovable_fallback_steals_the_largest_block_and_claims_its_pageblock() {
-        let mut k = kernel("linux-2.6.36");
+        let mut k = kernel(as_2636);
         let z = 1;
         let p = k.rmqueue(z, 3, Mt::Unmovable).expect("a block");
         let b = k.pageblock_of(k.zone_of(p), p);
@@ -1476,7 +1494,8 @@ mod tests {
             4,
             &[(ZoneType::Dma, 3943), (ZoneType::Dma32, 832_392), (ZoneType::Normal, 193_920)],
         );
-        let k = Kernel::new(crate::profiles::find("linux-2.6.36").expect("profile"), cfg, 1).expect("kernel");
+        let p = crate::profiles::first_with_engine(crate::profiles::Engine::Split2636);
+        let k = Kernel::new(p, cfg, 1).expect("kernel");
         let got: Vec<([u64; 3], Vec<u64>)> =
             k.zones.iter().map(|z| (z.wmark, z.lowmem_reserve[..4].to_vec())).collect();
         assert_eq!(got[0], ([7, 8, 10], vec![0, 3251, 4009, 4009]), "DMA");
@@ -1492,7 +1511,7 @@ mod tests {
     /// to `s->min` succeeds (Simon, 25 Nov 2010: "it is too late -- kswapd is woken").
     #[test]
     fn skb_slab_wakes_kswapd_at_order_3_only_when_every_zone_fails_it() {
-        let mut k = kernel("linux-2.6.36");
+        let mut k = kernel(as_2636);
         let mut ctx = Ctx::default();
         shred(&mut k, 2);
         let (p, o) = crate::slub::allocate_slab(&mut k, &mut ctx, 3).expect("DMA32 serves it");
@@ -1517,10 +1536,9 @@ mod tests {
     /// swap system" (linux-mm, 2 Sep 2010; merged for 2.6.37) made it wait for a swap area.
     #[test]
     fn kswapd_ages_anon_without_swap_in_2636_only() {
-        for (profile, ages, with_swap) in
-            [("linux-2.6.36", true, false), ("linux-2.6.38", false, false), ("linux-2.6.38", true, true)]
-        {
-            let mut k = kernel(profile);
+        for (needs_swap, ages, with_swap) in [(false, true, false), (true, false, false), (true, true, true)] {
+            let profile = format!("anon_aging_needs_swap {needs_swap}");
+            let mut k = kernel(|p| p.split26.anon_aging_needs_swap = needs_swap);
             if with_swap {
                 k.swap = Some(crate::swap_state::SwapInfo::new(0, 0, 64 << 20));
             }
@@ -1544,14 +1562,14 @@ mod tests {
 
     #[test]
     fn wakeup_2636_does_not_raise_the_order_for_a_zone_fine_at_low() {
-        let mut k = kernel("linux-2.6.36");
+        let mut k = kernel(as_2636);
         wakeup_kswapd(&mut k, 1, 3, ZoneType::Normal as usize);
         assert_eq!(k.nodes[0].kswapd.max_order, 0);
         shred(&mut k, 2);
         wakeup_kswapd(&mut k, 2, 3, ZoneType::Normal as usize);
         assert_eq!(k.nodes[0].kswapd.max_order, 3);
         // 2.6.38 records the order even for a zone that is fine (the LOW check only gates the wake).
-        let mut k = kernel("linux-2.6.38");
+        let mut k = kernel(kswapd_series);
         wakeup_kswapd(&mut k, 1, 3, ZoneType::Normal as usize);
         assert_eq!(k.nodes[0].kswapd.max_order, 3);
     }

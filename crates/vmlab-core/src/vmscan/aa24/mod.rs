@@ -1307,9 +1307,7 @@ mod tests {
             1,
             &[(ZoneType::Dma, 4096), (ZoneType::Normal, 16384), (ZoneType::HighMem, 16384)],
         );
-        let k = Kernel::new(crate::profiles::find("linux-2.4.23aa1").expect("profile"), cfg, 1).expect("kernel");
-        assert_eq!(k.profile.engine, crate::profiles::Engine::Aa24);
-        k
+        Kernel::new(crate::profiles::first_with_engine(crate::profiles::Engine::Aa24), cfg, 1).expect("kernel")
     }
 
     /// `n` clean page-cache pages of one file from HighMem, on the list `l`, referenced or not.

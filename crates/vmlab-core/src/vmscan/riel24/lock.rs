@@ -294,7 +294,8 @@ mod tests {
         use crate::mm_types::pg;
         use crate::mmzone::{Mt, ZoneType};
         let cfg = MachineConfig::of_zones("i386", 2, &[(ZoneType::Dma, 4096), (ZoneType::Normal, 16384)]);
-        let mut k = Kernel::new(crate::profiles::find("linux-2.4.9").expect("profile"), cfg, 1).expect("kernel");
+        let mut k =
+            Kernel::new(crate::profiles::first_with_engine(crate::profiles::Engine::Riel24), cfg, 1).expect("kernel");
         k.disks.push(crate::disk::Disk::preset("hdd").expect("preset"));
         let file = k.file_create("dd", 1 << 20, 0, false);
         let mut dd = Ctx { cpu: 1, task: 2, ..Default::default() };

@@ -71,7 +71,7 @@ mod tests {
 
     #[test]
     fn a_write_and_a_wait_are_counted_for_their_task_only() {
-        let p = crate::profiles::find("linux-2.4.9").expect("profile").clone();
+        let p = crate::profiles::first_with_engine(crate::profiles::Engine::Riel24);
         let cfg = crate::machine::MachineConfig::of_zones("i386", 1, &[(crate::mmzone::ZoneType::Normal, 4096)]);
         let mut k = Kernel::new(p, cfg, 1).expect("kernel");
         let ctx = Ctx { task: 3, ..Default::default() };
