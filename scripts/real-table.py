@@ -341,7 +341,12 @@ def sim_plan(rows: list[dict], way: str) -> list[dict]:
 
 def sim_command(a, row: dict, out: Path, moment_sets: list[str] | None = None) -> list[str]:
     dirs = dict(kv.partition("=")[::2] for kv in a.disk_dir or [])
-    sets = (row.get("moment_sets", []) if moment_sets is None else moment_sets) + list(row["sets"])
+    sets = list(row.get("moment_sets", []) if moment_sets is None else moment_sets)
+    if not any(x.startswith("machine.reported_at_start") for x in sets):
+        # A record made before `vmlab real` noted the free pool: simulated as it was then, from a
+        # machine that boots unreported, not from the host's pool at the time of the table.
+        sets.append("machine.reported_at_start=false")
+    sets += list(row["sets"])
     if row["disk"] == "var-tmp":
         ddir = dirs.get("var-tmp", "/var/tmp")
     elif row["disk"] in dirs:

@@ -504,7 +504,11 @@ pub fn scenario(
     before.extend(facts.moment_sets());
     let files: u64 = own.setup.files.iter().map(|f| f.bytes * f.count as u64).sum::<u64>()
         + own.setup.filetrees.iter().map(|t| t.total_bytes).sum::<u64>();
-    before.extend(facts.reporting_sets(files));
+    // A caller that says whether the pool was reported (a record made before `vmlab real` noted
+    // it pins `reported_at_start=false`) decides alone: the live figures would contradict it.
+    if !sets.iter().any(|s| s.trim_start().starts_with("machine.reported_at_start")) {
+        before.extend(facts.reporting_sets(files));
+    }
     let after = facts.sets();
     let mut sc = load_scenario(path, &[&before[..], sets, &after[..]].concat()).map_err(Ok)?;
     if sc.setup.machine.foreign_dirty_bytes > 0 && sc.file.machine.foreign_disk.is_none() {
