@@ -315,4 +315,4 @@ def test_the_runs_inode_count_is_pinned_in_the_record_and_handed_to_the_simulati
     a = type("A", (), {"disk_dir": None, "vmlab": "vmlab"})()
     cmd = rt.sim_command(a, rec["small"], tmp_path / "o.json")
     sets = [cmd[i + 1] for i, x in enumerate(cmd) if x == "--set"]
-    assert sets == ["machine.inodes_in_use=101500", "machine.foreign_dirty=31232000", "vars.v=small"]
+    assert sets == ["machine.inodes_in_use=101500", "machine.foreign_dirty=31232000", "machine.reported_at_start=false", "vars.v=small"]

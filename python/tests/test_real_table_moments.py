@@ -90,8 +90,8 @@ def test_runs_with_different_moments_get_one_simulation_each_and_identical_ones_
     got = sorted(calls(tmp_path))
     assert got == sorted(
         [
-            ["machine.inodes_in_use=100000", "machine.foreign_dirty=1024000", "vars.v=dw"],
-            ["machine.inodes_in_use=100000", "machine.foreign_dirty=921600000", "vars.v=dw"],
+            ["machine.inodes_in_use=100000", "machine.foreign_dirty=1024000", "machine.reported_at_start=false", "vars.v=dw"],
+            ["machine.inodes_in_use=100000", "machine.foreign_dirty=921600000", "machine.reported_at_start=false", "vars.v=dw"],
         ]
     ), "one simulation for runs 1 and 3, one for run 2; never the mean"
     c = cells(doc, "dw")["pgactivate"]
@@ -109,7 +109,7 @@ def test_runs_with_different_moments_get_one_simulation_each_and_identical_ones_
     (tmp_path / "calls.txt").unlink()
     out, doc = table(tmp_path, "--moments", "row")
     assert out.returncode == 0, out.stderr
-    assert calls(tmp_path) == [["machine.inodes_in_use=100000", "machine.foreign_dirty=307883008", "vars.v=dw"]]
+    assert calls(tmp_path) == [["machine.inodes_in_use=100000", "machine.foreign_dirty=307883008", "machine.reported_at_start=false", "vars.v=dw"]]
     assert cells(doc, "dw")["pgactivate"]["sim"] == 400_667 and "sim_runs" not in cells(doc, "dw")["pgactivate"]
     assert "each row simulated once at its record's moment_sets" in out.stdout.splitlines()[0]
 
@@ -123,8 +123,8 @@ def test_a_record_without_per_run_figures_uses_its_moment_sets(tmp_path):
     out, doc = table(tmp_path)
     assert out.returncode == 0, out.stderr
     assert sorted(calls(tmp_path)) == [
-        ["machine.inodes_in_use=104417", "machine.foreign_dirty=304640", "vars.v=old"],
-        ["machine.inodes_in_use=5", "machine.foreign_dirty=10240", "vars.v=same"],
+        ["machine.inodes_in_use=104417", "machine.foreign_dirty=304640", "machine.reported_at_start=false", "vars.v=old"],
+        ["machine.inodes_in_use=5", "machine.foreign_dirty=10240", "machine.reported_at_start=false", "vars.v=same"],
     ]
     assert cells(doc, "old")["pgactivate"]["sim"] == 104_417 + 297
     m = doc["moments"]["rows"]
@@ -166,3 +166,21 @@ def test_a_run_whose_moment_vmlab_refuses_is_left_out_of_both_means_and_named(tm
     record(tmp_path, [row("dw", runs[:1] + runs[2:], [], ["vars.crash=1"])])
     out, _ = table(tmp_path)
     assert out.returncode == 2 and "exited 1" in out.stderr and "thread panicked" in out.stderr
+
+
+def test_each_run_gets_its_own_free_page_reporting_state_and_no_false_pin(tmp_path):
+    fake_vmlab(tmp_path)
+    runs = [host_run(1_000, 5, 10), host_run(1_000, 5, 10)]
+    for r, (small, large, rep) in zip(runs, [(100, 200, 300), (400, 500, 600)]):
+        r.update(host_unreported_small=small, host_unreported_large=large, host_reported=rep)
+    pool = ["machine.reported_at_start=true", "machine.unreported_small=250", "machine.unreported_large=350", "machine.reported_free=450"]
+    record(tmp_path, [row("fp", runs, ["machine.inodes_in_use=5", "machine.foreign_dirty=10240", *pool])])
+    out, _ = table(tmp_path)
+    assert out.returncode == 0, out.stderr
+    got = sorted(calls(tmp_path))
+    assert got == sorted(
+        [
+            ["machine.inodes_in_use=5", "machine.foreign_dirty=10240", "machine.reported_at_start=true", f"machine.unreported_small={s}", f"machine.unreported_large={l}", f"machine.reported_free={r}", "vars.v=fp"]
+            for s, l, r in [(100, 200, 300), (400, 500, 600)]
+        ]
+    ), "each run its own pool, never the mean, and no reported_at_start=false beside it"
