@@ -19,8 +19,10 @@ spread of its runs. `--sims DIR` takes DIR/ID.json instead of running where it e
 
 The host's moment figures (its inodes in use, its other writers' dirty page cache and its free memory
 by free page reporting state at a run's start, `inodes_in_use` / `host_dirty_kb` /
-`host_unreported_small` / `host_unreported_large` of each run in the record) are handed to the simulation as
-`--set`s before the row's own. By default (`--moments runs`) every real run is simulated at its own
+`host_unreported_small` / `host_unreported_large` / `host_reported` of each run in the record) are handed to
+the simulation as `--set`s before the row's own; a record whose rows have no free-pool figures is simulated
+with `machine.reported_at_start=false`, as it was before `vmlab real` noted them, rather than from the host's
+pool at the time the table is printed. By default (`--moments runs`) every real run is simulated at its own
 figures, runs with the same figures share one simulation (DIR/ID-N.json, N its first run; DIR/ID.json
 where the row needs one), and a figure's simulated value is the mean over the row's runs, each run
 its own simulation's: the host's runs met 0.4 MB to 1.15 GB of other writers' dirty data in one
