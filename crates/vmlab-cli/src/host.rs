@@ -571,6 +571,41 @@ mod tests {
     }
 
     #[test]
+    fn a_reporting_guest_starts_from_its_free_pool() {
+        // Frames 0..1024 one reported order-10 block (its head BUDDY | UPTODATE, its tails BUDDY),
+        // then four free order-0 pages among the rest.
+        let mut flags = vec![0u64; 2048];
+        flags[..1024].fill(1 << 10);
+        flags[0] |= 1 << 3;
+        let bytes: Vec<u8> = flags.iter().flat_map(|x| x.to_le_bytes()).collect();
+        let kpf = String::from_utf8(bytes).unwrap();
+        let d = fixture(&[
+            ("proc/meminfo", "MemTotal:       24567890 kB\n"),
+            ("sys/devices/system/cpu/online", "0-1\n"),
+            ("sys/module/page_reporting/parameters/page_reporting_order", "9\n"),
+            ("sys/bus/virtio/devices/virtio0/device", "0x0005\n"),
+            ("sys/bus/virtio/devices/virtio0/features", "01100101\n"),
+            (
+                "proc/buddyinfo",
+                "Node 0, zone   Normal      4      0      0      0      0      0      0      0      0      0      1 \n",
+            ),
+            ("proc/kpageflags", &kpf),
+        ]);
+        let f = read(&d).unwrap();
+        assert_eq!(f.free, Some(free_pages::FreeState { small: 4 << 12, large: 4 << 20, reported: 4 << 20 }));
+        let sets = |files| f.reporting_sets(files).join(" ");
+        assert_eq!(
+            sets(0),
+            "machine.reported_at_start=true machine.unreported_small=16384 machine.unreported_large=0 machine.reported_free=4194304"
+        );
+        // vmlab real's set-up writes the scenario's files into the small blocks first, and drops them.
+        assert!(sets(1 << 20).contains("machine.unreported_large=1032192"), "{}", sets(1 << 20));
+        let mut quiet = f.clone();
+        quiet.page_reporting_order = None;
+        assert!(quiet.reporting_sets(0).is_empty(), "a machine that does not report has no pool to start from");
+    }
+
+    #[test]
     fn a_host_from_its_files() {
         let d = fixture(&[
             ("proc/meminfo", "MemTotal:       24567890 kB\nMemFree:  100 kB\n"),
