@@ -499,6 +499,7 @@ pub fn scenario(
     // And `vmlab real` reads its group's memory.stat at every poll, which flushes them.
     if has_memcg {
         before.push(format!("reclaim.memcg_stat_poll_ms={}", crate::real::run::POLL_MS));
+        before.push(format!("reclaim.memcg_stat_poll_work_us={}", crate::real::run::POLL_WORK_US));
     }
     // Before the caller's --sets, so that one can pin it.
     before.extend(facts.moment_sets());

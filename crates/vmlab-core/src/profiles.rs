@@ -459,6 +459,14 @@ pub struct Profile {
     /// threshold per-memcg", 6.8). Not the kernel's: the machine's. `vmlab real` polls its
     /// group so every 20 ms, so `run --host` sets it; no row has it.
     pub memcg_stat_poll_ms: u64,
+    /// The reader's own work between two polls, µs: it reads again `memcg_stat_poll_ms` plus
+    /// this after its last read, not on a grid of whole `memcg_stat_poll_ms`. Not the kernel's:
+    /// `vmlab real`'s loop waits 20 ms in `poll` and then does its reads, so on the host its
+    /// `memory.stat` flushes came 20.25-20.26 ms apart at the median (hf32's three traced
+    /// heap-fileset runs). An exact 20 ms grid locks its phase to a workload whose passes
+    /// repeat every ~11 × 20 ms, and then every pass meets the same phase (history
+    /// real-2026-11-28b.md, "Session 32 — hfact32"). 0 (every row): the whole-period grid.
+    pub memcg_stat_poll_work_us: u64,
     /// `ondemand_readahead` treats a read at index 0 as the start of a stream (`if (!index)
     /// goto initial_readahead`): a file read again from its beginning gets the initial window
     /// whatever the last read was. Present in the 2.6.34-era and 6.x copies read (the
@@ -606,6 +614,7 @@ const MODERN: Profile = Profile {
     memcg_flush_ratelimited: false,
     wbt_swap_hiprio: false,
     memcg_stat_poll_ms: 0,
+    memcg_stat_poll_work_us: 0,
     ra_start_of_file: true,
     blk_mq: true,
     max_queue_sectors_kb: 0,
@@ -684,6 +693,7 @@ const LINUX_2_6_26: Profile = Profile {
     memcg_flush_ratelimited: false,
     wbt_swap_hiprio: false,
     memcg_stat_poll_ms: 0,
+    memcg_stat_poll_work_us: 0,
     ra_start_of_file: false,
     blk_mq: false,
     max_queue_sectors_kb: 0,
@@ -768,6 +778,7 @@ const LINUX_2636: Profile = Profile {
     memcg_flush_ratelimited: false,
     wbt_swap_hiprio: false,
     memcg_stat_poll_ms: 0,
+    memcg_stat_poll_work_us: 0,
     // 2.6.36's ondemand_readahead has the start-of-file case too, but turning it on moves seed
     // kswapd-high-order's 2.6.36/2.6.38 comparison (2.6.38 then scans 0.04 % more, where the
     // seed's test wants less); off until that seed is re-checked with it.
@@ -881,6 +892,7 @@ const LINUX_249: Profile = Profile {
     memcg_flush_ratelimited: false,
     wbt_swap_hiprio: false,
     memcg_stat_poll_ms: 0,
+    memcg_stat_poll_work_us: 0,
     ra_start_of_file: false,
     blk_mq: false,
     max_queue_sectors_kb: 0,
@@ -1255,6 +1267,7 @@ pub const KNOBS: &[Knob] = &[
     rc("wbt_swap_hiprio", Kind::Bool, Readers::All),
     // workingset.rs periodic_flush.
     rc("memcg_stat_poll_ms", Kind::Int(INT), MODERN_ONLY),
+    rc("memcg_stat_poll_work_us", Kind::Int(INT), MODERN_ONLY),
     // readahead.rs ondemand_readahead.
     rc("ra_start_of_file", Kind::Bool, Readers::All),
     // kernel.rs build_zones (bootmem.rs).
@@ -1542,6 +1555,7 @@ impl Profile {
             "elevator_read_latency" => self.elevator_read_latency = small(n)?,
             "elevator_write_latency" => self.elevator_write_latency = small(n)?,
             "memcg_stat_poll_ms" => self.memcg_stat_poll_ms = n,
+            "memcg_stat_poll_work_us" => self.memcg_stat_poll_work_us = n,
             "memmap_struct_page" => self.memmap_struct_page = n,
             "swappiness" => t.swappiness = n,
             "min_free_kbytes" => t.min_free_kbytes = n,

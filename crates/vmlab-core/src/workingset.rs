@@ -95,7 +95,11 @@ pub fn periodic_flush(k: &mut Kernel, now: u64) -> bool {
     // A reader of `memory.stat` flushes as often as it reads (above the update threshold, which
     // a reclaiming group passes within a poll). It reads the groups it watches; vmlab flushes
     // the tree, the same for a machine whose pages are all in the watched group.
-    let poll = k.profile.memcg_stat_poll_ms * 1_000_000;
+    // No reader without a poll timeout, whatever its work would be.
+    let poll = match k.profile.memcg_stat_poll_ms {
+        0 => 0,
+        ms => ms * 1_000_000 + k.profile.memcg_stat_poll_work_us * 1_000,
+    };
     let period = now / FLUSH_TIME_NS;
     let later = |p: u64, last: u64| last == u64::MAX || p > last;
     let new_period = later(period, k.memcg.flushed_period);

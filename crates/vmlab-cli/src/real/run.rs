@@ -57,6 +57,12 @@ pub struct Limits {
 /// whose read flushes the group's memcg statistics: `run --host` models it).
 pub const POLL_MS: i32 = 20;
 
+/// What the loop adds to `POLL_MS` between two polls on the development host, µs: its
+/// `memory.stat` flushes came 20.25-20.26 ms apart at the median (p10 20.20-20.23, p90
+/// 20.31-20.50 ms) in hf32's three traced heap-fileset 384 MiB runs
+/// (docs/real/2026-11-29-hf32-traces.tar.xz). `run --host` models the poller with it.
+pub const POLL_WORK_US: i32 = 250;
+
 pub struct Outcome {
     pub elapsed: f64,
     /// Readings at the start, every interval, and at the end.

@@ -481,11 +481,12 @@ fn run_host_builds_the_machine_from_the_host_and_limits_the_workload() {
     assert!(host.starts_with("machine.cost.fault=2100ns "), "the calibration first: {host}");
     assert!(v["notes"]["host_costs"].as_str().unwrap().starts_with("calibrated"));
     // The queue's limits with the disk, before the command line's `--set`s (which then win);
-    // then `vmlab real`'s own reads of its group's memory.stat, every poll (20 ms).
+    // then `vmlab real`'s own reads of its group's memory.stat, every poll (20 ms) and the
+    // loop's work after it.
     assert!(
         host.contains(
             "chunk = 4194304, device_write_bandwidth = \"0B/s\", write_completion_latency = \"0ns\" }] vm.max_sectors_kb=1024 vm.max_segments=64 disk.sda.nr_requests=64 \
-             disk.sda.scheduler=\"none\" reclaim.memcg_stat_poll_ms=20 machine.memory="
+             disk.sda.scheduler=\"none\" reclaim.memcg_stat_poll_ms=20 reclaim.memcg_stat_poll_work_us=250 machine.memory="
         ),
         "{host}"
     );

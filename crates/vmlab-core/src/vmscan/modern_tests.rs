@@ -270,6 +270,32 @@ fn a_memory_stat_reader_flushes_at_its_period() {
     }
 }
 
+/// The reader's loop works between its polls (profile `memcg_stat_poll_work_us`): with 250 µs
+/// it reads every 20.25 ms, so its 11th read is at 222.75 ms, not at 220 ms — a workload
+/// whose passes repeat every ~220 ms meets it at a phase that moves from pass to pass.
+#[test]
+fn a_memory_stat_reader_reads_after_its_poll_and_its_work() {
+    for work_us in [0, 250] {
+        let mut k = kernel();
+        k.profile.memcg_flush_ratelimited = true;
+        k.profile.memcg_stat_poll_ms = 20;
+        k.profile.memcg_stat_poll_work_us = work_us;
+        group_gains_64_inactive_file_pages_after_a_flush(&mut k);
+        // The 10th read either way (200-220 ms, 202.5-222.75 ms).
+        k.now = 210_000_000;
+        flush_now(&mut k, 1);
+        assert_eq!(crate::workingset::lru_state(&k, 0, 1, LRU_INACTIVE_FILE), 64, "210 ms (work {work_us} µs)");
+        charge_inactive_file(&mut k, 32);
+        k.now = 220_100_000;
+        flush_now(&mut k, 1);
+        let seen = crate::workingset::lru_state(&k, 0, 1, LRU_INACTIVE_FILE);
+        assert_eq!(seen, if work_us == 0 { 96 } else { 64 }, "220.1 ms (work {work_us} µs)");
+        k.now = 222_800_000;
+        flush_now(&mut k, 1);
+        assert_eq!(crate::workingset::lru_state(&k, 0, 1, LRU_INACTIVE_FILE), 96, "222.8 ms (work {work_us} µs)");
+    }
+}
+
 /// The `memory.stat` reader is another task, on its own clock, so its flush can fall inside one
 /// long limit reclaim (on this host 8 of 9 priority-2 dives of heap-fileset 384 MiB had one:
 /// tracefs `memcg_flush_stats`, docs/notes/history/real-2026-11-28b.md, hf31). A node pass reads
