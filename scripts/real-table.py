@@ -218,7 +218,7 @@ def cmd_record(a) -> int:
                 f["inodes_in_use"] = params["inodes_in_use"]
             if isinstance(params.get("host_dirty_kb"), int):
                 f["host_dirty_kb"] = params["host_dirty_kb"]
-            for k in ("host_unreported_small", "host_unreported_large", "host_reported"):
+            for k in POOL:
                 if isinstance(params.get(k), int):
                     f[k] = params[k]
             f["file"] = p.name
@@ -240,8 +240,8 @@ def cmd_record(a) -> int:
             r.setdefault("moment_sets", []).append(f"machine.foreign_dirty={kb * 1024}")
         # And the free memory as the host's free page reporting left it at the workload's start
         # (the set-up's dropped files included): what the first touches of frames cost.
-        if all(k in f for f in runs for k in ("host_unreported_small", "host_unreported_large", "host_reported")):
-            small, large, rep = (round(mean([f[k] for f in runs])) for k in ("host_unreported_small", "host_unreported_large", "host_reported"))
+        if all(k in f for f in runs for k in POOL):
+            small, large, rep = (round(mean([f[k] for f in runs])) for k in POOL)
             r.setdefault("moment_sets", []).extend(
                 ["machine.reported_at_start=true", f"machine.unreported_small={small}", f"machine.unreported_large={large}", f"machine.reported_free={rep}"]
             )
@@ -299,6 +299,9 @@ def check_record(rec: dict, where: str) -> None:
 
 
 # A run's moment figure in the record -> the --set it is in `moment_sets` (cmd_record) and its unit.
+# The free pool a run started from (`vmlab real`'s params, bytes), in `machine.*`'s order.
+POOL = ("host_unreported_small", "host_unreported_large", "host_reported")
+
 MOMENTS = [
     ("inodes_in_use", "machine.inodes_in_use", 1),
     ("host_dirty_kb", "machine.foreign_dirty", 1024),

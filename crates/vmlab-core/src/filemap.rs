@@ -436,8 +436,7 @@ impl Kernel {
         match self.files[file as usize].find(idx) {
             // A folio is locked (and in flight) as a whole: its head says.
             Some(p) if self.fr.has(self.fr.folio_head(p), pg::LOCKED) => {
-                let until = self.inflight.get(&p).copied().unwrap_or(ctx.clock());
-                PageRes::Wait(self.wait_on_read(ctx, p, until))
+                PageRes::Wait(self.wait_on_locked(ctx, p, ctx.clock()))
             }
             Some(p) => PageRes::Ready(p),
             None => PageRes::Oom,
@@ -597,8 +596,7 @@ pub fn generic_perform_write(
         let p = match k.files[file as usize].find(*idx) {
             Some(p) => {
                 if k.fr.has(k.fr.folio_head(p), pg::LOCKED) {
-                    let until = k.inflight.get(&p).copied().unwrap_or(ctx.clock());
-                    let until = k.wait_on_read(ctx, p, until);
+                    let until = k.wait_on_locked(ctx, p, ctx.clock());
                     return Progress::Block(Outcome::Block { until: Some(until), io: true });
                 }
                 // Dirtying is per page in this model: a large folio becomes single pages first.

@@ -546,6 +546,13 @@ impl Kernel {
         self.blk_dispatched = out;
     }
 
+    /// `wait_on_page` of a locked page `p`: until its I/O's end as `inflight` has it (`absent`
+    /// where it has none), a read a 2.4 queue still lists waiting as [`Kernel::wait_on_read`].
+    pub fn wait_on_locked(&mut self, ctx: &Ctx, p: Pfn, absent: u64) -> u64 {
+        let until = self.inflight.get(&p).copied().unwrap_or(absent);
+        self.wait_on_read(ctx, p, until)
+    }
+
     /// `wait_on_page` of `p`, under I/O until `until`: a read a 2.4 queue still lists has no
     /// end yet ([`crate::ll_rw_blk::UNPLUGGED`]); the task sleeps until the driver takes it
     /// ([`Kernel::collect_dispatched`] wakes it at that request's end). When the task goes on.

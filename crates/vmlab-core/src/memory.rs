@@ -259,8 +259,7 @@ impl Kernel {
         let p = cached;
         crate::swap_state::swap_cache_hit(self, mm, vi, vpn, p);
         if self.fr.has(p, pg::LOCKED) {
-            let until = self.inflight.get(&p).copied().unwrap_or(ctx.clock());
-            return Fault::Wait { until: self.wait_on_read(ctx, p, until), major: false };
+            return Fault::Wait { until: self.wait_on_locked(ctx, p, ctx.clock()), major: false };
         }
         if let (true, VmaKind::File { file, pgoff }) = (flags & vm::SHM != 0, self.mm(mm).vmas[vi].kind) {
             // A shm page that the page-table walk unmapped while it sat in the swap cache (2.4's
@@ -364,8 +363,7 @@ impl Kernel {
         let w = if write || flags & vm::WRITE != 0 { pte::WRITE | if write { pte::DIRTY } else { 0 } } else { 0 };
         if let Some(p) = self.files[file as usize].find(idx) {
             if self.fr.has(p, pg::LOCKED) {
-                let until = self.inflight.get(&p).copied().unwrap_or(ctx.clock());
-                return Fault::Wait { until: self.wait_on_read(ctx, p, until), major: false };
+                return Fault::Wait { until: self.wait_on_locked(ctx, p, ctx.clock()), major: false };
             }
             self.map_new(ctx, mm, slot, p, flags | vm::SHM, w);
             crate::vmscan::nopage_accessed(self, p);
@@ -378,8 +376,7 @@ impl Kernel {
             if cached != NIL {
                 let p = cached;
                 if self.fr.has(p, pg::LOCKED) || self.fr.has(p, pg::WRITEBACK) {
-                    let t = self.inflight.get(&p).copied().unwrap_or(ctx.clock() + 1_000_000);
-                    return Fault::Wait { until: self.wait_on_read(ctx, p, t), major: false };
+                    return Fault::Wait { until: self.wait_on_locked(ctx, p, ctx.clock() + 1_000_000), major: false };
                 }
                 // Back from the swap cache into the segment.
                 self.shmem_unuse(ctx, file, idx, s, p);

@@ -195,47 +195,13 @@ pub fn settle_at_start(k: &mut Kernel, small: u64, large: u64, reported: Option<
         return;
     }
     let (zl, n) = k.zonelist(0, crate::page_alloc::Gfp::highuser_movable());
-    let frag = min - 1;
-    let mut left = small.div_ceil(1 << frag);
-    for &zid in &zl[..n] {
-        while left > 0 {
-            let Some(p) = k.rmqueue(zid, min, crate::mmzone::Mt::Movable) else { break };
-            let held = p + (1 << frag);
-            for f in held..held + (1 << frag) {
-                k.fr.set(f, pg::RESERVED);
-            }
-            k.g.reserved += 1 << frag;
-            k.free_one_page(zid, p, frag);
-            left -= 1;
-        }
-    }
+    let zl = &zl[..n];
+    make_fragments(k, zl, min - 1, small);
     if let Some(rep) = reported {
-        // The other users' memory, from the zones allocations try first: whole blocks while
-        // they fit in the surplus, then smaller ones.
-        let keep = small + large + rep;
-        let mut free: u64 = zl[..n].iter().map(|&z| k.zone_free(z)).sum();
-        for &zid in &zl[..n] {
-            let mut o = MAX_ORDER as u32 - 1;
-            while free > keep {
-                while (1u64 << o) > free - keep {
-                    o -= 1;
-                }
-                let Some(p) = k.rmqueue(zid, o, crate::mmzone::Mt::Movable) else {
-                    if o == 0 {
-                        break;
-                    }
-                    o -= 1;
-                    continue;
-                };
-                for f in p..p + (1 << o) {
-                    k.fr.set(f, pg::RESERVED);
-                }
-                k.g.reserved += 1 << o;
-                free -= 1 << o;
-            }
-        }
+        hold_surplus(k, zl, small + large + rep);
     }
     let (state, due) = (k.page_reporting.state, k.page_reporting.due);
+    // An idle guest's passes, budget after budget, until no list is left unfinished.
     loop {
         k.page_reporting.state = State::Active;
         for zid in 0..k.zones.len() {
@@ -245,9 +211,61 @@ pub fn settle_at_start(k: &mut Kernel, small: u64, large: u64, reported: Option<
             break;
         }
     }
+    unreport_recent(k, zl, min, large);
+    k.page_reporting.state = state;
+    k.page_reporting.due = due;
+}
+
+/// A block the machine's other users hold: out of the allocator's reach for the run.
+fn hold(k: &mut Kernel, p: Pfn, order: u32) {
+    for f in p..p + (1 << order) {
+        k.fr.set(f, pg::RESERVED);
+    }
+    k.g.reserved += 1 << order;
+}
+
+/// `pages` of free blocks of order `frag` whose buddies are held, from the zones allocations
+/// try first.
+fn make_fragments(k: &mut Kernel, zl: &[usize], frag: u32, pages: u64) {
+    let mut left = pages.div_ceil(1 << frag);
+    for &zid in zl {
+        while left > 0 {
+            let Some(p) = k.rmqueue(zid, frag + 1, crate::mmzone::Mt::Movable) else { break };
+            hold(k, p + (1 << frag), frag);
+            k.free_one_page(zid, p, frag);
+            left -= 1;
+        }
+    }
+}
+
+/// Hold all but `keep` free pages, from the zones allocations try first: whole blocks while
+/// they fit in the surplus, then smaller ones.
+fn hold_surplus(k: &mut Kernel, zl: &[usize], keep: u64) {
+    let mut free: u64 = zl.iter().map(|&z| k.zone_free(z)).sum();
+    for &zid in zl {
+        let mut o = MAX_ORDER as u32 - 1;
+        while free > keep {
+            while (1u64 << o) > free - keep {
+                o -= 1;
+            }
+            match k.rmqueue(zid, o, crate::mmzone::Mt::Movable) {
+                Some(p) => {
+                    hold(k, p, o);
+                    free -= 1 << o;
+                }
+                None if o == 0 => break,
+                None => o -= 1,
+            }
+        }
+    }
+}
+
+/// `pages` of reported blocks of order `min` made unreported and undiscarded, at the lists'
+/// heads: freed back in the order taken, so the first taken ends deepest.
+fn unreport_recent(k: &mut Kernel, zl: &[usize], min: u32, pages: u64) {
     let mut taken = Vec::new();
-    let mut left = large.div_ceil(1 << min);
-    for &zid in &zl[..n] {
+    let mut left = pages.div_ceil(1 << min);
+    for &zid in zl {
         while left > 0 {
             let Some(p) = k.rmqueue(zid, min, crate::mmzone::Mt::Movable) else { break };
             for f in p..p + (1 << min) {
@@ -257,12 +275,9 @@ pub fn settle_at_start(k: &mut Kernel, small: u64, large: u64, reported: Option<
             left -= 1;
         }
     }
-    // Freed back in the order taken, so the first taken ends deepest: the heads are the last.
     for (zid, p) in taken {
         k.free_one_page(zid, p, min);
     }
-    k.page_reporting.state = state;
-    k.page_reporting.due = due;
 }
 
 impl Kernel {

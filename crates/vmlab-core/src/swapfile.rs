@@ -131,8 +131,7 @@ pub fn unuse_slot(k: &mut Kernel, ctx: &mut Ctx, s: u32) -> Unuse {
     if k.fr.has(p, pg::LOCKED) || k.fr.has(p, pg::WRITEBACK) {
         // `wait_on_page_locked` / `wait_on_page_writeback`: a write's end is not recorded
         // per page, so look again a millisecond on.
-        let t = k.inflight.get(&p).copied().unwrap_or(ctx.clock() + 1_000_000);
-        return Unuse::Wait(k.wait_on_read(ctx, p, t).max(ctx.clock() + 1));
+        return Unuse::Wait(k.wait_on_locked(ctx, p, ctx.clock() + 1_000_000).max(ctx.clock() + 1));
     }
     unuse_holders(k, ctx, s, p);
     if k.swap.as_ref().is_some_and(|sw| sw.count[s as usize] > 0) {

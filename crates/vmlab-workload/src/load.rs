@@ -836,53 +836,7 @@ fn resolve(ctx: &Ctx<'_>, f: &ScenarioFile) -> Result<(Setup, Vec<String>), Scen
             }
             o => o,
         },
-        reported_at_start: {
-            let size = |key: &'static str, v: &Option<String>| -> Result<u64, ScenarioError> {
-                match v {
-                    Some(v) => ctx.unit(&["machine", key], units::parse_size(v)),
-                    None => Ok(0),
-                }
-            };
-            let (small, large) =
-                (size("unreported_small", &m.unreported_small)?, size("unreported_large", &m.unreported_large)?);
-            let reported = m.reported_free.as_ref().map(|_| size("reported_free", &m.reported_free)).transpose()?;
-            match m.reported_at_start {
-                Some(true) if m.page_reporting_order.is_none() => {
-                    return Err(ctx.err(
-                        &["machine", "reported_at_start"],
-                        "reported_at_start needs machine.page_reporting_order (a machine that reports free pages)",
-                    ))
-                }
-                Some(true) if small + large + reported.unwrap_or(0) > memory_bytes => {
-                    let key = if m.reported_free.is_some() {
-                        "reported_free"
-                    } else if m.unreported_large.is_some() {
-                        "unreported_large"
-                    } else {
-                        "unreported_small"
-                    };
-                    return Err(ctx.err(
-                        &["machine", key],
-                        format!(
-                            "{} bytes of free memory do not fit in the machine's {memory_bytes}",
-                            small + large + reported.unwrap_or(0)
-                        ),
-                    ));
-                }
-                Some(true) => Some((small, large, reported)),
-                _ if m.unreported_small.is_some() || m.unreported_large.is_some() || m.reported_free.is_some() => {
-                    let key = if m.unreported_small.is_some() {
-                        "unreported_small"
-                    } else if m.unreported_large.is_some() {
-                        "unreported_large"
-                    } else {
-                        "reported_free"
-                    };
-                    return Err(ctx.err(&["machine", key], format!("{key} needs machine.reported_at_start = true")));
-                }
-                _ => None,
-            }
-        },
+        reported_at_start: reported_at_start(ctx, m, memory_bytes)?,
         zones,
         cost,
     };
@@ -904,6 +858,48 @@ fn resolve(ctx: &Ctx<'_>, f: &ScenarioFile) -> Result<(Setup, Vec<String>), Scen
         slub,
     };
     Ok((setup, disk_names.iter().map(|s| s.to_string()).collect()))
+}
+
+/// `machine.reported_at_start` with its unreported small and large bytes and its reported
+/// bytes (None: all the rest), checked: the sizes need it, it needs a reporting machine, and
+/// they must fit.
+fn reported_at_start(
+    ctx: &Ctx,
+    m: &crate::scenario::MachineSpec,
+    memory_bytes: u64,
+) -> Result<Option<(u64, u64, Option<u64>)>, ScenarioError> {
+    let keys = [
+        ("unreported_small", &m.unreported_small),
+        ("unreported_large", &m.unreported_large),
+        ("reported_free", &m.reported_free),
+    ];
+    let mut given = keys.iter().filter(|(_, v)| v.is_some()).map(|&(key, _)| key);
+    if m.reported_at_start != Some(true) {
+        return match given.next() {
+            Some(key) => Err(ctx.err(&["machine", key], format!("{key} needs machine.reported_at_start = true"))),
+            None => Ok(None),
+        };
+    }
+    if m.page_reporting_order.is_none() {
+        return Err(ctx.err(
+            &["machine", "reported_at_start"],
+            "reported_at_start needs machine.page_reporting_order (a machine that reports free pages)",
+        ));
+    }
+    let mut bytes = [0u64; 3];
+    for (b, (key, v)) in bytes.iter_mut().zip(&keys) {
+        if let Some(v) = v {
+            *b = ctx.unit(&["machine", key], units::parse_size(v))?;
+        }
+    }
+    let total: u64 = bytes.iter().sum();
+    if let Some(key) = given.next_back().filter(|_| total > memory_bytes) {
+        return Err(ctx.err(
+            &["machine", key],
+            format!("{total} bytes of free memory do not fit in the machine's {memory_bytes}"),
+        ));
+    }
+    Ok(Some((bytes[0], bytes[1], m.reported_free.is_some().then_some(bytes[2]))))
 }
 
 /// `[[cgroup]]`s: unique names, parents defined earlier, sizes with units or "max", and one
